@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel's compiler vocabulary, rebuilt for userspace so that the
+ * layout sources read like lib/vdso and arch/x86/entry/vdso and can be
+ * diffed against them.
+ */
+#ifndef VDSOBENCH_COMPILER_H
+#define VDSOBENCH_COMPILER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int32_t s32;
+typedef int64_t s64;
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((__always_inline__))
+#endif
+#define noinline __attribute__((__noinline__))
+#define notrace
+#define __maybe_unused __attribute__((__unused__))
+#define __aligned(x) __attribute__((__aligned__(x)))
+
+#define barrier() __asm__ __volatile__("" : : : "memory")
+
+#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, val) (*(volatile __typeof__(x) *)&(x) = (val))
+
+/*
+ * x86 is TSO: loads are not reordered with loads nor stores with stores,
+ * so the kernel's smp_rmb()/smp_wmb() are compiler barriers there.
+ */
+#if defined(__x86_64__)
+#define smp_rmb() barrier()
+#define smp_wmb() barrier()
+#define cpu_relax() __asm__ __volatile__("pause" ::: "memory")
+#elif defined(__aarch64__)
+#define smp_rmb() __asm__ __volatile__("dmb ishld" ::: "memory")
+#define smp_wmb() __asm__ __volatile__("dmb ishst" ::: "memory")
+#define cpu_relax() __asm__ __volatile__("yield" ::: "memory")
+#else
+#error "vdsobench supports x86-64 and aarch64"
+#endif
+
+#define BIT(nr) (1UL << (nr))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define PAGE_SIZE 4096UL
+
+#define __stringify_1(x) #x
+#define __stringify(x) __stringify_1(x)
+#define __PASTE_1(a, b) a##b
+#define __PASTE(a, b) __PASTE_1(a, b)
+
+#endif /* VDSOBENCH_COMPILER_H */

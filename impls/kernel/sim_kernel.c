@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "impls/kernel/sim_kernel.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "impls/common/variant.h"
+
+#define SIM_MAX_ATTACHED 64
+
+static struct {
+	u32 seq; /* tk_core.seq */
+	struct timekeeper tk;
+	struct timezone sys_tz;
+	bool timens_active;
+	struct timens_offsets timens;
+} tk_core;
+
+static pthread_mutex_t tk_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct vdso_variant *attached[SIM_MAX_ATTACHED];
+static u64 nr_syscalls;
+
+/* the vDSO's own fallback is an inline syscall instruction, not libc's syscall() */
+static inline long raw_syscall2(long nr, long a, long b)
+{
+	long ret;
+
+#if defined(__x86_64__)
+	__asm__ __volatile__("syscall"
+			     : "=a"(ret)
+			     : "0"(nr), "D"(a), "S"(b)
+			     : "rcx", "r11", "memory");
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+
+	__asm__ __volatile__("svc #0" : "+r"(x0) : "r"(x8), "r"(x1) : "memory");
+	ret = x0;
+#endif
+	return ret;
+}
+
+u64 sim_read_tsc_ordered(void)
+{
+#if defined(__x86_64__)
+	u32 low, high;
+
+	__asm__ __volatile__("lfence; rdtsc; lfence"
+			     : "=a"(low), "=d"(high)
+			     :
+			     : "memory");
+	return ((u64)high << 32) | low;
+#elif defined(__aarch64__)
+	u64 res;
+
+	__asm__ __volatile__("isb; mrs %0, cntvct_el0; isb"
+			     : "=r"(res)
+			     :
+			     : "memory");
+	return res;
+#endif
+}
+
+static u32 tk_read_begin(void)
+{
+	u32 seq;
+
+	while ((seq = __atomic_load_n(&tk_core.seq, __ATOMIC_ACQUIRE)) & 1)
+		cpu_relax();
+	return seq;
+}
+
+static bool tk_read_retry(u32 start)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&tk_core.seq, __ATOMIC_RELAXED) != start;
+}
+
+/* a word-by-word volatile copy: the seqcount makes a torn copy harmless */
+static void copy_racy(void *dst, const void *src, size_t len)
+{
+	const volatile u8 *s = src;
+	u8 *d = dst;
+
+	while (len--)
+		*d++ = *s++;
+}
+
+void sim_tk_snapshot(struct timekeeper *tk)
+{
+	u32 seq;
+
+	do {
+		seq = tk_read_begin();
+		copy_racy(tk, &tk_core.tk, sizeof(*tk));
+	} while (tk_read_retry(seq));
+}
+
+static void timekeeping_update(void)
+{
+	for (int i = 0; i < SIM_MAX_ATTACHED; i++)
+		if (attached[i])
+			attached[i]->update_vsyscall(&tk_core.tk);
+}
+
+static void tk_write_seq_begin(void)
+{
+	__atomic_store_n(&tk_core.seq, tk_core.seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void tk_write_seq_end(void)
+{
+	__atomic_store_n(&tk_core.seq, tk_core.seq + 1, __ATOMIC_RELEASE);
+}
+
+struct timekeeper *sim_tk_write_begin(void)
+{
+	pthread_mutex_lock(&tk_lock);
+	tk_write_seq_begin();
+	return &tk_core.tk;
+}
+
+void sim_tk_write_end(void)
+{
+	timekeeping_update();
+	tk_write_seq_end();
+	pthread_mutex_unlock(&tk_lock);
+}
+
+void sim_kernel_reset(const struct tk_clocksource *cs, u64 now,
+		      const struct timespec64 *wall,
+		      const struct timespec64 *mono)
+{
+	struct timekeeper *tk = sim_tk_write_begin();
+
+	tk_setup(tk, cs, now, wall, mono);
+	sim_tk_write_end();
+}
+
+void sim_set_sys_tz(const struct timezone *tz)
+{
+	pthread_mutex_lock(&tk_lock);
+	tk_core.sys_tz = *tz;
+	for (int i = 0; i < SIM_MAX_ATTACHED; i++)
+		if (attached[i])
+			attached[i]->update_vsyscall_tz(&tk_core.sys_tz);
+	pthread_mutex_unlock(&tk_lock);
+}
+
+int sim_kernel_attach(const struct vdso_variant *v)
+{
+	int slot = -1;
+
+	if (v->init && v->init())
+		return -1;
+
+	pthread_mutex_lock(&tk_lock);
+	for (int i = 0; i < SIM_MAX_ATTACHED; i++) {
+		if (attached[i] == v) {
+			pthread_mutex_unlock(&tk_lock);
+			return 0;
+		}
+		if (!attached[i] && slot < 0)
+			slot = i;
+	}
+	if (slot < 0) {
+		pthread_mutex_unlock(&tk_lock);
+		errno = ENOSPC;
+		return -1;
+	}
+	attached[slot] = v;
+	tk_write_seq_begin();
+	v->update_vsyscall(&tk_core.tk);
+	v->update_vsyscall_tz(&tk_core.sys_tz);
+	tk_write_seq_end();
+	pthread_mutex_unlock(&tk_lock);
+	return 0;
+}
+
+void sim_kernel_detach(const struct vdso_variant *v)
+{
+	pthread_mutex_lock(&tk_lock);
+	for (int i = 0; i < SIM_MAX_ATTACHED; i++)
+		if (attached[i] == v)
+			attached[i] = NULL;
+	pthread_mutex_unlock(&tk_lock);
+}
+
+void sim_kernel_detach_all(void)
+{
+	pthread_mutex_lock(&tk_lock);
+	memset(attached, 0, sizeof(attached));
+	pthread_mutex_unlock(&tk_lock);
+}
+
+int sim_timens_enter(const struct vdso_variant *v,
+		     const struct timens_offsets *offs)
+{
+	int ret;
+
+	if (!v->timens_enter) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	pthread_mutex_lock(&tk_lock);
+	ret = v->timens_enter(offs);
+	if (!ret) {
+		tk_write_seq_begin();
+		tk_core.timens = *offs;
+		tk_core.timens_active = true;
+		tk_write_seq_end();
+	}
+	pthread_mutex_unlock(&tk_lock);
+	return ret;
+}
+
+int sim_timens_leave(const struct vdso_variant *v)
+{
+	int ret;
+
+	if (!v->timens_leave) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	pthread_mutex_lock(&tk_lock);
+	ret = v->timens_leave();
+	if (!ret) {
+		tk_write_seq_begin();
+		memset(&tk_core.timens, 0, sizeof(tk_core.timens));
+		tk_core.timens_active = false;
+		tk_write_seq_end();
+	}
+	pthread_mutex_unlock(&tk_lock);
+	return ret;
+}
+
+/* the namespace state is part of what the seqcount protects */
+static void sim_timens_snapshot(bool *active, struct timens_offsets *offs)
+{
+	u32 seq;
+
+	do {
+		seq = tk_read_begin();
+		*active = READ_ONCE(tk_core.timens_active);
+		copy_racy(offs, &tk_core.timens, sizeof(*offs));
+	} while (tk_read_retry(seq));
+}
+
+int sim_clock_ns(const struct timekeeper *tk, clockid_t clk, u64 now,
+		 __int128 *ns)
+{
+	struct timens_offsets offs;
+	bool active;
+	int ret = tk_clock_ns(tk, clk, now, ns);
+
+	if (ret)
+		return ret;
+	sim_timens_snapshot(&active, &offs);
+	if (active)
+		*ns += timens_offset_ns(&offs, clk);
+	return 0;
+}
+
+static bool sim_is_cputime(clockid_t clk)
+{
+	return clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID;
+}
+
+u64 sim_syscall_count(void)
+{
+	return __atomic_load_n(&nr_syscalls, __ATOMIC_RELAXED);
+}
+
+long sim_sys_clock_gettime(clockid_t clk, struct timespec *ts, u64 now)
+{
+	struct timekeeper tk;
+	struct timespec kts;
+	__int128 ns;
+	long ret;
+
+	__atomic_fetch_add(&nr_syscalls, 1, __ATOMIC_RELAXED);
+
+	/* CPU-time clocks are the host kernel's accounting, not timekeeping */
+	if (sim_is_cputime(clk))
+		return raw_syscall2(SYS_clock_gettime, clk, (long)ts);
+
+	ret = raw_syscall2(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&kts);
+	if (ret)
+		return ret;
+
+	sim_tk_snapshot(&tk);
+	ret = sim_clock_ns(&tk, clk, now, &ns);
+	if (ret)
+		return ret; /* negative, >= MAX_CLOCKS, or unused ids: -EINVAL */
+	ns_to_timespec(ns, ts);
+	return 0;
+}
+
+long sim_sys_clock_getres(clockid_t clk, struct timespec *res)
+{
+	struct timekeeper tk;
+	struct timespec kres;
+	__int128 unused;
+	long ret;
+
+	__atomic_fetch_add(&nr_syscalls, 1, __ATOMIC_RELAXED);
+
+	if (sim_is_cputime(clk))
+		return raw_syscall2(SYS_clock_getres, clk, (long)res);
+
+	ret = raw_syscall2(SYS_clock_getres, CLOCK_MONOTONIC, (long)&kres);
+	if (ret)
+		return ret;
+
+	sim_tk_snapshot(&tk);
+	if (tk_clock_ns(&tk, clk, 0, &unused))
+		return -EINVAL;
+	if (!res)
+		return 0;
+	res->tv_sec = 0;
+	/* posix_get_coarse_res() vs posix_get_hrtimer_res() */
+	if (clk == CLOCK_REALTIME_COARSE || clk == CLOCK_MONOTONIC_COARSE)
+		res->tv_nsec = LOW_RES_NSEC;
+	else
+		res->tv_nsec = tk.hrtimer_res;
+	return 0;
+}
+
+long sim_sys_gettimeofday(struct timeval *tv, struct timezone *tz, u64 now)
+{
+	struct timeval ktv;
+	long ret;
+
+	__atomic_fetch_add(&nr_syscalls, 1, __ATOMIC_RELAXED);
+
+	ret = raw_syscall2(SYS_gettimeofday, (long)&ktv, 0);
+	if (ret)
+		return ret;
+
+	if (tv) {
+		struct timekeeper tk;
+		__int128 ns;
+
+		sim_tk_snapshot(&tk);
+		tk_clock_ns(&tk, CLOCK_REALTIME, now, &ns);
+		tv->tv_sec = (time_t)(ns / NSEC_PER_SEC);
+		tv->tv_usec = (suseconds_t)(ns % NSEC_PER_SEC / NSEC_PER_USEC);
+	}
+	if (tz) {
+		pthread_mutex_lock(&tk_lock);
+		*tz = tk_core.sys_tz;
+		pthread_mutex_unlock(&tk_lock);
+	}
+	return 0;
+}

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The simulated timekeeper (kernel/time/timekeeping.c, v5.3..6.10 shape).
+ * Only what changes the values the vDSO reads is modelled: accumulation
+ * into xtime_nsec, NTP mult adjustments, settimeofday, sleep injection,
+ * leap seconds and clocksource changes.
+ */
+#include "impls/kernel/timekeeper.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* kernel/time/clocksource.c clocks_calc_mult_shift() */
+static void clocks_calc_mult_shift(u32 *mult, u32 *shift, u64 from, u64 to,
+				   u32 maxsec)
+{
+	u64 tmp;
+	u32 sft, sftacc = 32;
+
+	/*
+	 * Calculate the shift factor which is limiting the conversion
+	 * range:
+	 */
+	tmp = ((u64)maxsec * from) >> 32;
+	while (tmp) {
+		tmp >>= 1;
+		sftacc--;
+	}
+
+	/*
+	 * Find the conversion shift/mult pair which has the best
+	 * accuracy and fits the maxsec conversion range:
+	 */
+	for (sft = 32; sft > 0; sft--) {
+		tmp = (u64)to << sft;
+		tmp += from / 2;
+		tmp /= from;
+		if ((tmp >> sftacc) == 0)
+			break;
+	}
+	*mult = (u32)tmp;
+	*shift = sft;
+}
+
+void tk_clocksource_init(struct tk_clocksource *cs, const char *name,
+			 u64 freq_hz, u64 mask, bool vdso_capable)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->name = name;
+	cs->mask = mask;
+	cs->vdso_capable = vdso_capable;
+	clocks_calc_mult_shift(&cs->mult, &cs->shift, freq_hz, NSEC_PER_SEC,
+			       600);
+}
+
+/*
+ * clocks_calc_max_nsecs(): the largest delta whose product with
+ * (mult + 11% NTP headroom) still fits in 64 bits, capped by the mask.
+ */
+static u64 tk_calc_max_cycles(u32 mult, u64 mask)
+{
+	u64 maxadj = (u64)mult * 11 / 100;
+	u64 max_cycles = UINT64_MAX / (mult + maxadj);
+
+	return max_cycles < mask ? max_cycles : mask;
+}
+
+u64 tk_clocksource_delta(u64 now, u64 last, u64 mask)
+{
+	u64 ret = (now - last) & mask;
+
+	/*
+	 * CONFIG_CLOCKSOURCE_VALIDATE_LAST_CYCLE (selected by x86): a read
+	 * behind cycle_last (TSC skew between CPUs) is a zero delta, not a
+	 * huge one.
+	 */
+	return ret & ~(mask >> 1) ? 0 : ret;
+}
+
+static void timespec64_normalize(struct timespec64 *ts)
+{
+	while (ts->tv_nsec >= NSEC_PER_SEC) {
+		ts->tv_nsec -= NSEC_PER_SEC;
+		ts->tv_sec++;
+	}
+	while (ts->tv_nsec < 0) {
+		ts->tv_nsec += NSEC_PER_SEC;
+		ts->tv_sec--;
+	}
+}
+
+static void ns_to_timespec64(__int128 ns, struct timespec64 *ts)
+{
+	__int128 sec = ns / NSEC_PER_SEC;
+	__int128 rem = ns % NSEC_PER_SEC;
+
+	if (rem < 0) {
+		rem += NSEC_PER_SEC;
+		sec--;
+	}
+	ts->tv_sec = (s64)sec;
+	ts->tv_nsec = (long)rem;
+}
+
+void ns_to_timespec(__int128 ns, struct timespec *ts)
+{
+	struct timespec64 t;
+
+	ns_to_timespec64(ns, &t);
+	ts->tv_sec = (time_t)t.tv_sec;
+	ts->tv_nsec = t.tv_nsec;
+}
+
+__int128 timespec_to_ns(const struct timespec *ts)
+{
+	return (__int128)ts->tv_sec * NSEC_PER_SEC + ts->tv_nsec;
+}
+
+__int128 timespec64_to_ns(const struct timespec64 *ts)
+{
+	return (__int128)ts->tv_sec * NSEC_PER_SEC + ts->tv_nsec;
+}
+
+void tk_setup(struct timekeeper *tk, const struct tk_clocksource *cs, u64 now,
+	      const struct timespec64 *wall, const struct timespec64 *mono)
+{
+	memset(tk, 0, sizeof(*tk));
+	tk->tkr_mono.cycle_last = now;
+	tk->tkr_mono.mask = cs->mask;
+	tk->tkr_mono.mult = cs->mult;
+	tk->tkr_mono.shift = cs->shift;
+	tk->tkr_mono.xtime_nsec = (u64)wall->tv_nsec << cs->shift;
+	tk->tkr_raw = tk->tkr_mono;
+	tk->tkr_raw.xtime_nsec = (u64)mono->tv_nsec << cs->shift;
+	tk->xtime_sec = (u64)wall->tv_sec;
+	tk->raw_sec = (u64)mono->tv_sec;
+	tk->wall_to_monotonic.tv_sec = mono->tv_sec - wall->tv_sec;
+	tk->wall_to_monotonic.tv_nsec = mono->tv_nsec - wall->tv_nsec;
+	timespec64_normalize(&tk->wall_to_monotonic);
+	tk->max_cycles = tk_calc_max_cycles(cs->mult, cs->mask);
+	tk->vdso_capable = cs->vdso_capable;
+	tk->hrtimer_res = 1; /* high-resolution timers on: 1 ns */
+}
+
+/* kernel/time/ntp.c second_overflow(), reduced to a scheduled leap */
+static int second_overflow(struct timekeeper *tk, u64 secs)
+{
+	int leap = 0;
+
+	if (!tk->leap_at_sec)
+		return 0;
+	if (tk->leap > 0 && secs == tk->leap_at_sec) {
+		leap = -1; /* insert: 23:59:59 is followed by 23:59:60 */
+		tk->leap_at_sec = 0;
+	} else if (tk->leap < 0 && secs + 1 == tk->leap_at_sec) {
+		leap = 1; /* delete: 23:59:58 is followed by 00:00:00 */
+		tk->leap_at_sec = 0;
+	}
+	return leap;
+}
+
+/* accumulate_nsecs_to_secs() and tk_normalize_xtime() for raw */
+static void tk_normalize(struct timekeeper *tk)
+{
+	u64 nsecps = (u64)NSEC_PER_SEC << tk->tkr_mono.shift;
+	u64 raw_nsecps = (u64)NSEC_PER_SEC << tk->tkr_raw.shift;
+
+	while (tk->tkr_mono.xtime_nsec >= nsecps) {
+		int leap;
+
+		tk->tkr_mono.xtime_nsec -= nsecps;
+		tk->xtime_sec++;
+
+		leap = second_overflow(tk, tk->xtime_sec);
+		if (unlikely(leap)) {
+			tk->xtime_sec += leap;
+			tk->wall_to_monotonic.tv_sec -= leap;
+			tk->tai_offset -= leap;
+		}
+	}
+	while (tk->tkr_raw.xtime_nsec >= raw_nsecps) {
+		tk->tkr_raw.xtime_nsec -= raw_nsecps;
+		tk->raw_sec++;
+	}
+}
+
+/*
+ * Add delta * mult to a shifted-ns accumulator one whole second at a
+ * time, so that a long gap can neither overflow nor skip a leap second.
+ */
+static void tk_accumulate(struct timekeeper *tk, u64 delta)
+{
+	unsigned __int128 mono = (unsigned __int128)delta * tk->tkr_mono.mult;
+	unsigned __int128 raw = (unsigned __int128)delta * tk->tkr_raw.mult;
+	u64 nsecps = (u64)NSEC_PER_SEC << tk->tkr_mono.shift;
+	u64 raw_nsecps = (u64)NSEC_PER_SEC << tk->tkr_raw.shift;
+
+	while (mono >= nsecps) {
+		mono -= nsecps;
+		tk->tkr_mono.xtime_nsec += nsecps;
+		tk_normalize(tk);
+	}
+	while (raw >= raw_nsecps) {
+		raw -= raw_nsecps;
+		tk->raw_sec++;
+	}
+	tk->tkr_mono.xtime_nsec += (u64)mono;
+	tk->tkr_raw.xtime_nsec += (u64)raw;
+	tk_normalize(tk);
+}
+
+void tk_forward(struct timekeeper *tk, u64 now)
+{
+	u64 delta = tk_clocksource_delta(now, tk->tkr_mono.cycle_last,
+					 tk->tkr_mono.mask);
+
+	/* a read behind cycle_last doesn't move cycle_last backwards */
+	if (delta) {
+		tk->tkr_mono.cycle_last = now & tk->tkr_mono.mask;
+		tk->tkr_raw.cycle_last = tk->tkr_mono.cycle_last;
+	}
+	tk_accumulate(tk, delta);
+}
+
+void tk_adjust_mult(struct timekeeper *tk, u64 now, s32 mult_adj)
+{
+	/*
+	 * timekeeping_apply_adjustment() subtracts offset * mult_adj from
+	 * xtime_nsec for the cycles not yet accumulated; forwarding first
+	 * makes that offset zero, so time is continuous at cycle_last.
+	 */
+	tk_forward(tk, now);
+	tk->tkr_mono.mult = (u32)((s64)tk->tkr_mono.mult + mult_adj);
+}
+
+void tk_settime(struct timekeeper *tk, u64 now, const struct timespec64 *ts)
+{
+	struct timespec64 xt, ts_delta;
+
+	tk_forward(tk, now);
+
+	xt.tv_sec = (s64)tk->xtime_sec;
+	xt.tv_nsec = (long)(tk->tkr_mono.xtime_nsec >> tk->tkr_mono.shift);
+	ts_delta.tv_sec = ts->tv_sec - xt.tv_sec;
+	ts_delta.tv_nsec = ts->tv_nsec - xt.tv_nsec;
+	timespec64_normalize(&ts_delta);
+
+	/* tk_set_wall_to_mono(tk, timespec64_sub(tk->wall_to_monotonic, ts_delta)) */
+	tk->wall_to_monotonic.tv_sec -= ts_delta.tv_sec;
+	tk->wall_to_monotonic.tv_nsec -= ts_delta.tv_nsec;
+	timespec64_normalize(&tk->wall_to_monotonic);
+
+	/* tk_set_xtime(): whole nanoseconds, the shifted fraction is dropped */
+	tk->xtime_sec = (u64)ts->tv_sec;
+	tk->tkr_mono.xtime_nsec = (u64)ts->tv_nsec << tk->tkr_mono.shift;
+}
+
+void tk_inject_sleep(struct timekeeper *tk, u64 now,
+		     const struct timespec64 *delta)
+{
+	tk_forward(tk, now);
+	tk->offs_boot += (s64)timespec64_to_ns(delta);
+	ns_to_timespec64(tk->offs_boot, &tk->monotonic_to_boot);
+}
+
+void tk_schedule_leap(struct timekeeper *tk, u64 at_sec, int leap)
+{
+	tk->leap_at_sec = at_sec;
+	tk->leap = leap;
+}
+
+void tk_change_clocksource(struct timekeeper *tk, u64 now,
+			   const struct tk_clocksource *cs)
+{
+	int shift_change = (int)cs->shift - (int)tk->tkr_mono.shift;
+
+	tk_forward(tk, now);
+
+	/* tk_setup_internals(): convert xtime_nsec to the new shift units */
+	if (shift_change < 0) {
+		tk->tkr_mono.xtime_nsec >>= -shift_change;
+		tk->tkr_raw.xtime_nsec >>= -shift_change;
+	} else {
+		tk->tkr_mono.xtime_nsec <<= shift_change;
+		tk->tkr_raw.xtime_nsec <<= shift_change;
+	}
+	tk->tkr_mono.cycle_last = now & cs->mask;
+	tk->tkr_raw.cycle_last = now & cs->mask;
+	tk->tkr_mono.mask = tk->tkr_raw.mask = cs->mask;
+	tk->tkr_mono.mult = tk->tkr_raw.mult = cs->mult;
+	tk->tkr_mono.shift = tk->tkr_raw.shift = cs->shift;
+	tk->max_cycles = tk_calc_max_cycles(cs->mult, cs->mask);
+	tk->vdso_capable = cs->vdso_capable;
+}
+
+static __int128 tkr_ns(const struct tk_read_base *tkr, u64 now)
+{
+	u64 delta = tk_clocksource_delta(now, tkr->cycle_last, tkr->mask);
+
+	return (__int128)(((unsigned __int128)delta * tkr->mult +
+			   tkr->xtime_nsec) >>
+			  tkr->shift);
+}
+
+int tk_clock_ns(const struct timekeeper *tk, clockid_t clk, u64 now,
+		__int128 *ns)
+{
+	__int128 sec_ns = (__int128)tk->xtime_sec * NSEC_PER_SEC;
+	__int128 wtm = timespec64_to_ns(&tk->wall_to_monotonic);
+
+	switch (clk) {
+	case CLOCK_REALTIME:
+	case CLOCK_REALTIME_ALARM:
+		*ns = sec_ns + tkr_ns(&tk->tkr_mono, now);
+		return 0;
+	case CLOCK_TAI:
+		*ns = sec_ns + (__int128)tk->tai_offset * NSEC_PER_SEC +
+		      tkr_ns(&tk->tkr_mono, now);
+		return 0;
+	case CLOCK_MONOTONIC:
+		*ns = sec_ns + wtm + tkr_ns(&tk->tkr_mono, now);
+		return 0;
+	case CLOCK_BOOTTIME:
+	case CLOCK_BOOTTIME_ALARM:
+		*ns = sec_ns + wtm + tk->offs_boot + tkr_ns(&tk->tkr_mono, now);
+		return 0;
+	case CLOCK_MONOTONIC_RAW:
+		*ns = (__int128)tk->raw_sec * NSEC_PER_SEC +
+		      tkr_ns(&tk->tkr_raw, now);
+		return 0;
+	case CLOCK_REALTIME_COARSE:
+		*ns = sec_ns + (tk->tkr_mono.xtime_nsec >> tk->tkr_mono.shift);
+		return 0;
+	case CLOCK_MONOTONIC_COARSE:
+		*ns = sec_ns + wtm +
+		      (tk->tkr_mono.xtime_nsec >> tk->tkr_mono.shift);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+__int128 timens_offset_ns(const struct timens_offsets *offs, clockid_t clk)
+{
+	/* kernel/time/namespace.c timens_setup_vdso_data() */
+	switch (clk) {
+	case CLOCK_MONOTONIC:
+	case CLOCK_MONOTONIC_COARSE:
+	case CLOCK_MONOTONIC_RAW:
+		return timespec64_to_ns(&offs->monotonic);
+	case CLOCK_BOOTTIME:
+	case CLOCK_BOOTTIME_ALARM:
+		return timespec64_to_ns(&offs->boottime);
+	default:
+		return 0;
+	}
+}
