@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The generic vDSO data page and its kernel side, shared by the generic_*
+ * layouts:
+ *
+ *	include/vdso/datapage.h		(v5.3; the timens union from v5.6;
+ *					 max_cycles from v6.10's
+ *					 CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT)
+ *	include/vdso/helpers.h		vdso_read_begin/retry, write_begin/end
+ *	arch/x86/include/asm/vdso/gettimeofday.h  the x86 arch hooks
+ *	kernel/time/vsyscall.c		update_vsyscall(), update_vdso_data()
+ *	kernel/time/namespace.c		timens_setup_vdso_data()
+ *
+ * Config the including layout sets (0 or 1), as the kernel's Kconfig does:
+ *
+ *	CONFIG_TIME_NS				a second, time-namespace page
+ *	CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT	max_cycles and its slow path
+ *	TIMENS_NAMED_OFFSETS			the Safonov/Vagin RFC's named
+ *						monotonic/boottime offsets
+ *						instead of offset[]
+ */
+#ifndef VDSOBENCH_GENERIC_DATAPAGE_H
+#define VDSOBENCH_GENERIC_DATAPAGE_H
+
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define VDSO_BASES (CLOCK_TAI + 1)
+#define VDSO_HRES                                                           \
+	(BIT(CLOCK_REALTIME) | BIT(CLOCK_MONOTONIC) | BIT(CLOCK_BOOTTIME) | \
+	 BIT(CLOCK_TAI))
+#define VDSO_COARSE (BIT(CLOCK_REALTIME_COARSE) | BIT(CLOCK_MONOTONIC_COARSE))
+#define VDSO_RAW (BIT(CLOCK_MONOTONIC_RAW))
+
+#define CS_HRES_COARSE 0
+#define CS_RAW 1
+#define CS_BASES (CS_RAW + 1)
+
+struct vdso_timestamp {
+	u64 sec;
+	u64 nsec;
+};
+
+struct timens_offset {
+	s64 sec;
+	u64 nsec;
+};
+
+/* the RFC's timens page content: one named offset per clock family */
+struct timens_named_offsets {
+	struct timespec64 monotonic;
+	struct timespec64 boottime;
+};
+
+struct vdso_data {
+	u32 seq;
+
+	s32 clock_mode;
+	u64 cycle_last;
+#if CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
+	u64 max_cycles;
+#endif
+	u64 mask;
+	u32 mult;
+	u32 shift;
+
+	union {
+		struct vdso_timestamp basetime[VDSO_BASES];
+#if CONFIG_TIME_NS
+		struct timens_offset offset[VDSO_BASES];
+		struct timens_named_offsets named;
+#endif
+	};
+
+	s32 tz_minuteswest;
+	s32 tz_dsttime;
+	u32 hrtimer_res;
+	u32 __unused;
+};
+
+/*
+ * The vvar area readers see: the data page, and with CONFIG_TIME_NS the
+ * timens page slot after it. A time-namespaced task has the two swapped
+ * (tglx in seed 004: "TIMENS ... VVAR"), which vvar_remap() does with a
+ * memfd mapped over this very array, so readers keep the RIP-relative
+ * addressing of the real vvar.
+ */
+#define VVAR_PAGES (1 + CONFIG_TIME_NS)
+
+static union {
+	struct vdso_data data[CS_BASES];
+	u8 page[PAGE_SIZE];
+} vvar_area[VVAR_PAGES] __aligned(PAGE_SIZE);
+
+_Static_assert(sizeof(struct vdso_data) * CS_BASES <= PAGE_SIZE,
+	       "the data must fit its vvar page");
+
+static __always_inline const struct vdso_data *__arch_get_vdso_data(void)
+{
+	return vvar_area[0].data;
+}
+
+#if CONFIG_TIME_NS
+static __always_inline const struct vdso_data *
+__arch_get_timens_vdso_data(void)
+{
+	return vvar_area[1].data;
+}
+
+/* the kernel's own view: [0] the real data, [1] the namespace page */
+static union {
+	struct vdso_data data[CS_BASES];
+	u8 page[PAGE_SIZE];
+} *k_vvar;
+static int vvar_memfd = -1;
+
+static int vvar_map(bool timens_task)
+{
+	int real = timens_task ? 1 : 0;
+
+	for (int slot = 0; slot < VVAR_PAGES; slot++) {
+		int page = slot ^ real;
+		void *p = mmap(&vvar_area[slot], PAGE_SIZE, PROT_READ,
+			       MAP_SHARED | MAP_FIXED, vvar_memfd,
+			       (off_t)page * (off_t)PAGE_SIZE);
+
+		if (p == MAP_FAILED)
+			return -1;
+	}
+	return 0;
+}
+
+static int generic_vvar_init(void)
+{
+	void *k;
+
+	if (vvar_memfd >= 0)
+		return 0;
+	vvar_memfd = memfd_create("vdsobench-vvar", MFD_CLOEXEC);
+	if (vvar_memfd < 0)
+		return -1;
+	if (ftruncate(vvar_memfd, VVAR_PAGES * PAGE_SIZE))
+		goto fail;
+	k = mmap(NULL, VVAR_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, vvar_memfd, 0);
+	if (k == MAP_FAILED)
+		goto fail;
+	k_vvar = k;
+	if (vvar_map(false))
+		goto fail;
+	return 0;
+fail:
+	close(vvar_memfd);
+	vvar_memfd = -1;
+	k_vvar = NULL;
+	return -1;
+}
+
+/* __arch_get_k_vdso_data(): NULL until init, when nothing is published */
+#define __arch_get_k_vdso_data() (k_vvar ? k_vvar[0].data : NULL)
+#else
+static int generic_vvar_init(void)
+{
+	return 0;
+}
+
+#define __arch_get_k_vdso_data() (vvar_area[0].data)
+#endif /* CONFIG_TIME_NS */
+
+/* include/vdso/helpers.h */
+static __always_inline u32 vdso_read_begin(const struct vdso_data *vd)
+{
+	u32 seq;
+
+	while (unlikely((seq = READ_ONCE(vd->seq)) & 1))
+		cpu_relax();
+
+	smp_rmb();
+	return seq;
+}
+
+static __always_inline u32 vdso_read_retry(const struct vdso_data *vd,
+					   u32 start)
+{
+	u32 seq;
+
+	smp_rmb();
+	seq = READ_ONCE(vd->seq);
+	return seq != start;
+}
+
+static __always_inline void vdso_write_begin(struct vdso_data *vd)
+{
+	WRITE_ONCE(vd[CS_HRES_COARSE].seq, vd[CS_HRES_COARSE].seq + 1);
+	WRITE_ONCE(vd[CS_RAW].seq, vd[CS_RAW].seq + 1);
+	smp_wmb();
+}
+
+static __always_inline void vdso_write_end(struct vdso_data *vd)
+{
+	smp_wmb();
+	WRITE_ONCE(vd[CS_HRES_COARSE].seq, vd[CS_HRES_COARSE].seq + 1);
+	WRITE_ONCE(vd[CS_RAW].seq, vd[CS_RAW].seq + 1);
+}
+
+/* arch/x86/include/asm/vdso/gettimeofday.h */
+static __always_inline u64 __arch_get_hw_counter(s32 clock_mode)
+{
+	if (likely(clock_mode == VDSO_CLOCKMODE_TSC))
+		return vdso_read_cycles();
+	/* pvclock and hvclock are not simulated: their modes fall back */
+	return UINT64_MAX;
+}
+
+/*
+ * x86 (v5.3..v6.9): the TSC can be slightly behind cycle_last on another
+ * socket; a zero delta is right, (cycles - last) & mask would be a huge
+ * jump. Every x86 vDSO clocksource has a 64-bit mask, so it isn't applied.
+ */
+static __always_inline u64 vdso_calc_delta(u64 cycles, u64 last, u64 mask,
+					   u32 mult)
+{
+	(void)mask;
+	if (cycles > last)
+		return (cycles - last) * mult;
+	return 0;
+}
+
+/*
+ * The clocksource's vdso_clock_mode. Every x86 vDSO clocksource (TSC,
+ * pvclock, hvclock) has a 64-bit mask and vdso_calc_delta() above relies
+ * on it, so a narrower one could never have had a clock mode here.
+ */
+static __always_inline s32 __arch_get_clock_mode(const struct timekeeper *tk)
+{
+	if (tk->vdso_capable && tk->tkr_mono.mask == UINT64_MAX)
+		return VDSO_CLOCKMODE_TSC;
+	return VDSO_CLOCKMODE_NONE;
+}
+
+static inline void update_vdso_data(struct vdso_data *vdata,
+				    const struct timekeeper *tk)
+{
+	struct vdso_timestamp *vdso_ts;
+	u64 nsec, sec;
+
+	vdata[CS_HRES_COARSE].cycle_last = tk->tkr_mono.cycle_last;
+	vdata[CS_HRES_COARSE].mask = tk->tkr_mono.mask;
+	vdata[CS_HRES_COARSE].mult = tk->tkr_mono.mult;
+	vdata[CS_HRES_COARSE].shift = tk->tkr_mono.shift;
+	vdata[CS_RAW].cycle_last = tk->tkr_raw.cycle_last;
+	vdata[CS_RAW].mask = tk->tkr_raw.mask;
+	vdata[CS_RAW].mult = tk->tkr_raw.mult;
+	vdata[CS_RAW].shift = tk->tkr_raw.shift;
+#if CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
+	vdata[CS_HRES_COARSE].max_cycles = tk->max_cycles;
+	vdata[CS_RAW].max_cycles = tk->max_cycles;
+#endif
+
+	/* CLOCK_REALTIME */
+	vdso_ts = &vdata[CS_HRES_COARSE].basetime[CLOCK_REALTIME];
+	vdso_ts->sec = tk->xtime_sec;
+	vdso_ts->nsec = tk->tkr_mono.xtime_nsec;
+
+	/* CLOCK_MONOTONIC */
+	vdso_ts = &vdata[CS_HRES_COARSE].basetime[CLOCK_MONOTONIC];
+	vdso_ts->sec = tk->xtime_sec + tk->wall_to_monotonic.tv_sec;
+
+	nsec = tk->tkr_mono.xtime_nsec;
+	nsec += ((u64)tk->wall_to_monotonic.tv_nsec << tk->tkr_mono.shift);
+	while (nsec >= (((u64)NSEC_PER_SEC) << tk->tkr_mono.shift)) {
+		nsec -= (((u64)NSEC_PER_SEC) << tk->tkr_mono.shift);
+		vdso_ts->sec++;
+	}
+	vdso_ts->nsec = nsec;
+
+	/* Copy MONOTONIC time for BOOTTIME */
+	sec = vdso_ts->sec;
+	/* Add the boot offset */
+	sec += tk->monotonic_to_boot.tv_sec;
+	nsec += (u64)tk->monotonic_to_boot.tv_nsec << tk->tkr_mono.shift;
+
+	/* CLOCK_BOOTTIME */
+	vdso_ts = &vdata[CS_HRES_COARSE].basetime[CLOCK_BOOTTIME];
+	vdso_ts->sec = sec;
+
+	while (nsec >= (((u64)NSEC_PER_SEC) << tk->tkr_mono.shift)) {
+		nsec -= (((u64)NSEC_PER_SEC) << tk->tkr_mono.shift);
+		vdso_ts->sec++;
+	}
+	vdso_ts->nsec = nsec;
+
+	/* CLOCK_MONOTONIC_RAW */
+	vdso_ts = &vdata[CS_RAW].basetime[CLOCK_MONOTONIC_RAW];
+	vdso_ts->sec = tk->raw_sec;
+	vdso_ts->nsec = tk->tkr_raw.xtime_nsec;
+
+	/* CLOCK_TAI */
+	vdso_ts = &vdata[CS_HRES_COARSE].basetime[CLOCK_TAI];
+	vdso_ts->sec = tk->xtime_sec + (s64)tk->tai_offset;
+	vdso_ts->nsec = tk->tkr_mono.xtime_nsec;
+}
+
+VDSO_ENTRY void VDSO_SYM(update_vsyscall)(const struct timekeeper *tk)
+{
+	struct vdso_data *vdata = (struct vdso_data *)__arch_get_k_vdso_data();
+	struct vdso_timestamp *vdso_ts;
+	s32 clock_mode;
+	u64 nsec;
+
+	if (!vdata)
+		return;
+
+	/* copy vsyscall data */
+	vdso_write_begin(vdata);
+
+	clock_mode = __arch_get_clock_mode(tk);
+	vdata[CS_HRES_COARSE].clock_mode = clock_mode;
+	vdata[CS_RAW].clock_mode = clock_mode;
+
+	/* CLOCK_REALTIME also required for time() */
+	vdso_ts = &vdata[CS_HRES_COARSE].basetime[CLOCK_REALTIME];
+	vdso_ts->sec = tk->xtime_sec;
+	vdso_ts->nsec = tk->tkr_mono.xtime_nsec;
+
+	/* CLOCK_REALTIME_COARSE */
+	vdso_ts = &vdata[CS_HRES_COARSE].basetime[CLOCK_REALTIME_COARSE];
+	vdso_ts->sec = tk->xtime_sec;
+	vdso_ts->nsec = tk->tkr_mono.xtime_nsec >> tk->tkr_mono.shift;
+
+	/* CLOCK_MONOTONIC_COARSE */
+	vdso_ts = &vdata[CS_HRES_COARSE].basetime[CLOCK_MONOTONIC_COARSE];
+	vdso_ts->sec = tk->xtime_sec + tk->wall_to_monotonic.tv_sec;
+	nsec = tk->tkr_mono.xtime_nsec >> tk->tkr_mono.shift;
+	nsec = nsec + tk->wall_to_monotonic.tv_nsec;
+	vdso_ts->sec += __iter_div_u64_rem(nsec, NSEC_PER_SEC, &vdso_ts->nsec);
+
+	/*
+	 * Read without the seqlock held by clock_getres().
+	 * Note: No need to have a second copy.
+	 */
+	WRITE_ONCE(vdata[CS_HRES_COARSE].hrtimer_res, tk->hrtimer_res);
+
+	/*
+	 * If the current clocksource is not VDSO capable, then spare the
+	 * update of the high resolution parts.
+	 */
+	if (clock_mode != VDSO_CLOCKMODE_NONE)
+		update_vdso_data(vdata, tk);
+
+	vdso_write_end(vdata);
+}
+
+VDSO_ENTRY void VDSO_SYM(update_vsyscall_tz)(const struct timezone *tz)
+{
+	struct vdso_data *vdata = (struct vdso_data *)__arch_get_k_vdso_data();
+
+	if (!vdata)
+		return;
+	vdata[CS_HRES_COARSE].tz_minuteswest = tz->tz_minuteswest;
+	vdata[CS_HRES_COARSE].tz_dsttime = tz->tz_dsttime;
+}
+
+#if CONFIG_TIME_NS
+/* kernel/time/namespace.c timens_setup_vdso_data() and timens_commit() */
+static void timens_setup_vdso_data(struct vdso_data *vdata,
+				   const struct timens_offsets *offs)
+{
+#if TIMENS_NAMED_OFFSETS
+	vdata->named.monotonic = offs->monotonic;
+	vdata->named.boottime = offs->boottime;
+#else
+	struct timens_offset *offset = vdata->offset;
+	struct timens_offset monotonic = { offs->monotonic.tv_sec,
+					   (u64)offs->monotonic.tv_nsec };
+	struct timens_offset boottime = { offs->boottime.tv_sec,
+					  (u64)offs->boottime.tv_nsec };
+
+	offset[CLOCK_MONOTONIC] = monotonic;
+	offset[CLOCK_MONOTONIC_RAW] = monotonic;
+	offset[CLOCK_MONOTONIC_COARSE] = monotonic;
+	offset[CLOCK_BOOTTIME] = boottime;
+	offset[CLOCK_BOOTTIME_ALARM] = boottime;
+#endif
+	vdata->seq = 1;
+	vdata->clock_mode = VDSO_CLOCKMODE_TIMENS;
+}
+
+static int generic_timens_enter(const struct timens_offsets *offs)
+{
+	if (generic_vvar_init())
+		return -1;
+	memset(&k_vvar[1], 0, sizeof(k_vvar[1]));
+	for (int i = 0; i < CS_BASES; i++)
+		timens_setup_vdso_data(&k_vvar[1].data[i], offs);
+	return vvar_map(true);
+}
+
+static int generic_timens_leave(void)
+{
+	if (generic_vvar_init())
+		return -1;
+	return vvar_map(false);
+}
+#endif /* CONFIG_TIME_NS */
+
+#define GENERIC_FIELD(member, label)                                        \
+	VDSO_FIELD(struct vdso_data, member, label)
+#define GENERIC_RAW_FIELD(member, label)                                    \
+	{                                                                   \
+		.name = (label),                                            \
+		.offset = (u32)(sizeof(struct vdso_data) +                  \
+				offsetof(struct vdso_data, member)),        \
+		.size = (u32)sizeof(((struct vdso_data *)0)->member)        \
+	}
+
+static const struct vdso_field generic_fields[] = {
+	GENERIC_FIELD(seq, "seq"),
+	GENERIC_FIELD(clock_mode, "clock_mode"),
+	GENERIC_FIELD(cycle_last, "cycle_last"),
+#if CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
+	GENERIC_FIELD(max_cycles, "max_cycles"),
+#endif
+	GENERIC_FIELD(mask, "mask"),
+	GENERIC_FIELD(mult, "mult"),
+	GENERIC_FIELD(shift, "shift"),
+	GENERIC_FIELD(basetime, "basetime[VDSO_BASES]"),
+	GENERIC_FIELD(basetime[CLOCK_REALTIME], "basetime[CLOCK_REALTIME]"),
+	GENERIC_FIELD(basetime[CLOCK_MONOTONIC], "basetime[CLOCK_MONOTONIC]"),
+	GENERIC_FIELD(basetime[CLOCK_REALTIME_COARSE],
+		      "basetime[CLOCK_REALTIME_COARSE]"),
+	GENERIC_FIELD(basetime[CLOCK_MONOTONIC_COARSE],
+		      "basetime[CLOCK_MONOTONIC_COARSE]"),
+	GENERIC_FIELD(basetime[CLOCK_BOOTTIME], "basetime[CLOCK_BOOTTIME]"),
+	GENERIC_FIELD(basetime[CLOCK_TAI], "basetime[CLOCK_TAI]"),
+	GENERIC_FIELD(tz_minuteswest, "tz_minuteswest"),
+	GENERIC_FIELD(tz_dsttime, "tz_dsttime"),
+	GENERIC_FIELD(hrtimer_res, "hrtimer_res"),
+	GENERIC_RAW_FIELD(seq, "vd[CS_RAW].seq"),
+	GENERIC_RAW_FIELD(clock_mode, "vd[CS_RAW].clock_mode"),
+	GENERIC_RAW_FIELD(cycle_last, "vd[CS_RAW].cycle_last"),
+#if CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
+	GENERIC_RAW_FIELD(max_cycles, "vd[CS_RAW].max_cycles"),
+#endif
+	GENERIC_RAW_FIELD(mask, "vd[CS_RAW].mask"),
+	GENERIC_RAW_FIELD(mult, "vd[CS_RAW].mult"),
+	GENERIC_RAW_FIELD(shift, "vd[CS_RAW].shift"),
+	GENERIC_RAW_FIELD(basetime[CLOCK_MONOTONIC_RAW],
+			  "vd[CS_RAW].basetime[CLOCK_MONOTONIC_RAW]"),
+};
+
+#if CONFIG_TIME_NS
+#define GENERIC_TIMENS_HOOKS                                                \
+	.has_timens = true, .timens_enter = generic_timens_enter,           \
+	.timens_leave = generic_timens_leave
+#else
+#define GENERIC_TIMENS_HOOKS .has_timens = false
+#endif
+
+#define GENERIC_VARIANT_COMMON                                              \
+	.vvar = vvar_area, .data_size = sizeof(struct vdso_data) * CS_BASES, \
+	.vvar_size = sizeof(vvar_area), .hres_clocks = VDSO_HRES,           \
+	.coarse_clocks = VDSO_COARSE, .raw_clocks = VDSO_RAW,               \
+	.has_getres = true, .fields = generic_fields,                       \
+	.nr_fields = ARRAY_SIZE(generic_fields),                            \
+	.init = generic_vvar_init, GENERIC_TIMENS_HOOKS
+
+#endif /* VDSOBENCH_GENERIC_DATAPAGE_H */
