@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The correctness checks `vdsobench verify` runs on each variant, and
+ * the tests assert on. Each check fills a report and returns 0 (passed)
+ * or -1 (failed: the report's detail says the first failure).
+ *
+ * The checks own the simulated kernel while they run: they reset it,
+ * attach the variant and detach everything when done. They are not
+ * reentrant.
+ */
+#ifndef VDSOBENCH_CHECK_H
+#define VDSOBENCH_CHECK_H
+
+#include <stdarg.h>
+
+#include "impls/common/variant.h"
+
+struct check_report {
+	const char *name;
+	bool ok;
+	bool skipped; /* not applicable to this variant; ok stays true */
+	char detail[512];
+	u64 calls; /* how many reader calls the check made */
+};
+
+void check_fail(struct check_report *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void check_note(struct check_report *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Every clock id 0..15, -1, INT_MIN and INT_MAX through clock_gettime,
+ * clock_getres, gettimeofday and time, against the oracle: exact with
+ * the fake counter, bracketed by ordered counter reads with a real one.
+ * Also checks which clocks stay in userspace (no fallback syscall).
+ */
+int check_exact(const struct vdso_variant *v, struct check_report *r);
+
+/*
+ * Edge cases, fake counter only: narrow-mask wrap, a counter behind
+ * cycle_last, a delta above max_cycles, a huge ns sum, settimeofday,
+ * NTP mult adjustment, a leap second, time namespace offsets.
+ */
+int check_edges(const struct vdso_variant *v, struct check_report *r);
+
+/*
+ * A writer thread publishes as fast as it can while readers check every
+ * result against the values some consistent snapshot could give (phase
+ * A: large mult changes and base jumps, so a torn read is visibly wrong)
+ * and against monotonicity (phase B: ticks and sleep only). duration_ms
+ * bounds each phase; a torn read ends the check at once.
+ */
+int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
+		      struct check_report *r);
+
+/*
+ * Real counter only: a timekeeper calibrated against the system's
+ * CLOCK_MONOTONIC_RAW, ticking at HZ, read next to the system's clocks
+ * for duration_ms. Tolerances are in check_system.c with their reasons.
+ */
+int check_system(const struct vdso_variant *v, unsigned int duration_ms,
+		 struct check_report *r);
+/* the same for n variants at once, sharing one calibration and one run */
+int check_system_all(const struct vdso_variant *const *vs, unsigned int n,
+		     unsigned int duration_ms, struct check_report *reports);
+
+/* helpers shared by the checks */
+struct tk_clocksource;
+void check_reset_fake_kernel(struct tk_clocksource *cs, u64 now);
+const char *check_clock_name(clockid_t clk);
+bool variant_serves(const struct vdso_variant *v, clockid_t clk);
+
+#endif /* VDSOBENCH_CHECK_H */

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <string.h>
+
+#include "impls/kernel/sim_kernel.h"
+#include "impls/registry.h"
+#include "verify/check.h"
+
+void check_fail(struct check_report *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!r->ok)
+		return; /* keep the first failure */
+	r->ok = false;
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+}
+
+void check_note(struct check_report *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!r->ok)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+}
+
+const char *check_clock_name(clockid_t clk)
+{
+	static __thread char buf[24];
+	const char *name = vdso_clock_name(clk);
+
+	if (name)
+		return name;
+	snprintf(buf, sizeof(buf), "clock %d", (int)clk);
+	return buf;
+}
+
+bool variant_serves(const struct vdso_variant *v, clockid_t clk)
+{
+	u32 all = v->hres_clocks | v->coarse_clocks | v->raw_clocks;
+
+	return clk >= 0 && clk < MAX_CLOCKS && (all & BIT(clk));
+}
+
+/*
+ * The fake kernel every deterministic check starts from: a 2.4 GHz-ish
+ * counter (an odd frequency, so mult and shift are not round numbers),
+ * a wall clock in 2023, MONOTONIC at 12345.987654321 s, 37 s of TAI
+ * offset, 4.5 s asleep, and mono's mult NTP-adjusted away from raw's.
+ */
+void check_reset_fake_kernel(struct tk_clocksource *cs, u64 now)
+{
+	const struct timespec64 wall = { 1700000000, 123456789 };
+	const struct timespec64 mono = { 12345, 987654321 };
+	const struct timespec64 sleep = { 4, 500000000 };
+	struct timekeeper *tk;
+
+	tk_clocksource_init(cs, "fake", 2399987654ULL, UINT64_MAX, true);
+	sim_kernel_detach_all();
+	sim_kernel_reset(cs, now, &wall, &mono);
+	tk = sim_tk_write_begin();
+	tk->tai_offset = 37;
+	tk_inject_sleep(tk, now, &sleep);
+	tk_adjust_mult(tk, now, 3);
+	sim_tk_write_end();
+	sim_set_sys_tz(&(struct timezone){ .tz_minuteswest = -60,
+					   .tz_dsttime = 1 });
+}

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The concurrency checker: one writer publishing update_vsyscall() as
+ * fast as it can, readers on the other CPUs checking every result.
+ *
+ * The writer keeps every timekeeper it publishes in a ring, numbered by
+ * generation, and bumps hist_gen *before* publishing. A reader that saw
+ * hist_gen == G before its call and H after it can only have read data
+ * from generations G-1..H (G-1 was fully published before G was
+ * numbered). A correct variant returns what one of those timekeepers
+ * gives for the counter value the reader used: exactly, with the fake
+ * counter; between the values at the two ordered counter reads that
+ * bracket the call, with a real one.
+ *
+ * Phase A makes mixing visible: every generation changes mono's mult by
+ * +-50% and cycle_last stays far behind the readers' counter, so old mult
+ * with a new base is tens of milliseconds off; wall and boot offsets
+ * jump by whole seconds. Phase B is a kernel that only ticks and sleeps,
+ * where every clock must also be monotonic per reader.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "impls/kernel/fake_counter.h"
+#include "impls/kernel/sim_kernel.h"
+#include "verify/check.h"
+
+#define RING 4096
+#define LAST 1000000ULL
+#define STEP (1ULL << 16) /* fake counter cycles per generation */
+#define AHEAD 1024 /* generations the fake readers' counter runs ahead */
+#define REAL_LAG (1ULL << 28) /* real counter: cycle_last this far behind */
+#define MAX_READERS 16
+
+enum phase { PHASE_TORN, PHASE_MONOTONIC };
+
+struct shared {
+	const struct vdso_variant *v;
+	enum phase phase;
+	unsigned int duration_ms;
+	int stop;
+	u64 hist_gen;
+	u64 fake_now; /* phase B's shared fake clock */
+	struct timekeeper hist[RING];
+	u32 base_mult;
+	/* the namespace the phase runs in, fixed while it runs */
+	bool timens_active;
+	struct timens_offsets timens;
+	pthread_mutex_t fail_lock;
+	struct check_report *r;
+};
+
+struct reader_stats {
+	u64 checked;
+	u64 inconclusive;
+};
+
+static const clockid_t reader_clocks[] = {
+	CLOCK_REALTIME,	       CLOCK_MONOTONIC,	       CLOCK_MONOTONIC_RAW,
+	CLOCK_BOOTTIME,	       CLOCK_TAI,	       CLOCK_REALTIME_COARSE,
+	CLOCK_MONOTONIC_COARSE,
+};
+
+/* pseudo-clocks for the other two readers */
+#define READ_GETTIMEOFDAY (-100)
+#define READ_TIME (-101)
+
+static u64 xorshift64(u64 *s)
+{
+	u64 x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static u64 now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000 + (u64)ts.tv_nsec / 1000000;
+}
+
+static void *writer_main(void *arg)
+{
+	struct shared *sh = arg;
+	const bool fake = !sh->v->real_counter;
+	u64 g = __atomic_load_n(&sh->hist_gen, __ATOMIC_RELAXED);
+	s64 wall_jump = 1000;
+
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
+		struct timekeeper *tk = sim_tk_write_begin();
+		u64 now;
+
+		g++;
+		if (sh->phase == PHASE_TORN) {
+			now = fake ? LAST + g * STEP :
+				     sim_read_tsc_ordered() - REAL_LAG;
+			tk_adjust_mult(tk, now,
+				       (g & 1) ? (s32)(sh->base_mult / 2) :
+						 -(s32)(sh->base_mult / 2));
+			if (g % 3 == 0) {
+				struct timespec64 ts = {
+					(s64)tk->xtime_sec + wall_jump, 0
+				};
+
+				tk_settime(tk, now, &ts);
+				wall_jump = -wall_jump;
+			}
+			if (g % 5 == 0)
+				tk_inject_sleep(tk, now,
+						&(struct timespec64){ 1, 0 });
+		} else {
+			now = fake ? __atomic_load_n(&sh->fake_now,
+						     __ATOMIC_ACQUIRE) :
+				     sim_read_tsc_ordered();
+			tk_forward(tk, now);
+			if (g % 7 == 0)
+				tk_inject_sleep(tk, now,
+						&(struct timespec64){ 0, 10000000 });
+		}
+		sh->hist[g % RING] = *tk;
+		__atomic_store_n(&sh->hist_gen, g, __ATOMIC_RELEASE);
+		sim_tk_write_end();
+	}
+	return NULL;
+}
+
+/*
+ * The oracle for one reading under timekeeper tk, in the reading's unit.
+ * It must not touch the simulated kernel's seqcount: the writer holds
+ * it odd most of the time, and a reader spinning on it would be
+ * throttled to the writer's pace and miss the races it hunts.
+ */
+static __int128 expected(const struct shared *sh, const struct timekeeper *tk,
+			 clockid_t what, u64 c)
+{
+	clockid_t clk = what == READ_GETTIMEOFDAY ? CLOCK_REALTIME : what;
+	__int128 ns;
+
+	if (what == READ_TIME)
+		return (__int128)tk->xtime_sec;
+	tk_clock_ns(tk, clk, c, &ns);
+	if (sh->timens_active)
+		ns += timens_offset_ns(&sh->timens, clk);
+	return what == READ_GETTIMEOFDAY ? ns / NSEC_PER_USEC : ns;
+}
+
+static const char *what_name(clockid_t what)
+{
+	if (what == READ_TIME)
+		return "time()";
+	if (what == READ_GETTIMEOFDAY)
+		return "gettimeofday()";
+	return check_clock_name(what);
+}
+
+/*
+ * Is got what some generation in [lo_gen, hi_gen] gives for a counter in
+ * [c_lo, c_hi]? 1 yes, 0 no, -1 the ring was overwritten meanwhile.
+ */
+static int consistent(struct shared *sh, clockid_t what, __int128 got,
+		      u64 lo_gen, u64 hi_gen, u64 c_lo, u64 c_hi,
+		      __int128 *nearest)
+{
+	struct timekeeper tk;
+	__int128 best = 0;
+	bool have = false;
+
+	if (hi_gen - lo_gen >= RING / 2)
+		return -1;
+	for (u64 g = lo_gen; g <= hi_gen; g++) {
+		__int128 lo, hi;
+
+		tk = sh->hist[g % RING];
+		if (__atomic_load_n(&sh->hist_gen, __ATOMIC_ACQUIRE) >=
+		    g + RING - 1)
+			return -1;
+		lo = expected(sh, &tk, what, c_lo);
+		hi = expected(sh, &tk, what, c_hi);
+		if (got >= lo && got <= hi)
+			return 1;
+		if (!have || (got - lo < 0 ? lo - got : got - lo) <
+				     (got - best < 0 ? best - got : got - best)) {
+			best = lo;
+			have = true;
+		}
+	}
+	*nearest = best;
+	return 0;
+}
+
+static void fail(struct shared *sh, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void fail(struct shared *sh, const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&sh->fail_lock);
+	check_fail(sh->r, "%s", buf);
+	pthread_mutex_unlock(&sh->fail_lock);
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+}
+
+static __int128 do_read(const struct vdso_variant *v, clockid_t what, int *ret)
+{
+	if (what == READ_TIME) {
+		*ret = 0;
+		return (__int128)v->time(NULL);
+	}
+	if (what == READ_GETTIMEOFDAY) {
+		struct timeval tv;
+
+		*ret = v->gettimeofday(&tv, NULL);
+		return (__int128)tv.tv_sec * USEC_PER_SEC + tv.tv_usec;
+	}
+	{
+		struct timespec ts;
+
+		*ret = v->clock_gettime(what, &ts);
+		if (!*ret && (ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC))
+			*ret = -ERANGE;
+		return timespec_to_ns(&ts);
+	}
+}
+
+struct reader_arg {
+	struct shared *sh;
+	struct reader_stats stats;
+	u64 seed;
+};
+
+static void *reader_main(void *arg)
+{
+	struct reader_arg *ra = arg;
+	struct shared *sh = ra->sh;
+	const struct vdso_variant *v = sh->v;
+	const unsigned int nclocks = ARRAY_SIZE(reader_clocks) + 2;
+	__int128 last[ARRAY_SIZE(reader_clocks) + 2];
+	bool have_last[ARRAY_SIZE(reader_clocks) + 2] = { false };
+	u64 rng = ra->seed;
+
+	for (u64 i = 0; !__atomic_load_n(&sh->stop, __ATOMIC_RELAXED); i++) {
+		unsigned int k = (unsigned int)(i % nclocks);
+		clockid_t what = k < ARRAY_SIZE(reader_clocks) ?
+					 reader_clocks[k] :
+					 (k == nclocks - 2 ? READ_GETTIMEOFDAY :
+							     READ_TIME);
+		u64 g0, g1, c_lo, c_hi;
+		__int128 got, nearest = 0;
+		int ret, ok;
+
+		g0 = __atomic_load_n(&sh->hist_gen, __ATOMIC_ACQUIRE);
+		if (v->real_counter) {
+			c_lo = sim_read_tsc_ordered();
+			got = do_read(v, what, &ret);
+			c_hi = sim_read_tsc_ordered();
+		} else {
+			if (sh->phase == PHASE_TORN)
+				c_lo = LAST + (g0 + AHEAD) * STEP +
+				       xorshift64(&rng) % STEP;
+			else
+				c_lo = __atomic_fetch_add(&sh->fake_now,
+							  1 + xorshift64(&rng) % 997,
+							  __ATOMIC_ACQ_REL);
+			c_hi = c_lo;
+			vdso_fake_cycles = c_lo;
+			got = do_read(v, what, &ret);
+		}
+		g1 = __atomic_load_n(&sh->hist_gen, __ATOMIC_ACQUIRE);
+
+		if (ret) {
+			fail(sh, "%s returned %d under a concurrent writer",
+			     what_name(what), ret);
+			break;
+		}
+		ok = consistent(sh, what, got, g0 ? g0 - 1 : 0, g1, c_lo, c_hi,
+				&nearest);
+		if (ok < 0) {
+			ra->stats.inconclusive++;
+			continue;
+		}
+		ra->stats.checked++;
+		if (!ok) {
+			fail(sh,
+			     "torn read: %s = %lld%s matches no snapshot of "
+			     "generations %llu..%llu (nearest is %lld off) after "
+			     "%llu good reads",
+			     what_name(what), (long long)got,
+			     what == READ_TIME ? " s" :
+			     what == READ_GETTIMEOFDAY ? " us" : " ns",
+			     (unsigned long long)(g0 ? g0 - 1 : 0),
+			     (unsigned long long)g1, (long long)(got - nearest),
+			     (unsigned long long)ra->stats.checked);
+			break;
+		}
+		if (sh->phase == PHASE_MONOTONIC) {
+			if (have_last[k] && got < last[k]) {
+				fail(sh, "%s went backwards by %lld under a "
+					 "ticking writer",
+				     what_name(what), (long long)(last[k] - got));
+				break;
+			}
+			last[k] = got;
+			have_last[k] = true;
+		}
+	}
+	return NULL;
+}
+
+static int run_phase(struct shared *sh, enum phase phase, int nreaders,
+		     struct reader_stats *total)
+{
+	struct reader_arg ra[MAX_READERS];
+	pthread_t writer, readers[MAX_READERS];
+	u64 start;
+
+	sh->phase = phase;
+	__atomic_store_n(&sh->stop, 0, __ATOMIC_RELAXED);
+	sim_tk_snapshot(&sh->hist[sh->hist_gen % RING]);
+	sh->fake_now = sh->hist[sh->hist_gen % RING].tkr_mono.cycle_last;
+
+	if (pthread_create(&writer, NULL, writer_main, sh))
+		return -1;
+	for (int i = 0; i < nreaders; i++) {
+		ra[i] = (struct reader_arg){ .sh = sh,
+					     .seed = 0x9e3779b97f4a7c15ULL *
+						     (u64)(i + 1 + phase * 31) };
+		if (pthread_create(&readers[i], NULL, reader_main, &ra[i])) {
+			nreaders = i;
+			__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	start = now_ms();
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED) &&
+	       now_ms() - start < sh->duration_ms)
+		usleep(2000);
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < nreaders; i++) {
+		pthread_join(readers[i], NULL);
+		total->checked += ra[i].stats.checked;
+		total->inconclusive += ra[i].stats.inconclusive;
+	}
+	pthread_join(writer, NULL);
+	return 0;
+}
+
+int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
+		      struct check_report *r)
+{
+	static struct shared sh; /* the ring is too big for a stack */
+	struct reader_stats total = { 0, 0 };
+	struct tk_clocksource cs;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int nreaders = ncpu > 1 ? (int)ncpu - 1 : 1;
+	u64 gens;
+
+	if (nreaders > MAX_READERS)
+		nreaders = MAX_READERS;
+	r->name = "concurrency";
+	r->ok = true;
+
+	memset(&sh, 0, sizeof(sh));
+	sh.v = v;
+	sh.duration_ms = duration_ms;
+	sh.r = r;
+	pthread_mutex_init(&sh.fail_lock, NULL);
+
+	check_reset_fake_kernel(&cs,
+				v->real_counter ?
+					sim_read_tsc_ordered() - REAL_LAG :
+					LAST);
+	sh.base_mult = cs.mult;
+	if (sim_kernel_attach(v))
+		return check_fail(r, "attach: %m"), -1;
+
+	if (run_phase(&sh, PHASE_TORN, nreaders, &total))
+		check_fail(r, "could not start the writer thread");
+	if (r->ok && v->has_timens) {
+		sh.timens = (struct timens_offsets){ { 3600, 1 }, { 7200, 2 } };
+		if (sim_timens_enter(v, &sh.timens))
+			check_fail(r, "time namespace: %s", strerror(errno));
+		sh.timens_active = true;
+	}
+	if (r->ok) {
+		/* phase B restarts from the writer's latest timekeeper */
+		struct timekeeper *tk = sim_tk_write_begin();
+		u64 now = v->real_counter ? sim_read_tsc_ordered() :
+					    tk->tkr_mono.cycle_last;
+
+		tk_adjust_mult(tk, now, (s32)cs.mult - (s32)tk->tkr_mono.mult);
+		sim_tk_write_end();
+		run_phase(&sh, PHASE_MONOTONIC, nreaders, &total);
+	}
+	if (v->has_timens)
+		sim_timens_leave(v);
+	sim_kernel_detach(v);
+	gens = __atomic_load_n(&sh.hist_gen, __ATOMIC_RELAXED);
+	r->calls = total.checked;
+	pthread_mutex_destroy(&sh.fail_lock);
+
+	if (r->ok && total.checked < 1000)
+		check_fail(r, "only %llu reads could be checked (%llu "
+			      "inconclusive): the checker did not run",
+			   (unsigned long long)total.checked,
+			   (unsigned long long)total.inconclusive);
+	if (r->ok)
+		check_note(r, "%llu reads by %d reader%s checked against %llu "
+			      "published generations (%llu inconclusive)%s",
+			   (unsigned long long)total.checked, nreaders,
+			   nreaders > 1 ? "s" : "", (unsigned long long)gens,
+			   (unsigned long long)total.inconclusive,
+			   v->has_timens ? "; phase B in a time namespace" : "");
+	return r->ok ? 0 : -1;
+}

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Edge cases with the fake counter: each compares the variant with the
+ * oracle and, where the kernel promises something stronger (a clock that
+ * must not move, an offset that must be exact), with that promise.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "impls/kernel/fake_counter.h"
+#include "impls/kernel/sim_kernel.h"
+#include "verify/check.h"
+
+#define LAST 1000000ULL
+
+/* the variant's reading of clk at counter c, in ns; -1 on error */
+static int vread(const struct vdso_variant *v, clockid_t clk, u64 c,
+		 __int128 *ns)
+{
+	struct timespec ts;
+
+	*ns = 0;
+	vdso_fake_cycles = c;
+	if (v->clock_gettime(clk, &ts))
+		return -1;
+	*ns = timespec_to_ns(&ts);
+	return 0;
+}
+
+/* the variant agrees with the oracle for clk at c */
+static bool agrees(const struct vdso_variant *v, clockid_t clk, u64 c,
+		   const char *what, struct check_report *r)
+{
+	struct timekeeper tk;
+	__int128 got, want;
+
+	sim_tk_snapshot(&tk);
+	if (sim_clock_ns(&tk, clk, c, &want)) {
+		check_fail(r, "%s: oracle has no %s", what, check_clock_name(clk));
+		return false;
+	}
+	if (vread(v, clk, c, &got) || got != want) {
+		check_fail(r, "%s: %s at counter %llu is %lld ns off the oracle",
+			   what, check_clock_name(clk), (unsigned long long)c,
+			   (long long)(got - want));
+		return false;
+	}
+	return true;
+}
+
+static const clockid_t kept_clocks[] = {
+	CLOCK_REALTIME,		CLOCK_MONOTONIC,	CLOCK_MONOTONIC_RAW,
+	CLOCK_REALTIME_COARSE,	CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME,
+	CLOCK_REALTIME_ALARM,	CLOCK_BOOTTIME_ALARM,	CLOCK_TAI,
+};
+
+static bool all_agree(const struct vdso_variant *v, u64 c, const char *what,
+		      struct check_report *r)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(kept_clocks); i++)
+		if (!agrees(v, kept_clocks[i], c, what, r))
+			return false;
+	return true;
+}
+
+static void edge_narrow_mask(const struct vdso_variant *v,
+			     struct check_report *r)
+{
+	const struct timespec64 wall = { 1700000000, 0 };
+	const struct timespec64 mono = { 100, 0 };
+	struct tk_clocksource cs;
+	u64 mask = (1ULL << 32) - 1;
+	u64 last = mask - 1000, wrapped = 500;
+	u64 calls;
+
+	tk_clocksource_init(&cs, "fake32", 1000000000ULL, mask, true);
+	sim_kernel_reset(&cs, last, &wall, &mono);
+	calls = sim_syscall_count();
+	if (!all_agree(v, wrapped, "32-bit counter wrapped past cycle_last", r))
+		return;
+	/*
+	 * x86 vDSO code never applies the mask: a narrow clocksource gets
+	 * no vclock mode (see x86_vclock_mode()), so it is the syscall
+	 * that handles the wrap. Seeing no fallback here would mean the
+	 * wrap was computed in userspace without the mask.
+	 */
+#if defined(__x86_64__)
+	if (sim_syscall_count() == calls)
+		check_fail(r, "32-bit clocksource served in userspace on x86");
+#else
+	(void)calls;
+#endif
+}
+
+static void edge_behind_cycle_last(const struct vdso_variant *v,
+				   struct check_report *r)
+{
+	__int128 at = 0, behind = 0;
+
+	/* TSC skew between CPUs: a read behind cycle_last is a zero delta */
+	if (!all_agree(v, LAST - 3, "counter 3 behind cycle_last", r))
+		return;
+	if (vread(v, CLOCK_MONOTONIC, LAST, &at) ||
+	    vread(v, CLOCK_MONOTONIC, LAST - 1000000, &behind) || at != behind)
+		check_fail(r, "counter behind cycle_last: MONOTONIC %lld ns "
+			      "away from its value at cycle_last",
+			   (long long)(behind - at));
+}
+
+static void edge_max_cycles(const struct vdso_variant *v,
+			    struct check_report *r)
+{
+	struct timekeeper tk;
+	u64 c;
+
+	sim_tk_snapshot(&tk);
+	/* twice the delta whose product with mult overflows 64 bits */
+	c = LAST + 2 * (UINT64_MAX / tk.tkr_mono.mult);
+	if (strcmp(v->layout, "generic_6_10"))
+		return; /* no overflow protection: the product wraps */
+	if (c - LAST <= tk.max_cycles) {
+		check_fail(r, "max_cycles: test delta below max_cycles");
+		return;
+	}
+	all_agree(v, c, "delta above max_cycles (128-bit path)", r);
+}
+
+static void edge_huge_ns(const struct vdso_variant *v, struct check_report *r)
+{
+	/* 200 s since cycle_last: __iter_div_u64_rem() loops 200 times */
+	all_agree(v, LAST + 200 * 2399987654ULL, "200 s since the last update",
+		  r);
+}
+
+static void edge_settimeofday(const struct vdso_variant *v,
+			      struct check_report *r)
+{
+	const clockid_t still[] = { CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW,
+				    CLOCK_BOOTTIME, CLOCK_MONOTONIC_COARSE };
+	const clockid_t moved[] = { CLOCK_REALTIME, CLOCK_TAI,
+				    CLOCK_REALTIME_COARSE };
+	const __int128 jump = 1000 * (__int128)NSEC_PER_SEC + 500000000;
+	struct timekeeper *tk, now;
+	__int128 before[4], after, moved_before[3], rt;
+	struct timespec64 ts;
+	u64 c = LAST + 77777777;
+
+	for (int i = 0; i < 4; i++)
+		vread(v, still[i], c, &before[i]);
+	for (int i = 0; i < 3; i++)
+		vread(v, moved[i], c, &moved_before[i]);
+
+	/* set the wall clock 1000.5 s ahead, at cycle_last, whole ns */
+	sim_tk_snapshot(&now);
+	tk_clock_ns(&now, CLOCK_REALTIME, LAST, &rt);
+	ts.tv_sec = (s64)((rt + jump) / NSEC_PER_SEC);
+	ts.tv_nsec = (long)((rt + jump) % NSEC_PER_SEC);
+	tk = sim_tk_write_begin();
+	tk_settime(tk, LAST, &ts);
+	sim_tk_write_end();
+
+	if (!all_agree(v, c, "after settimeofday", r))
+		return;
+	for (int i = 0; i < 4; i++) {
+		vread(v, still[i], c, &after);
+		/* do_settimeofday64() drops xtime_nsec's sub-ns fraction */
+		if (after - before[i] > 0 || after - before[i] < -1)
+			return check_fail(r, "settimeofday moved %s by %lld ns",
+					  check_clock_name(still[i]),
+					  (long long)(after - before[i]));
+	}
+	for (int i = 0; i < 3; i++) {
+		vread(v, moved[i], c, &after);
+		if (after - moved_before[i] < jump - 1 ||
+		    after - moved_before[i] > jump)
+			return check_fail(r, "settimeofday moved %s by %lld ns, "
+					     "want %lld",
+					  check_clock_name(moved[i]),
+					  (long long)(after - moved_before[i]),
+					  (long long)jump);
+	}
+}
+
+static void edge_ntp(const struct vdso_variant *v, struct check_report *r)
+{
+	u64 c0 = LAST + 5000, c1 = LAST + 2 * 2399987654ULL;
+	__int128 mono0, mono1, raw1, mono0b, mono1b, raw1b;
+	struct timekeeper *tk;
+
+	vread(v, CLOCK_MONOTONIC, c0, &mono0);
+	vread(v, CLOCK_MONOTONIC, c1, &mono1);
+	vread(v, CLOCK_MONOTONIC_RAW, c1, &raw1);
+
+	tk = sim_tk_write_begin();
+	tk_adjust_mult(tk, c0, 1000); /* +1000 mult units: speeds mono up */
+	sim_tk_write_end();
+
+	if (!all_agree(v, c1, "after an NTP mult adjustment", r))
+		return;
+	vread(v, CLOCK_MONOTONIC, c0, &mono0b);
+	vread(v, CLOCK_MONOTONIC, c1, &mono1b);
+	vread(v, CLOCK_MONOTONIC_RAW, c1, &raw1b);
+	if (mono0b != mono0)
+		return check_fail(r, "NTP adjustment: MONOTONIC not continuous "
+				     "at the adjustment (%lld ns)",
+				  (long long)(mono0b - mono0));
+	if (mono1b <= mono1)
+		return check_fail(r, "NTP adjustment: MONOTONIC did not speed up");
+	if (raw1b != raw1)
+		return check_fail(r, "NTP adjustment moved MONOTONIC_RAW by %lld ns",
+				  (long long)(raw1b - raw1));
+}
+
+static void edge_leap_second(const struct vdso_variant *v,
+			     struct check_report *r)
+{
+	const struct timespec64 wall = { 1483228799, 500000000 }; /* 2016-12-31 23:59:59.5 */
+	const struct timespec64 mono = { 1000, 0 };
+	struct tk_clocksource cs;
+	struct timekeeper *tk;
+	const u64 hz = 1000000000ULL;
+	__int128 real, tai0, tai, mono_ns;
+	u64 c = LAST + 2 * hz; /* 2 s later: 00:00:01.5 less the leap */
+
+	tk_clocksource_init(&cs, "fake1g", hz, UINT64_MAX, true);
+	sim_kernel_reset(&cs, LAST, &wall, &mono);
+	tk = sim_tk_write_begin();
+	tk->tai_offset = 36;
+	tk_schedule_leap(tk, 1483228800, +1);
+	sim_tk_write_end();
+	vread(v, CLOCK_TAI, LAST, &tai0);
+
+	/* the tick that crosses midnight applies the leap */
+	tk = sim_tk_write_begin();
+	tk_forward(tk, LAST + hz);
+	sim_tk_write_end();
+	if (!all_agree(v, c, "across a leap second", r))
+		return;
+	vread(v, CLOCK_REALTIME, c, &real);
+	vread(v, CLOCK_TAI, c, &tai);
+	vread(v, CLOCK_MONOTONIC, c, &mono_ns);
+	/* 23:59:59.5 + 2 s = 00:00:01.5, minus the inserted 23:59:60 */
+	if (real != (__int128)1483228800 * NSEC_PER_SEC + 500000000)
+		return check_fail(r, "leap second: REALTIME %lld, want 00:00:00.5",
+				  (long long)real);
+	if (tai - tai0 != 2 * (__int128)NSEC_PER_SEC)
+		return check_fail(r, "leap second: TAI moved %lld ns in 2 s",
+				  (long long)(tai - tai0));
+	if (mono_ns != 1002 * (__int128)NSEC_PER_SEC)
+		return check_fail(r, "leap second: MONOTONIC %lld, want 1002 s",
+				  (long long)mono_ns);
+}
+
+static void edge_timens(const struct vdso_variant *v, struct check_report *r)
+{
+	const struct timens_offsets offs = { .monotonic = { 100, 250000000 },
+					     .boottime = { -20, 750000000 } };
+	u64 c = LAST + 31415926;
+	__int128 host[ARRAY_SIZE(kept_clocks)], ns, want;
+
+	if (!v->has_timens)
+		return;
+	for (unsigned int i = 0; i < ARRAY_SIZE(kept_clocks); i++)
+		vread(v, kept_clocks[i], c, &host[i]);
+	if (sim_timens_enter(v, &offs))
+		return check_fail(r, "time namespace: enter failed: %s",
+				  strerror(errno));
+	for (unsigned int i = 0; i < ARRAY_SIZE(kept_clocks); i++) {
+		clockid_t clk = kept_clocks[i];
+
+		want = host[i] + timens_offset_ns(&offs, clk);
+		if (vread(v, clk, c, &ns) || ns != want) {
+			check_fail(r, "time namespace: %s is %lld ns off host + "
+				      "offset", check_clock_name(clk),
+				   (long long)(ns - want));
+			break;
+		}
+	}
+	all_agree(v, c, "inside a time namespace", r);
+	if (sim_timens_leave(v))
+		check_fail(r, "time namespace: leave failed: %s", strerror(errno));
+	for (unsigned int i = 0; i < ARRAY_SIZE(kept_clocks); i++)
+		if (vread(v, kept_clocks[i], c, &ns) || ns != host[i])
+			return check_fail(r, "time namespace: %s not restored",
+					  check_clock_name(kept_clocks[i]));
+}
+
+typedef void (*edge_fn)(const struct vdso_variant *v, struct check_report *r);
+
+static const struct {
+	const char *name;
+	edge_fn fn;
+} edges[] = {
+	{ "narrow mask wrap", edge_narrow_mask },
+	{ "behind cycle_last", edge_behind_cycle_last },
+	{ "max_cycles", edge_max_cycles },
+	{ "huge ns", edge_huge_ns },
+	{ "settimeofday", edge_settimeofday },
+	{ "ntp", edge_ntp },
+	{ "leap second", edge_leap_second },
+	{ "time namespace", edge_timens },
+};
+
+int check_edges(const struct vdso_variant *v, struct check_report *r)
+{
+	struct tk_clocksource cs;
+
+	r->name = "edges";
+	r->ok = true;
+	if (v->real_counter) {
+		r->skipped = true;
+		check_note(r, "needs the fake counter (see %s+fake+%s)", v->layout,
+			   v->inline_mode);
+		return 0;
+	}
+	if (sim_kernel_attach(v))
+		return check_fail(r, "attach: %m"), -1;
+	for (unsigned int i = 0; i < ARRAY_SIZE(edges) && r->ok; i++) {
+		check_reset_fake_kernel(&cs, LAST);
+		sim_kernel_attach(v);
+		edges[i].fn(v, r);
+		r->calls++;
+	}
+	sim_kernel_detach_all();
+	if (r->ok)
+		check_note(r, "%llu edge cases: narrow-mask wrap, behind "
+			      "cycle_last, max_cycles, 200 s delta, "
+			      "settimeofday, NTP, leap second%s",
+			   (unsigned long long)r->calls,
+			   v->has_timens ? ", time namespace" : "");
+	return r->ok ? 0 : -1;
+}

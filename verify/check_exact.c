@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every clock id through every reader, against the oracle (the simulated
+ * timekeeper's own arithmetic, tk_clock_ns()).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+
+#include "impls/kernel/fake_counter.h"
+#include "impls/kernel/sim_kernel.h"
+#include "verify/check.h"
+
+static const clockid_t all_ids[] = { 0,  1,  2,	 3,	  4,	   5,
+				     6,	 7,  8,	 9,	  10,	   11,
+				     12, 13, 14, 15,	  -1,	   INT_MIN,
+				     INT_MAX };
+
+/* counter values relative to cycle_last: behind it, at it, and ahead */
+static const s64 fake_deltas[] = { -5, 0, 1, 999, 1000000007LL,
+				   3 * 2399987654LL };
+
+static bool is_cputime(clockid_t clk)
+{
+	return clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID;
+}
+
+static bool ts_normalized(const struct timespec *ts)
+{
+	return ts->tv_nsec >= 0 && ts->tv_nsec < NSEC_PER_SEC;
+}
+
+/*
+ * One clock_gettime() call, checked. [lo, hi] are the counter values
+ * that bracket the variant's own read (equal for the fake counter).
+ */
+static void check_one_gettime(const struct vdso_variant *v, clockid_t clk,
+			      u64 lo_hint, struct check_report *r)
+{
+	struct timekeeper tk;
+	struct timespec ts = { -1, -1 }, before, after;
+	__int128 lo_ns, hi_ns, got;
+	u64 lo, hi, calls;
+	int ret, want;
+
+	sim_tk_snapshot(&tk);
+	if (is_cputime(clk))
+		clock_gettime(clk, &before);
+	calls = sim_syscall_count();
+	if (v->real_counter) {
+		lo = sim_read_tsc_ordered();
+		ret = v->clock_gettime(clk, &ts);
+		hi = sim_read_tsc_ordered();
+	} else {
+		vdso_fake_cycles = lo = hi = lo_hint;
+		ret = v->clock_gettime(clk, &ts);
+	}
+	calls = sim_syscall_count() - calls;
+	r->calls++;
+
+	if (variant_serves(v, clk) && calls)
+		return check_fail(r, "%s is served in userspace but took the "
+				     "fallback syscall", check_clock_name(clk));
+	if (!variant_serves(v, clk) && calls != 1)
+		return check_fail(r, "%s is not served in userspace but made %llu "
+				     "fallback syscalls", check_clock_name(clk),
+				  (unsigned long long)calls);
+
+	if (is_cputime(clk)) {
+		clock_gettime(clk, &after);
+		if (ret || !ts_normalized(&ts) ||
+		    timespec_to_ns(&ts) < timespec_to_ns(&before) ||
+		    timespec_to_ns(&ts) > timespec_to_ns(&after))
+			check_fail(r, "%s: ret %d, %lld.%09ld not within the host "
+				      "kernel's readings", check_clock_name(clk),
+				   ret, (long long)ts.tv_sec, ts.tv_nsec);
+		return;
+	}
+
+	want = sim_clock_ns(&tk, clk, lo, &lo_ns);
+	if (want) {
+		if (ret != want)
+			check_fail(r, "%s: returned %d, want %d (-EINVAL)",
+				   check_clock_name(clk), ret, want);
+		return;
+	}
+	sim_clock_ns(&tk, clk, hi, &hi_ns);
+	got = timespec_to_ns(&ts);
+	if (ret || !ts_normalized(&ts) || got < lo_ns || got > hi_ns) {
+		struct timespec want_lo;
+
+		ns_to_timespec(lo_ns, &want_lo);
+		check_fail(r,
+			   "%s at counter %llu: got ret %d %lld.%09ld, want "
+			   "%lld.%09ld%s",
+			   check_clock_name(clk), (unsigned long long)lo, ret,
+			   (long long)ts.tv_sec, ts.tv_nsec,
+			   (long long)want_lo.tv_sec, want_lo.tv_nsec,
+			   v->real_counter ? " (or up to the bracket's end)" : "");
+	}
+}
+
+static void check_one_getres(const struct vdso_variant *v, clockid_t clk,
+			     struct check_report *r)
+{
+	struct timespec res = { -1, -1 }, want;
+	u64 calls = sim_syscall_count();
+	int ret = v->clock_getres(clk, &res);
+	int want_ret;
+
+	calls = sim_syscall_count() - calls;
+	if (v->has_getres && variant_serves(v, clk) && calls)
+		return check_fail(r, "getres(%s) is served in userspace but "
+				     "took the fallback", check_clock_name(clk));
+	if (is_cputime(clk)) {
+		want_ret = clock_getres(clk, &want) ? -errno : 0;
+	} else {
+		struct timekeeper tk;
+		__int128 unused;
+
+		sim_tk_snapshot(&tk);
+		want_ret = tk_clock_ns(&tk, clk, 0, &unused);
+		want.tv_sec = 0;
+		want.tv_nsec = (clk == CLOCK_REALTIME_COARSE ||
+				clk == CLOCK_MONOTONIC_COARSE) ?
+				       LOW_RES_NSEC :
+				       tk.hrtimer_res;
+	}
+	if (ret != want_ret)
+		return check_fail(r, "getres(%s) returned %d, want %d",
+				  check_clock_name(clk), ret, want_ret);
+	if (!ret && (res.tv_sec != want.tv_sec || res.tv_nsec != want.tv_nsec))
+		return check_fail(r, "getres(%s) = %lld.%09ld, want %lld.%09ld",
+				  check_clock_name(clk), (long long)res.tv_sec,
+				  res.tv_nsec, (long long)want.tv_sec,
+				  want.tv_nsec);
+	/* a NULL res is legal: only the return value is asked for */
+	if (v->clock_getres(clk, NULL) != want_ret)
+		check_fail(r, "getres(%s, NULL) returned another value",
+			   check_clock_name(clk));
+}
+
+static void check_gettimeofday(const struct vdso_variant *v, u64 c,
+			       struct check_report *r)
+{
+	struct timekeeper tk;
+	struct timeval tv = { -1, -1 };
+	struct timezone tz = { 12345, 12345 };
+	__int128 lo_ns, hi_ns;
+	u64 lo, hi;
+	s64 got_us;
+	int ret;
+
+	sim_tk_snapshot(&tk);
+	if (v->real_counter) {
+		lo = sim_read_tsc_ordered();
+		ret = v->gettimeofday(&tv, &tz);
+		hi = sim_read_tsc_ordered();
+	} else {
+		vdso_fake_cycles = lo = hi = c;
+		ret = v->gettimeofday(&tv, &tz);
+	}
+	sim_clock_ns(&tk, CLOCK_REALTIME, lo, &lo_ns);
+	sim_clock_ns(&tk, CLOCK_REALTIME, hi, &hi_ns);
+	got_us = (s64)tv.tv_sec * USEC_PER_SEC + tv.tv_usec;
+	if (ret || tv.tv_usec < 0 || tv.tv_usec >= USEC_PER_SEC ||
+	    got_us < lo_ns / NSEC_PER_USEC || got_us > hi_ns / NSEC_PER_USEC)
+		return check_fail(r, "gettimeofday: ret %d, %lld.%06ld, want "
+				     "%lld us", ret, (long long)tv.tv_sec,
+				  (long)tv.tv_usec,
+				  (long long)(lo_ns / NSEC_PER_USEC));
+	if (tz.tz_minuteswest != -60 || tz.tz_dsttime != 1)
+		return check_fail(r, "gettimeofday: timezone %d/%d, want -60/1",
+				  tz.tz_minuteswest, tz.tz_dsttime);
+
+	tz.tz_minuteswest = tz.tz_dsttime = 777;
+	if (v->gettimeofday(NULL, &tz) || tz.tz_minuteswest != -60 ||
+	    tz.tz_dsttime != 1)
+		return check_fail(r, "gettimeofday(NULL, tz) did not give the "
+				     "timezone alone");
+	if (v->gettimeofday(&tv, NULL) || v->gettimeofday(NULL, NULL))
+		return check_fail(r, "gettimeofday with a NULL pointer failed");
+}
+
+static void check_time(const struct vdso_variant *v, struct check_report *r)
+{
+	struct timekeeper tk;
+	time_t t = 0, ret;
+
+	sim_tk_snapshot(&tk);
+	ret = v->time(&t);
+	if (ret != (time_t)tk.xtime_sec || t != ret)
+		check_fail(r, "time() = %lld (stored %lld), want %llu",
+			   (long long)ret, (long long)t,
+			   (unsigned long long)tk.xtime_sec);
+	if (v->time(NULL) != (time_t)tk.xtime_sec)
+		check_fail(r, "time(NULL) differs from xtime_sec");
+}
+
+int check_exact(const struct vdso_variant *v, struct check_report *r)
+{
+	struct tk_clocksource cs;
+	u64 last = 1000000;
+
+	r->name = "exact";
+	r->ok = true;
+	if (v->real_counter) {
+		/* any mult/shift will do: the oracle uses the same ones */
+		last = sim_read_tsc_ordered();
+	}
+	check_reset_fake_kernel(&cs, last);
+	if (sim_kernel_attach(v))
+		return check_fail(r, "attach: %m"), -1;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(all_ids); i++) {
+		if (v->real_counter) {
+			check_one_gettime(v, all_ids[i], 0, r);
+		} else {
+			for (unsigned int d = 0; d < ARRAY_SIZE(fake_deltas); d++)
+				check_one_gettime(v, all_ids[i],
+						  last + (u64)fake_deltas[d], r);
+		}
+		check_one_getres(v, all_ids[i], r);
+	}
+	check_gettimeofday(v, last + 123456789, r);
+	check_time(v, r);
+
+	sim_kernel_detach(v);
+	if (r->ok)
+		check_note(r, "%llu calls: clock ids 0..15, -1, INT_MIN, INT_MAX "
+			      "%s; getres, gettimeofday, time",
+			   (unsigned long long)r->calls,
+			   v->real_counter ? "bracketed by ordered counter reads" :
+					     "exact to the nanosecond");
+	return r->ok ? 0 : -1;
+}
