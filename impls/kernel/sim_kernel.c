@@ -18,6 +18,24 @@ static struct {
 	struct timens_offsets timens;
 } tk_core;
 
+/*
+ * What the syscalls read: a latched copy of tk_core (the kernel's
+ * tk_fast_mono pattern, update_fast_timekeeper()). Readers never wait
+ * for a writer, which matters when the concurrency checker publishes
+ * back to back: a seqcount reader would starve and the fallback clocks
+ * would go unchecked.
+ */
+struct tk_state {
+	struct timekeeper tk;
+	bool timens_active;
+	struct timens_offsets timens;
+};
+
+static struct {
+	u32 seq;
+	struct tk_state base[2];
+} tk_fast;
+
 static pthread_mutex_t tk_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct vdso_variant *attached[SIM_MAX_ATTACHED];
 static u64 nr_syscalls;
@@ -64,39 +82,49 @@ u64 sim_read_tsc_ordered(void)
 #endif
 }
 
-static u32 tk_read_begin(void)
-{
-	u32 seq;
-
-	while ((seq = __atomic_load_n(&tk_core.seq, __ATOMIC_ACQUIRE)) & 1)
-		cpu_relax();
-	return seq;
-}
-
-static bool tk_read_retry(u32 start)
-{
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return __atomic_load_n(&tk_core.seq, __ATOMIC_RELAXED) != start;
-}
-
-/* a word-by-word volatile copy: the seqcount makes a torn copy harmless */
+/* a word-by-word volatile copy: the latch makes a torn copy harmless */
 static void copy_racy(void *dst, const void *src, size_t len)
 {
-	const volatile u8 *s = src;
-	u8 *d = dst;
+	const volatile u64 *s = src;
+	u64 *d = dst;
 
-	while (len--)
+	_Static_assert(sizeof(struct tk_state) % sizeof(u64) == 0,
+		       "tk_state is copied in words");
+	for (len /= sizeof(u64); len; len--)
 		*d++ = *s++;
 }
 
-void sim_tk_snapshot(struct timekeeper *tk)
+/* raw_write_seqcount_latch() around each copy; tk_lock held */
+static void tk_fast_update(void)
+{
+	struct tk_state st = { tk_core.tk, tk_core.timens_active,
+			       tk_core.timens };
+
+	__atomic_store_n(&tk_fast.seq, tk_fast.seq + 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	tk_fast.base[0] = st;
+	__atomic_store_n(&tk_fast.seq, tk_fast.seq + 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	tk_fast.base[1] = st;
+}
+
+static void tk_fast_read(struct tk_state *st)
 {
 	u32 seq;
 
 	do {
-		seq = tk_read_begin();
-		copy_racy(tk, &tk_core.tk, sizeof(*tk));
-	} while (tk_read_retry(seq));
+		seq = __atomic_load_n(&tk_fast.seq, __ATOMIC_ACQUIRE);
+		copy_racy(st, &tk_fast.base[seq & 1], sizeof(*st));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (__atomic_load_n(&tk_fast.seq, __ATOMIC_RELAXED) != seq);
+}
+
+void sim_tk_snapshot(struct timekeeper *tk)
+{
+	struct tk_state st;
+
+	tk_fast_read(&st);
+	*tk = st.tk;
 }
 
 static void timekeeping_update(void)
@@ -127,6 +155,7 @@ struct timekeeper *sim_tk_write_begin(void)
 void sim_tk_write_end(void)
 {
 	timekeeping_update();
+	tk_fast_update();
 	tk_write_seq_end();
 	pthread_mutex_unlock(&tk_lock);
 }
@@ -212,6 +241,7 @@ int sim_timens_enter(const struct vdso_variant *v,
 		tk_write_seq_begin();
 		tk_core.timens = *offs;
 		tk_core.timens_active = true;
+		tk_fast_update();
 		tk_write_seq_end();
 	}
 	pthread_mutex_unlock(&tk_lock);
@@ -232,36 +262,24 @@ int sim_timens_leave(const struct vdso_variant *v)
 		tk_write_seq_begin();
 		memset(&tk_core.timens, 0, sizeof(tk_core.timens));
 		tk_core.timens_active = false;
+		tk_fast_update();
 		tk_write_seq_end();
 	}
 	pthread_mutex_unlock(&tk_lock);
 	return ret;
 }
 
-/* the namespace state is part of what the seqcount protects */
-static void sim_timens_snapshot(bool *active, struct timens_offsets *offs)
-{
-	u32 seq;
-
-	do {
-		seq = tk_read_begin();
-		*active = READ_ONCE(tk_core.timens_active);
-		copy_racy(offs, &tk_core.timens, sizeof(*offs));
-	} while (tk_read_retry(seq));
-}
-
 int sim_clock_ns(const struct timekeeper *tk, clockid_t clk, u64 now,
 		 __int128 *ns)
 {
-	struct timens_offsets offs;
-	bool active;
+	struct tk_state st;
 	int ret = tk_clock_ns(tk, clk, now, ns);
 
 	if (ret)
 		return ret;
-	sim_timens_snapshot(&active, &offs);
-	if (active)
-		*ns += timens_offset_ns(&offs, clk);
+	tk_fast_read(&st);
+	if (st.timens_active)
+		*ns += timens_offset_ns(&st.timens, clk);
 	return 0;
 }
 
@@ -277,7 +295,7 @@ u64 sim_syscall_count(void)
 
 long sim_sys_clock_gettime(clockid_t clk, struct timespec *ts, u64 now)
 {
-	struct timekeeper tk;
+	struct tk_state st;
 	struct timespec kts;
 	__int128 ns;
 	long ret;
@@ -292,10 +310,12 @@ long sim_sys_clock_gettime(clockid_t clk, struct timespec *ts, u64 now)
 	if (ret)
 		return ret;
 
-	sim_tk_snapshot(&tk);
-	ret = sim_clock_ns(&tk, clk, now, &ns);
+	tk_fast_read(&st);
+	ret = tk_clock_ns(&st.tk, clk, now, &ns);
 	if (ret)
 		return ret; /* negative, >= MAX_CLOCKS, or unused ids: -EINVAL */
+	if (st.timens_active)
+		ns += timens_offset_ns(&st.timens, clk);
 	ns_to_timespec(ns, ts);
 	return 0;
 }

@@ -33,7 +33,7 @@ void sim_kernel_reset(const struct tk_clocksource *cs, u64 now,
 		      const struct timespec64 *wall,
 		      const struct timespec64 *mono);
 
-/* a copy of the current timekeeper, read under tk_core's seqcount */
+/* a copy of the current timekeeper, from a latch: never waits for a writer */
 void sim_tk_snapshot(struct timekeeper *tk);
 
 struct timekeeper *sim_tk_write_begin(void);
