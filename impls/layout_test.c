@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The data layouts are facts from the kernel (pahole output in seed 000,
+ * include/vdso/datapage.h): pin the offsetof() field tables to them.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "impls/registry.h"
+#include "testing/tap.h"
+
+struct pin {
+	const char *field;
+	u32 offset;
+	u32 size;
+};
+
+static void check_layout(const char *layout, size_t data_size,
+			 const struct pin *pins, unsigned int n)
+{
+	char name[96];
+	const struct vdso_variant *v;
+
+	snprintf(name, sizeof(name), "%s+fake+always", layout);
+	v = vdso_variant_find(name);
+	if (!tap_ok(v != NULL, "%s is in the registry", name))
+		return;
+	tap_ok(v->data_size == data_size, "%s: data is %zu bytes (want %zu)",
+	       layout, v->data_size, data_size);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct vdso_field *f = NULL;
+
+		for (u32 k = 0; k < v->nr_fields; k++)
+			if (!strcmp(v->fields[k].name, pins[i].field))
+				f = &v->fields[k];
+		tap_ok(f && f->offset == pins[i].offset && f->size == pins[i].size,
+		       "%s: %s at %u, %u bytes (got %d, %d)", layout,
+		       pins[i].field, pins[i].offset, pins[i].size,
+		       f ? (int)f->offset : -1, f ? (int)f->size : -1);
+	}
+}
+
+#define PINS(...) ((const struct pin[]){ __VA_ARGS__ }), \
+	(sizeof((const struct pin[]){ __VA_ARGS__ }) / sizeof(struct pin))
+
+int main(void)
+{
+	check_layout("x86_gtod", 232,
+		     PINS({ "seq", 0, 4 }, { "vclock_mode", 4, 4 },
+			  { "cycle_last", 8, 8 }, { "mask", 16, 8 },
+			  { "mult", 24, 4 }, { "shift", 28, 4 },
+			  { "basetime[VGTOD_BASES]", 32, 192 },
+			  { "basetime[CLOCK_REALTIME]", 32, 16 },
+			  { "basetime[CLOCK_MONOTONIC]", 48, 16 },
+			  { "tz_minuteswest", 224, 4 }, { "tz_dsttime", 228, 4 }));
+	check_layout("x86_gtod_raw_branch", 240,
+		     PINS({ "raw_mult", 32, 4 }, { "raw_shift", 36, 4 },
+			  { "basetime[CLOCK_REALTIME]", 40, 16 }));
+	check_layout("x86_gtod_raw_copy", 240,
+		     PINS({ "raw_mult", 32, 4 }, { "raw_shift", 36, 4 },
+			  { "basetime[CLOCK_REALTIME]", 40, 16 }));
+	/* tglx's pahole in seed 000: 320 bytes, MONOTONIC straddles 48..71 */
+	check_layout("x86_gtod_ts_multshift", 320,
+		     PINS({ "seq", 0, 4 }, { "vclock_mode", 4, 4 },
+			  { "cycle_last", 8, 8 }, { "mask", 16, 8 },
+			  { "basetime[VGTOD_BASES]", 24, 288 },
+			  { "basetime[CLOCK_REALTIME]", 24, 24 },
+			  { "basetime[CLOCK_MONOTONIC]", 48, 24 },
+			  { "tz_minuteswest", 312, 4 }, { "tz_dsttime", 316, 4 }));
+	/* two struct vdso_data of 240 bytes: CS_HRES_COARSE and CS_RAW */
+	check_layout("generic_5_3", 480,
+		     PINS({ "seq", 0, 4 }, { "clock_mode", 4, 4 },
+			  { "cycle_last", 8, 8 }, { "mask", 16, 8 },
+			  { "mult", 24, 4 }, { "shift", 28, 4 },
+			  { "basetime[VDSO_BASES]", 32, 192 },
+			  { "basetime[CLOCK_REALTIME]", 32, 16 },
+			  { "basetime[CLOCK_MONOTONIC]", 48, 16 },
+			  { "tz_minuteswest", 224, 4 }, { "tz_dsttime", 228, 4 },
+			  { "hrtimer_res", 232, 4 }, { "vd[CS_RAW].seq", 240, 4 },
+			  { "vd[CS_RAW].mult", 264, 4 }));
+	check_layout("generic_6_10", 496,
+		     PINS({ "seq", 0, 4 }, { "clock_mode", 4, 4 },
+			  { "cycle_last", 8, 8 }, { "max_cycles", 16, 8 },
+			  { "mask", 24, 8 }, { "mult", 32, 4 }, { "shift", 36, 4 },
+			  { "basetime[CLOCK_REALTIME]", 40, 16 },
+			  { "basetime[CLOCK_MONOTONIC]", 56, 16 },
+			  { "vd[CS_RAW].seq", 248, 4 }));
+
+	for (unsigned int i = 0; i < vdso_nr_variants; i++) {
+		const struct vdso_variant *v = vdso_variants[i];
+
+		tap_ok((uintptr_t)v->vvar % 4096 == 0 && v->vvar_size % 4096 == 0 &&
+			       v->data_size <= 4096,
+		       "%s: data alone in 4 KiB-aligned pages", v->name);
+	}
+	return tap_done();
+}

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every variant through every check: correct variants pass, and the
+ * known-bad one is caught by the concurrency checker within its bound,
+ * so the checker cannot silently stop working.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "impls/kernel/fake_counter.h"
+#include "impls/kernel/sim_kernel.h"
+#include "impls/registry.h"
+#include "testing/tap.h"
+#include "verify/check.h"
+
+/* per phase; the known-bad variant gets the bound it must be caught in */
+#define PHASE_MS 100
+#define KNOWN_BAD_BOUND_MS 2000
+#define SYSTEM_MS 1000
+
+static void test_variant(const struct vdso_variant *v,
+			 const struct check_report *system)
+{
+	struct check_report r = { 0 };
+
+	check_exact(v, &r);
+	tap_ok(r.ok, "%s exact: %s", v->name, r.detail);
+	memset(&r, 0, sizeof(r));
+	check_edges(v, &r);
+	tap_ok(r.ok, "%s edges: %s", v->name, r.detail);
+	memset(&r, 0, sizeof(r));
+	if (v->known_bad) {
+		check_concurrency(v, KNOWN_BAD_BOUND_MS, &r);
+		tap_ok(!r.ok && strstr(r.detail, "torn read"),
+		       "%s (known bad) caught by the concurrency checker: %s",
+		       v->name, r.detail);
+	} else {
+		check_concurrency(v, PHASE_MS, &r);
+		tap_ok(r.ok, "%s concurrency: %s", v->name, r.detail);
+	}
+	if (v->real_counter)
+		tap_ok(system->ok, "%s against the system: %s", v->name,
+		       system->detail);
+}
+
+/* the array and the switch give the same answers in the same namespace */
+static void test_timens_array_vs_switch(void)
+{
+	const struct vdso_variant *a = vdso_variant_find("generic_timens+fake+always");
+	const struct vdso_variant *b =
+		vdso_variant_find("generic_timens_switch+fake+always");
+	const struct timens_offsets offs = { { 86400, 5 }, { 172800, 999999999 } };
+	struct tk_clocksource cs;
+	bool same = true;
+
+	if (!tap_ok(a && b, "timens variants exist"))
+		return;
+	check_reset_fake_kernel(&cs, 1000000);
+	sim_kernel_attach(a);
+	sim_kernel_attach(b);
+	sim_timens_enter(a, &offs);
+	sim_timens_enter(b, &offs);
+	for (clockid_t clk = 0; clk < MAX_CLOCKS; clk++) {
+		struct timespec ta = { 0, 0 }, tb = { 1, 1 };
+		int ra, rb;
+
+		vdso_fake_cycles = 1000000 + 123456789ULL * (u64)(clk + 1);
+		ra = a->clock_gettime(clk, &ta);
+		rb = b->clock_gettime(clk, &tb);
+		if (clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID)
+			continue; /* the host's CPU time moves between the calls */
+		if (ra != rb || (!ra && (ta.tv_sec != tb.tv_sec ||
+					 ta.tv_nsec != tb.tv_nsec))) {
+			tap_diag("clock %d: array %d %lld.%09ld, switch %d %lld.%09ld",
+				 clk, ra, (long long)ta.tv_sec, ta.tv_nsec, rb,
+				 (long long)tb.tv_sec, tb.tv_nsec);
+			same = false;
+		}
+	}
+	sim_timens_leave(a);
+	sim_timens_leave(b);
+	sim_kernel_detach_all();
+	tap_ok(same, "generic_timens and generic_timens_switch agree on every "
+		     "clock inside a namespace");
+}
+
+int main(void)
+{
+	struct check_report *system = calloc(vdso_nr_variants, sizeof(*system));
+	unsigned int known_bad = 0;
+
+	if (!system)
+		return 1;
+	check_system_all((const struct vdso_variant *const *)vdso_variants,
+			 vdso_nr_variants, SYSTEM_MS, system);
+	for (unsigned int i = 0; i < vdso_nr_variants; i++) {
+		test_variant(vdso_variants[i], &system[i]);
+		known_bad += vdso_variants[i]->known_bad != NULL;
+	}
+	/* the negative control exists in every counter x inline build */
+	tap_ok(known_bad >= 2, "the known-bad negative control is built (%u variants)",
+	       known_bad);
+	test_timens_array_vs_switch();
+	free(system);
+	return tap_done();
+}
