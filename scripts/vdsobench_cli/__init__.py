@@ -1,0 +1,1 @@
+"""The `vdsobench` command: see scripts/vdsobench --help."""

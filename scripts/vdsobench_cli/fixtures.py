@@ -1,0 +1,22 @@
+"""Shared test fixtures: a small variant list as vdsobench_verify --list-json prints it."""
+
+import json
+
+
+def variant(name, known_bad=None, hres=("realtime", "monotonic", "tai"), raw=()):
+    layout, counter, inline = name.split("+")
+    return {"name": name, "layout": layout, "counter": counter, "inline": inline,
+            "source": f"impls/layouts/{layout}.c", "summary": "", "known_bad": known_bad,
+            "hres_clocks": list(hres), "coarse_clocks": ["realtime_coarse", "monotonic_coarse"],
+            "raw_clocks": list(raw), "has_getres": True, "has_timens": False,
+            "real_counter": counter != "fake", "data_size": 64, "vvar_size": 4096,
+            "fields": [{"name": "seq", "offset": 0, "size": 4}]}
+
+
+VARIANTS = [
+    variant("generic_5_3+rdtscp+always"),
+    variant("generic_5_3+rdtsc+always"),
+    variant("x86_4_19+rdtscp+always", raw=("monotonic_raw",)),
+    variant("torn_read+fake+always", known_bad="reads the seqcount once"),
+]
+LIST_JSON = json.dumps(VARIANTS)

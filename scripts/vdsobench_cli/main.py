@@ -1,0 +1,37 @@
+"""Argument parsing and dispatch for `scripts/vdsobench`."""
+
+import argparse
+import sys
+
+from . import errors, listing, packages, testrun, verify
+
+COMMANDS = (packages, listing, verify, testrun)
+
+
+class Parser(argparse.ArgumentParser):
+    # argparse prints usage plus a message; the contract is one line and exit 2.
+    def error(self, message):
+        raise errors.UsageError(message)
+
+
+def parser():
+    p = Parser(prog="vdsobench",
+               description="Benchmarks and correctness checks for vDSO clock_gettime() variants.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for module in COMMANDS:
+        module.add_parser(sub)
+    p.commands = list(sub.choices)
+    return p
+
+
+def dispatch(argv):
+    p = parser()
+    args = p.parse_args(argv)
+    if args.command is None:
+        raise errors.UsageError(f"a command is required: {', '.join(p.commands)} "
+                                "(see --help)")
+    return args.func(args)
+
+
+def main(argv=None):
+    return errors.guard(dispatch, sys.argv[1:] if argv is None else argv)

@@ -1,0 +1,140 @@
+"""`test`: the whole suite (bazel tests + Python unit tests), one count at the end."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from . import build, packages
+from .errors import CliError, one_line
+
+# Bazel's per-target summary line, e.g. "//impls:x_test   (cached) PASSED in 0.1s".
+SUMMARY = re.compile(r"^(//\S*|@\S+)\s+(?:\(cached\)\s+)?"
+                     r"(PASSED|FLAKY|FAILED TO BUILD|FAILED|TIMEOUT|NO STATUS|INCOMPLETE"
+                     r"|REMOTE FAILURE|SKIPPED)\b")
+PASSED = ("PASSED", "FLAKY")
+RAN = PASSED + ("FAILED", "TIMEOUT")
+TAP = re.compile(r"^(not )?ok\b")
+PY_TEST_DIRS = ("scripts",)
+# bazel test exit statuses: 0 all passed, 3 some test failed, 4 no test targets.
+BAZEL_OK = (0, 3, 4)
+
+
+def parse_summary(output):
+    """[(label, status)] from bazel test's output."""
+    found = {}
+    for line in output.splitlines():
+        m = SUMMARY.match(line)
+        if m:
+            found[m.group(1)] = m.group(2)
+    return list(found.items())
+
+
+def count_tap(text):
+    """(ok lines, not-ok lines)."""
+    good = bad = 0
+    for line in text.splitlines():
+        m = TAP.match(line)
+        if m:
+            bad += bool(m.group(1))
+            good += not m.group(1)
+    return good, bad
+
+
+def target_counts(passed, tap):
+    """A target's (passed, failed), such that a failure never counts as zero."""
+    good, bad = tap
+    if passed:
+        return (good or 1), bad
+    return good, max(bad, 1)
+
+
+def log_text(testlogs, label):
+    """All test.log files of a target (more than one when sharded)."""
+    package, _, name = label.lstrip("/@").partition(":")
+    target_dir = Path(testlogs, package, name)
+    return "\n".join(p.read_text(errors="replace") for p in sorted(target_dir.rglob("test.log")))
+
+
+def failure_details(text, n=5):
+    """The first `not ok` lines, or else how the log ends (a crash, an abort)."""
+    lines = text.splitlines()
+    return [line for line in lines if line.startswith("not ok")][:n] or lines[-n:]
+
+
+def parse_unittest(output, returncode):
+    ran = re.search(r"^Ran (\d+) tests?", output, re.M)
+    total = int(ran.group(1)) if ran else 0
+    # Only unittest's closing "FAILED (failures=1, errors=2)" line: test output may
+    # contain the same words.
+    verdict = re.search(r"^FAILED \((.*)\)$", output, re.M)
+    bad = sum(int(n) for n in re.findall(r"(?:failures|errors|unexpected successes)=(\d+)",
+                                         verdict.group(1) if verdict else ""))
+    if returncode != 0 and bad == 0:
+        bad = 1
+    return total - min(bad, total), bad
+
+
+def bazel_tests(asan, quick, out):
+    args = ["//...", "--test_output=errors", "--test_summary=short"]
+    if asan:
+        args.append("--config=asan")
+    if quick:
+        args.append("--test_tag_filters=-slow")
+    print(f"test: bazel test {' '.join(args)}", file=out, flush=True)
+    rc, output = build.bazel("test", args)
+    results = []
+    for label, status in parse_summary(output):
+        # Targets that did not run this time may have a stale log: ignore it.
+        text = log_text(build.ROOT / "bazel-testlogs", label) if status in RAN else ""
+        good, bad = target_counts(status in PASSED, count_tap(text))
+        details = failure_details(text) if bad else []
+        results.append((f"{label} ({status})" if status not in RAN else label, good, bad,
+                        details))
+    if rc not in BAZEL_OK:
+        print(build.tail(output), file=out)
+    if rc not in (0, 4) and not any(r[2] for r in results):
+        results.append((f"bazel test (exit {rc})", 0, 1, []))
+    return results
+
+
+def python_tests(out):
+    results = []
+    for d in PY_TEST_DIRS:
+        r = subprocess.run(["/usr/bin/python3", "-m", "unittest", "discover", "-s", d,
+                            "-p", "*_test.py"], cwd=build.ROOT, stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, errors="replace")
+        good, bad = parse_unittest(r.stderr, r.returncode)
+        if bad:
+            print(build.tail(r.stderr), file=out)
+        results.append((f"python unittest ({d})", good, bad, []))
+    return results
+
+
+def run(args, out=sys.stdout):
+    results = []
+    try:
+        packages.ensure_setup()
+    except CliError as e:
+        # Keep going: CI reads the final count, which must still come last.
+        print(f"test: setup: {one_line(e)}", file=out)
+        results.append(("setup", 0, 1, []))
+    results += bazel_tests(args.asan, args.quick, out)
+    results += python_tests(out)
+    for label, good, bad, details in results:
+        print(f"{'FAIL' if bad else 'PASS'}  {label}  {good} passed, {bad} failed", file=out)
+        for line in details:
+            print(f"      {line}", file=out)
+    passed = sum(r[1] for r in results)
+    failed = sum(r[2] for r in results)
+    print(f"{passed} passed, {failed} failed", file=out, flush=True)
+    return 0 if failed == 0 else 1
+
+
+def add_parser(sub):
+    p = sub.add_parser("test", help="the whole test suite; last line 'N passed, N failed'",
+                       description="Install what is missing, run bazel test //... and the "
+                                   "Python unit tests; the last line is 'N passed, N failed'.")
+    p.add_argument("--asan", action="store_true", help="build the C tests with ASan + UBSan")
+    p.add_argument("--quick", action="store_true", help="skip bazel tests tagged \"slow\"")
+    p.set_defaults(func=run)

@@ -1,0 +1,88 @@
+import tempfile
+import unittest
+from pathlib import Path
+
+from vdsobench_cli import testrun
+
+BAZEL_OUTPUT = """\
+INFO: Build completed, 1 test FAILED, 4 total actions
+//impls:layout_test                                             PASSED in 0.3s
+//impls:seqlock_test                                   (cached) PASSED in 1.2s
+//verify:torture_test                                           FAILED in 2.0s
+  /root/.cache/bazel/x/testlogs/verify/torture_test/test.log
+//verify:crash_test                                    FAILED TO BUILD
+//:top_test                                                     NO STATUS
+
+Executed 2 out of 4 tests: 1 test passes and 1 fails locally.
+"""
+
+TAP_LOG = """\
+exec ${PAGER:-/usr/bin/less} "$0" || exit 1
+Executing tests from //impls:layout_test
+-----------------------------------------------------------------------------
+TAP version 13
+1..4
+ok 1 - offsets
+ok 2 - sizes
+not ok 3 - alignment
+# okay, this is a comment
+ok 4 - page aligned # SKIP no hugepages
+"""
+
+
+class TapTest(unittest.TestCase):
+    def test_count(self):
+        self.assertEqual(testrun.count_tap(TAP_LOG), (3, 1))
+        self.assertEqual(testrun.count_tap("no tap here\n  ok indented\n"), (0, 0))
+
+    def test_target_counts(self):
+        self.assertEqual(testrun.target_counts(True, (5, 0)), (5, 0))
+        self.assertEqual(testrun.target_counts(True, (0, 0)), (1, 0))
+        self.assertEqual(testrun.target_counts(False, (3, 2)), (3, 2))
+        self.assertEqual(testrun.target_counts(False, (3, 0)), (3, 1))
+        self.assertEqual(testrun.target_counts(False, (0, 0)), (0, 1))
+
+
+class SummaryTest(unittest.TestCase):
+    def test_parse(self):
+        self.assertEqual(testrun.parse_summary(BAZEL_OUTPUT), [
+            ("//impls:layout_test", "PASSED"), ("//impls:seqlock_test", "PASSED"),
+            ("//verify:torture_test", "FAILED"), ("//verify:crash_test", "FAILED TO BUILD"),
+            ("//:top_test", "NO STATUS")])
+
+    def test_logs(self):
+        with tempfile.TemporaryDirectory() as d:
+            log = Path(d, "impls", "layout_test", "test.log")
+            log.parent.mkdir(parents=True)
+            log.write_text(TAP_LOG)
+            for shard in (1, 2):
+                p = Path(d, "top_test", f"shard_{shard}_of_2", "test.log")
+                p.parent.mkdir(parents=True)
+                p.write_text(f"ok {shard}\n")
+            self.assertEqual(testrun.log_text(d, "//impls:layout_test"), TAP_LOG)
+            self.assertEqual(testrun.count_tap(testrun.log_text(d, "//:top_test")), (2, 0))
+            self.assertEqual(testrun.log_text(d, "//none:gone"), "")
+
+
+class FailureDetailsTest(unittest.TestCase):
+    def test_not_ok_lines_first(self):
+        self.assertEqual(testrun.failure_details(TAP_LOG), ["not ok 3 - alignment"])
+
+    def test_log_end_without_not_ok(self):
+        self.assertEqual(testrun.failure_details("a\nb\nc\n", n=2), ["b", "c"])
+
+
+class UnittestOutputTest(unittest.TestCase):
+    def test_ok(self):
+        self.assertEqual(testrun.parse_unittest("....\nRan 4 tests in 0.1s\n\nOK\n", 0), (4, 0))
+
+    def test_failures(self):
+        out = "Ran 10 tests in 0.2s\n\nFAILED (failures=2, errors=1, skipped=1)\n"
+        self.assertEqual(testrun.parse_unittest(out, 1), (7, 3))
+
+    def test_crash_without_counts(self):
+        self.assertEqual(testrun.parse_unittest("Segmentation fault\n", -11), (0, 1))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,108 @@
+"""`verify`: run vdsobench_verify on chosen variants, one line per result."""
+
+import argparse
+import json
+import subprocess
+import sys
+
+from . import build, packages, variants as variants_mod
+from .errors import Failure
+
+STATUSES = ("PASS", "FAIL", "CAUGHT", "MISSED")
+
+
+def describe(rec, reasons):
+    status, name = rec.get("status"), rec.get("variant")
+    if status == "PASS":
+        return f"PASS   {name}  ({rec.get('seconds', 0):.1f} s)"
+    if status == "FAIL":
+        return f"FAIL   {name}  {rec.get('first_failure')}"
+    why = reasons.get(name) or "yes"
+    if status == "CAUGHT":
+        return f"CAUGHT {name}  (known bad: {why}) {rec.get('first_failure')}"
+    return f"MISSED {name}  (known bad: {why}) no check flagged it"
+
+
+def report(lines, expected, reasons, returncode, as_json=False, out=sys.stdout):
+    """Print each result as it arrives; return the exit status.
+
+    Strict on purpose: a missing summary, a missing variant or a nonzero exit
+    of the binary means the run cannot be trusted, so it fails.
+    """
+    counts = dict.fromkeys(STATUSES, 0)
+    seen, summary, problems = set(), None, []
+    for line in lines:
+        if as_json:
+            print(line.rstrip("\n"), file=out, flush=True)
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            rec = None
+        if not isinstance(rec, dict):
+            if not as_json and line.strip():
+                print(line.rstrip("\n"), file=out, flush=True)
+            continue
+        if "summary" in rec:
+            summary = rec["summary"]
+            continue
+        if rec.get("status") not in STATUSES:
+            problems.append(f"unknown status {rec.get('status')!r} for {rec.get('variant')}")
+            continue
+        counts[rec["status"]] += 1
+        seen.add(rec.get("variant"))
+        if not as_json:
+            print(describe(rec, reasons), file=out, flush=True)
+    if summary is None:
+        problems.append("vdsobench_verify ended without a summary")
+    problems += [f"no result for {n}" for n in expected if n not in seen]
+    if returncode() != 0:
+        problems.append(f"vdsobench_verify exited with status {returncode()}")
+    if not as_json:
+        for p in problems:
+            print(f"verify: {p}", file=out)
+        print(f"verify: {counts['PASS']} PASS, {counts['FAIL']} FAIL, "
+              f"{counts['CAUGHT']} CAUGHT (known bad), {counts['MISSED']} MISSED", file=out)
+    else:
+        for p in problems:
+            print(f"vdsobench: verify: {p}", file=sys.stderr)
+    return 1 if problems or counts["FAIL"] or counts["MISSED"] else 0
+
+
+def positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return value
+
+
+def run(args):
+    packages.ensure_setup()
+    _, chosen = variants_mod.choose(args.variants, "verify")
+    names = [v["name"] for v in chosen]
+    reasons = {v["name"]: v.get("known_bad") for v in chosen}
+    cmd = [str(build.binary_path(variants_mod.VERIFY)), "--json"]
+    if args.duration_ms is not None:
+        cmd += ["--duration-ms", str(args.duration_ms)]
+    try:
+        proc = subprocess.Popen(cmd + names, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                text=True, errors="replace")
+    except OSError as e:
+        raise Failure(f"cannot run {cmd[0]}: {e.strerror}") from None
+    with proc:
+        return report(proc.stdout, names, reasons, proc.wait, args.json)
+
+
+def add_parser(sub):
+    p = sub.add_parser("verify", help="correctness and concurrency checks, PASS/FAIL per variant",
+                       description="Run the correctness and concurrency checks on the chosen "
+                                   "variants (all by default). Exit 1 if a correct variant "
+                                   "FAILs or a known-bad one is MISSED.")
+    p.add_argument("variants", nargs="*", metavar="VARIANT",
+                   help="exact name or glob, e.g. 'generic_*+rdtscp+*' (default: all)")
+    p.add_argument("--duration-ms", type=positive_int, metavar="N",
+                   help="time per concurrency check, in milliseconds")
+    p.add_argument("--json", action="store_true", help="pass the binary's JSON lines through")
+    p.set_defaults(func=run)
