@@ -54,6 +54,13 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 		      struct check_report *r);
 
 /*
+ * The bound within which the concurrency checker must catch the known-bad
+ * variant (it stops at the first torn read, typically within a few
+ * hundred reads); verify never gives it less, however short --duration-ms.
+ */
+#define CHECK_KNOWN_BAD_BOUND_MS 2000
+
+/*
  * Real counter only: a timekeeper calibrated against the system's
  * CLOCK_MONOTONIC_RAW, ticking at HZ, read next to the system's clocks
  * for duration_ms. Tolerances are in check_system.c with their reasons.

@@ -15,7 +15,6 @@
 
 /* per phase; the known-bad variant gets the bound it must be caught in */
 #define PHASE_MS 100
-#define KNOWN_BAD_BOUND_MS 2000
 #define SYSTEM_MS 1000
 
 static void test_variant(const struct vdso_variant *v,
@@ -30,7 +29,7 @@ static void test_variant(const struct vdso_variant *v,
 	tap_ok(r.ok, "%s edges: %s", v->name, r.detail);
 	memset(&r, 0, sizeof(r));
 	if (v->known_bad) {
-		check_concurrency(v, KNOWN_BAD_BOUND_MS, &r);
+		check_concurrency(v, CHECK_KNOWN_BAD_BOUND_MS, &r);
 		tap_ok(!r.ok && strstr(r.detail, "torn read"),
 		       "%s (known bad) caught by the concurrency checker: %s",
 		       v->name, r.detail);
