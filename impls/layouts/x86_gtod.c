@@ -2,7 +2,7 @@
 /*
  * x86_gtod: the x86 vDSO of v4.20..v5.2 (seed 000 "Before"), the baseline
  * every 2019 patch was measured against. struct vsyscall_gtod_data from
- * arch/x86/include/asm/vgtod.h at 315f28fa3a7b; do_hres() from
+ * arch/x86/include/asm/vgtod.h at 315f28fa3a7b; do_hres() (x86_vclock.h) from
  * arch/x86/entry/vdso/vclock_gettime.c at v5.2.
  *
  * 232 bytes, 4 cache lines: REALTIME 32..47, MONOTONIC 48..63.
@@ -31,35 +31,6 @@ struct vsyscall_gtod_data {
 #define VGTOD_COARSE (BIT(CLOCK_REALTIME_COARSE) | BIT(CLOCK_MONOTONIC_COARSE))
 
 #include "impls/layouts/x86_vclock.h"
-
-__vdso_hot_inline int do_hres(clockid_t clk, struct timespec *ts)
-{
-	struct vgtod_ts *base = &gtod->basetime[clk];
-	u64 cycles, last, sec, ns;
-	unsigned int seq;
-
-	do {
-		seq = gtod_read_begin(gtod);
-		cycles = vgetcyc(gtod->vclock_mode);
-		ns = base->nsec;
-		last = gtod->cycle_last;
-		if (unlikely((s64)cycles < 0))
-			return vdso_fallback_gettime(clk, ts);
-		if (cycles > last)
-			ns += (cycles - last) * gtod->mult;
-		ns >>= gtod->shift;
-		sec = base->sec;
-	} while (unlikely(gtod_read_retry(gtod, seq)));
-
-	/*
-	 * Do this outside the loop: a race inside the loop could result
-	 * in __iter_div_u64_rem() being extremely slow.
-	 */
-	ts->tv_sec = sec + __iter_div_u64_rem(ns, NSEC_PER_SEC, &ns);
-	ts->tv_nsec = ns;
-
-	return 0;
-}
 
 VDSO_ENTRY void VDSO_SYM(update_vsyscall)(const struct timekeeper *tk)
 {

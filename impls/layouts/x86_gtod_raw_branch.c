@@ -38,6 +38,9 @@ struct vsyscall_gtod_data {
 	 BIT(CLOCK_MONOTONIC_RAW) | BIT(CLOCK_TAI))
 #define VGTOD_COARSE (BIT(CLOCK_REALTIME_COARSE) | BIT(CLOCK_MONOTONIC_COARSE))
 
+#define X86_GTOD_OWN_DO_HRES 1
+#define X86_GTOD_RAW_MULT_SHIFT 1
+
 #include "impls/layouts/x86_vclock.h"
 
 __vdso_hot_inline int do_hres(clockid_t clk, struct timespec *ts)
@@ -79,18 +82,10 @@ __vdso_hot_inline int do_hres(clockid_t clk, struct timespec *ts)
 VDSO_ENTRY void VDSO_SYM(update_vsyscall)(const struct timekeeper *tk)
 {
 	struct vsyscall_gtod_data *vdata = gtod;
-	struct vgtod_ts *base;
 
 	gtod_write_begin(vdata);
 	x86_update_common_bases(vdata, tk);
-	vdata->mult = tk->tkr_mono.mult;
-	vdata->shift = tk->tkr_mono.shift;
-	vdata->raw_mult = tk->tkr_raw.mult;
-	vdata->raw_shift = tk->tkr_raw.shift;
-
-	base = &vdata->basetime[CLOCK_MONOTONIC_RAW];
-	base->sec = tk->raw_sec;
-	base->nsec = tk->tkr_raw.xtime_nsec;
+	x86_update_raw_mult_shift(vdata, tk);
 	gtod_write_end(vdata);
 }
 

@@ -38,36 +38,9 @@ static int do_monotonic_raw(struct timespec *ts);
 			return do_monotonic_raw(ts);                        \
 	} while (0)
 
+#define X86_GTOD_RAW_MULT_SHIFT 1
+
 #include "impls/layouts/x86_vclock.h"
-
-__vdso_hot_inline int do_hres(clockid_t clk, struct timespec *ts)
-{
-	struct vgtod_ts *base = &gtod->basetime[clk];
-	u64 cycles, last, sec, ns;
-	unsigned int seq;
-
-	do {
-		seq = gtod_read_begin(gtod);
-		cycles = vgetcyc(gtod->vclock_mode);
-		ns = base->nsec;
-		last = gtod->cycle_last;
-		if (unlikely((s64)cycles < 0))
-			return vdso_fallback_gettime(clk, ts);
-		if (cycles > last)
-			ns += (cycles - last) * gtod->mult;
-		ns >>= gtod->shift;
-		sec = base->sec;
-	} while (unlikely(gtod_read_retry(gtod, seq)));
-
-	/*
-	 * Do this outside the loop: a race inside the loop could result
-	 * in __iter_div_u64_rem() being extremely slow.
-	 */
-	ts->tv_sec = sec + __iter_div_u64_rem(ns, NSEC_PER_SEC, &ns);
-	ts->tv_nsec = ns;
-
-	return 0;
-}
 
 /*
  * Attempts to merge the below copy with the above routine led to 5% performance
@@ -105,18 +78,10 @@ notrace static int do_monotonic_raw(struct timespec *ts)
 VDSO_ENTRY void VDSO_SYM(update_vsyscall)(const struct timekeeper *tk)
 {
 	struct vsyscall_gtod_data *vdata = gtod;
-	struct vgtod_ts *base;
 
 	gtod_write_begin(vdata);
 	x86_update_common_bases(vdata, tk);
-	vdata->mult = tk->tkr_mono.mult;
-	vdata->shift = tk->tkr_mono.shift;
-	vdata->raw_mult = tk->tkr_raw.mult;
-	vdata->raw_shift = tk->tkr_raw.shift;
-
-	base = &vdata->basetime[CLOCK_MONOTONIC_RAW];
-	base->sec = tk->raw_sec;
-	base->nsec = tk->tkr_raw.xtime_nsec;
+	x86_update_raw_mult_shift(vdata, tk);
 	gtod_write_end(vdata);
 }
 

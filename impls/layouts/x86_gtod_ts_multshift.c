@@ -33,6 +33,8 @@ struct vsyscall_gtod_data {
 	 BIT(CLOCK_MONOTONIC_RAW) | BIT(CLOCK_TAI))
 #define VGTOD_COARSE (BIT(CLOCK_REALTIME_COARSE) | BIT(CLOCK_MONOTONIC_COARSE))
 
+#define X86_GTOD_OWN_DO_HRES 1
+
 #include "impls/layouts/x86_vclock.h"
 
 __vdso_hot_inline int do_hres(clockid_t clk, struct timespec *ts)

@@ -14,10 +14,14 @@
  *	VGTOD_HRES, VGTOD_COARSE	clock masks served in userspace
  *	X86_VDSO_EXTRA_CLOCKS(clock, ts) optional: dispatch for clocks
  *					outside both masks (v2's copied raw path)
+ *	X86_GTOD_OWN_DO_HRES		1: the layout defines do_hres() itself
+ *					after the include (patches that change
+ *					it); otherwise v5.2's below is used
+ *	X86_GTOD_RAW_MULT_SHIFT		1: struct has raw_mult/raw_shift (seed
+ *					000 v1 and v2): x86_update_raw_mult_shift()
  *
  * and after it:
  *
- *	do_hres()			the high-resolution read, declared here
  *	VDSO_SYM(update_vsyscall)()	using x86_update_common_bases()
  *
  * The vvar page, seqlock, counter read, do_coarse(), the entry points,
@@ -235,6 +239,56 @@ static void x86_update_common_bases(struct vsyscall_gtod_data *vdata,
 	}
 	base->nsec = nsec;
 }
+
+#if X86_GTOD_RAW_MULT_SHIFT
+/* seed 000 v1/v2's addition to update_vsyscall() */
+static void x86_update_raw_mult_shift(struct vsyscall_gtod_data *vdata,
+				      const struct timekeeper *tk)
+{
+	struct vgtod_ts *base;
+
+	vdata->mult = tk->tkr_mono.mult;
+	vdata->shift = tk->tkr_mono.shift;
+	vdata->raw_mult = tk->tkr_raw.mult;
+	vdata->raw_shift = tk->tkr_raw.shift;
+
+	base = &vdata->basetime[CLOCK_MONOTONIC_RAW];
+	base->sec = tk->raw_sec;
+	base->nsec = tk->tkr_raw.xtime_nsec;
+}
+#endif
+
+#if !X86_GTOD_OWN_DO_HRES
+/* arch/x86/entry/vdso/vclock_gettime.c at v5.2 */
+__vdso_hot_inline int do_hres(clockid_t clk, struct timespec *ts)
+{
+	struct vgtod_ts *base = &gtod->basetime[clk];
+	u64 cycles, last, sec, ns;
+	unsigned int seq;
+
+	do {
+		seq = gtod_read_begin(gtod);
+		cycles = vgetcyc(gtod->vclock_mode);
+		ns = base->nsec;
+		last = gtod->cycle_last;
+		if (unlikely((s64)cycles < 0))
+			return vdso_fallback_gettime(clk, ts);
+		if (cycles > last)
+			ns += (cycles - last) * gtod->mult;
+		ns >>= gtod->shift;
+		sec = base->sec;
+	} while (unlikely(gtod_read_retry(gtod, seq)));
+
+	/*
+	 * Do this outside the loop: a race inside the loop could result
+	 * in __iter_div_u64_rem() being extremely slow.
+	 */
+	ts->tv_sec = sec + __iter_div_u64_rem(ns, NSEC_PER_SEC, &ns);
+	ts->tv_nsec = ns;
+
+	return 0;
+}
+#endif
 
 #define X86_GTOD_FIELDS                                      \
 	VDSO_FIELD(struct vsyscall_gtod_data, seq, "seq"),                  \
