@@ -18,8 +18,12 @@
  * jump by whole seconds. Phase B is a kernel that only ticks and sleeps,
  * where every clock must also be monotonic per reader.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_setaffinity_np() */
+#endif
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -87,6 +91,24 @@ static u64 now_ms(void)
 	return (u64)ts.tv_sec * 1000 + (u64)ts.tv_nsec / 1000000;
 }
 
+/*
+ * A torn read needs the writer to finish an update while a reader is
+ * inside its few-nanosecond window: both must really run at once. Pin
+ * them to different CPUs so the scheduler can't stack them on one; if
+ * the machine refuses, the check runs unpinned.
+ */
+static void pin_self(long cpu)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (ncpu < 2)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET((int)(cpu % ncpu), &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
 static void *writer_main(void *arg)
 {
 	struct shared *sh = arg;
@@ -94,6 +116,7 @@ static void *writer_main(void *arg)
 	u64 g = __atomic_load_n(&sh->hist_gen, __ATOMIC_RELAXED);
 	s64 wall_jump = 1000;
 
+	pin_self(0);
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
 		struct timekeeper *tk = sim_tk_write_begin();
 		u64 now;
@@ -239,6 +262,7 @@ struct reader_arg {
 	struct shared *sh;
 	struct reader_stats stats;
 	u64 seed;
+	long cpu;
 };
 
 static void *reader_main(void *arg)
@@ -251,6 +275,7 @@ static void *reader_main(void *arg)
 	bool have_last[ARRAY_SIZE(reader_clocks) + 2] = { false };
 	u64 rng = ra->seed;
 
+	pin_self(ra->cpu);
 	for (u64 i = 0; !__atomic_load_n(&sh->stop, __ATOMIC_RELAXED); i++) {
 		unsigned int k = (unsigned int)(i % nclocks);
 		clockid_t what = k < ARRAY_SIZE(reader_clocks) ?
@@ -336,7 +361,8 @@ static int run_phase(struct shared *sh, enum phase phase, int nreaders,
 	for (int i = 0; i < nreaders; i++) {
 		ra[i] = (struct reader_arg){ .sh = sh,
 					     .seed = 0x9e3779b97f4a7c15ULL *
-						     (u64)(i + 1 + phase * 31) };
+						     (u64)(i + 1 + phase * 31),
+					     .cpu = i + 1 };
 		if (pthread_create(&readers[i], NULL, reader_main, &ra[i])) {
 			nreaders = i;
 			__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
