@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The simulated kernel on the real counter, started from the system's
+ * clock values and ticking like a kernel.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "impls/kernel/sim_kernel.h"
+#include "impls/kernel/sim_system.h"
+
+__int128 sim_system_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return timespec_to_ns(&ts);
+}
+
+/* a counter reading and the raw clock at the same moment, +- a few 100 ns */
+static void paired_read(u64 *cycles, __int128 *raw)
+{
+	__int128 a, b;
+
+	do {
+		a = sim_system_ns(CLOCK_MONOTONIC_RAW);
+		*cycles = sim_read_tsc_ordered();
+		b = sim_system_ns(CLOCK_MONOTONIC_RAW);
+	} while (b - a > 2000); /* descheduled in between: again */
+	*raw = (a + b) / 2;
+}
+
+u64 sim_calibrate_counter_hz(unsigned int ms)
+{
+	u64 c0, c1;
+	__int128 r0, r1;
+
+	paired_read(&c0, &r0);
+	usleep(ms * 1000);
+	paired_read(&c1, &r1);
+	return (u64)((__int128)(c1 - c0) * NSEC_PER_SEC / (r1 - r0));
+}
+
+static void ns_to_ts64(__int128 ns, struct timespec64 *ts)
+{
+	struct timespec t;
+
+	ns_to_timespec(ns, &t);
+	ts->tv_sec = t.tv_sec;
+	ts->tv_nsec = t.tv_nsec;
+}
+
+void sim_kernel_reset_from_system(struct tk_clocksource *cs, u64 hz)
+{
+	struct timespec64 wall, mono, sleep;
+	struct timekeeper *tk;
+	__int128 raw, real, mon, boot, tai;
+	u64 now;
+
+	sim_kernel_detach_all();
+	tk_clocksource_init(cs, "tsc", hz, UINT64_MAX, true);
+	real = sim_system_ns(CLOCK_REALTIME);
+	mon = sim_system_ns(CLOCK_MONOTONIC);
+	boot = sim_system_ns(CLOCK_BOOTTIME);
+	tai = sim_system_ns(CLOCK_TAI);
+	paired_read(&now, &raw);
+	/* the others were read up to a microsecond before now: close enough */
+	ns_to_ts64(real, &wall);
+	ns_to_ts64(mon, &mono);
+	sim_kernel_reset(cs, now, &wall, &mono);
+
+	tk = sim_tk_write_begin();
+	tk->raw_sec = (u64)(raw / NSEC_PER_SEC);
+	tk->tkr_raw.xtime_nsec = (u64)(raw % NSEC_PER_SEC) << tk->tkr_raw.shift;
+	tk->tai_offset = (s32)((tai - real + NSEC_PER_SEC / 2) / NSEC_PER_SEC);
+	ns_to_ts64(boot - mon, &sleep);
+	tk_inject_sleep(tk, now, &sleep);
+	sim_tk_write_end();
+}
+
+void sim_kernel_tick(void)
+{
+	struct timekeeper *tk = sim_tk_write_begin();
+
+	tk_forward(tk, sim_read_tsc_ordered());
+	sim_tk_write_end();
+}
+
+static pthread_t ticker;
+static unsigned int ticker_hz;
+static int ticker_stop;
+
+static void *ticker_main(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&ticker_stop, __ATOMIC_RELAXED)) {
+		sim_kernel_tick();
+		usleep(1000000 / ticker_hz);
+	}
+	return NULL;
+}
+
+int sim_ticker_start(unsigned int hz)
+{
+	int err;
+
+	if (!hz || hz > 1000000) {
+		errno = EINVAL;
+		return -1;
+	}
+	ticker_hz = hz;
+	__atomic_store_n(&ticker_stop, 0, __ATOMIC_RELAXED);
+	err = pthread_create(&ticker, NULL, ticker_main, NULL);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+void sim_ticker_stop(void)
+{
+	__atomic_store_n(&ticker_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(ticker, NULL);
+}
