@@ -86,7 +86,7 @@ int main(void)
 			  { "basetime[CLOCK_MONOTONIC]", 56, 16 },
 			  { "vd[CS_RAW].seq", 248, 4 }));
 
-	for (unsigned int i = 0; i < vdso_nr_variants; i++) {
+	for (unsigned int i = 0; i < vdso_variants_nr; i++) {
 		const struct vdso_variant *v = vdso_variants[i];
 
 		tap_ok((uintptr_t)v->vvar % 4096 == 0 && v->vvar_size % 4096 == 0 &&

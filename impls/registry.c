@@ -19,7 +19,7 @@ static const char *const clock_names[MAX_CLOCKS] = {
 
 const struct vdso_variant *vdso_variant_find(const char *name)
 {
-	for (unsigned int i = 0; i < vdso_nr_variants; i++)
+	for (unsigned int i = 0; i < vdso_variants_nr; i++)
 		if (!strcmp(vdso_variants[i]->name, name))
 			return vdso_variants[i];
 	return NULL;

@@ -10,7 +10,7 @@
 #include "impls/common/variant.h"
 
 extern const struct vdso_variant *const vdso_variants[];
-extern const unsigned int vdso_nr_variants;
+extern const unsigned int vdso_variants_nr;
 
 /* by exact name ("generic_5_3+rdtscp+always"); NULL if unknown */
 const struct vdso_variant *vdso_variant_find(const char *name);

@@ -65,34 +65,38 @@ def _all_variants():
                 out.append(v)
     return out
 
-def vdso_variants(name, deps):
-    """One cc_library per variant, plus `name`: the registry of the host's.
+def _variant_copts(layout, counter, inline):
+    return [
+        "-DVDSO_PREFIX=" + variant_prefix(layout, counter, inline),
+        "-DVDSO_LAYOUT=" + layout,
+        "-DVDSO_COUNTER=" + counter,
+        "-DVDSO_INLINE=" + inline,
+        "-DVDSO_COUNTER_HEADER=impls/counters/%s.h" % counter,
+        "-DVDSO_INLINE_ALWAYS=%d" % INLINES[inline],
+    ]
 
-    Args:
-      name: the registry cc_library; it links every variant of the target
-        architecture and exports vdso_variants[] (impls/registry.h).
-      deps: what every variant links (the simulated kernel, headers).
-    """
+def _compat(counter):
+    if COUNTERS[counter] == "any":
+        return []
+    return ["@platforms//cpu:" + COUNTERS[counter]]
+
+def _per_variant(name, srcs, with_layout, symbol, ctype, header, table, deps,
+                 hdrs = []):
+    """One cc_library per variant compiled from srcs (and its layout source
+    when with_layout) with its defines, and
+    `name`: those of the host architecture plus a generated table of each
+    one's `<prefix>__<symbol>` (a `ctype`), in registry order."""
+    libs = {}
     for layout, counter, inline in _all_variants():
         prefix = variant_prefix(layout, counter, inline)
-        counter_arch = COUNTERS[counter]
-        compat = []
-        if counter_arch != "any":
-            compat = ["@platforms//cpu:" + counter_arch]
+        libs[(layout, counter, inline)] = "%s_%s" % (name, prefix)
         native.cc_library(
-            name = "variant_" + prefix,
-            srcs = [LAYOUTS[layout]],
-            copts = [
-                "-DVDSO_PREFIX=" + prefix,
-                "-DVDSO_LAYOUT=" + layout,
-                "-DVDSO_COUNTER=" + counter,
-                "-DVDSO_INLINE=" + inline,
-                "-DVDSO_COUNTER_HEADER=impls/counters/%s.h" % counter,
-                "-DVDSO_INLINE_ALWAYS=%d" % INLINES[inline],
-            ],
+            name = libs[(layout, counter, inline)],
+            srcs = srcs + ([LAYOUTS[layout]] if with_layout else []),
+            copts = _variant_copts(layout, counter, inline),
             deps = deps,
             linkstatic = True,
-            target_compatible_with = compat,
+            target_compatible_with = _compat(counter),
         )
 
     for arch in ARCHES:
@@ -100,9 +104,10 @@ def vdso_variants(name, deps):
         native.genrule(
             name = "%s_%s_c" % (name, arch),
             outs = ["%s_%s.c" % (name, arch)],
-            tools = ["gen_registry.py"],
-            cmd = "/usr/bin/python3 $(location gen_registry.py) $@ " +
-                  " ".join(prefixes),
+            tools = ["//impls:gen_registry.py"],
+            cmd = ("/usr/bin/python3 $(location //impls:gen_registry.py) " +
+                   "$@ '%s' '%s' %s %s " % (header, ctype, symbol, table) +
+                   " ".join(prefixes)),
         )
 
     native.cc_library(
@@ -110,11 +115,11 @@ def vdso_variants(name, deps):
         srcs = select({
             "@platforms//cpu:" + arch: [":%s_%s.c" % (name, arch)]
             for arch in ARCHES
-        }) + ["registry.c"],
-        hdrs = ["registry.h"],
+        }),
+        hdrs = hdrs,
         deps = deps + select({
             "@platforms//cpu:" + arch: [
-                ":variant_" + variant_prefix(*v)
+                ":" + libs[v]
                 for v in variants_for_arch(arch)
             ]
             for arch in ARCHES
@@ -122,3 +127,39 @@ def vdso_variants(name, deps):
         linkstatic = True,
         visibility = ["//visibility:public"],
     )
+
+def vdso_variants(name, deps):
+    """One cc_library per variant (variant_<prefix>), plus `name`: the
+    registry of the host's, exporting vdso_variants[] (impls/registry.h).
+
+    Args:
+      name: the registry cc_library.
+      deps: what every variant links (the simulated kernel, headers).
+    """
+    _per_variant(
+        name = "variant",
+        srcs = [],
+        with_layout = True,
+        symbol = "variant",
+        ctype = "const struct vdso_variant",
+        header = "impls/common/variant.h",
+        table = "vdso_variants",
+        deps = deps,
+    )
+    native.cc_library(
+        name = name,
+        srcs = ["registry.c"],
+        hdrs = ["registry.h"],
+        deps = deps + [":variant"],
+        linkstatic = True,
+        visibility = ["//visibility:public"],
+    )
+
+def vdso_per_variant(name, srcs, symbol, ctype, header, table, deps, hdrs = []):
+    """Compile srcs once per variant, with that variant's defines (so
+    VDSO_SYM() names its symbols and VDSO_COUNTER_HEADER its counter),
+    and list each one's `<prefix>__<symbol>` in `table[]`, in the
+    registry's order (see gen_registry.py): code that must call a
+    variant's entry points directly, as the vDSO's own callers do.
+    """
+    _per_variant(name, srcs, False, symbol, ctype, header, table, deps, hdrs)

@@ -85,14 +85,14 @@ static void test_timens_array_vs_switch(void)
 
 int main(void)
 {
-	struct check_report *system = calloc(vdso_nr_variants, sizeof(*system));
+	struct check_report *system = calloc(vdso_variants_nr, sizeof(*system));
 	unsigned int known_bad = 0;
 
 	if (!system)
 		return 1;
 	check_system_all((const struct vdso_variant *const *)vdso_variants,
-			 vdso_nr_variants, SYSTEM_MS, system);
-	for (unsigned int i = 0; i < vdso_nr_variants; i++) {
+			 vdso_variants_nr, SYSTEM_MS, system);
+	for (unsigned int i = 0; i < vdso_variants_nr; i++) {
 		test_variant(vdso_variants[i], &system[i]);
 		known_bad += vdso_variants[i]->known_bad != NULL;
 	}

@@ -61,7 +61,7 @@ static void json_clock_list(u32 mask)
 static void list_json(void)
 {
 	putchar('[');
-	for (unsigned int i = 0; i < vdso_nr_variants; i++) {
+	for (unsigned int i = 0; i < vdso_variants_nr; i++) {
 		const struct vdso_variant *v = vdso_variants[i];
 
 		printf(i ? ",\n{" : "{");
@@ -179,12 +179,12 @@ int main(int argc, char **argv)
 		}
 	}
 
-	chosen = calloc(vdso_nr_variants + (unsigned int)argc, sizeof(*chosen));
-	system = calloc(vdso_nr_variants + (unsigned int)argc, sizeof(*system));
+	chosen = calloc(vdso_variants_nr + (unsigned int)argc, sizeof(*chosen));
+	system = calloc(vdso_variants_nr + (unsigned int)argc, sizeof(*system));
 	if (!chosen || !system)
 		return 1;
 	if (optind == argc) {
-		for (unsigned int i = 0; i < vdso_nr_variants; i++)
+		for (unsigned int i = 0; i < vdso_variants_nr; i++)
 			chosen[n++] = vdso_variants[i];
 	}
 	for (int i = optind; i < argc; i++) {
@@ -194,7 +194,7 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"vdsobench_verify: unknown variant '%s'; "
 				"--list-json lists the %u valid ones\n",
-				argv[i], vdso_nr_variants);
+				argv[i], vdso_variants_nr);
 			free(chosen);
 			free(system);
 			return 2;
