@@ -10,7 +10,7 @@ PACKAGES = (
     "bazel-bootstrap", "bazel-rules-java", "bazel-platforms",
     "libbenchmark-dev", "libpfm4-dev", "libhwloc-dev",
     "valgrind", "dwarves",
-    "python3-numpy", "python3-scipy", "python3-matplotlib",
+    "python3-numpy", "python3-scipy", "python3-matplotlib", "python3-jsonschema",
     "hyperfine",
 )
 
