@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pinning and topology over hwloc. hwloc rather than sched_setaffinity and
+ * /sys parsing because it already knows which PUs share a core and which
+ * caches sit above them on every machine the harness meets (SMT or not,
+ * containers with a cgroup cpuset, VMs that report odd topologies).
+ */
+#include <errno.h>
+#include <hwloc.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/pin.h"
+
+struct pin_topology {
+	hwloc_topology_t topo;
+	/* owned by topo */
+	hwloc_const_cpuset_t allowed;
+};
+
+static __thread char bind_err[256];
+
+int pin_topology_init(struct pin_topology **t)
+{
+	struct pin_topology *p;
+	int err;
+
+	*t = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -1;
+	if (hwloc_topology_init(&p->topo)) {
+		err = errno;
+		free(p);
+		errno = err;
+		return -1;
+	}
+	if (hwloc_topology_load(p->topo)) {
+		err = errno ? errno : EIO;
+		hwloc_topology_destroy(p->topo);
+		free(p);
+		errno = err;
+		return -1;
+	}
+	p->allowed = hwloc_topology_get_allowed_cpuset(p->topo);
+	*t = p;
+	return 0;
+}
+
+void pin_topology_destroy(struct pin_topology *t)
+{
+	if (!t)
+		return;
+	hwloc_topology_destroy(t->topo);
+	free(t);
+}
+
+unsigned int pin_nr_pus(const struct pin_topology *t)
+{
+	int w = hwloc_bitmap_weight(t->allowed);
+
+	return w > 0 ? (unsigned int)w : 0;
+}
+
+bool pin_pu_allowed(const struct pin_topology *t, int cpu)
+{
+	return cpu >= 0 && hwloc_bitmap_isset(t->allowed, (unsigned int)cpu);
+}
+
+static hwloc_obj_t pu_obj(const struct pin_topology *t, int cpu)
+{
+	if (!pin_pu_allowed(t, cpu))
+		return NULL;
+	return hwloc_get_pu_obj_by_os_index(t->topo, (unsigned int)cpu);
+}
+
+static hwloc_obj_t ancestor(const struct pin_topology *t, hwloc_obj_t pu,
+			    hwloc_obj_type_t type)
+{
+	return hwloc_get_ancestor_obj_by_type(t->topo, type, pu);
+}
+
+/* the one line every error ends with, so that the user can retype */
+static void valid_cpus(const struct pin_topology *t, char *buf, size_t len)
+{
+	if (hwloc_bitmap_list_snprintf(buf, len, t->allowed) < 0)
+		snprintf(buf, len, "?");
+}
+
+__attribute__((format(printf, 5, 6))) static int
+parse_fail(const struct pin_topology *t, char *err, size_t errlen, int errnum,
+	   const char *fmt, ...)
+{
+	char what[192], valid[128];
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(what, sizeof(what), fmt, ap);
+		va_end(ap);
+		valid_cpus(t, valid, sizeof(valid));
+		snprintf(err, errlen, "--cpus: %s (valid: %s)", what, valid);
+	}
+	errno = errnum;
+	return -1;
+}
+
+/*
+ * A CPU number: digits, or a '-' and digits where a list item starts (so
+ * that "-1" is reported as a CPU that does not exist, not as bad syntax).
+ * Values past INT_MAX saturate: they are no CPU either way.
+ */
+static bool parse_num(const char **p, bool sign, long *v)
+{
+	const char *s = *p;
+	bool neg = sign && *s == '-';
+
+	if (neg)
+		s++;
+	if (*s < '0' || *s > '9')
+		return false;
+	for (*v = 0; *s >= '0' && *s <= '9'; s++)
+		if (*v <= INT_MAX)
+			*v = *v * 10 + (*s - '0');
+	if (neg)
+		*v = -*v;
+	*p = s;
+	return true;
+}
+
+static int add_cpu(const struct pin_topology *t, int *cpus, unsigned int max,
+		   unsigned int *n, long cpu, char *err, size_t errlen)
+{
+	unsigned int i;
+
+	for (i = 0; i < *n; i++)
+		if (cpus[i] == cpu)
+			return parse_fail(
+				t, err, errlen, EINVAL,
+				"%ld is listed twice (give each CPU once)",
+				cpu);
+	if (*n == max)
+		return parse_fail(t, err, errlen, E2BIG,
+				  "more than %u CPUs listed", max);
+	cpus[(*n)++] = (int)cpu;
+	return 0;
+}
+
+static int parse_all(const struct pin_topology *t, int *cpus, unsigned int max,
+		     unsigned int *n, char *err, size_t errlen)
+{
+	int cpu;
+
+	for (cpu = hwloc_bitmap_first(t->allowed); cpu != -1;
+	     cpu = hwloc_bitmap_next(t->allowed, cpu))
+		if (add_cpu(t, cpus, max, n, cpu, err, errlen))
+			return -1;
+	return 0;
+}
+
+static int syntax_fail(const struct pin_topology *t, char *err, size_t errlen,
+		       const char *spec, const char *at)
+{
+	return parse_fail(
+		t, err, errlen, EINVAL,
+		"\"%s\" is not a CPU list: expected a CPU number %s%s%s "
+		"(e.g. 0,2-3 or all)",
+		spec, *at ? "at \"" : "at the end", at, *at ? "\"" : "");
+}
+
+static int parse_list(const struct pin_topology *t, const char *spec, int *cpus,
+		      unsigned int max, unsigned int *n, char *err,
+		      size_t errlen)
+{
+	const char *p = spec;
+
+	for (;;) {
+		const char *item = p;
+		long lo, hi, cpu;
+
+		if (!parse_num(&p, true, &lo))
+			return syntax_fail(t, err, errlen, spec, p);
+		hi = lo;
+		if (*p == '-') {
+			p++;
+			if (!parse_num(&p, false, &hi))
+				return syntax_fail(t, err, errlen, spec, p);
+			if (hi < lo)
+				return parse_fail(t, err, errlen, EINVAL,
+						  "%.*s is a reversed range",
+						  (int)(p - item), item);
+		}
+		for (cpu = lo; cpu <= hi; cpu++) {
+			if (cpu < 0 || cpu > INT_MAX ||
+			    !pin_pu_allowed(t, (int)cpu)) {
+				if (hi == lo)
+					return parse_fail(
+						t, err, errlen, ERANGE,
+						"%.*s is not a CPU here",
+						(int)(p - item), item);
+				return parse_fail(t, err, errlen, ERANGE,
+						  "%.*s includes %ld, which is "
+						  "not a CPU here",
+						  (int)(p - item), item, cpu);
+			}
+			if (add_cpu(t, cpus, max, n, cpu, err, errlen))
+				return -1;
+		}
+		if (!*p)
+			return 0;
+		if (*p != ',')
+			return syntax_fail(t, err, errlen, spec, p);
+		p++;
+	}
+}
+
+int pin_parse_cpus(const struct pin_topology *t, const char *spec, int *cpus,
+		   unsigned int max, unsigned int *n, char *err, size_t errlen)
+{
+	int rc;
+
+	*n = 0;
+	if (err && errlen)
+		err[0] = '\0';
+	if (!spec)
+		return parse_fail(t, err, errlen, EINVAL, "no CPU list");
+	if (!strcmp(spec, "all"))
+		rc = parse_all(t, cpus, max, n, err, errlen);
+	else
+		rc = parse_list(t, spec, cpus, max, n, err, errlen);
+	/* no half-parsed list for a caller that ignores the return value */
+	if (rc)
+		*n = 0;
+	return rc;
+}
+
+int pin_default_writer_cpu(const struct pin_topology *t, int cpu)
+{
+	hwloc_obj_t pu = pu_obj(t, cpu), core, pkg;
+	int c, best = -1, best_rank = 3;
+
+	if (!pu) {
+		errno = EINVAL;
+		return -1;
+	}
+	core = ancestor(t, pu, HWLOC_OBJ_CORE);
+	pkg = ancestor(t, pu, HWLOC_OBJ_PACKAGE);
+	/*
+	 * An SMT sibling shares the reader's L1 and pipeline, which is not
+	 * the case being measured (the kernel's timekeeping CPU is rarely the
+	 * reader's sibling): it is the last choice. Another core of the same
+	 * package shares the LLC, as on most machines the harness runs on.
+	 */
+	for (c = hwloc_bitmap_first(t->allowed); c != -1;
+	     c = hwloc_bitmap_next(t->allowed, c)) {
+		int rank;
+
+		if (c == cpu)
+			continue;
+		if (core && hwloc_bitmap_isset(core->cpuset, c))
+			rank = 2;
+		else
+			rank = pkg && hwloc_bitmap_isset(pkg->cpuset, c) ? 0
+									 : 1;
+		if (rank < best_rank) {
+			best_rank = rank;
+			best = c;
+		}
+	}
+	return best;
+}
+
+const char *pin_bind_error(void)
+{
+	return bind_err;
+}
+
+__attribute__((format(printf, 2, 3))) static int bind_fail(int errnum,
+							   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(bind_err, sizeof(bind_err), fmt, ap);
+	va_end(ap);
+	errno = errnum;
+	return -1;
+}
+
+int pin_bind_thread(const struct pin_topology *t, int cpu)
+{
+	const struct hwloc_topology_support *s =
+		hwloc_topology_get_support(t->topo);
+	hwloc_bitmap_t set;
+	char valid[128];
+	int rc, err;
+
+	if (!pin_pu_allowed(t, cpu)) {
+		valid_cpus(t, valid, sizeof(valid));
+		return bind_fail(ERANGE,
+				 "cannot bind to CPU %d: not a CPU this "
+				 "process may use (valid: %s)",
+				 cpu, valid);
+	}
+	if (!s->cpubind->set_thisthread_cpubind)
+		return bind_fail(ENOSYS,
+				 "cannot bind to CPU %d: hwloc cannot bind a "
+				 "thread on this system",
+				 cpu);
+	set = hwloc_bitmap_alloc();
+	if (!set)
+		return bind_fail(ENOMEM, "cannot bind to CPU %d: out of memory",
+				 cpu);
+	hwloc_bitmap_only(set, (unsigned int)cpu);
+	/* strict: fail rather than let the OS widen the set; some refuse it */
+	rc = hwloc_set_cpubind(t->topo, set,
+			       HWLOC_CPUBIND_THREAD | HWLOC_CPUBIND_STRICT);
+	if (rc)
+		rc = hwloc_set_cpubind(t->topo, set, HWLOC_CPUBIND_THREAD);
+	err = errno;
+	hwloc_bitmap_free(set);
+	if (rc)
+		return bind_fail(err, "cannot bind to CPU %d: %s", cpu,
+				 strerror(err));
+	bind_err[0] = '\0';
+	return 0;
+}
+
+size_t pin_l1d_size(const struct pin_topology *t, int cpu)
+{
+	hwloc_obj_t o = pu_obj(t, cpu);
+
+	for (o = o ? o->parent : NULL; o; o = o->parent)
+		if (o->type == HWLOC_OBJ_L1CACHE &&
+		    o->attr->cache.type != HWLOC_OBJ_CACHE_INSTRUCTION)
+			return o->attr->cache.size;
+	return 0;
+}
+
+int pin_core_of(const struct pin_topology *t, int cpu)
+{
+	hwloc_obj_t pu = pu_obj(t, cpu), core;
+
+	if (!pu) {
+		errno = EINVAL;
+		return -1;
+	}
+	core = ancestor(t, pu, HWLOC_OBJ_CORE);
+	if (!core)
+		return cpu;
+	if (core->os_index != HWLOC_UNKNOWN_INDEX)
+		return (int)core->os_index;
+	return (int)core->logical_index;
+}
+
+unsigned int pin_siblings(const struct pin_topology *t, int cpu, int *out,
+			  unsigned int max)
+{
+	hwloc_obj_t pu = pu_obj(t, cpu), core;
+	unsigned int n = 0;
+	int c;
+
+	if (!pu)
+		return 0;
+	core = ancestor(t, pu, HWLOC_OBJ_CORE);
+	if (!core) {
+		if (max)
+			out[0] = cpu;
+		return 1;
+	}
+	for (c = hwloc_bitmap_first(core->cpuset); c != -1;
+	     c = hwloc_bitmap_next(core->cpuset, c)) {
+		if (!pin_pu_allowed(t, c))
+			continue;
+		if (n < max)
+			out[n] = c;
+		n++;
+	}
+	return n;
+}
+
+int pin_describe(const struct pin_topology *t, int cpu, char *buf, size_t len)
+{
+	hwloc_obj_t pu = pu_obj(t, cpu), pkg;
+	char pkgs[32] = "", l1s[32] = "";
+	size_t l1;
+
+	if (!pu) {
+		errno = EINVAL;
+		return -1;
+	}
+	pkg = ancestor(t, pu, HWLOC_OBJ_PACKAGE);
+	if (pkg)
+		snprintf(pkgs, sizeof(pkgs), "package %u ",
+			 pkg->os_index != HWLOC_UNKNOWN_INDEX
+				 ? pkg->os_index
+				 : pkg->logical_index);
+	l1 = pin_l1d_size(t, cpu);
+	if (l1)
+		snprintf(l1s, sizeof(l1s), " (L1d %zu KiB)", l1 / 1024);
+	return snprintf(buf, len, "%score %d pu %d%s", pkgs,
+			pin_core_of(t, cpu), cpu, l1s);
+}

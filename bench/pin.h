@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * CPU pinning and the bit of topology the harness reports, over hwloc: which
+ * PUs this process may use, which of them share a core, the L1 data cache
+ * size a working set is compared with, and binding the calling thread.
+ *
+ * CPUs are OS indexes (what taskset, sched_getcpu() and /sys call them).
+ * "Allowed" is hwloc's allowed cpuset: the PUs the cgroup lets this process
+ * run on, not its current affinity mask, so that pinning can move a thread
+ * anywhere the process may go.
+ */
+#ifndef VDSOBENCH_PIN_H
+#define VDSOBENCH_PIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pin_topology;
+
+/* hwloc_topology_init + load: 0, or -1 with errno (ENOMEM, or hwloc's) */
+int pin_topology_init(struct pin_topology **t);
+void pin_topology_destroy(struct pin_topology *t);
+
+/* PUs this process may run on (allowed cpuset) */
+unsigned int pin_nr_pus(const struct pin_topology *t);
+bool pin_pu_allowed(const struct pin_topology *t, int cpu);
+
+/*
+ * Parse a CPU list: "0,2", "1-3", "0,2-3", or "all" (every allowed PU, in
+ * ascending order) into *n OS indexes in cpus[], in the order given ("1,0"
+ * stays 1,0). A CPU listed twice ("0,0", "0-1,1") is rejected rather than
+ * collapsed: two readers on one CPU is a typo, not a request.
+ *
+ * -1 with errno EINVAL (syntax, or a duplicate), ERANGE (a CPU that does not
+ * exist or is not allowed, including negative ones) or E2BIG (more than max);
+ * err (if errlen) gets one line naming the bad value and the valid CPUs, e.g.
+ * "--cpus: 7 is not a CPU here (valid: 0-1)". The first error from the left
+ * is the one reported.
+ */
+int pin_parse_cpus(const struct pin_topology *t, const char *spec, int *cpus,
+		   unsigned int max, unsigned int *n, char *err, size_t errlen);
+
+/*
+ * Default writer CPU for a reader on cpu: an allowed PU on another physical
+ * core if there is one (the same package first), else another PU of the
+ * same core, else -1 (also -1, errno EINVAL, for a cpu that is not allowed).
+ */
+int pin_default_writer_cpu(const struct pin_topology *t, int cpu);
+
+/*
+ * Bind the calling thread to one PU (HWLOC_CPUBIND_THREAD, strict, falling
+ * back to non-strict): 0, or -1 with errno (ENOSYS if hwloc cannot bind a
+ * thread here, ERANGE for a cpu that is not allowed, or hwloc's); then
+ * pin_bind_error() gives a line saying why.
+ */
+int pin_bind_thread(const struct pin_topology *t, int cpu);
+const char *pin_bind_error(void);
+
+/* L1 data cache size in bytes for that PU (L1d or a unified L1); 0 if unknown
+ */
+size_t pin_l1d_size(const struct pin_topology *t, int cpu);
+
+/*
+ * The core a PU is on: the CORE object's OS index, its logical index if it
+ * has none, or the PU's own OS index if hwloc reports no cores (a PU is then
+ * its own core); -1 with errno EINVAL for a cpu that is not allowed.
+ */
+int pin_core_of(const struct pin_topology *t, int cpu);
+
+/*
+ * The allowed PUs of cpu's core, cpu included, ascending, into out[] (at most
+ * max of them); returns how many there are, which may be more than max, or 0
+ * for a cpu that is not allowed.
+ */
+unsigned int pin_siblings(const struct pin_topology *t, int cpu, int *out,
+			  unsigned int max);
+
+/*
+ * "package 0 core 1 pu 1 (L1d 32 KiB)" for the results and --help; returns
+ * the length snprintf would have written, or -1 with errno EINVAL for a cpu
+ * that is not allowed.
+ */
+int pin_describe(const struct pin_topology *t, int cpu, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VDSOBENCH_PIN_H */
