@@ -3,9 +3,9 @@
 import argparse
 import sys
 
-from . import errors, listing, packages, testrun, verify
+from . import counters, errors, listing, packages, testrun, verify
 
-COMMANDS = (packages, listing, verify, testrun)
+COMMANDS = (packages, listing, verify, counters, testrun)
 
 
 class Parser(argparse.ArgumentParser):
