@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// vdsobench_bench: every selected subject x clock x mode x CPU as one
+// Google Benchmark, on pinned CPUs, on a simulated kernel that runs on
+// the real counter in step with the system's clocks.
+//
+// The thin C++ layer: registration, the per-benchmark setup a mode needs
+// (pinning, attaching the variant, a kernel tick, the writer thread, the
+// time namespace), the perf counter group read around the timed loop,
+// the progress line and the results context. The loops themselves are C
+// (loops.h) and are timed whole, so the harness adds nothing per call.
+
+#include <getopt.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "bench/harness.h"
+#include "bench/progress.h"
+
+extern "C" {
+#include "bench/pin.h"
+#include "bench/subjects.h"
+#include "bench/vdso_sym.h"
+#include "counters/perf_counters.h"
+#include "impls/kernel/sim_kernel.h"
+#include "impls/kernel/sim_system.h"
+#include "impls/registry.h"
+}
+
+namespace
+{
+
+struct options {
+	const char *variants = nullptr, *clocks = nullptr, *modes = nullptr;
+	const char *cpus = nullptr,
+		   *events = "cycles,instructions,L1-dcache-load-misses";
+	int writer_cpu = -1;
+	unsigned int hz = 1000; // 0: max
+	bool pin = true, list = false, quiet = false;
+	std::string min_time = "0.1", repetitions = "1", out;
+};
+
+const char usage_text[] =
+	"usage: vdsobench_bench [--variants LIST] [--clocks LIST] [--modes "
+	"LIST]\n"
+	"         [--cpus LIST|all] [--writer-cpu N] [--hz N|max] [--no-pin]\n"
+	"         [--events LIST|none] [--min-time S] [--repetitions N]\n"
+	"         [--out FILE.json] [--list] [--quiet]\n"
+	"\n"
+	"Times each <subject>/<clock>/<mode>/cpu<N> with Google Benchmark and\n"
+	"writes its JSON (with a \"vdsobench_harness\" context) to --out.\n"
+	"\n"
+	"  --variants LIST   names or globs (default '" BENCH_DEFAULT_SUBJECTS
+	"');\n"
+	"                    subjects: every real-counter variant, "
+	"sys/syscall,\n"
+	"                    sys/libc, sys/vdso, floor/<counter>, floor/empty\n"
+	"  --clocks LIST     realtime, monotonic, monotonic_raw, boottime, "
+	"tai,\n"
+	"                    realtime_coarse, monotonic_coarse, "
+	"getres:<clock>,\n"
+	"                    gettimeofday, time (default: the seven clocks)\n"
+	"  --modes LIST      (default hot)\n";
+
+void usage(FILE *f)
+{
+	fputs(usage_text, f);
+	for (unsigned int i = 0; i < NR_MODES; i++)
+		fprintf(f, "      %-9s %s\n", bench_modes[i].name,
+			bench_modes[i].help);
+	fputs("  --cpus LIST       CPUs to run on, one at a time: 0,2 or 1-3 "
+	      "or all\n"
+	      "                    (default: the last CPU this process may "
+	      "use)\n"
+	      "  --writer-cpu N    the writer mode's CPU (default: another "
+	      "core, else\n"
+	      "                    another PU)\n"
+	      "  --hz N|max        writer updates per second (default 1000)\n"
+	      "  --no-pin          do not bind (binding failure is otherwise "
+	      "an error)\n"
+	      "  --events LIST     perf events, as libpfm4 names them "
+	      "(default\n"
+	      "                    cycles,instructions,L1-dcache-load-misses); "
+	      "events\n"
+	      "                    that do not open here are dropped with the "
+	      "reason\n"
+	      "  --min-time S      seconds per benchmark (default 0.1)\n"
+	      "  --repetitions N   runs of each benchmark (default 1)\n"
+	      "  --list            print the benchmark names the selection "
+	      "expands to\n"
+	      "  --quiet           no progress line\n"
+	      "Exit: 0 done, 1 a benchmark failed, 2 bad usage.\n",
+	      f);
+}
+
+[[noreturn]] void bad_usage(const std::string &line)
+{
+	fprintf(stderr, "vdsobench_bench: %s\n", line.c_str());
+	exit(2);
+}
+
+unsigned long parse_number(const char *flag, const char *s, unsigned long max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *s == '-' || end == s || *end || v > max)
+		bad_usage(std::string(flag) + ": '" + s +
+			  "' is not a number in 0.." + std::to_string(max));
+	return v;
+}
+
+bool positive_seconds(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	return end != s && !*end && v > 0 && v <= 3600;
+}
+
+options parse_args(int argc, char **argv)
+{
+	enum {
+		O_VARIANTS = 256,
+		O_CLOCKS,
+		O_MODES,
+		O_CPUS,
+		O_WRITER,
+		O_HZ,
+		O_NOPIN,
+		O_EVENTS,
+		O_MINTIME,
+		O_REPS,
+		O_OUT,
+		O_LIST,
+		O_QUIET
+	};
+	static const struct option longopts[] = {
+		{"variants", required_argument, nullptr, O_VARIANTS},
+		{"clocks", required_argument, nullptr, O_CLOCKS},
+		{"modes", required_argument, nullptr, O_MODES},
+		{"cpus", required_argument, nullptr, O_CPUS},
+		{"writer-cpu", required_argument, nullptr, O_WRITER},
+		{"hz", required_argument, nullptr, O_HZ},
+		{"no-pin", no_argument, nullptr, O_NOPIN},
+		{"events", required_argument, nullptr, O_EVENTS},
+		{"min-time", required_argument, nullptr, O_MINTIME},
+		{"repetitions", required_argument, nullptr, O_REPS},
+		{"out", required_argument, nullptr, O_OUT},
+		{"list", no_argument, nullptr, O_LIST},
+		{"quiet", no_argument, nullptr, O_QUIET},
+		{"help", no_argument, nullptr, 'h'},
+		{},
+	};
+	options o;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longopts, nullptr)) != -1) {
+		switch (c) {
+		case O_VARIANTS:
+			o.variants = optarg;
+			break;
+		case O_CLOCKS:
+			o.clocks = optarg;
+			break;
+		case O_MODES:
+			o.modes = optarg;
+			break;
+		case O_CPUS:
+			o.cpus = optarg;
+			break;
+		case O_WRITER:
+			o.writer_cpu =
+				(int)parse_number("--writer-cpu", optarg, 4095);
+			break;
+		case O_HZ:
+			o.hz = strcmp(optarg, "max")
+				       ? (unsigned int)parse_number(
+						 "--hz", optarg, 1000000)
+				       : 0;
+			if (!strcmp(optarg, "0"))
+				bad_usage("--hz: '0' is not a rate (1..1000000 "
+					  "or max)");
+			break;
+		case O_NOPIN:
+			o.pin = false;
+			break;
+		case O_EVENTS:
+			o.events = optarg;
+			break;
+		case O_MINTIME:
+			if (!positive_seconds(optarg))
+				bad_usage(std::string("--min-time: '") +
+					  optarg +
+					  "' is not a number of seconds in (0, "
+					  "3600]");
+			o.min_time = optarg;
+			break;
+		case O_REPS:
+			o.repetitions = std::to_string(
+				parse_number("--repetitions", optarg, 1000));
+			if (o.repetitions == "0")
+				bad_usage("--repetitions: must be at least 1");
+			break;
+		case O_OUT:
+			o.out = optarg;
+			break;
+		case O_LIST:
+			o.list = true;
+			break;
+		case O_QUIET:
+			o.quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			bad_usage(std::string("unknown option '") +
+				  argv[optind - 1] + "' (see --help)");
+		}
+	}
+	if (optind < argc)
+		bad_usage(std::string("unexpected argument '") + argv[optind] +
+			  "' (variants go in --variants)");
+	return o;
+}
+
+std::vector<std::string> split(const char *list)
+{
+	std::vector<std::string> out;
+	std::string cur;
+
+	for (const char *p = list;; p++) {
+		if (!*p || *p == ',') {
+			if (!cur.empty())
+				out.push_back(cur);
+			cur.clear();
+			if (!*p)
+				break;
+		} else if (*p != ' ') {
+			cur += *p;
+		}
+	}
+	return out;
+}
+
+// sys/vdso: the kernel's own entry points, or why there are none
+std::string find_system_vdso(harness_context &ctx)
+{
+	struct vdso_image *img;
+
+	if (vdso_image_open(&img))
+		return vdso_image_error();
+	bench_vdso_clock_gettime =
+		(int (*)(clockid_t, struct timespec *))vdso_image_sym(
+			img, "__vdso_clock_gettime", "LINUX_2.6");
+	bench_vdso_clock_getres =
+		(int (*)(clockid_t, struct timespec *))vdso_image_sym(
+			img, "__vdso_clock_getres", "LINUX_2.6");
+	bench_vdso_gettimeofday =
+		(int (*)(struct timeval *, struct timezone *))vdso_image_sym(
+			img, "__vdso_gettimeofday", "LINUX_2.6");
+	bench_vdso_time = (time_t(*)(time_t *))vdso_image_sym(
+		img, "__vdso_time", "LINUX_2.6");
+	ctx.vdso_symbols = {
+		{"__vdso_clock_gettime", bench_vdso_clock_gettime != nullptr},
+		{"__vdso_clock_getres", bench_vdso_clock_getres != nullptr},
+		{"__vdso_gettimeofday", bench_vdso_gettimeofday != nullptr},
+		{"__vdso_time", bench_vdso_time != nullptr},
+	};
+	vdso_image_close(img);
+	// the image stays mapped: the pointers stay valid after close
+	if (!bench_vdso_clock_gettime || !bench_vdso_clock_getres ||
+	    !bench_vdso_gettimeofday || !bench_vdso_time)
+		return "the vDSO lacks one of __vdso_clock_gettime, "
+		       "__vdso_clock_getres, __vdso_gettimeofday, __vdso_time "
+		       "(LINUX_2.6)";
+	return "";
+}
+
+void open_counters(const options &o, harness_context &ctx)
+{
+	std::vector<std::string> names;
+	std::vector<const char *> ptrs;
+	char err[512];
+
+	if (!strcmp(o.events, "none")) {
+		ctx.counters_reason = "not requested (--events none)";
+		return;
+	}
+	names = split(o.events);
+	if (names.empty())
+		bad_usage("--events: empty list (event names, or none)");
+	if (names.size() > PC_MAX_EVENTS)
+		bad_usage("--events: at most " + std::to_string(PC_MAX_EVENTS) +
+			  " events in one group");
+	ctx.counters_requested = names;
+	if (pc_init()) {
+		ctx.counters_reason =
+			std::string("libpfm4: ") + pc_init_error();
+		return;
+	}
+	for (auto &n : names)
+		ptrs.push_back(n.c_str());
+	if (pc_group_open(&ctx.group, ptrs.data(), (unsigned int)ptrs.size(),
+			  err, sizeof(err)))
+		bad_usage(
+			std::string("--events: ") + err +
+			" (`vdsobench counters --all` lists the valid names)");
+	for (unsigned int i = 0; i < pc_group_nr_dropped(ctx.group); i++)
+		ctx.counters_dropped.push_back(
+			{pc_group_dropped_name(ctx.group, i),
+			 pc_group_dropped_reason(ctx.group, i)});
+	ctx.counters_mode = pc_group_mode(ctx.group);
+	ctx.counters_mode_reason = pc_group_mode_reason(ctx.group);
+	if (!pc_group_nr_events(ctx.group)) {
+		ctx.counters_reason = ctx.counters_dropped.empty()
+					      ? "no events"
+					      : ctx.counters_dropped[0].second;
+		pc_group_destroy(ctx.group);
+		ctx.group = nullptr;
+	}
+}
+
+void setup_cpus(const options &o, harness_context &ctx)
+{
+	int cpus[4096];
+	unsigned int n = 0;
+	char err[512];
+
+	if (pin_topology_init(&ctx.topo)) {
+		if (o.pin)
+			bad_usage(std::string(
+					  "hwloc: cannot load the topology: ") +
+				  strerror(errno) +
+				  " (--no-pin runs without it)");
+		ctx.topo = nullptr;
+	}
+	if (o.cpus) {
+		if (!ctx.topo)
+			bad_usage("--cpus needs hwloc's topology, which did "
+				  "not load");
+		if (pin_parse_cpus(ctx.topo, o.cpus, cpus, 4096, &n, err,
+				   sizeof(err)))
+			bad_usage(err);
+	} else {
+		n = 1;
+		cpus[0] = sched_getcpu();
+		if (ctx.topo)
+			for (int c = 0; c < 4096; c++)
+				if (pin_pu_allowed(ctx.topo, c))
+					cpus[0] = c;
+	}
+	ctx.cpus.assign(cpus, cpus + n);
+	ctx.pinned = o.pin;
+	ctx.writer_cpu = o.writer_cpu;
+	if (ctx.writer_cpu >= 0 && ctx.topo &&
+	    !pin_pu_allowed(ctx.topo, ctx.writer_cpu))
+		bad_usage("--writer-cpu: " + std::to_string(ctx.writer_cpu) +
+			  " is not a CPU this process may use");
+	if (ctx.writer_cpu < 0 && ctx.topo)
+		ctx.writer_cpu = pin_default_writer_cpu(ctx.topo, ctx.cpus[0]);
+	for (int c : ctx.cpus) {
+		size_t l1d = ctx.topo ? pin_l1d_size(ctx.topo, c) : 0;
+		char desc[128] = "";
+
+		if (ctx.topo)
+			pin_describe(ctx.topo, c, desc, sizeof(desc));
+		ctx.cpu_desc.push_back(desc);
+		ctx.l1d.push_back(l1d);
+	}
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	options o = parse_args(argc, argv);
+	harness_context &ctx = harness();
+	struct selection sel;
+	char err[1024];
+
+	ctx.vdso_reason = find_system_vdso(ctx);
+	subjects_init(ctx.vdso_reason.empty() ? nullptr
+					      : ctx.vdso_reason.c_str());
+	if (selection_parse(&sel, o.variants, o.clocks, o.modes, err,
+			    sizeof(err)))
+		bad_usage(err);
+	setup_cpus(o, ctx);
+	ctx.hz = o.hz;
+
+	if (harness_plan(sel, err, sizeof(err)))
+		bad_usage(err);
+	// before --list too, so that a bad event name is a usage error there
+	open_counters(o, ctx);
+	if (!ctx.group && !ctx.counters_requested.empty())
+		fprintf(stderr,
+			"counters: none of %s opened here: %s; timing only\n",
+			o.events, ctx.counters_reason.c_str());
+	if (o.list) {
+		harness_print_plan(stdout);
+		return 0;
+	}
+	if (o.pin && harness_check_binding(err, sizeof(err))) {
+		fprintf(stderr, "vdsobench_bench: %s\n", err);
+		return 1;
+	}
+	// the simulated kernel on the real counter, from the system's clocks
+	static struct tk_clocksource cs;
+	ctx.tsc_hz = sim_calibrate_counter_hz(50);
+	sim_kernel_reset_from_system(&cs, ctx.tsc_hz);
+
+	std::vector<std::string> gb_args = {
+		argv[0],
+		"--benchmark_min_time=" + o.min_time,
+		"--benchmark_repetitions=" + o.repetitions,
+	};
+	if (!o.out.empty()) {
+		gb_args.push_back("--benchmark_out=" + o.out);
+		gb_args.push_back("--benchmark_out_format=json");
+	}
+	std::vector<char *> gb_argv;
+	for (auto &a : gb_args)
+		gb_argv.push_back(&a[0]);
+	int gb_argc = (int)gb_argv.size();
+	benchmark::Initialize(&gb_argc, gb_argv.data());
+
+	harness_register();
+	benchmark::AddCustomContext("vdsobench_harness",
+				    harness_context_json());
+	progress_reporter progress(harness_plan_size(), o.quiet);
+	benchmark::RunSpecifiedBenchmarks(&progress);
+	benchmark::Shutdown();
+	harness_teardown();
+	return progress.errors() ? 1 : 0;
+}

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// The harness's state for one run: where benchmarks run, the counters,
+// the plan (every benchmark the selection expands to), and what goes
+// into the results' context.
+#ifndef VDSOBENCH_BENCH_HARNESS_H
+#define VDSOBENCH_BENCH_HARNESS_H
+
+#include <stdio.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+extern "C" {
+#include "bench/subjects.h"
+}
+
+struct pin_topology;
+struct pc_group;
+
+struct harness_context {
+	struct pin_topology *topo = nullptr;
+	std::vector<int> cpus;
+	std::vector<std::string> cpu_desc;
+	std::vector<size_t> l1d;
+	bool pinned = true;
+	int writer_cpu = -1;
+	unsigned int hz = 1000; // writer updates per second; 0: max
+	unsigned long long tsc_hz = 0;
+
+	struct pc_group *group = nullptr;
+	std::vector<std::string> counters_requested;
+	std::vector<std::pair<std::string, std::string>> counters_dropped;
+	std::string counters_mode, counters_mode_reason, counters_reason;
+
+	std::string vdso_reason; // empty: sys/vdso is available
+	std::vector<std::pair<std::string, bool>> vdso_symbols;
+	std::vector<std::string> skipped; // "sys/vdso: reason"
+};
+
+harness_context &harness();
+
+// expand the selection; -1 with err when it is empty
+int harness_plan(const struct selection &sel, char *err, size_t errlen);
+size_t harness_plan_size();
+void harness_print_plan(FILE *f);
+// bind to every planned CPU once, so a refusal is one clear error up front
+int harness_check_binding(char *err, size_t errlen);
+void harness_register();
+std::string harness_context_json();
+void harness_teardown();
+
+#endif // VDSOBENCH_BENCH_HARNESS_H

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The timed loops. Each loop makes n calls of one operation, with one
+ * between-call body per mode, and nothing else: Google Benchmark times a
+ * whole loop (KeepRunningBatch), so the harness adds no per-call cost
+ * beyond the loop itself, which floor/empty measures.
+ *
+ * The contract: a subject (a variant, a system reference) provides a
+ * struct bench_loops, built with BENCH_DEFINE_LOOPS() from four calls:
+ * its clock_gettime, clock_getres, gettimeofday and time. Variants get
+ * theirs from variant_loops.c, compiled once per variant, so the call is
+ * a direct call into that variant's entry point, as the vDSO's own
+ * callers make; the pointer mode calls through memory instead, as glibc
+ * does with the vDSO's address.
+ */
+#ifndef VDSOBENCH_BENCH_LOOPS_H
+#define VDSOBENCH_BENCH_LOOPS_H
+
+#include <sys/time.h>
+#include <time.h>
+
+#include "impls/common/compiler.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum bench_op {
+	BENCH_OP_GETTIME,
+	BENCH_OP_GETRES,
+	BENCH_OP_GETTIMEOFDAY,
+	BENCH_OP_TIME,
+	BENCH_NR_OPS,
+};
+
+/* what runs between two calls */
+enum bench_body {
+	BENCH_BODY_NONE,     /* hot, writer, timens, pointer */
+	BENCH_BODY_PRESSURE, /* read every line of an L1D-sized buffer */
+	BENCH_BODY_COMPUTE,  /* BENCH_COMPUTE_STEPS dependent multiply-adds */
+	BENCH_NR_BODIES,
+};
+
+/* tglx's "small computation": ~4 cycles of latency per step */
+#define BENCH_COMPUTE_STEPS 20
+
+struct bench_env {
+	clockid_t clk;
+	const volatile u8 *pressure_buf;
+	size_t pressure_len;
+	/* the pointer mode's targets, read from memory on every call */
+	int (*volatile clock_gettime)(clockid_t, struct timespec *);
+	int (*volatile clock_getres)(clockid_t, struct timespec *);
+	int (*volatile gettimeofday)(struct timeval *, struct timezone *);
+	time_t (*volatile time)(time_t *);
+};
+
+typedef void (*bench_loop_fn)(const struct bench_env *env, u64 n);
+
+struct bench_loops {
+	bench_loop_fn op[BENCH_NR_OPS][BENCH_NR_BODIES];
+	/* the subject's counter read alone, or NULL */
+	bench_loop_fn floor[BENCH_NR_BODIES];
+};
+
+/* keep a result alive without a store the real callers would not make */
+#define bench_keep(x) __asm__ __volatile__("" : : "g"(x) : "memory")
+
+static __always_inline void bench_between(enum bench_body body,
+					  const struct bench_env *env)
+{
+	if (body == BENCH_BODY_PRESSURE) {
+		for (size_t off = 0; off < env->pressure_len; off += 64)
+			(void)env->pressure_buf[off];
+	} else if (body == BENCH_BODY_COMPUTE) {
+		u64 x = (u64)env->pressure_len;
+
+		for (int i = 0; i < BENCH_COMPUTE_STEPS; i++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			__asm__ __volatile__("" : "+r"(x));
+		}
+		bench_keep(x);
+	}
+}
+
+#define BENCH_LOOP(sym, body, call)                                            \
+	static void sym(const struct bench_env *env, u64 n)                    \
+	{                                                                      \
+		for (u64 i = 0; i < n; i++) {                                  \
+			call;                                                  \
+			bench_between(body, env);                              \
+		}                                                              \
+	}
+
+#define BENCH_CALL_GETTIME(fn)                                                 \
+	do {                                                                   \
+		struct timespec ts;                                            \
+		bench_keep(fn(env->clk, &ts));                                 \
+		bench_keep(ts.tv_nsec);                                        \
+	} while (0)
+#define BENCH_CALL_GETTIMEOFDAY(fn)                                            \
+	do {                                                                   \
+		struct timeval tv;                                             \
+		bench_keep(fn(&tv, NULL));                                     \
+		bench_keep(tv.tv_usec);                                        \
+	} while (0)
+#define BENCH_CALL_TIME(fn) bench_keep(fn(NULL))
+
+#define BENCH_LOOPS_OF(sym, call)                                              \
+	BENCH_LOOP(sym##_none, BENCH_BODY_NONE, call)                          \
+	BENCH_LOOP(sym##_pressure, BENCH_BODY_PRESSURE, call)                  \
+	BENCH_LOOP(sym##_compute, BENCH_BODY_COMPUTE, call)
+
+#define BENCH_BODIES_OF(sym)                                                   \
+	{                                                                      \
+		sym##_none, sym##_pressure, sym##_compute                      \
+	}
+
+/*
+ * struct bench_loops `name` calling gettime, getres, gettimeofday and
+ * time (function names or expressions that yield a function); `local`
+ * prefixes the static loop functions.
+ */
+#define BENCH_DEFINE_LOOPS(name, local, gettime, getres, gtod, tm, floor_init) \
+	BENCH_LOOPS_OF(local##_gettime, BENCH_CALL_GETTIME(gettime))           \
+	BENCH_LOOPS_OF(local##_getres, BENCH_CALL_GETTIME(getres))             \
+	BENCH_LOOPS_OF(local##_gtod, BENCH_CALL_GETTIMEOFDAY(gtod))            \
+	BENCH_LOOPS_OF(local##_time, BENCH_CALL_TIME(tm))                      \
+	const struct bench_loops name = {                                      \
+		.op =                                                          \
+			{                                                      \
+				BENCH_BODIES_OF(local##_gettime),              \
+				BENCH_BODIES_OF(local##_getres),               \
+				BENCH_BODIES_OF(local##_gtod),                 \
+				BENCH_BODIES_OF(local##_time),                 \
+			},                                                     \
+		.floor = floor_init,                                           \
+	}
+
+/* every variant's loops, in the registry's order (bench/variant_loops.c) */
+extern const struct bench_loops *const bench_variant_loops[];
+extern const unsigned int bench_variant_loops_nr;
+
+/* the system references and the pointer mode (bench/sys_loops.c) */
+extern const struct bench_loops bench_sys_syscall_loops;
+extern const struct bench_loops bench_sys_libc_loops;
+extern const struct bench_loops bench_sys_vdso_loops;
+extern const struct bench_loops bench_pointer_loops;
+extern const struct bench_loops bench_empty_loops;
+
+/* sys/syscall's entry points: the syscall instruction, through libc's syscall()
+ */
+int bench_syscall_clock_gettime(clockid_t clk, struct timespec *ts);
+int bench_syscall_clock_getres(clockid_t clk, struct timespec *res);
+int bench_syscall_gettimeofday(struct timeval *tv, struct timezone *tz);
+time_t bench_syscall_time(time_t *t);
+
+/* sys/vdso's entry points, filled by whoever found them (NULL: none) */
+extern int (*bench_vdso_clock_gettime)(clockid_t, struct timespec *);
+extern int (*bench_vdso_clock_getres)(clockid_t, struct timespec *);
+extern int (*bench_vdso_gettimeofday)(struct timeval *, struct timezone *);
+extern time_t (*bench_vdso_time)(time_t *);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VDSOBENCH_BENCH_LOOPS_H */

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the harness can measure, and how a selection expands.
+ *
+ * A subject is a variant (built from the registry), a system reference
+ * (sys/syscall, sys/libc, sys/vdso) or a floor (a bare counter read, or
+ * floor/empty: the loop alone). A benchmark is subject x clock x mode x
+ * CPU, named "<subject>/<clock>/<mode>/cpu<N>"; floors have the one
+ * clock "none".
+ */
+#ifndef VDSOBENCH_BENCH_SUBJECTS_H
+#define VDSOBENCH_BENCH_SUBJECTS_H
+
+#include "bench/loops.h"
+#include "impls/common/variant.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum subject_kind { SUBJECT_VARIANT, SUBJECT_SYS, SUBJECT_FLOOR };
+
+struct subject {
+	char name[96];
+	enum subject_kind kind;
+	const struct vdso_variant *variant; /* SUBJECT_VARIANT only */
+	const struct bench_loops *loops;
+	bool floor; /* time loops->floor, not loops->op */
+	/* the pointer mode's targets (NULL: no pointer mode) */
+	int (*clock_gettime)(clockid_t, struct timespec *);
+	int (*clock_getres)(clockid_t, struct timespec *);
+	int (*gettimeofday)(struct timeval *, struct timezone *);
+	time_t (*time)(time_t *);
+	const char *unavailable; /* why it cannot run here, or NULL */
+};
+
+enum bench_mode {
+	MODE_HOT,
+	MODE_PRESSURE,
+	MODE_COMPUTE,
+	MODE_WRITER,
+	MODE_TIMENS,
+	MODE_POINTER,
+	NR_MODES,
+};
+
+struct mode_info {
+	const char *name;
+	enum bench_body body;
+	const char *help; /* what real effect it exposes */
+};
+extern const struct mode_info bench_modes[NR_MODES];
+
+/* a benchmark's "clock": an operation and the clock id it passes */
+struct clock_choice {
+	const char
+		*name; /* "monotonic", "getres:tai", "gettimeofday", "none" */
+	enum bench_op op;
+	clockid_t clk;
+};
+
+#define NR_CLOCK_CHOICES 16 /* 7 clocks, 7 getres, gettimeofday, time */
+extern const struct clock_choice bench_clocks[NR_CLOCK_CHOICES];
+extern const struct clock_choice bench_clock_none;
+
+/*
+ * Build the subject list: every real-counter variant of the registry,
+ * the system references, the floors. vdso_reason: why sys/vdso is not
+ * available (NULL: it is, and bench_vdso_* are set).
+ */
+int subjects_init(const char *vdso_reason);
+unsigned int subjects_nr(void);
+const struct subject *subject_at(unsigned int i);
+
+/* does this subject x clock x mode make sense (floors: clock none) */
+bool subject_applies(const struct subject *s, const struct clock_choice *c,
+		     enum bench_mode mode);
+
+/*
+ * Selection from comma-separated lists (NULL: the default). Patterns are
+ * exact names or fnmatch globs, and each must match something; on a bad
+ * value -1, and err names it and lists the valid ones.
+ */
+struct selection {
+	bool subject[256];
+	bool clock[NR_CLOCK_CHOICES];
+	bool mode[NR_MODES];
+};
+#define BENCH_DEFAULT_SUBJECTS "*+rdtscp+always,sys/*,floor/*"
+#define BENCH_DEFAULT_CLOCKS                                                   \
+	"realtime,monotonic,monotonic_raw,boottime,tai,realtime_coarse,"       \
+	"monotonic_coarse"
+#define BENCH_DEFAULT_MODES "hot"
+int selection_parse(struct selection *sel, const char *subjects,
+		    const char *clocks, const char *modes, char *err,
+		    size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VDSOBENCH_BENCH_SUBJECTS_H */

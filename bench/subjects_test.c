@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What a selection expands to: the subject list, the pattern and name
+ * checks behind `run`'s bad-usage errors, and which modes apply to what.
+ */
+#include <string.h>
+
+#include "bench/subjects.h"
+#include "impls/registry.h"
+#include "testing/tap.h"
+
+static const struct subject *find(const char *name)
+{
+	for (unsigned int i = 0; i < subjects_nr(); i++)
+		if (!strcmp(subject_at(i)->name, name))
+			return subject_at(i);
+	return NULL;
+}
+
+static unsigned int count(const bool *v, unsigned int n)
+{
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		k += v[i];
+	return k;
+}
+
+static const struct clock_choice *clock_named(const char *name)
+{
+	for (unsigned int i = 0; i < NR_CLOCK_CHOICES; i++)
+		if (!strcmp(bench_clocks[i].name, name))
+			return &bench_clocks[i];
+	return NULL;
+}
+
+static void test_subjects(void)
+{
+	unsigned int real = 0, variants = 0;
+
+	/* libc's wrappers stand in for the vDSO's entry points here */
+	bench_vdso_clock_gettime = clock_gettime;
+	subjects_init(NULL);
+	for (unsigned int i = 0; i < vdso_variants_nr; i++)
+		real += vdso_variants[i]->real_counter;
+	for (unsigned int i = 0; i < subjects_nr(); i++)
+		variants += subject_at(i)->kind == SUBJECT_VARIANT;
+	tap_ok(variants == real,
+	       "every real-counter variant is a subject, no fake one (%u of "
+	       "%u)",
+	       variants, vdso_variants_nr);
+	tap_ok(find("generic_5_3+fake+always") == NULL,
+	       "the fake counter is not benchmarked");
+	for (const char *const *n =
+		     (const char *const[]){"sys/syscall", "sys/libc",
+					   "sys/vdso", "floor/rdtsc",
+					   "floor/lfence_rdtsc",
+					   "floor/mfence_rdtsc", "floor/rdtscp",
+					   "floor/empty", NULL};
+	     *n; n++)
+		tap_ok(find(*n) != NULL, "subject %s exists", *n);
+	tap_ok(find("floor/rdtscp")->floor &&
+		       find("floor/rdtscp")->loops->floor[BENCH_BODY_NONE],
+	       "floor/rdtscp times a counter read alone");
+	tap_ok(find("sys/vdso")->unavailable == NULL,
+	       "sys/vdso is available when no reason is given");
+	subjects_init("AT_SYSINFO_EHDR is 0");
+	tap_ok(find("sys/vdso")->unavailable &&
+		       !strcmp(find("sys/vdso")->unavailable,
+			       "AT_SYSINFO_EHDR is 0"),
+	       "sys/vdso carries the reason it is unavailable");
+	subjects_init(NULL);
+}
+
+static void test_selection(void)
+{
+	struct selection sel;
+	char err[1024];
+	int ret;
+
+	ret = selection_parse(&sel, NULL, NULL, NULL, err, sizeof(err));
+	tap_ok(ret == 0 && count(sel.subject, 256) == 8 + 3 + 5 &&
+		       count(sel.clock, NR_CLOCK_CHOICES) == 7 &&
+		       count(sel.mode, NR_MODES) == 1 && sel.mode[MODE_HOT],
+	       "default: 8 layouts with rdtscp+always, sys/*, floor/*; seven "
+	       "clocks; hot (%d: %u subjects)",
+	       ret, count(sel.subject, 256));
+
+	ret = selection_parse(&sel, "generic_*+rdtscp+*", "getres:*",
+			      "hot,pointer", err, sizeof(err));
+	tap_ok(ret == 0 && count(sel.subject, 256) == 8 &&
+		       count(sel.clock, NR_CLOCK_CHOICES) == 7 &&
+		       count(sel.mode, NR_MODES) == 2,
+	       "globs: 4 generic layouts x 2 inlines, seven getres");
+
+	ret = selection_parse(&sel, "generic_5_3+rdtscp+always, sys/vdso",
+			      "monotonic", "hot", err, sizeof(err));
+	tap_ok(ret == 0 && count(sel.subject, 256) == 2,
+	       "exact names, a space after the comma");
+
+	ret = selection_parse(&sel, "generic_5_3+rdtscp+always,nope*", NULL,
+			      NULL, err, sizeof(err));
+	tap_ok(ret == -1 && strstr(err, "--variants") && strstr(err, "'nope*'"),
+	       "a pattern that matches nothing is an error naming it: %s", err);
+	ret = selection_parse(&sel, NULL, "monotonic,bogus", NULL, err,
+			      sizeof(err));
+	tap_ok(ret == -1 && strstr(err, "'bogus'") &&
+		       strstr(err, "getres:monotonic"),
+	       "an unknown clock is named, with the valid ones: %s", err);
+	ret = selection_parse(&sel, NULL, NULL, "hot,cold", err, sizeof(err));
+	tap_ok(ret == -1 && strstr(err, "'cold'") && strstr(err, "pressure"),
+	       "an unknown mode is named, with the valid ones: %s", err);
+	ret = selection_parse(&sel, ",", NULL, NULL, err, sizeof(err));
+	tap_ok(ret == -1 && strstr(err, "--variants") && strstr(err, "empty"),
+	       "an empty list is an error: %s", err);
+}
+
+static void test_applies(void)
+{
+	const struct subject *g53 = find("generic_5_3+rdtscp+always");
+	const struct subject *tns = find("generic_timens+rdtscp+always");
+	const struct subject *sys = find("sys/vdso");
+	const struct subject *fl = find("floor/rdtsc");
+	const struct clock_choice *mono = clock_named("monotonic");
+
+	tap_ok(subject_applies(g53, mono, MODE_WRITER) &&
+		       !subject_applies(sys, mono, MODE_WRITER),
+	       "writer: variants only (the real kernel's writer is not ours)");
+	tap_ok(subject_applies(tns, mono, MODE_TIMENS) &&
+		       !subject_applies(g53, mono, MODE_TIMENS) &&
+		       !subject_applies(sys, mono, MODE_TIMENS),
+	       "timens: time-namespace layouts only");
+	tap_ok(subject_applies(sys, mono, MODE_POINTER) &&
+		       subject_applies(g53, mono, MODE_POINTER) &&
+		       !subject_applies(fl, &bench_clock_none, MODE_POINTER),
+	       "pointer: every subject with entry points, no floor");
+	tap_ok(subject_applies(fl, &bench_clock_none, MODE_PRESSURE) &&
+		       !subject_applies(fl, mono, MODE_HOT) &&
+		       !subject_applies(g53, &bench_clock_none, MODE_HOT),
+	       "floors have the one clock none, and only floors have it");
+	for (unsigned int m = 0; m < NR_MODES; m++)
+		tap_ok(bench_modes[m].name && bench_modes[m].help &&
+			       strlen(bench_modes[m].help) > 20,
+		       "mode %s says what it exposes", bench_modes[m].name);
+}
+
+int main(void)
+{
+	test_subjects();
+	test_selection();
+	test_applies();
+	return tap_done();
+}
