@@ -3,9 +3,9 @@
 import argparse
 import sys
 
-from . import counters, errors, listing, packages, testrun, verify
+from . import counters, errors, listing, packages, run, testrun, verify
 
-COMMANDS = (packages, listing, verify, counters, testrun)
+COMMANDS = (packages, listing, verify, run, counters, testrun)
 
 
 class Parser(argparse.ArgumentParser):
@@ -30,6 +30,7 @@ def dispatch(argv):
     if args.command is None:
         raise errors.UsageError(f"a command is required: {', '.join(p.commands)} "
                                 "(see --help)")
+    args.argv = list(argv)  # recorded in results files
     return args.func(args)
 
 

@@ -15,7 +15,8 @@ SUMMARY = re.compile(r"^(//\S*|@\S+)\s+(?:\(cached\)\s+)?"
 PASSED = ("PASSED", "FLAKY")
 RAN = PASSED + ("FAILED", "TIMEOUT")
 TAP = re.compile(r"^(not )?ok\b")
-PY_TEST_DIRS = ("scripts",)
+# (start directory, top-level directory) for unittest discovery
+PY_TEST_DIRS = (("scripts", "scripts"), ("reports", "."))
 # bazel test exit statuses: 0 all passed, 3 some test failed, 4 no test targets.
 BAZEL_OK = (0, 3, 4)
 
@@ -100,9 +101,9 @@ def bazel_tests(asan, quick, out):
 
 def python_tests(out):
     results = []
-    for d in PY_TEST_DIRS:
+    for d, top in PY_TEST_DIRS:
         r = subprocess.run(["/usr/bin/python3", "-m", "unittest", "discover", "-s", d,
-                            "-p", "*_test.py"], cwd=build.ROOT, stdin=subprocess.DEVNULL,
+                            "-t", top, "-p", "*_test.py"], cwd=build.ROOT, stdin=subprocess.DEVNULL,
                            capture_output=True, text=True, errors="replace")
         good, bad = parse_unittest(r.stderr, r.returncode)
         if bad:

@@ -1,0 +1,1 @@
+"""Reading results: statistics, tables, plots, layout maps (Python, one job per module)."""

@@ -1,0 +1,85 @@
+"""The terminal table of one run: ns/call per benchmark, and counters per call."""
+
+import statistics
+
+# per-benchmark user counters the harness adds that are not perf events
+HARNESS_COUNTERS = ("cpu", "counted_fraction", "writer_hz")
+
+
+def split_name(name):
+    """'sys/vdso/monotonic/hot/cpu0' -> ('sys/vdso', 'monotonic', 'hot', 0), or None."""
+    parts = name.rsplit("/", 3)
+    if len(parts) != 4 or not parts[3].startswith("cpu") or not parts[3][3:].isdigit():
+        return None
+    return parts[0], parts[1], parts[2], int(parts[3][3:])
+
+
+def to_ns(value, unit):
+    return value * {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}.get(unit, 1.0)
+
+
+def summarize(benchmarks):
+    """One row per benchmark name, in first-seen order, from its iteration runs.
+
+    Rows: {"name", "key", "ns": median ns/call, "min", "max", "runs",
+    "counters": {event: median per call}, "writer_hz", "error"}.
+    Aggregates in the file are ignored: the runs themselves are the data.
+    """
+    rows = {}
+    for b in benchmarks:
+        if b.get("run_type", "iteration") != "iteration":
+            continue
+        name = b.get("run_name") or b.get("name")
+        row = rows.setdefault(name, {"name": name, "key": split_name(name), "times": [],
+                                     "counters": {}, "writer_hz": [], "error": None})
+        if b.get("error_occurred"):
+            row["error"] = b.get("error_message") or "failed"
+            continue
+        row["times"].append(to_ns(b["real_time"], b.get("time_unit", "ns")))
+        for k, v in b.items():
+            if k == "writer_hz":
+                row["writer_hz"].append(v)
+            elif isinstance(v, (int, float)) and k not in KNOWN_FIELDS \
+                    and k not in HARNESS_COUNTERS:
+                row["counters"].setdefault(k, []).append(v)
+    out = []
+    for row in rows.values():
+        t = row.pop("times")
+        row.update(runs=len(t), ns=statistics.median(t) if t else None,
+                   min=min(t) if t else None, max=max(t) if t else None)
+        row["counters"] = {k: statistics.median(v) for k, v in row["counters"].items()}
+        row["writer_hz"] = statistics.median(row["writer_hz"]) if row["writer_hz"] else None
+        out.append(row)
+    return out
+
+
+# Google Benchmark's own numeric fields (not user counters)
+KNOWN_FIELDS = frozenset((
+    "family_index", "per_family_instance_index", "repetitions", "repetition_index",
+    "threads", "iterations", "real_time", "cpu_time",
+))
+
+
+def format_table(rows, events=()):
+    """Text lines: benchmark, ns/call (median), min-max over runs, then each event per call."""
+    events = [e for e in events if any(e in r["counters"] for r in rows)]
+    head = ["benchmark", "ns/call", "min..max"] + [f"{e}/call" for e in events]
+    body = []
+    for r in rows:
+        if r["error"]:
+            body.append([r["name"], "failed", r["error"]] + [""] * len(events))
+            continue
+        spread = f"{r['min']:.1f}..{r['max']:.1f}" if r["runs"] > 1 else ""
+        cells = [r["name"], f"{r['ns']:.2f}", spread]
+        cells += [f"{r['counters'][e]:.2f}" if e in r["counters"] else "-" for e in events]
+        if r["writer_hz"] is not None:
+            cells[0] += f"  (writer {r['writer_hz']:.0f}/s)"
+        body.append(cells)
+    widths = [max(len(str(row[i])) for row in [head] + body) for i in range(len(head))]
+    lines = []
+    for row in [head] + body:
+        cells = [str(c).ljust(widths[0]) if i == 0 else str(c).rjust(widths[i])
+                 for i, c in enumerate(row)]
+        lines.append("  ".join(cells).rstrip())
+    lines.insert(1, "-" * len(lines[0]))
+    return lines

@@ -1,0 +1,222 @@
+"""`run`: benchmark a selection on pinned CPUs; write a results file; print the table.
+
+The harness (//bench:vdsobench_bench) does the measuring and writes Google
+Benchmark JSON; this command checks the output path first, collects the
+machine fingerprint and the warnings, runs it, and writes the results file
+(that JSON plus context.vdsobench) atomically.
+"""
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from . import build, fingerprint, machine_warnings, packages, results
+from .errors import Failure, UsageError
+
+sys.path.insert(0, str(build.ROOT))
+from reports import run_table  # noqa: E402
+
+BENCH = "//bench:vdsobench_bench"
+SCHEMA = "vdsobench-results/1"
+# the harness's options that take a value, as `run` spells them
+VALUED = ("variants", "clocks", "modes", "cpus", "writer_cpu", "hz", "events",
+          "min_time", "repetitions")
+DEFAULTS = {"min_time": "0.1", "repetitions": "3"}
+
+
+def harness_args(args):
+    out = []
+    for key in VALUED:
+        value = getattr(args, key)
+        if isinstance(value, list):
+            value = ",".join(value) if value else None
+        if value is None:
+            value = DEFAULTS.get(key)
+        if value is not None:
+            out += ["--" + key.replace("_", "-"), str(value)]
+    if args.no_pin:
+        out.append("--no-pin")
+    return out
+
+
+def call(cmd, capture):
+    """Run the harness; its one-line usage errors become ours (exit 2)."""
+    try:
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, text=True, errors="replace",
+                           stdout=subprocess.PIPE if capture else None,
+                           stderr=subprocess.PIPE if capture else None)
+    except OSError as e:
+        raise Failure(f"cannot run {cmd[0]}: {e.strerror}") from None
+    if r.returncode == 2:
+        line = (r.stderr or "").strip().splitlines()[-1:] or ["bad usage"]
+        raise UsageError(line[0].removeprefix("vdsobench_bench: "))
+    return r
+
+
+def planned(binary, hargs):
+    r = call([binary, *hargs, "--list"], capture=True)
+    if r.returncode != 0:
+        raise Failure(f"vdsobench_bench --list failed (exit {r.returncode}): "
+                      f"{build.tail(r.stderr, 1)}")
+    names = r.stdout.split()
+    skipped = [line for line in r.stderr.splitlines() if line.startswith("skipped ")]
+    return names, skipped
+
+
+def cpus_of(names):
+    return sorted({key[3] for key in map(run_table.split_name, names) if key})
+
+
+def git_short_hash():
+    info = fingerprint.build_info(build.ROOT)
+    return info, (info.get("short") or "nogit")
+
+
+def output_path(args, build_info_short):
+    if args.out:
+        return os.path.abspath(args.out)
+    now = datetime.datetime.now()
+    return str(results.default_path(build.ROOT, fingerprint.short_host(), now,
+                                    build_info_short))
+
+
+def vdsobench_context(args, argv, harness, fp, build_info, warnings, names, cpus):
+    fp = dict(fp)
+    fp.setdefault("kernel", {})["vdso"] = harness.get("vdso")
+    build_info = dict(build_info, compiler=harness.get("compiler"),
+                      optimized=harness.get("optimized"))
+    fp["build"] = build_info
+    return {
+        "schema": SCHEMA,
+        "fingerprint": fp,
+        "warnings": warnings,
+        "pinning": harness.get("pinning", {}),
+        "counters": harness.get("counters", {}),
+        "selection": {
+            "variants": args.variants or None, "clocks": args.clocks or None,
+            "modes": args.modes or None, "cpus": cpus,
+            "min_time": args.min_time or DEFAULTS["min_time"],
+            "repetitions": int(args.repetitions or DEFAULTS["repetitions"]),
+            "benchmarks": len(names),
+        },
+        "harness": {k: v for k, v in harness.items()
+                    if k not in ("pinning", "counters", "vdso", "compiler", "optimized")},
+        "command": ["scripts/vdsobench", *argv],
+    }
+
+
+def run(args):
+    argv = getattr(args, "argv", sys.argv[1:])
+    packages.ensure_setup()
+    build.build([BENCH])
+    binary = str(build.binary_path(BENCH))
+    hargs = harness_args(args)
+    names, skipped = planned(binary, hargs)
+    if args.list:
+        for line in skipped:
+            print(line)
+        for name in names:
+            print(name)
+        print(f"{len(names)} benchmarks", file=sys.stderr)
+        return 0
+
+    info, short = git_short_hash()
+    path = output_path(args, short)
+    results.check_writable(path, args.force)
+    cpus = cpus_of(names)
+    fp = fingerprint.collect(cpus)
+    warnings = machine_warnings.check(fp, not args.no_pin, cpus)
+    for line in machine_warnings.format_warnings(warnings):
+        print(line, file=sys.stderr)
+    for line in skipped:
+        print(line, file=sys.stderr)
+    print(f"run: {len(names)} benchmarks on CPU {','.join(map(str, cpus))}, "
+          f"{args.repetitions or DEFAULTS['repetitions']} repetitions of "
+          f"{args.min_time or DEFAULTS['min_time']} s", file=sys.stderr, flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="vdsobench-run-") as tmp:
+        raw = os.path.join(tmp, "gbench.json")
+        r = call([binary, *hargs, "--out", raw] + (["--quiet"] if args.quiet else []),
+                 capture=False)
+        try:
+            with open(raw) as f:
+                data = json.load(f)
+        except (OSError, json.JSONDecodeError) as e:
+            raise Failure(f"the harness wrote no usable results (exit {r.returncode}): "
+                          f"{e}") from None
+    context = data.setdefault("context", {})
+    try:
+        harness = json.loads(context.pop("vdsobench_harness", "{}"))
+    except json.JSONDecodeError:
+        raise Failure("the harness's context is not JSON") from None
+    context["vdsobench"] = vdsobench_context(args, argv, harness, fp, info, warnings,
+                                             names, cpus)
+    results.write_atomic(path, data, force=args.force)
+
+    rows = run_table.summarize(data.get("benchmarks", []))
+    counters = context["vdsobench"]["counters"]
+    for line in machine_warnings.format_warnings(warnings):
+        print(line)
+    if not counters.get("available"):
+        print(f"counters: unavailable ({counters.get('reason')}); time only")
+    for line in run_table.format_table(rows, counters.get("events", [])):
+        print(line)
+    print(f"results: {os.path.relpath(path)}")
+    failed = [row["name"] for row in rows if row["error"]]
+    if failed or r.returncode != 0:
+        print(f"run: {len(failed)} benchmarks failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+def add_parser(sub):
+    modes = ("modes (what real effect each exposes):\n"
+             "  hot       back-to-back calls (the seeds' microbenchmark)\n"
+             "  pressure  an L1D-sized buffer read between calls evicts the data page:\n"
+             "            each call pays for the cache lines its layout touches\n"
+             "  compute   20 dependent multiply-adds between calls: out-of-order\n"
+             "            overlap can hide a hot-loop advantage\n"
+             "  writer    a thread on --writer-cpu runs update_vsyscall() at --hz:\n"
+             "            invalidated lines and seqlock retries\n"
+             "  timens    the reader is a task in a time namespace (generic_timens*)\n"
+             "  pointer   calls through a function pointer, as glibc calls the vDSO\n"
+             "\nsubjects: variants (LAYOUT+COUNTER+INLINE, real counters), sys/syscall,\n"
+             "sys/libc, sys/vdso (the kernel's __vdso_clock_gettime), floor/rdtsc,\n"
+             "floor/lfence_rdtsc, floor/mfence_rdtsc, floor/rdtscp, floor/empty (the loop).\n"
+             "Default: '*+rdtscp+always,sys/*,floor/*', the seven clocks, hot, 3 x 0.1 s.")
+    p = sub.add_parser("run", help="benchmark variants next to the system's vDSO; write results",
+                       formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
+                       description="Benchmark each <variant>/<clock>/<mode>/cpu<N> on pinned "
+                                   "CPUs with Google Benchmark (perf counters where the "
+                                   "machine has them), write the results file, print the "
+                                   "table.",
+                       epilog=modes)
+    p.add_argument("--variants", action="append", metavar="LIST",
+                   help="names or globs, comma-separated: 'generic_*+rdtscp+always,sys/vdso'")
+    p.add_argument("--clocks", action="append", metavar="LIST",
+                   help="realtime, monotonic, monotonic_raw, boottime, tai, realtime_coarse, "
+                        "monotonic_coarse, getres:<clock>, gettimeofday, time")
+    p.add_argument("--modes", action="append", metavar="LIST",
+                   help="hot, pressure, compute, writer, timens, pointer (default hot)")
+    p.add_argument("--cpus", metavar="LIST", help="CPUs, one at a time: 0,2 or 1-3 or all "
+                                                  "(default: the last CPU allowed)")
+    p.add_argument("--writer-cpu", metavar="N",
+                   help="the writer's CPU (default: another core, else another PU)")
+    p.add_argument("--hz", metavar="N|max", help="writer updates per second (default 1000)")
+    p.add_argument("--no-pin", action="store_true",
+                   help="run unpinned (a warning); otherwise a refused binding is an error")
+    p.add_argument("--events", metavar="LIST",
+                   help="perf events by libpfm4 name (default cycles,instructions,"
+                        "L1-dcache-load-misses; none to skip)")
+    p.add_argument("--min-time", metavar="S", help="seconds per benchmark run (default 0.1)")
+    p.add_argument("--repetitions", metavar="N", help="runs per benchmark (default 3)")
+    p.add_argument("--out", metavar="FILE",
+                   help="results file (default results/runs/<host>-<date>-<commit>.json)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing results file")
+    p.add_argument("--list", action="store_true",
+                   help="print what the selection expands to, and run nothing")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=run)
