@@ -47,7 +47,7 @@ struct options {
 		   *events = "cycles,instructions,L1-dcache-load-misses";
 	int writer_cpu = -1;
 	unsigned int hz = 1000; // 0: max
-	bool pin = true, list = false, quiet = false;
+	bool pin = true, list = false, quiet = false, sequential = false;
 	std::string min_time = "0.1", repetitions = "1", out;
 };
 
@@ -146,7 +146,8 @@ options parse_args(int argc, char **argv)
 		O_REPS,
 		O_OUT,
 		O_LIST,
-		O_QUIET
+		O_QUIET,
+		O_SEQUENTIAL
 	};
 	static const struct option longopts[] = {
 		{"variants", required_argument, nullptr, O_VARIANTS},
@@ -162,6 +163,7 @@ options parse_args(int argc, char **argv)
 		{"out", required_argument, nullptr, O_OUT},
 		{"list", no_argument, nullptr, O_LIST},
 		{"quiet", no_argument, nullptr, O_QUIET},
+		{"sequential", no_argument, nullptr, O_SEQUENTIAL},
 		{"help", no_argument, nullptr, 'h'},
 		{},
 	};
@@ -221,6 +223,9 @@ options parse_args(int argc, char **argv)
 			break;
 		case O_LIST:
 			o.list = true;
+			break;
+		case O_SEQUENTIAL:
+			o.sequential = true;
 			break;
 		case O_QUIET:
 			o.quiet = true;
@@ -428,6 +433,11 @@ int main(int argc, char **argv)
 		argv[0],
 		"--benchmark_min_time=" + o.min_time,
 		"--benchmark_repetitions=" + o.repetitions,
+		// repetitions in random order across benchmarks, so that a
+		// drift during the run spreads over all of them instead of
+		// biasing whichever ran last
+		std::string("--benchmark_enable_random_interleaving=") +
+			(o.sequential ? "false" : "true"),
 	};
 	if (!o.out.empty()) {
 		gb_args.push_back("--benchmark_out=" + o.out);
@@ -442,7 +452,9 @@ int main(int argc, char **argv)
 	harness_register();
 	benchmark::AddCustomContext("vdsobench_harness",
 				    harness_context_json());
-	progress_reporter progress(harness_plan_size(), o.quiet);
+	progress_start(harness_plan_size() * std::stoul(o.repetitions),
+		       std::stod(o.min_time), o.quiet);
+	progress_reporter progress;
 	benchmark::RunSpecifiedBenchmarks(&progress);
 	benchmark::Shutdown();
 	harness_teardown();

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "bench/harness.h"
+#include "bench/progress.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -45,6 +46,12 @@ const struct timens_offsets timens_offs = {
 	.monotonic = {10 * 86400, 0},
 	.boottime = {10 * 86400, 0},
 };
+
+// see bench_between(): twice the L1D, in whole pages
+size_t pressure_bytes(size_t l1d)
+{
+	return 2 * (((l1d ? l1d : fallback_l1d) + 4095) & ~4095UL);
+}
 
 std::string json_string(const std::string &s)
 {
@@ -137,6 +144,15 @@ class writer_thread
 	double updates_ = 0, seconds_ = 0;
 };
 
+// what Google Benchmark compares with --min-time
+double thread_seconds()
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 bench_loop_fn loop_of(const plan &p)
 {
 	enum bench_body body = bench_modes[p.mode].body;
@@ -173,6 +189,7 @@ void run_one(benchmark::State &state, const plan &p)
 	struct bench_env env = {};
 	struct pc_sample a, b;
 	std::unique_ptr<writer_thread> writer;
+	double t0, t1;
 
 	if (bind_to(p.cpu)) {
 		state.SkipWithError(pin_bind_error());
@@ -211,14 +228,18 @@ void run_one(benchmark::State &state, const plan &p)
 
 	if (ctx.group)
 		pc_group_read(ctx.group, &a);
+	t0 = thread_seconds();
 	while (state.KeepRunningBatch(state.max_iterations))
 		loop(&env, (u64)state.max_iterations);
+	t1 = thread_seconds();
 	if (ctx.group)
 		pc_group_read(ctx.group, &b);
+	progress_batch(p.name, t1 - t0);
 
 	if (writer) {
 		writer->stop();
 		state.counters["writer_hz"] = writer->rate();
+		state.counters["writer_cpu"] = p.writer_cpu;
 	}
 	if (p.mode == MODE_TIMENS)
 		sim_timens_leave(v);
@@ -277,10 +298,8 @@ int harness_plan(const struct selection &sel, char *err, size_t errlen)
 						  ""};
 
 					if (m == MODE_PRESSURE)
-						p.pressure_len =
-							ctx.l1d[k]
-								? ctx.l1d[k]
-								: fallback_l1d;
+						p.pressure_len = pressure_bytes(
+							ctx.l1d[k]);
 					most = std::max(most, p.pressure_len);
 					if (m == MODE_WRITER) {
 						p.writer_cpu = ctx.writer_cpu;
@@ -407,7 +426,11 @@ std::string harness_context_json()
 	for (size_t i = 0; i < ctx.cpus.size(); i++)
 		j += (i ? "," : "") + json_string(std::to_string(ctx.cpus[i])) +
 		     ":" + (ctx.l1d[i] ? std::to_string(ctx.l1d[i]) : "null");
-	j += "},\"pressure_bytes_if_unknown\":" + std::to_string(fallback_l1d);
+	j += "},\"pressure_bytes\":{";
+	for (size_t i = 0; i < ctx.cpus.size(); i++)
+		j += (i ? "," : "") + json_string(std::to_string(ctx.cpus[i])) +
+		     ":" + std::to_string(pressure_bytes(ctx.l1d[i]));
+	j += "},\"pressure_span\":" + std::to_string(BENCH_PRESSURE_SPAN);
 	j += ",\"writer_cpu\":" + std::to_string(ctx.writer_cpu) + "}";
 	j += ",\"writer_hz\":" + (ctx.hz ? std::to_string(ctx.hz) : "\"max\"");
 	j += ",\"compute_steps\":" + std::to_string(BENCH_COMPUTE_STEPS);

@@ -41,13 +41,20 @@ enum bench_body {
 	BENCH_NR_BODIES,
 };
 
+/*
+ * The page offsets the pressure mode evicts: every layout's data lies in
+ * the first 496 bytes of its page, the kernel's vdso_data at 128 of its
+ * vvar page; 1 KiB covers both.
+ */
+#define BENCH_PRESSURE_SPAN 1024
+
 /* tglx's "small computation": ~4 cycles of latency per step */
 #define BENCH_COMPUTE_STEPS 20
 
 struct bench_env {
 	clockid_t clk;
 	const volatile u8 *pressure_buf;
-	size_t pressure_len;
+	size_t pressure_len; /* bytes: 2 x L1D, whole pages */
 	/* the pointer mode's targets, read from memory on every call */
 	int (*volatile clock_gettime)(clockid_t, struct timespec *);
 	int (*volatile clock_getres)(clockid_t, struct timespec *);
@@ -70,10 +77,21 @@ static __always_inline void bench_between(enum bench_body body,
 					  const struct bench_env *env)
 {
 	if (body == BENCH_BODY_PRESSURE) {
-		for (size_t off = 0; off < env->pressure_len; off += 64)
-			(void)env->pressure_buf[off];
+		/*
+		 * An L1D is virtually indexed within a page (size / ways
+		 * is 4 KiB on x86), so the lines at the same offsets of
+		 * other pages are the ones competing with the data page:
+		 * reading BENCH_PRESSURE_SPAN bytes at the start of
+		 * 2 x L1D / 4 KiB pages (twice the ways, so that even a
+		 * pseudo-LRU lets go) evicts every data page's lines, and
+		 * costs a quarter of streaming the whole L1D.
+		 */
+		for (size_t p = 0; p < env->pressure_len; p += 4096)
+			for (size_t off = 0; off < BENCH_PRESSURE_SPAN;
+			     off += 64)
+				(void)env->pressure_buf[p + off];
 	} else if (body == BENCH_BODY_COMPUTE) {
-		u64 x = (u64)env->pressure_len;
+		u64 x = (u64)env->clk;
 
 		for (int i = 0; i < BENCH_COMPUTE_STEPS; i++) {
 			x = x * 6364136223846793005ULL + 1442695040888963407ULL;

@@ -2,22 +2,21 @@
 #include "bench/progress.h"
 
 #include <stdio.h>
-
-#include <algorithm>
 #include <unistd.h>
 
-progress_reporter::progress_reporter(size_t total_benchmarks, bool quiet)
-    : total_(total_benchmarks), quiet_(quiet), tty_(isatty(2))
-{
-}
+#include <chrono>
 
-bool progress_reporter::ReportContext(const Context &)
+namespace
 {
-	start_ = std::chrono::steady_clock::now();
-	return true;
-}
 
-static std::string duration(double s)
+struct progress_state {
+	size_t total = 0, done = 0, printed = 0;
+	double min_time = 0;
+	bool quiet = true, tty = false;
+	std::chrono::steady_clock::time_point start, last_print;
+} progress;
+
+std::string duration(double s)
 {
 	char buf[32];
 
@@ -29,49 +28,71 @@ static std::string duration(double s)
 	return buf;
 }
 
+const char *clear_line()
+{
+	return progress.tty ? "\r\033[K" : "";
+}
+
+} // namespace
+
+void progress_start(size_t total_repetitions, double min_time, bool quiet)
+{
+	progress.total = total_repetitions;
+	progress.min_time = min_time;
+	progress.quiet = quiet;
+	progress.tty = isatty(2);
+	progress.start = progress.last_print = std::chrono::steady_clock::now();
+}
+
+void progress_batch(const std::string &name, double seconds)
+{
+	auto now = std::chrono::steady_clock::now();
+	double elapsed, left;
+
+	// Google Benchmark keeps a batch once it ran for min_time
+	if (seconds >= progress.min_time && progress.done < progress.total)
+		progress.done++;
+	if (progress.quiet)
+		return;
+	if (progress.tty) {
+		if (now - progress.last_print < std::chrono::milliseconds(200))
+			return;
+	} else if (progress.done == progress.printed ||
+		   (progress.done % (progress.total / 20 + 1) &&
+		    progress.done != progress.total)) {
+		return;
+	}
+	progress.printed = progress.done;
+	progress.last_print = now;
+	elapsed = std::chrono::duration<double>(now - progress.start).count();
+	left = progress.done ? elapsed / progress.done *
+				       (progress.total - progress.done)
+			     : 0;
+	fprintf(stderr, "%s[%zu/%zu repetitions] %s elapsed, ~%s left: %s%s",
+		clear_line(), progress.done, progress.total,
+		duration(elapsed).c_str(), duration(left).c_str(), name.c_str(),
+		progress.tty ? "" : "\n");
+	fflush(stderr);
+}
+
+bool progress_reporter::ReportContext(const Context &)
+{
+	return true;
+}
+
 void progress_reporter::ReportRuns(const std::vector<Run> &runs)
 {
-	std::vector<double> ns;
-	const Run *last = nullptr;
-
-	// called once with a benchmark's runs, once more with its aggregates
 	for (const Run &r : runs) {
-		if (r.run_type != Run::RT_Iteration)
+		if (r.run_type != Run::RT_Iteration || !r.error_occurred)
 			continue;
-		last = &r;
-		if (r.error_occurred) {
-			errors_++;
-			fprintf(stderr, "%s%s: failed: %s\n",
-				tty_ ? "\r\033[K" : "",
-				r.benchmark_name().c_str(),
-				r.error_message.c_str());
-		} else {
-			ns.push_back(r.GetAdjustedRealTime());
-		}
+		errors_++;
+		fprintf(stderr, "%s%s: failed: %s\n", clear_line(),
+			r.benchmark_name().c_str(), r.error_message.c_str());
 	}
-	if (!last)
-		return;
-	done_++;
-	if (quiet_)
-		return;
-	// on a pipe, a line per 5% is enough to show it is alive
-	if (!tty_ && done_ != total_ && done_ % (total_ / 20 + 1))
-		return;
-	double elapsed = std::chrono::duration<double>(
-				 std::chrono::steady_clock::now() - start_)
-				 .count();
-	double left = elapsed / done_ * (total_ - done_);
-	std::sort(ns.begin(), ns.end());
-	fprintf(stderr, "%s[%zu/%zu] %s elapsed, ~%s left: %s %.1f ns%s",
-		tty_ ? "\r\033[K" : "", done_, total_,
-		duration(elapsed).c_str(), duration(left).c_str(),
-		last->run_name.str().c_str(),
-		ns.empty() ? 0.0 : ns[ns.size() / 2], tty_ ? "" : "\n");
-	fflush(stderr);
 }
 
 void progress_reporter::Finalize()
 {
-	if (!quiet_ && tty_)
-		fputs("\r\033[K", stderr);
+	if (!progress.quiet)
+		fputs(progress.tty ? "\r\033[K" : "", stderr);
 }

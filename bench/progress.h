@@ -1,20 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// The display reporter: one progress line per finished benchmark on
-// stderr (rewritten in place on a terminal), with elapsed time and an
-// estimate. The table comes from the JSON, printed by `vdsobench run`.
+// The progress line on stderr (rewritten in place on a terminal, a line
+// per 5% on a pipe): repetitions done of all planned, elapsed time, an
+// estimate, and the benchmark running now. Repetitions run in random
+// order across benchmarks, and Google Benchmark reports a benchmark only
+// after its last one, so the count comes from the harness: a batch that
+// ran for at least --min-time is one Google Benchmark keeps.
+//
+// The display reporter only counts failures; the table comes from the
+// JSON, printed by `vdsobench run`.
 #ifndef VDSOBENCH_BENCH_PROGRESS_H
 #define VDSOBENCH_BENCH_PROGRESS_H
 
-#include <chrono>
 #include <string>
 
 #include <benchmark/benchmark.h>
 
+void progress_start(size_t total_repetitions, double min_time, bool quiet);
+// after each batch: its benchmark, and how long its loop ran (CPU seconds)
+void progress_batch(const std::string &name, double seconds);
+
 class progress_reporter : public benchmark::BenchmarkReporter
 {
       public:
-	progress_reporter(size_t total_benchmarks, bool quiet);
 	bool ReportContext(const Context &context) override;
 	void ReportRuns(const std::vector<Run> &runs) override;
 	void Finalize() override;
@@ -24,9 +32,7 @@ class progress_reporter : public benchmark::BenchmarkReporter
 	}
 
       private:
-	size_t total_, done_ = 0, errors_ = 0;
-	bool quiet_, tty_;
-	std::chrono::steady_clock::time_point start_;
+	size_t errors_ = 0;
 };
 
 #endif // VDSOBENCH_BENCH_PROGRESS_H

@@ -3,7 +3,7 @@
 import statistics
 
 # per-benchmark user counters the harness adds that are not perf events
-HARNESS_COUNTERS = ("cpu", "counted_fraction", "writer_hz")
+HARNESS_COUNTERS = ("cpu", "counted_fraction", "writer_hz", "writer_cpu")
 
 
 def split_name(name):
@@ -18,8 +18,10 @@ def to_ns(value, unit):
     return value * {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}.get(unit, 1.0)
 
 
-def summarize(benchmarks):
-    """One row per benchmark name, in first-seen order, from its iteration runs.
+def summarize(benchmarks, order=None):
+    """One row per benchmark name, from its iteration runs: in `order` (a list of
+    names, e.g. the plan) where given, else first seen (repetitions may be
+    interleaved, so the file's order is the order they finished).
 
     Rows: {"name", "key", "ns": median ns/call, "min", "max", "runs",
     "counters": {event: median per call}, "writer_hz", "error"}.
@@ -50,6 +52,9 @@ def summarize(benchmarks):
         row["counters"] = {k: statistics.median(v) for k, v in row["counters"].items()}
         row["writer_hz"] = statistics.median(row["writer_hz"]) if row["writer_hz"] else None
         out.append(row)
+    if order:
+        rank = {name: i for i, name in enumerate(order)}
+        out.sort(key=lambda r: rank.get(r["name"], len(rank)))
     return out
 
 

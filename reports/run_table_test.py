@@ -29,6 +29,11 @@ class SummarizeTest(unittest.TestCase):
         self.assertEqual((r["ns"], r["min"], r["max"], r["runs"]), (20.0, 10.0, 30.0, 3))
         self.assertEqual(r["counters"], {"cycles": 60.0}, "harness counters are not events")
 
+    def test_plan_order(self):
+        rows = run_table.summarize([bench("b/time/hot/cpu0", 1.0), bench("a/time/hot/cpu0", 2.0)],
+                                   order=["a/time/hot/cpu0", "b/time/hot/cpu0"])
+        self.assertEqual([r["name"] for r in rows], ["a/time/hot/cpu0", "b/time/hot/cpu0"])
+
     def test_units_and_errors(self):
         rows = run_table.summarize([
             dict(bench("b/time/hot/cpu1", 0.5), time_unit="us"),

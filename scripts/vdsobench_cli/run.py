@@ -39,6 +39,8 @@ def harness_args(args):
             out += ["--" + key.replace("_", "-"), str(value)]
     if args.no_pin:
         out.append("--no-pin")
+    if args.sequential:
+        out.append("--sequential")
     return out
 
 
@@ -101,6 +103,7 @@ def vdsobench_context(args, argv, harness, fp, build_info, warnings, names, cpus
             "min_time": args.min_time or DEFAULTS["min_time"],
             "repetitions": int(args.repetitions or DEFAULTS["repetitions"]),
             "benchmarks": len(names),
+            "interleaved": not args.sequential,
         },
         "harness": {k: v for k, v in harness.items()
                     if k not in ("pinning", "counters", "vdso", "compiler", "optimized")},
@@ -156,10 +159,11 @@ def run(args):
                                              names, cpus)
     results.write_atomic(path, data, force=args.force)
 
-    rows = run_table.summarize(data.get("benchmarks", []))
+    rows = run_table.summarize(data.get("benchmarks", []), order=names)
     counters = context["vdsobench"]["counters"]
-    for line in machine_warnings.format_warnings(warnings):
-        print(line)
+    if warnings:
+        print(f"warnings (above, and in the results): "
+              f"{', '.join(w['id'] for w in warnings)}")
     if not counters.get("available"):
         print(f"counters: unavailable ({counters.get('reason')}); time only")
     for line in run_table.format_table(rows, counters.get("events", [])):
@@ -189,10 +193,9 @@ def add_parser(sub):
              "Default: '*+rdtscp+always,sys/*,floor/*', the seven clocks, hot, 3 x 0.1 s.")
     p = sub.add_parser("run", help="benchmark variants next to the system's vDSO; write results",
                        formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
-                       description="Benchmark each <variant>/<clock>/<mode>/cpu<N> on pinned "
-                                   "CPUs with Google Benchmark (perf counters where the "
-                                   "machine has them), write the results file, print the "
-                                   "table.",
+                       description="Benchmark each <variant>/<clock>/<mode>/cpu<N> on pinned\n"
+                                   "CPUs with Google Benchmark (perf counters where the machine\n"
+                                   "has them), write the results file, print the table.",
                        epilog=modes)
     p.add_argument("--variants", action="append", metavar="LIST",
                    help="names or globs, comma-separated: 'generic_*+rdtscp+always,sys/vdso'")
@@ -218,5 +221,8 @@ def add_parser(sub):
     p.add_argument("--force", action="store_true", help="overwrite an existing results file")
     p.add_argument("--list", action="store_true",
                    help="print what the selection expands to, and run nothing")
+    p.add_argument("--sequential", action="store_true",
+                   help="run each benchmark's repetitions back to back (default: all "
+                        "repetitions in random order, so drift does not favour one)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=run)
