@@ -412,6 +412,12 @@ int main(int argc, char **argv)
 		bad_usage(err);
 	// before --list too, so that a bad event name is a usage error there
 	open_counters(o, ctx);
+	if (ctx.group && !ctx.counters_dropped.empty()) {
+		char line[1024];
+
+		pc_group_summary(ctx.group, line, sizeof(line));
+		fprintf(stderr, "counters: %s\n", line);
+	}
 	if (!ctx.group && !ctx.counters_requested.empty())
 		fprintf(stderr,
 			"counters: none of %s opened here: %s; timing only\n",
