@@ -27,6 +27,7 @@
 
 #include "bench/harness.h"
 #include "bench/progress.h"
+#include "bench/rounds.h"
 
 extern "C" {
 #include "bench/pin.h"
@@ -48,6 +49,8 @@ struct options {
 	int writer_cpu = -1;
 	unsigned int hz = 1000; // 0: max
 	bool pin = true, list = false, quiet = false, sequential = false;
+	unsigned int rounds = 0, copies = 1;
+	double batch_ms = 10;
 	std::string min_time = "0.1", repetitions = "1", out;
 };
 
@@ -56,7 +59,8 @@ const char usage_text[] =
 	"LIST]\n"
 	"         [--cpus LIST|all] [--writer-cpu N] [--hz N|max] [--no-pin]\n"
 	"         [--events LIST|none] [--min-time S] [--repetitions N]\n"
-	"         [--out FILE.json] [--list] [--quiet]\n"
+	"         [--out FILE.json] [--list] [--quiet] [--sequential]\n"
+	"         [--rounds N [--batch-ms MS] [--copies N]]\n"
 	"\n"
 	"Times each <subject>/<clock>/<mode>/cpu<N> with Google Benchmark and\n"
 	"writes its JSON (with a \"vdsobench_harness\" context) to --out.\n"
@@ -147,7 +151,10 @@ options parse_args(int argc, char **argv)
 		O_OUT,
 		O_LIST,
 		O_QUIET,
-		O_SEQUENTIAL
+		O_SEQUENTIAL,
+		O_ROUNDS,
+		O_BATCH,
+		O_COPIES
 	};
 	static const struct option longopts[] = {
 		{"variants", required_argument, nullptr, O_VARIANTS},
@@ -164,6 +171,9 @@ options parse_args(int argc, char **argv)
 		{"list", no_argument, nullptr, O_LIST},
 		{"quiet", no_argument, nullptr, O_QUIET},
 		{"sequential", no_argument, nullptr, O_SEQUENTIAL},
+		{"rounds", required_argument, nullptr, O_ROUNDS},
+		{"batch-ms", required_argument, nullptr, O_BATCH},
+		{"copies", required_argument, nullptr, O_COPIES},
 		{"help", no_argument, nullptr, 'h'},
 		{},
 	};
@@ -223,6 +233,25 @@ options parse_args(int argc, char **argv)
 			break;
 		case O_LIST:
 			o.list = true;
+			break;
+		case O_ROUNDS:
+			o.rounds = (unsigned int)parse_number("--rounds",
+							      optarg, 100000);
+			if (!o.rounds)
+				bad_usage("--rounds: must be at least 1");
+			break;
+		case O_BATCH:
+			if (!positive_seconds(optarg))
+				bad_usage(std::string("--batch-ms: '") +
+					  optarg +
+					  "' is not a positive number");
+			o.batch_ms = strtod(optarg, nullptr);
+			break;
+		case O_COPIES:
+			o.copies = (unsigned int)parse_number("--copies",
+							      optarg, 8);
+			if (!o.copies)
+				bad_usage("--copies: must be at least 1");
 			break;
 		case O_SEQUENTIAL:
 			o.sequential = true;
@@ -434,6 +463,25 @@ int main(int argc, char **argv)
 	static struct tk_clocksource cs;
 	ctx.tsc_hz = sim_calibrate_counter_hz(50);
 	sim_kernel_reset_from_system(&cs, ctx.tsc_hz);
+
+	if (o.rounds) {
+		FILE *out = o.out.empty() ? stdout : fopen(o.out.c_str(), "w");
+		int ret;
+
+		if (!out) {
+			fprintf(stderr, "vdsobench_bench: %s: %s\n",
+				o.out.c_str(), strerror(errno));
+			return 2;
+		}
+		ret = rounds_run(o.rounds, o.batch_ms, o.copies, o.quiet, out);
+		if (out != stdout && fclose(out)) {
+			fprintf(stderr, "vdsobench_bench: %s: %s\n",
+				o.out.c_str(), strerror(errno));
+			ret = 1;
+		}
+		harness_teardown();
+		return ret;
+	}
 
 	std::vector<std::string> gb_args = {
 		argv[0],

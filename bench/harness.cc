@@ -25,16 +25,6 @@ extern "C" {
 namespace
 {
 
-struct plan {
-	const struct subject *subject;
-	const struct clock_choice *clock;
-	enum bench_mode mode;
-	int cpu;
-	int writer_cpu; // writer mode only
-	size_t pressure_len;
-	std::string name;
-};
-
 std::vector<plan> plans;
 u8 *pressure_buf;
 
@@ -53,7 +43,9 @@ size_t pressure_bytes(size_t l1d)
 	return 2 * (((l1d ? l1d : fallback_l1d) + 4095) & ~4095UL);
 }
 
-std::string json_string(const std::string &s)
+} // namespace
+
+std::string harness_json_string(const std::string &s)
 {
 	std::string out = "\"";
 
@@ -73,6 +65,14 @@ std::string json_string(const std::string &s)
 	return out + "\"";
 }
 
+namespace
+{
+
+std::string json_string(const std::string &s)
+{
+	return harness_json_string(s);
+}
+
 std::string json_or_null(const std::string &s)
 {
 	return s.empty() ? "null" : json_string(s);
@@ -84,6 +84,8 @@ int bind_to(int cpu)
 
 	return ctx.pinned ? pin_bind_thread(ctx.topo, cpu) : 0;
 }
+
+} // namespace
 
 // The writer mode's kernel: update_vsyscall() at ctx.hz on another CPU.
 class writer_thread
@@ -144,6 +146,9 @@ class writer_thread
 	double updates_ = 0, seconds_ = 0;
 };
 
+namespace
+{
+
 // what Google Benchmark compares with --min-time
 double thread_seconds()
 {
@@ -183,66 +188,31 @@ void add_counters(benchmark::State &state, const pc_sample &a,
 void run_one(benchmark::State &state, const plan &p)
 {
 	harness_context &ctx = harness();
-	const struct subject *s = p.subject;
-	const struct vdso_variant *v = s->variant;
-	bench_loop_fn loop = loop_of(p);
-	struct bench_env env = {};
+	prepared_run run(p);
 	struct pc_sample a, b;
-	std::unique_ptr<writer_thread> writer;
+	const char *err;
 	double t0, t1;
 
-	if (bind_to(p.cpu)) {
-		state.SkipWithError(pin_bind_error());
+	err = run.enter();
+	if (err) {
+		state.SkipWithError(err);
 		return;
 	}
-	env.clk = p.clock->clk;
-	env.pressure_buf = pressure_buf;
-	env.pressure_len = p.pressure_len;
-	env.clock_gettime = s->clock_gettime;
-	env.clock_getres = s->clock_getres;
-	env.gettimeofday = s->gettimeofday;
-	env.time = s->time;
-	if (v) {
-		// only this variant's page is published to, so a writer's
-		// rate is this variant's update rate
-		sim_kernel_detach_all();
-		if (sim_kernel_attach(v)) {
-			state.SkipWithError(strerror(errno));
-			return;
-		}
-		// a fresh cycle_last and bases, as the last tick left them
-		sim_kernel_tick();
-	}
-	if (p.mode == MODE_TIMENS && sim_timens_enter(v, &timens_offs)) {
-		state.SkipWithError(strerror(errno));
-		return;
-	}
-	if (p.mode == MODE_WRITER) {
-		writer.reset(new writer_thread(p.writer_cpu));
-		if (!writer->start()) {
-			writer->stop();
-			state.SkipWithError(pin_bind_error());
-			return;
-		}
-	}
-
 	if (ctx.group)
 		pc_group_read(ctx.group, &a);
 	t0 = thread_seconds();
 	while (state.KeepRunningBatch(state.max_iterations))
-		loop(&env, (u64)state.max_iterations);
+		run.loop((u64)state.max_iterations);
 	t1 = thread_seconds();
 	if (ctx.group)
 		pc_group_read(ctx.group, &b);
 	progress_batch(p.name, t1 - t0);
+	run.leave();
 
-	if (writer) {
-		writer->stop();
-		state.counters["writer_hz"] = writer->rate();
+	if (p.mode == MODE_WRITER) {
+		state.counters["writer_hz"] = run.writer_rate();
 		state.counters["writer_cpu"] = p.writer_cpu;
 	}
-	if (p.mode == MODE_TIMENS)
-		sim_timens_leave(v);
 	if (ctx.group)
 		add_counters(state, a, b);
 	// where it ran: the name says where it was meant to
@@ -250,6 +220,66 @@ void run_one(benchmark::State &state, const plan &p)
 }
 
 } // namespace
+
+prepared_run::prepared_run(const plan &p) : p_(p), loop_(loop_of(p)), env_()
+{
+}
+
+prepared_run::~prepared_run()
+{
+	leave();
+}
+
+const char *prepared_run::enter()
+{
+	const struct subject *s = p_.subject;
+	const struct vdso_variant *v = s->variant;
+
+	if (bind_to(p_.cpu))
+		return pin_bind_error();
+	env_.clk = p_.clock->clk;
+	env_.pressure_buf = pressure_buf;
+	env_.pressure_len = p_.pressure_len;
+	env_.clock_gettime = s->clock_gettime;
+	env_.clock_getres = s->clock_getres;
+	env_.gettimeofday = s->gettimeofday;
+	env_.time = s->time;
+	if (v) {
+		// only this variant's page is published to, so a writer's
+		// rate is this variant's update rate
+		sim_kernel_detach_all();
+		if (sim_kernel_attach(v))
+			return strerror(errno);
+		// a fresh cycle_last and bases, as the last tick left them
+		sim_kernel_tick();
+	}
+	if (p_.mode == MODE_TIMENS) {
+		if (sim_timens_enter(v, &timens_offs))
+			return strerror(errno);
+		in_timens_ = true;
+	}
+	if (p_.mode == MODE_WRITER) {
+		writer_.reset(new writer_thread(p_.writer_cpu));
+		if (!writer_->start()) {
+			leave();
+			return pin_bind_error();
+		}
+	}
+	return nullptr;
+}
+
+void prepared_run::leave()
+{
+	if (writer_) {
+		writer_->stop();
+		writer_rate_ = writer_->rate();
+		writer_.reset();
+	}
+	if (in_timens_) {
+		sim_timens_leave(p_.subject->variant);
+		in_timens_ = false;
+	}
+}
 
 harness_context &harness()
 {
@@ -356,6 +386,11 @@ int harness_plan(const struct selection &sel, char *err, size_t errlen)
 		memset(pressure_buf, 1, most);
 	}
 	return 0;
+}
+
+const std::vector<plan> &harness_plans()
+{
+	return plans;
 }
 
 size_t harness_plan_size()

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,48 @@ extern "C" {
 
 struct pin_topology;
 struct pc_group;
+
+// one benchmark of the plan: subject x clock x mode x CPU
+struct plan {
+	const struct subject *subject;
+	const struct clock_choice *clock;
+	enum bench_mode mode;
+	int cpu;
+	int writer_cpu; // writer mode only
+	size_t pressure_len;
+	std::string name;
+};
+
+class writer_thread;
+
+// A plan made ready to time: bound to its CPU, its variant attached and
+// freshly ticked, in its time namespace, its writer running. The same
+// setup serves Google Benchmark and the interleaved rounds.
+class prepared_run
+{
+      public:
+	explicit prepared_run(const plan &p);
+	~prepared_run();
+	// nullptr, or why it cannot run
+	const char *enter();
+	void loop(u64 n)
+	{
+		loop_(&env_, n);
+	}
+	void leave();
+	double writer_rate() const
+	{
+		return writer_rate_;
+	}
+
+      private:
+	const plan &p_;
+	bench_loop_fn loop_;
+	struct bench_env env_;
+	std::unique_ptr<writer_thread> writer_;
+	bool in_timens_ = false;
+	double writer_rate_ = 0;
+};
 
 struct harness_context {
 	struct pin_topology *topo = nullptr;
@@ -49,6 +92,8 @@ void harness_print_plan(FILE *f);
 int harness_check_binding(char *err, size_t errlen);
 void harness_register();
 std::string harness_context_json();
+std::string harness_json_string(const std::string &s);
 void harness_teardown();
+const std::vector<plan> &harness_plans();
 
 #endif // VDSOBENCH_BENCH_HARNESS_H
