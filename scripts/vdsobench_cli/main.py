@@ -3,9 +3,9 @@
 import argparse
 import sys
 
-from . import counters, errors, listing, packages, run, testrun, verify
+from . import counters, errors, listing, packages, run, sim, testrun, verify
 
-COMMANDS = (packages, listing, verify, run, counters, testrun)
+COMMANDS = (packages, listing, verify, run, counters, testrun, sim)
 
 
 class Parser(argparse.ArgumentParser):
