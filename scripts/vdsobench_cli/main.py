@@ -3,9 +3,11 @@
 import argparse
 import sys
 
-from . import counters, errors, listing, packages, run, sim, testrun, verify
+from . import (compare, counters, errors, gate, listing, packages, run, selftest_stats, sim,
+               testrun, verify)
 
-COMMANDS = (packages, listing, verify, run, counters, testrun, sim)
+COMMANDS = (packages, listing, verify, run, compare, gate, sim, selftest_stats, counters,
+            testrun)
 
 
 class Parser(argparse.ArgumentParser):

@@ -1,0 +1,252 @@
+"""`compare`: is my variant faster, by how much, how sure are we.
+
+Paired (the default): the variants run in one process in interleaved rounds
+(see rounds.py), and each round gives one ratio per variant against the
+first (the baseline); the verdict comes from those paired ratios. Unpaired
+(`--results OLD NEW`): two saved runs, repetitions against repetitions;
+drift between the runs is not cancelled, so it says so and is stricter.
+"""
+
+import argparse
+import os
+import sys
+
+from . import fingerprint, results, rounds
+from .errors import UsageError
+from .build import ROOT
+
+sys.path.insert(0, str(ROOT))
+from reports import stats, tables  # noqa: E402
+
+FORMATS = ("table", "lkml", "markdown", "csv", "json")
+DEFAULT_ROUNDS = 40
+DEFAULT_BATCH_MS = 10
+
+
+def machine_meta(fp):
+    cpu, kernel, hyp = fp.get("cpu") or {}, fp.get("kernel") or {}, fp.get("hypervisor") or {}
+    return {"cpu_model": cpu.get("model_name"), "kernel": kernel.get("release"),
+            "hypervisor": hyp.get("vendor") if hyp.get("present") else None}
+
+
+def metric_row(series, metric, baseline, subject, base_vals, vals, res):
+    return {"clock": series.clock, "mode": series.mode, "cpu": series.cpu, "metric": metric,
+            "baseline": baseline, "variant": subject, "base": res["base_median"],
+            "value": res["other_median"], "ratio": res["ratio"], "ci_low": res["ci_low"],
+            "ci_high": res["ci_high"], "p": res["p"], "p_adjusted": res["p_adjusted"],
+            "verdict": res["verdict"], "n": res["n"]}
+
+
+def paired_rows(groups, baseline, others, alpha):
+    """Every variant against the baseline, per group: time, then each counter."""
+    comparisons = max(1, len(others) * len(groups))
+    rows, method = [], None
+    for g in groups:
+        base = (baseline, 0)
+        for other in others:
+            a, b = g.paired(base, (other, 0))
+            res = stats.paired(a, b, alpha=alpha, comparisons=comparisons)
+            method = res["method"]
+            rows.append(metric_row(g, "ns/call", baseline, other, a, b, res))
+            for event in g.events():
+                ca, cb = g.paired_counter(base, (other, 0), event)
+                if ca:
+                    res = stats.paired(ca, cb, alpha=alpha, comparisons=comparisons,
+                                       lower_is_better=True, kind="count")
+                    rows.append(metric_row(g, event + "/call", baseline, other, ca, cb, res))
+    return rows, method, comparisons
+
+
+def sim_rows(variants, clocks, modes, baseline):
+    """Simulated counts (deterministic) compared exactly: no rounds needed."""
+    from . import sim
+
+    measured = sim.measure(variants, clocks, [m for m in modes if m in sim.MODES])
+    by_key = {(m["variant"], m["clock"], m["mode"]): m for m in measured}
+    rows = []
+    for (variant, clock, mode), m in by_key.items():
+        base = by_key.get((baseline, clock, mode))
+        if variant == baseline or base is None:
+            continue
+        for metric, key in (("sim:instructions", "net_instructions_per_call"),
+                            ("sim:l1d_misses", "net_l1d_misses_per_call")):
+            res = stats.exact(base[key], m[key])
+            rows.append({"clock": clock, "mode": mode, "metric": metric, "baseline": baseline,
+                         "variant": variant, "base": base[key], "value": m[key],
+                         "ratio": res["ratio"], "ci_low": res["ci_low"],
+                         "ci_high": res["ci_high"], "p": None, "p_adjusted": None,
+                         "verdict": res["verdict"], "n": 1})
+    return rows
+
+
+def calls_per(text):
+    if text is None:
+        return None
+    value = text[:-1] if text.endswith("s") else text
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0
+    if not seconds > 0:
+        raise UsageError(f"--calls-per: {text!r} is not a duration in seconds (e.g. 10s)")
+    return seconds
+
+
+def write_out(path, comparison, force):
+    if path:
+        results.write_atomic(path, comparison, force=force)
+        print(f"comparison: {os.path.relpath(path)}", file=sys.stderr)
+
+
+def compare_paired(args):
+    if len(args.variants) < 2:
+        raise UsageError("compare: give at least two variants (the first is the baseline), "
+                         "or --results OLD.json NEW.json")
+    binary = rounds.binary()
+    hargs = rounds.harness_args(args.variants, args)
+    base_subjects = rounds.subjects_of(binary, rounds.harness_args(args.variants[:1], args))
+    if len(base_subjects) != 1:
+        raise UsageError(f"compare: the baseline {args.variants[0]!r} must name one subject; "
+                         f"it matches {len(base_subjects)}: {', '.join(base_subjects[:5])}")
+    baseline = base_subjects[0]
+    subjects = rounds.subjects_of(binary, hargs)
+    others = [s for s in subjects if s != baseline]
+    if not others:
+        raise UsageError("compare: nothing to compare the baseline with")
+    if args.out:
+        results.check_writable(args.out, args.force)
+    context, groups = rounds.measure(binary, hargs, args.rounds, args.batch_ms,
+                                     quiet=args.quiet)
+    rows, method, m = paired_rows(groups, baseline, others, args.alpha)
+    if args.sim:
+        rows += sim_rows([baseline] + others, sorted({g.clock for g in groups}),
+                         sorted({g.mode for g in groups}), baseline)
+    fp = fingerprint.collect(sorted({g.cpu for g in groups}))
+    comparison = {
+        "meta": dict(machine_meta(fp), method=method, alpha=args.alpha, comparisons=m,
+                     rounds=args.rounds, paired=True, batch_ms=args.batch_ms,
+                     iterations={g.key: g.iterations for g in groups},
+                     counters=context.get("counters", {}).get("events", []),
+                     notes=[f"{k[0]}: {e}" for g in groups for k, e in g.errors.items()]),
+        "rows": rows,
+    }
+    print(tables.render(comparison, args.format, calls_per=calls_per(args.calls_per)), end="")
+    if args.out:
+        comparison["rounds"] = {g.key: {f"{s}#{c}": v for (s, c), v in g.ns.items()}
+                                for g in groups}
+        write_out(args.out, comparison, args.force)
+    return 0
+
+
+def repetition_times(data):
+    """{run_name: [ns per repetition]} from a results file's iteration runs."""
+    out = {}
+    for b in data["benchmarks"]:
+        if b.get("run_type") == "iteration" and not b.get("error_occurred"):
+            unit = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}.get(b.get("time_unit"), 1)
+            out.setdefault(b["run_name"], []).append(b["real_time"] * unit)
+    return out
+
+
+def compare_results(args):
+    old_path, new_path = args.results
+    old, new = results.load(old_path), results.load(new_path)
+    old_t, new_t = repetition_times(old), repetition_times(new)
+    common = [n for n in old_t if n in new_t]
+    if not common:
+        raise UsageError(f"compare --results: {old_path} and {new_path} have no benchmark "
+                         "in common")
+    notes = ["unpaired: the two runs were measured at different times, so drift between "
+             "them is not cancelled; verdicts need more evidence than paired rounds"]
+    fps = [d["context"]["vdsobench"]["fingerprint"] for d in (old, new)]
+    metas = [machine_meta(fp) for fp in fps]
+    if metas[0]["cpu_model"] != metas[1]["cpu_model"]:
+        notes.append(f"different CPUs: {metas[0]['cpu_model']} vs {metas[1]['cpu_model']}")
+    rows, method = [], None
+    for name in common:
+        variant, clock, mode, cpu = results.benchmark_key(name)
+        res = stats.unpaired(old_t[name], new_t[name], alpha=args.alpha,
+                             comparisons=len(common))
+        method = res["method"]
+        rows.append({"clock": clock, "mode": mode, "cpu": cpu, "metric": "ns/call",
+                     "baseline": f"{variant} (old)", "variant": f"{variant} (new)",
+                     "base": res["base_median"], "value": res["other_median"],
+                     "ratio": res["ratio"], "ci_low": res["ci_low"], "ci_high": res["ci_high"],
+                     "p": res["p"], "p_adjusted": res["p_adjusted"], "verdict": res["verdict"],
+                     "n": res["n"]})
+    comparison = {"meta": dict(metas[1], method=method, alpha=args.alpha,
+                               comparisons=len(common), rounds=None, paired=False,
+                               notes=notes),
+                  "rows": rows}
+    print(tables.render(comparison, args.format, calls_per=calls_per(args.calls_per)), end="")
+    write_out(args.out, comparison, args.force)
+    return 0
+
+
+def run_compare(args):
+    if args.format not in FORMATS:
+        raise UsageError(f"--format: {args.format!r} is not a format "
+                         f"(valid: {', '.join(FORMATS)})")
+    if not 0 < args.alpha < 1:
+        raise UsageError(f"--alpha: {args.alpha} is not in (0, 1)")
+    if args.results:
+        if args.variants:
+            raise UsageError("compare: give variants or --results OLD NEW, not both")
+        return compare_results(args)
+    from . import packages
+    packages.ensure_setup()
+    return compare_paired(args)
+
+
+def positive(kind):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
+        return value
+    return parse
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "compare", help="paired, interleaved A/B: ratio with confidence interval, verdict",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run the variants in one process in interleaved rounds (a balanced\n"
+                    "order, the same iteration count for all in a round) and compare each\n"
+                    "with the first, per clock x mode: medians, the ratio with its\n"
+                    "confidence interval from the paired per-round ratios (sign test,\n"
+                    "Bonferroni-corrected for the number of comparisons), a p-value and a\n"
+                    "verdict: faster, slower or no significant difference.\n"
+                    "--results OLD.json NEW.json compares two saved runs instead (unpaired).")
+    p.add_argument("variants", nargs="*", metavar="VARIANT",
+                   help="the baseline first, then the others (names or globs)")
+    p.add_argument("--results", nargs=2, metavar=("OLD", "NEW"),
+                   help="compare two results files from `run` (unpaired)")
+    p.add_argument("--clocks", action="append", metavar="LIST",
+                   help="as for run (default: the seven clocks)")
+    p.add_argument("--modes", action="append", metavar="LIST", help="as for run (default hot)")
+    p.add_argument("--cpus", metavar="LIST", help="as for run")
+    p.add_argument("--writer-cpu", metavar="N", help="as for run")
+    p.add_argument("--hz", metavar="N|max", help="as for run")
+    p.add_argument("--events", metavar="LIST", help="as for run")
+    p.add_argument("--no-pin", action="store_true", help="as for run")
+    p.add_argument("--rounds", type=positive(int), default=DEFAULT_ROUNDS, metavar="N",
+                   help=f"interleaved rounds (default {DEFAULT_ROUNDS})")
+    p.add_argument("--batch-ms", type=positive(float), default=DEFAULT_BATCH_MS, metavar="MS",
+                   help=f"the slowest variant's batch per round (default {DEFAULT_BATCH_MS})")
+    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                   help="significance level before correction (default 0.05)")
+    p.add_argument("--sim", action="store_true",
+                   help="also compare simulated instructions and L1D misses (valgrind)")
+    p.add_argument("--format", default="table", metavar="FMT",
+                   help=f"one of {', '.join(FORMATS)} (default table)")
+    p.add_argument("--calls-per", metavar="SECONDS",
+                   help="show calls per duration instead of ns/call (e.g. 10s, as in seed 000)")
+    p.add_argument("--out", metavar="FILE", help="also write the comparison (JSON) here")
+    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=run_compare)
+

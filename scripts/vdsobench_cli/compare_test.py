@@ -1,0 +1,134 @@
+"""`compare`: paired rounds end to end on a structural difference, every output
+format, two saved runs (unpaired), and each bad input (one line, exit 2)."""
+
+import copy
+import json
+import os
+import tempfile
+import unittest
+
+from .run_test import vdsobench
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "testdata", "results_small.json")
+BASE = "x86_gtod+rdtscp+always"
+OTHER = "x86_gtod_raw_copy+rdtscp+always"
+QUICK = ["--rounds", "8", "--batch-ms", "1", "--quiet"]
+
+
+class PairedTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-compare-")
+        cls.out = os.path.join(cls.tmp.name, "cmp.json")
+        cls.rc, cls.stdout, cls.err = vdsobench(
+            "compare", BASE, OTHER, "--clocks", "monotonic_raw,monotonic", "--format", "json",
+            "--out", cls.out, *QUICK)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_rows_per_clock_against_the_baseline(self):
+        self.assertEqual(self.rc, 0, self.err)
+        data = json.loads(self.stdout)
+        rows = {r["clock"]: r for r in data["rows"] if r["metric"] == "ns/call"}
+        self.assertEqual(set(rows), {"monotonic", "monotonic_raw"})
+        for r in rows.values():
+            self.assertEqual((r["baseline"], r["variant"], r["n"]), (BASE, OTHER, 8))
+            self.assertLessEqual(r["ci_low"], r["ratio"])
+            self.assertLessEqual(r["ratio"], r["ci_high"])
+        # x86_gtod has no userspace MONOTONIC_RAW: a syscall against a vDSO
+        # read is a structural difference every round shows
+        self.assertEqual(rows["monotonic_raw"]["verdict"], "faster")
+        self.assertEqual(data["meta"]["comparisons"], 2)
+        self.assertTrue(data["meta"]["paired"])
+
+    def test_out_keeps_the_rounds_and_is_never_overwritten(self):
+        with open(self.out) as f:
+            saved = json.load(f)
+        self.assertEqual(len(saved["rounds"]["monotonic_raw/hot/cpu" + str(
+            saved["rows"][0]["cpu"])][f"{OTHER}#0"]), 8)
+        before = os.stat(self.out).st_mtime_ns
+        rc, _, err = vdsobench("compare", BASE, OTHER, "--clocks", "time", "--out", self.out,
+                               *QUICK)
+        self.assertEqual(rc, 2)
+        self.assertIn("exists", err)
+        self.assertEqual(os.stat(self.out).st_mtime_ns, before)
+
+
+class UnpairedTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-compare-")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, obj_or_text):
+        path = os.path.join(self.tmp.name, name)
+        with open(path, "w") as f:
+            f.write(obj_or_text if isinstance(obj_or_text, str) else json.dumps(obj_or_text))
+        return path
+
+    def fixture(self):
+        with open(FIXTURE) as f:
+            return json.load(f)
+
+    def test_same_file_every_format(self):
+        for fmt in ("table", "lkml", "markdown", "csv", "json"):
+            rc, out, err = vdsobench("compare", "--results", FIXTURE, FIXTURE, "--format", fmt)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("unpaired", out.lower() if fmt != "csv" else "unpaired")
+            if fmt == "lkml":
+                self.assertTrue(all(len(line) <= 72 for line in out.splitlines()), out)
+        rc, out, _ = vdsobench("compare", "--results", FIXTURE, FIXTURE, "--format", "json")
+        rows = json.loads(out)["rows"]
+        self.assertEqual(len(rows), 3)
+        self.assertTrue(all(r["verdict"] == "no significant difference" for r in rows))
+        self.assertFalse(json.loads(out)["meta"]["paired"])
+
+    def test_slower_new_run(self):
+        new = self.fixture()
+        for b in new["benchmarks"]:
+            if b["run_type"] == "iteration" and b["name"].startswith("sys/vdso"):
+                b["real_time"] *= 3
+        rc, out, err = vdsobench("compare", "--results", FIXTURE, self.write("new.json", new),
+                                 "--format", "json")
+        self.assertEqual(rc, 0, err)
+        verdicts = {r["variant"]: r["verdict"] for r in json.loads(out)["rows"]}
+        # three repetitions each cannot be significant at 95%: unpaired is cautious
+        self.assertEqual(verdicts["sys/vdso (new)"], "no significant difference")
+
+    def assert_bad(self, needle, *argv):
+        rc, _, err = vdsobench("compare", *argv)
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn(needle, err)
+
+    def test_bad_files(self):
+        with open(FIXTURE) as f:
+            text = f.read()
+        self.assert_bad("not valid JSON", "--results", FIXTURE, self.write("t.json", text[:200]))
+        self.assert_bad("empty file", "--results", self.write("e.json", ""), FIXTURE)
+        other = self.fixture()
+        other["context"]["vdsobench"]["schema"] = "vdsobench-results/0"
+        self.assert_bad("vdsobench-results/1", "--results", FIXTURE, self.write("s.json", other))
+        none = self.fixture()
+        for b in none["benchmarks"]:
+            b["name"] = b["name"].replace("cpu0", "cpu7").replace("cpu1", "cpu7")
+            b["run_name"] = b["run_name"].replace("cpu0", "cpu7").replace("cpu1", "cpu7")
+        self.assert_bad("no benchmark in common", "--results", FIXTURE,
+                        self.write("n.json", none))
+        self.assert_bad("No such file", "--results", FIXTURE,
+                        os.path.join(self.tmp.name, "missing.json"))
+
+    def test_bad_usage(self):
+        self.assert_bad("at least two", BASE)
+        self.assert_bad("--format", "--results", FIXTURE, FIXTURE, "--format", "html")
+        self.assert_bad("--alpha", "--results", FIXTURE, FIXTURE, "--alpha", "2")
+        self.assert_bad("must name one subject", "x86_gtod*", OTHER, *QUICK)
+        self.assert_bad("'nope'", BASE, "nope", *QUICK)
+        self.assert_bad("--calls-per", "--results", FIXTURE, FIXTURE, "--calls-per", "soon")
+
+
+if __name__ == "__main__":
+    unittest.main()

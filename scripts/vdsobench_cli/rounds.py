@@ -1,0 +1,133 @@
+"""Interleaved rounds: run the harness with --rounds and read its JSON lines.
+
+Shared by `compare`, `gate` and `selftest-stats`: every subject of a clock x
+mode x CPU group runs once per round (Williams order, same iteration count),
+so round i of A pairs with round i of B.
+"""
+
+import json
+import os
+import subprocess
+import tempfile
+
+from . import build, run
+from .errors import Failure, UsageError
+
+
+class Series:
+    """One group's measurements: per (subject, copy), the values of each round."""
+
+    def __init__(self, key, iterations):
+        self.key = key  # "monotonic/hot/cpu1"
+        self.iterations = iterations
+        self.ns = {}  # (subject, copy) -> {round: ns/call}
+        self.counters = {}  # (subject, copy) -> {round: {event: per call}}
+        self.errors = {}  # (subject, copy) -> first error
+
+    @property
+    def clock(self):
+        return self.key.split("/")[0]
+
+    @property
+    def mode(self):
+        return self.key.split("/")[1]
+
+    @property
+    def cpu(self):
+        return int(self.key.split("/")[2][3:])
+
+    def subjects(self):
+        return list(dict.fromkeys(s for s, _ in self.ns))
+
+    def paired(self, a, b):
+        """Per-round values of a and b, for the rounds where both ran."""
+        sa, sb = self.ns.get(a, {}), self.ns.get(b, {})
+        common = sorted(set(sa) & set(sb))
+        return [sa[r] for r in common], [sb[r] for r in common]
+
+    def paired_counter(self, a, b, event):
+        ca, cb = self.counters.get(a, {}), self.counters.get(b, {})
+        common = sorted(r for r in set(ca) & set(cb) if event in ca[r] and event in cb[r])
+        return [ca[r][event] for r in common], [cb[r][event] for r in common]
+
+    def events(self):
+        names = set()
+        for per_round in self.counters.values():
+            for counts in per_round.values():
+                names |= set(counts)
+        return sorted(names - {"counted_fraction", "writer_hz"})
+
+
+def parse(lines):
+    """(harness context, [Series]) from the harness's --rounds output."""
+    context, groups = None, {}
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise Failure(f"the harness's rounds output, line {n}: not JSON: {e}") from None
+        if "context" in rec:
+            context = rec["context"]
+        elif "round" not in rec:
+            groups[rec["group"]] = Series(rec["group"], rec["iterations"])
+        else:
+            g = groups[rec["group"]]
+            who = (rec["subject"], rec.get("copy", 0))
+            if "error" in rec:
+                g.errors.setdefault(who, rec["error"])
+                continue
+            g.ns.setdefault(who, {})[rec["round"]] = rec["ns_per_call"]
+            g.counters.setdefault(who, {})[rec["round"]] = rec.get("counters", {})
+    if context is None:
+        raise Failure("the harness's rounds output has no context line")
+    return context, list(groups.values())
+
+
+def subjects_of(binary, hargs):
+    """The subjects a selection expands to, in the harness's order."""
+    names, _ = run.planned(binary, hargs)
+    return list(dict.fromkeys(n.rsplit("/", 3)[0] for n in names))
+
+
+def harness_args(patterns, args):
+    """The harness's selection options from compare/gate's arguments."""
+    out = ["--variants", ",".join(patterns)]
+    for key in ("clocks", "modes", "cpus", "writer_cpu", "hz", "events"):
+        value = getattr(args, key, None)
+        if isinstance(value, list):
+            value = ",".join(value) if value else None
+        if value is not None:
+            out += ["--" + key.replace("_", "-"), str(value)]
+    if getattr(args, "no_pin", False):
+        out.append("--no-pin")
+    return out
+
+
+def measure(binary, hargs, rounds, batch_ms, copies=1, quiet=False):
+    """Run the rounds; (harness context, [Series])."""
+    with tempfile.TemporaryDirectory(prefix="vdsobench-rounds-") as tmp:
+        out = os.path.join(tmp, "rounds.jsonl")
+        cmd = [binary, *hargs, "--rounds", str(rounds), "--batch-ms", str(batch_ms),
+               "--copies", str(copies), "--out", out] + (["--quiet"] if quiet else [])
+        try:
+            r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE if quiet else None, text=True,
+                               errors="replace")
+        except OSError as e:
+            raise Failure(f"cannot run {binary}: {e.strerror}") from None
+        if r.returncode == 2:
+            raise UsageError((r.stderr or "bad usage").strip().splitlines()[-1]
+                             .removeprefix("vdsobench_bench: "))
+        try:
+            with open(out) as f:
+                return parse(f)
+        except OSError as e:
+            raise Failure(f"the harness wrote no rounds (exit {r.returncode}): "
+                          f"{e.strerror}") from None
+
+
+def binary():
+    build.build([run.BENCH])
+    return str(build.binary_path(run.BENCH))
