@@ -1,0 +1,344 @@
+"""`gate`: did this change regress anything, against a committed baseline.
+
+Two kinds of check, both recorded in the baseline file:
+
+- deterministic (`sim`): instructions and simulated L1D misses per call under
+  valgrind, identical run to run on the same build; any increase beyond the
+  stated tolerance (default: none) is a regression. This is what CI gates on:
+  it has no PMU and its timings are noise.
+- timing: each variant's time as a ratio to a reference variant measured in
+  the same interleaved rounds, so a faster or slower machine does not trip it;
+  a regression only when the confidence interval's lower bound of the
+  slowdown against the recorded ratio exceeds the threshold. Refused on
+  another CPU model unless --allow-other-machine.
+
+Exit 0: no regression; 1: a regression (with the table); 2: bad usage or input.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import sys
+
+from . import build, fingerprint, results, rounds, variants as variants_mod
+from .errors import UsageError
+
+sys.path.insert(0, str(build.ROOT))
+from reports import stats  # noqa: E402
+
+SCHEMA = "vdsobench-baseline/1"
+DEFAULT_BASELINE = "results/baselines/ci.json"
+SIM_METRICS = (("instructions", "instructions_per_call"), ("l1d_misses", "l1d_misses_per_call"))
+NEW_DEFAULTS = {"variants": ["*+rdtscp+always"],
+                "clocks": ["monotonic", "monotonic_raw", "realtime_coarse"],
+                "modes": ["hot", "pressure"]}
+
+
+def machine_of(fp):
+    cpu = fp.get("cpu") or {}
+    return {k: cpu.get(k) for k in ("vendor", "family", "model", "model_name")} | {
+        "kernel": (fp.get("kernel") or {}).get("release"),
+        "hypervisor": (fp.get("hypervisor") or {}).get("vendor")}
+
+
+def same_cpu(a, b):
+    keys = ("vendor", "family", "model", "model_name")
+    return all(a.get(k) == b.get(k) for k in keys)
+
+
+def load_baseline(path):
+    """The baseline, checked; one line and exit 2 for anything wrong with it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such baseline (create one with --update-baseline)") \
+            from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"{path}: cannot read: {getattr(e, 'strerror', e)}") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{path}: not valid JSON (truncated?): {e.msg} at line {e.lineno}") \
+            from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: not a baseline (expected a JSON object)")
+    if data.get("schema") != SCHEMA:
+        raise UsageError(f"{path}: schema {data.get('schema')!r}, expected {SCHEMA!r}")
+    for part, required in (("sim", ("variant", "clock", "mode") + tuple(k for _, k in SIM_METRICS)),
+                           ("timing", ("variant", "clock", "mode", "ratio_to_reference"))):
+        section = data.get(part)
+        if section is None:
+            continue
+        rows = section.get("rows") if isinstance(section, dict) else None
+        if not isinstance(rows, list) or not rows:
+            raise UsageError(f"{path}: {part}.rows: expected a non-empty list")
+        for i, row in enumerate(rows):
+            missing = [k for k in required if k not in row]
+            if missing:
+                raise UsageError(f"{path}: {part}.rows[{i}]: missing {', '.join(missing)}")
+    if data.get("sim") is None and data.get("timing") is None:
+        raise UsageError(f"{path}: the baseline records neither sim nor timing rows")
+    if "timing" in data and not isinstance(data["timing"].get("reference"), str):
+        raise UsageError(f"{path}: timing.reference: expected a variant name")
+    return data
+
+
+def check_variants_exist(names, path):
+    known = {v["name"] for v in variants_mod.load()}
+    for name in names:
+        if name not in known:
+            raise UsageError(f"{path}: variant {name!r} is in the baseline but not in this "
+                             "build (update the baseline with --update-baseline)")
+
+
+def need_valgrind():
+    if not shutil.which("valgrind"):
+        raise UsageError("valgrind not found: the deterministic gate needs it "
+                         "(scripts/vdsobench setup installs it)")
+
+
+def select_rows(rows, args):
+    """The baseline's rows, narrowed by --variants/--clocks/--modes; each filter
+    value must be in the baseline (a typo must not shrink the gate silently)."""
+    for key, label in (("variant", "variants"), ("clock", "clocks"), ("mode", "modes")):
+        wanted = variants_mod.split_patterns(getattr(args, label) or [])
+        recorded = list(dict.fromkeys(r[key] for r in rows))
+        for w in wanted:
+            if w not in recorded:
+                raise UsageError(f"--{label}: {w!r} is not in the baseline "
+                                 f"(it records: {', '.join(recorded)})")
+        if wanted:
+            rows = [r for r in rows if r[key] in wanted]
+    return rows
+
+
+def sim_checks(baseline, rows):
+    from . import sim
+
+    tol = baseline["sim"].get("tolerance", {})
+    measured = sim.measure(sorted({r["variant"] for r in rows}), sorted({r["clock"] for r in rows}),
+                           sorted({r["mode"] for r in rows}))
+    now = {(m["variant"], m["clock"], m["mode"]): m for m in measured}
+    checks = []
+    for r in rows:
+        m = now.get((r["variant"], r["clock"], r["mode"]))
+        for metric, key in SIM_METRICS:
+            old, new = r[key], (m or {}).get(key)
+            limit = old + float(tol.get(metric, 0))
+            status = ("missing" if new is None else "REGRESSION" if new > limit + 1e-9
+                      else "improved" if new < old - 1e-9 else "ok")
+            checks.append({"kind": "sim", "variant": r["variant"], "clock": r["clock"],
+                           "mode": r["mode"], "metric": metric, "baseline": old, "now": new,
+                           "limit": limit, "status": status})
+    return checks
+
+
+def timing_checks(baseline, rows, args):
+    t = baseline["timing"]
+    reference = t["reference"]
+    threshold = args.threshold if args.threshold is not None else t.get("threshold", 0.05)
+    variants = [reference] + sorted({r["variant"] for r in rows} - {reference})
+    binary = rounds.binary()
+    ns_args = argparse.Namespace(clocks=sorted({r["clock"] for r in rows}),
+                                 modes=sorted({r["mode"] for r in rows}), cpus=args.cpus)
+    hargs = rounds.harness_args(variants, ns_args)
+    _, groups = rounds.measure(binary, hargs, args.rounds or t.get("rounds", 40),
+                               args.batch_ms, quiet=args.quiet)
+    by = {(g.clock, g.mode): g for g in groups}
+    checks = []
+    for r in rows:
+        g = by.get((r["clock"], r["mode"]))
+        ref, var = g.paired((reference, 0), (r["variant"], 0)) if g else ([], [])
+        if not ref:
+            checks.append({"kind": "timing", "variant": r["variant"], "clock": r["clock"],
+                           "mode": r["mode"], "metric": "ratio", "baseline":
+                           r["ratio_to_reference"], "now": None, "limit": None,
+                           "status": "missing"})
+            continue
+        # the reference's time scaled by the recorded ratio is what the
+        # variant should take; the paired ratio to it is the slowdown
+        expected = [x * r["ratio_to_reference"] for x in ref]
+        res = stats.paired(expected, var, alpha=args.alpha, comparisons=len(rows))
+        status = ("REGRESSION" if res["ci_low"] is not None and res["ci_low"] > 1 + threshold
+                  else "improved" if res["verdict"] == "faster" else "ok")
+        checks.append({"kind": "timing", "variant": r["variant"], "clock": r["clock"],
+                       "mode": r["mode"], "metric": f"time / {reference}",
+                       "baseline": r["ratio_to_reference"],
+                       "now": res["ratio"] * r["ratio_to_reference"],
+                       "limit": r["ratio_to_reference"] * (1 + threshold),
+                       "ci": [res["ci_low"], res["ci_high"]], "status": status})
+    return checks
+
+
+def fmt(x):
+    if x is None:
+        return "-"
+    return f"{x:.3f}" if isinstance(x, float) and x != int(x) else f"{x:g}"
+
+
+def change(old, new):
+    if new is None or old is None:
+        return "-"
+    if old == 0:
+        return "0%" if new == 0 else f"+{new:g}"
+    return f"{(new / old - 1) * 100:+.1f}%"
+
+
+def print_checks(checks, out=None):
+    out = out or sys.stdout
+    head = ["status", "variant", "clock", "mode", "metric", "baseline", "now", "change",
+            "limit"]
+    body = [[c["status"], c["variant"], c["clock"], c["mode"], c["metric"], fmt(c["baseline"]),
+             fmt(c["now"]), change(c["baseline"], c["now"]), fmt(c["limit"])] for c in checks]
+    widths = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
+    for row in [head] + body:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip(), file=out)
+
+
+def record(args, path, old):
+    """--update-baseline: measure the selection (or what the baseline had) and
+    write it atomically."""
+    fp = fingerprint.collect([])
+    sel = {k: variants_mod.split_patterns(getattr(args, k) or []) for k in NEW_DEFAULTS}
+    if old and old.get("sim"):
+        recorded = old["sim"]["rows"]
+        for key, label in (("variant", "variants"), ("clock", "clocks"), ("mode", "modes")):
+            sel[label] = sel[label] or list(dict.fromkeys(r[key] for r in recorded))
+    sel = {k: v or NEW_DEFAULTS[k] for k, v in sel.items()}
+    _, chosen = variants_mod.choose(sel["variants"], "--variants")
+    names = [v["name"] for v in chosen]
+    baseline = {"schema": SCHEMA,
+                "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                    timespec="seconds"),
+                "command": ["scripts/vdsobench", *getattr(args, "argv", [])],
+                "machine": machine_of(fp), "build": fingerprint.build_info(build.ROOT)}
+    if args.only != "timing":
+        from . import sim
+        need_valgrind()
+        measured = sim.measure(names, sel["clocks"], [m for m in sel["modes"] if m in sim.MODES])
+        baseline["sim"] = {
+            "geometry": measured[0]["geometry"] if measured else None,
+            "tolerance": {"instructions": args.tolerance_instructions,
+                          "l1d_misses": args.tolerance_misses},
+            "rows": [{k: m[k] for k in ("variant", "clock", "mode", "measured_as")
+                      + tuple(k for _, k in SIM_METRICS)
+                      + ("net_instructions_per_call", "net_l1d_misses_per_call")}
+                     for m in measured]}
+    if args.only == "timing" or args.with_timing:
+        baseline["timing"] = record_timing(args, names, sel)
+    results.write_atomic(path, baseline, force=True)
+    print(f"gate: baseline written: {os.path.relpath(path)} "
+          f"({len(baseline.get('sim', {}).get('rows', []))} sim rows, "
+          f"{len(baseline.get('timing', {}).get('rows', []))} timing rows)")
+    return 0
+
+
+def record_timing(args, names, sel):
+    reference = args.reference or names[0]
+    variants = [reference] + [n for n in names if n != reference]
+    ns_args = argparse.Namespace(clocks=sel["clocks"], modes=sel["modes"], cpus=args.cpus)
+    binary = rounds.binary()
+    _, groups = rounds.measure(binary, rounds.harness_args(variants, ns_args),
+                               args.rounds or 40, args.batch_ms, quiet=args.quiet)
+    rows = []
+    for g in groups:
+        for v in variants:
+            ref, var = g.paired((reference, 0), (v, 0))
+            if ref:
+                res = stats.paired(ref, var)
+                rows.append({"variant": v, "clock": g.clock, "mode": g.mode,
+                             "ratio_to_reference": res["ratio"],
+                             "ci": [res["ci_low"], res["ci_high"]]})
+    return {"reference": reference, "threshold": args.threshold or 0.05,
+            "rounds": args.rounds or 40, "rows": rows}
+
+
+def run_gate(args):
+    path = args.baseline
+    if args.update_baseline:
+        old = load_baseline(path) if os.path.exists(path) else None
+        from . import packages
+        packages.ensure_setup()
+        return record(args, path, old)
+    baseline = load_baseline(path)
+    from . import packages
+    packages.ensure_setup()
+    checks, notes = [], []
+    here = machine_of(fingerprint.collect([]))
+    if baseline.get("sim") and args.only != "timing":
+        rows = select_rows(baseline["sim"]["rows"], args)
+        check_variants_exist({r["variant"] for r in rows}, path)
+        need_valgrind()
+        checks += sim_checks(baseline, rows)
+    if baseline.get("timing") and args.only != "sim":
+        there = baseline.get("machine", {})
+        if not same_cpu(there, here) and not args.allow_other_machine:
+            line = (f"timing gate refused: the baseline was recorded on "
+                    f"{there.get('model_name')!r}, this is {here.get('model_name')!r} "
+                    "(--allow-other-machine to gate anyway)")
+            if args.only == "timing":
+                raise UsageError(line)
+            print(f"warning: {line}", file=sys.stderr)
+            notes.append(line)
+        else:
+            rows = select_rows(baseline["timing"]["rows"], args)
+            check_variants_exist({r["variant"] for r in rows} | {baseline["timing"]["reference"]},
+                                 path)
+            checks += timing_checks(baseline, rows, args)
+    elif args.only == "timing":
+        raise UsageError(f"{path}: the baseline records no timing rows")
+    if not checks:
+        raise UsageError(f"{path}: nothing to gate with these options")
+    bad = [c for c in checks if c["status"] in ("REGRESSION", "missing")]
+    if bad or args.verbose:
+        print_checks(checks if args.verbose else bad)
+    improved = sum(c["status"] == "improved" for c in checks)
+    print(f"gate: {len(checks)} checks against {os.path.relpath(path)}: "
+          f"{len(bad)} regressed, {improved} improved"
+          + (" (record them with --update-baseline)" if improved else ""))
+    return 1 if bad else 0
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "gate", help="fail on a real regression against a committed baseline",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=__doc__.split("\n\n", 1)[1])
+    p.add_argument("--baseline", default=DEFAULT_BASELINE, metavar="FILE",
+                   help=f"the baseline (default {DEFAULT_BASELINE})")
+    p.add_argument("--only", choices=("sim", "timing"),
+                   help="gate on one kind of check only")
+    p.add_argument("--threshold", type=float, metavar="F",
+                   help="timing: the slowdown that fails, as a fraction (default the "
+                        "baseline's, else 0.05)")
+    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                   help="timing: significance before correction (default 0.05)")
+    p.add_argument("--allow-other-machine", action="store_true",
+                   help="timing: gate even if the baseline's CPU model differs")
+    p.add_argument("--variants", action="append", metavar="LIST",
+                   help="only these (they must be in the baseline); with --update-baseline, "
+                        "what to record (default '*+rdtscp+always')")
+    p.add_argument("--clocks", action="append", metavar="LIST",
+                   help="likewise (new baselines: monotonic,monotonic_raw,realtime_coarse)")
+    p.add_argument("--modes", action="append", metavar="LIST",
+                   help="likewise (new baselines: hot,pressure)")
+    p.add_argument("--cpus", metavar="N", help="timing: the CPU to run on")
+    p.add_argument("--rounds", type=int, metavar="N", help="timing: interleaved rounds")
+    p.add_argument("--batch-ms", type=float, default=10, metavar="MS",
+                   help="timing: the slowest variant's batch per round (default 10)")
+    p.add_argument("--reference", metavar="VARIANT",
+                   help="--update-baseline: the timing reference (default the first variant)")
+    p.add_argument("--with-timing", action="store_true",
+                   help="--update-baseline: record timing rows too (machine-specific)")
+    p.add_argument("--tolerance-instructions", type=float, default=0, metavar="N",
+                   help="--update-baseline: instructions per call allowed above the "
+                        "baseline (default 0: exact)")
+    p.add_argument("--tolerance-misses", type=float, default=0, metavar="N",
+                   help="--update-baseline: simulated L1D misses per call allowed above "
+                        "(default 0)")
+    p.add_argument("--update-baseline", action="store_true",
+                   help="measure and rewrite the baseline (atomically); only when asked")
+    p.add_argument("--verbose", action="store_true", help="print every check, not only failures")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=run_gate)
