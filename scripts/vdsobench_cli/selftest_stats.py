@@ -1,0 +1,173 @@
+"""`selftest-stats`: does `compare` keep its promises on this machine?
+
+The unit tests check the statistics on synthetic noise; this runs the real
+harness and checks them on the machine's own noise:
+
+1. A/A: one variant measured twice per round (two copies, balanced order).
+   Every verdict other than "no significant difference" is a false alarm:
+   counted over consecutive chunks of --trial-rounds rounds (independent, few)
+   and over --trials resampled trials of as many rounds (many; each half from
+   the rounds of one order, as ABBA has them).
+2. Known power: shifts of 1%, 2%, 5% injected into those same measured pairs
+   are detected at the rate sign_test_power() claims for the measured noise.
+3. Known differences, where the answer is not in doubt: sys/vdso against
+   sys/syscall and floor/rdtsc against floor/lfence_rdtsc must come out
+   faster with an interval excluding 1.
+4. The minimum detectable effect of a --trial-rounds compare (95% confidence,
+   80% power) at the measured noise, and how long such a compare takes.
+
+Exit 0 when the false-alarm rate is within alpha and both known differences
+are found; 1 otherwise.
+"""
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from . import build, rounds
+from .errors import UsageError
+
+sys.path.insert(0, str(build.ROOT))
+from reports import stats  # noqa: E402
+
+SHIFTS = (1.01, 1.02, 1.05)
+KNOWN = (("sys/syscall", "sys/vdso", "monotonic"),
+         ("floor/lfence_rdtsc", "floor/rdtsc", "none"))
+
+
+def measure_pairs(binary, variant, clock, mode, total_rounds, batch_ms):
+    ns = argparse.Namespace(clocks=[clock], modes=[mode])
+    _, groups = rounds.measure(binary, rounds.harness_args([variant], ns), total_rounds,
+                               batch_ms, copies=2, quiet=True)
+    g = groups[0]
+    a, b = g.paired((variant, 0), (variant, 1))
+    return list(zip(a, b)), g.iterations
+
+
+def balanced_resampler(pairs, trial_rounds):
+    """Draw a trial's rounds with replacement, half from the rounds that ran in
+    one order (copy 0 first) and half from the other, as a compare's ABBA
+    rounds are: a plain resample would mix the orders unevenly and let the
+    harness's position effect in, which a real compare cancels."""
+    halves = [stats.resample_pairs(pairs[k::2], trial_rounds // 2 + k * (trial_rounds % 2))
+              for k in (0, 1)]
+
+    def sample(rng):
+        parts = [h(rng) for h in halves]
+        return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+    return sample
+
+
+def position_effect(pairs):
+    """Median ratio copy1/copy0 in the rounds where copy 0 ran first, and where
+    it ran second: how much running second costs (cancelled by ABBA)."""
+    return [float(np.median([b / a for a, b in pairs[k::2]])) for k in (0, 1)]
+
+
+def aa(pairs, trial_rounds, trials, alpha, rng):
+    chunks = stats.split_pairs(pairs, trial_rounds)
+    contiguous = stats.false_alarm_rate(chunks, alpha=alpha)
+    resampled = stats.false_alarm_rate(
+        stats.draws(balanced_resampler(pairs, trial_rounds), trials, rng), alpha=alpha)
+    return contiguous, resampled
+
+
+def power(pairs, trial_rounds, trials, alpha, sigma, rng):
+    """Each shift injected into the measured A/A pairs: (shift, claimed, observed)."""
+    out = []
+    for shift in SHIFTS:
+        shifted = [(a, b * shift) for a, b in pairs]
+        counts = stats.verdict_counts(
+            stats.draws(balanced_resampler(shifted, trial_rounds), trials, rng), alpha=alpha)
+        observed = stats.rate(counts, ["slower"])["rate"]
+        claimed = float(stats.sign_test_power(trial_rounds, shift, sigma, alpha=alpha))
+        out.append((shift, claimed, observed))
+    return out
+
+
+def known_differences(binary, trial_rounds, batch_ms, alpha):
+    out = []
+    for slow, fast, clock in KNOWN:
+        ns = argparse.Namespace(clocks=None if clock == "none" else [clock], modes=["hot"])
+        started = time.monotonic()
+        _, groups = rounds.measure(binary, rounds.harness_args([slow, fast], ns), trial_rounds,
+                                   batch_ms, quiet=True)
+        seconds = time.monotonic() - started
+        g = next(g for g in groups if g.clock == clock)
+        base, other = g.paired((slow, 0), (fast, 0))
+        out.append((slow, fast, clock, stats.paired(base, other, alpha=alpha), seconds))
+    return out
+
+
+def pct(x):
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def run_selftest(args):
+    if args.trial_rounds < stats.min_rounds():
+        raise UsageError(f"--trial-rounds: at least {stats.min_rounds()} for a 95% interval")
+    if args.rounds < 2 * args.trial_rounds:
+        raise UsageError("--rounds: at least twice --trial-rounds, for two independent trials")
+    from . import packages
+    packages.ensure_setup()
+    binary = rounds.binary()
+    rng = np.random.default_rng(args.seed)
+    print(f"A/A: {args.variant} {args.clock}/hot against itself, {args.rounds} rounds "
+          f"of two copies", flush=True)
+    pairs, iterations = measure_pairs(binary, args.variant, args.clock, "hot", args.rounds,
+                                      args.batch_ms)
+    sigma = stats.robust_sigma_log([b / a for a, b in pairs])
+    contiguous, resampled = aa(pairs, args.trial_rounds, args.trials, args.alpha, rng)
+    first, second = position_effect(pairs)
+    print(f"  {iterations} calls per batch; per-round noise (robust sigma of log ratios): "
+          f"{pct(sigma)}; copy 1 / copy 0 when copy 0 ran first {first:.4f}, second "
+          f"{second:.4f} (the position effect ABBA cancels)")
+    print(f"  false alarms, {contiguous['trials']} independent trials of {args.trial_rounds} "
+          f"rounds: {contiguous['count']} ({pct(contiguous['rate'])})")
+    print(f"  false alarms, {resampled['trials']} resampled trials of {args.trial_rounds} "
+          f"rounds: {resampled['count']} ({pct(resampled['rate'])}, 95% CI "
+          f"{pct(resampled['ci_low'])}..{pct(resampled['ci_high'])}; alpha {args.alpha})")
+    mde = stats.minimum_detectable_effect(args.trial_rounds, sigma, alpha=args.alpha)
+    print(f"  minimum detectable effect of a {args.trial_rounds}-round compare (95% "
+          f"confidence, 80% power): {pct(None if mde is None else mde - 1)}")
+    print("injected shifts (resampled from the A/A pairs, orders balanced): shift, claimed power, observed")
+    shifts = power(pairs, args.trial_rounds, args.trials, args.alpha, sigma, rng)
+    for shift, claimed, observed in shifts:
+        print(f"  +{100 * (shift - 1):.0f}%  {claimed:.3f}  {observed:.3f}")
+    print("known differences:")
+    found = True
+    for slow, fast, clock, res, seconds in known_differences(binary, args.trial_rounds,
+                                                              args.batch_ms, args.alpha):
+        ok = res["verdict"] == "faster"
+        found &= ok
+        print(f"  {fast} vs {slow} ({clock}): ratio {res['ratio']:.3f} "
+              f"[{res['ci_low']:.3f}, {res['ci_high']:.3f}], p {res['p']:.2g}: "
+              f"{res['verdict']} ({'as expected' if ok else 'MISSED'}; {seconds:.1f} s)")
+    # sampling error: a rate up to alpha plus 3 standard errors passes
+    limit = args.alpha + 3 * (args.alpha * (1 - args.alpha) / args.trials) ** 0.5
+    within = resampled["rate"] <= limit
+    print(f"selftest-stats: false-alarm rate {pct(resampled['rate'])} "
+          f"{'within' if within else 'ABOVE'} alpha ({pct(limit)} with sampling error); "
+          f"known differences {'found' if found else 'MISSED'}")
+    return 0 if within and found else 1
+
+
+def add_parser(sub):
+    p = sub.add_parser("selftest-stats", help="check compare's statistics on this machine's noise",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description=__doc__.split("\n\n", 1)[1])
+    p.add_argument("--variant", default="generic_5_3+rdtscp+always",
+                   help="the A/A variant (default generic_5_3+rdtscp+always)")
+    p.add_argument("--clock", default="monotonic", help="the A/A clock (default monotonic)")
+    p.add_argument("--rounds", type=int, default=400,
+                   help="A/A rounds measured (default 400)")
+    p.add_argument("--trial-rounds", type=int, default=40,
+                   help="rounds per compare, as `compare --rounds` (default 40)")
+    p.add_argument("--trials", type=int, default=1000, help="resampled trials (default 1000)")
+    p.add_argument("--batch-ms", type=float, default=10,
+                   help="the slowest subject's batch per round (default 10)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance (default 0.05)")
+    p.add_argument("--seed", type=int, default=1, help="resampling seed (default 1)")
+    p.set_defaults(func=run_selftest)
