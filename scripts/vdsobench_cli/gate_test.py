@@ -91,6 +91,36 @@ class RecordedBaselineTest(unittest.TestCase):
         self.assertIn("warning: timing gate refused", err)
         self.assertIn("0 regressed", out)
 
+    def timing_baseline(self, name, ratio):
+        """x86_gtod_raw_copy's MONOTONIC_RAW against x86_gtod's (a syscall):
+        about 0.07 on any machine, a structural gap, so the recorded ratio
+        decides the outcome whatever the noise."""
+        from . import fingerprint, gate
+
+        here = gate.machine_of(fingerprint.collect([]))
+
+        def timing(d):
+            d["machine"] = here
+            d.pop("sim")
+            d["timing"] = {"reference": VARIANT, "threshold": 0.05, "rounds": 8,
+                           "rows": [{"variant": "x86_gtod_raw_copy+rdtscp+always",
+                                     "clock": "monotonic_raw", "mode": "hot",
+                                     "ratio_to_reference": ratio}]}
+        return self.variant_file(name, timing)
+
+    def test_timing_regression_beyond_the_interval(self):
+        rc, out, err = vdsobench("gate", "--baseline", self.timing_baseline("t1.json", 0.01),
+                                 "--batch-ms", "1", "--quiet")
+        self.assertEqual(rc, 1, err)
+        self.assertIn("REGRESSION", out)
+        self.assertIn(f"time / {VARIANT}", out)
+
+    def test_timing_within_the_recorded_ratio(self):
+        rc, out, err = vdsobench("gate", "--baseline", self.timing_baseline("t2.json", 1.0),
+                                 "--batch-ms", "1", "--quiet")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("0 regressed, 1 improved", out)
+
     def test_selection_must_be_in_the_baseline(self):
         rc, _, err = vdsobench("gate", "--baseline", self.path, "--variants",
                                "generic_5_3+rdtscp+always")
