@@ -28,6 +28,7 @@
 #include "bench/harness.h"
 #include "bench/progress.h"
 #include "bench/rounds.h"
+#include "bench/samples.h"
 
 extern "C" {
 #include "bench/pin.h"
@@ -49,7 +50,7 @@ struct options {
 	int writer_cpu = -1;
 	unsigned int hz = 1000; // 0: max
 	bool pin = true, list = false, quiet = false, sequential = false;
-	unsigned int rounds = 0, copies = 1;
+	unsigned int rounds = 0, copies = 1, samples = 0;
 	double batch_ms = 10;
 	std::string min_time = "0.1", repetitions = "1", out;
 };
@@ -60,7 +61,7 @@ const char usage_text[] =
 	"         [--cpus LIST|all] [--writer-cpu N] [--hz N|max] [--no-pin]\n"
 	"         [--events LIST|none] [--min-time S] [--repetitions N]\n"
 	"         [--out FILE.json] [--list] [--quiet] [--sequential]\n"
-	"         [--rounds N [--batch-ms MS] [--copies N]]\n"
+	"         [--rounds N [--batch-ms MS] [--copies N]] [--samples N]\n"
 	"\n"
 	"Times each <subject>/<clock>/<mode>/cpu<N> with Google Benchmark and\n"
 	"writes its JSON (with a \"vdsobench_harness\" context) to --out.\n"
@@ -154,7 +155,8 @@ options parse_args(int argc, char **argv)
 		O_SEQUENTIAL,
 		O_ROUNDS,
 		O_BATCH,
-		O_COPIES
+		O_COPIES,
+		O_SAMPLES
 	};
 	static const struct option longopts[] = {
 		{"variants", required_argument, nullptr, O_VARIANTS},
@@ -174,6 +176,7 @@ options parse_args(int argc, char **argv)
 		{"rounds", required_argument, nullptr, O_ROUNDS},
 		{"batch-ms", required_argument, nullptr, O_BATCH},
 		{"copies", required_argument, nullptr, O_COPIES},
+		{"samples", required_argument, nullptr, O_SAMPLES},
 		{"help", no_argument, nullptr, 'h'},
 		{},
 	};
@@ -252,6 +255,12 @@ options parse_args(int argc, char **argv)
 							      optarg, 8);
 			if (!o.copies)
 				bad_usage("--copies: must be at least 1");
+			break;
+		case O_SAMPLES:
+			o.samples = (unsigned int)parse_number(
+				"--samples", optarg, 100000000);
+			if (o.samples < 2)
+				bad_usage("--samples: at least 2");
 			break;
 		case O_SEQUENTIAL:
 			o.sequential = true;
@@ -464,6 +473,21 @@ int main(int argc, char **argv)
 	ctx.tsc_hz = sim_calibrate_counter_hz(50);
 	sim_kernel_reset_from_system(&cs, ctx.tsc_hz);
 
+	if (o.samples) {
+		FILE *out = o.out.empty() ? stdout : fopen(o.out.c_str(), "w");
+		int ret;
+
+		if (!out) {
+			fprintf(stderr, "vdsobench_bench: %s: %s\n",
+				o.out.c_str(), strerror(errno));
+			return 2;
+		}
+		ret = samples_run(o.samples, out);
+		if (out != stdout)
+			fclose(out);
+		harness_teardown();
+		return ret;
+	}
 	if (o.rounds) {
 		FILE *out = o.out.empty() ? stdout : fopen(o.out.c_str(), "w");
 		int ret;

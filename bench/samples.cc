@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "bench/samples.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "bench/harness.h"
+
+int samples_run(unsigned int n, FILE *out)
+{
+	std::vector<struct timespec> ts(n);
+	unsigned int ran = 0;
+
+	for (const plan &p : harness_plans()) {
+		const struct subject *s = p.subject;
+		unsigned long long zero = 0, backwards = 0;
+		long long min_delta = 0;
+		double sum = 0;
+		prepared_run run(p);
+		const char *err;
+
+		if (p.mode != MODE_HOT || p.clock->op != BENCH_OP_GETTIME ||
+		    !s->clock_gettime || n < 2)
+			continue;
+		err = run.enter();
+		if (err) {
+			fprintf(out, "{\"benchmark\":\"%s\",\"error\":%s}\n",
+				p.name.c_str(),
+				harness_json_string(err).c_str());
+			continue;
+		}
+		for (unsigned int i = 0; i < n; i++)
+			s->clock_gettime(p.clock->clk, &ts[i]);
+		run.leave();
+		for (unsigned int i = 1; i < n; i++) {
+			long long d = (ts[i].tv_sec - ts[i - 1].tv_sec) *
+					      1000000000LL +
+				      (ts[i].tv_nsec - ts[i - 1].tv_nsec);
+
+			zero += d == 0;
+			backwards += d < 0;
+			min_delta = i == 1 ? d : std::min(min_delta, d);
+			sum += d;
+		}
+		fprintf(out,
+			"{\"benchmark\":\"%s\",\"subject\":\"%s\",\"clock\":\"%"
+			"s\","
+			"\"samples\":%u,\"zero_deltas\":%llu,\"backwards\":%"
+			"llu,"
+			"\"mean_delta_ns\":%.3f,\"min_delta_ns\":%lld}\n",
+			p.name.c_str(), s->name, p.clock->name, n, zero,
+			backwards, sum / (n - 1), min_delta);
+		ran++;
+	}
+	return ran ? 0 : 1;
+}
