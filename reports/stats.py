@@ -223,6 +223,22 @@ def _median_ratio(base, other, axis=-1):
     return _ratios(np.median(base, axis=axis), np.median(other, axis=axis))
 
 
+def median_ci(values, confidence=0.95):
+    """The distribution-free interval of the median of values (e.g. a
+    benchmark's repetitions): (x(j+1), x(n-j)) of the sorted values, j the
+    largest rank with P(Binomial(n, 1/2) <= j) <= (1 - confidence)/2, so it
+    covers the true median with probability >= confidence whatever the
+    distribution. None with fewer than min_rounds(confidence) values (6 at 95%):
+    no interval exists; the caller shows the range and says so."""
+    x = np.sort(_values(values, "values"))
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence {confidence}: must be in (0, 1)")
+    j = _depth(len(x), (1 - confidence) / 2)
+    if j < 0:
+        return None
+    return float(x[j]), float(x[len(x) - 1 - j])
+
+
 def exact(base, other):
     """Deterministic counts (simulated instructions, L1D misses per call): no
     noise, so no test; the ratio is its own interval and any difference is

@@ -245,6 +245,35 @@ class ExactTest(unittest.TestCase):
         self.assertEqual(stats.exact(0, 3)["verdict"], "higher")
 
 
+class MedianCITest(unittest.TestCase):
+    def test_order_statistics(self):
+        # n = 6 at 95%: j = 0 (P(B <= 0) = 1/64 <= 2.5%), so the whole range
+        self.assertEqual(stats.median_ci([5, 1, 4, 2, 6, 3]), (1.0, 6.0))
+        # n = 20: j = 5 (P(B <= 5) = 2.07% <= 2.5% < P(B <= 6) = 5.8%)
+        values = list(range(20, 0, -1))
+        self.assertEqual(stats.median_ci(values), (6.0, 15.0))
+        # at 50%: j = 7 (P(B <= 7) = 13.2% <= 25% < P(B <= 8) = 25.2%)
+        self.assertEqual(stats.median_ci(values, confidence=0.5), (8.0, 13.0))
+
+    def test_too_few_for_an_interval(self):
+        self.assertIsNone(stats.median_ci([1, 2, 3, 4, 5]))
+        self.assertIsNone(stats.median_ci([]))
+        self.assertEqual(stats.median_ci([1, 2, 3, 4, 5], confidence=0.9), (1.0, 5.0))
+
+    def test_coverage(self):
+        rng = np.random.default_rng(3)
+        hits = 0
+        for _ in range(2000):
+            lo, hi = stats.median_ci(rng.lognormal(0.0, 0.5, 9))
+            hits += lo <= 1.0 <= hi
+        self.assertGreaterEqual(hits / 2000, 0.95 - four_se(0.95, 2000))
+
+    def test_bad_values(self):
+        for bad in ([1, float("nan")], [-1, 2]):
+            with self.subTest(bad=bad), self.assertRaises(ValueError):
+                stats.median_ci(bad)
+
+
 class RealAATest(unittest.TestCase):
     """The helpers selftest-stats uses on measured A/A pairs."""
 
