@@ -9,6 +9,7 @@
 int samples_run(unsigned int n, FILE *out)
 {
 	std::vector<struct timespec> ts(n);
+	std::vector<long long> deltas(n > 1 ? n - 1 : 0);
 	unsigned int ran = 0;
 
 	for (const plan &p : harness_plans()) {
@@ -37,19 +38,26 @@ int samples_run(unsigned int n, FILE *out)
 					      1000000000LL +
 				      (ts[i].tv_nsec - ts[i - 1].tv_nsec);
 
+			deltas[i - 1] = d;
 			zero += d == 0;
 			backwards += d < 0;
 			min_delta = i == 1 ? d : std::min(min_delta, d);
 			sum += d;
 		}
+		// the mean is the seed's figure; one interrupt among the
+		// samples moves it, so the median goes with it
+		std::nth_element(deltas.begin(),
+				 deltas.begin() + deltas.size() / 2,
+				 deltas.end());
 		fprintf(out,
-			"{\"benchmark\":\"%s\",\"subject\":\"%s\",\"clock\":\"%"
-			"s\","
-			"\"samples\":%u,\"zero_deltas\":%llu,\"backwards\":%"
-			"llu,"
-			"\"mean_delta_ns\":%.3f,\"min_delta_ns\":%lld}\n",
+			"{\"benchmark\":\"%s\",\"subject\":\"%s\","
+			"\"clock\":\"%s\",\"samples\":%u,"
+			"\"zero_deltas\":%llu,\"backwards\":%llu,"
+			"\"mean_delta_ns\":%.3f,\"median_delta_ns\":%lld,"
+			"\"min_delta_ns\":%lld}\n",
 			p.name.c_str(), s->name, p.clock->name, n, zero,
-			backwards, sum / (n - 1), min_delta);
+			backwards, sum / (n - 1), deltas[deltas.size() / 2],
+			min_delta);
 		ran++;
 	}
 	return ran ? 0 : 1;

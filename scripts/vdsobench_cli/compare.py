@@ -98,43 +98,49 @@ def write_out(path, comparison, force):
         print(f"comparison: {os.path.relpath(path)}", file=sys.stderr)
 
 
-def compare_paired(args):
-    if len(args.variants) < 2:
+def paired_comparison(patterns, options, rounds_n=DEFAULT_ROUNDS, batch_ms=DEFAULT_BATCH_MS,
+                      alpha=0.05, sim=False, quiet=True):
+    """Run the patterns (the first names the baseline) in interleaved rounds and
+    compare; the comparison dict tables.render() and the plots read, with the
+    per-round times under "rounds". options: an object with the harness's
+    selection attributes (clocks, modes, cpus, ...; see rounds.harness_args)."""
+    if len(patterns) < 2:
         raise UsageError("compare: give at least two variants (the first is the baseline), "
                          "or --results OLD.json NEW.json")
     binary = rounds.binary()
-    hargs = rounds.harness_args(args.variants, args)
-    base_subjects = rounds.subjects_of(binary, rounds.harness_args(args.variants[:1], args))
+    hargs = rounds.harness_args(patterns, options)
+    base_subjects = rounds.subjects_of(binary, rounds.harness_args(patterns[:1], options))
     if len(base_subjects) != 1:
-        raise UsageError(f"compare: the baseline {args.variants[0]!r} must name one subject; "
+        raise UsageError(f"compare: the baseline {patterns[0]!r} must name one subject; "
                          f"it matches {len(base_subjects)}: {', '.join(base_subjects[:5])}")
     baseline = base_subjects[0]
-    subjects = rounds.subjects_of(binary, hargs)
-    others = [s for s in subjects if s != baseline]
+    others = [s for s in rounds.subjects_of(binary, hargs) if s != baseline]
     if not others:
         raise UsageError("compare: nothing to compare the baseline with")
-    if args.out:
-        results.check_writable(args.out, args.force)
-    context, groups = rounds.measure(binary, hargs, args.rounds, args.batch_ms,
-                                     quiet=args.quiet)
-    rows, method, m = paired_rows(groups, baseline, others, args.alpha)
-    if args.sim:
+    context, groups = rounds.measure(binary, hargs, rounds_n, batch_ms, quiet=quiet)
+    rows, method, m = paired_rows(groups, baseline, others, alpha)
+    if sim:
         rows += sim_rows([baseline] + others, sorted({g.clock for g in groups}),
                          sorted({g.mode for g in groups}), baseline)
     fp = fingerprint.collect(sorted({g.cpu for g in groups}))
-    comparison = {
-        "meta": dict(machine_meta(fp), method=method, alpha=args.alpha, comparisons=m,
-                     rounds=args.rounds, paired=True, batch_ms=args.batch_ms,
+    return {
+        "meta": dict(machine_meta(fp), method=method, alpha=alpha, comparisons=m,
+                     rounds=rounds_n, paired=True, batch_ms=batch_ms,
                      iterations={g.key: g.iterations for g in groups},
                      counters=context.get("counters", {}).get("events", []),
                      notes=[f"{k[0]}: {e}" for g in groups for k, e in g.errors.items()]),
         "rows": rows,
+        "rounds": {g.key: {f"{s}#{c}": v for (s, c), v in g.ns.items()} for g in groups},
     }
-    print(tables.render(comparison, args.format, calls_per=calls_per(args.calls_per)), end="")
+
+
+def compare_paired(args):
     if args.out:
-        comparison["rounds"] = {g.key: {f"{s}#{c}": v for (s, c), v in g.ns.items()}
-                                for g in groups}
-        write_out(args.out, comparison, args.force)
+        results.check_writable(args.out, args.force)
+    comparison = paired_comparison(args.variants, args, args.rounds, args.batch_ms, args.alpha,
+                                   sim=args.sim, quiet=args.quiet)
+    print(tables.render(comparison, args.format, calls_per=calls_per(args.calls_per)), end="")
+    write_out(args.out, comparison, args.force)
     return 0
 
 

@@ -1,0 +1,57 @@
+"""Every recipe end to end in its short mode (what CI can afford), and the
+command's bad input. The recipes' numbers are not asserted: they are timings."""
+
+import os
+import tempfile
+import unittest
+
+from . import recipes
+from .run_test import vdsobench
+
+
+class EveryRecipeTest(unittest.TestCase):
+    def test_each_recipe_runs_end_to_end(self):
+        for recipe in recipes.RECIPES:
+            with self.subTest(recipe=recipe.name), \
+                    tempfile.TemporaryDirectory(prefix="vdsobench-recipe-") as tmp:
+                out = os.path.join(tmp, "out")
+                rc, stdout, err = vdsobench("recipe", recipe.name, "--quick", "--out", out)
+                self.assertEqual(rc, 0, err + stdout[-2000:])
+                self.assertIn(f"== recipe {recipe.name}", stdout)
+                self.assertIn("-- the seed", stdout)
+                self.assertIn("This machine:", stdout)
+                written = os.listdir(out)
+                self.assertTrue(any(f.endswith(".json") for f in written), written)
+                self.assertTrue(all(len(line) <= 80 for line in stdout.splitlines()
+                                    if not line.startswith(("clock-", "Clock"))),
+                                "prose is wrapped for a mail")
+
+
+class RecipeUsageTest(unittest.TestCase):
+    def test_list(self):
+        rc, out, _ = vdsobench("recipe", "--list")
+        self.assertEqual(rc, 0)
+        self.assertEqual([line.split()[0] for line in out.splitlines()], recipes.NAMES)
+        self.assertEqual(len(recipes.NAMES), 8)
+
+    def assert_bad(self, needle, *argv):
+        rc, _, err = vdsobench("recipe", *argv)
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn(needle, err)
+
+    def test_bad_input(self):
+        self.assert_bad("'souffle'", "souffle")
+        self.assert_bad("a name is required")
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "old.json"), "w") as f:
+                f.write("{}")
+            self.assert_bad("not empty", "inline", "--out", tmp)
+            blocker = os.path.join(tmp, "file")
+            open(blocker, "w").close()
+            self.assert_bad(blocker, "inline", "--out", os.path.join(blocker, "dir"))
+            self.assertEqual(sorted(os.listdir(tmp)), ["file", "old.json"], "nothing left")
+
+
+if __name__ == "__main__":
+    unittest.main()
