@@ -1,0 +1,413 @@
+"""Results from several machines and cores as one table: "how does this affect other CPUs".
+
+The input is results files (`vdsobench run`), each already validated. Every
+benchmark becomes one record: its median ns/call over the repetitions and
+the distribution-free 95% interval of that median (stats.median_ci; with
+fewer than 6 repetitions no interval exists and the record carries the
+min..max range instead, marked "range"). Records are keyed by machine (CPU
+vendor/family/model and model name, microcode, kernel, hypervisor) and CPU,
+so a column of the merged table is one machine's CPU; a row is one
+benchmark (variant, clock, mode). With a reference variant each cell also
+gets its ratio to the reference on the same machine and CPU, which is what
+compares across machines of different absolute speed.
+
+Differences between the runs that change what was measured but are not the
+machine (the project commit, build flags, compiler, clocksource, pinning)
+are collected so that the reports call them out.
+"""
+
+import csv
+import fnmatch
+import io
+import json
+import os
+import re
+
+from reports import run_table, stats, tables
+
+CONFIDENCE = 0.95
+FORMATS = ("table", "markdown", "csv", "json")
+# what identifies a machine, in the order a person reads it
+MACHINE_FIELDS = ("vendor", "family", "model", "stepping", "model_name", "microcode", "kernel",
+                  "hypervisor")
+KEY_FIELDS = ("vendor", "family", "model", "model_name", "microcode", "kernel", "hypervisor")
+
+
+class InputError(ValueError):
+    """Input a report cannot use (the command prints it as one line, exit 2)."""
+
+
+# ---- one results file --------------------------------------------------------------------
+
+
+def machine(results):
+    """The machine of a results file: MACHINE_FIELDS from its fingerprint."""
+    fp = results["context"]["vdsobench"]["fingerprint"]
+    cpu, kernel, hyp = fp.get("cpu") or {}, fp.get("kernel") or {}, fp.get("hypervisor") or {}
+    return {"vendor": cpu.get("vendor"), "family": cpu.get("family"), "model": cpu.get("model"),
+            "stepping": cpu.get("stepping"), "model_name": cpu.get("model_name"),
+            "microcode": cpu.get("microcode"), "kernel": kernel.get("release"),
+            "hypervisor": hyp.get("vendor") if hyp.get("present") else None}
+
+
+def meta(m):
+    """A machine in the shape of a comparison's meta, for tables.machine_text()."""
+    return {"cpu_model": m.get("model_name"), "kernel": m.get("kernel"),
+            "hypervisor": m.get("hypervisor")}
+
+
+def short_model(name):
+    """'Intel(R) Xeon(R) Platinum 8480+' -> 'Intel Xeon Platinum 8480+';
+    '11th Gen Intel(R) Core(TM) i7-1165G7 @ 2.80GHz' -> '11th Gen Intel Core i7-1165G7'."""
+    text = re.sub(r"\((R|TM|tm|r)\)|\bCPU\b|\bProcessor\b|@.*$|\s\d+-Core\b", " ", name or "")
+    return " ".join(text.split()) or "unknown CPU"
+
+
+def machine_text(m):
+    """The whole identity in one line: model, family, model, stepping, microcode,
+    kernel, hypervisor."""
+    ids = " ".join(f"{k} {m[k]}" for k in ("family", "model", "stepping") if m.get(k) is not None)
+    return (f"{m.get('model_name') or 'unknown CPU'}"
+            + (f" ({m['vendor']} {ids})" if m.get("vendor") else f" ({ids})" if ids else "")
+            + f", microcode {m.get('microcode') or 'unknown'}"
+            + f", kernel {m.get('kernel') or 'unknown'}"
+            + (f", {m['hypervisor']} guest" if m.get("hypervisor") else ", no hypervisor"))
+
+
+def repetition_times(benchmarks):
+    """{run_name: [ns of each repetition]}, from the iteration runs that did not fail."""
+    out = {}
+    for b in benchmarks:
+        if b.get("run_type", "iteration") == "iteration" and not b.get("error_occurred"):
+            out.setdefault(b.get("run_name") or b["name"], []).append(
+                run_table.to_ns(b["real_time"], b.get("time_unit", "ns")))
+    return out
+
+
+def records(results, source):
+    """One record per benchmark of a results file with a measured time:
+    {"source", "variant", "clock", "mode", "cpu", "ns" (median), "low", "high",
+    "interval" ("ci" or "range"), "n", "counters" {event: median per call},
+    "order" (the harness's plan order)}."""
+    times = repetition_times(results["benchmarks"])
+    order = {}
+    for b in results["benchmarks"]:
+        order.setdefault(b.get("run_name") or b["name"], b.get("family_index", len(order)))
+    out = []
+    for row in run_table.summarize(results["benchmarks"]):
+        t = times.get(row["name"])
+        if row["key"] is None or row["error"] or not t:
+            continue
+        ci = stats.median_ci(t, CONFIDENCE)
+        low, high = ci if ci else (min(t), max(t))
+        variant, clock, mode, cpu = row["key"]
+        out.append({"source": source, "variant": variant, "clock": clock, "mode": mode,
+                    "cpu": cpu, "ns": row["ns"], "low": low, "high": high,
+                    "interval": "ci" if ci else "range", "n": len(t),
+                    "counters": row["counters"], "order": order.get(row["name"], 0)})
+    if not out:
+        raise InputError(f"{source}: no benchmark with a measured time "
+                         "(every one failed, or only aggregates)")
+    return out
+
+
+# ---- several files: columns and records -------------------------------------------------
+
+
+def named(inputs):
+    """[(source name, results)] from results dicts or (name, results) pairs."""
+    out = []
+    for i, item in enumerate(inputs):
+        name, data = item if isinstance(item, tuple) else (f"results {i + 1}", item)
+        out.append((str(name), data))
+    if not out:
+        raise InputError("no results given")
+    return out
+
+
+def collect(inputs):
+    """(columns, records) of several results files.
+
+    A column is one machine's CPU in one file: {"id" ("c1", ...), "label",
+    "machine", "cpu", "source"}; each record gets its column's "column" id.
+    Columns are ordered by file, then CPU. Labels are the short CPU model,
+    then what tells machines with the same model apart (microcode, kernel,
+    hypervisor), then the CPU; the file name where one machine appears in
+    two files.
+    """
+    inputs = named(inputs)
+    columns, recs = [], []
+    for source, data in inputs:
+        m = machine(data)
+        file_recs = records(data, source)
+        for cpu in sorted({r["cpu"] for r in file_recs}):
+            cid = f"c{len(columns) + 1}"
+            columns.append({"id": cid, "machine": m, "cpu": cpu, "source": source})
+            recs += [dict(r, column=cid) for r in file_recs if r["cpu"] == cpu]
+    label_columns(columns)
+    return columns, recs
+
+
+def machine_key(m):
+    return tuple(m.get(k) for k in KEY_FIELDS)
+
+
+def label_columns(columns):
+    base = {}
+    for c in columns:
+        base.setdefault(short_model(c["machine"].get("model_name")), set()).add(
+            machine_key(c["machine"]))
+    for c in columns:
+        name = short_model(c["machine"].get("model_name"))
+        keys = base[name]
+        if len(keys) > 1:
+            # same model on different machines: name what differs
+            field = next(k for k in ("microcode", "kernel", "hypervisor", "stepping", "family",
+                                     "model", "vendor")
+                         if len({dict(zip(KEY_FIELDS, key)).get(k) for key in keys}
+                                | {c["machine"].get(k)}) > 1)
+            name += f" {field} {c['machine'].get(field)}"
+        c["label"] = f"{name} cpu{c['cpu']}"
+    seen = {}
+    for c in columns:
+        seen.setdefault(c["label"], []).append(c)
+    for same in seen.values():
+        if len(same) > 1:
+            for c in same:
+                c["label"] += f" ({os.path.basename(c['source'])})"
+
+
+def select(recs, variants=None, clocks=None, modes=None):
+    """The records whose variant, clock and mode match the patterns (names or
+    globs); every pattern must match something in the inputs."""
+    for key, patterns in (("variant", variants), ("clock", clocks), ("mode", modes)):
+        if not patterns:
+            continue
+        present = list(dict.fromkeys(r[key] for r in sorted(recs,
+                                                           key=lambda r: r.get("order", 0))))
+        chosen = set()
+        for p in patterns:
+            hits = {v for v in present if v == p or fnmatch.fnmatchcase(v, p)}
+            if not hits:
+                raise InputError(f"--{key}s: {p!r} matches no {key} in the inputs "
+                                 f"(present: {', '.join(present)})")
+            chosen |= hits
+        recs = [r for r in recs if r[key] in chosen]
+    return recs
+
+
+def one_variant(recs, pattern, option="--reference"):
+    """The one variant in the records that pattern names (exactly or as a glob)."""
+    present = list(dict.fromkeys(r["variant"] for r in sorted(recs, key=lambda r: r["order"])))
+    hits = [v for v in present if v == pattern] or [
+        v for v in present if fnmatch.fnmatchcase(v, pattern)]
+    if len(hits) != 1:
+        why = "matches no variant" if not hits else f"matches {len(hits)} variants"
+        raise InputError(f"{option}: {pattern!r} {why} in the inputs "
+                         f"(present: {', '.join(present)})")
+    return hits[0]
+
+
+def clock_rank(clock):
+    return (tables.POSIX_CLOCKS.index(clock) if clock in tables.POSIX_CLOCKS
+            else len(tables.POSIX_CLOCKS), clock)
+
+
+def benchmark_order(recs):
+    """(variant, clock, mode) keys in the harness's plan order, first file first."""
+    sources = list(dict.fromkeys(r["source"] for r in recs))
+    first = {}
+    for r in recs:
+        key = (r["variant"], r["clock"], r["mode"])
+        rank = (sources.index(r["source"]), r["order"])
+        first[key] = min(first.get(key, rank), rank)
+    return sorted(first, key=lambda k: first[k])
+
+
+# ---- what differs between the runs besides the machine ----------------------------------
+
+
+def _build(data, key):
+    return ((data["context"]["vdsobench"]["fingerprint"].get("build") or {}).get(key))
+
+
+def _commit(data):
+    build = data["context"]["vdsobench"]["fingerprint"].get("build") or {}
+    short = build.get("short") or (build.get("commit") or "")[:12] or "unknown"
+    return short + (" (uncommitted changes)" if build.get("dirty") else "")
+
+
+def _flags(key):
+    return lambda data: " ".join(_build(data, key) or []) or "(none)"
+
+
+CALLOUTS = (
+    ("project commit", _commit),
+    ("compilation mode", lambda data: _build(data, "compilation_mode")),
+    ("copts", _flags("copts")),
+    ("conlyopts", _flags("conlyopts")),
+    ("cxxopts", _flags("cxxopts")),
+    ("compiler", lambda data: _build(data, "compiler")),
+    ("clocksource", lambda data: (data["context"]["vdsobench"]["fingerprint"].get("clocksource")
+                                  or {}).get("current")),
+    ("pinned", lambda data: data["context"]["vdsobench"].get("pinning", {}).get("pinned")),
+)
+
+
+def differences(inputs):
+    """[{"what", "values": {source: value}}] for each build or run setting that
+    is not the same in every file."""
+    inputs = named(inputs)
+    out = []
+    for what, get in CALLOUTS:
+        values = {source: get(data) for source, data in inputs}
+        if len({json.dumps(v) for v in values.values()}) > 1:
+            out.append({"what": what, "values": {s: "unknown" if v is None else v
+                                                 for s, v in values.items()}})
+    return out
+
+
+# ---- the merged table ---------------------------------------------------------------------
+
+
+def merge(inputs, reference=None, variants=None, clocks=None, modes=None):
+    """The merged table of several results files (see the module comment):
+    {"columns", "rows": [{"variant", "clock", "mode", "cells": {column id:
+    {"ns", "low", "high", "interval", "n", "ratio"}}}], "reference",
+    "confidence", "differences", "sources"}. ratio is the cell's median over
+    the reference variant's in the same column and clock and mode, with a
+    reference only."""
+    inputs = named(inputs)
+    columns, everything = collect(inputs)
+    recs = select(everything, variants, clocks, modes)
+    if reference is not None:
+        # the reference need not be among the selected variants
+        reference = one_variant(everything, reference)
+    ref = {(r["clock"], r["mode"], r["column"]): r["ns"] for r in everything
+           if r["variant"] == reference}
+    cells = {}
+    for r in recs:
+        cell = {k: r[k] for k in ("ns", "low", "high", "interval", "n")}
+        if reference is not None:
+            base = ref.get((r["clock"], r["mode"], r["column"]))
+            cell["ratio"] = r["ns"] / base if base else None
+        cells.setdefault((r["variant"], r["clock"], r["mode"]), {})[r["column"]] = cell
+    rows = [{"variant": k[0], "clock": k[1], "mode": k[2], "cells": cells[k]}
+            for k in benchmark_order(recs)]
+    used = {r["column"] for r in recs}
+    return {"columns": [c for c in columns if c["id"] in used], "rows": rows,
+            "reference": reference, "confidence": CONFIDENCE,
+            "differences": differences(inputs), "sources": [s for s, _ in inputs]}
+
+
+# ---- rendering ----------------------------------------------------------------------------
+
+
+def cell_text(cell, with_ratio):
+    if not cell:
+        return "-"
+    lo, hi = tables.number(cell["low"]), tables.number(cell["high"])
+    text = tables.number(cell["ns"]) + (f" [{lo}, {hi}]" if cell["interval"] == "ci"
+                                        else f" [{lo}..{hi}]")
+    if with_ratio:
+        text += f" {tables.ratio_text(cell.get('ratio'))}x" if cell.get("ratio") else " -"
+    return text
+
+
+def grid(merged):
+    """(head, body) of the table and markdown formats."""
+    rows, columns = merged["rows"], merged["columns"]
+    with_mode = len({r["mode"] for r in rows}) > 1
+    head = ["variant", "clock"] + (["mode"] if with_mode else []) + [c["label"] for c in columns]
+    body = [[r["variant"], tables.clock_name(r["clock"])] + ([r["mode"]] if with_mode else [])
+            + [cell_text(r["cells"].get(c["id"]), merged["reference"] is not None)
+               for c in columns]
+            for r in rows]
+    return head, body
+
+
+def header_lines(merged):
+    lines = ["Machines:"]
+    for c in merged["columns"]:
+        lines.append(f"  {c['label']}: {machine_text(c['machine'])} "
+                     f"({os.path.basename(c['source'])})")
+    if merged["differences"]:
+        lines.append("Differences between the runs (besides the machine):")
+        for d in merged["differences"]:
+            lines.append(f"  {d['what']}: " + "; ".join(
+                f"{os.path.basename(s)} {v}" for s, v in d["values"].items()))
+    return lines
+
+
+def footer_lines(merged):
+    ns = (f"ns per call: the median of the repetitions [its {tables.pct(merged['confidence'])} "
+          "confidence interval, order statistics]; [a..b]: the min..max range, where too few "
+          "repetitions for an interval.")
+    lines = [ns]
+    if merged["reference"] is not None:
+        lines.append(f"Nx: the median over {merged['reference']}'s on the same machine and "
+                     "CPU, so that machines of different speed compare.")
+    return lines
+
+
+def render_table(merged):
+    head, body = grid(merged)
+    widths = [max(len(row[i]) for row in [head] + body) for i in range(len(head))]
+    fixed = 3 if "mode" in head else 2
+    lines = ["  ".join(c.ljust(w) if i < fixed else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+             for row in [head] + body]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(header_lines(merged) + [""] + lines + [""] + footer_lines(merged)) + "\n"
+
+
+def render_markdown(merged):
+    head, body = grid(merged)
+    fixed = 3 if "mode" in head else 2
+
+    def cell(i, text):
+        text = text.replace("|", "\\|")
+        return f"`{text}`" if i == 0 else text
+    lines = []
+    for line in header_lines(merged):
+        # a list item per machine and per difference, a paragraph for each heading
+        lines += ([line.replace("  ", "- ", 1)] if line.startswith("  ") else
+                  ([""] if lines else []) + [line, ""])
+    lines.append("")
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "|".join("---" if i < fixed else "---:" for i in range(len(head))) + "|")
+    lines += ["| " + " | ".join(cell(i, c) for i, c in enumerate(row)) + " |" for row in body]
+    return "\n".join(lines + [""] + "\n\n".join(footer_lines(merged)).split("\n")) + "\n"
+
+
+CSV_FIELDS = ("variant", "clock", "mode", "column", "source", "cpu") + MACHINE_FIELDS + (
+    "ns", "low", "high", "interval", "n", "ratio")
+
+
+def render_csv(merged):
+    """One line per benchmark and column, every number as measured."""
+    columns = {c["id"]: c for c in merged["columns"]}
+    out = io.StringIO()
+    writer = csv.DictWriter(out, CSV_FIELDS, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    for r in merged["rows"]:
+        for cid, cell in r["cells"].items():
+            c = columns[cid]
+            writer.writerow({**r, **c["machine"], **cell, "column": c["label"],
+                             "source": c["source"], "cpu": c["cpu"]})
+    return out.getvalue()
+
+
+def render_json(merged):
+    return json.dumps(merged, indent=1, sort_keys=True) + "\n"
+
+
+RENDERERS = {"table": render_table, "markdown": render_markdown, "csv": render_csv,
+             "json": render_json}
+
+
+def render_merge(merged, fmt="table"):
+    """The merged table in fmt (one of FORMATS), ending in a newline."""
+    if fmt not in RENDERERS:
+        raise ValueError(f"unknown format {fmt!r}; valid: {', '.join(FORMATS)}")
+    return RENDERERS[fmt](merged)

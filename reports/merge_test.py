@@ -1,0 +1,187 @@
+"""Merging results across machines and cores: the committed AMD and "Intel"
+fixtures give the expected table, columns keyed by machine and CPU, the
+differing commit, flags and compiler called out, ratios to a reference."""
+
+import copy
+import csv
+import io
+import json
+import statistics
+import unittest
+from pathlib import Path
+
+from reports import merge
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTDATA = Path(__file__).resolve().parent / "testdata"
+SMALL = ROOT / "scripts" / "vdsobench_cli" / "testdata" / "results_small.json"
+
+
+def fixture(name):
+    """(file name, results) of a fixture in reports/testdata, or of a path."""
+    path = TESTDATA / name if "/" not in name else Path(name)
+    return str(path.name), json.loads(path.read_text())
+
+
+TWO_MACHINES = """\
+Machines:
+  AMD EPYC cpu1: AMD EPYC (AuthenticAMD family 25 model 1 stepping 1), microcode 0x1000065, \
+kernel 6.18.44-fc-v782, KVM guest (amd-epyc.json)
+  Intel Xeon Platinum 8480+ cpu0: Intel(R) Xeon(R) Platinum 8480+ (GenuineIntel family 6 model \
+143 stepping 8), microcode 0x2b0004b1, kernel 6.8.0-49-generic, KVM guest (intel-xeon.json)
+  Intel Xeon Platinum 8480+ cpu8: Intel(R) Xeon(R) Platinum 8480+ (GenuineIntel family 6 model \
+143 stepping 8), microcode 0x2b0004b1, kernel 6.8.0-49-generic, KVM guest (intel-xeon.json)
+Differences between the runs (besides the machine):
+  project commit: amd-epyc.json 275c39f86a44; intel-xeon.json 6af4520a88f0
+  copts: amd-epyc.json -g -UNDEBUG -Wall -Wextra -Werror; intel-xeon.json -g -UNDEBUG -Wall \
+-Wextra -Werror -march=x86-64-v3
+  compiler: amd-epyc.json 12.2.0; intel-xeon.json 13.2.0
+
+variant                          clock                    AMD EPYC cpu1  \
+Intel Xeon Platinum 8480+ cpu0  Intel Xeon Platinum 8480+ cpu8
+----------------------------------------------------------------------------------------------\
+-----------------------------------------
+x86_gtod_raw_copy+rdtscp+always  CLOCK_MONOTONIC      28.7 [26.8, 43.0]               \
+30.1 [29.3, 30.9]               30.4 [29.5, 33.0]
+x86_gtod_raw_copy+rdtscp+always  CLOCK_MONOTONIC_RAW  27.2 [26.6, 51.1]               \
+31.9 [29.2, 34.4]               32.2 [30.0, 33.5]
+sys/vdso                         CLOCK_MONOTONIC      29.7 [28.6, 31.2]               \
+31.7 [29.0, 33.8]               32.0 [29.4, 34.8]
+sys/vdso                         CLOCK_MONOTONIC_RAW  28.9 [28.3, 31.8]               \
+33.6 [31.4, 37.1]               33.9 [32.4, 39.0]
+
+ns per call: the median of the repetitions [its 95% confidence interval, order statistics]; \
+[a..b]: the min..max range, where too few repetitions for an interval.
+"""
+SELECTION = dict(variants=["x86_gtod_raw_copy+rdtscp+always", "sys/vdso"],
+                 clocks=["monotonic", "monotonic_raw"])
+
+
+def repetitions(data, name):
+    return sorted(b["real_time"] for b in data["benchmarks"]
+                  if b["run_type"] == "iteration" and b["run_name"] == name)
+
+
+class TwoMachinesTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.amd, cls.intel = fixture("amd-epyc.json"), fixture("intel-xeon.json")
+        cls.merged = merge.merge([cls.amd, cls.intel], **SELECTION)
+
+    def test_the_expected_table(self):
+        self.maxDiff = None
+        self.assertEqual(merge.render_merge(self.merged, "table"), TWO_MACHINES)
+
+    def test_columns_are_machines_and_cpus(self):
+        cols = self.merged["columns"]
+        self.assertEqual([(c["label"], c["cpu"], c["source"]) for c in cols],
+                         [("AMD EPYC cpu1", 1, "amd-epyc.json"),
+                          ("Intel Xeon Platinum 8480+ cpu0", 0, "intel-xeon.json"),
+                          ("Intel Xeon Platinum 8480+ cpu8", 8, "intel-xeon.json")])
+        self.assertEqual({k: cols[1]["machine"][k] for k in merge.KEY_FIELDS},
+                         {"vendor": "GenuineIntel", "family": 6, "model": 143,
+                          "model_name": "Intel(R) Xeon(R) Platinum 8480+",
+                          "microcode": "0x2b0004b1", "kernel": "6.8.0-49-generic",
+                          "hypervisor": "KVM"})
+
+    def test_cells_are_medians_with_order_statistic_intervals(self):
+        row = next(r for r in self.merged["rows"]
+                   if (r["variant"], r["clock"]) == ("sys/vdso", "monotonic"))
+        times = repetitions(self.amd[1], "sys/vdso/monotonic/hot/cpu1")
+        cell = row["cells"]["c1"]
+        self.assertEqual(cell["ns"], statistics.median(times))
+        # six repetitions: the 95% interval of the median is their range
+        self.assertEqual((cell["low"], cell["high"], cell["interval"], cell["n"]),
+                         (times[0], times[-1], "ci", 6))
+
+    def test_differences_called_out(self):
+        self.assertEqual([(d["what"], d["values"]) for d in self.merged["differences"]],
+                         [("project commit", {"amd-epyc.json": "275c39f86a44",
+                                              "intel-xeon.json": "6af4520a88f0"}),
+                          ("copts", {"amd-epyc.json": "-g -UNDEBUG -Wall -Wextra -Werror",
+                                     "intel-xeon.json": "-g -UNDEBUG -Wall -Wextra -Werror "
+                                                        "-march=x86-64-v3"}),
+                          ("compiler", {"amd-epyc.json": "12.2.0",
+                                        "intel-xeon.json": "13.2.0"})])
+        same = merge.merge([self.amd, ("again.json", self.amd[1])])
+        self.assertEqual(same["differences"], [])
+        dirty = copy.deepcopy(self.amd[1])
+        dirty["context"]["vdsobench"]["fingerprint"]["build"]["dirty"] = True
+        diff, = merge.differences([self.amd, ("dirty.json", dirty)])
+        self.assertEqual(diff["values"]["dirty.json"], "275c39f86a44 (uncommitted changes)")
+
+    def test_reference_ratios_per_machine(self):
+        merged = merge.merge([self.amd, self.intel], reference="sys/vdso", **SELECTION)
+        for row in merged["rows"]:
+            vdso = next(r for r in merged["rows"]
+                        if (r["variant"], r["clock"]) == ("sys/vdso", row["clock"]))
+            for cid, cell in row["cells"].items():
+                self.assertAlmostEqual(cell["ratio"], cell["ns"] / vdso["cells"][cid]["ns"])
+        text = merge.render_merge(merged, "table")
+        self.assertIn("0.950x", text)
+        self.assertIn("Nx: the median over sys/vdso's", text)
+        # the reference need not be among the variants shown
+        only = merge.merge([self.amd, self.intel], reference="sys/vdso",
+                           variants=["sys/syscall"], clocks=["monotonic"])
+        self.assertEqual([r["variant"] for r in only["rows"]], ["sys/syscall"])
+        self.assertGreater(only["rows"][0]["cells"]["c2"]["ratio"], 5)
+
+    def test_formats(self):
+        text = merge.render_merge(self.merged, "markdown")
+        self.assertIn("| variant | clock | AMD EPYC cpu1 | Intel Xeon Platinum 8480+ cpu0 |", text)
+        self.assertIn("| `sys/vdso` | CLOCK_MONOTONIC | 29.7 [28.6, 31.2] |", text)
+        self.assertIn("- project commit: amd-epyc.json 275c39f86a44", text)
+        rows = list(csv.DictReader(io.StringIO(merge.render_merge(self.merged, "csv"))))
+        self.assertEqual(len(rows), 4 * 3)
+        self.assertEqual({r["model_name"] for r in rows},
+                         {"AMD EPYC", "Intel(R) Xeon(R) Platinum 8480+"})
+        self.assertEqual(json.loads(merge.render_merge(self.merged, "json")),
+                         json.loads(json.dumps(self.merged)))
+        with self.assertRaises(ValueError):
+            merge.render_merge(self.merged, "xml")
+
+
+class EdgesTest(unittest.TestCase):
+    def test_too_few_repetitions_give_the_range(self):
+        merged = merge.merge([fixture(str(SMALL))])
+        cell = merged["rows"][0]["cells"]["c1"]
+        self.assertEqual((cell["interval"], cell["n"]), ("range", 3))
+        self.assertIn("17.4 [17.4..17.5]", merge.render_merge(merged, "table"))
+
+    def test_one_machine_in_two_files_is_told_apart(self):
+        name, data = fixture("amd-epyc.json")
+        merged = merge.merge([(name, data), ("rerun.json", data)], variants=["sys/vdso"])
+        self.assertEqual([c["label"] for c in merged["columns"]],
+                         ["AMD EPYC cpu1 (amd-epyc.json)", "AMD EPYC cpu1 (rerun.json)"])
+        other = copy.deepcopy(data)
+        other["context"]["vdsobench"]["fingerprint"]["kernel"]["release"] = "6.19.0"
+        merged = merge.merge([(name, data), ("new.json", other)], variants=["sys/vdso"])
+        self.assertEqual([c["label"] for c in merged["columns"]],
+                         ["AMD EPYC kernel 6.18.44-fc-v782 cpu1", "AMD EPYC kernel 6.19.0 cpu1"])
+
+    def test_bad_input(self):
+        name, data = fixture("amd-epyc.json")
+        with self.assertRaises(merge.InputError) as cm:
+            merge.merge([(name, data)], variants=["nosuch*"])
+        self.assertIn("'nosuch*' matches no variant in the inputs (present: "
+                      "x86_gtod+rdtscp+always, ", str(cm.exception))
+        with self.assertRaises(merge.InputError):
+            merge.merge([(name, data)], reference="generic_*")   # more than one
+        failed = copy.deepcopy(data)
+        for b in failed["benchmarks"]:
+            b["error_occurred"] = True
+        with self.assertRaises(merge.InputError) as cm:
+            merge.merge([("failed.json", failed)])
+        self.assertIn("failed.json: no benchmark with a measured time", str(cm.exception))
+        with self.assertRaises(merge.InputError):
+            merge.merge([])
+
+    def test_short_model(self):
+        self.assertEqual(merge.short_model("11th Gen Intel(R) Core(TM) i7-1165G7 @ 2.80GHz"),
+                         "11th Gen Intel Core i7-1165G7")
+        self.assertEqual(merge.short_model("AMD EPYC 7763 64-Core Processor"), "AMD EPYC 7763")
+        self.assertEqual(merge.short_model(None), "unknown CPU")
+
+
+if __name__ == "__main__":
+    unittest.main()
