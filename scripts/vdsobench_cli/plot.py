@@ -1,0 +1,274 @@
+"""`plot`: cover-letter charts (PNG and SVG) of results and comparison files.
+
+Results files (`run`) give grouped bars of ns per call per clock and variant
+with the 95% interval of each median, a per-CPU chart when the files hold
+more than one machine or CPU, and counters per call when the machine had
+them. Comparison files (`compare --out`) give the after/before ratio chart
+with its intervals and the line at 1.0, and the counter and simulated rows
+when present. The charts themselves are reports/plots.py; this module reads
+the files, chooses the charts, and writes them all or none.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+from . import results
+from .build import ROOT
+from .errors import UsageError
+from .variants import split_patterns
+
+sys.path.insert(0, str(ROOT))
+from reports import merge  # noqa: E402  (reports.plots, and matplotlib, only when drawing)
+
+FORMATS = ("png", "svg")
+COMPARISON_ROW_KEYS = ("clock", "mode", "metric", "baseline", "variant", "ratio")
+
+
+# ---- input --------------------------------------------------------------------------------
+
+
+def comparison_problem(obj):
+    """Why obj is not a comparison (compare --out), or None."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("meta"), dict):
+        return "expected a results file (run) or a comparison (compare --out)"
+    rows = obj.get("rows")
+    if not isinstance(rows, list) or not rows:
+        return "a comparison with no rows"
+    for i, row in enumerate(rows):
+        missing = [k for k in COMPARISON_ROW_KEYS if not isinstance(row, dict) or k not in row]
+        if missing:
+            return f"rows[{i}]: missing {missing[0]!r}"
+        if row["ratio"] is not None and not isinstance(row["ratio"], (int, float)):
+            return f"rows[{i}].ratio: expected a number, found {json.dumps(row['ratio'])[:40]}"
+    return None
+
+
+def why_not_results(path, error):
+    """results.load's error, said more plainly for the cases people hit."""
+    try:
+        obj = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return error
+    ctx = obj.get("context") if isinstance(obj, dict) else None
+    schema = ((ctx or {}).get("vdsobench") or {}).get("schema") if isinstance(ctx, dict) else None
+    if isinstance(schema, str) and schema != results.SCHEMA_ID:
+        return UsageError(f"{path}: results schema {schema!r}, but this vdsobench reads "
+                          f"{results.SCHEMA_ID!r}: mixed schema versions cannot be plotted or "
+                          "merged together")
+    if isinstance(obj, dict) and obj.get("benchmarks") == []:
+        return UsageError(f"{path}: no benchmarks (the run measured nothing)")
+    return error
+
+
+def load_input(path):
+    """("results" or "comparison", the object), or UsageError naming what is wrong."""
+    try:
+        return "results", results.load(path)
+    except UsageError as e:
+        try:
+            obj = json.loads(Path(path).read_text())
+        except (OSError, ValueError):
+            raise e from None
+        if isinstance(obj, dict) and "rows" in obj and "benchmarks" not in obj:
+            problem = comparison_problem(obj)
+            if problem:
+                raise UsageError(f"{path}: {problem}") from None
+            return "comparison", obj
+        raise why_not_results(path, e) from None
+
+
+def load_results(paths, command):
+    """[(path, results)]; a comparison file is refused."""
+    out = []
+    for path in paths:
+        kind, obj = load_input(path)
+        if kind != "results":
+            raise UsageError(f"{command}: {path} is a comparison; {command} takes results "
+                             "files from `run` (plot takes comparisons)")
+        out.append((path, obj))
+    return out
+
+
+def plot_formats(text):
+    chosen = split_patterns([text]) if text else list(FORMATS)
+    bad = [f for f in chosen if f not in FORMATS]
+    if bad or not chosen:
+        raise UsageError(f"--format: {(bad or [text])[0]!r} is not a plot format "
+                         f"(valid: {', '.join(FORMATS)}, comma-separated)")
+    return tuple(dict.fromkeys(chosen))
+
+
+def patterns(args):
+    """(variants, clocks, modes) patterns from --variants/--clocks/--modes, or None each."""
+    return tuple(split_patterns(getattr(args, key) or []) or None
+                 for key in ("variants", "clocks", "modes"))
+
+
+# ---- output -------------------------------------------------------------------------------
+
+
+def check_out_dir(out_dir):
+    """Fail now, before any work, if out_dir cannot be a directory we write in."""
+    p = Path(out_dir)
+    while not os.path.lexists(p):
+        p = p.parent
+    if not p.is_dir():
+        raise UsageError(f"cannot write to {out_dir}: {p} is not a directory")
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write to {out_dir}: {p} is not writable")
+
+
+def write(out_dir, outputs):
+    """plots.write_all, all or nothing; the paths, or UsageError."""
+    from reports import plots
+    check_out_dir(out_dir)
+    try:
+        return plots.write_all(out_dir, outputs)
+    except OSError as e:
+        raise UsageError(f"cannot write to {out_dir}: {e.strerror or e}") from None
+
+
+def slug(text):
+    return re.sub(r"[^a-z0-9]+", "-", Path(text).stem.lower()).strip("-") or "input"
+
+
+def shown_path(path):
+    """Relative to the working directory where it is below it, else absolute."""
+    rel = os.path.relpath(path)
+    return str(Path(path).resolve()) if rel.startswith("..") else rel
+
+
+def print_paths(paths):
+    for p in paths:
+        print(shown_path(p))
+
+
+# ---- choosing the charts ------------------------------------------------------------------
+
+
+def drawing(fn, *args, **kwargs):
+    """Draw one chart; bad input the chart cannot use becomes a UsageError."""
+    try:
+        return fn(*args, **kwargs)
+    except merge.InputError as e:
+        raise UsageError(str(e)) from None
+
+
+def restricted(recs, key, wanted):
+    """The names in wanted that recs have (None when nothing was asked)."""
+    if wanted is None:
+        return None
+    have = {r[key] for r in recs}
+    return [w for w in wanted if w in have]
+
+
+def results_figures(inputs, variants=None, clocks=None, modes=None, reference=None):
+    """[(stem, figure)] for results files: bars (and counters, where the
+    machine had them) per file, and a per-CPU chart per clock (default
+    MONOTONIC) when the files hold more than one machine or CPU."""
+    from reports import plots
+    _, everything = drawing(merge.collect, inputs)
+    recs = drawing(merge.select, everything, variants, clocks, modes)
+    if reference:
+        reference = drawing(merge.one_variant, everything, reference)
+    # the patterns, expanded once over every file: a name only one file has is no error
+    names = {key: sorted({r[key] for r in recs}, key=merge.clock_rank) if wanted else None
+             for key, wanted in (("variant", variants), ("clock", clocks), ("mode", modes))}
+    figures = []
+    for path, data in inputs:
+        mine = [r for r in recs if r["source"] == path]
+        if not mine:
+            continue
+        stem = "" if len(inputs) == 1 else "-" + slug(path)
+        pick = {f"{key}s": restricted(mine, key, names[key]) for key in names}
+        figures.append(("bars" + stem, drawing(plots.bars, [(path, data)], **pick)))
+        if any(r["counters"] for r in mine):
+            figures.append(("counters" + stem, drawing(plots.counters, [(path, data)], **pick)))
+    if len({r["column"] for r in recs}) > 1:
+        present = list(dict.fromkeys(r["clock"] for r in recs))
+        for clock in names["clock"] or ["monotonic" if "monotonic" in present else present[0]]:
+            figures.append((f"per-cpu-{slug(clock)}", drawing(
+                plots.per_cpu, inputs, clock=clock, mode=(names["mode"] or [None])[0],
+                variants=names["variant"], reference=reference)))
+    return figures
+
+
+def comparison_figures(comparison, stem=""):
+    """[(stem, figure)]: the ratio chart, and the counts when the comparison has them."""
+    from reports import plots
+    figures = [(stem + "ratios", drawing(plots.ratios, comparison))]
+    if any(r.get("metric") != "ns/call" for r in comparison.get("rows") or []):
+        figures.append((stem + "counts", drawing(plots.counters, comparison)))
+    return figures
+
+
+def outputs(figures, formats):
+    from reports import plots
+    return [o for stem, fig in figures for o in plots.figure_outputs(stem, fig, formats)]
+
+
+def plot_comparison(comparison, out_dir, formats=FORMATS):
+    """What `compare --plot DIR` calls: the comparison's charts (ratios.png and
+    .svg, counts.* when it has counter or simulated rows) written into out_dir,
+    all or none; returns their paths. UsageError (one line) when the directory
+    cannot be written or the comparison has nothing to plot."""
+    check_out_dir(out_dir)
+    return write(out_dir, outputs(comparison_figures(comparison), formats))
+
+
+def filter_comparison(comparison, variants, clocks, modes):
+    rows = drawing(merge.select, comparison["rows"], variants, clocks, modes)
+    return dict(comparison, rows=rows)
+
+
+def run_plot(args):
+    formats = plot_formats(args.format)
+    check_out_dir(args.out)
+    variants, clocks, modes = patterns(args)
+    loaded = [(path, *load_input(path)) for path in args.files]
+    res = [(path, obj) for path, kind, obj in loaded if kind == "results"]
+    comparisons = [(path, obj) for path, kind, obj in loaded if kind == "comparison"]
+    figures = results_figures(res, variants, clocks, modes, args.reference) if res else []
+    for path, comparison in comparisons:
+        stem = "" if len(comparisons) == 1 else slug(path) + "-"
+        figures += comparison_figures(filter_comparison(comparison, variants, clocks, modes),
+                                      stem)
+    print_paths(write(args.out, outputs(figures, formats)))
+    return 0
+
+
+def add_filters(p):
+    p.add_argument("--variants", action="append", metavar="LIST",
+                   help="only these variants (names or globs, comma-separated)")
+    p.add_argument("--clocks", action="append", metavar="LIST",
+                   help="only these clocks (the per-CPU chart: one per clock given; "
+                        "default monotonic)")
+    p.add_argument("--modes", action="append", metavar="LIST", help="only these modes")
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "plot", help="cover-letter charts (PNG, SVG) of results and comparison files",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Charts for a cover letter, 7 in wide at 150 dpi, readable in grayscale:\n"
+                    "  bars[-FILE]       ns per call per clock and variant, whiskers at the\n"
+                    "                    95% interval of the median (results files)\n"
+                    "  per-cpu-CLOCK     one bar per machine and CPU for each variant, when\n"
+                    "                    the files hold several (--reference: ratios)\n"
+                    "  counters[-FILE]   perf events per call, where the machine had them\n"
+                    "  ratios, counts    after/before ratios with their intervals and the\n"
+                    "                    line at 1.0; counter and simulated rows (comparison\n"
+                    "                    files from compare --out)\n"
+                    "All are written, or none. Prints the paths.")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="results files (run) and/or comparison files (compare --out)")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for the charts")
+    p.add_argument("--format", metavar="LIST", help="png, svg or both (default png,svg)")
+    add_filters(p)
+    p.add_argument("--reference", metavar="VARIANT",
+                   help="per-CPU chart as ratios to this variant on the same CPU")
+    p.set_defaults(func=run_plot)
