@@ -134,13 +134,29 @@ def paired_comparison(patterns, options, rounds_n=DEFAULT_ROUNDS, batch_ms=DEFAU
     }
 
 
-def compare_paired(args):
+def write_plots(plot_dir, comparison):
+    if plot_dir:
+        from . import plot
+        for path in plot.plot_comparison(comparison, plot_dir):
+            print(f"plot: {os.path.relpath(path)}", file=sys.stderr)
+
+
+def check_outputs(args):
+    """Before a run: a bad --out or --plot must fail in a second, not after it."""
     if args.out:
         results.check_writable(args.out, args.force)
+    if args.plot:
+        from . import plot
+        plot.check_out_dir(args.plot)
+
+
+def compare_paired(args):
+    check_outputs(args)
     comparison = paired_comparison(args.variants, args, args.rounds, args.batch_ms, args.alpha,
                                    sim=args.sim, quiet=args.quiet)
     print(tables.render(comparison, args.format, calls_per=calls_per(args.calls_per)), end="")
     write_out(args.out, comparison, args.force)
+    write_plots(args.plot, comparison)
     return 0
 
 
@@ -186,6 +202,7 @@ def compare_results(args):
                   "rows": rows}
     print(tables.render(comparison, args.format, calls_per=calls_per(args.calls_per)), end="")
     write_out(args.out, comparison, args.force)
+    write_plots(args.plot, comparison)
     return 0
 
 
@@ -198,6 +215,7 @@ def run_compare(args):
     if args.results:
         if args.variants:
             raise UsageError("compare: give variants or --results OLD NEW, not both")
+        check_outputs(args)
         return compare_results(args)
     from . import packages
     packages.ensure_setup()
@@ -253,6 +271,8 @@ def add_parser(sub):
                    help="show calls per duration instead of ns/call (e.g. 10s, as in seed 000)")
     p.add_argument("--out", metavar="FILE", help="also write the comparison (JSON) here")
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument("--plot", metavar="DIR",
+                   help="also draw the comparison (ratios with intervals; PNG and SVG) here")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=run_compare)
 

@@ -20,9 +20,10 @@ class PairedTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-compare-")
         cls.out = os.path.join(cls.tmp.name, "cmp.json")
+        cls.plots = os.path.join(cls.tmp.name, "plots")
         cls.rc, cls.stdout, cls.err = vdsobench(
             "compare", BASE, OTHER, "--clocks", "monotonic_raw,monotonic", "--format", "json",
-            "--out", cls.out, *QUICK)
+            "--out", cls.out, "--plot", cls.plots, *QUICK)
 
     @classmethod
     def tearDownClass(cls):
@@ -42,6 +43,11 @@ class PairedTest(unittest.TestCase):
         self.assertEqual(rows["monotonic_raw"]["verdict"], "faster")
         self.assertEqual(data["meta"]["comparisons"], 2)
         self.assertTrue(data["meta"]["paired"])
+
+    def test_plot(self):
+        self.assertEqual(sorted(os.listdir(self.plots)), ["ratios.png", "ratios.svg"])
+        with open(os.path.join(self.plots, "ratios.png"), "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
 
     def test_out_keeps_the_rounds_and_is_never_overwritten(self):
         with open(self.out) as f:

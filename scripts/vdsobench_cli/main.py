@@ -3,11 +3,11 @@
 import argparse
 import sys
 
-from . import (compare, counters, errors, gate, listing, packages, recipe, run,
+from . import (compare, counters, errors, gate, listing, merge, packages, plot, recipe, run,
                selftest_stats, sim, testrun, verify)
 
-COMMANDS = (packages, listing, verify, run, compare, gate, sim, recipe, selftest_stats,
-            counters, testrun)
+COMMANDS = (packages, listing, verify, run, compare, gate, sim, plot, merge, recipe,
+            selftest_stats, counters, testrun)
 
 
 class Parser(argparse.ArgumentParser):

@@ -70,8 +70,8 @@ class Session:
             from . import plot
         except ImportError:  # plotting is optional for a recipe's numbers
             return
-        self.files += [str(p) for p in plot.plot_comparison(comparison, self.out_dir,
-                                                            prefix=tag)]
+        self.files += [str(p) for p in plot.plot_comparison(
+            comparison, os.path.join(self.out_dir, tag))]
 
     def machine_line(self):
         m = self.machine
