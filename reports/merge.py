@@ -129,7 +129,8 @@ def collect(inputs):
     """(columns, records) of several results files.
 
     A column is one machine's CPU in one file: {"id" ("c1", ...), "label",
-    "machine", "cpu", "source"}; each record gets its column's "column" id.
+    "machine", "cpu", "source", "warnings" (the run's warning ids)}; each
+    record gets its column's "column" id.
     Columns are ordered by file, then CPU. Labels are the short CPU model,
     then what tells machines with the same model apart (microcode, kernel,
     hypervisor), then the CPU; the file name where one machine appears in
@@ -140,9 +141,11 @@ def collect(inputs):
     for source, data in inputs:
         m = machine(data)
         file_recs = records(data, source)
+        warnings = [w.get("id") for w in data["context"]["vdsobench"].get("warnings", [])]
         for cpu in sorted({r["cpu"] for r in file_recs}):
             cid = f"c{len(columns) + 1}"
-            columns.append({"id": cid, "machine": m, "cpu": cpu, "source": source})
+            columns.append({"id": cid, "machine": m, "cpu": cpu, "source": source,
+                            "warnings": warnings})
             recs += [dict(r, column=cid) for r in file_recs if r["cpu"] == cpu]
     label_columns(columns)
     return columns, recs
@@ -329,8 +332,9 @@ def grid(merged):
 def header_lines(merged):
     lines = ["Machines:"]
     for c in merged["columns"]:
+        warned = f"; warnings: {', '.join(c['warnings'])}" if c["warnings"] else ""
         lines.append(f"  {c['label']}: {machine_text(c['machine'])} "
-                     f"({os.path.basename(c['source'])})")
+                     f"({os.path.basename(c['source'])}{warned})")
     if merged["differences"]:
         lines.append("Differences between the runs (besides the machine):")
         for d in merged["differences"]:

@@ -26,11 +26,13 @@ def fixture(name):
 TWO_MACHINES = """\
 Machines:
   AMD EPYC cpu1: AMD EPYC (AuthenticAMD family 25 model 1 stepping 1), microcode 0x1000065, \
-kernel 6.18.44-fc-v782, KVM guest (amd-epyc.json)
+kernel 6.18.44-fc-v782, KVM guest (amd-epyc.json; warnings: hypervisor, load)
   Intel Xeon Platinum 8480+ cpu0: Intel(R) Xeon(R) Platinum 8480+ (GenuineIntel family 6 model \
-143 stepping 8), microcode 0x2b0004b1, kernel 6.8.0-49-generic, KVM guest (intel-xeon.json)
+143 stepping 8), microcode 0x2b0004b1, kernel 6.8.0-49-generic, KVM guest (intel-xeon.json; \
+warnings: hypervisor)
   Intel Xeon Platinum 8480+ cpu8: Intel(R) Xeon(R) Platinum 8480+ (GenuineIntel family 6 model \
-143 stepping 8), microcode 0x2b0004b1, kernel 6.8.0-49-generic, KVM guest (intel-xeon.json)
+143 stepping 8), microcode 0x2b0004b1, kernel 6.8.0-49-generic, KVM guest (intel-xeon.json; \
+warnings: hypervisor)
 Differences between the runs (besides the machine):
   project commit: amd-epyc.json 275c39f86a44; intel-xeon.json 6af4520a88f0
   copts: amd-epyc.json -g -UNDEBUG -Wall -Wextra -Werror; intel-xeon.json -g -UNDEBUG -Wall \

@@ -382,6 +382,13 @@ def machines_note(columns):
             + "; ".join(merge.machine_text(m) for m in seen.values()) + ".")
 
 
+def warnings_note(columns):
+    """The run's warnings (machine_warnings: what makes its numbers noisy), by file."""
+    seen = {c["source"]: c["warnings"] for c in columns if c.get("warnings")}
+    return " ".join(f"Warnings{f' ({os.path.basename(s)})' if len(columns) > 1 else ''}: "
+                    f"{', '.join(w)}." for s, w in seen.items())
+
+
 def differences_note(inputs):
     diffs = merge.differences(inputs)
     if not diffs:
@@ -429,7 +436,7 @@ def _by_clock(results_list, variants, clocks, modes, column):
         by={(r["variant"], r["clock"], r["mode"]): r for r in recs},
         ticks=[_group_label(c, m, many_modes) for c, m in groups],
         labels=[label[s] for s in series], width=width_for(len(series) * len(groups)),
-        notes=[note, CLOCK_NOTE, machines_note([col]) + others])
+        notes=[note, CLOCK_NOTE, machines_note([col]) + others, warnings_note([col])])
 
 
 def bars(results_list, variants=None, clocks=None, modes=None, column=None):
@@ -498,7 +505,7 @@ def per_cpu(results_list, clock=None, mode=None, variants=None, reference=None):
         _value_axis(ax, [v[1] for v in vals], [v[2] for v in vals], unit, one=bool(reference),
                     horizontal=True)
         caption = " ".join(filter(None, [how, missing, note, machines_note(series_cols),
-                                         differences_note(inputs)]))
+                                         warnings_note(series_cols), differences_note(inputs)]))
         return _finish(fig, [ax], f"{tables.clock_name(clock)} ({mode}) on each machine and "
                                   "CPU", caption, handles, [c["label"] for c in series_cols])
 

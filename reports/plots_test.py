@@ -99,7 +99,8 @@ class ChartsTest(unittest.TestCase):
     def test_units_and_machine(self):
         text = all_text(self.figs["bars-8x7"])
         for needle in ("ns per call", "AMD EPYC", "kernel 6.18.44-fc-v782", "KVM",
-                       "95% confidence interval of the median", "microcode 0x1000065"):
+                       "95% confidence interval of the median", "microcode 0x1000065",
+                       "Warnings: hypervisor, load."):
             self.assertIn(needle, text)
         text = all_text(self.figs["per-cpu"])
         for needle in ("Intel(R) Xeon(R) Platinum 8480+", "kernel 6.8.0-49-generic",
