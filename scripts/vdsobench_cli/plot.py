@@ -198,10 +198,16 @@ def results_figures(inputs, variants=None, clocks=None, modes=None, reference=No
 
 
 def comparison_figures(comparison, stem=""):
-    """[(stem, figure)]: the ratio chart, and the counts when the comparison has them."""
+    """[(stem, figure)]: the ratio chart of the ns/call rows, and the counts
+    when the comparison has counter or simulated rows."""
     from reports import plots
-    figures = [(stem + "ratios", drawing(plots.ratios, comparison))]
-    if any(r.get("metric") != "ns/call" for r in comparison.get("rows") or []):
+    metrics = {r.get("metric") for r in comparison.get("rows") or []}
+    if not metrics:
+        raise UsageError("the comparison has no rows to plot")
+    figures = []
+    if "ns/call" in metrics:
+        figures.append((stem + "ratios", drawing(plots.ratios, comparison)))
+    if metrics - {"ns/call"}:
         figures.append((stem + "counts", drawing(plots.counters, comparison)))
     return figures
 

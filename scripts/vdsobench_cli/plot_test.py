@@ -113,8 +113,15 @@ class PlotTest(TempDir):
                                             if r["metric"] == "ns/call"])
         paths = plot.plot_comparison(times_only, self.dir / "t", formats=("png",))
         self.assertEqual([p.name for p in paths], ["ratios.png"])
+        sim_only = dict(comparison, rows=[r for r in comparison["rows"]
+                                          if r["metric"].startswith("sim:")])
+        paths = plot.plot_comparison(sim_only, self.dir / "s", formats=("svg",))
+        self.assertEqual([p.name for p in paths], ["counts.svg"])
         with self.assertRaises(errors.UsageError):
             plot.plot_comparison(comparison, self.dir / "t" / "ratios.png" / "x")
+        with self.assertRaises(errors.UsageError):
+            plot.plot_comparison(dict(comparison, rows=[]), self.dir / "empty")
+        self.assertFalse((self.dir / "empty").exists())
 
 
 class BadInputTest(TempDir):
