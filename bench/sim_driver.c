@@ -20,6 +20,12 @@
  *   environment and arguments made of its start. Only the call's own
  *   lines (its data page, and the counter's TLS line if that shares the
  *   evicted sets; --list-json tells) compete with the pressure buffer.
+ * - The output gives the variant's vvar area (address and size), so that
+ *   a memory trace (`vdsobench layout`, lackey) can tell the call's loads
+ *   of its data from everything else.
+ * - timens: the calls are made by a task in a time namespace (offsets
+ *   ten days ahead, as the harness's timens mode), so the read path is
+ *   the one through the namespace page (generic_timens* only).
  */
 #include <alloca.h>
 #include <errno.h>
@@ -49,9 +55,17 @@
 static const struct {
 	const char *name;
 	enum bench_body body;
+	bool timens; /* the reader is a task in a time namespace */
 } sim_modes[] = {
-	{"hot", BENCH_BODY_NONE},
-	{"pressure", BENCH_BODY_PRESSURE},
+	{"hot", BENCH_BODY_NONE, false},
+	{"pressure", BENCH_BODY_PRESSURE, false},
+	{"timens", BENCH_BODY_NONE, true},
+};
+
+/* a task in a namespace ten days ahead, as the harness's timens mode */
+static const struct timens_offsets sim_timens_offs = {
+	.monotonic = {10 * 86400, 0},
+	.boottime = {10 * 86400, 0},
 };
 
 /* the loop's environment, alone at SIM_ENV_OFFSET of its page */
@@ -68,9 +82,11 @@ static void usage(FILE *f)
 		" none MODE ITERATIONS [--l1d N]\n"
 		"       " PROG " --list-json\n"
 		"Makes ITERATIONS calls through the harness's timed loop for\n"
-		"VARIANT on CLOCK in MODE (hot, or pressure: between calls\n"
+		"VARIANT on CLOCK in MODE (hot; pressure: between calls\n"
 		"read 2 x L1D in whole pages at the data page's offsets, as\n"
-		"`run` does), for cachegrind to count; prints one JSON line.\n"
+		"`run` does; or timens: back to back from a task in a time\n"
+		"namespace, generic_timens* only), for cachegrind to count;\n"
+		"prints one JSON line, with the variant's vvar area.\n"
 		"The simulated kernel runs on the fake clocksource and the\n"
 		"counter stays 1 ms past cycle_last, so every call is the\n"
 		"same: a variant <layout>+<counter>+<inline> is measured as\n"
@@ -211,7 +227,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[3], sim_modes[mode].name))
 			break;
 	if (mode == ARRAY_SIZE(sim_modes))
-		return bad("mode", argv[3], "valid: hot, pressure");
+		return bad("mode", argv[3], "valid: hot, pressure, timens");
 	errno = 0;
 	n = strtoull(argv[4], &end, 10);
 	if (errno || *end || argv[4][0] < '0' || argv[4][0] > '9' || !n) {
@@ -236,6 +252,13 @@ int main(int argc, char **argv)
 		v = fake_twin(asked, &index);
 		if (!v) {
 			fprintf(stderr, PROG ": %s has no fake-counter twin\n",
+				asked->name);
+			return 2;
+		}
+		if (sim_modes[mode].timens && !v->has_timens) {
+			fprintf(stderr,
+				PROG ": mode timens: %s has no time "
+				     "namespaces (generic_timens* only)\n",
 				asked->name);
 			return 2;
 		}
@@ -273,19 +296,34 @@ int main(int argc, char **argv)
 		tk.tkr_mono.cycle_last +
 		((SIM_DELTA_NS << tk.tkr_mono.shift) / tk.tkr_mono.mult);
 
+	if (v && sim_modes[mode].timens &&
+	    sim_timens_enter(v, &sim_timens_offs)) {
+		fprintf(stderr, PROG ": entering a time namespace for %s: %s\n",
+			v->name, strerror(errno));
+		return 1;
+	}
+
 	run_loop_aligned(fn, n);
+
+	if (v && sim_modes[mode].timens && sim_timens_leave(v)) {
+		fprintf(stderr, PROG ": leaving the time namespace of %s: %s\n",
+			v->name, strerror(errno));
+		return 1;
+	}
 
 	printf("{\"subject\":\"%s\",\"measured_as\":\"%s\",\"clock\":\"%s\","
 	       "\"mode\":\"%s\",\"iterations\":%llu,\"pressure_bytes\":%zu,"
 	       "\"counter\":%llu,\"syscalls\":%llu,\"stack_page_offset\":%lu,"
-	       "\"fake_counter_page_offset\":%lu,\"evicted_span\":%d}\n",
+	       "\"fake_counter_page_offset\":%lu,\"evicted_span\":%d,"
+	       "\"vvar\":\"0x%lx\",\"vvar_size\":%zu}\n",
 	       asked ? asked->name : FLOOR_EMPTY, v ? v->name : FLOOR_EMPTY,
 	       clock->name, sim_modes[mode].name, (unsigned long long)n,
 	       env->pressure_len, (unsigned long long)vdso_fake_cycles,
 	       (unsigned long long)sim_syscall_count(),
 	       (unsigned long)(loop_frame & (PAGE - 1)),
 	       (unsigned long)((uintptr_t)&vdso_fake_cycles & (PAGE - 1)),
-	       BENCH_PRESSURE_SPAN);
+	       BENCH_PRESSURE_SPAN, (unsigned long)(uintptr_t)(v ? v->vvar : 0),
+	       v ? v->vvar_size : 0);
 	sim_kernel_detach_all();
 	return 0;
 }
