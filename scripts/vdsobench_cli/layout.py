@@ -1,0 +1,502 @@
+"""`layout`: each variant's vDSO data as 64-byte cache lines, and the lines each
+clock's read path touches, both from the compiled code.
+
+Fields: the registry's offsetof() table (vdsobench_verify --list-json),
+cross-checked against pahole's reading of the DWARF of the layout's own
+compile unit where dwarves is installed. The table does not depend on the
+counter or the inlining (every <layout>+*+* prints the same one), so a bare
+layout name means <layout>+rdtscp+always.
+
+Read sets: //bench:vdsobench_sim_driver_static (the sim driver, statically
+linked: the same objects without the dynamic loader's start-up, which is
+most of what lackey would otherwise trace) makes N calls of one variant x
+clock on the fake clocksource, measured as its fake-counter twin, under
+valgrind's lackey, which prints every load with its address and size. The
+loads inside the variant's vvar area (the driver prints where it is) are
+counted per address and size at N = 2 and N = 3; the difference is what one
+more call loads, so setup (update_vsyscall() reads and writes the same
+page) cancels. A task in a time namespace (mode timens) sees the namespace
+page first and the data page second: lines are given with their page.
+"""
+
+import concurrent.futures
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from . import build, results, variants as variant_list
+from .errors import Failure, UsageError
+
+sys.path.insert(0, str(build.ROOT))
+from reports import layout_map  # noqa: E402
+
+DRIVER = "//bench:vdsobench_sim_driver_static"
+ITERATIONS = (2, 3)
+DEFAULT_SUFFIX = "+rdtscp+always"
+# each path's clock, in the order they are shown
+CLOCKS = ("realtime", "monotonic", "boottime", "tai", "realtime_coarse",
+          "monotonic_coarse", "monotonic_raw")
+FORMATS = ("text", "json", "png")
+LOAD = re.compile(r"^ [LM] ([0-9a-fA-F]+),(\d+)$", re.M)
+DRIVER_ERROR = "vdsobench_sim_driver:"
+# the layouts' data structs (impls/layouts/x86_gtod*.c, generic_datapage.h)
+STRUCTS = ("vsyscall_gtod_data", "vdso_data")
+# where the index names of the table's entries (CLOCK_*, CS_RAW, VGTOD_BASES) are defined
+CONSTANT_SOURCES = (Path("/usr/include/linux/time.h"), build.ROOT / "impls" / "layouts")
+
+
+# ---- choosing ---------------------------------------------------------------------------
+
+def resolve(names, registry):
+    """Layout names (or globs over them) -> <layout>+rdtscp+always; full variant
+    names (or globs) as given. In the order asked, each once."""
+    layouts = variant_list.axis_values(registry, "layout")
+    by_name = {v["name"]: v for v in registry}
+    chosen = []
+    for name in names:
+        hits = [f"{x}{DEFAULT_SUFFIX}" for x in layouts if fnmatch.fnmatchcase(x, name)]
+        hits = hits or [v["name"] for v in registry
+                        if v["name"] == name or fnmatch.fnmatchcase(v["name"], name)]
+        if not hits:
+            raise UsageError(f"layout: unknown variant {name!r} (valid: a layout, "
+                             f"{', '.join(layouts)}, or LAYOUT+COUNTER+INLINE)")
+        chosen += [by_name[h] for h in hits if by_name[h] not in chosen]
+    return chosen
+
+
+def expected_kind(v, clock):
+    """The path the registry says the clock takes."""
+    if clock in v["coarse_clocks"]:
+        return "coarse"
+    if clock in v["raw_clocks"] or clock in v["hres_clocks"]:
+        return "raw" if clock == "monotonic_raw" else "hres"
+    return "syscall"
+
+
+def plan(v):
+    """The paths to trace: every clock; monotonic from a time namespace where the
+    layout has them; getres where it has a vDSO getres."""
+    paths = [{"path": c, "clock": c, "mode": "hot", "kind": expected_kind(v, c)}
+             for c in CLOCKS]
+    if v.get("has_timens"):
+        paths.append({"path": "monotonic/timens", "clock": "monotonic", "mode": "timens",
+                      "kind": "timens"})
+    if v.get("has_getres"):
+        paths.append({"path": "getres:monotonic", "clock": "getres:monotonic",
+                      "mode": "hot", "kind": "getres"})
+    return paths
+
+
+# ---- tracing ----------------------------------------------------------------------------
+
+def loads_in(trace, start, size):
+    """{(offset from start, size): count} of the lackey trace's loads (L, and M:
+    read-modify-write) inside [start, start + size)."""
+    counts = Counter()
+    for m in LOAD.finditer(trace):
+        offset = int(m.group(1), 16) - start
+        if 0 <= offset < size:
+            counts[(offset, int(m.group(2)))] += 1
+    return counts
+
+
+def one_more_call(fewer, more, what):
+    """Per-address loads of one more call: the difference of two traces."""
+    out = []
+    for key in sorted(set(fewer) | set(more)):
+        n = more.get(key, 0) - fewer.get(key, 0)
+        if n < 0:
+            raise Failure(f"layout: {what}: {fewer[key]} loads at +{key[0]} with "
+                          f"{ITERATIONS[0]} calls but {more.get(key, 0)} with "
+                          f"{ITERATIONS[1]}: the trace is not one call longer")
+        if n:
+            out.append({"offset": key[0], "size": key[1], "count": n})
+    return out
+
+
+class Tracer:
+    """Runs the driver under lackey; one run per (variant, clock, mode, n)."""
+
+    def __init__(self, binary):
+        self.binary = str(binary)
+
+    def __call__(self, key):
+        variant, clock, mode, n = key
+        cmd = ["valgrind", "--tool=lackey", "--trace-mem=yes",
+               self.binary, variant, clock, mode, str(n)]
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           errors="replace")
+        said = [x for x in r.stderr.splitlines() if x.startswith(DRIVER_ERROR)]
+        if r.returncode != 0:
+            raise Failure(f"layout: valgrind on {variant} {clock} {mode} failed "
+                          f"(exit {r.returncode}): "
+                          f"{said[-1] if said else build.tail(r.stderr, 2)}")
+        try:
+            info = json.loads(r.stdout.strip().splitlines()[-1])
+            start, size = int(info["vvar"], 16), int(info["vvar_size"])
+        except (IndexError, KeyError, ValueError):
+            raise Failure(f"layout: the driver printed no vvar area for {variant} {clock} "
+                          f"{mode}") from None
+        return info, loads_in(r.stderr, start, size)
+
+
+def run_all(tracer, keys, jobs):
+    """{key: tracer(key)}, jobs at a time; the first failure cancels the runs not
+    yet started."""
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
+        return dict(zip(keys, pool.map(tracer, keys)))
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def measure(chosen, binary, jobs):
+    """{variant name: [path with loads per call, syscalls per call, traced_as]}."""
+    keys = [(v["name"], p["clock"], p["mode"], n)
+            for v in chosen for p in plan(v) for n in ITERATIONS]
+    runs = run_all(Tracer(binary), keys, jobs)
+    out = {}
+    for v in chosen:
+        out[v["name"]] = paths = []
+        for p in plan(v):
+            (lo_info, lo), (hi_info, hi) = (runs[(v["name"], p["clock"], p["mode"], n)]
+                                            for n in ITERATIONS)
+            what = f"{v['name']} {layout_map.path_name(p)}"
+            syscalls = hi_info["syscalls"] - lo_info["syscalls"]
+            path = dict(p, traced_as=hi_info["measured_as"], syscalls_per_call=syscalls,
+                        loads=one_more_call(lo, hi, what))
+            check_path(path, what)
+            paths.append(path)
+    return out
+
+
+def check_path(path, what):
+    """The trace must agree with the registry on which clocks enter the kernel,
+    and a path served in userspace must read its data."""
+    if path["kind"] == "syscall" and not path["syscalls_per_call"]:
+        raise Failure(f"layout: {what}: the registry says it is a syscall, but the "
+                      "traced call made none")
+    if path["kind"] != "syscall" and path["syscalls_per_call"]:
+        raise Failure(f"layout: {what}: served in userspace by the registry, but the "
+                      f"traced call made {path['syscalls_per_call']} syscalls")
+    if path["kind"] != "syscall" and not path["loads"]:
+        raise Failure(f"layout: {what}: no load of the vvar area traced for a call "
+                      "served in userspace")
+
+
+# ---- pahole -----------------------------------------------------------------------------
+
+MEMBER = re.compile(r"^\s*[^/;{}]*?[\s*](?P<name>\w+)(?P<dims>(?:\[\d+\])*)\s*;"
+                    r"\s*/\*\s*(?P<offset>\d+)\s+(?P<size>\d+)\s*\*/")
+STRUCT = re.compile(r"^struct (\w+) \{")
+SIZE = re.compile(r"/\* size: (\d+),")
+USED_AT = re.compile(r"^/\* Used at: (.+?) \*/")
+DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+([\w\s()+\-*]+?)\s*(?:/[*/].*)?$", re.M)
+COMPONENT = re.compile(r"(\w+)(?:\[(\w+)\])?")
+
+
+def parse_pahole(text):
+    """pahole -I -C output -> [{struct, size, compile_unit, members: {name:
+    {offset, size, dims}}}]; members of anonymous unions count as members."""
+    found, cur, unit = [], None, None
+    for line in text.splitlines():
+        if m := USED_AT.match(line):
+            unit = m.group(1)
+        elif m := STRUCT.match(line):
+            cur = {"struct": m.group(1), "size": None, "compile_unit": unit, "members": {}}
+            found.append(cur)
+        elif cur is not None and (m := SIZE.search(line)):
+            cur["size"] = int(m.group(1))
+        elif cur is not None and (m := MEMBER.match(line)):
+            cur["members"].setdefault(m.group("name"), {
+                "offset": int(m.group("offset")), "size": int(m.group("size")),
+                "dims": [int(d) for d in re.findall(r"\[(\d+)\]", m.group("dims"))]})
+    return [s for s in found if s["size"]]
+
+
+def c_constants(sources=CONSTANT_SOURCES):
+    """Integer #defines of the given headers and folders of C sources, as far as
+    they evaluate (CLOCK_TAI + 1 does); a name defined two ways is left out."""
+    raw = {}
+    for src in sources:
+        files = sorted(Path(src).glob("*.[ch]")) if Path(src).is_dir() else [Path(src)]
+        for f in files:
+            try:
+                text = f.read_text(errors="replace")
+            except OSError:
+                continue
+            for name, value in DEFINE.findall(text):
+                raw.setdefault(name, set()).add(" ".join(value.split()))
+    values = {}
+    for _ in range(3):  # names defined from other names
+        for name, forms in raw.items():
+            if len(forms) != 1 or name in values:
+                continue
+            expr = re.sub(r"\b[A-Za-z_]\w*\b",
+                          lambda m: str(values.get(m.group(0), m.group(0))), next(iter(forms)))
+            if re.fullmatch(r"[\d\s()+\-*]+", expr):
+                try:
+                    values[name] = int(eval(expr, {"__builtins__": {}}))  # digits and + - * ( )
+                except (SyntaxError, ArithmeticError):
+                    pass
+    return values
+
+
+def expect(name, struct, constants, data_size):
+    """(possible offsets, size, note) pahole implies for a table entry name such as
+    basetime[CLOCK_MONOTONIC] or vd[CS_RAW].seq; note is None or says what could
+    not be resolved (then any element of the array is possible)."""
+    parts = [COMPONENT.fullmatch(c) for c in name.split(".")]
+    if not all(parts):
+        return None, None, f"{name}: not a member path"
+    bases, notes = {0}, []
+    members = struct["members"]
+    first = parts[0]
+    if first.group(1) not in members and first.group(2) and len(parts) > 1:
+        # an array of the struct itself: the generic page's vd[CS_BASES]
+        k = constants.get(first.group(2))
+        count = data_size // struct["size"]
+        bases = {k * struct["size"]} if k is not None else set(
+            range(0, count * struct["size"], struct["size"]))
+        if k is None:
+            notes.append(f"{first.group(2)} unresolved")
+        parts = parts[1:]
+    if len(parts) != 1 or parts[0].group(1) not in members:
+        return None, None, f"{name}: pahole shows no such member of struct {struct['struct']}"
+    member, index = members[parts[0].group(1)], parts[0].group(2)
+    if index is None:
+        return {b + member["offset"] for b in bases}, member["size"], "; ".join(notes) or None
+    if not member["dims"]:
+        return None, None, f"{name}: pahole shows {parts[0].group(1)} is not an array"
+    n = member["dims"][0]
+    elem = member["size"] // n
+    k = constants.get(index)
+    if k == n:  # the whole array, named by its dimension
+        return {b + member["offset"] for b in bases}, member["size"], "; ".join(notes) or None
+    if k is None:
+        notes.append(f"{index} unresolved: any element of {parts[0].group(1)}[{n}]")
+        offsets = {b + member["offset"] + j * elem for b in bases for j in range(n)}
+    elif k > n:
+        return None, None, f"{name}: index {k} is past {parts[0].group(1)}[{n}]"
+    else:
+        offsets = {b + member["offset"] + k * elem for b in bases}
+    return offsets, elem, "; ".join(notes)
+
+
+def crosscheck(fields, struct, constants, data_size):
+    """(mismatches, notes): each table entry against pahole's layout."""
+    mismatches, notes = [], []
+    if data_size % struct["size"]:
+        mismatches.append(f"data_size {data_size} is not a whole number of "
+                          f"struct {struct['struct']} ({struct['size']} bytes)")
+    for f in fields:
+        offsets, size, note = expect(f["name"], struct, constants, data_size)
+        if offsets is None:
+            mismatches.append(note)
+            continue
+        if note:
+            notes.append(f"{f['name']}: {note}")
+        if f["offset"] not in offsets or f["size"] != size:
+            want = ", ".join(str(o) for o in sorted(offsets)[:4])
+            mismatches.append(f"{f['name']}: the table says offset {f['offset']} size "
+                              f"{f['size']}, pahole offset {want} size {size}")
+    return mismatches, notes
+
+
+def object_of(v):
+    """The variant's layout object in the build: its compile unit."""
+    prefix = v["name"].replace("+", "__")
+    return build.ROOT / "bazel-bin" / "impls" / "_objs" / f"variant_{prefix}" / f"{v['layout']}.o"
+
+
+def pahole(args):
+    r = subprocess.run(["pahole", *args], stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, errors="replace")
+    return r.stdout
+
+
+def check_pahole(v, constants, version):
+    """The cross-check's result for one variant; Failure on any disagreement."""
+    obj = object_of(v)
+    unit = f"impls/layouts/{v['layout']}.c"
+    if not obj.exists():
+        return {"skipped": f"no object for {unit} at {obj}"}
+    structs = []
+    for name in STRUCTS:
+        structs = parse_pahole(pahole(["-I", "-C", name, str(obj)]))
+        if structs:
+            break
+    if not structs:
+        raise Failure(f"layout: pahole finds none of struct {', '.join(STRUCTS)} in {obj}")
+    struct = structs[0]
+    mismatches, notes = crosscheck(v["fields"], struct, constants, v["data_size"])
+    if struct["compile_unit"] != unit:
+        notes.append(f"pahole says the struct is used at {struct['compile_unit']}")
+    if mismatches:
+        raise Failure(f"layout: {v['name']}: pahole disagrees with the offsetof table: "
+                      + "; ".join(mismatches))
+    return {"version": version, "struct": struct["struct"], "size": struct["size"],
+            "compile_unit": struct["compile_unit"], "object": str(obj.relative_to(build.ROOT)),
+            "checked": len(v["fields"]), "agree": len(v["fields"]), "notes": notes}
+
+
+def crosschecks(chosen):
+    """{variant name: result}; one line on stderr when pahole is not installed."""
+    if shutil.which("pahole") is None:
+        why = "pahole not found on PATH (Debian package dwarves; scripts/vdsobench setup)"
+        print(f"vdsobench: layout: the pahole cross-check was skipped: {why}",
+              file=sys.stderr)
+        return {v["name"]: {"skipped": why} for v in chosen}
+    version = pahole(["--version"]).strip() or "unknown"
+    constants = c_constants()
+    return {v["name"]: check_pahole(v, constants, version) for v in chosen}
+
+
+# ---- output -----------------------------------------------------------------------------
+
+def cannot(path, why):
+    return UsageError(f"layout: cannot write {path}: {why}")
+
+
+def check_out(path):
+    """Fail now, before the traces, if --out cannot be written: its folder must exist
+    and take a new file."""
+    path = Path(path)
+    if path.is_dir():
+        raise cannot(path, "it is a directory")
+    if not path.parent.is_dir():
+        raise cannot(path, f"no directory {path.parent}")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise cannot(path, e.strerror or e) from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def write_atomic(path, write):
+    """write(file) into a temp file beside path, then rename it to path: the file
+    is whole or absent, and no temp file is left behind."""
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise cannot(path, e.strerror or e) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fchmod(f.fileno(), results.file_mode())
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        raise cannot(path, e.strerror or e) from None
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+    results.sync_dir(path.parent)
+
+
+def method_line(seconds):
+    return (f"fields: the registry's offsetof table; read sets: loads per call in the vvar "
+            f"area under valgrind lackey (difference of {ITERATIONS[1]} and "
+            f"{ITERATIONS[0]} calls of <layout>+fake+<inline>, the same code with the "
+            f"counter read from TLS); traced in {seconds:.1f} s")
+
+
+def emit(args, maps, diffed, seconds):
+    method = method_line(seconds)
+    if args.format == "png":
+        write_atomic(args.out, lambda f: layout_map.draw_png(maps, f))
+        return
+    if args.format == "json":
+        obj = {"variants": maps, "method": method}
+        if diffed:
+            obj["diff"] = diffed
+        if args.out:
+            check_out(args.out)
+            results.write_atomic(args.out, obj, force=True)
+        else:
+            print(json.dumps(obj, indent=1))
+        return
+    if diffed:
+        lines = layout_map.render_diff(diffed)
+        for side, m in zip("AB", maps):
+            lines += [f"{side}: {x}" for x in layout_map.crosscheck_lines(m["crosscheck"])[:1]]
+        lines += ["", method]
+    else:
+        lines = layout_map.render_text(maps, method)
+    text = "\n".join(lines) + "\n"
+    if args.out:
+        write_atomic(args.out, lambda f: f.write(text.encode()))
+    else:
+        sys.stdout.write(text)
+
+
+def check_args(args):
+    if args.diff and args.variants:
+        raise UsageError("layout: give VARIANTs or --diff A B, not both")
+    if args.format == "png" and not args.out:
+        raise UsageError("layout: --format png needs --out FILE")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"layout: --jobs: {args.jobs} is not a positive number")
+    if args.out:
+        check_out(args.out)
+
+
+def run(args):
+    check_args(args)
+    if shutil.which("valgrind") is None:
+        raise UsageError("layout: valgrind not found on PATH "
+                         "(scripts/vdsobench setup installs it)")
+    build.build([variant_list.VERIFY, DRIVER])
+    registry = variant_list.load()
+    names = (args.diff or variant_list.split_patterns(args.variants)
+             or variant_list.axis_values(registry, "layout"))
+    chosen = resolve(names, registry)
+    if args.diff and len(chosen) != 2:
+        raise UsageError(f"layout: --diff compares two variants; {' '.join(args.diff)} "
+                         f"names {len(chosen)}")
+    checks = crosschecks(chosen)
+    t0 = time.monotonic()
+    traced = measure(chosen, build.binary_path(DRIVER), args.jobs or os.cpu_count() or 1)
+    seconds = time.monotonic() - t0
+    maps = [layout_map.variant_map(v, traced[v["name"]], checks[v["name"]]) for v in chosen]
+    emit(args, maps, layout_map.diff(*maps) if args.diff else None, seconds)
+    return 0
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "layout", help="cache-line map of each variant's data and of its read paths",
+        description="Each variant's vDSO data as 64-byte cache lines with every field's "
+                    "offset and size (the registry's offsetof table, cross-checked with "
+                    "pahole where dwarves is installed), straddling entries flagged, and "
+                    "for each clock the lines its read path loads, traced from the "
+                    "compiled code under valgrind lackey (hres, coarse, raw, a task in a "
+                    "time namespace, getres; a clock the layout does not serve goes to "
+                    "the syscall).",
+        epilog="A layout name (x86_gtod) means <layout>+rdtscp+always; the field table "
+               "does not depend on the counter or the inlining. "
+               "`layout --diff x86_gtod x86_gtod_ts_multshift` is tglx's comparison in "
+               "seed 000. Needs valgrind (scripts/vdsobench setup).")
+    p.add_argument("variants", nargs="*", metavar="VARIANT",
+                   help="layouts or variant names, globs allowed (default: the 8 layouts)")
+    p.add_argument("--diff", nargs=2, metavar=("A", "B"),
+                   help="two variants side by side: each field's bytes and lines, and "
+                        "each path's lines")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="text (default), json, or png (needs --out)")
+    p.add_argument("--out", metavar="FILE",
+                   help="write there, atomically (default: standard output)")
+    p.add_argument("--jobs", type=int, metavar="N",
+                   help="valgrind runs in parallel (default: the number of CPUs)")
+    p.set_defaults(func=run)
