@@ -19,6 +19,9 @@ page) cancels. A task in a time namespace (mode timens) sees the namespace
 page first and the data page second: lines are given with their page.
 """
 
+import argparse
+import contextlib
+import io
 import concurrent.futures
 import fnmatch
 import json
@@ -472,6 +475,15 @@ def run(args):
     maps = [layout_map.variant_map(v, traced[v["name"]], checks[v["name"]]) for v in chosen]
     emit(args, maps, layout_map.diff(*maps) if args.diff else None, seconds)
     return 0
+
+
+def diff_text(a, b, jobs=None):
+    """The --diff text of two variants or layouts, as `recipe` prints it."""
+    args = argparse.Namespace(diff=[a, b], variants=[], format="text", out=None, jobs=jobs)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        run(args)
+    return buf.getvalue()
 
 
 def add_parser(sub):

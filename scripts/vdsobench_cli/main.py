@@ -3,10 +3,10 @@
 import argparse
 import sys
 
-from . import (compare, counters, errors, gate, listing, merge, packages, plot, recipe, run,
-               selftest_stats, sim, testrun, verify)
+from . import (compare, counters, errors, gate, layout, listing, merge, packages, plot, recipe,
+               run, selftest_stats, sim, testrun, verify)
 
-COMMANDS = (packages, listing, verify, run, compare, gate, sim, plot, merge, recipe,
+COMMANDS = (packages, listing, verify, run, compare, gate, sim, layout, plot, merge, recipe,
             selftest_stats, counters, testrun)
 
 
