@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -115,16 +116,18 @@ void usage(FILE *f)
 	exit(2);
 }
 
-unsigned long parse_number(const char *flag, const char *s, unsigned long max)
+unsigned long parse_number(const char *flag, const char *s, unsigned long min,
+			   unsigned long max)
 {
 	char *end;
 	unsigned long v;
 
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno || *s == '-' || end == s || *end || v > max)
+	if (errno || *s == '-' || end == s || *end || v < min || v > max)
 		bad_usage(std::string(flag) + ": '" + s +
-			  "' is not a number in 0.." + std::to_string(max));
+			  "' is not a number in " + std::to_string(min) + ".." +
+			  std::to_string(max));
 	return v;
 }
 
@@ -199,17 +202,16 @@ options parse_args(int argc, char **argv)
 			o.cpus = optarg;
 			break;
 		case O_WRITER:
-			o.writer_cpu =
-				(int)parse_number("--writer-cpu", optarg, 4095);
+			o.writer_cpu = (int)parse_number("--writer-cpu", optarg,
+							 0, 4095);
 			break;
 		case O_HZ:
+			// 0 stands for max: as fast as the writer can
 			o.hz = strcmp(optarg, "max")
 				       ? (unsigned int)parse_number(
-						 "--hz", optarg, 1000000)
+						 "--hz (or max)", optarg, 1,
+						 1000000)
 				       : 0;
-			if (!strcmp(optarg, "0"))
-				bad_usage("--hz: '0' is not a rate (1..1000000 "
-					  "or max)");
 			break;
 		case O_NOPIN:
 			o.pin = false;
@@ -227,9 +229,7 @@ options parse_args(int argc, char **argv)
 			break;
 		case O_REPS:
 			o.repetitions = std::to_string(
-				parse_number("--repetitions", optarg, 1000));
-			if (o.repetitions == "0")
-				bad_usage("--repetitions: must be at least 1");
+				parse_number("--repetitions", optarg, 1, 1000));
 			break;
 		case O_OUT:
 			o.out = optarg;
@@ -238,10 +238,8 @@ options parse_args(int argc, char **argv)
 			o.list = true;
 			break;
 		case O_ROUNDS:
-			o.rounds = (unsigned int)parse_number("--rounds",
-							      optarg, 100000);
-			if (!o.rounds)
-				bad_usage("--rounds: must be at least 1");
+			o.rounds = (unsigned int)parse_number(
+				"--rounds", optarg, 1, 100000);
 			break;
 		case O_BATCH:
 			if (!positive_seconds(optarg))
@@ -252,15 +250,11 @@ options parse_args(int argc, char **argv)
 			break;
 		case O_COPIES:
 			o.copies = (unsigned int)parse_number("--copies",
-							      optarg, 8);
-			if (!o.copies)
-				bad_usage("--copies: must be at least 1");
+							      optarg, 1, 8);
 			break;
 		case O_SAMPLES:
 			o.samples = (unsigned int)parse_number(
-				"--samples", optarg, 100000000);
-			if (o.samples < 2)
-				bad_usage("--samples: at least 2");
+				"--samples", optarg, 2, 100000000);
 			break;
 		case O_SEQUENTIAL:
 			o.sequential = true;
@@ -428,6 +422,28 @@ void setup_cpus(const options &o, harness_context &ctx)
 	}
 }
 
+// run(out) with out the file at path (stdout if empty); its exit status,
+// 1 if the file could not be written out, 2 if it could not be opened
+int lines_to(const std::string &path, const std::function<int(FILE *)> &run)
+{
+	FILE *out = path.empty() ? stdout : fopen(path.c_str(), "w");
+	int ret;
+
+	if (!out) {
+		fprintf(stderr, "vdsobench_bench: %s: %s\n", path.c_str(),
+			strerror(errno));
+		return 2;
+	}
+	ret = run(out);
+	if (out != stdout && fclose(out)) {
+		fprintf(stderr, "vdsobench_bench: %s: %s\n", path.c_str(),
+			strerror(errno));
+		ret = 1;
+	}
+	harness_teardown();
+	return ret;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -473,39 +489,17 @@ int main(int argc, char **argv)
 	ctx.tsc_hz = sim_calibrate_counter_hz(50);
 	sim_kernel_reset_from_system(&cs, ctx.tsc_hz);
 
-	if (o.samples) {
-		FILE *out = o.out.empty() ? stdout : fopen(o.out.c_str(), "w");
-		int ret;
-
-		if (!out) {
-			fprintf(stderr, "vdsobench_bench: %s: %s\n",
-				o.out.c_str(), strerror(errno));
-			return 2;
-		}
-		ret = samples_run(o.samples, out);
-		if (out != stdout)
-			fclose(out);
-		harness_teardown();
-		return ret;
-	}
-	if (o.rounds) {
-		FILE *out = o.out.empty() ? stdout : fopen(o.out.c_str(), "w");
-		int ret;
-
-		if (!out) {
-			fprintf(stderr, "vdsobench_bench: %s: %s\n",
-				o.out.c_str(), strerror(errno));
-			return 2;
-		}
-		ret = rounds_run(o.rounds, o.batch_ms, o.copies, o.quiet, out);
-		if (out != stdout && fclose(out)) {
-			fprintf(stderr, "vdsobench_bench: %s: %s\n",
-				o.out.c_str(), strerror(errno));
-			ret = 1;
-		}
-		harness_teardown();
-		return ret;
-	}
+	// the two modes that write JSON lines instead of running Google
+	// Benchmark
+	if (o.samples)
+		return lines_to(o.out, [&](FILE *out) {
+			return samples_run(o.samples, out);
+		});
+	if (o.rounds)
+		return lines_to(o.out, [&](FILE *out) {
+			return rounds_run(o.rounds, o.batch_ms, o.copies,
+					  o.quiet, out);
+		});
 
 	std::vector<std::string> gb_args = {
 		argv[0],
