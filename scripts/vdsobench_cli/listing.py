@@ -24,21 +24,54 @@ def table(variants):
     return lines
 
 
+# what the harness measures besides the variants (names from vdsobench_bench)
+REFERENCES = {
+    "sys/syscall": "the clock_gettime syscall itself",
+    "sys/libc": "glibc's clock_gettime: the PLT, then glibc's call into the vDSO",
+    "sys/vdso": "the kernel's own __vdso_clock_gettime, found in the vDSO's ELF image",
+    "floor/empty": "the timed loop with nothing in it: the harness's overhead per call",
+}
+
+
+def reference_lines(subjects, skipped):
+    """The system references and floors, each with what it measures."""
+    why = {line.split(" ", 1)[1].split(":", 1)[0]: line for line in skipped}
+    lines = ["system references and floors (run and compare measure them too):"]
+    width = max((len(s) for s in subjects + list(why)), default=0)
+    for name in subjects + [n for n in why if n not in subjects]:
+        text = REFERENCES.get(name) or f"the {name.split('/', 1)[1]} counter read alone"
+        if name in why:
+            text += f" ({why[name].split(': ', 1)[1]})"
+        lines.append(f"  {name.ljust(width)}  {text}")
+    return lines
+
+
+def references():
+    from . import rounds, run as run_mod
+
+    names, skipped = run_mod.planned(rounds.binary(), ["--variants", "sys/*,floor/*"])
+    subjects = list(dict.fromkeys(n.rsplit("/", 3)[0] for n in names))
+    return reference_lines(subjects, skipped)
+
+
 def run(args):
     packages.ensure_setup()
     _, chosen = variants_mod.choose(None if args.variants is None else [args.variants],
                                     "--variants")
     if args.json:
         print(json.dumps(chosen, indent=2))
-    else:
-        print("\n".join(table(chosen)))
+        return 0
+    print("\n".join(table(chosen)))
+    if args.variants is None:
+        print("\n".join(references()))
     return 0
 
 
 def add_parser(sub):
     p = sub.add_parser("list", help="list the variants with their axes and source",
                        description="List every variant: name, layout, counter, inline, "
-                                   "userspace clocks, known-bad marker, source.")
+                                   "userspace clocks, known-bad marker, source; then the "
+                                   "system references and floors the harness measures.")
     p.add_argument("--json", action="store_true", help="print the full JSON array")
     p.add_argument("--variants", metavar="PATTERNS",
                    help="comma-separated exact names or globs, e.g. 'generic_*+rdtscp+*'")

@@ -33,5 +33,21 @@ class TableTest(unittest.TestCase):
         self.assertEqual(listing.table([]), ["0 variants: 0 layouts x 0 counters x 0 inline"])
 
 
+
+class ReferencesTest(unittest.TestCase):
+    def test_each_reference_says_what_it_measures(self):
+        lines = listing.reference_lines(["sys/syscall", "floor/rdtscp", "floor/empty"], [])
+        self.assertEqual(len(lines), 4)
+        self.assertIn("syscall itself", lines[1])
+        self.assertIn("rdtscp counter read alone", lines[2])
+        self.assertIn("overhead", lines[3])
+
+    def test_unavailable_reference_keeps_its_reason(self):
+        lines = listing.reference_lines(
+            ["sys/libc"], ["skipped sys/vdso: not available: AT_SYSINFO_EHDR is 0"])
+        self.assertIn("sys/vdso", lines[2])
+        self.assertIn("not available: AT_SYSINFO_EHDR is 0", lines[2])
+
+
 if __name__ == "__main__":
     unittest.main()
