@@ -68,14 +68,9 @@ std::string harness_json_string(const std::string &s)
 namespace
 {
 
-std::string json_string(const std::string &s)
-{
-	return harness_json_string(s);
-}
-
 std::string json_or_null(const std::string &s)
 {
-	return s.empty() ? "null" : json_string(s);
+	return s.empty() ? "null" : harness_json_string(s);
 }
 
 int bind_to(int cpu)
@@ -441,7 +436,7 @@ std::string harness_context_json()
 	std::string j = "{";
 	std::string sep;
 
-	j += "\"compiler\":" + json_string(__VERSION__);
+	j += "\"compiler\":" + harness_json_string(__VERSION__);
 #ifdef __OPTIMIZE__
 	j += ",\"optimized\":true";
 #else
@@ -455,16 +450,19 @@ std::string harness_context_json()
 		j += (i ? "," : "") + std::to_string(ctx.cpus[i]);
 	j += "],\"where\":{";
 	for (size_t i = 0; i < ctx.cpus.size(); i++)
-		j += (i ? "," : "") + json_string(std::to_string(ctx.cpus[i])) +
-		     ":" + json_string(ctx.cpu_desc[i]);
+		j += (i ? "," : "") +
+		     harness_json_string(std::to_string(ctx.cpus[i])) + ":" +
+		     harness_json_string(ctx.cpu_desc[i]);
 	j += "},\"l1d_bytes\":{";
 	for (size_t i = 0; i < ctx.cpus.size(); i++)
-		j += (i ? "," : "") + json_string(std::to_string(ctx.cpus[i])) +
-		     ":" + (ctx.l1d[i] ? std::to_string(ctx.l1d[i]) : "null");
+		j += (i ? "," : "") +
+		     harness_json_string(std::to_string(ctx.cpus[i])) + ":" +
+		     (ctx.l1d[i] ? std::to_string(ctx.l1d[i]) : "null");
 	j += "},\"pressure_bytes\":{";
 	for (size_t i = 0; i < ctx.cpus.size(); i++)
-		j += (i ? "," : "") + json_string(std::to_string(ctx.cpus[i])) +
-		     ":" + std::to_string(pressure_bytes(ctx.l1d[i]));
+		j += (i ? "," : "") +
+		     harness_json_string(std::to_string(ctx.cpus[i])) + ":" +
+		     std::to_string(pressure_bytes(ctx.l1d[i]));
 	j += "},\"pressure_span\":" + std::to_string(BENCH_PRESSURE_SPAN);
 	j += ",\"writer_cpu\":" + std::to_string(ctx.writer_cpu) + "}";
 	j += ",\"writer_hz\":" + (ctx.hz ? std::to_string(ctx.hz) : "\"max\"");
@@ -481,19 +479,19 @@ std::string harness_context_json()
 	j += ",\"requested\":[";
 	sep = "";
 	for (auto &e : ctx.counters_requested) {
-		j += sep + json_string(e);
+		j += sep + harness_json_string(e);
 		sep = ",";
 	}
 	j += "],\"events\":[";
 	for (unsigned int i = 0; ctx.group && i < pc_group_nr_events(ctx.group);
 	     i++)
 		j += (i ? "," : "") +
-		     json_string(pc_group_event_name(ctx.group, i));
+		     harness_json_string(pc_group_event_name(ctx.group, i));
 	j += "],\"dropped\":[";
 	sep = "";
 	for (auto &d : ctx.counters_dropped) {
-		j += sep + "{\"name\":" + json_string(d.first) +
-		     ",\"reason\":" + json_string(d.second) + "}";
+		j += sep + "{\"name\":" + harness_json_string(d.first) +
+		     ",\"reason\":" + harness_json_string(d.second) + "}";
 		sep = ",";
 	}
 	j += "]}";
@@ -503,14 +501,14 @@ std::string harness_context_json()
 	j += ",\"reason\":" + json_or_null(ctx.vdso_reason) + ",\"symbols\":{";
 	sep = "";
 	for (auto &s : ctx.vdso_symbols) {
-		j += sep + json_string(s.first) + ":" +
+		j += sep + harness_json_string(s.first) + ":" +
 		     (s.second ? "true" : "false");
 		sep = ",";
 	}
 	j += "}},\"skipped\":[";
 	sep = "";
 	for (auto &s : ctx.skipped) {
-		j += sep + json_string(s);
+		j += sep + harness_json_string(s);
 		sep = ",";
 	}
 	j += "],\"planned\":" + std::to_string(plans.size()) + "}";

@@ -143,14 +143,6 @@ static const struct vdso_variant *fake_twin(const struct vdso_variant *v,
 	return NULL;
 }
 
-static const struct clock_choice *find_clock(const char *name)
-{
-	for (unsigned int i = 0; i < NR_CLOCK_CHOICES; i++)
-		if (!strcmp(bench_clocks[i].name, name))
-			return &bench_clocks[i];
-	return NULL;
-}
-
 static int bad(const char *what, const char *value, const char *valid)
 {
 	fprintf(stderr, PROG ": unknown %s '%s' (%s)\n", what, value, valid);
@@ -262,7 +254,7 @@ int main(int argc, char **argv)
 				asked->name);
 			return 2;
 		}
-		clock = find_clock(argv[2]);
+		clock = bench_clock_find(argv[2]);
 		if (!clock)
 			return bad("clock", argv[2],
 				   "--list-json lists the valid ones");

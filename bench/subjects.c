@@ -65,6 +65,14 @@ const struct clock_choice bench_clocks[NR_CLOCK_CHOICES] = {
 
 const struct clock_choice bench_clock_none = {"none", BENCH_OP_GETTIME, -1};
 
+const struct clock_choice *bench_clock_find(const char *name)
+{
+	for (unsigned int i = 0; i < NR_CLOCK_CHOICES; i++)
+		if (!strcmp(bench_clocks[i].name, name))
+			return &bench_clocks[i];
+	return NULL;
+}
+
 static struct subject subjects[256];
 static unsigned int nr_subjects;
 

@@ -62,6 +62,8 @@ struct clock_choice {
 #define NR_CLOCK_CHOICES 16 /* 7 clocks, 7 getres, gettimeofday, time */
 extern const struct clock_choice bench_clocks[NR_CLOCK_CHOICES];
 extern const struct clock_choice bench_clock_none;
+/* the choice with this exact name, or NULL */
+const struct clock_choice *bench_clock_find(const char *name);
 
 /*
  * Build the subject list: every real-counter variant of the registry,

@@ -26,14 +26,6 @@ static unsigned int count(const bool *v, unsigned int n)
 	return k;
 }
 
-static const struct clock_choice *clock_named(const char *name)
-{
-	for (unsigned int i = 0; i < NR_CLOCK_CHOICES; i++)
-		if (!strcmp(bench_clocks[i].name, name))
-			return &bench_clocks[i];
-	return NULL;
-}
-
 static void test_subjects(void)
 {
 	unsigned int real = 0, variants = 0;
@@ -121,7 +113,7 @@ static void test_applies(void)
 	const struct subject *tns = find("generic_timens+rdtscp+always");
 	const struct subject *sys = find("sys/vdso");
 	const struct subject *fl = find("floor/rdtsc");
-	const struct clock_choice *mono = clock_named("monotonic");
+	const struct clock_choice *mono = bench_clock_find("monotonic");
 
 	tap_ok(subject_applies(g53, mono, MODE_WRITER) &&
 		       !subject_applies(sys, mono, MODE_WRITER),

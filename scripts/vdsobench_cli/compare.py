@@ -16,7 +16,7 @@ from .errors import UsageError
 from .build import ROOT
 
 sys.path.insert(0, str(ROOT))
-from reports import stats, tables  # noqa: E402
+from reports import run_table, stats, tables  # noqa: E402
 
 FORMATS = ("table", "lkml", "markdown", "csv", "json")
 DEFAULT_ROUNDS = 40
@@ -165,8 +165,8 @@ def repetition_times(data):
     out = {}
     for b in data["benchmarks"]:
         if b.get("run_type") == "iteration" and not b.get("error_occurred"):
-            unit = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}.get(b.get("time_unit"), 1)
-            out.setdefault(b["run_name"], []).append(b["real_time"] * unit)
+            out.setdefault(b["run_name"], []).append(
+                run_table.to_ns(b["real_time"], b.get("time_unit", "ns")))
     return out
 
 

@@ -387,25 +387,9 @@ def check_out(path):
 
 def write_atomic(path, write):
     """write(file) into a temp file beside path, then rename it to path: the file
-    is whole or absent, and no temp file is left behind."""
-    path = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise cannot(path, e.strerror or e) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fchmod(f.fileno(), results.file_mode())
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as e:
-        raise cannot(path, e.strerror or e) from None
-    finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-    results.sync_dir(path.parent)
+    is whole or absent, and no temp file is left behind. --out is the user's own
+    file, named on purpose, so it is replaced."""
+    return results.write_stream_atomic(path, write, force=True, what="the layout")
 
 
 def method_line(seconds):

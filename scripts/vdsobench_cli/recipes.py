@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import rounds as rounds_mod
-from .errors import UsageError
+from .errors import Failure, UsageError
 from .recipe import calls_diff, ci_text, row, rows, verdict_line
 
 X86 = "x86_gtod+rdtscp+always"
@@ -345,6 +345,9 @@ def samples(variants, clocks, n):
     ns = argparse.Namespace(clocks=clocks, modes=["hot"])
     cmd = [binary, *rounds_mod.harness_args(variants, ns), "--samples", str(n)]
     r = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    if r.returncode != 0:
+        raise Failure(f"vdsobench_bench --samples failed (exit {r.returncode}): "
+                      f"{(r.stderr.strip().splitlines() or ['no message'])[-1]}")
     return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
 
 

@@ -44,36 +44,36 @@ def benchmark_key(name):
 
 # ---- writing ----------------------------------------------------------------------------
 
-def cannot(path, e):
-    return UsageError(f"cannot write results to {path}: {e.strerror or e}")
+def cannot(path, e, what="results"):
+    return UsageError(f"cannot write {what} to {path}: {e.strerror or e}")
 
 
 def exists(path):
     return UsageError(f"results file exists: {path} (use --force to overwrite)")
 
 
-def make_parent(path):
+def make_parent(path, what="results"):
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         if isinstance(e, FileExistsError):
             e.strerror = f"{e.filename} is not a directory"
-        raise cannot(path, e) from None
+        raise cannot(path, e, what) from None
 
 
-def refuse_existing(path, force):
+def refuse_existing(path, force, what="results"):
     if path.is_dir():
-        raise UsageError(f"cannot write results to {path}: it is a directory")
+        raise UsageError(f"cannot write {what} to {path}: it is a directory")
     if not force and os.path.lexists(path):
         raise exists(path)
 
 
-def temp_file(path):
+def temp_file(path, what="results"):
     """(fd, name) of a new temp file beside path."""
     try:
         return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
-        raise cannot(path, e) from None
+        raise cannot(path, e, what) from None
 
 
 def check_writable(path, force=False):
@@ -112,28 +112,34 @@ def publish(tmp, path, force):
         raise exists(path) from None
 
 
-def write_atomic(path, obj, force=False):
-    """Write obj as JSON to path: complete or not at all, never over an existing
-    file unless force. Creates the parent directory. Leaves no temp file behind."""
-    text = json.dumps(obj, indent=1) + "\n"
+def write_stream_atomic(path, write, force=False, what="results"):
+    """write(f) into a binary temp file beside path, then give it the name path:
+    complete or not at all, never over an existing file unless force. Creates
+    the parent directory. Leaves no temp file behind, whatever write raises."""
     path = Path(path)
-    refuse_existing(path, force)
-    make_parent(path)
-    fd, tmp = temp_file(path)
+    refuse_existing(path, force, what)
+    make_parent(path, what)
+    fd, tmp = temp_file(path, what)
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            write(f)
             f.flush()
             os.fchmod(f.fileno(), file_mode())
             os.fsync(f.fileno())
         publish(tmp, path, force)
     except OSError as e:
-        raise cannot(path, e) from None
+        raise cannot(path, e, what) from None
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
     sync_dir(path.parent)
     return path
+
+
+def write_atomic(path, obj, force=False):
+    """Write obj as JSON to path (see write_stream_atomic)."""
+    text = json.dumps(obj, indent=1) + "\n"
+    return write_stream_atomic(path, lambda f: f.write(text.encode()), force)
 
 
 def sync_dir(directory):

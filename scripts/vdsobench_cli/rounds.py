@@ -55,7 +55,7 @@ class Series:
         for per_round in self.counters.values():
             for counts in per_round.values():
                 names |= set(counts)
-        return sorted(names - {"counted_fraction", "writer_hz"})
+        return sorted(names - set(run.run_table.HARNESS_COUNTERS))
 
 
 def parse(lines):
@@ -93,16 +93,8 @@ def subjects_of(binary, hargs):
 
 def harness_args(patterns, args):
     """The harness's selection options from compare/gate's arguments."""
-    out = ["--variants", ",".join(patterns)]
-    for key in ("clocks", "modes", "cpus", "writer_cpu", "hz", "events"):
-        value = getattr(args, key, None)
-        if isinstance(value, list):
-            value = ",".join(value) if value else None
-        if value is not None:
-            out += ["--" + key.replace("_", "-"), str(value)]
-    if getattr(args, "no_pin", False):
-        out.append("--no-pin")
-    return out
+    return (["--variants", ",".join(patterns)]
+            + run.option_args(args, ("clocks", "modes", "cpus", "writer_cpu", "hz", "events")))
 
 
 def measure(binary, hargs, rounds, batch_ms, copies=1, quiet=False):

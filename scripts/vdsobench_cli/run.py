@@ -27,21 +27,26 @@ VALUED = ("variants", "clocks", "modes", "cpus", "writer_cpu", "hz", "events",
 DEFAULTS = {"min_time": "0.1", "repetitions": "3"}
 
 
-def harness_args(args):
+def option_args(args, keys, defaults=None):
+    """The harness's options for these argument names (lists joined with commas,
+    unset ones left to the harness unless defaults names them), and its flags."""
     out = []
-    for key in VALUED:
-        value = getattr(args, key)
+    for key in keys:
+        value = getattr(args, key, None)
         if isinstance(value, list):
             value = ",".join(value) if value else None
         if value is None:
-            value = DEFAULTS.get(key)
+            value = (defaults or {}).get(key)
         if value is not None:
             out += ["--" + key.replace("_", "-"), str(value)]
-    if args.no_pin:
-        out.append("--no-pin")
-    if args.sequential:
-        out.append("--sequential")
+    for flag in ("no_pin", "sequential"):
+        if getattr(args, flag, False):
+            out.append("--" + flag.replace("_", "-"))
     return out
+
+
+def harness_args(args):
+    return option_args(args, VALUED, DEFAULTS)
 
 
 def call(cmd, capture):
