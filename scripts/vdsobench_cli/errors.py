@@ -32,6 +32,17 @@ def guard(fn, *args):
         sys.stdout.flush()
         print(f"vdsobench: error: {one_line(e)}", file=sys.stderr)
         return e.code
+    except ModuleNotFoundError as e:
+        # A module beyond the standard library that some code path imported
+        # without packages.require(): still one line, naming the package.
+        from .packages import MODULES
+        top = (e.name or "").partition(".")[0]
+        if top not in MODULES:
+            raise
+        sys.stdout.flush()
+        print(f"vdsobench: error: the Python module {top} is missing: install Debian's "
+              f"{MODULES[top]} (as root: scripts/vdsobench setup)", file=sys.stderr)
+        return UsageError.code
     except KeyboardInterrupt:
         print("vdsobench: interrupted", file=sys.stderr)
         return 130

@@ -20,3 +20,16 @@ VARIANTS = [
     variant("torn_read+fake+always", known_bad="reads the seqcount once"),
 ]
 LIST_JSON = json.dumps(VARIANTS)
+
+
+def block_modules(directory, modules=("numpy", "scipy", "matplotlib", "jsonschema")):
+    """Make `directory` a path entry that hides these modules: each becomes a
+    package whose import raises ImportError, as on a machine without them.
+    Put it first on PYTHONPATH; returns the directory."""
+    from pathlib import Path
+    for m in modules:
+        pkg = Path(directory, m)
+        pkg.mkdir(parents=True, exist_ok=True)
+        (pkg / "__init__.py").write_text(
+            f'raise ImportError("{m} is blocked: this test plays a machine without it")\n')
+    return str(directory)

@@ -35,7 +35,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from . import build, results, variants as variant_list
+from . import build, packages, results, variants as variant_list
 from .errors import Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -433,6 +433,8 @@ def check_args(args):
         raise UsageError("layout: give VARIANTs or --diff A B, not both")
     if args.format == "png" and not args.out:
         raise UsageError("layout: --format png needs --out FILE")
+    if args.format == "png":
+        packages.require("matplotlib", what="layout --format png")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"layout: --jobs: {args.jobs} is not a positive number")
     if args.out:

@@ -60,7 +60,7 @@ def index(table, figures, formats, argv):
 
 
 def run_report(args):
-    from reports import plots
+    plots = plot.plots_module("report")
     formats = plot.plot_formats(args.format)
     plot.check_out_dir(args.out)
     inputs, table = merged(args)

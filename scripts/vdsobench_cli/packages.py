@@ -1,10 +1,20 @@
-"""`setup`: install the Debian packages the suite needs, only those missing."""
+"""`setup`: install the Debian packages the suite needs, only those missing.
 
+This module, errors.py and build.py import nothing outside Python's standard
+library, and neither does any command module at import time: a bare machine
+must be able to parse arguments, print --help and reach setup() before
+anything needs numpy, scipy, matplotlib or jsonschema. Code that needs one
+calls require() first, which installs it (as root) or says in one line which
+package is missing and how to get it.
+"""
+
+import importlib
 import os
 import subprocess
+import sys
 
 from .build import tail
-from .errors import Failure, UsageError
+from .errors import CliError, Failure, UsageError
 
 PACKAGES = (
     "bazel-bootstrap", "bazel-rules-java", "bazel-platforms",
@@ -13,6 +23,11 @@ PACKAGES = (
     "python3-numpy", "python3-scipy", "python3-matplotlib", "python3-jsonschema",
     "hyperfine",
 )
+
+# The Python modules commands import beyond the standard library, each with
+# the Debian package that provides it for /usr/bin/python3.
+MODULES = {"numpy": "python3-numpy", "scipy": "python3-scipy",
+           "matplotlib": "python3-matplotlib", "jsonschema": "python3-jsonschema"}
 
 APT_ENV = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
 
@@ -38,9 +53,31 @@ def apt(args):
     return r.returncode, r.stdout
 
 
+def import_error(module):
+    """None if `import module` works in this interpreter, else why not (one line)."""
+    try:
+        importlib.import_module(module)
+    except Exception as e:  # a broken install raises more than ImportError
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def unimportable(modules=MODULES):
+    """{module: why} for the modules that are installed (or not) but do not import."""
+    return {m: why for m in modules if (why := import_error(m)) is not None}
+
+
 def setup(check=False, quiet=False):
     todo = missing()
     if not todo:
+        broken = unimportable() if check else {}
+        if broken:
+            # dpkg has them, yet this interpreter cannot import them: say so
+            # rather than "all present" (a shadowing module, another python).
+            for m, why in broken.items():
+                print(f"setup: {MODULES[m]} is installed but {sys.executable} cannot "
+                      f"import {m}: {why}")
+            return 1
         if not quiet:
             print(f"setup: all {len(PACKAGES)} packages present")
         return 0
@@ -68,6 +105,33 @@ def ensure_setup():
     """Install what is missing; silent when nothing is."""
     if setup(quiet=True) != 0:
         raise Failure("setup failed")
+
+
+def require(*modules, what):
+    """Make sure these Python modules import before `what` (e.g. "plot") uses
+    them: install what is missing when we can (root, an archive reachable);
+    otherwise UsageError, one line naming the module, its Debian package and
+    how to get it. Returns nothing; the caller imports the module itself."""
+    broken = unimportable(modules)
+    if not broken:
+        return
+    absent = [MODULES[m] for m in broken if not installed(MODULES[m])]
+    if absent and os.geteuid() == 0:
+        try:
+            setup(quiet=True)
+        except CliError:
+            pass  # reported below, as what is still missing
+        importlib.invalidate_caches()
+        broken = unimportable(modules)
+        if not broken:
+            return
+    m, why = next(iter(broken.items()))
+    if not installed(MODULES[m]):
+        raise UsageError(f"{what} needs the Python module {m}, which is not installed: "
+                         f"install Debian's {MODULES[m]} (as root: scripts/vdsobench setup, "
+                         f"or apt-get install {MODULES[m]})")
+    raise UsageError(f"{what} needs the Python module {m}; {MODULES[m]} is installed but "
+                     f"{sys.executable} cannot import it ({why})")
 
 
 def add_parser(sub):

@@ -16,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import results
+from . import packages, results
 from .build import ROOT
 from .errors import UsageError
 from .variants import split_patterns
@@ -122,9 +122,17 @@ def check_out_dir(out_dir):
         raise UsageError(f"cannot write to {out_dir}: {p} is not writable")
 
 
+def plots_module(what="drawing a chart"):
+    """reports.plots, once matplotlib imports (plots imports it when drawing);
+    otherwise one line saying which package is missing."""
+    packages.require("matplotlib", what=what)
+    from reports import plots
+    return plots
+
+
 def write(out_dir, outputs):
     """plots.write_all, all or nothing; the paths, or UsageError."""
-    from reports import plots
+    plots = plots_module()
     check_out_dir(out_dir)
     try:
         return plots.write_all(out_dir, outputs)
@@ -170,7 +178,7 @@ def results_figures(inputs, variants=None, clocks=None, modes=None, reference=No
     """[(stem, figure)] for results files: bars (and counters, where the
     machine had them) per file, and a per-CPU chart per clock (default
     MONOTONIC) when the files hold more than one machine or CPU."""
-    from reports import plots
+    plots = plots_module()
     _, everything = drawing(merge.collect, inputs)
     recs = drawing(merge.select, everything, variants, clocks, modes)
     if reference:
@@ -200,7 +208,7 @@ def results_figures(inputs, variants=None, clocks=None, modes=None, reference=No
 def comparison_figures(comparison, stem=""):
     """[(stem, figure)]: the ratio chart of the ns/call rows, and the counts
     when the comparison has counter or simulated rows."""
-    from reports import plots
+    plots = plots_module()
     metrics = {r.get("metric") for r in comparison.get("rows") or []}
     if not metrics:
         raise UsageError("the comparison has no rows to plot")
@@ -213,7 +221,7 @@ def comparison_figures(comparison, stem=""):
 
 
 def outputs(figures, formats):
-    from reports import plots
+    plots = plots_module()
     return [o for stem, fig in figures for o in plots.figure_outputs(stem, fig, formats)]
 
 

@@ -12,6 +12,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from . import packages
 from .build import ROOT
 from .errors import Failure, UsageError
 
@@ -204,11 +205,8 @@ def describe(error):
 
 @functools.lru_cache(maxsize=None)
 def validator():
-    try:
-        import jsonschema
-    except ImportError:
-        raise Failure("python3-jsonschema is not installed (run scripts/vdsobench setup)") \
-            from None
+    packages.require("jsonschema", what="checking a results file against its schema")
+    import jsonschema
     try:
         schema = json.loads(SCHEMA_PATH.read_text())
     except (OSError, ValueError) as e:
