@@ -7,9 +7,12 @@ fewer than 6 repetitions no interval exists and the record carries the
 min..max range instead, marked "range"). Records are keyed by machine (CPU
 vendor/family/model and model name, microcode, kernel, hypervisor) and CPU,
 so a column of the merged table is one machine's CPU; a row is one
-benchmark (variant, clock, mode). With a reference variant each cell also
-gets its ratio to the reference on the same machine and CPU, which is what
-compares across machines of different absolute speed.
+benchmark (variant, clock, mode). Machines are named by their
+microarchitecture (reports/uarch.py: "Zen 3 (AMD EPYC, 25/1/1)"), computed
+from the ids for files written before the fingerprint recorded it. With a
+reference variant each cell also gets its ratio to the reference on the same
+machine and CPU, which is what compares across machines of different
+absolute speed.
 
 Differences between the runs that change what was measured but are not the
 machine (the project commit, build flags, compiler, clocksource, pinning)
@@ -21,15 +24,14 @@ import fnmatch
 import io
 import json
 import os
-import re
 
-from reports import run_table, stats, tables
+from reports import run_table, stats, tables, uarch
 
 CONFIDENCE = 0.95
 FORMATS = ("table", "markdown", "csv", "json")
 # what identifies a machine, in the order a person reads it
-MACHINE_FIELDS = ("vendor", "family", "model", "stepping", "model_name", "microcode", "kernel",
-                  "hypervisor")
+MACHINE_FIELDS = ("uarch", "vendor", "family", "model", "stepping", "model_name", "microcode",
+                  "kernel", "hypervisor")
 KEY_FIELDS = ("vendor", "family", "model", "model_name", "microcode", "kernel", "hypervisor")
 
 
@@ -41,37 +43,38 @@ class InputError(ValueError):
 
 
 def machine(results):
-    """The machine of a results file: MACHINE_FIELDS from its fingerprint."""
+    """The machine of a results file: MACHINE_FIELDS from its fingerprint; "uarch"
+    as recorded, else from the table (files written before it was recorded)."""
     fp = results["context"]["vdsobench"]["fingerprint"]
     cpu, kernel, hyp = fp.get("cpu") or {}, fp.get("kernel") or {}, fp.get("hypervisor") or {}
-    return {"vendor": cpu.get("vendor"), "family": cpu.get("family"), "model": cpu.get("model"),
+    return {"uarch": uarch.name(cpu),
+            "vendor": cpu.get("vendor"), "family": cpu.get("family"), "model": cpu.get("model"),
             "stepping": cpu.get("stepping"), "model_name": cpu.get("model_name"),
             "microcode": cpu.get("microcode"), "kernel": kernel.get("release"),
             "hypervisor": hyp.get("vendor") if hyp.get("present") else None}
 
 
 def meta(m):
-    """A machine in the shape of a comparison's meta, for tables.machine_text()."""
-    return {"cpu_model": m.get("model_name"), "kernel": m.get("kernel"),
+    """A machine in the shape of a comparison's meta, for tables.machine_text():
+    the CPU named by its microarchitecture (uarch.label)."""
+    return {"cpu_model": uarch.label(m), "kernel": m.get("kernel"),
             "hypervisor": m.get("hypervisor")}
 
 
-def short_model(name):
-    """'Intel(R) Xeon(R) Platinum 8480+' -> 'Intel Xeon Platinum 8480+';
-    '11th Gen Intel(R) Core(TM) i7-1165G7 @ 2.80GHz' -> '11th Gen Intel Core i7-1165G7'."""
-    text = re.sub(r"\((R|TM|tm|r)\)|\bCPU\b|\bProcessor\b|@.*$|\s\d+-Core\b", " ", name or "")
-    return " ".join(text.split()) or "unknown CPU"
+short_model = uarch.short_model
+
+
+def system_text(m):
+    """What runs the CPU: microcode, kernel, hypervisor."""
+    return (f"microcode {m.get('microcode') or 'unknown'}"
+            + f", kernel {m.get('kernel') or 'unknown'}"
+            + (f", {m['hypervisor']} guest" if m.get("hypervisor") else ", no hypervisor"))
 
 
 def machine_text(m):
-    """The whole identity in one line: model, family, model, stepping, microcode,
-    kernel, hypervisor."""
-    ids = " ".join(f"{k} {m[k]}" for k in ("family", "model", "stepping") if m.get(k) is not None)
-    return (f"{m.get('model_name') or 'unknown CPU'}"
-            + (f" ({m['vendor']} {ids})" if m.get("vendor") else f" ({ids})" if ids else "")
-            + f", microcode {m.get('microcode') or 'unknown'}"
-            + f", kernel {m.get('kernel') or 'unknown'}"
-            + (f", {m['hypervisor']} guest" if m.get("hypervisor") else ", no hypervisor"))
+    """The whole identity in one line: microarchitecture (model name,
+    family/model/stepping), microcode, kernel, hypervisor."""
+    return f"{uarch.label(m)}, {system_text(m)}"
 
 
 def repetition_times(benchmarks):
@@ -131,10 +134,10 @@ def collect(inputs):
     A column is one machine's CPU in one file: {"id" ("c1", ...), "label",
     "machine", "cpu", "source", "warnings" (the run's warning ids)}; each
     record gets its column's "column" id.
-    Columns are ordered by file, then CPU. Labels are the short CPU model,
-    then what tells machines with the same model apart (microcode, kernel,
-    hypervisor), then the CPU; the file name where one machine appears in
-    two files.
+    Columns are ordered by file, then CPU. Labels are the CPU's
+    microarchitecture label ("Zen 3 (AMD EPYC, 25/1/1)"), then what tells
+    machines with the same CPU apart (microcode, kernel, hypervisor), then the
+    CPU; the file name where one machine appears in two files.
     """
     inputs = named(inputs)
     columns, recs = [], []
@@ -156,19 +159,20 @@ def machine_key(m):
 
 
 def label_columns(columns):
+    """Each column's "label": the machine's uarch.label(), what tells machines
+    with the same label apart, the CPU; the file where that is not enough."""
     base = {}
     for c in columns:
-        base.setdefault(short_model(c["machine"].get("model_name")), set()).add(
-            machine_key(c["machine"]))
+        base.setdefault(uarch.label(c["machine"]), set()).add(machine_key(c["machine"]))
     for c in columns:
-        name = short_model(c["machine"].get("model_name"))
+        name = uarch.label(c["machine"])
         keys = base[name]
         if len(keys) > 1:
-            # same model on different machines: name what differs
-            field = next(k for k in ("microcode", "kernel", "hypervisor", "stepping", "family",
-                                     "model", "vendor")
-                         if len({dict(zip(KEY_FIELDS, key)).get(k) for key in keys}
-                                | {c["machine"].get(k)}) > 1)
+            # same CPU on different machines: name what differs
+            field = next((k for k in ("microcode", "kernel", "hypervisor", "model_name",
+                                      "vendor")
+                          if len({dict(zip(KEY_FIELDS, key)).get(k) for key in keys}
+                                 | {c["machine"].get(k)}) > 1), "model_name")
             name += f" {field} {c['machine'].get(field)}"
         c["label"] = f"{name} cpu{c['cpu']}"
     seen = {}
@@ -333,7 +337,8 @@ def header_lines(merged):
     lines = ["Machines:"]
     for c in merged["columns"]:
         warned = f"; warnings: {', '.join(c['warnings'])}" if c["warnings"] else ""
-        lines.append(f"  {c['label']}: {machine_text(c['machine'])} "
+        # the label names the CPU already
+        lines.append(f"  {c['label']}: {system_text(c['machine'])} "
                      f"({os.path.basename(c['source'])}{warned})")
     if merged["differences"]:
         lines.append("Differences between the runs (besides the machine):")

@@ -25,36 +25,42 @@ def fixture(name):
 
 TWO_MACHINES = """\
 Machines:
-  AMD EPYC cpu1: AMD EPYC (AuthenticAMD family 25 model 1 stepping 1), microcode 0x1000065, \
-kernel 6.18.44-fc-v782, KVM guest (amd-epyc.json; warnings: hypervisor, load)
-  Intel Xeon Platinum 8480+ cpu0: Intel(R) Xeon(R) Platinum 8480+ (GenuineIntel family 6 model \
-143 stepping 8), microcode 0x2b0004b1, kernel 6.8.0-49-generic, KVM guest (intel-xeon.json; \
-warnings: hypervisor)
-  Intel Xeon Platinum 8480+ cpu8: Intel(R) Xeon(R) Platinum 8480+ (GenuineIntel family 6 model \
-143 stepping 8), microcode 0x2b0004b1, kernel 6.8.0-49-generic, KVM guest (intel-xeon.json; \
-warnings: hypervisor)
+  Zen 3 (AMD EPYC, 25/1/1) cpu1: microcode 0x1000065, kernel 6.18.44-fc-v782, KVM guest \
+(amd-epyc.json; warnings: hypervisor, load)
+  Sapphire Rapids (Intel Xeon Platinum 8480+, 6/143/8) cpu0: microcode 0x2b0004b1, kernel \
+6.8.0-49-generic, KVM guest (intel-xeon.json; warnings: hypervisor)
+  Sapphire Rapids (Intel Xeon Platinum 8480+, 6/143/8) cpu8: microcode 0x2b0004b1, kernel \
+6.8.0-49-generic, KVM guest (intel-xeon.json; warnings: hypervisor)
 Differences between the runs (besides the machine):
   project commit: amd-epyc.json 275c39f86a44; intel-xeon.json 6af4520a88f0
   copts: amd-epyc.json -g -UNDEBUG -Wall -Wextra -Werror; intel-xeon.json -g -UNDEBUG -Wall \
 -Wextra -Werror -march=x86-64-v3
   compiler: amd-epyc.json 12.2.0; intel-xeon.json 13.2.0
 
-variant                          clock                    AMD EPYC cpu1  \
-Intel Xeon Platinum 8480+ cpu0  Intel Xeon Platinum 8480+ cpu8
-----------------------------------------------------------------------------------------------\
------------------------------------------
-x86_gtod_raw_copy+rdtscp+always  CLOCK_MONOTONIC      28.7 [26.8, 43.0]               \
-30.1 [29.3, 30.9]               30.4 [29.5, 33.0]
-x86_gtod_raw_copy+rdtscp+always  CLOCK_MONOTONIC_RAW  27.2 [26.6, 51.1]               \
-31.9 [29.2, 34.4]               32.2 [30.0, 33.5]
-sys/vdso                         CLOCK_MONOTONIC      29.7 [28.6, 31.2]               \
-31.7 [29.0, 33.8]               32.0 [29.4, 34.8]
-sys/vdso                         CLOCK_MONOTONIC_RAW  28.9 [28.3, 31.8]               \
-33.6 [31.4, 37.1]               33.9 [32.4, 39.0]
+variant                          clock                Zen 3 (AMD EPYC, 25/1/1) cpu1  \
+Sapphire Rapids (Intel Xeon Platinum 8480+, 6/143/8) cpu0  \
+Sapphire Rapids (Intel Xeon Platinum 8480+, 6/143/8) cpu8
+------------------------------------------------------------------------------------------------\
+------------------------------------------------------------------------------------------------\
+---------
+x86_gtod_raw_copy+rdtscp+always  CLOCK_MONOTONIC                  28.7 [26.8, 43.0]  \
+                                        30.1 [29.3, 30.9]  \
+                                        30.4 [29.5, 33.0]
+x86_gtod_raw_copy+rdtscp+always  CLOCK_MONOTONIC_RAW              27.2 [26.6, 51.1]  \
+                                        31.9 [29.2, 34.4]  \
+                                        32.2 [30.0, 33.5]
+sys/vdso                         CLOCK_MONOTONIC                  29.7 [28.6, 31.2]  \
+                                        31.7 [29.0, 33.8]  \
+                                        32.0 [29.4, 34.8]
+sys/vdso                         CLOCK_MONOTONIC_RAW              28.9 [28.3, 31.8]  \
+                                        33.6 [31.4, 37.1]  \
+                                        33.9 [32.4, 39.0]
 
 ns per call: the median of the repetitions [its 95% confidence interval, order statistics]; \
 [a..b]: the min..max range, where too few repetitions for an interval.
 """
+ZEN3 = "Zen 3 (AMD EPYC, 25/1/1)"
+SPR = "Sapphire Rapids (Intel Xeon Platinum 8480+, 6/143/8)"
 SELECTION = dict(variants=["x86_gtod_raw_copy+rdtscp+always", "sys/vdso"],
                  clocks=["monotonic", "monotonic_raw"])
 
@@ -77,9 +83,11 @@ class TwoMachinesTest(unittest.TestCase):
     def test_columns_are_machines_and_cpus(self):
         cols = self.merged["columns"]
         self.assertEqual([(c["label"], c["cpu"], c["source"]) for c in cols],
-                         [("AMD EPYC cpu1", 1, "amd-epyc.json"),
-                          ("Intel Xeon Platinum 8480+ cpu0", 0, "intel-xeon.json"),
-                          ("Intel Xeon Platinum 8480+ cpu8", 8, "intel-xeon.json")])
+                         [(f"{ZEN3} cpu1", 1, "amd-epyc.json"),
+                          (f"{SPR} cpu0", 0, "intel-xeon.json"),
+                          (f"{SPR} cpu8", 8, "intel-xeon.json")])
+        self.assertEqual([c["machine"]["uarch"] for c in cols],
+                         ["Zen 3", "Sapphire Rapids", "Sapphire Rapids"])
         self.assertEqual({k: cols[1]["machine"][k] for k in merge.KEY_FIELDS},
                          {"vendor": "GenuineIntel", "family": 6, "model": 143,
                           "model_name": "Intel(R) Xeon(R) Platinum 8480+",
@@ -130,17 +138,71 @@ class TwoMachinesTest(unittest.TestCase):
 
     def test_formats(self):
         text = merge.render_merge(self.merged, "markdown")
-        self.assertIn("| variant | clock | AMD EPYC cpu1 | Intel Xeon Platinum 8480+ cpu0 |", text)
+        self.assertIn(f"| variant | clock | {ZEN3} cpu1 | {SPR} cpu0 |", text)
         self.assertIn("| `sys/vdso` | CLOCK_MONOTONIC | 29.7 [28.6, 31.2] |", text)
         self.assertIn("- project commit: amd-epyc.json 275c39f86a44", text)
         rows = list(csv.DictReader(io.StringIO(merge.render_merge(self.merged, "csv"))))
         self.assertEqual(len(rows), 4 * 3)
         self.assertEqual({r["model_name"] for r in rows},
                          {"AMD EPYC", "Intel(R) Xeon(R) Platinum 8480+"})
+        self.assertEqual({r["uarch"] for r in rows}, {"Zen 3", "Sapphire Rapids"})
         self.assertEqual(json.loads(merge.render_merge(self.merged, "json")),
                          json.loads(json.dumps(self.merged)))
         with self.assertRaises(ValueError):
             merge.render_merge(self.merged, "xml")
+
+
+def zen5(data):
+    """A copy of a results file whose CPU is family 26 model 2 (an AMD Zen 5,
+    Turin): the amd-epyc.json fixture edited here, not a run on a Zen 5."""
+    data = copy.deepcopy(data)
+    cpu = data["context"]["vdsobench"]["fingerprint"]["cpu"]
+    cpu.update(family=26, model=2, stepping=1)
+    return data
+
+
+class UarchLabelsTest(unittest.TestCase):
+    """Machines named by microarchitecture: two "AMD EPYC" runs on different
+    CPUs no longer look alike."""
+
+    def test_zen3_and_zen5_are_told_apart(self):
+        name, data = fixture("amd-epyc.json")
+        merged = merge.merge([(name, data), ("zen5.json", zen5(data))], variants=["sys/vdso"],
+                             clocks=["monotonic"])
+        labels = [c["label"] for c in merged["columns"]]
+        self.assertEqual(labels, [f"{ZEN3} cpu1", "Zen 5 (AMD EPYC, 26/2/1) cpu1"])
+        text = merge.render_merge(merged, "table")
+        self.assertIn("  Zen 3 (AMD EPYC, 25/1/1) cpu1: microcode 0x1000065", text)
+        self.assertIn("  Zen 5 (AMD EPYC, 26/2/1) cpu1: microcode 0x1000065", text)
+        self.assertEqual([merge.meta(c["machine"])["cpu_model"] for c in merged["columns"]],
+                         [ZEN3, "Zen 5 (AMD EPYC, 26/2/1)"])
+
+    def test_recorded_uarch_is_kept(self):
+        name, data = fixture("amd-epyc.json")
+        self.assertNotIn("uarch", data["context"]["vdsobench"]["fingerprint"]["cpu"])
+        self.assertEqual(merge.machine(data)["uarch"], "Zen 3")
+        named = copy.deepcopy(data)
+        named["context"]["vdsobench"]["fingerprint"]["cpu"]["uarch"] = "Milan"
+        self.assertEqual(merge.machine(named)["uarch"], "Milan")
+        self.assertTrue(merge.machine_text(merge.machine(named)).startswith(
+            "Milan (AMD EPYC, 25/1/1), microcode 0x1000065, kernel 6.18.44-fc-v782, KVM guest"))
+
+    def test_unknown_cpu_is_named_by_its_ids(self):
+        name, data = fixture("amd-epyc.json")
+        odd = copy.deepcopy(data)
+        odd["context"]["vdsobench"]["fingerprint"]["cpu"]["model"] = 0xf0
+        merged = merge.merge([("odd.json", odd)], variants=["sys/vdso"], clocks=["monotonic"])
+        self.assertEqual(merged["columns"][0]["label"],
+                         "AuthenticAMD family 25 model 240 stepping 1 (AMD EPYC) cpu1")
+
+    def test_committed_runs_are_zen3(self):
+        runs = sorted((ROOT / "results" / "runs").glob("*.json"))
+        self.assertTrue(runs, "no committed runs in results/runs")
+        for path in runs:
+            with self.subTest(run=path.name):
+                m = merge.machine(json.loads(path.read_text()))
+                self.assertEqual(m["uarch"], "Zen 3")
+                self.assertTrue(merge.machine_text(m).startswith(ZEN3 + ", "))
 
 
 class EdgesTest(unittest.TestCase):
@@ -154,12 +216,12 @@ class EdgesTest(unittest.TestCase):
         name, data = fixture("amd-epyc.json")
         merged = merge.merge([(name, data), ("rerun.json", data)], variants=["sys/vdso"])
         self.assertEqual([c["label"] for c in merged["columns"]],
-                         ["AMD EPYC cpu1 (amd-epyc.json)", "AMD EPYC cpu1 (rerun.json)"])
+                         [f"{ZEN3} cpu1 (amd-epyc.json)", f"{ZEN3} cpu1 (rerun.json)"])
         other = copy.deepcopy(data)
         other["context"]["vdsobench"]["fingerprint"]["kernel"]["release"] = "6.19.0"
         merged = merge.merge([(name, data), ("new.json", other)], variants=["sys/vdso"])
         self.assertEqual([c["label"] for c in merged["columns"]],
-                         ["AMD EPYC kernel 6.18.44-fc-v782 cpu1", "AMD EPYC kernel 6.19.0 cpu1"])
+                         [f"{ZEN3} kernel 6.18.44-fc-v782 cpu1", f"{ZEN3} kernel 6.19.0 cpu1"])
 
     def test_bad_input(self):
         name, data = fixture("amd-epyc.json")

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from reports import merge, plots
-from reports.merge_test import ROOT, SMALL, fixture
+from reports.merge_test import ROOT, SMALL, fixture, zen5
 
 LAYOUTS = "*+rdtscp+always"
 
@@ -42,6 +42,11 @@ def all_text(fig):
     return " ".join(t.get_text().replace("\n", " ") for t in plots.visible_texts(fig))
 
 
+def fig_title(fig):
+    return " ".join(t.get_text().replace("\n", " ") for t in fig.texts + [
+        ax.title for ax in fig.axes])
+
+
 class ChartsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -54,6 +59,8 @@ class ChartsTest(unittest.TestCase):
             "per-cpu": plots.per_cpu([cls.amd, cls.intel]),
             "per-cpu-ref": plots.per_cpu([cls.amd, cls.intel], reference="sys/vdso",
                                          clock="monotonic_raw"),
+            # the AMD fixture and a copy edited to a Zen 5's family/model: two "AMD EPYC"
+            "per-cpu-zen": plots.per_cpu([cls.amd, ("zen5.json", zen5(cls.amd[1]))]),
             "ratios": plots.ratios(cls.comparison),
             "counts": plots.counters(cls.comparison),
             "counters": plots.counters([cls.small]),
@@ -98,16 +105,28 @@ class ChartsTest(unittest.TestCase):
 
     def test_units_and_machine(self):
         text = all_text(self.figs["bars-8x7"])
-        for needle in ("ns per call", "AMD EPYC", "kernel 6.18.44-fc-v782", "KVM",
+        for needle in ("ns per call", "Zen 3 (AMD EPYC, 25/1/1)", "kernel 6.18.44-fc-v782", "KVM",
                        "95% confidence interval of the median", "microcode 0x1000065",
                        "Warnings: hypervisor, load."):
             self.assertIn(needle, text)
         text = all_text(self.figs["per-cpu"])
-        for needle in ("Intel(R) Xeon(R) Platinum 8480+", "kernel 6.8.0-49-generic",
-                       "AMD EPYC cpu1", "Intel Xeon Platinum 8480+ cpu8", "project commit"):
+        for needle in ("Sapphire Rapids (Intel Xeon Platinum 8480+, 6/143/8), microcode",
+                       "kernel 6.8.0-49-generic", "Zen 3 (AMD EPYC, 25/1/1) cpu1",
+                       "Sapphire Rapids (Intel Xeon Platinum 8480+, 6/143/8) cpu8",
+                       "project commit"):
             self.assertIn(needle, text)
         self.assertIn("ratio after/before", all_text(self.figs["ratios"]))
         self.assertIn("ratio to sys/vdso", all_text(self.figs["per-cpu-ref"]))
+
+    def test_machines_named_by_microarchitecture(self):
+        fig = self.figs["per-cpu-zen"]
+        legend = [t.get_text() for t in fig.legends[0].get_texts()]
+        self.assertEqual(legend, ["Zen 3 (AMD EPYC, 25/1/1) cpu1",
+                                  "Zen 5 (AMD EPYC, 26/2/1) cpu1"])
+        self.assertIn("Machines: Zen 3 (AMD EPYC, 25/1/1), microcode 0x1000065", all_text(fig))
+        # the title of a one-machine chart names it the same way
+        title = fig_title(self.figs["bars-8x7"])
+        self.assertIn("Zen 3 (AMD EPYC, 25/1/1), kernel 6.18.44-fc-v782, KVM guest, CPU 1", title)
 
     def test_too_few_repetitions_draw_the_range_and_say_so(self):
         text = all_text(self.figs["bars-3-reps"])

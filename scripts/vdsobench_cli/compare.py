@@ -16,7 +16,7 @@ from .errors import UsageError
 from .build import ROOT
 
 sys.path.insert(0, str(ROOT))
-from reports import run_table, stats, tables  # noqa: E402
+from reports import run_table, stats, tables, uarch  # noqa: E402
 
 FORMATS = ("table", "lkml", "markdown", "csv", "json")
 DEFAULT_ROUNDS = 40
@@ -24,8 +24,10 @@ DEFAULT_BATCH_MS = 10
 
 
 def machine_meta(fp):
+    """The machine for a comparison's caption: the CPU named by its
+    microarchitecture ("Zen 3 (AMD EPYC, 25/1/1)"), kernel, hypervisor."""
     cpu, kernel, hyp = fp.get("cpu") or {}, fp.get("kernel") or {}, fp.get("hypervisor") or {}
-    return {"cpu_model": cpu.get("model_name"), "kernel": kernel.get("release"),
+    return {"cpu_model": uarch.label(cpu), "kernel": kernel.get("release"),
             "hypervisor": hyp.get("vendor") if hyp.get("present") else None}
 
 

@@ -11,9 +11,14 @@ import re
 import shlex
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
+from .build import ROOT
 from .errors import one_line
+
+sys.path.insert(0, str(ROOT))
+from reports import uarch  # noqa: E402
 
 CPU_SYS = "sys/devices/system/cpu"
 CLOCKSOURCE = "sys/devices/system/clocksource/clocksource0"
@@ -79,10 +84,12 @@ def describe_cpu(fields):
         return next((fields[k] for k in CPUINFO_KEYS[name] if k in fields), None)
     flags = get("flags")
     flags = None if flags is None else set(flags.split())
-    return {"vendor": get("vendor"), "family": as_int(get("family")),
-            "model": as_int(get("model")), "stepping": as_int(get("stepping")),
-            "microcode": get("microcode"), "model_name": get("model_name"),
-            "flags": {f: None if flags is None else f in flags for f in FLAGS_OF_INTEREST}}
+    cpu = {"vendor": get("vendor"), "family": as_int(get("family")),
+           "model": as_int(get("model")), "stepping": as_int(get("stepping")),
+           "microcode": get("microcode"), "model_name": get("model_name")}
+    # the microarchitecture ("Zen 3"), None where reports/uarch.py's table has no entry
+    return dict(cpu, uarch=uarch.name(cpu),
+                flags={f: None if flags is None else f in flags for f in FLAGS_OF_INTEREST})
 
 
 def cpu_info(root, cpus, unknown):

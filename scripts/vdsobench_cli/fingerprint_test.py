@@ -99,6 +99,7 @@ class VmTest(TreeTest):
                          (25, 1, 1))
         self.assertEqual(fp["cpu"]["microcode"], "0x1000065")
         self.assertEqual(fp["cpu"]["model_name"], "AMD EPYC")
+        self.assertEqual(fp["cpu"]["uarch"], "Zen 3")
         self.assertEqual(fp["cpu"]["flags"], dict.fromkeys(fingerprint.FLAGS_OF_INTEREST, True))
         self.assertEqual(fp["cpu"]["per_cpu"], {})
         self.assertEqual(fp["kernel"], {"release": "6.1.0-vm", "version": "#1 SMP PREEMPT_DYNAMIC",
@@ -161,7 +162,32 @@ class LaptopTest(TreeTest):
         self.assertEqual(cpu["model"], 140)
         self.assertEqual(list(cpu["per_cpu"]), ["3"])
         self.assertEqual(cpu["per_cpu"]["3"]["model"], 151)
+        self.assertEqual((cpu["uarch"], cpu["per_cpu"]["3"]["uarch"]),
+                         ("Tiger Lake", "Alder Lake"))
         self.assertEqual(cpu["core_type"], {"0": "core", "3": "atom"})
+
+
+# An arm64 guest's /proc/cpuinfo (Neoverse N1: implementer 0x41, part 0xd0c).
+ARM64_CPUINFO = "".join(
+    f"processor\t: {n}\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes crc32 cpuid\n"
+    "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\n"
+    "CPU part\t: 0xd0c\nCPU revision\t: 1\n\n" for n in (0, 1))
+
+
+class Arm64Test(TreeTest):
+    tree = {"proc/cpuinfo": ARM64_CPUINFO}
+
+    def test_midr_fields(self):
+        cpu = fingerprint.collect([0], root=self.root)["cpu"]
+        self.assertEqual((cpu["vendor"], cpu["family"], cpu["model"], cpu["stepping"]),
+                         ("0x41", 8, 0xd0c, 1))
+        self.assertEqual(cpu["uarch"], "Neoverse N1")
+
+    def test_unknown_part(self):
+        write_tree(self.root, {"proc/cpuinfo": ARM64_CPUINFO.replace("0xd0c", "0xd99")})
+        cpu = fingerprint.collect([0], root=self.root)["cpu"]
+        self.assertEqual(cpu["model"], 0xd99)
+        self.assertIsNone(cpu["uarch"])
 
 
 class MissingTest(TreeTest):
@@ -169,6 +195,7 @@ class MissingTest(TreeTest):
         fp = fingerprint.collect([0, 5], root=self.root)
         self.assertEqual(fp["cpu"]["flags"], dict.fromkeys(fingerprint.FLAGS_OF_INTEREST))
         self.assertIsNone(fp["cpu"]["family"])
+        self.assertIsNone(fp["cpu"]["uarch"])
         self.assertEqual(fp["clocksource"], {"current": None, "available": None})
         self.assertIsNone(fp["hypervisor"]["present"])
         self.assertEqual(fp["smt"], {"active": None, "siblings": {"0": None, "5": None}})

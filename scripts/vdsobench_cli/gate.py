@@ -26,7 +26,7 @@ from . import build, fingerprint, results, rounds, variants as variants_mod
 from .errors import UsageError
 
 sys.path.insert(0, str(build.ROOT))
-from reports import stats  # noqa: E402
+from reports import stats, uarch  # noqa: E402
 
 SCHEMA = "vdsobench-baseline/1"
 DEFAULT_BASELINE = "results/baselines/ci.json"
@@ -37,8 +37,12 @@ NEW_DEFAULTS = {"variants": ["*+rdtscp+always"],
 
 
 def machine_of(fp):
+    """The machine a timing baseline was recorded on: the CPU's ids (same_cpu
+    matches vendor/family/model and model name), its uarch.label() to show
+    ("Zen 3 (AMD EPYC, 25/1/1)"), kernel, hypervisor."""
     cpu = fp.get("cpu") or {}
-    return {k: cpu.get(k) for k in ("vendor", "family", "model", "model_name")} | {
+    return {k: cpu.get(k) for k in ("vendor", "family", "model", "stepping", "model_name")} | {
+        "label": uarch.label(cpu),
         "kernel": (fp.get("kernel") or {}).get("release"),
         "hypervisor": (fp.get("hypervisor") or {}).get("vendor")}
 
@@ -275,7 +279,7 @@ def run_gate(args):
         there = baseline.get("machine", {})
         if not same_cpu(there, here) and not args.allow_other_machine:
             line = (f"timing gate refused: the baseline was recorded on "
-                    f"{there.get('model_name')!r}, this is {here.get('model_name')!r} "
+                    f"{uarch.label(there)!r}, this is {here['label']!r} "
                     "(--allow-other-machine to gate anyway)")
             if args.only == "timing":
                 raise UsageError(line)
