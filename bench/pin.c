@@ -19,11 +19,31 @@ struct pin_topology {
 	hwloc_topology_t topo;
 	/* owned by topo */
 	hwloc_const_cpuset_t allowed;
+	/* loaded from a description: not this machine, never bound to */
+	bool described;
 };
 
 static __thread char bind_err[256];
 
-int pin_topology_init(struct pin_topology **t)
+/* point hwloc at a description: XML if it starts with '<', else synthetic */
+static int set_source(hwloc_topology_t topo, const char *desc)
+{
+	size_t len;
+
+	desc += strspn(desc, " \t\r\n");
+	if (*desc != '<')
+		return hwloc_topology_set_synthetic(topo, desc);
+	/* hwloc's size counts the terminating NUL */
+	len = strlen(desc) + 1;
+	if (len > INT_MAX) {
+		errno = E2BIG;
+		return -1;
+	}
+	return hwloc_topology_set_xmlbuffer(topo, desc, (int)len);
+}
+
+/* this machine's topology if desc is NULL, else the one desc describes */
+static int topology_load(struct pin_topology **t, const char *desc)
 {
 	struct pin_topology *p;
 	int err;
@@ -38,16 +58,40 @@ int pin_topology_init(struct pin_topology **t)
 		errno = err;
 		return -1;
 	}
+	errno = 0;
+	if (desc && set_source(p->topo, desc)) {
+		err = errno ? errno : EINVAL;
+		goto fail;
+	}
 	if (hwloc_topology_load(p->topo)) {
-		err = errno ? errno : EIO;
-		hwloc_topology_destroy(p->topo);
-		free(p);
-		errno = err;
-		return -1;
+		err = errno ? errno : desc ? EINVAL : EIO;
+		goto fail;
 	}
 	p->allowed = hwloc_topology_get_allowed_cpuset(p->topo);
+	p->described = desc != NULL;
 	*t = p;
 	return 0;
+fail:
+	hwloc_topology_destroy(p->topo);
+	free(p);
+	errno = err;
+	return -1;
+}
+
+int pin_topology_init(struct pin_topology **t)
+{
+	return topology_load(t, NULL);
+}
+
+int pin_topology_init_from(struct pin_topology **t,
+			   const char *synthetic_or_xml)
+{
+	if (!synthetic_or_xml) {
+		*t = NULL;
+		errno = EINVAL;
+		return -1;
+	}
+	return topology_load(t, synthetic_or_xml);
 }
 
 void pin_topology_destroy(struct pin_topology *t)
@@ -68,6 +112,15 @@ unsigned int pin_nr_pus(const struct pin_topology *t)
 bool pin_pu_allowed(const struct pin_topology *t, int cpu)
 {
 	return cpu >= 0 && hwloc_bitmap_isset(t->allowed, (unsigned int)cpu);
+}
+
+int pin_default_cpu(const struct pin_topology *t)
+{
+	int cpu = hwloc_bitmap_last(t->allowed);
+
+	if (cpu < 0)
+		errno = ENODEV;
+	return cpu < 0 ? -1 : cpu;
 }
 
 static hwloc_obj_t pu_obj(const struct pin_topology *t, int cpu)
@@ -305,6 +358,13 @@ int pin_bind_thread(const struct pin_topology *t, int cpu)
 				 "process may use (valid: %s)",
 				 cpu, valid);
 	}
+	/* hwloc's hooks for a description succeed and do nothing */
+	if (t->described)
+		return bind_fail(EXDEV,
+				 "cannot bind to CPU %d: the topology was "
+				 "loaded from a description, not from this "
+				 "system",
+				 cpu);
 	if (!s->cpubind->set_thisthread_cpubind)
 		return bind_fail(ENOSYS,
 				 "cannot bind to CPU %d: hwloc cannot bind a "
@@ -329,15 +389,72 @@ int pin_bind_thread(const struct pin_topology *t, int cpu)
 	return 0;
 }
 
-size_t pin_l1d_size(const struct pin_topology *t, int cpu)
+/* the PU's L1 data (or unified) cache, NULL if unknown */
+static hwloc_obj_t l1d_obj(const struct pin_topology *t, int cpu)
 {
 	hwloc_obj_t o = pu_obj(t, cpu);
 
 	for (o = o ? o->parent : NULL; o; o = o->parent)
 		if (o->type == HWLOC_OBJ_L1CACHE &&
 		    o->attr->cache.type != HWLOC_OBJ_CACHE_INSTRUCTION)
-			return o->attr->cache.size;
+			return o;
+	return NULL;
+}
+
+size_t pin_l1d_size(const struct pin_topology *t, int cpu)
+{
+	hwloc_obj_t o = l1d_obj(t, cpu);
+
+	return o ? o->attr->cache.size : 0;
+}
+
+unsigned int pin_l1d_ways(const struct pin_topology *t, int cpu)
+{
+	hwloc_obj_t o = l1d_obj(t, cpu);
+
+	if (!o)
+		return 0;
+	if (o->attr->cache.associativity > 0)
+		return (unsigned int)o->attr->cache.associativity;
+	/* -1: fully associative, one set of every line */
+	if (o->attr->cache.associativity < 0 && o->attr->cache.linesize)
+		return (unsigned int)(o->attr->cache.size /
+				      o->attr->cache.linesize);
 	return 0;
+}
+
+int pin_cpu_kind(const struct pin_topology *t, int cpu, char *buf, size_t len)
+{
+	struct hwloc_info_s *infos;
+	unsigned int nr_infos, i;
+	hwloc_bitmap_t set;
+	int kind, efficiency;
+
+	if (len)
+		buf[0] = '\0';
+	if (!pu_obj(t, cpu)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (hwloc_cpukinds_get_nr(t->topo, 0) < 2)
+		return 0;
+	set = hwloc_bitmap_alloc();
+	if (!set) {
+		errno = ENOMEM;
+		return -1;
+	}
+	hwloc_bitmap_only(set, (unsigned int)cpu);
+	kind = hwloc_cpukinds_get_by_cpuset(t->topo, set, 0);
+	hwloc_bitmap_free(set);
+	if (kind < 0 ||
+	    hwloc_cpukinds_get_info(t->topo, (unsigned int)kind, NULL,
+				    &efficiency, &nr_infos, &infos, 0))
+		return 0;
+	for (i = 0; i < nr_infos; i++)
+		if (!strcmp(infos[i].name, "CoreType") && infos[i].value[0])
+			return snprintf(buf, len, "%s", infos[i].value);
+	return snprintf(buf, len, "kind %d",
+			efficiency >= 0 ? efficiency : kind);
 }
 
 int pin_core_of(const struct pin_topology *t, int cpu)

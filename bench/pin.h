@@ -7,7 +7,11 @@
  * CPUs are OS indexes (what taskset, sched_getcpu() and /sys call them).
  * "Allowed" is hwloc's allowed cpuset: the PUs the cgroup lets this process
  * run on, not its current affinity mask, so that pinning can move a thread
- * anywhere the process may go.
+ * anywhere the process may go. Offline CPUs are never allowed.
+ *
+ * Every function but pin_bind_thread() reads the topology only, so the
+ * tests run them on topologies this machine does not have
+ * (pin_topology_init_from()).
  */
 #ifndef VDSOBENCH_PIN_H
 #define VDSOBENCH_PIN_H
@@ -23,11 +27,32 @@ struct pin_topology;
 
 /* hwloc_topology_init + load: 0, or -1 with errno (ENOMEM, or hwloc's) */
 int pin_topology_init(struct pin_topology **t);
+
+/*
+ * A topology that is not this machine's, for tests: hwloc XML (text that
+ * starts with '<', as lstopo's .xml or hwloc_topology_export_xmlbuffer()
+ * write it, cpukinds included) or a synthetic description such as
+ * "pack:2 numa:2 l2:2 l1d:1(size=48KiB) core:1 pu:2" (in hwloc 2.9 the
+ * attributes follow the count; KiB is 1024 and kB 1000; there is no
+ * associativity attribute, so use XML for that). "Allowed" is the loaded
+ * topology's allowed cpuset, and pin_bind_thread() refuses every CPU of it
+ * (EXDEV): the calling thread is never bound to a CPU described, not seen.
+ * 0, or -1 with errno (EINVAL: hwloc rejects the description; ENOMEM).
+ */
+int pin_topology_init_from(struct pin_topology **t,
+			   const char *synthetic_or_xml);
 void pin_topology_destroy(struct pin_topology *t);
 
 /* PUs this process may run on (allowed cpuset) */
 unsigned int pin_nr_pus(const struct pin_topology *t);
 bool pin_pu_allowed(const struct pin_topology *t, int cpu);
+
+/*
+ * The CPU a run uses when none is given: the highest-numbered allowed PU,
+ * away from CPU 0, which takes most interrupts and housekeeping; -1 with
+ * errno ENODEV if no PU is allowed.
+ */
+int pin_default_cpu(const struct pin_topology *t);
 
 /*
  * Parse a CPU list: "0,2", "1-3", "0,2-3", or "all" (every allowed PU, in
@@ -53,9 +78,10 @@ int pin_default_writer_cpu(const struct pin_topology *t, int cpu);
 
 /*
  * Bind the calling thread to one PU (HWLOC_CPUBIND_THREAD, strict, falling
- * back to non-strict): 0, or -1 with errno (ENOSYS if hwloc cannot bind a
- * thread here, ERANGE for a cpu that is not allowed, or hwloc's); then
- * pin_bind_error() gives a line saying why.
+ * back to non-strict): 0, or -1 with errno (ERANGE for a cpu that is not
+ * allowed, EXDEV for a topology from pin_topology_init_from(), ENOSYS if
+ * hwloc cannot bind a thread here, or hwloc's); then pin_bind_error() gives
+ * a line saying why.
  */
 int pin_bind_thread(const struct pin_topology *t, int cpu);
 const char *pin_bind_error(void);
@@ -63,6 +89,24 @@ const char *pin_bind_error(void);
 /* L1 data cache size in bytes for that PU (L1d or a unified L1); 0 if unknown
  */
 size_t pin_l1d_size(const struct pin_topology *t, int cpu);
+
+/*
+ * Ways of associativity of that L1 data cache (hwloc's
+ * attr->cache.associativity); 0 if unknown. A fully associative cache is
+ * one set: size / line size ways (0 if the line size is unknown).
+ */
+unsigned int pin_l1d_ways(const struct pin_topology *t, int cpu);
+
+/*
+ * The kind of core a PU is, on a machine with more than one (hwloc's
+ * cpukinds): its "CoreType" info ("IntelCore", "IntelAtom"), else
+ * "kind N", N its efficiency rank (0 the most efficient, the least
+ * performant), or its kind index where hwloc does not know the ranks.
+ * Returns the length snprintf would have written: 0, with an empty string,
+ * when hwloc reports one kind or none (or none for this PU); -1 with errno
+ * EINVAL for a cpu that is not allowed.
+ */
+int pin_cpu_kind(const struct pin_topology *t, int cpu, char *buf, size_t len);
 
 /*
  * The core a PU is on: the CORE object's OS index, its logical index if it
