@@ -396,11 +396,9 @@ void setup_cpus(const options &o, harness_context &ctx)
 			bad_usage(err);
 	} else {
 		n = 1;
-		cpus[0] = sched_getcpu();
-		if (ctx.topo)
-			for (int c = 0; c < 4096; c++)
-				if (pin_pu_allowed(ctx.topo, c))
-					cpus[0] = c;
+		cpus[0] = ctx.topo ? pin_default_cpu(ctx.topo) : -1;
+		if (cpus[0] < 0)
+			cpus[0] = sched_getcpu();
 	}
 	ctx.cpus.assign(cpus, cpus + n);
 	ctx.pinned = o.pin;
