@@ -458,6 +458,17 @@ std::string harness_context_json()
 		j += (i ? "," : "") +
 		     harness_json_string(std::to_string(ctx.cpus[i])) + ":" +
 		     (ctx.l1d[i] ? std::to_string(ctx.l1d[i]) : "null");
+	// null where the machine has one kind of core (or hwloc knows none)
+	j += "},\"cpu_kinds\":{";
+	for (size_t i = 0; i < ctx.cpus.size(); i++) {
+		char kind[64] = "";
+
+		if (ctx.topo)
+			pin_cpu_kind(ctx.topo, ctx.cpus[i], kind, sizeof(kind));
+		j += (i ? "," : "") +
+		     harness_json_string(std::to_string(ctx.cpus[i])) + ":" +
+		     json_or_null(kind);
+	}
 	j += "},\"pressure_bytes\":{";
 	for (size_t i = 0; i < ctx.cpus.size(); i++)
 		j += (i ? "," : "") +

@@ -65,17 +65,45 @@ KNOWN_FIELDS = frozenset((
 ))
 
 
-def format_table(rows, events=()):
-    """Text lines: benchmark, ns/call (median), min-max over runs, then each event per call."""
+def shown_kinds(cpu_kinds):
+    """{cpu: kind} worth showing from a results file's
+    context.vdsobench.pinning.cpu_kinds ({"3": "IntelAtom" or None}): the
+    known kinds when the CPUs run on are of more than one kind, else {}
+    (one kind, or none known, tells nothing about a row)."""
+    known = {int(cpu): kind for cpu, kind in (cpu_kinds or {}).items()
+             if kind and str(cpu).isdigit()}
+    return known if len(set(known.values())) > 1 else {}
+
+
+def cpu_label(cpu, kinds):
+    """'cpu3', or 'cpu3 (IntelAtom)' where kinds (from shown_kinds) knows it."""
+    return f"cpu{cpu} ({kinds[cpu]})" if cpu in kinds else f"cpu{cpu}"
+
+
+def row_label(row, kinds):
+    """The benchmark's name, its CPU labelled with the CPU's kind when shown."""
+    key = row.get("key")
+    if not key or key[3] not in kinds:
+        return row["name"]
+    return row["name"][:-len(f"cpu{key[3]}")] + cpu_label(key[3], kinds)
+
+
+def format_table(rows, events=(), cpu_kinds=None):
+    """Text lines: benchmark, ns/call (median), min-max over runs, then each event per call.
+
+    cpu_kinds: the results' pinning.cpu_kinds; on a hybrid CPU each row's CPU
+    is labelled with its kind, "cpu3 (IntelAtom)".
+    """
     events = [e for e in events if any(e in r["counters"] for r in rows)]
+    kinds = shown_kinds(cpu_kinds)
     head = ["benchmark", "ns/call", "min..max"] + [f"{e}/call" for e in events]
     body = []
     for r in rows:
         if r["error"]:
-            body.append([r["name"], "failed", r["error"]] + [""] * len(events))
+            body.append([row_label(r, kinds), "failed", r["error"]] + [""] * len(events))
             continue
         spread = f"{r['min']:.1f}..{r['max']:.1f}" if r["runs"] > 1 else ""
-        cells = [r["name"], f"{r['ns']:.2f}", spread]
+        cells = [row_label(r, kinds), f"{r['ns']:.2f}", spread]
         cells += [f"{r['counters'][e]:.2f}" if e in r["counters"] else "-" for e in events]
         if r["writer_hz"] is not None:
             cells[0] += f"  (writer {r['writer_hz']:.0f}/s)"

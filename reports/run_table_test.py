@@ -58,5 +58,44 @@ class SummarizeTest(unittest.TestCase):
         self.assertIn("bind refused", lines[4])
 
 
+class CpuKindTest(unittest.TestCase):
+    HYBRID = {"0": "IntelCore", "4": "IntelAtom"}
+
+    def rows(self):
+        return run_table.summarize([
+            bench("a/monotonic/hot/cpu0", 20.0),
+            bench("a/monotonic/hot/cpu4", 30.0),
+            dict(bench("a/monotonic/pressure/cpu4", 0), error_occurred=True,
+                 error_message="bind refused"),
+        ])
+
+    def test_shown_kinds(self):
+        self.assertEqual(run_table.shown_kinds(self.HYBRID), {0: "IntelCore", 4: "IntelAtom"})
+        self.assertEqual(run_table.shown_kinds({"0": "kind 1", "4": "kind 0", "5": None}),
+                         {0: "kind 1", 4: "kind 0"})
+        self.assertEqual(run_table.shown_kinds({"0": "IntelCore", "1": "IntelCore"}), {},
+                         "one kind among the CPUs run on tells nothing")
+        self.assertEqual(run_table.shown_kinds({"0": None, "1": None}), {})
+        self.assertEqual(run_table.shown_kinds(None), {}, "results from before cpu_kinds")
+
+    def test_cpu_label(self):
+        kinds = run_table.shown_kinds(self.HYBRID)
+        self.assertEqual(run_table.cpu_label(4, kinds), "cpu4 (IntelAtom)")
+        self.assertEqual(run_table.cpu_label(2, kinds), "cpu2")
+
+    def test_table_labels_cpus_on_a_hybrid(self):
+        lines = run_table.format_table(self.rows(), cpu_kinds=self.HYBRID)
+        self.assertTrue(lines[2].startswith("a/monotonic/hot/cpu0 (IntelCore)  "), lines[2])
+        self.assertTrue(lines[3].startswith("a/monotonic/hot/cpu4 (IntelAtom)  "), lines[3])
+        self.assertIn("a/monotonic/pressure/cpu4 (IntelAtom)", lines[4])
+        self.assertIn("bind refused", lines[4])
+
+    def test_table_unlabelled_with_one_kind(self):
+        for kinds in (None, {"0": None, "4": None}, {"0": "IntelCore", "4": "IntelCore"}):
+            lines = run_table.format_table(self.rows(), cpu_kinds=kinds)
+            self.assertEqual(lines[2].split()[0], "a/monotonic/hot/cpu0", kinds)
+            self.assertNotIn("(", lines[3], kinds)
+
+
 if __name__ == "__main__":
     unittest.main()

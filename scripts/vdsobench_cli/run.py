@@ -171,7 +171,8 @@ def run(args):
               f"{', '.join(w['id'] for w in warnings)}")
     if not counters.get("available"):
         print(f"counters: unavailable ({counters.get('reason')}); time only")
-    for line in run_table.format_table(rows, counters.get("events", [])):
+    for line in run_table.format_table(rows, counters.get("events", []),
+                                       context["vdsobench"]["pinning"].get("cpu_kinds")):
         print(line)
     print(f"results: {os.path.relpath(path)}")
     failed = [row["name"] for row in rows if row["error"]]
