@@ -23,20 +23,34 @@ Why these methods:
 
 Every confidence is corrected for the number of comparisons (Bonferroni),
 because a compare of 3 variants x 7 clocks makes 14 claims at once.
+
+Python's standard library only, and one implementation of each method: a
+relocatable bundle runs `compare` and `selftest-stats` on machines without
+numpy or scipy, and a second, scipy-backed path used "when available" would
+make the same data give different verdicts at home and in the bundle, and
+leave one of the two paths untested wherever the other one runs. The
+sign test's null distribution, the ranks of the median's interval and the
+exact Mann-Whitney distribution are computed in integers (exact); the rest
+in floating point from the largest term outward. stats_reference_test.py
+checks every piece against scipy wherever scipy is installed (CI).
 """
 
 import collections
+import collections.abc
+import fractions
 import functools
+import itertools
 import math
-
-import numpy as np
-from scipy import optimize
-from scipy import stats as sps
+import random
+import statistics
 
 NO_DIFFERENCE = "no significant difference"
 SAME = "same"
 # the words for (ratio surely below 1, ratio surely above 1), by the metric's kind
 LABELS = {"time": ("faster", "slower"), "count": ("lower", "higher")}
+# Phi^-1(3/4): the median absolute deviation of Normal(0, 1), as scipy's
+# median_abs_deviation(scale="normal") divides by it (x 1.482602218505602)
+NORMAL_MAD = 0.6744897501960817
 
 
 def labels_for(kind="time", lower_is_better=True):
@@ -64,21 +78,198 @@ def _tail(alpha, comparisons, paired=True):
     return alpha / comparisons / (2 if paired else 4)
 
 
-def _depths(n, tail):
-    """Largest j with P(Binomial(n, 1/2) <= j) <= tail, elementwise; -1 where
-    none. It is both the sign test's critical count and the rank that bounds
-    the median's interval: [x(j+1), x(n-j)] covers the median with
-    probability >= 1 - 2 tail, and excludes a value exactly when the sign
-    test rejects it."""
-    n = np.asarray(n)
-    j = sps.binom.ppf(tail, n, 0.5).astype(int)
-    j = np.where(sps.binom.cdf(j, n, 0.5) > tail, j - 1, j)
-    return np.where(sps.binom.cdf(j + 1, n, 0.5) <= tail, j + 1, j)
+# ---- distributions ------------------------------------------------------------------------
+
+
+def _half_counts(n):
+    """2^n P(Binomial(n, 1/2) <= j) for j = 0, 1, ..., n: the running sums of
+    C(n, j), exact integers (the sign test's null distribution)."""
+    below, term = 0, 1
+    for j in range(n + 1):
+        below += term
+        yield below
+        term = term * (n - j) // (j + 1)
+
+
+def _sign_cdf(k, n):
+    """P(Binomial(n, 1/2) <= k), exact and then rounded once (scipy's
+    binomtest(k, n, alternative="less").pvalue)."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    return next(itertools.islice(_half_counts(n), k, None)) / 2 ** n
 
 
 @functools.lru_cache(maxsize=None)
 def _depth(n, tail):
-    return int(_depths(n, tail)) if n > 0 else -1
+    """Largest j with P(Binomial(n, 1/2) <= j) <= tail; -1 where none. It is
+    both the sign test's critical count and the rank that bounds the median's
+    interval: [x(j+1), x(n-j)] covers the median with probability >= 1 - 2
+    tail, and excludes a value exactly when the sign test rejects it. Exact:
+    the integer counts are compared with tail's exact binary value times 2^n,
+    so a tail that is a probability itself (1/8 = P(B <= 0) at n = 3) lands
+    on the side the definition says."""
+    if n <= 0:
+        return -1
+    limit = math.floor(fractions.Fraction(tail) * 2 ** n)
+    j = -1
+    for count in _half_counts(n):
+        if count > limit:
+            break
+        j += 1
+    return j
+
+
+def _binom_pmf(k, n, p):
+    """P(Binomial(n, p) = k), through logarithms so that nothing overflows."""
+    if p <= 0 or p >= 1:
+        return float(k == (0 if p <= 0 else n))
+    return math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+                    + k * math.log(p) + (n - k) * math.log1p(-p))
+
+
+def _binom_cdf(k, n, p):
+    """P(Binomial(n, p) <= k) in floating point. Below the mode the terms
+    shrink from k down to 0, so they are summed from k down (the largest
+    first, until what is left cannot change the sum); at or above it the cdf
+    is at least 1/2, and 1 - the upper tail, summed from k + 1 up, loses
+    nothing. Relative error about 1e-13 at n = 1000, 1e-10 at n = 100000
+    (lgamma's)."""
+    if k < 0:
+        return 0.0
+    if k >= n or p <= 0:
+        return 1.0
+    if p >= 1:
+        return 0.0
+    odds = p / (1 - p)
+    down = k < (n + 1) * p
+    i = k if down else k + 1
+    term = _binom_pmf(i, n, p)
+    total = 0.0
+    while term > 0:
+        total += term
+        if i == (0 if down else n):
+            break
+        ratio = i / ((n - i + 1) * odds) if down else (n - i) * odds / (i + 1)
+        i += -1 if down else 1
+        term *= ratio
+        # the ratios only shrink from here, so the rest is < term / (1 - ratio)
+        if term < total * 1e-17 * (1 - ratio):
+            break
+    return total if down else 1.0 - total
+
+
+class _LowerTail:
+    """P(Binomial(n, p) <= k) and P(= k), carried from n to n + 1 and from k to
+    k + 1 in O(1): the power of every n in one pass (rounds_needed)."""
+
+    def __init__(self, k, n, p):
+        self.k, self.n, self.p = k, n, p
+        self.pmf, self.cdf = _binom_pmf(k, n, p), _binom_cdf(k, n, p)
+
+    def grow(self):
+        """n -> n + 1 (k kept): the extra trial must not succeed if X was k."""
+        k, n, p = self.k, self.n, self.p
+        self.cdf -= p * self.pmf
+        self.pmf *= (1 - p) * (n + 1) / (n + 1 - k)
+        self.n += 1
+
+    def advance(self):
+        """k -> k + 1 (n kept)."""
+        k, n, p = self.k, self.n, self.p
+        self.pmf *= (n - k) / (k + 1) * p / (1 - p)
+        self.cdf += self.pmf
+        self.k += 1
+
+
+def _norm_cdf(x):
+    """Phi(x), as scipy's ndtr computes it (erf near 0, erfc in the tails)."""
+    y = x * math.sqrt(0.5)
+    if abs(y) < math.sqrt(0.5):
+        return 0.5 + 0.5 * math.erf(y)
+    tail = 0.5 * math.erfc(abs(y))
+    return 1.0 - tail if y > 0 else tail
+
+
+def _bisect(f, lo, hi, xtol):
+    """The x in [lo, hi] where the increasing f reaches 0, to within xtol
+    (f(lo) < 0 <= f(hi)); returns the upper end, where f >= 0."""
+    while hi - lo > xtol:
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        if f(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _average_ranks(values):
+    """(ranks from 1, ties averaged; the size of each group of equal values)."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks, ties = [0.0] * len(values), []
+    start = 0
+    while start < len(order):
+        end = start + 1
+        while end < len(order) and values[order[end]] == values[order[start]]:
+            end += 1
+        for i in order[start:end]:
+            ranks[i] = (start + 1 + end) / 2
+        ties.append(end - start)
+        start = end
+    return ranks, ties
+
+
+def _u_counts(m, n):
+    """How many of the C(m + n, m) orderings of m values among n give U = u,
+    for u = 0 .. m n: the coefficients of the Gaussian binomial
+    prod_{i=1..m} (1 - x^(n+i)) / (1 - x^i), exact integers."""
+    top = m * n
+    c = [1] + [0] * top
+    for i in range(1, m + 1):
+        for u in range(top, n + i - 1, -1):  # times (1 - x^(n+i))
+            c[u] -= c[u - n - i]
+        for u in range(i, top + 1):  # divided by (1 - x^i)
+            c[u] += c[u - i]
+    return c
+
+
+def _mann_whitney_p(x, y):
+    """Two-sided p-value of Mann-Whitney U, as scipy.stats.mannwhitneyu(x, y)
+    with its defaults (method "auto", continuity correction): the exact null
+    distribution when there are no ties and one sample has at most 8 values,
+    otherwise the normal approximation with the tie correction."""
+    n1, n2 = len(x), len(y)
+    ranks, ties = _average_ranks(list(x) + list(y))
+    u1 = sum(ranks[:n1]) - n1 * (n1 + 1) / 2
+    u = max(u1, n1 * n2 - u1)
+    if min(n1, n2) <= 8 and max(ties) == 1:
+        counts = _u_counts(min(n1, n2), max(n1, n2))
+        p = sum(counts[int(u):]) / math.comb(n1 + n2, n1)
+    else:
+        n = n1 + n2
+        tie_term = sum(t ** 3 - t for t in ties)
+        s = math.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))
+        # every value tied: s = 0 and the (continuity-corrected) z is -inf
+        p = _norm_cdf((u - n1 * n2 / 2 - 0.5) / -s) if s > 0 else 1.0
+    return min(1.0, 2 * p)
+
+
+def _percentile(ordered, fraction):
+    """numpy's default (linear) percentile of sorted values, fraction in [0, 1]."""
+    h = (len(ordered) - 1) * fraction
+    i = math.floor(h)
+    a = ordered[i]
+    b = ordered[min(i + 1, len(ordered) - 1)]
+    t = h - i
+    if t == 0 or a == b:
+        return a
+    return a + (b - a) * t if t < 0.5 else b - (b - a) * (1 - t)
+
+
+# ---- the tests ----------------------------------------------------------------------------
 
 
 def min_rounds(confidence=0.95):
@@ -95,17 +286,20 @@ def min_rounds(confidence=0.95):
 
 
 def _values(xs, name):
-    a = np.asarray(xs, dtype=float).ravel()
-    if not np.all(np.isfinite(a)) or np.any(a < 0):
+    try:
+        a = [float(x) for x in xs]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: values must be numbers") from None
+    if not all(math.isfinite(x) and x >= 0 for x in a):
         raise ValueError(f"{name}: values must be finite and >= 0")
     return a
 
 
-def _ratios(base, other):
-    """other/base per element; 0/0 is 1 (both did nothing), x/0 is infinite."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = other / base
-    return np.where((base == 0) & (other == 0), 1.0, r)
+def _ratio(base, other):
+    """other/base; 0/0 is 1 (both did nothing), x/0 is infinite."""
+    if base == 0:
+        return 1.0 if other == 0 else math.inf
+    return other / base
 
 
 def _verdict(ci_low, ci_high, labels, margin=0.0):
@@ -130,7 +324,8 @@ def paired(base, other, alpha=0.05, comparisons=1, lower_is_better=True, kind="t
     The estimate is the median of the per-round ratios r_i = other_i / base_i,
     with the order-statistic interval [r(j+1), r(n-j)] at confidence
     1 - alpha/comparisons. The p-value is the two-sided sign test of
-    "median ratio = 1" (scipy's binomtest). A ratio of exactly 1 (a tie, common
+    "median ratio = 1" (as scipy's binomtest, computed exactly). A ratio of
+    exactly 1 (a tie, common
     for counters) counts against a difference, on whichever side is being
     tested: the interval does the same (a tie at the boundary keeps 1 inside),
     so interval and test stay dual even with ties; with no ties this is the
@@ -157,20 +352,21 @@ def paired(base, other, alpha=0.05, comparisons=1, lower_is_better=True, kind="t
     if n == 0:
         return _result(n=0, confidence=confidence, verdict=NO_DIFFERENCE, method=method,
                        note=f"no rounds; {min_rounds(confidence)} are needed")
-    r = np.sort(_ratios(base, other))
-    # one-sided sign tests: "ratio < 1" is supported by few rounds with r >= 1
-    p_below = sps.binomtest(int(np.sum(r >= 1)), n, 0.5, alternative="less").pvalue
-    p_above = sps.binomtest(int(np.sum(r <= 1)), n, 0.5, alternative="less").pvalue
-    p = min(1.0, 2 * min(p_below, p_above))
+    r = sorted(map(_ratio, base, other))
+    # one-sided sign tests: "ratio < 1" is supported by few rounds with r >= 1,
+    # "ratio > 1" by few with r <= 1; the two-sided p doubles the smaller
+    against = min(sum(x >= 1 for x in r), sum(x <= 1 for x in r))
+    p = min(1.0, 2 * _sign_cdf(against, n))
     j = _depth(n, tail)
     ci_low, ci_high, note = None, None, None
     if j >= 0:
-        ci_low, ci_high = float(r[j]), float(r[n - 1 - j])
+        ci_low, ci_high = r[j], r[n - 1 - j]
     else:
         note = (f"{n} rounds are too few for a {_percent(confidence)} interval; "
                 f"{min_rounds(confidence)} are needed")
-    return _result(n=n, base_median=float(np.median(base)), other_median=float(np.median(other)),
-                   ratio=float(np.median(r)), ci_low=ci_low, ci_high=ci_high,
+    return _result(n=n, base_median=float(statistics.median(base)),
+                   other_median=float(statistics.median(other)),
+                   ratio=float(statistics.median(r)), ci_low=ci_low, ci_high=ci_high,
                    confidence=confidence, p=p, p_adjusted=min(1.0, p * comparisons),
                    verdict=_verdict(ci_low, ci_high, labels), method=method, note=note)
 
@@ -183,9 +379,10 @@ def unpaired(base, other, alpha=0.05, comparisons=1, seed=0, lower_is_better=Tru
              margin=0.0, n_resamples=9999):
     """Independent samples, e.g. the repetitions of two saved runs.
 
-    p: Mann-Whitney U, two-sided. Interval: ratio of medians (other/base) by a
-    percentile bootstrap (scipy.stats.bootstrap, seeded: the same data give
-    the same interval).
+    p: Mann-Whitney U, two-sided (as scipy.stats.mannwhitneyu's defaults, see
+    _mann_whitney_p). Interval: ratio of medians (other/base) by a percentile
+    bootstrap of n_resamples resamples of each side, drawn from
+    random.Random(seed): the same data give the same interval.
 
     More cautious than paired(), because two runs measured at different times
     may differ by drift alone and nothing here can cancel it:
@@ -206,21 +403,27 @@ def unpaired(base, other, alpha=0.05, comparisons=1, seed=0, lower_is_better=Tru
     if min(len(base), len(other)) < 2:
         return _result(**fields, verdict=NO_DIFFERENCE,
                        note="unpaired needs at least 2 values on each side")
-    base_median, other_median = float(np.median(base)), float(np.median(other))
-    p = float(sps.mannwhitneyu(other, base, alternative="two-sided").pvalue)
-    ci = sps.bootstrap((base, other), _median_ratio, vectorized=True, paired=False,
-                       confidence_level=confidence, n_resamples=n_resamples,
-                       method="percentile", random_state=np.random.default_rng(seed))
-    ci_low, ci_high = float(ci.confidence_interval.low), float(ci.confidence_interval.high)
+    base_median, other_median = float(statistics.median(base)), float(statistics.median(other))
+    p = _mann_whitney_p(other, base)
+    ci_low, ci_high = _bootstrap_ratio_ci(base, other, confidence, n_resamples, seed)
     p_adjusted = min(1.0, p * comparisons)
     verdict = _verdict(ci_low, ci_high, labels, margin) if p_adjusted < alpha else NO_DIFFERENCE
     return _result(**fields, base_median=base_median, other_median=other_median,
-                   ratio=float(_ratios(np.float64(base_median), np.float64(other_median))),
+                   ratio=_ratio(base_median, other_median),
                    ci_low=ci_low, ci_high=ci_high, p=p, p_adjusted=p_adjusted, verdict=verdict)
 
 
-def _median_ratio(base, other, axis=-1):
-    return _ratios(np.median(base, axis=axis), np.median(other, axis=axis))
+def _bootstrap_ratio_ci(base, other, confidence, n_resamples, seed):
+    """Percentile bootstrap interval of median(other) / median(base): each
+    resample draws len(base) of base and len(other) of other with replacement."""
+    rng = random.Random(seed)
+
+    def resampled_median(xs):
+        return statistics.median(rng.choices(xs, k=len(xs)))
+    ratios = sorted(_ratio(resampled_median(base), resampled_median(other))
+                    for _ in range(n_resamples))
+    tail = (1 - confidence) / 2
+    return _percentile(ratios, tail), _percentile(ratios, 1 - tail)
 
 
 def median_ci(values, confidence=0.95):
@@ -230,13 +433,13 @@ def median_ci(values, confidence=0.95):
     covers the true median with probability >= confidence whatever the
     distribution. None with fewer than min_rounds(confidence) values (6 at 95%):
     no interval exists; the caller shows the range and says so."""
-    x = np.sort(_values(values, "values"))
+    x = sorted(_values(values, "values"))
     if not 0 < confidence < 1:
         raise ValueError(f"confidence {confidence}: must be in (0, 1)")
     j = _depth(len(x), (1 - confidence) / 2)
     if j < 0:
         return None
-    return float(x[j]), float(x[len(x) - 1 - j])
+    return x[j], x[len(x) - 1 - j]
 
 
 def exact(base, other):
@@ -244,35 +447,49 @@ def exact(base, other):
     noise, so no test; the ratio is its own interval and any difference is
     "lower" or "higher", none is "same"."""
     b, o = _values([base], "base")[0], _values([other], "other")[0]
-    ratio = float(_ratios(b, o))
+    ratio = _ratio(b, o)
     verdict = SAME if ratio == 1 else LABELS["count"][0] if ratio < 1 else LABELS["count"][1]
-    return _result(n=1, base_median=float(b), other_median=float(o), ratio=ratio, ci_low=ratio,
+    return _result(n=1, base_median=b, other_median=o, ratio=ratio, ci_low=ratio,
                    ci_high=ratio, verdict=verdict, method="exact: deterministic counts")
 
 
 # ---- what the method can detect ----------------------------------------------------------
 
 
+def _sides(effect_ratio, sigma_log):
+    """(q, 1 - q): the probability that a round's log ratio, Normal(log
+    effect_ratio, sigma_log), falls on the side of the effect, and on the other."""
+    if sigma_log <= 0:
+        raise ValueError(f"sigma_log {sigma_log}: must be > 0")
+    d = abs(math.log(effect_ratio)) / sigma_log
+    return _norm_cdf(d), _norm_cdf(-d)
+
+
 def sign_test_power(n, effect_ratio, sigma_log, alpha=0.05, comparisons=1):
     """The probability that paired() gives a verdict with n rounds when the
     per-round log ratios are Normal(log(effect_ratio), sigma_log): each round's
     sign is positive with P = Phi(|log effect| / sigma), and the test rejects
-    when at most j rounds (the critical count) fall on one side. n may be an
-    array (one power per n)."""
-    if sigma_log <= 0:
-        raise ValueError(f"sigma_log {sigma_log}: must be > 0")
-    q = sps.norm.cdf(abs(math.log(effect_ratio)) / sigma_log)
-    n = np.asarray(n)
-    j = _depths(np.maximum(n, 1), _tail(alpha, comparisons))
-    power = sps.binom.cdf(j, n, q) + sps.binom.sf(n - 1 - j, n, q)
-    power = np.where(j >= 0, power, 0.0)
-    return float(power) if power.ndim == 0 else power
+    when at most j rounds (the critical count) fall on one side. n may be a
+    sequence (a list of powers, one per n)."""
+    q, q_against = _sides(effect_ratio, sigma_log)
+    tail = _tail(alpha, comparisons)
+
+    def power(n):
+        n = int(n)
+        j = _depth(max(n, 1), tail)
+        # at most j rounds against the effect, or at most j with it
+        return _binom_cdf(j, n, q_against) + _binom_cdf(j, n, q) if j >= 0 else 0.0
+    if isinstance(n, collections.abc.Iterable):
+        return [power(k) for k in n]
+    return power(n)
 
 
 def minimum_detectable_effect(n, sigma_log, alpha=0.05, comparisons=1, power=0.8):
     """The smallest ratio > 1 that n rounds detect with the given power at this
     noise (a slowdown; the same ratio inverted is the speed-up), or None when
     n is below min_rounds and nothing can be detected."""
+    if not 0 < power < 1:
+        raise ValueError(f"power {power}: must be in (0, 1)")
     if _depth(int(n), _tail(alpha, comparisons)) < 0:
         return None
 
@@ -282,7 +499,33 @@ def minimum_detectable_effect(n, sigma_log, alpha=0.05, comparisons=1, power=0.8
     hi = sigma_log
     while short(hi) < 0:
         hi *= 2
-    return math.exp(optimize.brentq(short, 0.0, hi, xtol=1e-9))
+    return math.exp(_bisect(short, 0.0, hi, xtol=1e-12))
+
+
+def _powers(effect_ratio, sigma_log, tail, max_rounds):
+    """(n, power) for n = 1 .. max_rounds, as sign_test_power(n) to about
+    1e-10, in O(1) per n: the critical count j (it grows by 0 or 1 from n to
+    n + 1) and the two tails are carried along rather than recomputed. Where
+    the carried P(B <= j + 1) is too close to tail to decide by floating point,
+    j comes from the exact _depth and the tails start afresh."""
+    q, q_against = _sides(effect_ratio, sigma_log)
+    n0 = 1
+    while _depth(n0, tail) < 0 and n0 <= max_rounds:
+        yield n0, 0.0
+        n0 += 1
+    tails = [_LowerTail(0, n0, p) for p in (0.5, q_against, q)]
+    for n in range(n0, max_rounds + 1):
+        if n > n0:
+            for t in tails:
+                t.grow()
+            half = tails[0]
+            next_cdf = half.cdf + half.pmf * (n - half.k) / (half.k + 1)
+            if abs(next_cdf - tail) <= 1e-9 * tail:
+                tails = [_LowerTail(_depth(n, tail), n, p) for p in (0.5, q_against, q)]
+            elif next_cdf <= tail:
+                for t in tails:
+                    t.advance()
+        yield n, tails[1].cdf + tails[2].cdf
 
 
 def rounds_needed(effect_ratio, sigma_log, alpha=0.05, comparisons=1, power=0.8,
@@ -293,14 +536,12 @@ def rounds_needed(effect_ratio, sigma_log, alpha=0.05, comparisons=1, power=0.8,
     less; round up a little in practice."""
     if effect_ratio == 1:
         return None
-    start = 1
-    while start <= max_rounds:
-        ns = np.arange(start, min(start * 2, max_rounds) + 1)
-        hit = np.nonzero(sign_test_power(ns, effect_ratio, sigma_log, alpha, comparisons)
-                         >= power)[0]
-        if len(hit):
-            return int(ns[hit[0]])
-        start = ns[-1] + 1
+    tail = _tail(alpha, comparisons)
+    for n, approximate in _powers(effect_ratio, sigma_log, tail, max_rounds):
+        # the one-pass power decides, except within its error of the target
+        if approximate >= power - 1e-8 and sign_test_power(
+                n, effect_ratio, sigma_log, alpha, comparisons) >= power:
+            return n
     return None
 
 
@@ -309,11 +550,11 @@ def robust_sigma_log(ratios):
     from the median absolute deviation (scaled to agree with the standard
     deviation for normal data) so that a few outlier rounds do not inflate the
     claimed minimum detectable effect. None with fewer than 3 ratios."""
-    r = np.asarray(ratios, dtype=float)
-    r = r[np.isfinite(r) & (r > 0)]
-    if len(r) < 3:
+    logs = [math.log(r) for r in map(float, ratios) if math.isfinite(r) and r > 0]
+    if len(logs) < 3:
         return None
-    return float(sps.median_abs_deviation(np.log(r), scale="normal"))
+    middle = statistics.median(logs)
+    return statistics.median([abs(x - middle) for x in logs]) / NORMAL_MAD
 
 
 # ---- checking the method: synthetic runs and A/A trials ---------------------------------
@@ -321,7 +562,8 @@ def robust_sigma_log(ratios):
 
 def simulate_rounds(rng, rounds=30, effect_ratio=1.0, sigma=0.03, outlier_rate=0.01,
                     drift=0.0, order="interleaved", base_ns=30.0):
-    """One synthetic run on a noisy VM: per-round ns/call of base and of other.
+    """One synthetic run on a noisy VM: per-round ns/call of base and of other
+    (two lists), drawn from rng (a random.Random).
 
     Each batch gets lognormal noise (sigma, per batch) and, with probability
     outlier_rate, a slowdown of 1.2x to 2x (an interrupt or a steal period).
@@ -331,24 +573,26 @@ def simulate_rounds(rng, rounds=30, effect_ratio=1.0, sigma=0.03, outlier_rate=0
     rounds, then all of B's (as google/benchmark's compare.py does with two
     runs). other is truly effect_ratio times base.
     """
-    i = np.arange(rounds)
     if order == "interleaved":
-        a_slot, b_slot = 2 * i + i % 2, 2 * i + 1 - i % 2
+        a_slot = [2 * i + i % 2 for i in range(rounds)]
+        b_slot = [2 * i + 1 - i % 2 for i in range(rounds)]
     elif order == "back_to_back":
-        a_slot, b_slot = i, rounds + i
+        a_slot, b_slot = list(range(rounds)), list(range(rounds, 2 * rounds))
     else:
         raise ValueError(f"order {order!r}: valid are interleaved, back_to_back")
     slots = 2 * rounds
-    slowdown = 1 + drift * np.arange(slots) / max(1, slots - 1)
-    noise = np.exp(rng.normal(0.0, sigma, slots))
-    outliers = np.where(rng.random(slots) < outlier_rate, rng.uniform(1.2, 2.0, slots), 1.0)
-    t = base_ns * slowdown * noise * outliers
-    return t[a_slot], t[b_slot] * effect_ratio
+    t = []
+    for s in range(slots):
+        slowdown = 1 + drift * s / max(1, slots - 1)
+        noise = math.exp(rng.gauss(0.0, sigma))
+        outlier = rng.uniform(1.2, 2.0) if rng.random() < outlier_rate else 1.0
+        t.append(base_ns * slowdown * noise * outlier)
+    return [t[s] for s in a_slot], [t[s] * effect_ratio for s in b_slot]
 
 
 def draws(sample_fn, trials, rng):
-    """trials samples sample_fn(rng) -> (base, other), from one seeded rng, so a
-    whole experiment is reproducible from one seed."""
+    """trials samples sample_fn(rng) -> (base, other), from one seeded rng (a
+    random.Random), so a whole experiment is reproducible from one seed."""
     return (sample_fn(rng) for _ in range(trials))
 
 
@@ -357,19 +601,19 @@ def resample_pairs(pairs, rounds):
     variant run twice; returns a sample_fn drawing `rounds` of those rounds
     with replacement, keeping each round's pair together (so a position bias
     of the harness, e.g. the first-run variant being slower, stays in)."""
-    pairs = np.asarray(pairs, dtype=float)
+    pairs = [(float(a), float(b)) for a, b in pairs]
 
     def sample(rng):
-        pick = pairs[rng.integers(0, len(pairs), rounds)]
-        return pick[:, 0], pick[:, 1]
+        pick = rng.choices(pairs, k=rounds)
+        return [a for a, _ in pick], [b for _, b in pick]
     return sample
 
 
 def split_pairs(pairs, rounds):
     """For a real-machine A/A: independent trials of `rounds` consecutive rounds
     each (fewer trials than resample_pairs, but truly independent)."""
-    pairs = np.asarray(pairs, dtype=float)
-    return [(pairs[k:k + rounds, 0], pairs[k:k + rounds, 1])
+    pairs = [(float(a), float(b)) for a, b in pairs]
+    return [([a for a, _ in pairs[k:k + rounds]], [b for _, b in pairs[k:k + rounds]])
             for k in range(0, len(pairs) - rounds + 1, rounds)]
 
 
@@ -379,20 +623,31 @@ def verdict_counts(samples, test=paired, **options):
     return collections.Counter(test(b, o, **options)["verdict"] for b, o in samples)
 
 
+def clopper_pearson(k, n, confidence=0.95):
+    """The exact (Clopper-Pearson) interval of a binomial proportion, k of n:
+    the p where seeing >= k (for the low end) or <= k (the high end) has
+    probability (1 - confidence)/2, as scipy's binomtest(k, n).proportion_ci."""
+    tail = (1 - confidence) / 2
+    low = 0.0 if k == 0 else _bisect(lambda p: 1 - _binom_cdf(k - 1, n, p) - tail,
+                                     0.0, 1.0, 1e-16)
+    high = 1.0 if k == n else _bisect(lambda p: tail - _binom_cdf(k, n, p), 0.0, 1.0, 1e-16)
+    return low, high
+
+
 def rate(counts, hits):
     """{"count", "trials", "rate", "ci_low", "ci_high"}: how many of the counted
     verdicts are in `hits`, with the Clopper-Pearson 95% interval of the rate,
     so a measured false-alarm rate says how sure it is."""
     trials = sum(counts.values())
     k = sum(counts[v] for v in hits)
-    ci = sps.binomtest(k, trials).proportion_ci(0.95) if trials else None
+    ci = clopper_pearson(k, trials) if trials else (None, None)
     return {"count": k, "trials": trials, "rate": k / trials if trials else None,
-            "ci_low": ci.low if ci else None, "ci_high": ci.high if ci else None}
+            "ci_low": ci[0], "ci_high": ci[1]}
 
 
 def false_alarm_rate(samples, test=paired, **options):
     """On A/A samples (both sides the same variant) every verdict other than "no
     significant difference" is a false alarm; see rate() for the keys. E.g.
-    false_alarm_rate(draws(resample_pairs(measured, 30), 1000, rng))."""
+    false_alarm_rate(draws(resample_pairs(measured, 30), 1000, random.Random(1)))."""
     counts = verdict_counts(samples, test, **options)
     return rate(counts, [v for v in counts if v not in (NO_DIFFERENCE, SAME)])

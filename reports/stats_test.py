@@ -7,10 +7,10 @@ plus 2% of batches slowed 1.2-2x.
 
 import functools
 import math
+import random
+import statistics
 import sys
 import unittest
-
-import numpy as np
 
 from reports import stats
 
@@ -22,7 +22,7 @@ NOISE = dict(rounds=ROUNDS, sigma=0.03, outlier_rate=0.02)
 def runs(seed, trials=TRIALS, **overrides):
     """trials synthetic (base, other) runs from one seed."""
     sample = functools.partial(stats.simulate_rounds, **dict(NOISE, **overrides))
-    return stats.draws(sample, trials, np.random.default_rng(seed))
+    return stats.draws(sample, trials, random.Random(seed))
 
 
 def four_se(p, trials):
@@ -33,8 +33,8 @@ def four_se(p, trials):
 def noise_sigma_log():
     """The per-round log-ratio noise of NOISE as compare would estimate it from
     an A/A run: robustly, from many rounds."""
-    base, other = stats.simulate_rounds(np.random.default_rng(99), **dict(NOISE, rounds=5000))
-    return stats.robust_sigma_log(other / base)
+    base, other = stats.simulate_rounds(random.Random(99), **dict(NOISE, rounds=5000))
+    return stats.robust_sigma_log([o / b for b, o in zip(base, other)])
 
 
 class AATest(unittest.TestCase):
@@ -56,8 +56,9 @@ class AATest(unittest.TestCase):
         # would double a plain standard deviation but barely move the MAD
         sigma = noise_sigma_log()
         self.assertAlmostEqual(sigma, 0.03 * math.sqrt(2), delta=0.003)
-        base, other = stats.simulate_rounds(np.random.default_rng(99), **dict(NOISE, rounds=5000))
-        self.assertGreater(np.std(np.log(other / base)), 1.5 * sigma)
+        base, other = stats.simulate_rounds(random.Random(99), **dict(NOISE, rounds=5000))
+        self.assertGreater(statistics.pstdev(math.log(o / b) for b, o in zip(base, other)),
+                           1.5 * sigma)
         self.assertIsNone(stats.robust_sigma_log([1.0, 1.1]))
 
 
@@ -113,15 +114,17 @@ class DriftTest(unittest.TestCase):
 
 class PairedTest(unittest.TestCase):
     def test_interval_and_p_value_agree(self):
-        rng = np.random.default_rng(30)
+        rng = random.Random(30)
         verdicts = 0
         for _ in range(1500):
-            n = int(rng.integers(1, 45))
-            comparisons = int(rng.integers(1, 8))
-            base = rng.normal(100, 2, n)
-            other = base * rng.normal(rng.uniform(0.97, 1.03), 0.02, n)
+            n = rng.randint(1, 44)
+            comparisons = rng.randint(1, 7)
+            base = [rng.gauss(100, 2) for _ in range(n)]
+            shift = rng.uniform(0.97, 1.03)
+            other = [b * rng.gauss(shift, 0.02) for b in base]
             if rng.random() < 0.5:  # counts: whole numbers, so ties happen
-                base, other = np.round(base), np.round(base + np.round(other - base))
+                base, other = ([round(b) for b in base],
+                               [round(b + round(o - b)) for b, o in zip(base, other)])
             r = stats.paired(base, other, comparisons=comparisons)
             significant = r["verdict"] != stats.NO_DIFFERENCE
             verdicts += significant
@@ -213,7 +216,7 @@ class UnpairedTest(unittest.TestCase):
         self.assertGreater(u["confidence"], p["confidence"])
         self.assertEqual(u["verdict"], "slower")
         self.assertEqual((u["n"], u["n_base"], u["n_other"]), (30, 30, 30))
-        self.assertAlmostEqual(u["ratio"], np.median(other) / np.median(base))
+        self.assertAlmostEqual(u["ratio"], statistics.median(other) / statistics.median(base))
         # a margin for the machine's known run-to-run drift: 4% is not beyond 6%
         wide = stats.unpaired(base, other, margin=0.06)
         self.assertEqual(wide["verdict"], stats.NO_DIFFERENCE)
@@ -261,10 +264,10 @@ class MedianCITest(unittest.TestCase):
         self.assertEqual(stats.median_ci([1, 2, 3, 4, 5], confidence=0.9), (1.0, 5.0))
 
     def test_coverage(self):
-        rng = np.random.default_rng(3)
+        rng = random.Random(3)
         hits = 0
         for _ in range(2000):
-            lo, hi = stats.median_ci(rng.lognormal(0.0, 0.5, 9))
+            lo, hi = stats.median_ci([rng.lognormvariate(0.0, 0.5) for _ in range(9)])
             hits += lo <= 1.0 <= hi
         self.assertGreaterEqual(hits / 2000, 0.95 - four_se(0.95, 2000))
 
@@ -278,7 +281,7 @@ class RealAATest(unittest.TestCase):
     """The helpers selftest-stats uses on measured A/A pairs."""
 
     def test_resample_and_split(self):
-        base, other = stats.simulate_rounds(np.random.default_rng(70), **dict(NOISE, rounds=200))
+        base, other = stats.simulate_rounds(random.Random(70), **dict(NOISE, rounds=200))
         pairs = list(zip(base, other))
         chunks = stats.split_pairs(pairs, 30)
         self.assertEqual(len(chunks), 6)
@@ -287,11 +290,11 @@ class RealAATest(unittest.TestCase):
         fa = stats.false_alarm_rate(chunks)
         self.assertEqual(fa["trials"], 6)
         sample = stats.resample_pairs(pairs, 30)
-        b, o = sample(np.random.default_rng(1))
+        b, o = sample(random.Random(1))
         self.assertEqual(len(b), 30)
         self.assertTrue(all((x, y) in pairs for x, y in zip(b, o)), "pairs stay together")
-        first = stats.false_alarm_rate(stats.draws(sample, 50, np.random.default_rng(2)))
-        again = stats.false_alarm_rate(stats.draws(sample, 50, np.random.default_rng(2)))
+        first = stats.false_alarm_rate(stats.draws(sample, 50, random.Random(2)))
+        again = stats.false_alarm_rate(stats.draws(sample, 50, random.Random(2)))
         self.assertEqual(first, again)
         self.assertEqual(set(first), {"count", "trials", "rate", "ci_low", "ci_high"})
 

@@ -21,10 +21,10 @@ are found; 1 otherwise.
 """
 
 import argparse
+import random
+import statistics
 import sys
 import time
-
-import numpy as np
 
 from . import build, rounds
 from .errors import UsageError
@@ -55,15 +55,15 @@ def balanced_resampler(pairs, trial_rounds):
               for k in (0, 1)]
 
     def sample(rng):
-        parts = [h(rng) for h in halves]
-        return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+        (a0, b0), (a1, b1) = (h(rng) for h in halves)
+        return a0 + a1, b0 + b1
     return sample
 
 
 def position_effect(pairs):
     """Median ratio copy1/copy0 in the rounds where copy 0 ran first, and where
     it ran second: how much running second costs (cancelled by ABBA)."""
-    return [float(np.median([b / a for a, b in pairs[k::2]])) for k in (0, 1)]
+    return [float(statistics.median([b / a for a, b in pairs[k::2]])) for k in (0, 1)]
 
 
 def aa(pairs, trial_rounds, trials, alpha, rng):
@@ -113,7 +113,7 @@ def run_selftest(args):
     from . import packages
     packages.ensure_setup()
     binary = rounds.binary()
-    rng = np.random.default_rng(args.seed)
+    rng = random.Random(args.seed)
     print(f"A/A: {args.variant} {args.clock}/hot against itself, {args.rounds} rounds "
           f"of two copies", flush=True)
     pairs, iterations = measure_pairs(binary, args.variant, args.clock, "hot", args.rounds,
