@@ -7,6 +7,9 @@ from pathlib import Path
 from .errors import Failure
 
 ROOT = Path(__file__).resolve().parents[2]
+# Present only in a relocatable bundle (`vdsobench bundle`): there the
+# binaries are prebuilt in bin/ and nothing is built or installed.
+BUNDLE_MANIFEST = ROOT / "BUNDLE.json"
 
 # Plain text for captured output; progress lines would only bloat it.
 FLAGS = ["--color=no", "--curses=no", "--noshow_progress"]
@@ -16,8 +19,25 @@ def tail(text, n=40):
     return "\n".join(text.rstrip("\n").splitlines()[-n:])
 
 
+def bundled():
+    """True when running from an unpacked bundle rather than the repository."""
+    return BUNDLE_MANIFEST.is_file()
+
+
+def bundle_manifest():
+    """The bundle's BUNDLE.json as a dict (bundled() must be true)."""
+    import json
+    try:
+        return json.loads(BUNDLE_MANIFEST.read_text())
+    except (OSError, ValueError) as e:
+        raise Failure(f"{BUNDLE_MANIFEST}: unreadable bundle manifest ({e}); "
+                      "unpack the bundle again") from None
+
+
 def bazel(command, args):
     """Run `bazel COMMAND FLAGS ARGS`; return (exit status, combined output)."""
+    if bundled():
+        raise Failure(f"bazel {command}: not in a bundle; use the repository for this")
     try:
         r = subprocess.run(["bazel", command, *FLAGS, *args], cwd=ROOT,
                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -29,6 +49,13 @@ def bazel(command, args):
 
 
 def build(targets):
+    if bundled():
+        # prebuilt: say so if one went missing rather than fail to run it
+        for label in targets:
+            if not label.startswith("-") and not binary_path(label).is_file():
+                raise Failure(f"{binary_path(label)} is missing from the bundle; "
+                              "unpack it again")
+        return
     rc, out = bazel("build", targets)
     if rc != 0:
         print(tail(out), file=sys.stderr)
@@ -38,4 +65,5 @@ def build(targets):
 def binary_path(label):
     """//pkg/sub:name -> <root>/bazel-bin/pkg/sub/name"""
     package, _, name = label.lstrip("/").partition(":")
-    return ROOT / "bazel-bin" / package / (name or package.rsplit("/", 1)[-1])
+    name = name or package.rsplit("/", 1)[-1]
+    return ROOT / "bin" / name if bundled() else ROOT / "bazel-bin" / package / name

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import build
 from .build import ROOT
 from .errors import one_line
 
@@ -300,8 +301,11 @@ def build_info(repo_root):
 
     dirty: uncommitted changes outside results/ (results files written there do not
     change what is measured). compiler: None here; the caller fills it with the
-    compiler version the benchmark binary reports.
+    compiler version the benchmark binary reports. In a bundle, what the bundle
+    recorded when it was built (there is no git tree to ask).
     """
+    if build.bundled() and Path(repo_root) == build.ROOT:
+        return dict(build.bundle_manifest()["build"])
     unknown = {}
     head, why = git(repo_root, "rev-parse", "HEAD")
     if head is None:

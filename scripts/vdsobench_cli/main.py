@@ -3,11 +3,11 @@
 import argparse
 import sys
 
-from . import (compare, counters, errors, gate, layout, listing, merge, packages, plot, recipe,
-               run, selftest_stats, sim, testrun, verify)
+from . import (build, bundle, compare, counters, errors, gate, layout, listing, merge, packages,
+               plot, recipe, run, selftest_stats, sim, testrun, verify)
 
 COMMANDS = (packages, listing, verify, run, compare, gate, sim, layout, plot, merge, recipe,
-            selftest_stats, counters, testrun)
+            selftest_stats, counters, testrun, bundle)
 
 
 class Parser(argparse.ArgumentParser):
@@ -22,11 +22,19 @@ def parser():
     sub = p.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for module in COMMANDS:
         module.add_parser(sub)
+    if build.bundled():
+        # a bundle has no Bazel, valgrind or matplotlib: offer what it can run
+        for name in [n for n in sub.choices if n not in bundle.COMMANDS]:
+            del sub.choices[name]
+        sub._choices_actions[:] = [a for a in sub._choices_actions
+                                   if a.dest in bundle.COMMANDS]
     p.commands = list(sub.choices)
     return p
 
 
 def dispatch(argv):
+    if build.bundled():
+        bundle.check_host(build.bundle_manifest())
     p = parser()
     args = p.parse_args(argv)
     if args.command is None:

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 
+from . import build
 from .build import tail
 from .errors import CliError, Failure, UsageError
 
@@ -102,7 +103,10 @@ def setup(check=False, quiet=False):
 
 
 def ensure_setup():
-    """Install what is missing; silent when nothing is."""
+    """Install what is missing; silent when nothing is. A bundle carries what it
+    needs and installs nothing."""
+    if build.bundled():
+        return
     if setup(quiet=True) != 0:
         raise Failure("setup failed")
 
