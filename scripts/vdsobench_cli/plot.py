@@ -240,6 +240,7 @@ def filter_comparison(comparison, variants, clocks, modes):
 
 
 def run_plot(args):
+    plots_module("plot")  # before reading anything: drawing is the point
     formats = plot_formats(args.format)
     check_out_dir(args.out)
     variants, clocks, modes = patterns(args)
