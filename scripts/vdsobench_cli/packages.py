@@ -18,7 +18,7 @@ from .build import tail
 from .errors import CliError, Failure, UsageError
 
 PACKAGES = (
-    "bazel-bootstrap", "bazel-rules-java", "bazel-platforms",
+    "g++", "bazel-bootstrap", "bazel-rules-java", "bazel-platforms",
     "libbenchmark-dev", "libpfm4-dev", "libhwloc-dev",
     "valgrind", "dwarves",
     "python3-numpy", "python3-scipy", "python3-matplotlib", "python3-jsonschema",
