@@ -135,20 +135,23 @@ def collect(inputs):
     "machine", "cpu", "source", "warnings" (the run's warning ids)}; each
     record gets its column's "column" id.
     Columns are ordered by file, then CPU. Labels are the CPU's
-    microarchitecture label ("Zen 3 (AMD EPYC, 25/1/1)"), then what tells
-    machines with the same CPU apart (microcode, kernel, hypervisor), then the
-    CPU; the file name where one machine appears in two files.
+    microarchitecture ("Zen 3"; see column_name), then what tells machines
+    with the same CPU apart (microcode, kernel, hypervisor), then the CPU and,
+    on a hybrid CPU, its core kind ("cpu4 (IntelAtom)"); the file name where
+    one machine appears in two files.
     """
     inputs = named(inputs)
     columns, recs = [], []
     for source, data in inputs:
         m = machine(data)
         file_recs = records(data, source)
-        warnings = [w.get("id") for w in data["context"]["vdsobench"].get("warnings", [])]
+        ctx = data["context"]["vdsobench"]
+        warnings = [w.get("id") for w in ctx.get("warnings", [])]
+        kinds = run_table.shown_kinds((ctx.get("pinning") or {}).get("cpu_kinds"))
         for cpu in sorted({r["cpu"] for r in file_recs}):
             cid = f"c{len(columns) + 1}"
-            columns.append({"id": cid, "machine": m, "cpu": cpu, "source": source,
-                            "warnings": warnings})
+            columns.append({"id": cid, "machine": m, "cpu": cpu, "kinds": kinds,
+                            "source": source, "warnings": warnings})
             recs += [dict(r, column=cid) for r in file_recs if r["cpu"] == cpu]
     label_columns(columns)
     return columns, recs
@@ -158,14 +161,22 @@ def machine_key(m):
     return tuple(m.get(k) for k in KEY_FIELDS)
 
 
+def column_name(m):
+    """A column's machine: its microarchitecture ("Zen 3") where known, short
+    enough for a table heading (the full uarch.label() is in the header
+    lines); the whole label, ids and all, for a CPU the table does not know."""
+    return uarch.name(m) or uarch.label(m)
+
+
 def label_columns(columns):
-    """Each column's "label": the machine's uarch.label(), what tells machines
-    with the same label apart, the CPU; the file where that is not enough."""
+    """Each column's "label": the machine's column_name(), what tells machines
+    with the same name apart, the CPU (with its core kind on a hybrid CPU);
+    the file where that is not enough."""
     base = {}
     for c in columns:
-        base.setdefault(uarch.label(c["machine"]), set()).add(machine_key(c["machine"]))
+        base.setdefault(column_name(c["machine"]), set()).add(machine_key(c["machine"]))
     for c in columns:
-        name = uarch.label(c["machine"])
+        name = column_name(c["machine"])
         keys = base[name]
         if len(keys) > 1:
             # same CPU on different machines: name what differs
@@ -174,7 +185,7 @@ def label_columns(columns):
                           if len({dict(zip(KEY_FIELDS, key)).get(k) for key in keys}
                                  | {c["machine"].get(k)}) > 1), "model_name")
             name += f" {field} {c['machine'].get(field)}"
-        c["label"] = f"{name} cpu{c['cpu']}"
+        c["label"] = f"{name} {run_table.cpu_label(c['cpu'], c.get('kinds') or {})}"
     seen = {}
     for c in columns:
         seen.setdefault(c["label"], []).append(c)
@@ -337,8 +348,8 @@ def header_lines(merged):
     lines = ["Machines:"]
     for c in merged["columns"]:
         warned = f"; warnings: {', '.join(c['warnings'])}" if c["warnings"] else ""
-        # the label names the CPU already
-        lines.append(f"  {c['label']}: {system_text(c['machine'])} "
+        # the label is short; here the whole identity
+        lines.append(f"  {c['label']}: {machine_text(c['machine'])} "
                      f"({os.path.basename(c['source'])}{warned})")
     if merged["differences"]:
         lines.append("Differences between the runs (besides the machine):")

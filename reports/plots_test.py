@@ -111,8 +111,8 @@ class ChartsTest(unittest.TestCase):
             self.assertIn(needle, text)
         text = all_text(self.figs["per-cpu"])
         for needle in ("Sapphire Rapids (Intel Xeon Platinum 8480+, 6/143/8), microcode",
-                       "kernel 6.8.0-49-generic", "Zen 3 (AMD EPYC, 25/1/1) cpu1",
-                       "Sapphire Rapids (Intel Xeon Platinum 8480+, 6/143/8) cpu8",
+                       "kernel 6.8.0-49-generic", "Zen 3 cpu1", "Sapphire Rapids cpu8",
+                       "Machines: Zen 3 (AMD EPYC, 25/1/1), microcode",
                        "project commit"):
             self.assertIn(needle, text)
         self.assertIn("ratio after/before", all_text(self.figs["ratios"]))
@@ -121,8 +121,7 @@ class ChartsTest(unittest.TestCase):
     def test_machines_named_by_microarchitecture(self):
         fig = self.figs["per-cpu-zen"]
         legend = [t.get_text() for t in fig.legends[0].get_texts()]
-        self.assertEqual(legend, ["Zen 3 (AMD EPYC, 25/1/1) cpu1",
-                                  "Zen 5 (AMD EPYC, 26/2/1) cpu1"])
+        self.assertEqual(legend, ["Zen 3 cpu1", "Zen 5 cpu1"])
         self.assertIn("Machines: Zen 3 (AMD EPYC, 25/1/1), microcode 0x1000065", all_text(fig))
         # the title of a one-machine chart names it the same way
         title = fig_title(self.figs["bars-8x7"])
