@@ -1,6 +1,7 @@
 """Errors that end a command with one line on stderr and a fixed exit status."""
 
 import os
+import signal
 import sys
 
 
@@ -24,10 +25,34 @@ def one_line(text):
     return " ".join(str(text).split())
 
 
-def guard(fn, *args):
-    """Run fn(*args) and turn expected errors into an exit status."""
+def say(line):
+    """One line on stderr, after what the command printed; a gone terminal (SIGHUP)
+    or reader must not turn it into a traceback."""
     try:
-        return fn(*args)
+        sys.stdout.flush()
+    except OSError:
+        pass
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        pass
+
+
+def guard(fn, *args):
+    """Run fn(*args) in a lifecycle session and turn expected errors into an exit
+    status: SIGINT, SIGTERM and SIGHUP end it with its children stopped, its
+    temporary files removed and 128 + the signal."""
+    from . import lifecycle
+    try:
+        with lifecycle.session():
+            try:
+                return fn(*args)
+            except KeyboardInterrupt:  # a SIGINT before the handlers were in place
+                raise lifecycle.Interrupted(signal.SIGINT) from None
+    except lifecycle.Interrupted as e:
+        # after the session's sweep: the children are gone, the temporary files too
+        say(lifecycle.interruption(e.signum))
+        return e.code
     except CliError as e:
         sys.stdout.flush()
         print(f"vdsobench: error: {one_line(e)}", file=sys.stderr)
@@ -43,9 +68,6 @@ def guard(fn, *args):
         print(f"vdsobench: error: the Python module {top} is missing: install Debian's "
               f"{MODULES[top]} (as root: scripts/vdsobench setup)", file=sys.stderr)
         return UsageError.code
-    except KeyboardInterrupt:
-        print("vdsobench: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         # `vdsobench list | head`: the reader left; say nothing, and keep
         # Python's exit-time flush from raising again.

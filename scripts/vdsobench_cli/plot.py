@@ -112,14 +112,9 @@ def patterns(args):
 
 
 def check_out_dir(out_dir):
-    """Fail now, before any work, if out_dir cannot be a directory we write in."""
-    p = Path(out_dir)
-    while not os.path.lexists(p):
-        p = p.parent
-    if not p.is_dir():
-        raise UsageError(f"cannot write to {out_dir}: {p} is not a directory")
-    if not os.access(p, os.W_OK | os.X_OK):
-        raise UsageError(f"cannot write to {out_dir}: {p} is not writable")
+    """Fail now, before any work, if out_dir cannot be a directory we write in
+    (results.check_out_dir: one check for every directory output)."""
+    results.check_out_dir(out_dir)
 
 
 def plots_module(what="drawing a chart"):
