@@ -120,8 +120,8 @@ class UnpairedTest(unittest.TestCase):
         self.assert_bad("vdsobench-results/1", "--results", FIXTURE, self.write("s.json", other))
         none = self.fixture()
         for b in none["benchmarks"]:
-            b["name"] = b["name"].replace("cpu0", "cpu7").replace("cpu1", "cpu7")
-            b["run_name"] = b["run_name"].replace("cpu0", "cpu7").replace("cpu1", "cpu7")
+            for key in ("name", "run_name"):
+                b[key] = b[key].replace("cpu0", "cpu7").replace("cpu1", "cpu8")
         self.assert_bad("no benchmark in common", "--results", FIXTURE,
                         self.write("n.json", none))
         self.assert_bad("No such file", "--results", FIXTURE,

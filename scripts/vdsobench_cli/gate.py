@@ -17,12 +17,12 @@ Exit 0: no regression; 1: a regression (with the table); 2: bad usage or input.
 
 import argparse
 import datetime
-import json
+import math
 import os
 import shutil
 import sys
 
-from . import build, fingerprint, results, rounds, variants as variants_mod
+from . import build, fingerprint, inputs, results, rounds, variants as variants_mod
 from .errors import UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -30,6 +30,7 @@ from reports import stats, uarch  # noqa: E402
 
 SCHEMA = "vdsobench-baseline/1"
 DEFAULT_BASELINE = "results/baselines/ci.json"
+SCHEMA_PATH = build.ROOT / "results" / "schema" / "baseline-v1.schema.json"
 SIM_METRICS = (("instructions", "instructions_per_call"), ("l1d_misses", "l1d_misses_per_call"))
 NEW_DEFAULTS = {"variants": ["*+rdtscp+always"],
                 "clocks": ["monotonic", "monotonic_raw", "realtime_coarse"],
@@ -53,39 +54,45 @@ def same_cpu(a, b):
 
 
 def load_baseline(path):
-    """The baseline, checked; one line and exit 2 for anything wrong with it."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such baseline (create one with --update-baseline)") \
-            from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path}: cannot read: {getattr(e, 'strerror', e)}") from None
-    except json.JSONDecodeError as e:
-        raise UsageError(f"{path}: not valid JSON (truncated?): {e.msg} at line {e.lineno}") \
-            from None
+    """The baseline, checked (inputs.read, then results/schema/baseline-v1.schema.json,
+    then each row once) before anything is measured; one line and exit 2 for
+    anything wrong with it."""
+    data = inputs.read(path, "baseline",
+                       missing=f"{path}: no such baseline (create one with --update-baseline)")
+    check_baseline(data, path)
+    return data
+
+
+def check_baseline(data, path):
     if not isinstance(data, dict):
         raise UsageError(f"{path}: not a baseline (expected a JSON object)")
     if data.get("schema") != SCHEMA:
         raise UsageError(f"{path}: schema {data.get('schema')!r}, expected {SCHEMA!r}")
-    for part, required in (("sim", ("variant", "clock", "mode") + tuple(k for _, k in SIM_METRICS)),
-                           ("timing", ("variant", "clock", "mode", "ratio_to_reference"))):
-        section = data.get(part)
-        if section is None:
-            continue
-        rows = section.get("rows") if isinstance(section, dict) else None
-        if not isinstance(rows, list) or not rows:
-            raise UsageError(f"{path}: {part}.rows: expected a non-empty list")
-        for i, row in enumerate(rows):
-            missing = [k for k in required if k not in row]
-            if missing:
-                raise UsageError(f"{path}: {part}.rows[{i}]: missing {', '.join(missing)}")
-    if data.get("sim") is None and data.get("timing") is None:
+    if "sim" not in data and "timing" not in data:
         raise UsageError(f"{path}: the baseline records neither sim nor timing rows")
-    if "timing" in data and not isinstance(data["timing"].get("reference"), str):
-        raise UsageError(f"{path}: timing.reference: expected a variant name")
-    return data
+    inputs.check(data, SCHEMA_PATH, path, "baseline")
+    for part in ("sim", "timing"):
+        seen = {}
+        for i, row in enumerate(data.get(part, {}).get("rows", [])):
+            key = (row["variant"], row["clock"], row["mode"])
+            if key in seen:
+                raise UsageError(f"{path}: {part}.rows[{i}]: {'/'.join(key)} appears twice "
+                                 f"(also {part}.rows[{seen[key]}])")
+            seen[key] = i
+
+
+def check_options(args):
+    """Numbers from the command line, before anything is read or measured."""
+    for name, value, ok, valid in (
+            ("--threshold", args.threshold, lambda v: v >= 0, "a fraction >= 0"),
+            ("--alpha", args.alpha, lambda v: 0 < v < 1, "in (0, 1)"),
+            ("--rounds", args.rounds, lambda v: v >= 2, "a whole number >= 2"),
+            ("--batch-ms", args.batch_ms, lambda v: v > 0, "milliseconds > 0"),
+            ("--tolerance-instructions", args.tolerance_instructions, lambda v: v >= 0,
+             "a count >= 0"),
+            ("--tolerance-misses", args.tolerance_misses, lambda v: v >= 0, "a count >= 0")):
+        if value is not None and not (math.isfinite(value) and ok(value)):
+            raise UsageError(f"{name}: {value:g} is not {valid}")
 
 
 def check_variants_exist(names, path):
@@ -231,6 +238,7 @@ def record(args, path, old):
                      for m in measured]}
     if args.only == "timing" or args.with_timing:
         baseline["timing"] = record_timing(args, names, sel)
+    check_baseline(baseline, path)  # what gate will read back
     results.write_atomic(path, baseline, force=True)
     print(f"gate: baseline written: {os.path.relpath(path)} "
           f"({len(baseline.get('sim', {}).get('rows', []))} sim rows, "
@@ -259,6 +267,7 @@ def record_timing(args, names, sel):
 
 
 def run_gate(args):
+    check_options(args)
     path = args.baseline
     if args.update_baseline:
         old = load_baseline(path) if os.path.exists(path) else None

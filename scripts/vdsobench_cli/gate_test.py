@@ -170,7 +170,7 @@ class BadBaselineTest(unittest.TestCase):
         self.assert_bad(json.dumps({"schema": "vdsobench-results/1"}), "schema")
         self.assert_bad(json.dumps({"schema": "vdsobench-baseline/1"}), "neither sim nor timing")
         self.assert_bad(json.dumps({"schema": "vdsobench-baseline/1",
-                                    "sim": {"rows": [{"variant": "x"}]}}), "missing clock")
+                                    "sim": {"rows": [{"variant": "x"}]}}), "sim.rows[0]: missing")
 
     def test_missing_file(self):
         rc, _, err = vdsobench("gate", "--baseline", os.path.join(self.tmp.name, "none.json"))
