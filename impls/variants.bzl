@@ -1,6 +1,6 @@
 """The variant table: every gettime core vdsobench carries.
 
-A variant is layout x counter x inline (see ../shared/VARIANTS.md). The
+A variant is layout x counter x inline (see docs/variants.md). The
 three tables below are the data; vdso_variants() turns them into one
 cc_library per variant and a generated registry listing them, like
 tcmalloc's variants.bzl. Add a layout or a counter here and nowhere else.

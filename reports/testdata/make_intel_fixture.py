@@ -10,7 +10,7 @@ generic_5_3+rdtscp+always,generic_6_10+rdtscp+always,sys/vdso,sys/syscall' \
 The structure (names, fields, aggregates, order) is the real run's; the
 fingerprint is replaced by a 16-core Intel Xeon VM's, cpu1 becomes cpu8, and
 each benchmark's times are scaled so that its median is the figure the Intel
-device machine measured (../../../shared/BUILD-NOTES.md: vDSO 31.7-33.6 ns,
+device machine measured when one was lent to the project (vDSO 31.7-33.6 ns,
 coarse 5.5, syscall 174-185), keeping a quarter of each repetition's spread.
 """
 
