@@ -10,13 +10,12 @@ the files, chooses the charts, and writes them all or none.
 """
 
 import argparse
-import json
 import os
 import re
 import sys
 from pathlib import Path
 
-from . import packages, results
+from . import inputs, packages, results
 from .build import ROOT
 from .errors import UsageError
 from .variants import split_patterns
@@ -25,34 +24,45 @@ sys.path.insert(0, str(ROOT))
 from reports import merge  # noqa: E402  (reports.plots, and matplotlib, only when drawing)
 
 FORMATS = ("png", "svg")
-COMPARISON_ROW_KEYS = ("clock", "mode", "metric", "baseline", "variant", "ratio")
 
 
 # ---- input --------------------------------------------------------------------------------
 
 
-def comparison_problem(obj):
-    """Why obj is not a comparison (compare --out), or None."""
-    if not isinstance(obj, dict) or not isinstance(obj.get("meta"), dict):
-        return "expected a results file (run) or a comparison (compare --out)"
-    rows = obj.get("rows")
-    if not isinstance(rows, list) or not rows:
-        return "a comparison with no rows"
-    for i, row in enumerate(rows):
-        missing = [k for k in COMPARISON_ROW_KEYS if not isinstance(row, dict) or k not in row]
-        if missing:
-            return f"rows[{i}]: missing {missing[0]!r}"
-        if row["ratio"] is not None and not isinstance(row["ratio"], (int, float)):
-            return f"rows[{i}].ratio: expected a number, found {json.dumps(row['ratio'])[:40]}"
-    return None
+COMPARISON_SCHEMA = ROOT / "results" / "schema" / "comparison-v1.schema.json"
 
 
-def why_not_results(path, error):
-    """results.load's error, said more plainly for the cases people hit."""
-    try:
-        obj = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return error
+def comparison_inf(parts, token, parent):
+    """Where a comparison may hold Infinity: a ratio (or its interval) of a
+    count that was 0 at the baseline and is not now (reports/stats.py: x/0)."""
+    return (token == "Infinity" and len(parts) == 3 and parts[0] == "rows"
+            and parts[2] in ("ratio", "ci_low", "ci_high") and parent.get("base") == 0)
+
+
+def plot_input_constant(parts, token, parent):
+    return results.gbench_nan(parts, token, parent) or comparison_inf(parts, token, parent)
+
+
+def check_comparison(obj, path):
+    """The schema (results/schema/comparison-v1.schema.json), then what it
+    cannot say: each row once, and its ratio inside its interval."""
+    inputs.check(obj, COMPARISON_SCHEMA, path, "comparison")
+    seen = {}
+    for i, row in enumerate(obj["rows"]):
+        key = tuple(row.get(k) for k in ("clock", "mode", "cpu", "metric", "baseline", "variant"))
+        if key in seen:
+            raise UsageError(f"{path}: rows[{i}]: {row['variant']} against {row['baseline']}, "
+                             f"{row['metric']} on {row['clock']}/{row['mode']} appears twice "
+                             f"(also rows[{seen[key]}])")
+        seen[key] = i
+        lo, ratio, hi = row.get("ci_low"), row["ratio"], row.get("ci_high")
+        if None not in (lo, ratio, hi) and not lo <= ratio <= hi:
+            raise UsageError(f"{path}: rows[{i}]: ratio {ratio:g} is outside its interval "
+                             f"[{lo:g}, {hi:g}]")
+
+
+def why_not_results(path, obj, error):
+    """results.validate's error, said more plainly for the cases people hit."""
     ctx = obj.get("context") if isinstance(obj, dict) else None
     schema = ((ctx or {}).get("vdsobench") or {}).get("schema") if isinstance(ctx, dict) else None
     if isinstance(schema, str) and schema != results.SCHEMA_ID:
@@ -65,20 +75,21 @@ def why_not_results(path, error):
 
 
 def load_input(path):
-    """("results" or "comparison", the object), or UsageError naming what is wrong."""
+    """("results" or "comparison", the object), or UsageError naming what is
+    wrong; read once, through inputs.read."""
+    obj = inputs.read(path, "results file", allow=plot_input_constant)
+    if isinstance(obj, dict) and "rows" in obj and "benchmarks" not in obj:
+        check_comparison(obj, path)
+        return "comparison", obj
+    if not isinstance(obj, dict):
+        raise UsageError(f"{path}: expected a JSON object at the top, found "
+                         f"{inputs.TYPE_WORDS[inputs.json_type(obj)]}: not a results file "
+                         "(run) or a comparison (compare --out)")
     try:
-        return "results", results.load(path)
+        results.validate(obj, path)
     except UsageError as e:
-        try:
-            obj = json.loads(Path(path).read_text())
-        except (OSError, ValueError):
-            raise e from None
-        if isinstance(obj, dict) and "rows" in obj and "benchmarks" not in obj:
-            problem = comparison_problem(obj)
-            if problem:
-                raise UsageError(f"{path}: {problem}") from None
-            return "comparison", obj
-        raise why_not_results(path, e) from None
+        raise why_not_results(path, obj, e) from None
+    return "results", obj
 
 
 def load_results(paths, command):

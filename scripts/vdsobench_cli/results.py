@@ -6,7 +6,6 @@ aggregates are named <run_name>_<aggregate>, as Google Benchmark names them.
 """
 
 import datetime
-import functools
 import json
 import os
 import re
@@ -14,7 +13,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from . import lifecycle, packages
+from . import inputs, lifecycle
 from .build import ROOT
 from .errors import Failure, UsageError
 
@@ -432,89 +431,49 @@ def move_tree(src, dst, force):
 
 # ---- reading and validating -------------------------------------------------------------
 
-TYPE_WORDS = {"object": "an object", "array": "an array", "string": "a string",
-              "integer": "a whole number", "number": "a number", "boolean": "true or false",
-              "null": "null"}
+# the fields Google Benchmark writes for every run; any other is a user counter
+RUN_FIELDS = ("name", "run_name", "family_index", "per_family_instance_index", "run_type",
+              "repetitions", "repetition_index", "threads", "iterations", "real_time",
+              "cpu_time", "time_unit", "aggregate_name", "aggregate_unit", "label",
+              "error_occurred", "error_message")
 
 
-def json_type(value):
-    for name, t in (("null", type(None)), ("boolean", bool), ("integer", int),
-                    ("number", float), ("string", str), ("array", list)):
-        if isinstance(value, t):
-            return name
-    return "object"
+def gbench_nan(parts, token, parent):
+    """Where a results file may hold NaN: Google Benchmark writes it for the cv
+    (stddev / mean) of a counter that was 0 in every repetition (0/0), e.g.
+    "cpu" on CPU 0. Nowhere else, and never Infinity."""
+    return (token == "NaN" and len(parts) == 3 and parts[0] == "benchmarks"
+            and parent.get("aggregate_name") == "cv" and parts[2] not in RUN_FIELDS)
 
 
-def brief(value, limit=60):
-    text = json.dumps(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def json_path(parts):
-    path = ""
-    for part in parts:
-        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
-    return path
-
-
-def describe(error):
-    """One line for a jsonschema ValidationError: "where: what is wrong"."""
-    kind, expected, value = error.validator, error.validator_value, error.instance
-    if kind == "type":
-        wanted = [expected] if isinstance(expected, str) else expected
-        what = (f"expected {' or '.join(TYPE_WORDS.get(t, t) for t in wanted)}, "
-                f"found {TYPE_WORDS[json_type(value)]}")
-    elif kind == "required":
-        what = f"missing {next((k for k in expected if k not in value), '?')!r}"
-    elif kind == "const":
-        what = f"expected {brief(expected)}, found {brief(value)}"
-    elif kind == "enum":
-        what = f"expected one of {', '.join(map(brief, expected))}, found {brief(value)}"
-    elif kind == "pattern":
-        what = f"{brief(value)} is not {error.schema.get('description') or expected}"
-    else:
-        what = error.message if len(error.message) <= 200 else error.message[:197] + "..."
-    return f"{json_path(error.absolute_path) or 'top level'}: {what}"
-
-
-@functools.lru_cache(maxsize=None)
-def validator():
-    packages.require("jsonschema", what="checking a results file against its schema")
-    import jsonschema
-    try:
-        schema = json.loads(SCHEMA_PATH.read_text())
-    except (OSError, ValueError) as e:
-        raise Failure(f"cannot read the results schema {SCHEMA_PATH}: {e}") from None
-    return jsonschema.validators.validator_for(schema)(schema), jsonschema.exceptions.best_match
+def check_runs(obj, where):
+    """What the schema cannot say: each repetition of a benchmark once, and its
+    index below its repetitions. Two identical entries are refused, never
+    counted as two repetitions."""
+    seen = {}
+    for i, b in enumerate(obj["benchmarks"]):
+        iteration = b["run_type"] == "iteration"
+        key = (b["name"], b.get("repetition_index") if iteration else None)
+        if key in seen:
+            what = f"repetition {key[1]}" if iteration else "aggregate"
+            raise UsageError(f"{where}: benchmarks[{i}]: {b['name']!r} {what} appears twice "
+                             f"(also benchmarks[{seen[key]}]); each is recorded once")
+        seen[key] = i
+        if iteration and b["repetition_index"] >= b["repetitions"]:
+            raise UsageError(f"{where}: benchmarks[{i}].repetition_index: "
+                             f"{b['repetition_index']} of {b['repetitions']} repetitions "
+                             f"(0..{b['repetitions'] - 1})")
 
 
 def validate(obj, where):
     """Raise UsageError "WHERE: <what is wrong>" unless obj is a valid results object."""
-    if not isinstance(obj, dict):
-        raise UsageError(f"{where}: expected a JSON object at the top, "
-                         f"found {TYPE_WORDS[json_type(obj)]}")
-    check, best_match = validator()
-    error = best_match(check.iter_errors(obj))
-    if error is not None:
-        raise UsageError(f"{where}: {describe(error)}")
+    inputs.check(obj, SCHEMA_PATH, where, "results file")
+    check_runs(obj, where)
 
 
 def load(path):
-    """The results file at path as a dict, validated; UsageError naming what is wrong."""
-    try:
-        text = Path(path).read_text()
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text") from None
-    except OSError as e:
-        raise UsageError(f"{path}: {e.strerror or e}") from None
-    if not text.strip():
-        raise UsageError(f"{path}: empty file")
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as e:
-        # A string cannot span lines, so an unterminated one ran into the end of the file.
-        cut = e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string")
-        raise UsageError(f"{path}: not valid JSON{' (truncated?)' if cut else ''}: {e.msg} "
-                         f"(line {e.lineno} column {e.colno})") from None
+    """The results file at path as a dict, validated (inputs.read, then the
+    schema, then check_runs); UsageError naming the file and what is wrong."""
+    obj = inputs.read(path, "results file", allow=gbench_nan)
     validate(obj, path)
     return obj
