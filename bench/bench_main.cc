@@ -404,9 +404,14 @@ void setup_cpus(const options &o, harness_context &ctx)
 	ctx.pinned = o.pin;
 	ctx.writer_cpu = o.writer_cpu;
 	if (ctx.writer_cpu >= 0 && ctx.topo &&
-	    !pin_pu_allowed(ctx.topo, ctx.writer_cpu))
+	    !pin_pu_allowed(ctx.topo, ctx.writer_cpu)) {
+		char allowed[256];
+
+		pin_allowed_list(ctx.topo, allowed, sizeof(allowed));
 		bad_usage("--writer-cpu: " + std::to_string(ctx.writer_cpu) +
-			  " is not a CPU this process may use");
+			  " is not a CPU this process may use (allowed: " +
+			  allowed + ")");
+	}
 	if (ctx.writer_cpu < 0 && ctx.topo)
 		ctx.writer_cpu = pin_default_writer_cpu(ctx.topo, ctx.cpus[0]);
 	for (int c : ctx.cpus) {

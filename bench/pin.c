@@ -5,9 +5,11 @@
  * caches sit above them on every machine the harness meets (SMT or not,
  * containers with a cgroup cpuset, VMs that report odd topologies).
  */
+#define _GNU_SOURCE /* sched_getaffinity(), CPU_ALLOC() */
 #include <errno.h>
 #include <hwloc.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +19,11 @@
 
 struct pin_topology {
 	hwloc_topology_t topo;
-	/* owned by topo */
+	/* hwloc's allowed cpuset (the cgroup's), owned by topo */
+	hwloc_const_cpuset_t cgroup;
+	/* what this process may use: cgroup, or cgroup & affinity (owned) */
 	hwloc_const_cpuset_t allowed;
+	hwloc_bitmap_t narrowed;
 	/* loaded from a description: not this machine, never bound to */
 	bool described;
 };
@@ -40,6 +45,66 @@ static int set_source(hwloc_topology_t topo, const char *desc)
 		return -1;
 	}
 	return hwloc_topology_set_xmlbuffer(topo, desc, (int)len);
+}
+
+/*
+ * The calling thread's affinity mask as an hwloc bitmap: NULL (errno) if the
+ * kernel does not say. The mask is sized up until the kernel's fits, so a
+ * machine with more than CPU_SETSIZE CPUs is read whole.
+ */
+static hwloc_bitmap_t affinity_mask(void)
+{
+	hwloc_bitmap_t set;
+	unsigned int n;
+	int cpu;
+
+	for (n = CPU_SETSIZE; n <= (1U << 22); n *= 2) {
+		size_t size = CPU_ALLOC_SIZE(n);
+		cpu_set_t *mask = CPU_ALLOC(n);
+
+		if (!mask)
+			return NULL;
+		if (sched_getaffinity(0, size, mask)) {
+			int err = errno;
+
+			CPU_FREE(mask);
+			if (err == EINVAL)
+				continue; /* the kernel's mask is bigger */
+			errno = err;
+			return NULL;
+		}
+		set = hwloc_bitmap_alloc();
+		for (cpu = 0; set && cpu < (int)n; cpu++)
+			if (CPU_ISSET_S(cpu, size, mask))
+				hwloc_bitmap_set(set, (unsigned int)cpu);
+		CPU_FREE(mask);
+		if (!set)
+			errno = ENOMEM;
+		return set;
+	}
+	errno = EINVAL;
+	return NULL;
+}
+
+/*
+ * This machine's allowed PUs: the cgroup's (hwloc's allowed cpuset) that are
+ * also in the process's affinity mask, so that a run under `taskset -c 0`
+ * stays on CPU 0. Where the mask cannot be read, the cgroup's alone.
+ */
+static int narrow_to_affinity(struct pin_topology *p)
+{
+	hwloc_bitmap_t mask = affinity_mask();
+
+	if (!mask)
+		return errno == ENOMEM ? -1 : 0;
+	if (hwloc_bitmap_and(mask, mask, p->cgroup)) {
+		hwloc_bitmap_free(mask);
+		errno = ENOMEM;
+		return -1;
+	}
+	p->narrowed = mask;
+	p->allowed = mask;
+	return 0;
 }
 
 /* this machine's topology if desc is NULL, else the one desc describes */
@@ -67,8 +132,14 @@ static int topology_load(struct pin_topology **t, const char *desc)
 		err = errno ? errno : desc ? EINVAL : EIO;
 		goto fail;
 	}
-	p->allowed = hwloc_topology_get_allowed_cpuset(p->topo);
+	p->cgroup = hwloc_topology_get_allowed_cpuset(p->topo);
+	p->allowed = p->cgroup;
 	p->described = desc != NULL;
+	/* a description keeps its own allowed set: it is not this process */
+	if (!desc && narrow_to_affinity(p)) {
+		err = errno;
+		goto fail;
+	}
 	*t = p;
 	return 0;
 fail:
@@ -98,6 +169,7 @@ void pin_topology_destroy(struct pin_topology *t)
 {
 	if (!t)
 		return;
+	hwloc_bitmap_free(t->narrowed);
 	hwloc_topology_destroy(t->topo);
 	free(t);
 }
@@ -143,22 +215,74 @@ static void valid_cpus(const struct pin_topology *t, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
+int pin_allowed_list(const struct pin_topology *t, char *buf, size_t len)
+{
+	int n = hwloc_bitmap_list_snprintf(buf, len, t->allowed);
+
+	if (n < 0 && len)
+		buf[0] = '\0';
+	return n;
+}
+
+/*
+ * A CPU the machine (or the cgroup) has but this process's affinity mask
+ * leaves out: the user ran under taskset or similar, and is told so.
+ */
+static bool outside_affinity(const struct pin_topology *t, long cpu)
+{
+	return cpu >= 0 && cpu <= INT_MAX && t->allowed != t->cgroup &&
+	       hwloc_bitmap_isset(t->cgroup, (unsigned int)cpu) &&
+	       !hwloc_bitmap_isset(t->allowed, (unsigned int)cpu);
+}
+
+/* "--cpus: <what> (<listed>: <the allowed CPUs>)": -1 with errno errnum */
+static int fail_line(const struct pin_topology *t, char *err, size_t errlen,
+		     int errnum, const char *listed, const char *what)
+{
+	char valid[128];
+
+	if (err && errlen) {
+		valid_cpus(t, valid, sizeof(valid));
+		snprintf(err, errlen, "--cpus: %s (%s: %s)", what, listed,
+			 valid);
+	}
+	errno = errnum;
+	return -1;
+}
+
 __attribute__((format(printf, 5, 6))) static int
 parse_fail(const struct pin_topology *t, char *err, size_t errlen, int errnum,
 	   const char *fmt, ...)
 {
-	char what[192], valid[128];
+	char what[192];
 	va_list ap;
 
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(what, sizeof(what), fmt, ap);
-		va_end(ap);
-		valid_cpus(t, valid, sizeof(valid));
-		snprintf(err, errlen, "--cpus: %s (valid: %s)", what, valid);
-	}
-	errno = errnum;
-	return -1;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return fail_line(t, err, errlen, errnum, "valid", what);
+}
+
+/*
+ * cpu, of the list item item (len bytes, lo-hi), is not allowed: "not a CPU
+ * here", or where the affinity mask leaves it out, "not a CPU this process
+ * may use (allowed: ...)"
+ */
+static int not_allowed(const struct pin_topology *t, char *err, size_t errlen,
+		       const char *item, int len, long lo, long hi, long cpu)
+{
+	bool masked = outside_affinity(t, cpu);
+	const char *why =
+		masked ? "not a CPU this process may use" : "not a CPU here";
+	char what[192];
+
+	if (hi == lo)
+		snprintf(what, sizeof(what), "%.*s is %s", len, item, why);
+	else
+		snprintf(what, sizeof(what), "%.*s includes %ld, which is %s",
+			 len, item, cpu, why);
+	return fail_line(t, err, errlen, ERANGE, masked ? "allowed" : "valid",
+			 what);
 }
 
 /*
@@ -248,17 +372,10 @@ static int parse_list(const struct pin_topology *t, const char *spec, int *cpus,
 		}
 		for (cpu = lo; cpu <= hi; cpu++) {
 			if (cpu < 0 || cpu > INT_MAX ||
-			    !pin_pu_allowed(t, (int)cpu)) {
-				if (hi == lo)
-					return parse_fail(
-						t, err, errlen, ERANGE,
-						"%.*s is not a CPU here",
-						(int)(p - item), item);
-				return parse_fail(t, err, errlen, ERANGE,
-						  "%.*s includes %ld, which is "
-						  "not a CPU here",
-						  (int)(p - item), item, cpu);
-			}
+			    !pin_pu_allowed(t, (int)cpu))
+				return not_allowed(t, err, errlen, item,
+						   (int)(p - item), lo, hi,
+						   cpu);
 			if (add_cpu(t, cpus, max, n, cpu, err, errlen))
 				return -1;
 		}

@@ -5,9 +5,13 @@
  * size a working set is compared with, and binding the calling thread.
  *
  * CPUs are OS indexes (what taskset, sched_getcpu() and /sys call them).
- * "Allowed" is hwloc's allowed cpuset: the PUs the cgroup lets this process
- * run on, not its current affinity mask, so that pinning can move a thread
- * anywhere the process may go. Offline CPUs are never allowed.
+ * "Allowed", for this machine's topology, is hwloc's allowed cpuset (the
+ * PUs the cgroup lets this process run on) that are also in the process's
+ * affinity mask (sched_getaffinity() when pin_topology_init() runs): a run
+ * started under `taskset -c 0` may use CPU 0 only, though binding could
+ * widen the mask, because whoever ran taskset keeps the other CPUs for
+ * something else. Offline CPUs are never allowed. Every user of the set
+ * follows it: --cpus and "all", the default CPU, the default writer CPU.
  *
  * Every function but pin_bind_thread() reads the topology only, so the
  * tests run them on topologies this machine does not have
@@ -25,7 +29,11 @@ extern "C" {
 
 struct pin_topology;
 
-/* hwloc_topology_init + load: 0, or -1 with errno (ENOMEM, or hwloc's) */
+/*
+ * hwloc_topology_init + load, allowed PUs narrowed to the calling thread's
+ * affinity mask (call it before binding any thread): 0, or -1 with errno
+ * (ENOMEM, or hwloc's). Where the mask cannot be read, the cgroup's set.
+ */
 int pin_topology_init(struct pin_topology **t);
 
 /*
@@ -46,6 +54,11 @@ void pin_topology_destroy(struct pin_topology *t);
 /* PUs this process may run on (allowed cpuset) */
 unsigned int pin_nr_pus(const struct pin_topology *t);
 bool pin_pu_allowed(const struct pin_topology *t, int cpu);
+/*
+ * The allowed PUs as a list ("0,2-3"), for messages; returns the length
+ * snprintf would have written, or -1 (an empty string) if hwloc cannot.
+ */
+int pin_allowed_list(const struct pin_topology *t, char *buf, size_t len);
 
 /*
  * The CPU a run uses when none is given: the highest-numbered allowed PU,
@@ -63,8 +76,9 @@ int pin_default_cpu(const struct pin_topology *t);
  * -1 with errno EINVAL (syntax, or a duplicate), ERANGE (a CPU that does not
  * exist or is not allowed, including negative ones) or E2BIG (more than max);
  * err (if errlen) gets one line naming the bad value and the valid CPUs, e.g.
- * "--cpus: 7 is not a CPU here (valid: 0-1)". The first error from the left
- * is the one reported.
+ * "--cpus: 7 is not a CPU here (valid: 0-1)", or for a CPU the affinity
+ * mask leaves out "--cpus: 1 is not a CPU this process may use (allowed:
+ * 0)". The first error from the left is the one reported.
  */
 int pin_parse_cpus(const struct pin_topology *t, const char *spec, int *cpus,
 		   unsigned int max, unsigned int *n, char *err, size_t errlen);

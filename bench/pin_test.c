@@ -6,14 +6,18 @@
  * hybrid CPUs, offline CPUs, a cpuset without CPU 0. Then on this machine's
  * own topology, where only what holds on every machine is asserted (no CPU
  * model, cache size, CPU count or SMT is assumed) and what this topology
- * cannot show is skipped with the reason.
+ * cannot show is skipped with the reason. The affinity mask is narrowed in
+ * a child process, so that taskset's case runs on any machine.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench/pin.h"
 #include "testing/tap.h"
@@ -527,6 +531,9 @@ static void check_machine_cpus(const struct pin_topology *t, const int *all,
 			bad += CPU_ISSET(c, &mine) && !pin_pu_allowed(t, c);
 		tap_ok(!bad,
 		       "every CPU in this process's affinity mask is allowed");
+		for (c = 0, bad = 0; c < CPU_SETSIZE; c++)
+			bad += pin_pu_allowed(t, c) && !CPU_ISSET(c, &mine);
+		tap_ok(!bad, "every allowed CPU is in the affinity mask");
 	}
 	tap_ok(pin_pu_allowed(t, cpu) && cpu == all[nr_all - 1],
 	       "the default CPU %d is the last allowed", cpu);
@@ -674,6 +681,150 @@ static void check_machine_caches(const struct pin_topology *t, const int *all,
 	       "an invalid PU has no description");
 }
 
+/* ---- a narrowed affinity mask, as under `taskset -c N` ---- */
+
+/* the child's results, one "1 text" or "0 text" line each, for the parent */
+static FILE *child_out;
+
+__attribute__((format(printf, 2, 3))) static void child_ok(bool ok,
+							   const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(child_out, "%d ", ok);
+	va_start(ap, fmt);
+	vfprintf(child_out, fmt, ap);
+	va_end(ap);
+	fputc('\n', child_out);
+}
+
+/* in the child, its mask narrowed to cpu: other is a CPU it may not use */
+static void narrowed_checks(int cpu, int other, bool other_in_cgroup)
+{
+	struct pin_topology *t, *d;
+	int cpus[MAX_CPUS], rc;
+	unsigned int n = 0;
+	char spec[32], err[256] = "", want[256];
+
+	if (pin_topology_init(&t)) {
+		child_ok(false, "the topology loads under a one-CPU mask: %s",
+			 strerror(errno));
+		return;
+	}
+	child_ok(pin_nr_pus(t) == 1 && pin_pu_allowed(t, cpu) &&
+			 !pin_pu_allowed(t, other),
+		 "under a mask of CPU %d, only CPU %d is allowed (%u PUs)", cpu,
+		 cpu, pin_nr_pus(t));
+	child_ok(pin_default_cpu(t) == cpu, "the default CPU is %d (got %d)",
+		 cpu, pin_default_cpu(t));
+	rc = pin_parse_cpus(t, "all", cpus, MAX_CPUS, &n, NULL, 0);
+	child_ok(!rc && n == 1 && cpus[0] == cpu, "\"all\" is CPU %d alone",
+		 cpu);
+	child_ok(pin_default_writer_cpu(t, cpu) == -1,
+		 "no default writer CPU besides the only one (got %d)",
+		 pin_default_writer_cpu(t, cpu));
+	snprintf(spec, sizeof(spec), "%d", other);
+	errno = 0;
+	rc = pin_parse_cpus(t, spec, cpus, MAX_CPUS, &n, err, sizeof(err));
+	if (other_in_cgroup)
+		snprintf(want, sizeof(want),
+			 "--cpus: %d is not a CPU this process may use "
+			 "(allowed: %d)",
+			 other, cpu);
+	else
+		snprintf(want, sizeof(want),
+			 "--cpus: %d is not a CPU here (valid: %d)", other,
+			 cpu);
+	child_ok(rc == -1 && errno == ERANGE && !strcmp(err, want),
+		 "--cpus %d is refused with \"%s\" (got \"%s\")", other, want,
+		 err);
+	errno = 0;
+	child_ok(pin_bind_thread(t, other) == -1 && errno == ERANGE,
+		 "binding to CPU %d is refused: %s", other, pin_bind_error());
+	pin_topology_destroy(t);
+
+	/* a description is not this process: its own allowed set stays */
+	if (!pin_topology_init_from(&d, "pack:1 core:4 pu:1")) {
+		child_ok(pin_nr_pus(d) == 4 && pin_default_cpu(d) == 3,
+			 "a described topology keeps its 4 PUs under the mask");
+		pin_topology_destroy(d);
+	} else {
+		child_ok(false, "the described topology loads");
+	}
+}
+
+/*
+ * A child narrows its own affinity to one CPU this process may use, then
+ * checks what the topology allows; its lines come back over a pipe and are
+ * reported here. On a machine with one CPU, "another CPU" is one that does
+ * not exist.
+ */
+static void check_narrowed_affinity(const struct pin_topology *t)
+{
+	cpu_set_t mine, one;
+	int fds[2], status, cpu = -1, other = -1, c;
+	char line[512];
+	FILE *in;
+	pid_t pid;
+
+	if (sched_getaffinity(0, sizeof(mine), &mine)) {
+		skip("a narrowed affinity mask", strerror(errno));
+		return;
+	}
+	for (c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &mine) || !pin_pu_allowed(t, c))
+			continue;
+		if (cpu < 0)
+			cpu = c;
+		else if (other < 0)
+			other = c;
+	}
+	if (cpu < 0) {
+		tap_ok(false, "some CPU of the affinity mask is allowed");
+		return;
+	}
+	if (other < 0)
+		for (other = cpu + 1; pin_pu_allowed(t, other); other++)
+			;
+	if (pipe(fds)) {
+		tap_ok(false, "pipe: %s", strerror(errno));
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		child_out = fdopen(fds[1], "w");
+		if (!child_out)
+			_exit(3);
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one))
+			child_ok(false, "sched_setaffinity to CPU %d: %s", cpu,
+				 strerror(errno));
+		else
+			narrowed_checks(cpu, other, pin_pu_allowed(t, other));
+		fclose(child_out);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (pid < 0) {
+		close(fds[0]);
+		tap_ok(false, "fork: %s", strerror(errno));
+		return;
+	}
+	in = fdopen(fds[0], "r");
+	while (in && fgets(line, sizeof(line), in)) {
+		line[strcspn(line, "\n")] = '\0';
+		tap_ok(line[0] == '1', "%s", line + 2);
+	}
+	if (in)
+		fclose(in);
+	tap_ok(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		       WEXITSTATUS(status) == 0,
+	       "the child with a narrowed mask ran to the end");
+}
+
 static void check_this_machine(void)
 {
 	static int all[MAX_CPUS];
@@ -695,6 +846,7 @@ static void check_this_machine(void)
 		check_machine_cores(t, all, nr_all);
 		check_machine_bind(t, all, nr_all);
 		check_machine_caches(t, all, nr_all);
+		check_narrowed_affinity(t);
 	}
 	pin_topology_destroy(t);
 }
