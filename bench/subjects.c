@@ -73,7 +73,7 @@ const struct clock_choice *bench_clock_find(const char *name)
 	return NULL;
 }
 
-static struct subject subjects[256];
+static struct subject subjects[BENCH_MAX_SUBJECTS];
 static unsigned int nr_subjects;
 
 static struct subject *add(const char *name, enum subject_kind kind)
@@ -101,11 +101,17 @@ static void add_sys(const char *name, const struct bench_loops *loops,
 	s->time = tm;
 }
 
-/* the counters floors are taken from, in the order they are listed */
-static const char *const floor_counters[] = {
-	"rdtsc",	  "lfence_rdtsc",   "mfence_rdtsc", "rdtscp",
-	"isb_cntvct_isb", "isb_cntvct_dep", "cntvctss",
-};
+/* the floor of v's counter already added? (one floor per counter) */
+static bool have_floor(const char *counter)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "floor/%s", counter);
+	for (unsigned int i = 0; i < nr_subjects; i++)
+		if (subjects[i].floor && !strcmp(subjects[i].name, name))
+			return true;
+	return false;
+}
 
 int subjects_init(const char *vdso_reason)
 {
@@ -116,8 +122,7 @@ int subjects_init(const char *vdso_reason)
 		const struct vdso_variant *v = vdso_variants[i];
 
 		/* the fake counter never advances: it is for the tests */
-		if (!v->real_counter ||
-		    nr_subjects >= ARRAY_SIZE(subjects) - 16)
+		if (!v->real_counter)
 			continue;
 		s = add(v->name, SUBJECT_VARIANT);
 		s->variant = v;
@@ -139,20 +144,21 @@ int subjects_init(const char *vdso_reason)
 		bench_vdso_time);
 	subjects[nr_subjects - 1].unavailable = vdso_reason;
 
-	for (unsigned int c = 0; c < ARRAY_SIZE(floor_counters); c++) {
-		for (unsigned int i = 0; i < vdso_variants_nr; i++) {
-			const struct vdso_variant *v = vdso_variants[i];
-			char name[64];
+	/*
+	 * A floor per real counter the table builds here, in the table's
+	 * order: the first variant with that counter lends its loops (the
+	 * floor body reads the counter alone, whatever the layout).
+	 */
+	for (unsigned int i = 0; i < vdso_variants_nr; i++) {
+		const struct vdso_variant *v = vdso_variants[i];
+		char name[64];
 
-			if (!v->real_counter ||
-			    strcmp(v->counter, floor_counters[c]))
-				continue;
-			snprintf(name, sizeof(name), "floor/%s", v->counter);
-			s = add(name, SUBJECT_FLOOR);
-			s->loops = bench_variant_loops[i];
-			s->floor = true;
-			break;
-		}
+		if (!v->real_counter || have_floor(v->counter))
+			continue;
+		snprintf(name, sizeof(name), "floor/%s", v->counter);
+		s = add(name, SUBJECT_FLOOR);
+		s->loops = bench_variant_loops[i];
+		s->floor = true;
 	}
 	s = add("floor/empty", SUBJECT_FLOOR);
 	s->loops = &bench_empty_loops;
@@ -241,15 +247,24 @@ static int pick_subject(const char *pattern, void *arg)
 		if (!strcmp(subjects[i].name, pattern) ||
 		    !fnmatch(pattern, subjects[i].name, 0))
 			hit = ctx->sel->subject[i] = true;
-	if (!hit)
+	if (!hit) {
+		/* the references and floors this build has, from the table */
+		char refs[512] = "";
+		size_t len = 0;
+
+		for (unsigned int i = 0; i < nr_subjects; i++)
+			if (subjects[i].kind != SUBJECT_VARIANT &&
+			    len < sizeof(refs))
+				len += snprintf(refs + len, sizeof(refs) - len,
+						"%s%s", len ? ", " : "",
+						subjects[i].name);
 		snprintf(ctx->err, ctx->errlen,
 			 "--variants: '%s' matches nothing (variants are "
 			 "LAYOUT+COUNTER+INLINE with a real counter, e.g. "
-			 "generic_5_3+rdtscp+always; references: sys/syscall, "
-			 "sys/libc, sys/vdso, floor/rdtsc, floor/lfence_rdtsc, "
-			 "floor/mfence_rdtsc, floor/rdtscp, floor/empty; "
-			 "`vdsobench run --list` shows all)",
-			 pattern);
+			 "%s; references: %s; `vdsobench run --list` shows "
+			 "all)",
+			 pattern, nr_subjects ? subjects[0].name : "none", refs);
+	}
 	return hit ? 0 : -1;
 }
 

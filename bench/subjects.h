@@ -13,6 +13,14 @@
 
 #include "bench/loops.h"
 #include "impls/common/variant.h"
+#include "impls/table_sizes.h"
+
+/*
+ * Every subject there can be: each variant, the three system references,
+ * a floor per counter in the table, and floor/empty. From the table, so a
+ * new layout or counter needs no change here.
+ */
+#define BENCH_MAX_SUBJECTS (VDSO_TABLE_VARIANTS_MAX + 3 + VDSO_TABLE_COUNTERS + 1)
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,7 +92,7 @@ bool subject_applies(const struct subject *s, const struct clock_choice *c,
  * value -1, and err names it and lists the valid ones.
  */
 struct selection {
-	bool subject[256];
+	bool subject[BENCH_MAX_SUBJECTS];
 	bool clock[NR_CLOCK_CHOICES];
 	bool mode[NR_MODES];
 };

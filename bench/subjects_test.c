@@ -3,6 +3,7 @@
  * What a selection expands to: the subject list, the pattern and name
  * checks behind `run`'s bad-usage errors, and which modes apply to what.
  */
+#include <fnmatch.h>
 #include <string.h>
 
 #include "bench/subjects.h"
@@ -64,30 +65,75 @@ static void test_subjects(void)
 	subjects_init(NULL);
 }
 
+/* registry variants whose name matches the glob (the table decides how many) */
+static unsigned int variants_matching(const char *glob)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < vdso_variants_nr; i++)
+		n += !fnmatch(glob, vdso_variants[i]->name, 0);
+	return n;
+}
+
+/* distinct real counters in the registry: one floor each */
+static unsigned int real_counters(void)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < vdso_variants_nr; i++) {
+		const struct vdso_variant *v = vdso_variants[i];
+		bool seen = false;
+
+		for (unsigned int j = 0; j < i && !seen; j++)
+			seen = !strcmp(vdso_variants[j]->counter, v->counter);
+		n += v->real_counter && !seen;
+	}
+	return n;
+}
+
 static void test_selection(void)
 {
 	struct selection sel;
+	unsigned int layouts = variants_matching("*+rdtscp+always");
+	unsigned int floors = real_counters() + 1; /* and floor/empty */
 	char err[1024];
 	int ret;
 
 	ret = selection_parse(&sel, NULL, NULL, NULL, err, sizeof(err));
-	tap_ok(ret == 0 && count(sel.subject, 256) == 8 + 3 + 5 &&
+	tap_ok(ret == 0 && layouts >= 1 &&
+		       count(sel.subject, BENCH_MAX_SUBJECTS) ==
+			       layouts + 3 + floors &&
 		       count(sel.clock, NR_CLOCK_CHOICES) == 7 &&
 		       count(sel.mode, NR_MODES) == 1 && sel.mode[MODE_HOT],
-	       "default: 8 layouts with rdtscp+always, sys/*, floor/*; seven "
-	       "clocks; hot (%d: %u subjects)",
-	       ret, count(sel.subject, 256));
+	       "default: every layout with rdtscp+always (%u), sys/*, a floor "
+	       "per counter and floor/empty (%u); seven clocks; hot (%d: %u "
+	       "subjects)",
+	       layouts, floors, ret, count(sel.subject, BENCH_MAX_SUBJECTS));
+	const char *floorless = NULL;
+
+	for (unsigned int i = 0; i < vdso_variants_nr && !floorless; i++) {
+		const struct vdso_variant *v = vdso_variants[i];
+		char name[64];
+
+		snprintf(name, sizeof(name), "floor/%s", v->counter);
+		if (v->real_counter && !find(name))
+			floorless = v->counter;
+	}
+	tap_ok(!floorless, "every real counter in the table has a floor (%s)",
+	       floorless ? floorless : "all do");
 
 	ret = selection_parse(&sel, "generic_*+rdtscp+*", "getres:*",
 			      "hot,pointer", err, sizeof(err));
-	tap_ok(ret == 0 && count(sel.subject, 256) == 8 &&
+	tap_ok(ret == 0 && variants_matching("generic_*+rdtscp+*") >= 2 &&
+		       count(sel.subject, BENCH_MAX_SUBJECTS) ==
+			       variants_matching("generic_*+rdtscp+*") &&
 		       count(sel.clock, NR_CLOCK_CHOICES) == 7 &&
 		       count(sel.mode, NR_MODES) == 2,
-	       "globs: 4 generic layouts x 2 inlines, seven getres");
+	       "globs: every generic layout x 2 inlines, seven getres");
 
 	ret = selection_parse(&sel, "generic_5_3+rdtscp+always, sys/vdso",
 			      "monotonic", "hot", err, sizeof(err));
-	tap_ok(ret == 0 && count(sel.subject, 256) == 2,
+	tap_ok(ret == 0 && count(sel.subject, BENCH_MAX_SUBJECTS) == 2,
 	       "exact names, a space after the comma");
 
 	ret = selection_parse(&sel, "generic_5_3+rdtscp+always,nope*", NULL,

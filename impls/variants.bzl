@@ -128,6 +128,33 @@ def _per_variant(name, srcs, with_layout, symbol, ctype, header, table, deps,
         visibility = ["//visibility:public"],
     )
 
+def vdso_table_sizes(name):
+    """`name`: a header-only cc_library with impls/<name>.h, the table's
+    sizes as constants, so that C code sizes its arrays from the table
+    (the simulated kernel's attach slots, the harness's subjects) instead
+    of a number someone must remember to raise."""
+    most = 0
+    for arch in ARCHES:
+        most = max(most, len(variants_for_arch(arch)))
+    lines = [
+        "/* generated from impls/variants.bzl: do not edit */",
+        "#define VDSO_TABLE_LAYOUTS %d" % len(LAYOUTS),
+        "#define VDSO_TABLE_COUNTERS %d" % len(COUNTERS),
+        "#define VDSO_TABLE_INLINES %d" % len(INLINES),
+        "/* the most variants any one architecture builds */",
+        "#define VDSO_TABLE_VARIANTS_MAX %d" % most,
+    ]
+    native.genrule(
+        name = name + "_h",
+        outs = [name + ".h"],
+        cmd = "printf '%s\\n' > $@" % "\\n".join(lines),
+    )
+    native.cc_library(
+        name = name,
+        hdrs = [":" + name + ".h"],
+        visibility = ["//visibility:public"],
+    )
+
 def vdso_variants(name, deps):
     """One cc_library per variant (variant_<prefix>), plus `name`: the
     registry of the host's, exporting vdso_variants[] (impls/registry.h).

@@ -7,8 +7,10 @@
 #include <sys/syscall.h>
 
 #include "impls/common/variant.h"
+#include "impls/table_sizes.h"
 
-#define SIM_MAX_ATTACHED 64
+/* every variant the table builds can be attached at once (verify does) */
+#define SIM_MAX_ATTACHED VDSO_TABLE_VARIANTS_MAX
 
 static struct {
 	u32 seq; /* tk_core.seq */
