@@ -22,20 +22,17 @@ page first and the data page second: lines are given with their page.
 import argparse
 import contextlib
 import io
-import concurrent.futures
 import fnmatch
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from . import build, packages, results, variants as variant_list
+from . import build, lifecycle, packages, ranged, results, variants as variant_list
 from .errors import Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -135,8 +132,7 @@ class Tracer:
         variant, clock, mode, n = key
         cmd = ["valgrind", "--tool=lackey", "--trace-mem=yes",
                self.binary, variant, clock, mode, str(n)]
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           errors="replace")
+        r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
         said = [x for x in r.stderr.splitlines() if x.startswith(DRIVER_ERROR)]
         if r.returncode != 0:
             raise Failure(f"layout: valgrind on {variant} {clock} {mode} failed "
@@ -151,21 +147,11 @@ class Tracer:
         return info, loads_in(r.stderr, start, size)
 
 
-def run_all(tracer, keys, jobs):
-    """{key: tracer(key)}, jobs at a time; the first failure cancels the runs not
-    yet started."""
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs))
-    try:
-        return dict(zip(keys, pool.map(tracer, keys)))
-    finally:
-        pool.shutdown(cancel_futures=True)
-
-
 def measure(chosen, binary, jobs):
     """{variant name: [path with loads per call, syscalls per call, traced_as]}."""
     keys = [(v["name"], p["clock"], p["mode"], n)
             for v in chosen for p in plan(v) for n in ITERATIONS]
-    runs = run_all(Tracer(binary), keys, jobs)
+    runs = lifecycle.parallel(Tracer(binary), keys, jobs)
     out = {}
     for v in chosen:
         out[v["name"]] = paths = []
@@ -321,8 +307,7 @@ def object_of(v):
 
 
 def pahole(args):
-    r = subprocess.run(["pahole", *args], stdin=subprocess.DEVNULL, capture_output=True,
-                       text=True, errors="replace")
+    r = lifecycle.run(["pahole", *args], capture_output=True, text=True, errors="replace")
     return r.stdout
 
 
@@ -365,31 +350,21 @@ def crosschecks(chosen):
 
 # ---- output -----------------------------------------------------------------------------
 
-def cannot(path, why):
-    return UsageError(f"layout: cannot write {path}: {why}")
+WHAT = "the layout"
 
 
 def check_out(path):
     """Fail now, before the traces, if --out cannot be written: its folder must exist
-    and take a new file."""
-    path = Path(path)
-    if path.is_dir():
-        raise cannot(path, "it is a directory")
-    if not path.parent.is_dir():
-        raise cannot(path, f"no directory {path.parent}")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise cannot(path, e.strerror or e) from None
-    os.close(fd)
-    os.unlink(tmp)
+    and take a new file, with room for it. --out is the user's own file, named on
+    purpose, so a regular file there is replaced (results.Target: never anything
+    else, nor a file another command wrote meanwhile). The Target."""
+    return results.check_writable(path, force=True, what=WHAT, parents=False)
 
 
 def write_atomic(path, write):
     """write(file) into a temp file beside path, then rename it to path: the file
-    is whole or absent, and no temp file is left behind. --out is the user's own
-    file, named on purpose, so it is replaced."""
-    return results.write_stream_atomic(path, write, force=True, what="the layout")
+    is whole or absent, and no temp file is left behind."""
+    return results.write_stream_atomic(path, write, force=True, what=WHAT)
 
 
 def method_line(seconds):
@@ -399,18 +374,19 @@ def method_line(seconds):
             f"counter read from TLS); traced in {seconds:.1f} s")
 
 
-def emit(args, maps, diffed, seconds):
+def emit(args, target, maps, diffed, seconds):
+    """Print, or write to the --out target (a failed write keeps the map in a
+    recovery file and says where)."""
     method = method_line(seconds)
     if args.format == "png":
-        write_atomic(args.out, lambda f: layout_map.draw_png(maps, f))
+        target.write_stream(lambda f: layout_map.draw_png(maps, f))
         return
     if args.format == "json":
         obj = {"variants": maps, "method": method}
         if diffed:
             obj["diff"] = diffed
-        if args.out:
-            check_out(args.out)
-            results.write_atomic(args.out, obj, force=True)
+        if target:
+            target.write_json(obj)
         else:
             print(json.dumps(obj, indent=1))
         return
@@ -422,27 +398,25 @@ def emit(args, maps, diffed, seconds):
     else:
         lines = layout_map.render_text(maps, method)
     text = "\n".join(lines) + "\n"
-    if args.out:
-        write_atomic(args.out, lambda f: f.write(text.encode()))
+    if target:
+        target.write_stream(lambda f: f.write(text.encode()))
     else:
         sys.stdout.write(text)
 
 
 def check_args(args):
+    """The --out Target (None without --out), once the arguments are checked."""
     if args.diff and args.variants:
         raise UsageError("layout: give VARIANTs or --diff A B, not both")
     if args.format == "png" and not args.out:
         raise UsageError("layout: --format png needs --out FILE")
     if args.format == "png":
         packages.require("matplotlib", what="layout --format png")
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError(f"layout: --jobs: {args.jobs} is not a positive number")
-    if args.out:
-        check_out(args.out)
+    return check_out(args.out) if args.out else None
 
 
 def run(args):
-    check_args(args)
+    target = check_args(args)
     if shutil.which("valgrind") is None:
         raise UsageError("layout: valgrind not found on PATH "
                          "(scripts/vdsobench setup installs it)")
@@ -459,7 +433,7 @@ def run(args):
     traced = measure(chosen, build.binary_path(DRIVER), args.jobs or os.cpu_count() or 1)
     seconds = time.monotonic() - t0
     maps = [layout_map.variant_map(v, traced[v["name"]], checks[v["name"]]) for v in chosen]
-    emit(args, maps, layout_map.diff(*maps) if args.diff else None, seconds)
+    emit(args, target, maps, layout_map.diff(*maps) if args.diff else None, seconds)
     return 0
 
 
@@ -487,14 +461,16 @@ def add_parser(sub):
                "`layout --diff x86_gtod x86_gtod_ts_multshift` is tglx's comparison in "
                "seed 000. Needs valgrind (scripts/vdsobench setup).")
     p.add_argument("variants", nargs="*", metavar="VARIANT",
-                   help="layouts or variant names, globs allowed (default: the 8 layouts)")
+                   help="layouts or variant names, globs allowed (default: every layout in the table)")
     p.add_argument("--diff", nargs=2, metavar=("A", "B"),
                    help="two variants side by side: each field's bytes and lines, and "
                         "each path's lines")
     p.add_argument("--format", choices=FORMATS, default="text",
                    help="text (default), json, or png (needs --out)")
     p.add_argument("--out", metavar="FILE",
-                   help="write there, atomically (default: standard output)")
-    p.add_argument("--jobs", type=int, metavar="N",
-                   help="valgrind runs in parallel (default: the number of CPUs)")
+                   help="write there, atomically, replacing a regular file (default: "
+                        "standard output; '-' is refused: leave --out out)")
+    p.add_argument("--jobs", type=ranged.JOBS, metavar="N",
+                   help=f"valgrind runs in parallel (default: the number of CPUs; "
+                        f"{ranged.JOBS.valid})")
     p.set_defaults(func=run)

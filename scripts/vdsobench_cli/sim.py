@@ -16,18 +16,15 @@ Valgrind runs under `setarch -R` (no ASLR): with a randomised stack or TLS a
 line could share the evicted sets on one run and not on the next.
 """
 
-import concurrent.futures
 import fnmatch
 import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
-import tempfile
 from fractions import Fraction
 
-from . import build, variants as variant_names
+from . import build, lifecycle, ranged, variants as variant_names
 from .errors import Failure, UsageError
 
 DRIVER = "//bench:vdsobench_sim_driver"
@@ -57,7 +54,7 @@ def require_tools():
 
 def valgrind_version():
     try:
-        r = subprocess.run(["valgrind", "--version"], capture_output=True, text=True)
+        r = lifecycle.run(["valgrind", "--version"], capture_output=True, text=True)
     except OSError as e:
         raise Failure(f"sim: cannot run valgrind: {e.strerror}") from None
     return r.stdout.strip().removeprefix("valgrind-") or "unknown"
@@ -86,8 +83,8 @@ def parse_summary(text):
 def catalog(binary):
     """The driver's --list-json: variants, floors, clocks, modes."""
     try:
-        r = subprocess.run([str(binary), "--list-json"], stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, errors="replace")
+        r = lifecycle.run([str(binary), "--list-json"], capture_output=True, text=True,
+                          errors="replace")
         data = json.loads(r.stdout) if r.returncode == 0 else None
     except OSError as e:
         raise Failure(f"cannot run {binary}: {e.strerror}") from None
@@ -139,11 +136,10 @@ class Runner:
 
     def __call__(self, key):
         subject, clock, mode, n = key
-        fd, out = tempfile.mkstemp(prefix="cg.", dir=self.tmp)
+        fd, out = lifecycle.temp_file(self.tmp, "cg.")
         os.close(fd)
         cmd = self.command(subject, clock, mode, n, out)
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           errors="replace")
+        r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
         if r.returncode == 2 and "vdsobench_sim_driver:" in r.stderr:
             line = [x for x in r.stderr.splitlines() if "vdsobench_sim_driver:" in x][-1]
             raise UsageError("sim: " + line.split("vdsobench_sim_driver: ", 1)[1])
@@ -158,7 +154,7 @@ class Runner:
             raise Failure(f"sim: the driver printed no result for {subject} {clock} "
                           f"{mode}") from None
         finally:
-            os.unlink(out)
+            lifecycle.discard(out)
         return info, totals
 
 
@@ -183,11 +179,6 @@ def placement(infos):
 
 def figure(x):
     return round(float(x), 3)
-
-
-def run_all(runner, keys, jobs):
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return dict(zip(keys, pool.map(runner, keys)))
 
 
 def measure(variants=DEFAULT_VARIANTS, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None):
@@ -216,8 +207,8 @@ def measure(variants=DEFAULT_VARIANTS, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=
     points = [(s, c, m) for s in subjects for c in clocks for m in modes]
     points += [(FLOOR, "none", m) for m in modes]
     keys = [(*p, n) for p in points for n in ITERATIONS]
-    with tempfile.TemporaryDirectory(prefix="vdsobench-sim-") as tmp:
-        runs = run_all(Runner(binary, tmp), keys, jobs or os.cpu_count() or 1)
+    with lifecycle.temp_dir(prefix="vdsobench-sim-") as tmp:
+        runs = lifecycle.parallel(Runner(binary, tmp), keys, jobs or os.cpu_count() or 1)
 
     geometry.update(placement([info for info, _ in runs.values()]))
 
@@ -281,11 +272,8 @@ def format_table(results):
 
 
 def run(args):
-    jobs = args.jobs
-    if jobs is not None and jobs < 1:
-        raise UsageError(f"sim: --jobs: {jobs} is not a positive number")
     results = measure(args.variants or DEFAULT_VARIANTS,
-                      args.clocks or DEFAULT_CLOCKS, args.modes or MODES, jobs)
+                      args.clocks or DEFAULT_CLOCKS, args.modes or MODES, args.jobs)
     if args.format == "json":
         json.dump(results, sys.stdout, indent=1)
         print()
@@ -309,13 +297,14 @@ def add_parser(sub):
                "calls at the data page's offsets, as `run` does). "
                "Needs valgrind (scripts/vdsobench setup).")
     p.add_argument("variants", nargs="*", metavar="VARIANT",
-                   help="names or globs (default '*+rdtscp+always': the 8 layouts)")
+                   help="names or globs (default '*+rdtscp+always': every layout in the table)")
     p.add_argument("--clocks", action="append", metavar="LIST",
                    help="comma-separated (default the seven clocks); also getres:<clock>, "
                         "gettimeofday, time")
     p.add_argument("--modes", action="append", metavar="LIST",
                    help="hot, pressure (default both)")
     p.add_argument("--format", choices=("table", "json"), default="table")
-    p.add_argument("--jobs", type=int, metavar="N",
-                   help="valgrind runs in parallel (default: the number of CPUs)")
+    p.add_argument("--jobs", type=ranged.JOBS, metavar="N",
+                   help=f"valgrind runs in parallel (default: the number of CPUs; "
+                        f"{ranged.JOBS.valid})")
     p.set_defaults(func=run)
