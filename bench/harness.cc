@@ -18,6 +18,7 @@
 extern "C" {
 #include "bench/pin.h"
 #include "counters/perf_counters.h"
+#include "impls/counters/available.h"
 #include "impls/kernel/sim_kernel.h"
 #include "impls/kernel/sim_system.h"
 }
@@ -283,6 +284,25 @@ harness_context &harness()
 	return ctx;
 }
 
+namespace
+{
+
+// Why the subject cannot run here: sys/vdso without a vDSO, or a counter
+// read this CPU lacks (a variant's, or a floor's: floor/<counter>), which
+// would die of SIGILL; nullptr if it can.
+const char *unavailable(const struct subject *s)
+{
+	if (s->unavailable)
+		return s->unavailable;
+	if (s->variant)
+		return vdso_counter_unavailable(s->variant->counter);
+	if (s->floor && !strncmp(s->name, "floor/", 6))
+		return vdso_counter_unavailable(s->name + 6);
+	return nullptr;
+}
+
+} // namespace
+
 int harness_plan(const struct selection &sel, char *err, size_t errlen)
 {
 	harness_context &ctx = harness();
@@ -294,10 +314,10 @@ int harness_plan(const struct selection &sel, char *err, size_t errlen)
 
 		if (!sel.subject[i])
 			continue;
-		if (s->unavailable) {
+		if (unavailable(s)) {
 			ctx.skipped.push_back(
 				std::string(s->name) +
-				": not available: " + s->unavailable);
+				": not available: " + unavailable(s));
 			continue;
 		}
 		for (int m = 0; m < NR_MODES; m++) {

@@ -42,8 +42,12 @@
 
 enum phase { PHASE_TORN, PHASE_MONOTONIC };
 
+struct cpu_plan;
+
 struct shared {
 	const struct vdso_variant *v;
+	const struct cpu_plan *cpus;
+	int pin_errno; /* the first refused pinning, 0 if none */
 	enum phase phase;
 	unsigned int duration_ms;
 	int stop;
@@ -93,20 +97,61 @@ static u64 now_ms(void)
 
 /*
  * A torn read needs the writer to finish an update while a reader is
- * inside its few-nanosecond window: both must really run at once. Pin
- * them to different CPUs so the scheduler can't stack them on one; if
- * the machine refuses, the check runs unpinned.
+ * inside its few-nanosecond window: both must really run at once. The
+ * writer takes the first CPU of this process's affinity mask and the
+ * readers the others, so the scheduler can't stack them on one and a
+ * restricted cpuset (taskset, a container) is respected. With one CPU, or
+ * where the kernel refuses, they run unpinned, and the report says so.
  */
-static void pin_self(long cpu)
+struct cpu_plan {
+	int cpu[MAX_READERS + 1]; /* [0] the writer's, then the readers' */
+	int nr_cpus; /* in the affinity mask; < 2: nobody is pinned */
+};
+
+/* the n-th CPU (from 0) of mask, or -1 */
+static int nth_cpu(const cpu_set_t *mask, int n)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, mask) && n-- == 0)
+			return c;
+	return -1;
+}
+
+static void plan_cpus(struct cpu_plan *p)
+{
+	cpu_set_t mask;
+
+	memset(p, 0, sizeof(*p));
+	if (sched_getaffinity(0, sizeof(mask), &mask))
+		return;
+	p->nr_cpus = CPU_COUNT(&mask);
+	if (p->nr_cpus < 2)
+		return;
+	/* the writer alone on its CPU; readers share the rest round robin */
+	p->cpu[0] = nth_cpu(&mask, 0);
+	for (int i = 1; i <= MAX_READERS; i++)
+		p->cpu[i] = nth_cpu(&mask, 1 + (i - 1) % (p->nr_cpus - 1));
+}
+
+/* 0, or the errno of a refused pinning (which leaves the thread unpinned) */
+static int pin_self(const struct cpu_plan *p, int who)
+{
 	cpu_set_t set;
 
-	if (ncpu < 2)
-		return;
+	if (p->nr_cpus < 2 || p->cpu[who] < 0)
+		return 0;
 	CPU_ZERO(&set);
-	CPU_SET((int)(cpu % ncpu), &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	CPU_SET(p->cpu[who], &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void note_pinning(struct shared *sh, int err)
+{
+	int none = 0;
+
+	if (err)
+		__atomic_compare_exchange_n(&sh->pin_errno, &none, err, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 static void *writer_main(void *arg)
@@ -116,7 +161,7 @@ static void *writer_main(void *arg)
 	u64 g = __atomic_load_n(&sh->hist_gen, __ATOMIC_RELAXED);
 	s64 wall_jump = 1000;
 
-	pin_self(0);
+	note_pinning(sh, pin_self(sh->cpus, 0));
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
 		struct timekeeper *tk = sim_tk_write_begin();
 		u64 now;
@@ -262,7 +307,7 @@ struct reader_arg {
 	struct shared *sh;
 	struct reader_stats stats;
 	u64 seed;
-	long cpu;
+	int who; /* 1..: its CPU is sh->cpus->cpu[who] */
 };
 
 static void *reader_main(void *arg)
@@ -275,7 +320,7 @@ static void *reader_main(void *arg)
 	bool have_last[ARRAY_SIZE(reader_clocks) + 2] = { false };
 	u64 rng = ra->seed;
 
-	pin_self(ra->cpu);
+	note_pinning(sh, pin_self(sh->cpus, ra->who));
 	for (u64 i = 0; !__atomic_load_n(&sh->stop, __ATOMIC_RELAXED); i++) {
 		unsigned int k = (unsigned int)(i % nclocks);
 		clockid_t what = k < ARRAY_SIZE(reader_clocks) ?
@@ -362,7 +407,7 @@ static int run_phase(struct shared *sh, enum phase phase, int nreaders,
 		ra[i] = (struct reader_arg){ .sh = sh,
 					     .seed = 0x9e3779b97f4a7c15ULL *
 						     (u64)(i + 1 + phase * 31),
-					     .cpu = i + 1 };
+					     .who = i + 1 };
 		if (pthread_create(&readers[i], NULL, reader_main, &ra[i])) {
 			nreaders = i;
 			__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
@@ -383,16 +428,50 @@ static int run_phase(struct shared *sh, enum phase phase, int nreaders,
 	return 0;
 }
 
+/* where the writer and readers ran, for the report */
+static void describe_cpus(const struct cpu_plan *p, int nreaders, int pin_errno,
+			  char *buf, size_t len)
+{
+	size_t used;
+
+	if (p->nr_cpus < 2) {
+		snprintf(buf, len,
+			 p->nr_cpus ? "writer and reader share the one CPU "
+				      "this process may use, so they cannot "
+				      "run at once and a torn read is unlikely "
+				      "to be seen here"
+				    : "writer and reader unpinned: the "
+				      "process's CPUs are unknown");
+		return;
+	}
+	if (pin_errno) {
+		snprintf(buf, len,
+			 "pinning refused (%s): writer and readers ran "
+			 "unpinned",
+			 strerror(pin_errno));
+		return;
+	}
+	used = (size_t)snprintf(buf, len, "writer on CPU %d, reader%s on %d",
+				p->cpu[0], nreaders > 1 ? "s" : "", p->cpu[1]);
+	/* the readers' CPUs: cpu[1..] repeats after nr_cpus - 1 of them */
+	for (int i = 2; i <= nreaders && i < p->nr_cpus && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, ",%d",
+					 p->cpu[i]);
+}
+
 int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 		      struct check_report *r)
 {
 	static struct shared sh; /* the ring is too big for a stack */
 	struct reader_stats total = { 0, 0 };
 	struct tk_clocksource cs;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int nreaders = ncpu > 1 ? (int)ncpu - 1 : 1;
+	struct cpu_plan cpus;
+	int nreaders;
+	char where[160];
 	u64 gens;
 
+	plan_cpus(&cpus);
+	nreaders = cpus.nr_cpus > 1 ? cpus.nr_cpus - 1 : 1;
 	if (nreaders > MAX_READERS)
 		nreaders = MAX_READERS;
 	r->name = "concurrency";
@@ -400,6 +479,7 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 
 	memset(&sh, 0, sizeof(sh));
 	sh.v = v;
+	sh.cpus = &cpus;
 	sh.duration_ms = duration_ms;
 	sh.r = r;
 	pthread_mutex_init(&sh.fail_lock, NULL);
@@ -442,12 +522,14 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 			      "inconclusive): the checker did not run",
 			   (unsigned long long)total.checked,
 			   (unsigned long long)total.inconclusive);
+	describe_cpus(&cpus, nreaders, sh.pin_errno, where, sizeof(where));
 	if (r->ok)
 		check_note(r, "%llu reads by %d reader%s checked against %llu "
-			      "published generations (%llu inconclusive)%s",
+			      "published generations (%llu inconclusive)%s; %s",
 			   (unsigned long long)total.checked, nreaders,
 			   nreaders > 1 ? "s" : "", (unsigned long long)gens,
 			   (unsigned long long)total.inconclusive,
-			   v->has_timens ? "; phase B in a time namespace" : "");
+			   v->has_timens ? "; phase B in a time namespace" : "",
+			   where);
 	return r->ok ? 0 : -1;
 }
