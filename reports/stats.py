@@ -324,14 +324,13 @@ def paired(base, other, alpha=0.05, comparisons=1, lower_is_better=True, kind="t
     The estimate is the median of the per-round ratios r_i = other_i / base_i,
     with the order-statistic interval [r(j+1), r(n-j)] at confidence
     1 - alpha/comparisons. The p-value is the two-sided sign test of
-    "median ratio = 1" (as scipy's binomtest, computed exactly). A ratio of
-    exactly 1 (a tie, common
-    for counters) counts against a difference, on whichever side is being
-    tested: the interval does the same (a tie at the boundary keeps 1 inside),
-    so interval and test stay dual even with ties; with no ties this is the
-    textbook sign test. Dropping ties instead would let 3 rounds out of 30
-    with a changed count and 27 equal ones give a verdict of "lower" for a
-    median ratio of exactly 1.
+    "median ratio = 1" (scipy's binomtest, computed exactly). A ratio of
+    exactly 1 (a tie, common for counters) counts against a difference, on
+    whichever side is being tested: the interval does the same (a tie at the
+    boundary keeps 1 inside), so interval and test stay dual even with ties;
+    with no ties this is the textbook sign test. Dropping ties instead would
+    let 3 rounds out of 30 with a changed count and 27 equal ones give a
+    verdict of "lower" for a median ratio of exactly 1.
 
     The verdict: "faster"/"slower" for time ("lower"/"higher" for kind
     "count"; lower_is_better=False swaps the time words) when the interval
