@@ -47,8 +47,6 @@ CLOCKS = ("realtime", "monotonic", "boottime", "tai", "realtime_coarse",
 FORMATS = ("text", "json", "png")
 LOAD = re.compile(r"^ [LM] ([0-9a-fA-F]+),(\d+)$", re.M)
 DRIVER_ERROR = "vdsobench_sim_driver:"
-# the layouts' data structs (impls/layouts/x86_gtod*.c, generic_datapage.h)
-STRUCTS = ("vsyscall_gtod_data", "vdso_data")
 # where the index names of the table's entries (CLOCK_*, CS_RAW, VGTOD_BASES) are defined
 CONSTANT_SOURCES = (Path("/usr/include/linux/time.h"), build.ROOT / "impls" / "layouts")
 
@@ -183,18 +181,20 @@ def check_path(path, what):
 
 # ---- pahole -----------------------------------------------------------------------------
 
-MEMBER = re.compile(r"^\s*[^/;{}]*?[\s*](?P<name>\w+)(?P<dims>(?:\[\d+\])*)\s*;"
+MEMBER = re.compile(r"^\s*(?P<type>[^/;{}]*?)[\s*](?P<name>\w+)(?P<dims>(?:\[\d+\])*)\s*;"
                     r"\s*/\*\s*(?P<offset>\d+)\s+(?P<size>\d+)\s*\*/")
 STRUCT = re.compile(r"^struct (\w+) \{")
 SIZE = re.compile(r"/\* size: (\d+),")
 USED_AT = re.compile(r"^/\* Used at: (.+?) \*/")
 DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+([\w\s()+\-*]+?)\s*(?:/[*/].*)?$", re.M)
 COMPONENT = re.compile(r"(\w+)(?:\[(\w+)\])?")
+STRUCT_TYPE = re.compile(r"^(?:const\s+|volatile\s+)*struct\s+(\w+)$")
 
 
 def parse_pahole(text):
-    """pahole -I -C output -> [{struct, size, compile_unit, members: {name:
-    {offset, size, dims}}}]; members of anonymous unions count as members."""
+    """pahole -I [-C NAME] output -> [{struct, size, compile_unit, members: {name:
+    {offset, size, dims, type}}}]; members of anonymous unions count as members;
+    type is the member's C type as pahole prints it ("struct vdso_clock", "u64")."""
     found, cur, unit = [], None, None
     for line in text.splitlines():
         if m := USED_AT.match(line):
@@ -207,7 +207,8 @@ def parse_pahole(text):
         elif cur is not None and (m := MEMBER.match(line)):
             cur["members"].setdefault(m.group("name"), {
                 "offset": int(m.group("offset")), "size": int(m.group("size")),
-                "dims": [int(d) for d in re.findall(r"\[(\d+)\]", m.group("dims"))]})
+                "dims": [int(d) for d in re.findall(r"\[(\d+)\]", m.group("dims"))],
+                "type": " ".join(m.group("type").split())})
     return [s for s in found if s["size"]]
 
 
@@ -216,7 +217,7 @@ def c_constants(sources=CONSTANT_SOURCES):
     they evaluate (CLOCK_TAI + 1 does); a name defined two ways is left out."""
     raw = {}
     for src in sources:
-        files = sorted(Path(src).glob("*.[ch]")) if Path(src).is_dir() else [Path(src)]
+        files = sorted(Path(src).rglob("*.[ch]")) if Path(src).is_dir() else [Path(src)]
         for f in files:
             try:
                 text = f.read_text(errors="replace")
@@ -239,17 +240,20 @@ def c_constants(sources=CONSTANT_SOURCES):
     return values
 
 
-def expect(name, struct, constants, data_size):
+def expect(name, struct, constants, data_size, structs=None):
     """(possible offsets, size, note) pahole implies for a table entry name such as
-    basetime[CLOCK_MONOTONIC] or vd[CS_RAW].seq; note is None or says what could
-    not be resolved (then any element of the array is possible)."""
+    basetime[CLOCK_MONOTONIC], vd[CS_RAW].seq or, nested,
+    clock_data[CS_HRES_COARSE].basetime[CLOCK_MONOTONIC]: each component a member
+    of the struct the one before it names (structs: {name: parsed struct}, the
+    compile unit's); note is None or says what could not be resolved (then any
+    element of that array is possible)."""
     parts = [COMPONENT.fullmatch(c) for c in name.split(".")]
     if not all(parts):
         return None, None, f"{name}: not a member path"
+    structs = structs or {struct["struct"]: struct}
     bases, notes = {0}, []
-    members = struct["members"]
     first = parts[0]
-    if first.group(1) not in members and first.group(2) and len(parts) > 1:
+    if first.group(1) not in struct["members"] and first.group(2) and len(parts) > 1:
         # an array of the struct itself: the generic page's vd[CS_BASES]
         k = constants.get(first.group(2))
         count = data_size // struct["size"]
@@ -258,36 +262,43 @@ def expect(name, struct, constants, data_size):
         if k is None:
             notes.append(f"{first.group(2)} unresolved")
         parts = parts[1:]
-    if len(parts) != 1 or parts[0].group(1) not in members:
-        return None, None, f"{name}: pahole shows no such member of struct {struct['struct']}"
-    member, index = members[parts[0].group(1)], parts[0].group(2)
-    if index is None:
-        return {b + member["offset"] for b in bases}, member["size"], "; ".join(notes) or None
-    if not member["dims"]:
-        return None, None, f"{name}: pahole shows {parts[0].group(1)} is not an array"
-    n = member["dims"][0]
-    elem = member["size"] // n
-    k = constants.get(index)
-    if k == n:  # the whole array, named by its dimension
-        return {b + member["offset"] for b in bases}, member["size"], "; ".join(notes) or None
-    if k is None:
-        notes.append(f"{index} unresolved: any element of {parts[0].group(1)}[{n}]")
-        offsets = {b + member["offset"] + j * elem for b in bases for j in range(n)}
-    elif k > n:
-        return None, None, f"{name}: index {k} is past {parts[0].group(1)}[{n}]"
-    else:
-        offsets = {b + member["offset"] + k * elem for b in bases}
-    return offsets, elem, "; ".join(notes)
+    cur, size = struct, None
+    for i, part in enumerate(parts):
+        if cur is None or part.group(1) not in cur["members"]:
+            where = f"struct {cur['struct']}" if cur else f"{parts[i - 1].group(1)} (not a struct)"
+            return None, None, f"{name}: pahole shows no member {part.group(1)} in {where}"
+        member, index = cur["members"][part.group(1)], part.group(2)
+        size = member["size"]
+        offsets = {b + member["offset"] for b in bases}
+        if index is not None:
+            if not member["dims"]:
+                return None, None, f"{name}: pahole shows {part.group(1)} is not an array"
+            n = member["dims"][0]
+            elem = member["size"] // n
+            k = constants.get(index)
+            if k == n:  # the whole array, named by its dimension
+                pass
+            elif k is None:
+                notes.append(f"{index} unresolved: any element of {part.group(1)}[{n}]")
+                offsets, size = {o + j * elem for o in offsets for j in range(n)}, elem
+            elif k > n:
+                return None, None, f"{name}: index {k} is past {part.group(1)}[{n}]"
+            else:
+                offsets, size = {o + k * elem for o in offsets}, elem
+        bases = offsets
+        m = STRUCT_TYPE.match(member.get("type") or "")
+        cur = structs.get(m.group(1)) if m else None
+    return bases, size, "; ".join(notes) or None
 
 
-def crosscheck(fields, struct, constants, data_size):
+def crosscheck(fields, struct, constants, data_size, structs=None):
     """(mismatches, notes): each table entry against pahole's layout."""
     mismatches, notes = [], []
     if data_size % struct["size"]:
         mismatches.append(f"data_size {data_size} is not a whole number of "
                           f"struct {struct['struct']} ({struct['size']} bytes)")
     for f in fields:
-        offsets, size, note = expect(f["name"], struct, constants, data_size)
+        offsets, size, note = expect(f["name"], struct, constants, data_size, structs)
         if offsets is None:
             mismatches.append(note)
             continue
@@ -298,6 +309,20 @@ def crosscheck(fields, struct, constants, data_size):
             mismatches.append(f"{f['name']}: the table says offset {f['offset']} size "
                               f"{f['size']}, pahole offset {want} size {size}")
     return mismatches, notes
+
+
+def data_struct(fields, data_size, structs, constants):
+    """The struct the variant's data is: of the compile unit's structs whose size
+    divides data_size, the one that resolves the most field-table entries (the
+    larger on a tie: vdso_time_data over the vdso_clock it holds). No list of
+    struct names: a new layout's own struct is found the same way."""
+    def score(st):
+        resolved = sum(expect(f["name"], st, constants, data_size, structs)[0] is not None
+                       for f in fields)
+        return resolved, st["size"]
+    fits = [st for st in structs.values() if st["size"] and data_size % st["size"] == 0]
+    best = max(fits, key=score, default=None)
+    return best if best is not None and score(best)[0] > 0 else None
 
 
 def object_of(v):
@@ -317,15 +342,15 @@ def check_pahole(v, constants, version):
     unit = f"impls/layouts/{v['layout']}.c"
     if not obj.exists():
         return {"skipped": f"no object for {unit} at {obj}"}
-    structs = []
-    for name in STRUCTS:
-        structs = parse_pahole(pahole(["-I", "-C", name, str(obj)]))
-        if structs:
-            break
-    if not structs:
-        raise Failure(f"layout: pahole finds none of struct {', '.join(STRUCTS)} in {obj}")
-    struct = structs[0]
-    mismatches, notes = crosscheck(v["fields"], struct, constants, v["data_size"])
+    # the structs of the layout's own compile unit, not those of the headers'
+    # other users; the data struct is the one the field table describes
+    structs = {st["struct"]: st for st in parse_pahole(pahole(["-I", str(obj)]))}
+    struct = data_struct(v["fields"], v["data_size"], structs, constants)
+    if struct is None:
+        raise Failure(f"layout: {v['name']}: pahole finds no struct in {obj} whose "
+                      f"members are the field table's and whose size divides "
+                      f"{v['data_size']} bytes")
+    mismatches, notes = crosscheck(v["fields"], struct, constants, v["data_size"], structs)
     if struct["compile_unit"] != unit:
         notes.append(f"pahole says the struct is used at {struct['compile_unit']}")
     if mismatches:

@@ -163,7 +163,8 @@ class PaholeTest(unittest.TestCase):
         (struct,) = layout.parse_pahole(TGLX_AFTER)
         self.assertEqual(struct["size"], 320)
         self.assertEqual(struct["members"]["basetime"], {"offset": 24, "size": 288,
-                                                         "dims": [12]})
+                                                         "dims": [12],
+                                                         "type": "struct vgtod_ts"})
         v = variant(MULTSHIFT)
         mismatches, notes = layout.crosscheck(v["fields"], struct, layout.c_constants(),
                                               v["data_size"])
@@ -177,6 +178,61 @@ class PaholeTest(unittest.TestCase):
         self.assertEqual(len(mismatches), 1)
         self.assertIn("basetime[CLOCK_MONOTONIC]: the table says offset 56 size 24, "
                       "pahole offset 48 size 24", mismatches[0])
+
+    def test_nested_fields_and_the_data_struct_found_by_its_members(self):
+        # the shape v6.15 gave the data (struct vdso_time_data holding
+        # struct vdso_clock clock_data[CS_BASES]); no struct name is known
+        # beforehand: the one the field table describes is found
+        text = """struct vdso_timestamp {
+	u64                        sec;                  /*     0     8 */
+	u64                        nsec;                 /*     8     8 */
+
+	/* size: 16, cachelines: 1, members: 2 */
+};
+struct vdso_clock {
+	u32                        seq;                  /*     0     4 */
+	s32                        clock_mode;           /*     4     4 */
+	u64                        cycle_last;           /*     8     8 */
+	u64                        max_cycles;           /*    16     8 */
+	u64                        mask;                 /*    24     8 */
+	u32                        mult;                 /*    32     4 */
+	u32                        shift;                /*    36     4 */
+	struct vdso_timestamp      basetime[12];         /*    40   192 */
+
+	/* size: 232, cachelines: 4, members: 8 */
+};
+struct vdso_time_data {
+	struct vdso_clock          clock_data[2];        /*     0   464 */
+	s32                        tz_minuteswest;       /*   464     4 */
+	s32                        tz_dsttime;           /*   468     4 */
+	u32                        hrtimer_res;          /*   472     4 */
+	u32                        __unused;             /*   476     4 */
+
+	/* size: 480, cachelines: 8, members: 5 */
+};
+"""
+        structs = {st["struct"]: st for st in layout.parse_pahole(text)}
+        fields = [{"name": "clock_data[CS_HRES_COARSE].seq", "offset": 0, "size": 4},
+                  {"name": "clock_data[CS_RAW].mult", "offset": 232 + 32, "size": 4},
+                  {"name": "clock_data[CS_HRES_COARSE].basetime[CLOCK_MONOTONIC]",
+                   "offset": 56, "size": 16},
+                  {"name": "clock_data[CS_HRES_COARSE].basetime[CLOCK_MONOTONIC].nsec",
+                   "offset": 64, "size": 8},
+                  {"name": "hrtimer_res", "offset": 472, "size": 4}]
+        constants = {"CS_HRES_COARSE": 0, "CS_RAW": 1, "CLOCK_MONOTONIC": 1}
+        struct = layout.data_struct(fields, 480, structs, constants)
+        self.assertEqual(struct["struct"], "vdso_time_data")
+        self.assertEqual(layout.crosscheck(fields, struct, constants, 480, structs), ([], []))
+        wrong = [dict(fields[2], offset=40)]
+        mismatches, _ = layout.crosscheck(wrong, struct, constants, 480, structs)
+        self.assertEqual(mismatches, ["clock_data[CS_HRES_COARSE].basetime[CLOCK_MONOTONIC]: "
+                                      "the table says offset 40 size 16, pahole offset 56 "
+                                      "size 16"])
+        mismatches, _ = layout.crosscheck([{"name": "clock_data[CS_RAW].bogus", "offset": 0,
+                                            "size": 4}], struct, constants, 480, structs)
+        self.assertIn("no member bogus in struct vdso_clock", mismatches[0])
+        self.assertIsNone(layout.data_struct([{"name": "nothing", "offset": 0, "size": 4}],
+                                             480, structs, constants))
 
     def test_constants_from_the_sources(self):
         c = layout.c_constants()
