@@ -33,7 +33,7 @@ MB = 1 << 20
 # Caps well above real files: a default run is about 0.3 MB per CPU, every
 # mode on one CPU 1 MB (results/runs), a baseline 16 KB. Parsing needs about
 # three times the file in memory.
-LIMITS = {"results file": 128 * MB, "comparison": 64 * MB, "baseline": 16 * MB}
+LIMITS = {"results file": 128 * MB, "results file or comparison": 128 * MB, "baseline": 16 * MB}
 # Real files nest 6 deep; the schema checker recurses, so this stays far below
 # Python's recursion limit.
 MAX_DEPTH = 64
@@ -63,8 +63,8 @@ def size_text(size):
     return f"{math.ceil(size / MB)} MB" if size >= MB else f"{size} bytes"
 
 
-def too_large(path, size, what, limit, more=""):
-    return UsageError(f"{path}: {more}{size_text(size)} is larger than the {size_text(limit)} "
+def too_large(path, size, what, limit):
+    return UsageError(f"{path}: {size_text(size)} is larger than the {size_text(limit)} "
                       f"a {what} may be")
 
 
@@ -86,7 +86,8 @@ def read_bytes(path, what, limit, missing=None):
     except OSError as e:
         raise UsageError(f"{path}: {e.strerror or e}") from None
     if len(data) > limit:  # a pipe, or a file that grew
-        raise too_large(path, len(data), what, limit, "more than ")
+        raise UsageError(f"{path}: more than the {size_text(limit)} a {what} may be "
+                         "(stopped reading there)")
     return data
 
 
@@ -175,7 +176,7 @@ def resolve_constants(path, obj, allow):
 def read(path, what, allow=None, missing=None):
     """The JSON value in the file at path, checked as the module docstring says.
 
-    what: the kind of file ("results file", "comparison", "baseline"): its cap
+    what: the kind of file (a key of LIMITS: "results file", "baseline", ...): its cap
     is LIMITS[what] and messages name it. allow(parts, token, parent) -> bool:
     where NaN / Infinity may stand (default nowhere). missing: the message
     when the file does not exist."""

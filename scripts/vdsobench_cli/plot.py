@@ -74,10 +74,10 @@ def why_not_results(path, obj, error):
     return error
 
 
-def load_input(path):
+def load_input(path, what="results file or comparison"):
     """("results" or "comparison", the object), or UsageError naming what is
-    wrong; read once, through inputs.read."""
-    obj = inputs.read(path, "results file", allow=plot_input_constant)
+    wrong; read once, through inputs.read (what: its kind in inputs.LIMITS)."""
+    obj = inputs.read(path, what, allow=plot_input_constant)
     if isinstance(obj, dict) and "rows" in obj and "benchmarks" not in obj:
         check_comparison(obj, path)
         return "comparison", obj
@@ -96,7 +96,7 @@ def load_results(paths, command):
     """[(path, results)]; a comparison file is refused."""
     out = []
     for path in paths:
-        kind, obj = load_input(path)
+        kind, obj = load_input(path, "results file")
         if kind != "results":
             raise UsageError(f"{command}: {path} is a comparison; {command} takes results "
                              "files from `run` (plot takes comparisons)")
