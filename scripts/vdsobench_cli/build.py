@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import lifecycle
 from .errors import Failure
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,9 +40,9 @@ def bazel(command, args):
     if bundled():
         raise Failure(f"bazel {command}: not in a bundle; use the repository for this")
     try:
-        r = subprocess.run(["bazel", command, *FLAGS, *args], cwd=ROOT,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, errors="replace")
+        r = lifecycle.run(["bazel", command, *FLAGS, *args], cwd=ROOT,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace")
     except OSError as e:
         raise Failure(f"cannot run bazel ({e.strerror}); "
                       "run scripts/vdsobench setup") from None

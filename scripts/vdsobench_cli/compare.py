@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from . import fingerprint, results, rounds
+from . import fingerprint, ranged, results, rounds
 from .errors import UsageError
 from .build import ROOT
 
@@ -81,22 +81,11 @@ def sim_rows(variants, clocks, modes, baseline):
     return rows
 
 
-def calls_per(text):
-    if text is None:
-        return None
-    value = text[:-1] if text.endswith("s") else text
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = 0
-    if not seconds > 0:
-        raise UsageError(f"--calls-per: {text!r} is not a duration in seconds (e.g. 10s)")
-    return seconds
-
-
-def write_out(path, comparison, force):
-    if path:
-        results.write_atomic(path, comparison, force=force)
+def write_out(target, comparison):
+    """--out, checked before the work (check_outputs): a failed write keeps the
+    comparison in a recovery file and says where (exit 1)."""
+    if target:
+        path = target.write_json(comparison)
         print(f"comparison: {os.path.relpath(path)}", file=sys.stderr)
 
 
@@ -144,20 +133,21 @@ def write_plots(plot_dir, comparison):
 
 
 def check_outputs(args):
-    """Before a run: a bad --out or --plot must fail in a second, not after it."""
-    if args.out:
-        results.check_writable(args.out, args.force)
+    """Before a run: a bad --out or --plot must fail in a second, not after it. The
+    --out Target, or None."""
     if args.plot:
-        from . import plot
-        plot.check_out_dir(args.plot)
+        results.check_out_dir(args.plot)
+    if args.out:
+        return results.check_writable(args.out, args.force, what="the comparison")
+    return None
 
 
 def compare_paired(args):
-    check_outputs(args)
+    target = check_outputs(args)
     comparison = paired_comparison(args.variants, args, args.rounds, args.batch_ms, args.alpha,
                                    sim=args.sim, quiet=args.quiet)
-    print(tables.render(comparison, args.format, calls_per=calls_per(args.calls_per)), end="")
-    write_out(args.out, comparison, args.force)
+    print(tables.render(comparison, args.format, calls_per=args.calls_per), end="")
+    write_out(target, comparison)
     write_plots(args.plot, comparison)
     return 0
 
@@ -172,7 +162,7 @@ def repetition_times(data):
     return out
 
 
-def compare_results(args):
+def compare_results(args, target=None):
     old_path, new_path = args.results
     old, new = results.load(old_path), results.load(new_path)
     old_t, new_t = repetition_times(old), repetition_times(new)
@@ -202,8 +192,8 @@ def compare_results(args):
                                comparisons=len(common), rounds=None, paired=False,
                                notes=notes),
                   "rows": rows}
-    print(tables.render(comparison, args.format, calls_per=calls_per(args.calls_per)), end="")
-    write_out(args.out, comparison, args.force)
+    print(tables.render(comparison, args.format, calls_per=args.calls_per), end="")
+    write_out(target, comparison)
     write_plots(args.plot, comparison)
     return 0
 
@@ -212,28 +202,13 @@ def run_compare(args):
     if args.format not in FORMATS:
         raise UsageError(f"--format: {args.format!r} is not a format "
                          f"(valid: {', '.join(FORMATS)})")
-    if not 0 < args.alpha < 1:
-        raise UsageError(f"--alpha: {args.alpha} is not in (0, 1)")
     if args.results:
         if args.variants:
             raise UsageError("compare: give variants or --results OLD NEW, not both")
-        check_outputs(args)
-        return compare_results(args)
+        return compare_results(args, check_outputs(args))
     from . import packages
     packages.ensure_setup()
     return compare_paired(args)
-
-
-def positive(kind):
-    def parse(text):
-        try:
-            value = kind(text)
-        except ValueError:
-            value = 0
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
-        return value
-    return parse
 
 
 def add_parser(sub):
@@ -255,24 +230,30 @@ def add_parser(sub):
                    help="as for run (default: the seven clocks)")
     p.add_argument("--modes", action="append", metavar="LIST", help="as for run (default hot)")
     p.add_argument("--cpus", metavar="LIST", help="as for run")
-    p.add_argument("--writer-cpu", metavar="N", help="as for run")
-    p.add_argument("--hz", metavar="N|max", help="as for run")
+    p.add_argument("--writer-cpu", metavar="N", type=ranged.CPU, help="as for run")
+    p.add_argument("--hz", metavar="N|max", type=ranged.HZ, help="as for run")
     p.add_argument("--events", metavar="LIST", help="as for run")
     p.add_argument("--no-pin", action="store_true", help="as for run")
-    p.add_argument("--rounds", type=positive(int), default=DEFAULT_ROUNDS, metavar="N",
-                   help=f"interleaved rounds (default {DEFAULT_ROUNDS})")
-    p.add_argument("--batch-ms", type=positive(float), default=DEFAULT_BATCH_MS, metavar="MS",
-                   help=f"the slowest variant's batch per round (default {DEFAULT_BATCH_MS})")
-    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
-                   help="significance level before correction (default 0.05)")
+    p.add_argument("--rounds", type=ranged.ROUNDS, default=DEFAULT_ROUNDS, metavar="N",
+                   help=f"interleaved rounds (default {DEFAULT_ROUNDS}; {ranged.ROUNDS.valid})")
+    p.add_argument("--batch-ms", type=ranged.BATCH_MS, default=DEFAULT_BATCH_MS, metavar="MS",
+                   help=f"the slowest variant's batch per round (default {DEFAULT_BATCH_MS}; "
+                        f"{ranged.BATCH_MS.valid})")
+    p.add_argument("--alpha", type=ranged.ALPHA, default=0.05, metavar="A",
+                   help=f"significance level before correction (default 0.05; "
+                        f"{ranged.ALPHA.valid})")
     p.add_argument("--sim", action="store_true",
                    help="also compare simulated instructions and L1D misses (valgrind)")
     p.add_argument("--format", default="table", metavar="FMT",
                    help=f"one of {', '.join(FORMATS)} (default table)")
-    p.add_argument("--calls-per", metavar="SECONDS",
+    p.add_argument("--calls-per", metavar="SECONDS", type=ranged.CALLS_PER,
                    help="show calls per duration instead of ns/call (e.g. 10s, as in seed 000)")
-    p.add_argument("--out", metavar="FILE", help="also write the comparison (JSON) here")
-    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument("--out", metavar="FILE",
+                   help="also write the comparison (JSON) here; checked before measuring, "
+                        "kept in a recovery file if it still cannot be written; '-' is "
+                        "refused")
+    p.add_argument("--force", action="store_true",
+                   help="replace --out if it exists (a regular file only, as for run)")
     p.add_argument("--plot", metavar="DIR",
                    help="also draw the comparison (ratios with intervals; PNG and SVG) here")
     p.add_argument("--quiet", action="store_true", help="no progress line")

@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from . import build, packages
+from . import build, lifecycle, packages
 from .errors import Failure, UsageError, one_line
 
 COUNTERS = "//counters:vdsobench_counters"
@@ -73,8 +73,8 @@ def run(args):
     if args.all:
         cmd.append("--all")
     try:
-        r = subprocess.run(cmd + args.events, stdin=subprocess.DEVNULL, capture_output=True,
-                           text=True, errors="replace")
+        r = lifecycle.run(cmd + args.events, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, errors="replace")
     except OSError as e:
         raise Failure(f"cannot run {cmd[0]}: {e.strerror}") from None
     return report(r.returncode, r.stdout, r.stderr, args.json)

@@ -17,12 +17,11 @@ Exit 0: no regression; 1: a regression (with the table); 2: bad usage or input.
 
 import argparse
 import datetime
-import math
 import os
 import shutil
 import sys
 
-from . import build, fingerprint, inputs, results, rounds, variants as variants_mod
+from . import build, fingerprint, inputs, ranged, results, rounds, variants as variants_mod
 from .errors import UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -79,20 +78,6 @@ def check_baseline(data, path):
                 raise UsageError(f"{path}: {part}.rows[{i}]: {'/'.join(key)} appears twice "
                                  f"(also {part}.rows[{seen[key]}])")
             seen[key] = i
-
-
-def check_options(args):
-    """Numbers from the command line, before anything is read or measured."""
-    for name, value, ok, valid in (
-            ("--threshold", args.threshold, lambda v: v >= 0, "a fraction >= 0"),
-            ("--alpha", args.alpha, lambda v: 0 < v < 1, "in (0, 1)"),
-            ("--rounds", args.rounds, lambda v: v >= 2, "a whole number >= 2"),
-            ("--batch-ms", args.batch_ms, lambda v: v > 0, "milliseconds > 0"),
-            ("--tolerance-instructions", args.tolerance_instructions, lambda v: v >= 0,
-             "a count >= 0"),
-            ("--tolerance-misses", args.tolerance_misses, lambda v: v >= 0, "a count >= 0")):
-        if value is not None and not (math.isfinite(value) and ok(value)):
-            raise UsageError(f"{name}: {value:g} is not {valid}")
 
 
 def check_variants_exist(names, path):
@@ -207,9 +192,11 @@ def print_checks(checks, out=None):
         print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip(), file=out)
 
 
-def record(args, path, old):
+def record(args, target, old):
     """--update-baseline: measure the selection (or what the baseline had) and
-    write it atomically."""
+    write it atomically to the checked target: over the baseline as it was when
+    the command started, not over one another command wrote meanwhile (then, as
+    when the write fails, the new baseline is kept in a recovery file)."""
     fp = fingerprint.collect([])
     sel = {k: variants_mod.split_patterns(getattr(args, k) or []) for k in NEW_DEFAULTS}
     if old and old.get("sim"):
@@ -238,8 +225,8 @@ def record(args, path, old):
                      for m in measured]}
     if args.only == "timing" or args.with_timing:
         baseline["timing"] = record_timing(args, names, sel)
-    check_baseline(baseline, path)  # what gate will read back
-    results.write_atomic(path, baseline, force=True)
+    check_baseline(baseline, target.path)  # what gate will read back
+    path = target.write_json(baseline)
     print(f"gate: baseline written: {os.path.relpath(path)} "
           f"({len(baseline.get('sim', {}).get('rows', []))} sim rows, "
           f"{len(baseline.get('timing', {}).get('rows', []))} timing rows)")
@@ -267,13 +254,15 @@ def record_timing(args, names, sel):
 
 
 def run_gate(args):
-    check_options(args)
     path = args.baseline
     if args.update_baseline:
+        # before reading or measuring: the baseline must be a regular file (or
+        # absent) in a writable directory with room for it
+        target = results.check_writable(path, force=True, what="the baseline")
         old = load_baseline(path) if os.path.exists(path) else None
         from . import packages
         packages.ensure_setup()
-        return record(args, path, old)
+        return record(args, target, old)
     baseline = load_baseline(path)
     from . import packages
     packages.ensure_setup()
@@ -322,11 +311,12 @@ def add_parser(sub):
                    help=f"the baseline (default {DEFAULT_BASELINE})")
     p.add_argument("--only", choices=("sim", "timing"),
                    help="gate on one kind of check only")
-    p.add_argument("--threshold", type=float, metavar="F",
+    p.add_argument("--threshold", type=ranged.THRESHOLD, metavar="F",
                    help="timing: the slowdown that fails, as a fraction (default the "
                         "baseline's, else 0.05)")
-    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
-                   help="timing: significance before correction (default 0.05)")
+    p.add_argument("--alpha", type=ranged.ALPHA, default=0.05, metavar="A",
+                   help=f"timing: significance before correction (default 0.05; "
+                        f"{ranged.ALPHA.valid})")
     p.add_argument("--allow-other-machine", action="store_true",
                    help="timing: gate even if the baseline's CPU model differs")
     p.add_argument("--variants", action="append", metavar="LIST",
@@ -336,18 +326,20 @@ def add_parser(sub):
                    help="likewise (new baselines: monotonic,monotonic_raw,realtime_coarse)")
     p.add_argument("--modes", action="append", metavar="LIST",
                    help="likewise (new baselines: hot,pressure)")
-    p.add_argument("--cpus", metavar="N", help="timing: the CPU to run on")
-    p.add_argument("--rounds", type=int, metavar="N", help="timing: interleaved rounds")
-    p.add_argument("--batch-ms", type=float, default=10, metavar="MS",
-                   help="timing: the slowest variant's batch per round (default 10)")
+    p.add_argument("--cpus", metavar="N", type=ranged.CPU, help="timing: the CPU to run on")
+    p.add_argument("--rounds", type=ranged.PAIRED_ROUNDS, metavar="N",
+                   help=f"timing: interleaved rounds ({ranged.PAIRED_ROUNDS.valid})")
+    p.add_argument("--batch-ms", type=ranged.BATCH_MS, default=10, metavar="MS",
+                   help=f"timing: the slowest variant's batch per round (default 10; "
+                        f"{ranged.BATCH_MS.valid})")
     p.add_argument("--reference", metavar="VARIANT",
                    help="--update-baseline: the timing reference (default the first variant)")
     p.add_argument("--with-timing", action="store_true",
                    help="--update-baseline: record timing rows too (machine-specific)")
-    p.add_argument("--tolerance-instructions", type=float, default=0, metavar="N",
+    p.add_argument("--tolerance-instructions", type=ranged.TOLERANCE, default=0, metavar="N",
                    help="--update-baseline: instructions per call allowed above the "
                         "baseline (default 0: exact)")
-    p.add_argument("--tolerance-misses", type=float, default=0, metavar="N",
+    p.add_argument("--tolerance-misses", type=ranged.TOLERANCE, default=0, metavar="N",
                    help="--update-baseline: simulated L1D misses per call allowed above "
                         "(default 0)")
     p.add_argument("--update-baseline", action="store_true",

@@ -315,10 +315,9 @@ def stop(proc, grace=GRACE_S):
 
 
 @contextlib.contextmanager
-def child(cmd, **kwargs):
-    """A registered child (see popen) for the block; stopped (group and all) if the
-    block raises, reaped at the end either way."""
-    proc = popen(cmd, **kwargs)
+def owned(proc):
+    """The block that uses a child from popen: if it raises, the child is stopped
+    (group and all); either way it is reaped at the end."""
     try:
         yield proc
     except BaseException:
@@ -335,12 +334,14 @@ def child(cmd, **kwargs):
 
 
 def run(cmd, input=None, capture_output=False, **kwargs):
-    """subprocess.run for a registered child (see child): CompletedProcess, no check."""
+    """subprocess.run for a registered child (see popen, owned): CompletedProcess,
+    no check."""
     if capture_output:
         kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
     if input is not None:
         kwargs["stdin"] = subprocess.PIPE
-    with child(cmd, **kwargs) as proc:
+    proc = popen(cmd, **kwargs)
+    with owned(proc):
         out, err = proc.communicate(input)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 

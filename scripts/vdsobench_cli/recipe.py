@@ -13,12 +13,13 @@ import sys
 import textwrap
 
 from . import build, compare, fingerprint, results
-from .errors import UsageError
+from .errors import CliError, Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
 from reports import tables  # noqa: E402
 
 WIDTH = 72
+OUT_DIR_BYTES = 4 * 1024 * 1024  # a recipe's comparisons and charts, with room to spare
 
 
 class Session:
@@ -125,22 +126,28 @@ def run_recipe(args):
             print(f"{r.name:18} {r.title}")
         return 0
     recipe = recipes.by_name(args.name)
-    out_dir = os.path.abspath(args.out or default_out(recipe.name))
-    if os.path.exists(out_dir) and os.listdir(out_dir) and not args.force:
-        raise UsageError(f"--out: {out_dir} is not empty (use --force to write into it)")
-    results.check_writable(os.path.join(out_dir, "probe.json"), True)
+    # checked now, filled as the recipe goes in a hidden directory beside it, moved
+    # into place at the end: an interrupted recipe leaves nothing there
+    stage = results.StagedDir(args.out or default_out(recipe.name), args.force,
+                              need=OUT_DIR_BYTES)
     from . import packages
     packages.ensure_setup()
-    session = Session(recipe.name, args.quick, out_dir)
+    session = Session(recipe.name, args.quick, str(stage.path))
     session.say(f"== recipe {recipe.name}: {recipe.title}")
     session.say(f"Seed: {recipe.seed}")
     session.say(f"This machine: {session.machine_line()}; {session.rounds} interleaved rounds"
                 + (" (--quick: a smoke run, too few rounds for small effects)"
                    if args.quick else "") + ".")
-    ok = recipe.run(session)
+    try:
+        ok = recipe.run(session)
+    except CliError as e:
+        if not session.files:
+            raise
+        raise Failure(f"{e}; {stage.keep()}") from None
+    stage.publish()
     session.heading("files")
     for path in session.files:
-        session.say(os.path.relpath(path))
+        session.say(os.path.relpath(stage.final(path)))
     return 0 if ok is not False else 1
 
 
@@ -155,6 +162,9 @@ def add_parser(sub):
                    help="a short smoke run (12 rounds of 1 ms): for CI, not for conclusions")
     p.add_argument("--out", metavar="DIR",
                    help="where the comparisons and plots go (default "
-                        "results/recipes/NAME/<host>-<date>)")
-    p.add_argument("--force", action="store_true", help="write into a non-empty --out")
+                        "results/recipes/NAME/<host>-<date>): a new or empty directory; "
+                        "written when the recipe ends (an interrupted one leaves nothing, "
+                        "a failed one keeps what it wrote in DIR.recovered-<date>)")
+    p.add_argument("--force", action="store_true",
+                   help="write into a non-empty --out (files of the same names replaced)")
     p.set_defaults(func=run_recipe)

@@ -9,11 +9,10 @@ concurrency checker missed the known-bad variant).
 
 import argparse
 import json
-import subprocess
 from dataclasses import dataclass
 from typing import Callable
 
-from . import rounds as rounds_mod
+from . import lifecycle, rounds as rounds_mod
 from .errors import Failure, UsageError
 from .recipe import calls_diff, ci_text, row, rows, verdict_line
 
@@ -181,7 +180,7 @@ def verify_one(s, variant):
     build.build([variants_mod.VERIFY])
     cmd = [str(build.binary_path(variants_mod.VERIFY)), "--duration-ms",
            "100" if s.quick else "300", "--system-ms", "200", variant]
-    r = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
     for line in r.stdout.splitlines():
         rec = json.loads(line)
         if rec.get("variant") == variant:
@@ -344,7 +343,7 @@ def samples(variants, clocks, n):
     binary = rounds_mod.binary()
     ns = argparse.Namespace(clocks=clocks, modes=["hot"])
     cmd = [binary, *rounds_mod.harness_args(variants, ns), "--samples", str(n)]
-    r = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
     if r.returncode != 0:
         raise Failure(f"vdsobench_bench --samples failed (exit {r.returncode}): "
                       f"{(r.stderr.strip().splitlines() or ['no message'])[-1]}")

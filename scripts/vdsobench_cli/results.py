@@ -113,9 +113,11 @@ def same_file(a, b):
         == (b.st_dev, b.st_ino, b.st_size, b.st_mtime_ns)))
 
 
-def make_parent(path, what="results"):
-    """Make path's missing parent directories; they are removed again at the end of
-    the command unless the output is written."""
+def make_parent(path, what="results", parents=True):
+    """Make path's missing parent directories (or, not parents, refuse to); they
+    are removed again at the end of the command unless the output is written."""
+    if not parents and not path.parent.is_dir():
+        raise UsageError(f"cannot write {what} to {path}: no directory {path.parent}")
     missing = [p for p in reversed(path.parents) if not os.path.lexists(p)]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -170,10 +172,10 @@ class Target:
     Failure (exit 1) says where: the work is not lost.
     """
 
-    def __init__(self, path, force=False, what="results", need=MIN_FREE):
-        self.path, self.force, self.what = Path(path), force, what
+    def __init__(self, path, force=False, what="results", need=MIN_FREE, parents=True):
+        self.path, self.force, self.what, self.parents = Path(path), force, what, parents
         self.before = refuse_existing(self.path, force, what)
-        make_parent(self.path, what)
+        make_parent(self.path, what, parents)
         fd, tmp = temp_file(self.path, what)
         os.close(fd)
         lifecycle.discard(tmp)
@@ -195,7 +197,7 @@ class Target:
         or not at all. Leaves no temp file behind, whatever write raises."""
         lifecycle.check()
         refuse_existing(self.path, self.force, self.what)
-        make_parent(self.path, self.what)
+        make_parent(self.path, self.what, self.parents)
         fd, tmp = temp_file(self.path, self.what)
         try:
             with os.fdopen(fd, "wb") as f:
@@ -215,11 +217,12 @@ class Target:
         return self.path
 
 
-def check_writable(path, force=False, what="results", need=MIN_FREE):
+def check_writable(path, force=False, what="results", need=MIN_FREE, parents=True):
     """Fail now, not after a long run, if the output could not be written; the
-    Target to write it with afterwards. Creates the parent directory (removed
-    again if the command writes nothing) and a temp file it removes."""
-    return Target(path, force, what, need)
+    Target to write it with afterwards. Creates the parent directory unless not
+    parents (removed again if the command writes nothing) and a temp file it
+    removes."""
+    return Target(path, force, what, need, parents)
 
 
 def file_mode():

@@ -8,9 +8,8 @@ so round i of A pairs with round i of B.
 import json
 import os
 import subprocess
-import tempfile
 
-from . import build, run
+from . import build, lifecycle, run
 from .errors import Failure, UsageError
 
 
@@ -99,14 +98,14 @@ def harness_args(patterns, args):
 
 def measure(binary, hargs, rounds, batch_ms, copies=1, quiet=False):
     """Run the rounds; (harness context, [Series])."""
-    with tempfile.TemporaryDirectory(prefix="vdsobench-rounds-") as tmp:
+    with lifecycle.temp_dir(prefix="vdsobench-rounds-") as tmp:
         out = os.path.join(tmp, "rounds.jsonl")
         cmd = [binary, *hargs, "--rounds", str(rounds), "--batch-ms", str(batch_ms),
                "--copies", str(copies), "--out", out] + (["--quiet"] if quiet else [])
         try:
-            r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE if quiet else None, text=True,
-                               errors="replace")
+            r = lifecycle.run(cmd, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE if quiet else None, text=True,
+                              errors="replace")
         except OSError as e:
             raise Failure(f"cannot run {binary}: {e.strerror}") from None
         if r.returncode == 2:

@@ -9,11 +9,9 @@ machine fingerprint and the warnings, runs it, and writes the results file
 import datetime
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
-from . import build, fingerprint, machine_warnings, packages, results
+from . import build, fingerprint, lifecycle, machine_warnings, packages, ranged, results
 from .errors import Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -50,11 +48,10 @@ def harness_args(args):
 
 
 def call(cmd, capture):
-    """Run the harness; its one-line usage errors become ours (exit 2)."""
+    """Run the harness (stopped with us on a signal); its one-line usage errors
+    become ours (exit 2)."""
     try:
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, text=True, errors="replace",
-                           stdout=subprocess.PIPE if capture else None,
-                           stderr=subprocess.PIPE if capture else None)
+        r = lifecycle.run(cmd, capture_output=capture, text=True, errors="replace")
     except OSError as e:
         raise Failure(f"cannot run {cmd[0]}: {e.strerror}") from None
     if r.returncode == 2:
@@ -84,7 +81,7 @@ def git_short_hash():
 
 def output_path(args, build_info_short):
     if args.out:
-        return os.path.abspath(args.out)
+        return args.out  # as given: "-" is refused by name
     now = datetime.datetime.now()
     return str(results.default_path(build.ROOT, fingerprint.short_host(), now,
                                     build_info_short))
@@ -105,7 +102,7 @@ def vdsobench_context(args, argv, harness, fp, build_info, warnings, names, cpus
         "selection": {
             "variants": args.variants or None, "clocks": args.clocks or None,
             "modes": args.modes or None, "cpus": cpus,
-            "min_time": args.min_time or DEFAULTS["min_time"],
+            "min_time": str(args.min_time or DEFAULTS["min_time"]),
             "repetitions": int(args.repetitions or DEFAULTS["repetitions"]),
             "benchmarks": len(names),
             "interleaved": not args.sequential,
@@ -114,6 +111,12 @@ def vdsobench_context(args, argv, harness, fp, build_info, warnings, names, cpus
                     if k not in ("pinning", "counters", "vdso", "compiler", "optimized")},
         "command": ["scripts/vdsobench", *argv],
     }
+
+
+def expected_size(benchmarks, repetitions):
+    """Bytes a results file may take: about 500 per repetition and aggregate (mean,
+    median, stddev, cv) of each benchmark, doubled, plus the context."""
+    return 64 * 1024 + benchmarks * (repetitions + 4) * 1024
 
 
 def run(args):
@@ -132,8 +135,10 @@ def run(args):
         return 0
 
     info, short = git_short_hash()
-    path = output_path(args, short)
-    results.check_writable(path, args.force)
+    repetitions = int(args.repetitions or DEFAULTS["repetitions"])
+    # before measuring: a full disk or a taken name must not cost the whole run
+    target = results.check_writable(output_path(args, short), args.force,
+                                    need=expected_size(len(names), repetitions))
     cpus = cpus_of(names)
     fp = fingerprint.collect(cpus)
     warnings = machine_warnings.check(fp, not args.no_pin, cpus)
@@ -145,7 +150,7 @@ def run(args):
           f"{args.repetitions or DEFAULTS['repetitions']} repetitions of "
           f"{args.min_time or DEFAULTS['min_time']} s", file=sys.stderr, flush=True)
 
-    with tempfile.TemporaryDirectory(prefix="vdsobench-run-") as tmp:
+    with lifecycle.temp_dir(prefix="vdsobench-run-") as tmp:
         raw = os.path.join(tmp, "gbench.json")
         r = call([binary, *hargs, "--out", raw] + (["--quiet"] if args.quiet else []),
                  capture=False)
@@ -162,7 +167,7 @@ def run(args):
         raise Failure("the harness's context is not JSON") from None
     context["vdsobench"] = vdsobench_context(args, argv, harness, fp, info, warnings,
                                              names, cpus)
-    results.write_atomic(path, data, force=args.force)
+    path = target.write_json(data)  # not writable now: Failure naming a recovery file
 
     rows = run_table.summarize(data.get("benchmarks", []), order=names)
     counters = context["vdsobench"]["counters"]
@@ -212,19 +217,28 @@ def add_parser(sub):
                    help="hot, pressure, compute, writer, timens, pointer (default hot)")
     p.add_argument("--cpus", metavar="LIST", help="CPUs, one at a time: 0,2 or 1-3 or all "
                                                   "(default: the last CPU allowed)")
-    p.add_argument("--writer-cpu", metavar="N",
+    p.add_argument("--writer-cpu", metavar="N", type=ranged.CPU,
                    help="the writer's CPU (default: another core, else another PU)")
-    p.add_argument("--hz", metavar="N|max", help="writer updates per second (default 1000)")
+    p.add_argument("--hz", metavar="N|max", type=ranged.HZ,
+                   help=f"writer updates per second (default 1000; {ranged.HZ.valid})")
     p.add_argument("--no-pin", action="store_true",
                    help="run unpinned (a warning); otherwise a refused binding is an error")
     p.add_argument("--events", metavar="LIST",
                    help="perf events by libpfm4 name (default cycles,instructions,"
                         "L1-dcache-load-misses; none to skip)")
-    p.add_argument("--min-time", metavar="S", help="seconds per benchmark run (default 0.1)")
-    p.add_argument("--repetitions", metavar="N", help="runs per benchmark (default 3)")
+    p.add_argument("--min-time", metavar="S", type=ranged.MIN_TIME,
+                   help=f"seconds per benchmark run (default 0.1; {ranged.MIN_TIME.valid})")
+    p.add_argument("--repetitions", metavar="N", type=ranged.REPETITIONS,
+                   help=f"runs per benchmark (default 3; {ranged.REPETITIONS.valid})")
     p.add_argument("--out", metavar="FILE",
-                   help="results file (default results/runs/<host>-<date>-<commit>.json)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing results file")
+                   help="results file (default results/runs/<host>-<date>-<commit>.json); "
+                        "checked before measuring (its directory, free space, an existing "
+                        "file); if it still cannot be written, the results are kept in "
+                        "$XDG_STATE_HOME/vdsobench/recovered-*.json; '-' is refused")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing results file: a regular file only, never a "
+                        "directory, device, FIFO, socket or symbolic link (nor its target), "
+                        "and only if no other run replaced it meanwhile")
     p.add_argument("--list", action="store_true",
                    help="print what the selection expands to, and run nothing")
     p.add_argument("--sequential", action="store_true",

@@ -26,7 +26,7 @@ import statistics
 import sys
 import time
 
-from . import build, rounds
+from . import build, ranged, rounds
 from .errors import UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -161,13 +161,16 @@ def add_parser(sub):
     p.add_argument("--variant", default="generic_5_3+rdtscp+always",
                    help="the A/A variant (default generic_5_3+rdtscp+always)")
     p.add_argument("--clock", default="monotonic", help="the A/A clock (default monotonic)")
-    p.add_argument("--rounds", type=int, default=400,
+    p.add_argument("--rounds", type=ranged.PAIRED_ROUNDS, default=400,
                    help="A/A rounds measured (default 400)")
-    p.add_argument("--trial-rounds", type=int, default=40,
+    p.add_argument("--trial-rounds", type=ranged.PAIRED_ROUNDS, default=40,
                    help="rounds per compare, as `compare --rounds` (default 40)")
-    p.add_argument("--trials", type=int, default=1000, help="resampled trials (default 1000)")
-    p.add_argument("--batch-ms", type=float, default=10,
+    p.add_argument("--trials", type=ranged.TRIALS, default=1000,
+                   help=f"resampled trials (default 1000; {ranged.TRIALS.valid})")
+    p.add_argument("--batch-ms", type=ranged.BATCH_MS, default=10,
                    help="the slowest subject's batch per round (default 10)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance (default 0.05)")
-    p.add_argument("--seed", type=int, default=1, help="resampling seed (default 1)")
+    p.add_argument("--alpha", type=ranged.ALPHA, default=0.05,
+                   help=f"significance (default 0.05; {ranged.ALPHA.valid})")
+    p.add_argument("--seed", type=ranged.SEED, default=1,
+                   help=f"resampling seed (default 1; {ranged.SEED.valid})")
     p.set_defaults(func=run_selftest)

@@ -4,7 +4,7 @@ import fnmatch
 import json
 import subprocess
 
-from . import build
+from . import build, lifecycle
 from .errors import Failure, UsageError
 
 VERIFY = "//verify:vdsobench_verify"
@@ -15,8 +15,8 @@ def load():
     build.build([VERIFY])
     binary = build.binary_path(VERIFY)
     try:
-        r = subprocess.run([str(binary), "--list-json"], stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, errors="replace")
+        r = lifecycle.run([str(binary), "--list-json"], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, errors="replace")
     except OSError as e:
         raise Failure(f"cannot run {binary}: {e.strerror}") from None
     if r.returncode != 0:

@@ -1,11 +1,10 @@
 """`verify`: run vdsobench_verify on chosen variants, one line per result."""
 
-import argparse
 import json
 import subprocess
 import sys
 
-from . import build, packages, variants as variants_mod
+from . import build, lifecycle, packages, ranged, variants as variants_mod
 from .errors import Failure
 
 STATUSES = ("PASS", "FAIL", "CAUGHT", "MISSED")
@@ -68,16 +67,6 @@ def report(lines, expected, reasons, returncode, as_json=False, out=sys.stdout):
     return 1 if problems or counts["FAIL"] or counts["MISSED"] else 0
 
 
-def positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
-    return value
-
-
 def run(args):
     packages.ensure_setup()
     _, chosen = variants_mod.choose(args.variants, "verify")
@@ -87,11 +76,10 @@ def run(args):
     if args.duration_ms is not None:
         cmd += ["--duration-ms", str(args.duration_ms)]
     try:
-        proc = subprocess.Popen(cmd + names, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                text=True, errors="replace")
+        proc = lifecycle.popen(cmd + names, stdout=subprocess.PIPE, text=True, errors="replace")
     except OSError as e:
         raise Failure(f"cannot run {cmd[0]}: {e.strerror}") from None
-    with proc:
+    with lifecycle.owned(proc):  # stopped with us on a signal
         return report(proc.stdout, names, reasons, proc.wait, args.json)
 
 
@@ -102,7 +90,8 @@ def add_parser(sub):
                                    "FAILs or a known-bad one is MISSED.")
     p.add_argument("variants", nargs="*", metavar="VARIANT",
                    help="exact name or glob, e.g. 'generic_*+rdtscp+*' (default: all)")
-    p.add_argument("--duration-ms", type=positive_int, metavar="N",
-                   help="time per concurrency check, in milliseconds")
+    p.add_argument("--duration-ms", type=ranged.DURATION_MS, metavar="N",
+                   help=f"time per concurrency check, in milliseconds "
+                        f"({ranged.DURATION_MS.valid})")
     p.add_argument("--json", action="store_true", help="pass the binary's JSON lines through")
     p.set_defaults(func=run)
