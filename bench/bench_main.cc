@@ -10,6 +10,7 @@
 // the progress line and the results context. The loops themselves are C
 // (loops.h) and are timed whole, so the harness adds nothing per call.
 
+#include <errno.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <string>
@@ -32,6 +34,7 @@
 #include "bench/samples.h"
 
 extern "C" {
+#include "bench/cpu_lock.h"
 #include "bench/pin.h"
 #include "bench/subjects.h"
 #include "bench/vdso_sym.h"
@@ -53,6 +56,7 @@ struct options {
 	bool pin = true, list = false, quiet = false, sequential = false;
 	unsigned int rounds = 0, copies = 1, samples = 0;
 	double batch_ms = 10;
+	enum cpu_lock_policy cpu_lock = CPU_LOCK_WAIT;
 	std::string min_time = "0.1", repetitions = "1", out;
 };
 
@@ -60,6 +64,7 @@ const char usage_text[] =
 	"usage: vdsobench_bench [--variants LIST] [--clocks LIST] [--modes "
 	"LIST]\n"
 	"         [--cpus LIST|all] [--writer-cpu N] [--hz N|max] [--no-pin]\n"
+	"         [--cpu-lock wait|fail|off]\n"
 	"         [--events LIST|none] [--min-time S] [--repetitions N]\n"
 	"         [--out FILE.json] [--list] [--quiet] [--sequential]\n"
 	"         [--rounds N [--batch-ms MS] [--copies N]] [--samples N]\n"
@@ -95,6 +100,13 @@ void usage(FILE *f)
 	      "  --hz N|max        writer updates per second (default 1000)\n"
 	      "  --no-pin          do not bind (binding failure is otherwise "
 	      "an error)\n"
+	      "  --cpu-lock POLICY another vdsobench pinned to one of these "
+	      "CPUs (the\n"
+	      "                    writer's too): wait for it (default, said "
+	      "once and\n"
+	      "                    recorded), fail (exit 1), or off; a lock "
+	      "file per CPU,\n"
+	      "                    held for the whole run\n"
 	      "  --events LIST     perf events, as libpfm4 names them "
 	      "(default\n"
 	      "                    cycles,instructions,L1-dcache-load-misses); "
@@ -159,7 +171,8 @@ options parse_args(int argc, char **argv)
 		O_ROUNDS,
 		O_BATCH,
 		O_COPIES,
-		O_SAMPLES
+		O_SAMPLES,
+		O_CPU_LOCK
 	};
 	static const struct option longopts[] = {
 		{"variants", required_argument, nullptr, O_VARIANTS},
@@ -180,6 +193,7 @@ options parse_args(int argc, char **argv)
 		{"batch-ms", required_argument, nullptr, O_BATCH},
 		{"copies", required_argument, nullptr, O_COPIES},
 		{"samples", required_argument, nullptr, O_SAMPLES},
+		{"cpu-lock", required_argument, nullptr, O_CPU_LOCK},
 		{"help", no_argument, nullptr, 'h'},
 		{},
 	};
@@ -258,6 +272,10 @@ options parse_args(int argc, char **argv)
 			break;
 		case O_SEQUENTIAL:
 			o.sequential = true;
+			break;
+		case O_CPU_LOCK:
+			if (cpu_lock_parse_policy(optarg, &o.cpu_lock))
+				bad_usage(cpu_lock_error());
 			break;
 		case O_QUIET:
 			o.quiet = true;
@@ -425,6 +443,61 @@ void setup_cpus(const options &o, harness_context &ctx)
 	}
 }
 
+// Lock every CPU the plan pins to (readers and writers) for the whole run,
+// in ascending order so that two runs never hold one each and wait for the
+// other. The whole run rather than each benchmark: Google Benchmark
+// interleaves the repetitions of every benchmark and CPU, and the rounds pair
+// the batches of a round, so a run that got in between two of them would
+// disturb them all the same; and a waiting run waits once, not at every
+// benchmark. 0, or 1 (the line said) when a CPU is held and the policy is
+// fail. A lock that cannot be taken at all is a warning, not a refusal.
+int lock_cpus(const options &o, harness_context &ctx)
+{
+	std::vector<int> cpus = ctx.cpus;
+	const char *who = o.rounds    ? "vdsobench_bench --rounds"
+			  : o.samples ? "vdsobench_bench --samples"
+				      : "vdsobench run";
+	char dir[4096];
+
+	if (!o.pin)
+		return 0; // nothing is pinned: nothing to lock
+	ctx.cpu_lock_policy = cpu_lock_policy_name(o.cpu_lock);
+	if (o.cpu_lock == CPU_LOCK_OFF)
+		return 0;
+	for (auto &p : harness_plans())
+		if (p.writer_cpu >= 0)
+			cpus.push_back(p.writer_cpu);
+	std::sort(cpus.begin(), cpus.end());
+	cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+	if (cpu_lock_dir(dir, sizeof(dir))) {
+		ctx.cpu_lock_error = cpu_lock_error();
+	} else {
+		ctx.cpu_lock_dir = dir;
+		for (int c : cpus) {
+			struct cpu_lock *l;
+
+			if (!cpu_lock_take(&l, dir, c, o.cpu_lock, who,
+					   stderr)) {
+				ctx.cpu_locks.push_back(l);
+				continue;
+			}
+			if (errno == EBUSY) {
+				fprintf(stderr, "vdsobench_bench: %s\n",
+					cpu_lock_error());
+				return 1;
+			}
+			ctx.cpu_lock_error = cpu_lock_error();
+			break;
+		}
+	}
+	if (!ctx.cpu_lock_error.empty())
+		fprintf(stderr,
+			"vdsobench_bench: %s; measuring without the CPU lock, "
+			"so another vdsobench run may share the CPU unseen\n",
+			ctx.cpu_lock_error.c_str());
+	return 0;
+}
+
 // run(out) with out the file at path (stdout if empty); its exit status,
 // 1 if the file could not be written out, 2 if it could not be opened
 int lines_to(const std::string &path, const std::function<int(FILE *)> &run)
@@ -485,6 +558,11 @@ int main(int argc, char **argv)
 	}
 	if (o.pin && harness_check_binding(err, sizeof(err))) {
 		fprintf(stderr, "vdsobench_bench: %s\n", err);
+		return 1;
+	}
+	// before the calibration, which a run sharing the CPU would disturb
+	if (lock_cpus(o, ctx)) {
+		harness_teardown();
 		return 1;
 	}
 	// the simulated kernel on the real counter, from the system's clocks

@@ -16,6 +16,7 @@
 #include <benchmark/benchmark.h>
 
 extern "C" {
+#include "bench/cpu_lock.h"
 #include "bench/pin.h"
 #include "counters/perf_counters.h"
 #include "impls/counters/available.h"
@@ -542,7 +543,35 @@ std::string harness_context_json()
 		j += sep + harness_json_string(s);
 		sep = ",";
 	}
-	j += "],\"planned\":" + std::to_string(plans.size()) + "}";
+	j += "],\"planned\":" + std::to_string(plans.size());
+
+	// each CPU locked, and whom this run waited for: run and compare make
+	// warnings of the waits
+	j += ",\"cpu_lock\":{\"policy\":" +
+	     harness_json_string(ctx.cpu_lock_policy);
+	j += ",\"dir\":" + json_or_null(ctx.cpu_lock_dir);
+	j += ",\"error\":" + json_or_null(ctx.cpu_lock_error) + ",\"cpus\":[";
+	sep = "";
+	for (auto *l : ctx.cpu_locks) {
+		j += sep + std::to_string(cpu_lock_cpu(l));
+		sep = ",";
+	}
+	j += "],\"waited\":[";
+	sep = "";
+	for (auto *l : ctx.cpu_locks) {
+		char seconds[32];
+
+		if (!cpu_lock_contended(l))
+			continue;
+		snprintf(seconds, sizeof(seconds), "%.3f",
+			 cpu_lock_waited_s(l));
+		j += sep + "{\"cpu\":" + std::to_string(cpu_lock_cpu(l)) +
+		     ",\"seconds\":" + seconds +
+		     ",\"holder\":" + harness_json_string(cpu_lock_holder(l)) +
+		     "}";
+		sep = ",";
+	}
+	j += "]}}";
 	return j;
 }
 
@@ -551,6 +580,9 @@ void harness_teardown()
 	harness_context &ctx = harness();
 
 	sim_kernel_detach_all();
+	for (auto *l : ctx.cpu_locks)
+		cpu_lock_release(l);
+	ctx.cpu_locks.clear();
 	if (ctx.group)
 		pc_group_destroy(ctx.group);
 	if (ctx.topo)

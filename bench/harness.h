@@ -19,6 +19,7 @@ extern "C" {
 
 struct pin_topology;
 struct pc_group;
+struct cpu_lock;
 
 // one benchmark of the plan: subject x clock x mode x CPU
 struct plan {
@@ -76,6 +77,10 @@ struct harness_context {
 	std::vector<std::string> counters_requested;
 	std::vector<std::pair<std::string, std::string>> counters_dropped;
 	std::string counters_mode, counters_mode_reason, counters_reason;
+
+	// the per-CPU locks (bench/cpu_lock.h) held for the whole run
+	std::string cpu_lock_policy = "off", cpu_lock_dir, cpu_lock_error;
+	std::vector<struct cpu_lock *> cpu_locks;
 
 	std::string vdso_reason; // empty: sys/vdso is available
 	std::vector<std::pair<std::string, bool>> vdso_symbols;
