@@ -11,6 +11,7 @@
 #include "bench/harness.h"
 
 extern "C" {
+#include "bench/lost_cpu.h"
 #include "counters/perf_counters.h"
 }
 
@@ -54,18 +55,30 @@ struct entry {
 	unsigned int copy;
 };
 
-// ns per call of one batch of n, or a negative value if it cannot run
-double time_batch(const plan &p, u64 n, std::map<std::string, double> *counts,
-		  const char **err)
+// one timed batch
+struct batch {
+	double ns = -1; // per call; negative: it could not run
+	struct batch_loss loss = {1.0, 0, false};
+	std::map<std::string, double> counts;
+};
+
+// One batch of n (ns < 0 if it cannot run, *err says why), with what the
+// thread lost of its CPU meanwhile and, if want_counts, the counters.
+batch time_batch(const plan &p, u64 n, bool want_counts, const char **err)
 {
 	harness_context &ctx = harness();
 	prepared_run run(p);
+	struct batch_usage ua = {}, ub = {};
 	struct pc_sample a, b;
+	batch out;
 	double t0, t1;
 
 	*err = run.enter();
 	if (*err)
-		return -1;
+		return out;
+	// a sample that cannot be read leaves both zero: nothing lost
+	if (batch_usage_now(&ua))
+		ua = {};
 	if (ctx.group)
 		pc_group_read(ctx.group, &a);
 	t0 = now_ns();
@@ -73,18 +86,46 @@ double time_batch(const plan &p, u64 n, std::map<std::string, double> *counts,
 	t1 = now_ns();
 	if (ctx.group)
 		pc_group_read(ctx.group, &b);
+	if (ua.wall_ns && batch_usage_now(&ub))
+		ub = ua;
 	run.leave();
-	if (counts && ctx.group) {
+	out.ns = (t1 - t0) / n;
+	out.loss = batch_lost_cpu(&ua, ub.wall_ns ? &ub : &ua);
+	if (want_counts && ctx.group) {
 		double c[PC_MAX_EVENTS];
 		double counted = pc_sample_delta(ctx.group, &a, &b, c);
 
 		for (unsigned int i = 0; i < pc_group_nr_events(ctx.group); i++)
-			(*counts)[pc_group_event_name(ctx.group, i)] = c[i] / n;
-		(*counts)["counted_fraction"] = counted;
+			out.counts[pc_group_event_name(ctx.group, i)] =
+				c[i] / n;
+		out.counts["counted_fraction"] = counted;
 	}
-	if (counts && p.mode == MODE_WRITER)
-		(*counts)["writer_hz"] = run.writer_rate();
-	return (t1 - t0) / n;
+	if (want_counts && p.mode == MODE_WRITER)
+		out.counts["writer_hz"] = run.writer_rate();
+	return out;
+}
+
+// A batch of a round: retried while it lost the CPU, at most
+// LOST_CPU_RETRIES times, keeping the attempt that ran the most of its
+// time (still marked lost if even that one did).
+batch round_batch(const plan &p, u64 n, unsigned int *retries, const char **err)
+{
+	batch best;
+
+	*retries = 0;
+	*err = "no batch ran during calibration";
+	for (unsigned int attempt = 0; n; attempt++) {
+		batch b = time_batch(p, n, true, err);
+
+		if (b.ns < 0)
+			return b;
+		if (!attempt || b.loss.share > best.loss.share)
+			best = b;
+		if (!b.loss.lost || attempt == LOST_CPU_RETRIES)
+			break;
+		++*retries;
+	}
+	return best;
 }
 
 // the iteration count that makes the slowest subject's batch batch_ms long
@@ -98,7 +139,7 @@ u64 calibrate(const std::vector<entry> &entries, double batch_ms)
 
 		// grow until a batch takes a millisecond: warm, and measurable
 		for (u64 n = 16; n < (1ULL << 40); n *= 4) {
-			ns = time_batch(*e.p, n, nullptr, &err);
+			ns = time_batch(*e.p, n, false, &err).ns;
 			if (ns < 0 || ns * n >= 1e6)
 				break;
 		}
@@ -113,6 +154,19 @@ std::string key_of(const plan &p)
 {
 	return std::string(p.clock->name) + "/" + bench_modes[p.mode].name +
 	       "/cpu" + std::to_string(p.cpu);
+}
+
+// ", 3 batches retried, 1 still lost the CPU" for the progress line
+std::string lost_text(unsigned int retried, unsigned int disturbed)
+{
+	std::string t;
+
+	if (retried)
+		t += ", " + std::to_string(retried) + " batch" +
+		     (retried > 1 ? "es" : "") + " retried";
+	if (disturbed)
+		t += ", " + std::to_string(disturbed) + " still lost the CPU";
+	return t;
 }
 
 void print_counts(FILE *out, const std::map<std::string, double> &counts)
@@ -145,13 +199,15 @@ int rounds_run(unsigned int rounds, double batch_ms, unsigned int copies,
 			groups[key].push_back({&p, c});
 	}
 	fprintf(out,
-		"{\"context\":%s,\"rounds\":%u,\"batch_ms\":%g,\"copies\":%u}"
-		"\n",
-		harness_context_json().c_str(), rounds, batch_ms, copies);
+		"{\"context\":%s,\"rounds\":%u,\"batch_ms\":%g,\"copies\":%u,"
+		"\"lost_cpu\":{\"min_share\":%g,\"retries\":%u}}\n",
+		harness_context_json().c_str(), rounds, batch_ms, copies,
+		LOST_CPU_MIN_SHARE, LOST_CPU_RETRIES);
 	for (const std::string &key : order) {
 		const std::vector<entry> &entries = groups[key];
 		auto design = williams_design((int)entries.size());
 		u64 n = calibrate(entries, batch_ms);
+		unsigned int retried = 0, disturbed = 0;
 
 		g++;
 		fprintf(out, "{\"group\":\"%s\",\"iterations\":%llu}\n",
@@ -161,12 +217,9 @@ int rounds_run(unsigned int rounds, double batch_ms, unsigned int copies,
 
 			for (size_t pos = 0; pos < row.size(); pos++) {
 				const entry &e = entries[row[pos]];
-				std::map<std::string, double> counts;
-				const char *err =
-					"no batch ran during calibration";
-				double ns =
-					n ? time_batch(*e.p, n, &counts, &err)
-					  : -1;
+				unsigned int retries;
+				const char *err;
+				batch b = round_batch(*e.p, n, &retries, &err);
 
 				fprintf(out,
 					"{\"group\":\"%s\",\"round\":%u,"
@@ -177,24 +230,38 @@ int rounds_run(unsigned int rounds, double batch_ms, unsigned int copies,
 					key.c_str(), r, pos, e.p->subject->name,
 					e.copy, e.p->name.c_str(),
 					(unsigned long long)n, sched_getcpu());
-				if (ns < 0) {
+				if (b.ns < 0) {
 					failed++;
 					fprintf(out, ",\"error\":%s}\n",
 						harness_json_string(err)
 							.c_str());
 					continue;
 				}
-				fprintf(out, ",\"ns_per_call\":%.6f", ns);
-				print_counts(out, counts);
+				// the thread's share of the batch's wall time,
+				// its involuntary switches, the retries it
+				// took, and whether it still lost the CPU
+				fprintf(out,
+					",\"ns_per_call\":%.6f,\"cpu_share\":%."
+					"4f,"
+					"\"switches\":%ld,\"retries\":%u,"
+					"\"disturbed\":%s",
+					b.ns, b.loss.share, b.loss.switches,
+					retries,
+					b.loss.lost ? "true" : "false");
+				retried += retries != 0;
+				disturbed += b.loss.lost;
+				print_counts(out, b.counts);
 				fputs("}\n", out);
 			}
 			// on a pipe, a line per group
 			if (!quiet && (isatty(2) || r + 1 == rounds))
 				fprintf(stderr,
-					"%s[group %u/%zu %s, round %u/%u]%s",
+					"%s[group %u/%zu %s, round %u/%u%s]%s",
 					isatty(2) ? "\r\033[K" : "", g,
 					order.size(), key.c_str(), r + 1,
-					rounds, isatty(2) ? "" : "\n");
+					rounds,
+					lost_text(retried, disturbed).c_str(),
+					isatty(2) ? "" : "\n");
 		}
 		fflush(out);
 	}

@@ -18,7 +18,12 @@ std::vector<std::vector<int>> williams_design(int k);
 
 // copies: each benchmark runs that many times per round (2 gives an A/A
 // comparison of a subject with itself). JSON lines on out: a context
-// line, a line per group with its iteration count, a line per batch.
+// line (with "lost_cpu": the minimum CPU share and the retries), a line
+// per group with its iteration count, a line per batch. A batch whose
+// thread ran less than LOST_CPU_MIN_SHARE of its wall time (another task
+// took the CPU, bench/lost_cpu.h) is retried up to LOST_CPU_RETRIES times;
+// its line says "cpu_share", "switches", "retries" and "disturbed" (it
+// lost the CPU even so: the attempt kept is the one that ran the most).
 int rounds_run(unsigned int rounds, double batch_ms, unsigned int copies,
 	       bool quiet, FILE *out);
 
