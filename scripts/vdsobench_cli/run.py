@@ -11,7 +11,8 @@ import json
 import os
 import sys
 
-from . import build, fingerprint, lifecycle, machine_warnings, packages, ranged, results
+from . import (build, cpu_lock, fingerprint, lifecycle, machine_warnings, packages, ranged,
+               results)
 from .errors import Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -21,7 +22,7 @@ BENCH = "//bench:vdsobench_bench"
 SCHEMA = "vdsobench-results/1"
 # the harness's options that take a value, as `run` spells them
 VALUED = ("variants", "clocks", "modes", "cpus", "writer_cpu", "hz", "events",
-          "min_time", "repetitions")
+          "min_time", "repetitions", "cpu_lock")
 DEFAULTS = {"min_time": "0.1", "repetitions": "3"}
 
 
@@ -165,6 +166,10 @@ def run(args):
         harness = json.loads(context.pop("vdsobench_harness", "{}"))
     except json.JSONDecodeError:
         raise Failure("the harness's context is not JSON") from None
+    waited = cpu_lock.warnings(harness)  # known only after the harness ran
+    for line in machine_warnings.format_warnings(waited):
+        print(line, file=sys.stderr)
+    warnings = warnings + waited
     context["vdsobench"] = vdsobench_context(args, argv, harness, fp, info, warnings,
                                              names, cpus)
     path = target.write_json(data)  # not writable now: Failure naming a recovery file
@@ -221,6 +226,7 @@ def add_parser(sub):
                    help="the writer's CPU (default: another core, else another PU)")
     p.add_argument("--hz", metavar="N|max", type=ranged.HZ,
                    help=f"writer updates per second (default 1000; {ranged.HZ.valid})")
+    cpu_lock.add_argument(p)
     p.add_argument("--no-pin", action="store_true",
                    help="run unpinned (a warning); otherwise a refused binding is an error")
     p.add_argument("--events", metavar="LIST",
