@@ -109,6 +109,22 @@ def select_rows(rows, args):
     return rows
 
 
+def unrecorded_checks(baseline, part, args):
+    """A check per variant that the baseline's own selection patterns match in
+    today's table but that has no rows: a layout or counter added since the
+    baseline was recorded is not gated silently as if it were not there.
+    Baselines recorded before selections were kept have nothing to expand."""
+    patterns = (baseline.get("selection") or {}).get("variants")
+    if not patterns or args.variants:
+        return []
+    recorded = {r["variant"] for r in baseline[part]["rows"]}
+    _, now = variants_mod.choose(patterns, "the baseline's selection")
+    return [{"kind": part, "variant": v["name"], "clock": "-", "mode": "-",
+             "metric": f"matches {','.join(patterns)}", "baseline": None, "now": None,
+             "limit": None, "status": "unrecorded"}
+            for v in now if v["name"] not in recorded]
+
+
 def sim_checks(baseline, rows):
     from . import sim
 
@@ -199,10 +215,17 @@ def record(args, target, old):
     when the write fails, the new baseline is kept in a recovery file)."""
     fp = fingerprint.collect([])
     sel = {k: variants_mod.split_patterns(getattr(args, k) or []) for k in NEW_DEFAULTS}
-    if old and old.get("sim"):
-        recorded = old["sim"]["rows"]
+    if old:
+        # the patterns the old baseline was recorded from, expanded again
+        # over today's table: a layout added since is recorded too (its
+        # variant names would freeze the old set). Older baselines kept no
+        # patterns: their clocks and modes, the default variant pattern.
+        kept = old.get("selection") or {}
+        recorded = old.get("sim", old.get("timing", {})).get("rows", [])
         for key, label in (("variant", "variants"), ("clock", "clocks"), ("mode", "modes")):
-            sel[label] = sel[label] or list(dict.fromkeys(r[key] for r in recorded))
+            sel[label] = (sel[label] or kept.get(label)
+                          or ([] if key == "variant" else
+                              list(dict.fromkeys(r[key] for r in recorded))))
     sel = {k: v or NEW_DEFAULTS[k] for k, v in sel.items()}
     _, chosen = variants_mod.choose(sel["variants"], "--variants")
     names = [v["name"] for v in chosen]
@@ -210,6 +233,7 @@ def record(args, target, old):
                 "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
                     timespec="seconds"),
                 "command": ["scripts/vdsobench", *getattr(args, "argv", [])],
+                "selection": sel,
                 "machine": machine_of(fp), "build": fingerprint.build_info(build.ROOT)}
     if args.only != "timing":
         from . import sim
@@ -272,6 +296,7 @@ def run_gate(args):
         rows = select_rows(baseline["sim"]["rows"], args)
         check_variants_exist({r["variant"] for r in rows}, path)
         need_valgrind()
+        checks += unrecorded_checks(baseline, "sim", args)
         checks += sim_checks(baseline, rows)
     if baseline.get("timing") and args.only != "sim":
         there = baseline.get("machine", {})
@@ -292,13 +317,17 @@ def run_gate(args):
         raise UsageError(f"{path}: the baseline records no timing rows")
     if not checks:
         raise UsageError(f"{path}: nothing to gate with these options")
-    bad = [c for c in checks if c["status"] in ("REGRESSION", "missing")]
+    bad = [c for c in checks if c["status"] in ("REGRESSION", "missing", "unrecorded")]
     if bad or args.verbose:
         print_checks(checks if args.verbose else bad)
     improved = sum(c["status"] == "improved" for c in checks)
+    unrecorded = sum(c["status"] == "unrecorded" for c in checks)
     print(f"gate: {len(checks)} checks against {os.path.relpath(path)}: "
-          f"{len(bad)} regressed, {improved} improved"
-          + (" (record them with --update-baseline)" if improved else ""))
+          f"{len(bad) - unrecorded} regressed, {improved} improved"
+          + (" (record them with --update-baseline)" if improved else "")
+          + (f"; {unrecorded} variants the baseline's selection names have no rows "
+             "(new since it was recorded: record them with --update-baseline)"
+             if unrecorded else ""))
     return 1 if bad else 0
 
 

@@ -120,6 +120,35 @@ class RecordedBaselineTest(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("'generic_5_3+rdtscp+always' is not in the baseline", err)
 
+    def test_the_selection_is_recorded(self):
+        self.assertEqual(self.baseline["selection"], {"variants": [VARIANT],
+                                                      "clocks": ["monotonic"],
+                                                      "modes": ["hot"]})
+
+    def test_a_variant_the_selection_names_without_rows_fails(self):
+        # as after a layout is added to the table: its pattern now matches a
+        # variant the rows do not have, which must not pass in silence
+        def widened(d):
+            d["selection"]["variants"] = ["x86_gtod+rdtscp+*"]
+        rc, out, err = vdsobench("gate", "--baseline", self.variant_file("wide.json", widened))
+        self.assertEqual(rc, 1, err)
+        self.assertIn("unrecorded  x86_gtod+rdtscp+auto", out)
+        self.assertIn("0 regressed", out)
+        self.assertIn("1 variants the baseline's selection names have no rows", out)
+
+    def test_update_re_expands_the_selection(self):
+        def widened(d):
+            d["selection"]["variants"] = ["x86_gtod+rdtscp+*"]
+        path = self.variant_file("rerecord.json", widened)
+        rc, _, err = vdsobench("gate", "--baseline", path, "--update-baseline")
+        self.assertEqual(rc, 0, err)
+        with open(path) as f:
+            rows = json.load(f)["sim"]["rows"]
+        self.assertEqual(sorted(r["variant"] for r in rows),
+                         ["x86_gtod+rdtscp+always", "x86_gtod+rdtscp+auto"])
+        rc, out, err = vdsobench("gate", "--baseline", path)
+        self.assertEqual(rc, 0, out + err)
+
     def test_variant_gone_from_the_build(self):
         def renamed(d):
             d["sim"]["rows"][0]["variant"] = "x86_gtod_gone+rdtscp+always"
