@@ -25,10 +25,15 @@ WIDTH = 72
 # the row fields in the order people read them; others follow, sorted
 ROW_FIELDS = ("clock", "mode", "cpu", "metric", "baseline", "variant", "base", "value",
               "ratio", "ci_low", "ci_high", "confidence", "p", "p_adjusted", "verdict", "n",
-              "note")
+              "retries", "lost", "note")
 POSIX_CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai",
                 "realtime_coarse", "monotonic_coarse")
 NOT_SIGNIFICANT = "~"
+# a row whose rounds lost the CPU too often to be believed (compare sets it)
+NO_VERDICT = "no verdict: the CPU was lost"
+NO_VERDICT_MARK = "?"
+LOST_LEGEND = ("retries: batches that lost the CPU to another task and were measured again; "
+               "lost: rounds that lost it even so")
 
 
 def render(comparison, fmt, calls_per=None):
@@ -111,7 +116,8 @@ def diff(ratio, verdict=None):
     pct = (ratio - 1) * 100
     text = ("0%" if round(pct, 1) == 0 else f"{pct:+.1f}%" if abs(pct) < 1
             else f"{pct:+.0f}%")
-    return (NOT_SIGNIFICANT if verdict == stats.NO_DIFFERENCE else "") + text
+    mark = {stats.NO_DIFFERENCE: NOT_SIGNIFICANT, NO_VERDICT: NO_VERDICT_MARK}
+    return mark.get(verdict, "") + text
 
 
 def ci_text(lo, hi):
@@ -270,6 +276,7 @@ def render_lkml(comparison, calls_per):
             lines += wrap(" " + title + ":", "   ")
         lines += ci_lines(block, rows, calls_per)
     lines += wrap(f"{NOT_SIGNIFICANT} = no significant difference (the CI includes 1).")
+    lines += lost_lines(rows)
     lines += wrap(machine_text(meta) + ".")
     if meta.get("method"):
         lines += wrap(f"Method: {meta['method']}.", "  ")
@@ -278,20 +285,34 @@ def render_lkml(comparison, calls_per):
     return "\n".join(lines) + "\n"
 
 
+def lost_lines(rows):
+    """The lost-CPU legend: when a row has no verdict, or a batch was retried."""
+    out = []
+    if any(r.get("verdict") == NO_VERDICT for r in rows):
+        out += wrap(f"{NO_VERDICT_MARK} = no verdict: too many rounds lost the CPU to "
+                    "another task (see the notes).")
+    if any(r.get("retries") for r in rows):
+        out += wrap("Batches that lost the CPU to another task were measured again.")
+    return out
+
+
 # ---- terminal table, markdown ------------------------------------------------------------
 
 
 # the columns of the table and markdown formats that hold numbers (right-aligned)
-NUMERIC = ("cpu", "before", "after", "diff", "ratio", "CI", "p", "p adj.", "n")
+NUMERIC = ("cpu", "before", "after", "diff", "ratio", "CI", "p", "p adj.", "n", "retries",
+           "lost")
 
 
 def columns(rows, calls_per, with_baseline):
     """Header and cells of every row for the table and markdown formats."""
     with_cpu = any(r.get("cpu") is not None for r in rows)
+    # paired rounds: the batches retried after losing the CPU, the rounds lost even so
+    with_lost = any("retries" in r for r in rows)
     head = (["clock", "mode"] + (["cpu"] if with_cpu else []) + ["metric"]
             + (["baseline"] if with_baseline else [])
             + ["variant", "before", "after", "diff", "ratio", "CI", "p", "p adj.", "verdict",
-               "n"])
+               "n"] + (["retries", "lost"] if with_lost else []))
     body = []
     for r in rows:
         before, after, ratio, lo, hi = shown(r, calls_per)
@@ -303,7 +324,9 @@ def columns(rows, calls_per, with_baseline):
                     + [str(r.get("variant")), number(before), number(after),
                        diff(ratio, r.get("verdict")),
                        ratio_text(ratio), ci_text(lo, hi), p_text(r.get("p")),
-                       p_text(r.get("p_adjusted")), str(r.get("verdict")), str(r.get("n"))])
+                       p_text(r.get("p_adjusted")), str(r.get("verdict")), str(r.get("n"))]
+                    + ([str(r.get("retries", "-")), str(r.get("lost", "-"))] if with_lost
+                       else []))
     return head, body
 
 
@@ -326,7 +349,8 @@ def render_table(comparison, calls_per):
         lines.append("  ".join(c.rjust(w) if name in NUMERIC else c.ljust(w)
                                for name, c, w in zip(head, row, widths)).rstrip())
     lines.insert(1, "-" * len(lines[0]))
-    lines += [f"{NOT_SIGNIFICANT} = no significant difference"] + [
+    lines += [f"{NOT_SIGNIFICANT} = no significant difference"] + (
+        [LOST_LEGEND] if "retries" in head else []) + [
         f"note: {n}" for n in notes(comparison)]
     return "\n".join(header_lines(comparison, rows) + [""] + lines) + "\n"
 
@@ -344,6 +368,8 @@ def render_markdown(comparison, calls_per):
     lines.append("|" + "|".join("---:" if name in NUMERIC else "---" for name in head) + "|")
     lines += ["| " + " | ".join(cell(i, c) for i, c in enumerate(row)) + " |" for row in body]
     lines += ["", f"{NOT_SIGNIFICANT} = no significant difference (the CI includes 1)."]
+    if "retries" in head:
+        lines.append(LOST_LEGEND + ".")
     lines += [f"- {n}" for n in notes(comparison)]
     return "\n".join(lines) + "\n"
 

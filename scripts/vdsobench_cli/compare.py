@@ -11,8 +11,8 @@ import argparse
 import os
 import sys
 
-from . import fingerprint, ranged, results, rounds
-from .errors import UsageError
+from . import cpu_lock, fingerprint, ranged, results, rounds
+from .errors import Failure, UsageError
 from .build import ROOT
 
 sys.path.insert(0, str(ROOT))
@@ -46,6 +46,7 @@ def paired_rows(groups, baseline, others, alpha):
     for g in groups:
         base = (baseline, 0)
         for other in others:
+            first = len(rows)
             a, b = g.paired(base, (other, 0))
             res = stats.paired(a, b, alpha=alpha, comparisons=comparisons)
             method = res["method"]
@@ -56,7 +57,18 @@ def paired_rows(groups, baseline, others, alpha):
                     res = stats.paired(ca, cb, alpha=alpha, comparisons=comparisons,
                                        lower_is_better=True, kind="count")
                     rows.append(metric_row(g, event + "/call", baseline, other, ca, cb, res))
+            # batches retried after losing the CPU, and rounds that lost it even so
+            retries, lost = g.lost(base, (other, 0))
+            for row in rows[first:]:
+                row.update(retries=retries, lost=lost)
     return rows, method, comparisons
+
+
+def refuse_lost(rows, refused):
+    """No verdict for the rows of a group that lost the CPU too often."""
+    for row in rows:
+        if f"{row['clock']}/{row['mode']}/cpu{row.get('cpu')}" in refused:
+            row["verdict"] = tables.NO_VERDICT
 
 
 def sim_rows(variants, clocks, modes, baseline):
@@ -110,6 +122,8 @@ def paired_comparison(patterns, options, rounds_n=DEFAULT_ROUNDS, batch_ms=DEFAU
         raise UsageError("compare: nothing to compare the baseline with")
     context, groups = rounds.measure(binary, hargs, rounds_n, batch_ms, quiet=quiet)
     rows, method, m = paired_rows(groups, baseline, others, alpha)
+    refused = rounds.lost_cpu(context, groups)
+    refuse_lost(rows, refused)
     if sim:
         rows += sim_rows([baseline] + others, sorted({g.clock for g in groups}),
                          sorted({g.mode for g in groups}), baseline)
@@ -119,7 +133,10 @@ def paired_comparison(patterns, options, rounds_n=DEFAULT_ROUNDS, batch_ms=DEFAU
                      rounds=rounds_n, paired=True, batch_ms=batch_ms,
                      iterations={g.key: g.iterations for g in groups},
                      counters=context.get("counters", {}).get("events", []),
-                     notes=[f"{k[0]}: {e}" for g in groups for k, e in g.errors.items()]),
+                     refused=list(refused.values()),
+                     notes=[f"{k[0]}: {e}" for g in groups for k, e in g.errors.items()]
+                     + list(refused.values())
+                     + [w["message"] for w in cpu_lock.warnings(context)]),
         "rows": rows,
         "rounds": {g.key: {f"{s}#{c}": v for (s, c), v in g.ns.items()} for g in groups},
     }
@@ -149,6 +166,8 @@ def compare_paired(args):
     print(tables.render(comparison, args.format, calls_per=args.calls_per), end="")
     write_out(target, comparison)
     write_plots(args.plot, comparison)
+    if comparison["meta"]["refused"]:
+        raise Failure("; ".join(comparison["meta"]["refused"]))
     return 0
 
 
@@ -221,6 +240,10 @@ def add_parser(sub):
                     "confidence interval from the paired per-round ratios (sign test,\n"
                     "Bonferroni-corrected for the number of comparisons), a p-value and a\n"
                     "verdict: faster, slower or no significant difference.\n"
+                    "A batch that lost its CPU to another task (it ran < 98% of its time)\n"
+                    "is retried up to 3 times; each row shows the batches retried and the\n"
+                    "rounds lost even so, and a group with more than 10% such rounds gets\n"
+                    "no verdict (exit 1, saying why).\n"
                     "--results OLD.json NEW.json compares two saved runs instead (unpaired).")
     p.add_argument("variants", nargs="*", metavar="VARIANT",
                    help="the baseline first, then the others (names or globs)")
@@ -234,6 +257,7 @@ def add_parser(sub):
     p.add_argument("--hz", metavar="N|max", type=ranged.HZ, help="as for run")
     p.add_argument("--events", metavar="LIST", help="as for run")
     p.add_argument("--no-pin", action="store_true", help="as for run")
+    cpu_lock.add_argument(p)
     p.add_argument("--rounds", type=ranged.ROUNDS, default=DEFAULT_ROUNDS, metavar="N",
                    help=f"interleaved rounds (default {DEFAULT_ROUNDS}; {ranged.ROUNDS.valid})")
     p.add_argument("--batch-ms", type=ranged.BATCH_MS, default=DEFAULT_BATCH_MS, metavar="MS",

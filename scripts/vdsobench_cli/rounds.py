@@ -22,6 +22,10 @@ class Series:
         self.ns = {}  # (subject, copy) -> {round: ns/call}
         self.counters = {}  # (subject, copy) -> {round: {event: per call}}
         self.errors = {}  # (subject, copy) -> first error
+        # the rounds' lost-CPU check (bench/lost_cpu.h): per (subject, copy),
+        # {round: retries} and the rounds whose batch lost the CPU even so
+        self.retries = {}
+        self.disturbed = {}
 
     @property
     def clock(self):
@@ -48,6 +52,20 @@ class Series:
         ca, cb = self.counters.get(a, {}), self.counters.get(b, {})
         common = sorted(r for r in set(ca) & set(cb) if event in ca[r] and event in cb[r])
         return [ca[r][event] for r in common], [cb[r][event] for r in common]
+
+    def lost(self, *who):
+        """(batches retried, rounds disturbed) of these subjects over the rounds
+        where all ran: a round is disturbed if any of their batches still lost
+        the CPU."""
+        common = set.intersection(*(set(self.ns.get(w, {})) for w in who)) if who else set()
+        retried = sum(1 for w in who for r in common if self.retries.get(w, {}).get(r))
+        disturbed = {r for w in who for r in common & self.disturbed.get(w, set())}
+        return retried, len(disturbed)
+
+    def rounds_lost(self):
+        """(rounds measured, rounds in which some batch still lost the CPU)."""
+        measured = set().union(*self.ns.values()) if self.ns else set()
+        return len(measured), len(set().union(*self.disturbed.values()) & measured)
 
     def events(self):
         names = set()
@@ -79,9 +97,32 @@ def parse(lines):
                 continue
             g.ns.setdefault(who, {})[rec["round"]] = rec["ns_per_call"]
             g.counters.setdefault(who, {})[rec["round"]] = rec.get("counters", {})
+            # absent in rounds recorded before the check: nothing known lost
+            g.retries.setdefault(who, {})[rec["round"]] = rec.get("retries", 0)
+            if rec.get("disturbed"):
+                g.disturbed.setdefault(who, set()).add(rec["round"])
     if context is None:
         raise Failure("the harness's rounds output has no context line")
     return context, list(groups.values())
+
+
+# more than this fraction of a group's rounds disturbed, and it has no verdict
+MAX_LOST = 0.10
+
+
+def lost_cpu(context, groups, max_lost=MAX_LOST):
+    """{group key: reason} for each group whose rounds lost the CPU too often to
+    be believed (every batch of a round absorbs another task's time slices
+    alike, so each ratio is pulled toward 1); empty when all may have verdicts."""
+    retries = ((context or {}).get("lost_cpu") or {}).get("retries", 3)
+    out = {}
+    for g in groups:
+        measured, disturbed = g.rounds_lost()
+        if measured and disturbed > max_lost * measured:
+            out[g.key] = (f"{g.key}: {disturbed} of {measured} rounds lost the CPU even after "
+                          f"{retries} retries: another process is running on CPU {g.cpu}; "
+                          f"no verdict (more than {100 * max_lost:.0f}% of the rounds)")
+    return out
 
 
 def subjects_of(binary, hargs):
@@ -93,7 +134,8 @@ def subjects_of(binary, hargs):
 def harness_args(patterns, args):
     """The harness's selection options from compare/gate's arguments."""
     return (["--variants", ",".join(patterns)]
-            + run.option_args(args, ("clocks", "modes", "cpus", "writer_cpu", "hz", "events")))
+            + run.option_args(args, ("clocks", "modes", "cpus", "writer_cpu", "hz", "events",
+                                     "cpu_lock")))
 
 
 def measure(binary, hargs, rounds, batch_ms, copies=1, quiet=False):
@@ -115,8 +157,11 @@ def measure(binary, hargs, rounds, batch_ms, copies=1, quiet=False):
             with open(out) as f:
                 return parse(f)
         except OSError as e:
-            raise Failure(f"the harness wrote no rounds (exit {r.returncode}): "
-                          f"{e.strerror}") from None
+            # its own line says why (a CPU held under --cpu-lock=fail, ...)
+            said = (r.stderr or "").strip().splitlines()[-1:]
+            raise Failure(said[0].removeprefix("vdsobench_bench: ") if r.returncode and said
+                          else f"the harness wrote no rounds (exit {r.returncode}): "
+                               f"{e.strerror}") from None
 
 
 def binary():
