@@ -15,18 +15,26 @@ harness and checks them on the machine's own noise:
    faster with an interval excluding 1.
 4. The minimum detectable effect of a --trial-rounds compare (95% confidence,
    80% power) at the measured noise, and how long such a compare takes.
+5. Another process on the measured CPU: a busy loop pinned there while
+   floor/rdtsc is measured against floor/lfence_rdtsc again. The rounds must
+   notice the CPU is lost (their batches are retried, and a compare with too
+   many lost rounds gives no verdict: "cannot measure here"), or else the
+   ratio must stay within the idle interval widened by BUSY_MARGIN; a ratio
+   pulled toward 1 unnoticed fails.
 
-Exit 0 when the false-alarm rate is within alpha and both known differences
-are found; 1 otherwise.
+Exit 0 when the false-alarm rate is within alpha, both known differences
+are found and the busy loop is noticed or harmless; 1 otherwise.
 """
 
 import argparse
+import contextlib
 import random
 import statistics
+import subprocess
 import sys
 import time
 
-from . import build, ranged, rounds
+from . import build, lifecycle, ranged, rounds
 from .errors import UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -35,6 +43,20 @@ from reports import stats  # noqa: E402
 SHIFTS = (1.01, 1.02, 1.05)
 KNOWN = (("sys/syscall", "sys/vdso", "monotonic"),
          ("floor/lfence_rdtsc", "floor/rdtsc", "none"))
+# the difference measured beside a busy loop, and how far its ratio may stray
+# from the idle interval (each end moved out by 3%): the loss this check is
+# about pulled 0.613 [0.612, 0.614] to 0.787, far outside
+BUSY_PAIR = KNOWN[1]
+BUSY_MARGIN = 0.03
+# the busy loop: pinned to argv[1], says so, and spins until its parent is gone
+# (so that not even a SIGKILL of this command leaves it spinning)
+BUSY_LOOP = ("import os, sys\n"
+             "parent = os.getppid()\n"
+             "os.sched_setaffinity(0, {int(sys.argv[1])})\n"
+             "print('spinning', flush=True)\n"
+             "while os.getppid() == parent:\n"
+             "    for _ in range(100000):\n"
+             "        pass\n")
 
 
 def measure_pairs(binary, variant, clock, mode, total_rounds, batch_ms):
@@ -87,18 +109,68 @@ def power(pairs, trial_rounds, trials, alpha, sigma, rng):
     return out
 
 
+def known_difference(binary, slow, fast, clock, trial_rounds, batch_ms, alpha):
+    """(the paired result of fast against slow, seconds taken, the CPU, why the
+    rounds lost the CPU too often for a verdict or None)."""
+    ns = argparse.Namespace(clocks=None if clock == "none" else [clock], modes=["hot"])
+    started = time.monotonic()
+    context, groups = rounds.measure(binary, rounds.harness_args([slow, fast], ns),
+                                     trial_rounds, batch_ms, quiet=True)
+    seconds = time.monotonic() - started
+    g = next(g for g in groups if g.clock == clock)
+    base, other = g.paired((slow, 0), (fast, 0))
+    lost = rounds.lost_cpu(context, [g]).get(g.key)
+    return stats.paired(base, other, alpha=alpha), seconds, g.cpu, lost
+
+
 def known_differences(binary, trial_rounds, batch_ms, alpha):
-    out = []
-    for slow, fast, clock in KNOWN:
-        ns = argparse.Namespace(clocks=None if clock == "none" else [clock], modes=["hot"])
-        started = time.monotonic()
-        _, groups = rounds.measure(binary, rounds.harness_args([slow, fast], ns), trial_rounds,
-                                   batch_ms, quiet=True)
-        seconds = time.monotonic() - started
-        g = next(g for g in groups if g.clock == clock)
-        base, other = g.paired((slow, 0), (fast, 0))
-        out.append((slow, fast, clock, stats.paired(base, other, alpha=alpha), seconds))
-    return out
+    return [(slow, fast, clock)
+            + known_difference(binary, slow, fast, clock, trial_rounds, batch_ms, alpha)
+            for slow, fast, clock in KNOWN]
+
+
+@contextlib.contextmanager
+def busy_loop(cpu):
+    """Another process spinning on cpu for the block (None if it could not be
+    started there); stopped on every way out of it, and by the command's
+    session on a signal."""
+    proc = lifecycle.popen([sys.executable, "-c", BUSY_LOOP, str(cpu)],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        yield proc if proc.stdout.readline().strip() == "spinning" else None
+    finally:
+        lifecycle.stop(proc)
+        proc.stdout.close()
+
+
+def busy_verdict(idle, busy, lost, margin=BUSY_MARGIN):
+    """(passed, why) for the busy-loop check: idle and busy are paired results
+    of the same pair, lost why the busy rounds lost the CPU too often (None if
+    they did not). Noticing the loss passes: the command says it cannot measure
+    here; not noticing it passes only if the ratio stayed near the idle one."""
+    if lost:
+        return True, f"noticed: cannot measure here ({lost})"
+    low, high = idle["ci_low"] / (1 + margin), idle["ci_high"] * (1 + margin)
+    where = (f"ratio {busy['ratio']:.3f} against the idle interval widened by "
+             f"{100 * margin:.0f}%, [{low:.3f}, {high:.3f}]")
+    if low <= busy["ratio"] <= high:
+        return True, f"unharmed: {where}"
+    return False, f"NOT NOTICED: {where}, and no round was reported lost"
+
+
+def busy_check(binary, idle, cpu, trial_rounds, batch_ms, alpha):
+    """Section 5: (passed, line)."""
+    slow, fast, clock = BUSY_PAIR
+    with busy_loop(cpu) as proc:
+        if proc is None:
+            return False, f"  a busy loop could not be started on CPU {cpu}: not checked"
+        busy, _, _, lost = known_difference(binary, slow, fast, clock, trial_rounds,
+                                            batch_ms, alpha)
+        if proc.poll() is not None:
+            return False, "  the busy loop ended during the measurement: not checked"
+    ok, why = busy_verdict(idle, busy, lost)
+    return ok, (f"  {fast} vs {slow} beside a busy loop on CPU {cpu}: ratio "
+                f"{busy['ratio']:.3f} [{busy['ci_low']:.3f}, {busy['ci_high']:.3f}]; {why}")
 
 
 def pct(x):
@@ -137,21 +209,28 @@ def run_selftest(args):
     for shift, claimed, observed in shifts:
         print(f"  +{100 * (shift - 1):.0f}%  {claimed:.3f}  {observed:.3f}")
     print("known differences:")
-    found = True
-    for slow, fast, clock, res, seconds in known_differences(binary, args.trial_rounds,
-                                                              args.batch_ms, args.alpha):
-        ok = res["verdict"] == "faster"
+    found, idle = True, {}
+    for slow, fast, clock, res, seconds, cpu, lost in known_differences(
+            binary, args.trial_rounds, args.batch_ms, args.alpha):
+        ok = res["verdict"] == "faster" and not lost
         found &= ok
+        idle[(slow, fast, clock)] = res, cpu
         print(f"  {fast} vs {slow} ({clock}): ratio {res['ratio']:.3f} "
               f"[{res['ci_low']:.3f}, {res['ci_high']:.3f}], p {res['p']:.2g}: "
-              f"{res['verdict']} ({'as expected' if ok else 'MISSED'}; {seconds:.1f} s)")
+              f"{res['verdict']} ({'as expected' if ok else 'MISSED'}; {seconds:.1f} s)"
+              + (f"; {lost}" if lost else ""))
+    print("another process on the measured CPU:")
+    busy_ok, line = busy_check(binary, *idle[BUSY_PAIR], args.trial_rounds, args.batch_ms,
+                               args.alpha)
+    print(line)
     # sampling error: a rate up to alpha plus 3 standard errors passes
     limit = args.alpha + 3 * (args.alpha * (1 - args.alpha) / args.trials) ** 0.5
     within = resampled["rate"] <= limit
     print(f"selftest-stats: false-alarm rate {pct(resampled['rate'])} "
           f"{'within' if within else 'ABOVE'} alpha ({pct(limit)} with sampling error); "
-          f"known differences {'found' if found else 'MISSED'}")
-    return 0 if within and found else 1
+          f"known differences {'found' if found else 'MISSED'}; busy loop "
+          f"{'noticed or harmless' if busy_ok else 'NOT NOTICED'}")
+    return 0 if within and found and busy_ok else 1
 
 
 def add_parser(sub):
