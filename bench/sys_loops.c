@@ -29,7 +29,22 @@ int bench_syscall_gettimeofday(struct timeval *tv, struct timezone *tz)
 
 time_t bench_syscall_time(time_t *t)
 {
+#ifdef SYS_time
 	return (time_t)syscall(SYS_time, t);
+#else
+	/*
+	 * arm64 has no time syscall (nor __kernel_time in its vDSO): glibc's
+	 * time() there is clock_gettime(CLOCK_REALTIME_COARSE), so the
+	 * syscall reference is that.
+	 */
+	struct timespec ts;
+
+	if (syscall(SYS_clock_gettime, CLOCK_REALTIME_COARSE, &ts))
+		return (time_t)-1;
+	if (t)
+		*t = ts.tv_sec;
+	return ts.tv_sec;
+#endif
 }
 
 BENCH_DEFINE_LOOPS(bench_sys_syscall_loops, syscall,
