@@ -80,12 +80,23 @@ void sim_kernel_reset_from_system(struct tk_clocksource *cs, u64 hz)
 	sim_tk_write_end();
 }
 
+/* the system's MONOTONIC_RAW when the last tick was published */
+static s64 last_tick_raw_ns;
+
 void sim_kernel_tick(void)
 {
 	struct timekeeper *tk = sim_tk_write_begin();
 
 	tk_forward(tk, sim_read_tsc_ordered());
 	sim_tk_write_end();
+	__atomic_store_n(&last_tick_raw_ns,
+			 (s64)sim_system_ns(CLOCK_MONOTONIC_RAW),
+			 __ATOMIC_RELEASE);
+}
+
+s64 sim_last_tick_raw_ns(void)
+{
+	return __atomic_load_n(&last_tick_raw_ns, __ATOMIC_ACQUIRE);
 }
 
 static pthread_t ticker;

@@ -33,6 +33,13 @@ void sim_kernel_reset_from_system(struct tk_clocksource *cs, u64 hz);
 /* one kernel tick: forward to the counter's value now and publish */
 void sim_kernel_tick(void);
 
+/*
+ * The system's CLOCK_MONOTONIC_RAW, in ns, when sim_kernel_tick() last
+ * published (0 before the first): a tick thread is not an interrupt, and
+ * under load it runs late; the coarse clocks lag by as much.
+ */
+s64 sim_last_tick_raw_ns(void);
+
 /* a thread that calls sim_kernel_tick() at hz; 0, or -1 with errno */
 int sim_ticker_start(unsigned int hz);
 void sim_ticker_stop(void);
