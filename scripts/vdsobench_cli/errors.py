@@ -54,6 +54,9 @@ def guard(fn, *args):
         say(lifecycle.interruption(e.signum))
         return e.code
     except CliError as e:
+        if lifecycle.pending():  # a child's failure caused by the signal: say the cause
+            say(lifecycle.interruption(lifecycle.pending()))
+            return 128 + lifecycle.pending()
         sys.stdout.flush()
         print(f"vdsobench: error: {one_line(e)}", file=sys.stderr)
         return e.code

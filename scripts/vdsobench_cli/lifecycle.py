@@ -165,8 +165,9 @@ def sweep():
 def interruption(signum):
     """The one line errors.guard prints for an interrupted command."""
     line = f"vdsobench: interrupted by {signal.Signals(signum).name}"
-    if _written:
-        return line + "; written before it: " + shown(_written)
+    kept = [p for p in _written if os.path.lexists(p)]  # not a temp the sweep removed
+    if kept:
+        return line + "; written before it: " + shown(kept)
     if _targets:
         return line + "; nothing written to " + shown(_targets)
     return line + "; nothing written"

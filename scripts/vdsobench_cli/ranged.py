@@ -38,6 +38,7 @@ def number(low, high, whole=False, words=(), suffix=""):
         return value
 
     parse.valid = valid  # for help texts
+    parse.low, parse.high, parse.whole = low, high, whole
     return parse
 
 

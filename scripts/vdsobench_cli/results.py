@@ -54,7 +54,7 @@ def benchmark_key(name):
 # replaces neither the link nor what it points to). "-" is not standard output.
 
 MIN_FREE = 64 * 1024  # bytes any output file is allowed to need, at least
-STDOUT = "--out -: writing to standard output is not supported; give a {}"
+STDOUT = "output '-': standard output is not supported; give a {}"
 
 
 def cannot(path, e, what="results"):
@@ -172,7 +172,8 @@ class Target:
     Failure (exit 1) says where: the work is not lost.
     """
 
-    def __init__(self, path, force=False, what="results", need=MIN_FREE, parents=True):
+    def __init__(self, path, force=False, what="results", need=MIN_FREE, parents=True,
+                 announce=True):
         self.path, self.force, self.what, self.parents = Path(path), force, what, parents
         self.before = refuse_existing(self.path, force, what)
         make_parent(self.path, what, parents)
@@ -180,7 +181,8 @@ class Target:
         os.close(fd)
         lifecycle.discard(tmp)
         check_space(self.path.parent, need, self.path, what)
-        lifecycle.target(self.path)
+        if announce:  # named if the command is interrupted
+            lifecycle.target(self.path)
 
     def write_json(self, obj):
         text = json.dumps(obj, indent=1) + "\n"
@@ -196,7 +198,7 @@ class Target:
         """write(f) into a temp file beside the path, then give it the name: complete
         or not at all. Leaves no temp file behind, whatever write raises."""
         lifecycle.check()
-        refuse_existing(self.path, self.force, self.what)
+        refuse_existing(self.path, True, self.what)  # a file there now: publish() decides
         make_parent(self.path, self.what, self.parents)
         fd, tmp = temp_file(self.path, self.what)
         try:
@@ -261,7 +263,7 @@ def write_stream_atomic(path, write, force=False, what="results"):
     only a regular one). Creates the parent directory. Leaves no temp file
     behind, whatever write raises. For outputs made in a moment: no pre-flight
     check and no recovery file (see Target for those)."""
-    return Target(path, force, what, need=0).publish(write)
+    return Target(path, force, what, need=0, announce=False).publish(write)
 
 
 def write_atomic(path, obj, force=False, what="results"):
@@ -360,8 +362,8 @@ class StagedDir:
     files of the same names are replaced."""
 
     def __init__(self, out_dir, force=False, need=MIN_FREE):
+        check_out_dir(out_dir, need)
         self.out_dir, self.force = Path(os.path.abspath(out_dir)), force
-        check_out_dir(self.out_dir, need)
         if self.out_dir.is_dir() and any(self.out_dir.iterdir()) and not force:
             raise UsageError(f"--out: {self.out_dir} is not empty (use --force to write "
                              "into it)")
