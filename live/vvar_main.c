@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vdsobench_vvar: the running kernel's vDSO data page and a bracketed
+ * sample of its clocks, as JSON, for `vdsobench layout --live` to decode
+ * with the layout that models this kernel and check.
+ *
+ * The sample: a snapshot of the page, then each clock through the vDSO
+ * (libc's clock_gettime), one ordered counter read, each clock again, and
+ * the page again; repeated until both snapshots agree, so the kernel did
+ * not publish in between and the kernel's own arithmetic on that page and
+ * that counter value must land between the two readings of each clock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "live/vvar.h"
+
+static const struct {
+	const char *name;
+	clockid_t id;
+} clocks[] = {
+	{"realtime", CLOCK_REALTIME},	{"monotonic", CLOCK_MONOTONIC},
+	{"monotonic_raw", CLOCK_MONOTONIC_RAW},
+	{"boottime", CLOCK_BOOTTIME},	{"tai", CLOCK_TAI},
+};
+#define NR_CLOCKS (sizeof(clocks) / sizeof(clocks[0]))
+
+/* the counter the kernel's vDSO reads, ordered as it orders it */
+#if defined(__x86_64__)
+#include <cpuid.h>
+static const char *counter_name(void)
+{
+	unsigned int a, b, c, d;
+
+	if (__get_cpuid(0x80000001, &a, &b, &c, &d) && (d & (1u << 27)))
+		return "rdtscp";
+	return "lfence_rdtsc";
+}
+
+static uint64_t read_counter(void)
+{
+	uint32_t lo, hi;
+
+	if (!strcmp(counter_name(), "rdtscp"))
+		__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi) : : "ecx");
+	else
+		__asm__ __volatile__("lfence; rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+#elif defined(__aarch64__)
+static const char *counter_name(void)
+{
+	return "isb_cntvct_isb";
+}
+
+static uint64_t read_counter(void)
+{
+	uint64_t v;
+
+	__asm__ __volatile__("isb; mrs %0, cntvct_el0; isb" : "=r"(v));
+	return v;
+}
+#else
+#error "vdsobench_vvar knows x86-64 and aarch64 counters"
+#endif
+
+static long long ns_of(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts))
+		return -1;
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void print_area(const char *name, const struct vvar_area *a,
+		       size_t page, int err, const char *why)
+{
+	printf("{\"name\":\"%s\"", name);
+	if (err) {
+		printf(",\"error\":\"%s\"}", why);
+		return;
+	}
+	printf(",\"start\":\"0x%lx\",\"size\":%lu,\"pages\":[",
+	       (unsigned long)a->start, (unsigned long)(a->end - a->start));
+	for (unsigned int i = 0; i < a->nr_pages; i++)
+		printf("%s{\"offset\":%lu,\"readable\":%s,\"signal\":%s}",
+		       i ? "," : "", (unsigned long)(i * page),
+		       a->pages[i].readable ? "true" : "false",
+		       a->pages[i].signal == 0 ? "null" :
+		       a->pages[i].signal == 7 ? "\"SIGBUS\"" :
+						 "\"SIGSEGV\"");
+	printf("]}");
+}
+
+int main(void)
+{
+	static uint8_t first[4096], second[4096];
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct vvar_area vvar, vclock;
+	long long before[NR_CLOCKS], after[NR_CLOCKS];
+	uint64_t cycles = 0;
+	int vvar_err, vclock_err, first_readable = -1, agreed = 0;
+	char vvar_why[256], vclock_why[256];
+	struct utsname u;
+
+	vvar_err = vvar_find("[vvar]", &vvar) ? -1 : vvar_probe(&vvar);
+	snprintf(vvar_why, sizeof(vvar_why), "%s", vvar_error());
+	vclock_err = vvar_find("[vvar_vclock]", &vclock) ? -1 :
+						      vvar_probe(&vclock);
+	snprintf(vclock_why, sizeof(vclock_why), "%s", vvar_error());
+	for (unsigned int i = 0; !vvar_err && i < vvar.nr_pages; i++)
+		if (vvar.pages[i].readable) {
+			first_readable = (int)i;
+			break;
+		}
+	for (int tries = 0; first_readable >= 0 && tries < 100 && !agreed;
+	     tries++) {
+		uintptr_t at = vvar.start + (uintptr_t)first_readable * page;
+
+		if (vvar_snapshot(at, page, first, 3))
+			continue;
+		for (unsigned int k = 0; k < NR_CLOCKS; k++)
+			before[k] = ns_of(clocks[k].id);
+		cycles = read_counter();
+		for (unsigned int k = 0; k < NR_CLOCKS; k++)
+			after[k] = ns_of(clocks[k].id);
+		if (vvar_snapshot(at, page, second, 3))
+			continue;
+		agreed = !memcmp(first, second, page);
+	}
+
+	uname(&u);
+	printf("{\"kernel\":\"%s\",\"machine\":\"%s\",\"page_size\":%lu,"
+	       "\"areas\":[",
+	       u.release, u.machine, (unsigned long)page);
+	print_area("[vvar]", &vvar, page, vvar_err, vvar_why);
+	putchar(',');
+	print_area("[vvar_vclock]", &vclock, page, vclock_err, vclock_why);
+	printf("]");
+	if (agreed) {
+		printf(",\"snapshot\":{\"area\":\"[vvar]\",\"offset\":%lu,"
+		       "\"hex\":\"",
+		       (unsigned long)first_readable * page);
+		for (size_t i = 0; i < page; i++)
+			printf("%02x", first[i]);
+		printf("\"},\"sample\":{\"counter\":\"%s\",\"cycles\":%llu,"
+		       "\"clocks\":{",
+		       counter_name(), (unsigned long long)cycles);
+		for (unsigned int k = 0; k < NR_CLOCKS; k++)
+			printf("%s\"%s\":[%lld,%lld]", k ? "," : "",
+			       clocks[k].name, before[k], after[k]);
+		printf("}}");
+	} else {
+		printf(",\"snapshot\":null,\"why\":\"%s\"",
+		       first_readable < 0 ? "no page of [vvar] is readable" :
+					    "the page never held still");
+	}
+	printf("}\n");
+	return 0;
+}
