@@ -25,9 +25,11 @@ static const struct {
 	const char *name;
 	clockid_t id;
 } clocks[] = {
-	{"realtime", CLOCK_REALTIME},	{"monotonic", CLOCK_MONOTONIC},
+	{"realtime", CLOCK_REALTIME},
+	{"monotonic", CLOCK_MONOTONIC},
 	{"monotonic_raw", CLOCK_MONOTONIC_RAW},
-	{"boottime", CLOCK_BOOTTIME},	{"tai", CLOCK_TAI},
+	{"boottime", CLOCK_BOOTTIME},
+	{"tai", CLOCK_TAI},
 };
 #define NR_CLOCKS (sizeof(clocks) / sizeof(clocks[0]))
 
@@ -79,8 +81,8 @@ static long long ns_of(clockid_t id)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void print_area(const char *name, const struct vvar_area *a,
-		       size_t page, int err, const char *why)
+static void print_area(const char *name, const struct vvar_area *a, size_t page,
+		       int err, const char *why)
 {
 	printf("{\"name\":\"%s\"", name);
 	if (err) {
@@ -93,9 +95,9 @@ static void print_area(const char *name, const struct vvar_area *a,
 		printf("%s{\"offset\":%lu,\"readable\":%s,\"signal\":%s}",
 		       i ? "," : "", (unsigned long)(i * page),
 		       a->pages[i].readable ? "true" : "false",
-		       a->pages[i].signal == 0 ? "null" :
-		       a->pages[i].signal == 7 ? "\"SIGBUS\"" :
-						 "\"SIGSEGV\"");
+		       a->pages[i].signal == 0	 ? "null"
+		       : a->pages[i].signal == 7 ? "\"SIGBUS\""
+						 : "\"SIGSEGV\"");
 	printf("]}");
 }
 
@@ -112,8 +114,8 @@ int main(void)
 
 	vvar_err = vvar_find("[vvar]", &vvar) ? -1 : vvar_probe(&vvar);
 	snprintf(vvar_why, sizeof(vvar_why), "%s", vvar_error());
-	vclock_err = vvar_find("[vvar_vclock]", &vclock) ? -1 :
-						      vvar_probe(&vclock);
+	vclock_err =
+		vvar_find("[vvar_vclock]", &vclock) ? -1 : vvar_probe(&vclock);
 	snprintf(vclock_why, sizeof(vclock_why), "%s", vvar_error());
 	for (unsigned int i = 0; !vvar_err && i < vvar.nr_pages; i++)
 		if (vvar.pages[i].readable) {
@@ -159,8 +161,8 @@ int main(void)
 		printf("}}");
 	} else {
 		printf(",\"snapshot\":null,\"why\":\"%s\"",
-		       first_readable < 0 ? "no page of [vvar] is readable" :
-					    "the page never held still");
+		       first_readable < 0 ? "no page of [vvar] is readable"
+					  : "the page never held still");
 	}
 	printf("}\n");
 	return 0;

@@ -54,8 +54,7 @@ int main(void)
 	tap_ok(vvar_snapshot((uintptr_t)(m + page), sizeof(copy), copy, 3) ==
 			       -1 &&
 		       errno == EFAULT && strstr(vvar_error(), "signal"),
-	       "a snapshot of a page that faults is EFAULT: %s",
-	       vvar_error());
+	       "a snapshot of a page that faults is EFAULT: %s", vvar_error());
 	tap_ok(vvar_find("[no such mapping]", &a) == -1 && errno == ENOENT &&
 		       strstr(vvar_error(), "no [no such mapping]"),
 	       "a mapping that is not there is ENOENT: %s", vvar_error());
