@@ -28,7 +28,7 @@ WAIT_LIMIT_S = 120  # a generous bound on waiting for a state, not a measurement
 
 
 def processes():
-    """[(pid, comm, state, session)] of every process /proc shows."""
+    """[(pid, comm, state, parent, session)] of every process /proc shows."""
     out = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -39,13 +39,13 @@ def processes():
             continue
         comm = text[text.index("(") + 1:text.rindex(")")]
         fields = text[text.rindex(")") + 2:].split()
-        out.append((int(d), comm, fields[0], int(fields[3])))
+        out.append((int(d), comm, fields[0], int(fields[1]), int(fields[3])))
     return out
 
 
 def alive_in_session(sid):
     """Processes of session sid that are not zombies: (pid, comm)."""
-    return [(pid, comm) for pid, comm, state, session in processes()
+    return [(pid, comm) for pid, comm, state, _, session in processes()
             if session == sid and state not in ("Z", "X")]
 
 
@@ -163,6 +163,36 @@ class LifecycleSignalTest(SignalCase):
         self.interrupt(proc, signal.SIGINT, "r.json")
         with open(count) as f:
             self.assertEqual(len(f.read().split()), 3, "a child started after the signal")
+
+    def test_sigtstp_stops_the_children_with_it_and_sigcont_continues_them(self):
+        # not a new session: a stop signal is ignored by an orphaned process group
+        code = self.BODY.format(scripts=str(SCRIPTS), work='lifecycle.run(["sleep", "300"])')
+        env = dict(os.environ, TMPDIR=self.dirs["tmp"], XDG_STATE_HOME=self.dirs["state"])
+        proc = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=self.dirs["out"],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, process_group=0)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+
+        def state(pid):
+            try:
+                text = Path("/proc", str(pid), "stat").read_text()
+            except OSError:
+                return None
+            return text[text.rindex(")") + 2:].split()[0]
+
+        sleeper = wait_for(lambda: next((pid for pid, comm, _, parent, _ in processes()
+                                         if comm == "sleep" and parent == proc.pid), None),
+                           "the sleep child")
+        os.kill(proc.pid, signal.SIGTSTP)
+        wait_for(lambda: state(proc.pid) == "T" and state(sleeper) == "T", "both stopped")
+        os.kill(proc.pid, signal.SIGCONT)
+        wait_for(lambda: state(proc.pid) not in ("T", None)
+                 and state(sleeper) not in ("T", None), "both continued")
+        os.kill(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=WAIT_LIMIT_S)
+        self.assertEqual(proc.returncode, 128 + signal.SIGTERM, err)
+        wait_for(lambda: state(sleeper) in (None, "Z"), "the sleep child to end")
+        self.assertEqual(os.listdir(self.dirs["tmp"]), [])
 
     def test_a_signal_outside_a_session_is_python_s_own(self):
         # the handlers live only as long as the command: afterwards, defaults again

@@ -11,6 +11,8 @@ the way out the session stops the children still running (SIGTERM, then
 SIGKILL after GRACE_S), removes every temporary file and directory
 registered here and the directories made for outputs that were not
 written, and errors.guard prints one line and exits 128 + the signal.
+Ctrl-Z (SIGTSTP, which the terminal sends to our group only) stops the
+children's groups with us, and SIGCONT continues them.
 
 Outside a session (a unit test calling a function directly) the helpers
 work the same but nothing is registered for the final sweep: each context
@@ -69,6 +71,19 @@ def _on_signal(signum, frame):
     _raise_pending()
 
 
+def _on_stop(signum, frame):
+    """Ctrl-Z: the children lead their own process groups, so the terminal's SIGTSTP
+    reaches only us: stop them, stop ourselves the default way, and on SIGCONT
+    continue them."""
+    signal_children(signal.SIGSTOP)
+    signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+    try:
+        os.kill(os.getpid(), signal.SIGTSTP)  # returns once we are continued
+    finally:
+        signal.signal(signal.SIGTSTP, _on_stop)
+        signal_children(signal.SIGCONT)
+
+
 def _raise_pending():
     """Raise Interrupted once, in the main thread, outside a critical section."""
     if (_state["signum"] is not None and not _state["raised"] and not _state["critical"]
@@ -123,6 +138,7 @@ def session():
         for s in SIGNALS:
             if signal.getsignal(s) is not signal.SIG_IGN:  # nohup: a hangup is not for us
                 _state["saved"][s] = signal.signal(s, _on_signal)
+        _state["saved"][signal.SIGTSTP] = signal.signal(signal.SIGTSTP, _on_stop)
     try:
         yield
     finally:
