@@ -32,7 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from . import build, lifecycle, packages, ranged, results, variants as variant_list
+from . import arch, build, lifecycle, live, packages, ranged, results, variants as variant_list
 from .errors import Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -433,6 +433,10 @@ def check_args(args):
     """The --out Target (None without --out), once the arguments are checked."""
     if args.diff and args.variants:
         raise UsageError("layout: give VARIANTs or --diff A B, not both")
+    if getattr(args, "live", False) and (args.diff or args.variants or args.out
+                                         or args.format != "text"):
+        raise UsageError("layout: --live reads the running kernel's data: it takes no "
+                         "VARIANT, --diff, --out or --format")
     if args.format == "png" and not args.out:
         raise UsageError("layout: --format png needs --out FILE")
     if args.format == "png":
@@ -440,8 +444,21 @@ def check_args(args):
     return check_out(args.out) if args.out else None
 
 
+def run_live():
+    """layout --live: exit 0 when the model matches the running kernel, 1 when a
+    check fails or no layout models it (the reason said)."""
+    result, dumped, why = live.live_check(variant_list.load())
+    if result is None:
+        print(f"live: kernel {dumped.get('kernel')}: not checked: {why}")
+        return 1
+    print("\n".join(live.render(result, dumped)))
+    return 0 if result["matches"] else 1
+
+
 def run(args):
     target = check_args(args)
+    if getattr(args, "live", False):
+        return run_live()
     if shutil.which("valgrind") is None:
         raise UsageError("layout: valgrind not found on PATH "
                          "(scripts/vdsobench setup installs it)")
@@ -487,6 +504,11 @@ def add_parser(sub):
                "seed 000. Needs valgrind (scripts/vdsobench setup).")
     p.add_argument("variants", nargs="*", metavar="VARIANT",
                    help="layouts or variant names, globs allowed (default: every layout in the table)")
+    p.add_argument("--live", action="store_true",
+                   help="read the running kernel's own data page ([vvar]), decode it with the "
+                        "layout that models this kernel, and check the decode against the "
+                        "kernel's clocks: 'the model matches the running kernel' or which "
+                        "field does not")
     p.add_argument("--diff", nargs=2, metavar=("A", "B"),
                    help="two variants side by side: each field's bytes and lines, and "
                         "each path's lines")
@@ -498,4 +520,6 @@ def add_parser(sub):
     p.add_argument("--jobs", type=ranged.JOBS, metavar="N",
                    help=f"valgrind runs in parallel (default: the number of CPUs; "
                         f"{ranged.JOBS.valid})")
+    arch.add_argument(p, "map the data of this architecture's build (arm64: the fields only; the "
+                      "read paths are traced under valgrind, which runs the host's code only)")
     p.set_defaults(func=run)

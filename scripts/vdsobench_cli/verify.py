@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from . import build, lifecycle, packages, ranged, variants as variants_mod
+from . import arch, build, lifecycle, live, packages, ranged, variants as variants_mod
 from .errors import Failure
 
 STATUSES = ("PASS", "FAIL", "CAUGHT", "MISSED")
@@ -72,7 +72,7 @@ def run(args):
     _, chosen = variants_mod.choose(args.variants, "verify")
     names = [v["name"] for v in chosen]
     reasons = {v["name"]: v.get("known_bad") for v in chosen}
-    cmd = [str(build.binary_path(variants_mod.VERIFY)), "--json"]
+    cmd = build.program(variants_mod.VERIFY) + ["--json"]
     if args.duration_ms is not None:
         cmd += ["--duration-ms", str(args.duration_ms)]
     try:
@@ -80,7 +80,36 @@ def run(args):
     except OSError as e:
         raise Failure(f"cannot run {cmd[0]}: {e.strerror}") from None
     with lifecycle.owned(proc):  # stopped with us on a signal
-        return report(proc.stdout, names, reasons, proc.wait, args.json)
+        status = report(proc.stdout, names, reasons, proc.wait, args.json)
+    if not args.json and not args.variants and arch.current().native:
+        status = max(status, live_line(variants_mod.load()))
+    return status
+
+
+def live_line(registry, out=sys.stdout):
+    """The "live" line: the layout that models the running kernel against the
+    kernel's own data page (layout --live has the whole map); skipped with
+    the reason where no layout models it or the page cannot be read."""
+    try:
+        result, dumped, why = live.live_check(registry)
+    except Failure as e:
+        print(f"live: skipped: {e}", file=out)
+        return 0
+    if result is None:
+        print(f"live: skipped: {why}", file=out)
+        return 0
+    if result.get("why"):
+        print(f"live: skipped: {result['why']}", file=out)
+        return 0
+    if result["matches"]:
+        print(f"live: PASS   {result['layout']} matches the running kernel "
+              f"{dumped.get('kernel')} (its data page, decoded and checked; layout --live "
+              "shows it)", file=out)
+        return 0
+    bad = ", ".join(c["what"] for c in result["checks"] if not c["ok"])
+    print(f"live: FAIL   {result['layout']} does not match the running kernel "
+          f"{dumped.get('kernel')}: {bad}", file=out)
+    return 1
 
 
 def add_parser(sub):
@@ -94,4 +123,6 @@ def add_parser(sub):
                    help=f"time per concurrency check, in milliseconds "
                         f"({ranged.DURATION_MS.valid})")
     p.add_argument("--json", action="store_true", help="pass the binary's JSON lines through")
+    arch.add_argument(p, "check this architecture's build (correctness under qemu-user is as "
+                      'native)')
     p.set_defaults(func=run)

@@ -1,6 +1,7 @@
 import io
 import json
 import unittest
+from unittest import mock
 
 from vdsobench_cli import verify
 
@@ -82,3 +83,35 @@ class ReportTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LiveLineTest(unittest.TestCase):
+    """verify's "live" line on recorded kernel pages (live_test has the decode)."""
+
+    def line(self, result, dumped, why):
+        out = io.StringIO()
+        with mock.patch.object(verify.live, "live_check", return_value=(result, dumped, why)):
+            status = verify.live_line([], out)
+        return status, out.getvalue()
+
+    def test_matches(self):
+        from vdsobench_cli import live_test
+        result = verify.live.check(live_test.DUMP, live_test.V6_15)
+        status, text = self.line(result, live_test.DUMP, None)
+        self.assertEqual(status, 0)
+        self.assertIn("live: PASS   generic_6_15 matches the running kernel 6.18.44", text)
+
+    def test_mismatch_fails(self):
+        from vdsobench_cli import live_test
+        result = verify.live.check(live_test.DUMP, live_test.V6_10)
+        status, text = self.line(result, live_test.DUMP, None)
+        self.assertEqual(status, 1)
+        self.assertIn("live: FAIL   generic_6_10 does not match", text)
+        self.assertIn("CS_RAW", text)
+
+    def test_no_layout_is_skipped_with_the_reason(self):
+        status, text = self.line(None, {"kernel": "4.19.0"},
+                                 "no layout in the table models kernel 4.19.0 or older")
+        self.assertEqual(status, 0)
+        self.assertEqual(text, "live: skipped: no layout in the table models kernel 4.19.0 "
+                               "or older\n")
