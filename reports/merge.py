@@ -25,14 +25,18 @@ import io
 import json
 import os
 
-from reports import run_table, stats, tables, uarch
+from reports import emulation, run_table, stats, tables, uarch
 
 CONFIDENCE = 0.95
 FORMATS = ("table", "markdown", "csv", "json")
-# what identifies a machine, in the order a person reads it
-MACHINE_FIELDS = ("uarch", "vendor", "family", "model", "stepping", "model_name", "microcode",
-                  "kernel", "hypervisor")
-KEY_FIELDS = ("vendor", "family", "model", "model_name", "microcode", "kernel", "hypervisor")
+# what identifies a machine, in the order a person reads it; "emulated" is the
+# label of a run of another architecture's build under qemu-user on it
+# (reports/emulation.py): its times are the emulator's, so it is a machine of
+# its own
+MACHINE_FIELDS = ("emulated", "uarch", "vendor", "family", "model", "stepping", "model_name",
+                  "microcode", "kernel", "hypervisor")
+KEY_FIELDS = ("emulated", "vendor", "family", "model", "model_name", "microcode", "kernel",
+              "hypervisor")
 
 
 class InputError(ValueError):
@@ -47,7 +51,9 @@ def machine(results):
     as recorded, else from the table (files written before it was recorded)."""
     fp = results["context"]["vdsobench"]["fingerprint"]
     cpu, kernel, hyp = fp.get("cpu") or {}, fp.get("kernel") or {}, fp.get("hypervisor") or {}
-    return {"uarch": uarch.name(cpu),
+    emu = emulation.of_results(results)
+    return {"emulated": emulation.label(emu) or None, "emulation": emu,
+            "uarch": uarch.name(cpu),
             "vendor": cpu.get("vendor"), "family": cpu.get("family"), "model": cpu.get("model"),
             "stepping": cpu.get("stepping"), "model_name": cpu.get("model_name"),
             "microcode": cpu.get("microcode"), "kernel": kernel.get("release"),
@@ -58,7 +64,7 @@ def meta(m):
     """A machine in the shape of a comparison's meta, for tables.machine_text():
     the CPU named by its microarchitecture (uarch.label)."""
     return {"cpu_model": uarch.label(m), "kernel": m.get("kernel"),
-            "hypervisor": m.get("hypervisor")}
+            "hypervisor": m.get("hypervisor"), "emulation": m.get("emulation")}
 
 
 short_model = uarch.short_model
@@ -74,7 +80,7 @@ def system_text(m):
 def machine_text(m):
     """The whole identity in one line: microarchitecture (model name,
     family/model/stepping), microcode, kernel, hypervisor."""
-    return f"{uarch.label(m)}, {system_text(m)}"
+    return f"{emulation.on(m.get('emulation'), uarch.label(m))}, {system_text(m)}"
 
 
 def repetition_times(benchmarks):
@@ -165,7 +171,7 @@ def column_name(m):
     """A column's machine: its microarchitecture ("Zen 3") where known, short
     enough for a table heading (the full uarch.label() is in the header
     lines); the whole label, ids and all, for a CPU the table does not know."""
-    return uarch.name(m) or uarch.label(m)
+    return emulation.on(m.get("emulation"), uarch.name(m) or uarch.label(m))
 
 
 def label_columns(columns):

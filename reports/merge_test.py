@@ -83,7 +83,7 @@ class TwoMachinesTest(unittest.TestCase):
         self.assertEqual([c["machine"]["uarch"] for c in cols],
                          ["Zen 3", "Sapphire Rapids", "Sapphire Rapids"])
         self.assertEqual({k: cols[1]["machine"][k] for k in merge.KEY_FIELDS},
-                         {"vendor": "GenuineIntel", "family": 6, "model": 143,
+                         {"emulated": None, "vendor": "GenuineIntel", "family": 6, "model": 143,
                           "model_name": "Intel(R) Xeon(R) Platinum 8480+",
                           "microcode": "0x2b0004b1", "kernel": "6.8.0-49-generic",
                           "hypervisor": "KVM"})

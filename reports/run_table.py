@@ -2,6 +2,8 @@
 
 import statistics
 
+from reports import emulation as emulation_mod
+
 # per-benchmark user counters the harness adds that are not perf events
 HARNESS_COUNTERS = ("cpu", "counted_fraction", "writer_hz", "writer_cpu")
 
@@ -88,15 +90,18 @@ def row_label(row, kinds):
     return row["name"][:-len(f"cpu{key[3]}")] + cpu_label(key[3], kinds)
 
 
-def format_table(rows, events=(), cpu_kinds=None):
+def format_table(rows, events=(), cpu_kinds=None, emulation=None):
     """Text lines: benchmark, ns/call (median), min-max over runs, then each event per call.
 
     cpu_kinds: the results' pinning.cpu_kinds; on a hybrid CPU each row's CPU
-    is labelled with its kind, "cpu3 (IntelAtom)".
+    is labelled with its kind, "cpu3 (IntelAtom)". emulation: the results'
+    emulation record (reports/emulation.py); an emulated run's table says so
+    above it and in its time column's heading.
     """
     events = [e for e in events if any(e in r["counters"] for r in rows)]
     kinds = shown_kinds(cpu_kinds)
-    head = ["benchmark", "ns/call", "min..max"] + [f"{e}/call" for e in events]
+    ns_head = f"ns/call, {emulation_mod.label(emulation)}" if emulation else "ns/call"
+    head = ["benchmark", ns_head, "min..max"] + [f"{e}/call" for e in events]
     body = []
     for r in rows:
         if r["error"]:
@@ -115,4 +120,6 @@ def format_table(rows, events=(), cpu_kinds=None):
                  for i, c in enumerate(row)]
         lines.append("  ".join(cells).rstrip())
     lines.insert(1, "-" * len(lines[0]))
+    if emulation:
+        lines.insert(0, emulation_mod.describe(emulation))
     return lines

@@ -18,12 +18,12 @@ import io
 import json
 import textwrap
 
-from reports import stats
+from reports import emulation, stats
 
 FORMATS = ("table", "lkml", "markdown", "csv", "json")
 WIDTH = 72
 # the row fields in the order people read them; others follow, sorted
-ROW_FIELDS = ("clock", "mode", "cpu", "metric", "baseline", "variant", "base", "value",
+ROW_FIELDS = ("clock", "mode", "cpu", "metric", "emulated", "baseline", "variant", "base", "value",
               "ratio", "ci_low", "ci_high", "confidence", "p", "p_adjusted", "verdict", "n",
               "retries", "lost", "note")
 POSIX_CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai",
@@ -170,8 +170,12 @@ def pct(fraction):
 
 
 def machine_text(meta):
+    """'Machine: Zen 3 (...), kernel ..., KVM guest'; for a comparison measured
+    under emulation (meta.emulation), 'Machine: aarch64 emulated (qemu-user) on
+    Zen 3 (...), ...'."""
     hyp = meta.get("hypervisor")
-    return (f"Machine: {meta.get('cpu_model') or 'unknown CPU'}, "
+    cpu = emulation.on(meta.get("emulation"), meta.get('cpu_model') or 'unknown CPU')
+    return (f"Machine: {cpu}, "
             f"kernel {meta.get('kernel') or 'unknown'}, "
             + (f"{hyp} guest" if hyp else "no hypervisor"))
 
@@ -255,7 +259,9 @@ def ci_lines(block, rows, calls_per):
 def render_lkml(comparison, calls_per):
     meta, rows = comparison.get("meta") or {}, comparison.get("rows") or []
     groups = blocks(rows)
-    lines = []
+    # an emulated comparison says so before anything else
+    lines = wrap(emulation.describe(meta.get("emulation"))) + [""] \
+        if meta.get("emulation") else []
     for key, block in groups.items():
         title = block_title(key, rows, calls_per)
         if title:
@@ -319,7 +325,8 @@ def columns(rows, calls_per, with_baseline):
         body.append([clock_name(str(r.get("clock"))), str(r.get("mode"))]
                     + ([str(r.get("cpu", ""))] if with_cpu else [])
                     + [metric_label(str(r.get("metric")), calls_per if is_calls(r, calls_per)
-                                    else None)]
+                                    else None)
+                       + (f", {r['emulated']}" if r.get("emulated") else "")]
                     + ([str(r.get("baseline"))] if with_baseline else [])
                     + [str(r.get("variant")), number(before), number(after),
                        diff(ratio, r.get("verdict")),
@@ -332,7 +339,8 @@ def columns(rows, calls_per, with_baseline):
 
 def header_lines(comparison, rows):
     meta = comparison.get("meta") or {}
-    lines = [machine_text(meta), rounds_text(comparison)]
+    lines = ([emulation.describe(meta["emulation"])] if meta.get("emulation") else []) + [
+        machine_text(meta), rounds_text(comparison)]
     if meta.get("method"):
         lines.append(f"Method: {meta['method']}; {confidence_text(comparison)}.")
     if len(distinct(rows, "baseline")) == 1 and rows:

@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import lifecycle
+from . import arch, lifecycle
 from .errors import Failure
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,14 +57,44 @@ def build(targets):
                 raise Failure(f"{binary_path(label)} is missing from the bundle; "
                               "unpack it again")
         return
-    rc, out = bazel("build", targets)
+    args = arch.current().bazel_flags() + list(targets)
+    rc, out = bazel("build", args)
     if rc != 0:
         print(tail(out), file=sys.stderr)
-        raise Failure(f"bazel build {' '.join(targets)} failed (exit {rc})")
+        raise Failure(f"bazel build {' '.join(args)} failed (exit {rc})")
+
+
+_bin_dirs = {}
+
+
+def bin_dir(flags=None):
+    """Where Bazel puts the binaries of the build these flags select (default: the
+    current --arch's). bazel-bin follows the last build, whichever it was, so a
+    configuration of its own asks Bazel (once per process)."""
+    flags = tuple(arch.current().bazel_flags() if flags is None else flags)
+    if not flags:
+        return ROOT / "bazel-bin"
+    if flags not in _bin_dirs:
+        rc, out = bazel("info", [*flags, "bazel-bin"])
+        lines = [line for line in out.splitlines() if line.startswith("/")]
+        if rc != 0 or not lines:
+            raise Failure(f"bazel info {' '.join(flags)} bazel-bin failed (exit {rc}): "
+                          f"{tail(out, 1)}")
+        _bin_dirs[flags] = Path(lines[-1])
+    return _bin_dirs[flags]
 
 
 def binary_path(label):
-    """//pkg/sub:name -> <root>/bazel-bin/pkg/sub/name"""
+    """//pkg/sub:name -> <root>/bazel-bin/pkg/sub/name (the current --arch's build)"""
     package, _, name = label.lstrip("/").partition(":")
     name = name or package.rsplit("/", 1)[-1]
-    return ROOT / "bin" / name if bundled() else ROOT / "bazel-bin" / package / name
+    return ROOT / "bin" / name if bundled() else bin_dir() / package / name
+
+
+def program(label):
+    """The command line that starts a built binary here: the binary itself, or,
+    for an architecture this machine emulates, the qemu-user runner and it."""
+    path = str(binary_path(label))
+    if bundled() or arch.current().native:
+        return [path]
+    return [str(ROOT / arch.RUNNER), path]

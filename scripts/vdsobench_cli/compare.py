@@ -11,24 +11,38 @@ import argparse
 import os
 import sys
 
-from . import cpu_lock, fingerprint, ranged, results, rounds
+from . import arch, cpu_lock, fingerprint, ranged, results, rounds
 from .errors import Failure, UsageError
 from .build import ROOT
 
 sys.path.insert(0, str(ROOT))
-from reports import run_table, stats, tables, uarch  # noqa: E402
+from reports import emulation as emulation_mod, run_table, stats, tables, uarch  # noqa: E402
 
 FORMATS = ("table", "lkml", "markdown", "csv", "json")
 DEFAULT_ROUNDS = 40
 DEFAULT_BATCH_MS = 10
 
 
-def machine_meta(fp):
+def machine_meta(fp, emulation=None):
     """The machine for a comparison's caption: the CPU named by its
-    microarchitecture ("Zen 3 (AMD EPYC, 25/1/1)"), kernel, hypervisor."""
+    microarchitecture ("Zen 3 (AMD EPYC, 25/1/1)"), kernel, hypervisor; and,
+    measured under emulation (arch.emulation()), the emulation record, which
+    every table and plot of the comparison shows."""
     cpu, kernel, hyp = fp.get("cpu") or {}, fp.get("kernel") or {}, fp.get("hypervisor") or {}
     return {"cpu_model": uarch.label(cpu), "kernel": kernel.get("release"),
-            "hypervisor": hyp.get("vendor") if hyp.get("present") else None}
+            "hypervisor": hyp.get("vendor") if hyp.get("present") else None,
+            "emulation": emulation}
+
+
+def label_emulated(rows, emulation):
+    """Each time row measured under emulation says so (the csv and json rows, the
+    table's metric column); simulated counts are the host's valgrind's, not
+    timings, and stay as they are."""
+    if emulation:
+        for row in rows:
+            if not str(row.get("metric")).startswith("sim:"):
+                row["emulated"] = emulation_mod.label(emulation)
+    return rows
 
 
 def metric_row(series, metric, baseline, subject, base_vals, vals, res):
@@ -128,8 +142,10 @@ def paired_comparison(patterns, options, rounds_n=DEFAULT_ROUNDS, batch_ms=DEFAU
         rows += sim_rows([baseline] + others, sorted({g.clock for g in groups}),
                          sorted({g.mode for g in groups}), baseline)
     fp = fingerprint.collect(sorted({g.cpu for g in groups}))
+    emulation = arch.emulation()
+    label_emulated(rows, emulation)
     return {
-        "meta": dict(machine_meta(fp), method=method, alpha=alpha, comparisons=m,
+        "meta": dict(machine_meta(fp, emulation), method=method, alpha=alpha, comparisons=m,
                      rounds=rounds_n, paired=True, batch_ms=batch_ms,
                      iterations={g.key: g.iterations for g in groups},
                      counters=context.get("counters", {}).get("events", []),
@@ -192,9 +208,13 @@ def compare_results(args, target=None):
     notes = ["unpaired: the two runs were measured at different times, so drift between "
              "them is not cancelled; verdicts need more evidence than paired rounds"]
     fps = [d["context"]["vdsobench"]["fingerprint"] for d in (old, new)]
-    metas = [machine_meta(fp) for fp in fps]
+    emus = [emulation_mod.of_results(d) for d in (old, new)]
+    metas = [machine_meta(fp, emu) for fp, emu in zip(fps, emus)]
     if metas[0]["cpu_model"] != metas[1]["cpu_model"]:
         notes.append(f"different CPUs: {metas[0]['cpu_model']} vs {metas[1]['cpu_model']}")
+    for path, emu in zip((old_path, new_path), emus):
+        if emu:
+            notes.append(f"{os.path.basename(path)}: {emulation_mod.describe(emu)}")
     rows, method = [], None
     for name in common:
         variant, clock, mode, cpu = results.benchmark_key(name)
@@ -207,7 +227,10 @@ def compare_results(args, target=None):
                      "ratio": res["ratio"], "ci_low": res["ci_low"], "ci_high": res["ci_high"],
                      "p": res["p"], "p_adjusted": res["p_adjusted"], "verdict": res["verdict"],
                      "n": res["n"]})
-    comparison = {"meta": dict(metas[1], method=method, alpha=args.alpha,
+    # either run emulated: its times, and so every ratio, are the emulator's
+    label_emulated(rows, emus[1] or emus[0])
+    comparison = {"meta": dict(metas[1], emulation=emus[1] or emus[0], method=method,
+                               alpha=args.alpha,
                                comparisons=len(common), rounds=None, paired=False,
                                notes=notes),
                   "rows": rows}
@@ -281,5 +304,6 @@ def add_parser(sub):
     p.add_argument("--plot", metavar="DIR",
                    help="also draw the comparison (ratios with intervals; PNG and SVG) here")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    arch.add_argument(p, "compare in this architecture's build")
     p.set_defaults(func=run_compare)
 

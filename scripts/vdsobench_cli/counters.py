@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from . import build, lifecycle, packages
+from . import arch, build, lifecycle, packages
 from .errors import Failure, UsageError, one_line
 
 COUNTERS = "//counters:vdsobench_counters"
@@ -69,7 +69,7 @@ def report(returncode, stdout, stderr, as_json=False, out=sys.stdout):
 def run(args):
     packages.ensure_setup()
     build.build([COUNTERS])
-    cmd = [str(build.binary_path(COUNTERS)), "--json"]
+    cmd = build.program(COUNTERS) + ["--json"]
     if args.all:
         cmd.append("--all")
     try:
@@ -94,4 +94,5 @@ def add_parser(sub):
     p.add_argument("--all", action="store_true",
                    help="every event of every PMU libpfm detected")
     p.add_argument("--json", action="store_true", help="print the binary's JSON object")
+    arch.add_argument(p, "ask this architecture's build")
     p.set_defaults(func=run)

@@ -10,7 +10,8 @@ Two kinds of check, both recorded in the baseline file:
   the same interleaved rounds, so a faster or slower machine does not trip it;
   a regression only when the confidence interval's lower bound of the
   slowdown against the recorded ratio exceeds the threshold. Refused on
-  another CPU model unless --allow-other-machine.
+  another CPU model unless --allow-other-machine, and always for rows
+  measured under emulation (qemu-user: the emulator's times, not a CPU's).
 
 Exit 0: no regression; 1: a regression (with the table); 2: bad usage or input.
 """
@@ -25,7 +26,7 @@ from . import build, fingerprint, inputs, ranged, results, rounds, variants as v
 from .errors import UsageError
 
 sys.path.insert(0, str(build.ROOT))
-from reports import stats, uarch  # noqa: E402
+from reports import emulation, stats, uarch  # noqa: E402
 
 SCHEMA = "vdsobench-baseline/1"
 DEFAULT_BASELINE = "results/baselines/ci.json"
@@ -45,6 +46,19 @@ def machine_of(fp):
         "label": uarch.label(cpu),
         "kernel": (fp.get("kernel") or {}).get("release"),
         "hypervisor": (fp.get("hypervisor") or {}).get("vendor")}
+
+
+def emulated_timing(baseline):
+    """The emulation label if the baseline's timing rows were measured under
+    emulation (its machine, its timing section or a row says so), else None.
+    Such times are the emulator's (reports/emulation.py), not a CPU's."""
+    t = baseline.get("timing") or {}
+    marks = [(baseline.get("machine") or {}).get("emulated"), t.get("emulated")]
+    marks += [r.get("emulated") for r in t.get("rows", [])]
+    found = [m for m in marks if m]
+    if not found:
+        return None
+    return found[0] if isinstance(found[0], str) else emulation.LABEL
 
 
 def same_cpu(a, b):
@@ -300,7 +314,17 @@ def run_gate(args):
         checks += sim_checks(baseline, rows)
     if baseline.get("timing") and args.only != "sim":
         there = baseline.get("machine", {})
-        if not same_cpu(there, here) and not args.allow_other_machine:
+        emulated = emulated_timing(baseline)
+        if emulated:
+            # no option overrides this one: there is no CPU to compare with
+            line = (f"timing gate refused: {path}'s timing rows were measured {emulated}, "
+                    "so they time the emulator, not a CPU (record them on the machine "
+                    "itself)")
+            if args.only == "timing":
+                raise UsageError(line)
+            print(f"warning: {line}", file=sys.stderr)
+            notes.append(line)
+        elif not same_cpu(there, here) and not args.allow_other_machine:
             line = (f"timing gate refused: the baseline was recorded on "
                     f"{uarch.label(there)!r}, this is {here['label']!r} "
                     "(--allow-other-machine to gate anyway)")

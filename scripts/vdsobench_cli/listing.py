@@ -2,7 +2,7 @@
 
 import json
 
-from . import packages, variants as variants_mod
+from . import arch, packages, variants as variants_mod
 
 
 def clocks(v):
@@ -75,4 +75,5 @@ def add_parser(sub):
     p.add_argument("--json", action="store_true", help="print the full JSON array")
     p.add_argument("--variants", metavar="PATTERNS",
                    help="comma-separated exact names or globs, e.g. 'generic_*+rdtscp+*'")
+    arch.add_argument(p, "list the variants of this architecture's build")
     p.set_defaults(func=run)

@@ -3,8 +3,8 @@
 import argparse
 import sys
 
-from . import (build, bundle, compare, counters, errors, gate, layout, listing, merge, packages,
-               plot, recipe, run, selftest_stats, sim, testrun, verify)
+from . import (arch, build, bundle, compare, counters, errors, gate, layout, listing, merge,
+               packages, plot, recipe, run, selftest_stats, sim, testrun, verify)
 
 COMMANDS = (packages, listing, verify, run, compare, gate, sim, layout, plot, merge, recipe,
             selftest_stats, counters, testrun, bundle)
@@ -41,6 +41,11 @@ def dispatch(argv):
         raise errors.UsageError(f"a command is required: {', '.join(p.commands)} "
                                 "(see --help)")
     args.argv = list(argv)  # recorded in results files
+    # one architecture per process (--arch, where the command has it)
+    target = arch.use(getattr(args, "arch", None))
+    if build.bundled() and target.emulated:
+        raise errors.UsageError(f"--arch {target.name}: this bundle runs on {target.host} "
+                                f"only (valid: {target.host})")
     return args.func(args)
 
 

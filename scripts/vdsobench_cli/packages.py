@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 
-from . import build
+from . import arch, build
 from .build import tail
 from .errors import CliError, Failure, UsageError
 
@@ -24,6 +24,18 @@ PACKAGES = (
     "python3-numpy", "python3-scipy", "python3-matplotlib", "python3-jsonschema",
     "hyperfine",
 )
+
+# The second group, for --arch arm64 on an x86-64 machine (toolchains/BUILD): the
+# cross compiler, qemu-user to run what it builds, and the libraries the harness
+# links as the multiarch :arm64 packages, which need arm64 added to dpkg's
+# architectures first (then apt-get update fetches its package lists). Installed
+# when a command is given --arch arm64 (setup --arch arm64 too; .ci/run does
+# that), not always: a second architecture in dpkg, a cross compiler and an
+# emulator, about 670 MB installed here, that a machine measuring only itself
+# never uses.
+CROSS_PACKAGES = {"arm64": ("gcc-aarch64-linux-gnu", "g++-aarch64-linux-gnu", "qemu-user-static",
+                            "libhwloc-dev:arm64", "libpfm4-dev:arm64",
+                            "libbenchmark-dev:arm64")}
 
 # The Python modules commands import beyond the standard library, each with
 # the Debian package that provides it for /usr/bin/python3.
@@ -43,8 +55,40 @@ def installed(name):
     return r.returncode == 0 and "install ok installed" in r.stdout.splitlines()
 
 
-def missing(names=PACKAGES):
-    return [n for n in names if not installed(n)]
+def wanted():
+    """The packages the current --arch needs: PACKAGES, and the cross group when
+    the architecture is built here but not this machine's."""
+    target = arch.current()
+    return PACKAGES + (CROSS_PACKAGES.get(target.name, ()) if target.emulated else ())
+
+
+def missing(names=None):
+    return [n for n in (wanted() if names is None else names) if not installed(n)]
+
+
+def foreign_architectures():
+    """dpkg's foreign architectures (those added with dpkg --add-architecture)."""
+    try:
+        r = subprocess.run(["dpkg", "--print-foreign-architectures"], capture_output=True,
+                           text=True, stdin=subprocess.DEVNULL)
+    except OSError:
+        raise Failure("dpkg not found: setup needs a Debian system") from None
+    return r.stdout.split() if r.returncode == 0 else []
+
+
+def add_architectures(names):
+    """dpkg --add-architecture for each foreign architecture a package name asks for
+    (libhwloc-dev:arm64) that dpkg does not have yet; True if one was added."""
+    wanted_archs = {n.partition(":")[2] for n in names if ":" in n}
+    todo = sorted(wanted_archs - set(foreign_architectures()))
+    for name in todo:
+        print(f"setup: dpkg --add-architecture {name}", flush=True)
+        r = subprocess.run(["dpkg", "--add-architecture", name], capture_output=True,
+                           text=True, stdin=subprocess.DEVNULL)
+        if r.returncode != 0:
+            raise Failure(f"setup: dpkg --add-architecture {name} failed (exit "
+                          f"{r.returncode}): {tail(r.stderr, 1)}")
+    return bool(todo)
 
 
 def apt(args):
@@ -69,7 +113,8 @@ def unimportable(modules=MODULES):
 
 
 def setup(check=False, quiet=False):
-    todo = missing()
+    names = wanted()
+    todo = missing(names)
     if not todo:
         broken = unimportable() if check else {}
         if broken:
@@ -80,15 +125,16 @@ def setup(check=False, quiet=False):
                       f"import {m}: {why}")
             return 1
         if not quiet:
-            print(f"setup: all {len(PACKAGES)} packages present")
+            print(f"setup: all {len(names)} packages present")
         return 0
     if check:
-        print(f"setup: missing {len(todo)} of {len(PACKAGES)}: {' '.join(todo)}")
+        print(f"setup: missing {len(todo)} of {len(names)}: {' '.join(todo)}")
         return 1
     if os.geteuid() != 0:
         raise UsageError(f"setup: must run as root to install {' '.join(todo)} "
                          "(sudo scripts/vdsobench setup)")
     print(f"setup: installing {' '.join(todo)}", flush=True)
+    add_architectures(todo)
     # A failed update (no network) may still leave usable package lists.
     rc, out = apt(["update", "-q"])
     if rc != 0:
@@ -144,4 +190,7 @@ def add_parser(sub):
                                    "only those missing. Needs root to install.")
     p.add_argument("--check", action="store_true",
                    help="only report; exit 1 if something is missing")
+    arch.add_argument(p, "also install what building and running this architecture "
+                         "needs (arm64 on x86-64: the cross compiler, qemu-user and the "
+                         ":arm64 libraries)")
     p.set_defaults(func=lambda args: setup(check=args.check))

@@ -178,7 +178,7 @@ def verify_one(s, variant):
     from . import build, variants as variants_mod
 
     build.build([variants_mod.VERIFY])
-    cmd = [str(build.binary_path(variants_mod.VERIFY)), "--duration-ms",
+    cmd = [*build.program(variants_mod.VERIFY), "--duration-ms",
            "100" if s.quick else "300", "--system-ms", "200", variant]
     r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
     for line in r.stdout.splitlines():
@@ -342,7 +342,7 @@ def counter_read(s):
 def samples(variants, clocks, n):
     binary = rounds_mod.binary()
     ns = argparse.Namespace(clocks=clocks, modes=["hot"])
-    cmd = [binary, *rounds_mod.harness_args(variants, ns), "--samples", str(n)]
+    cmd = [*binary, *rounds_mod.harness_args(variants, ns), "--samples", str(n)]
     r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
     if r.returncode != 0:
         raise Failure(f"vdsobench_bench --samples failed (exit {r.returncode}): "

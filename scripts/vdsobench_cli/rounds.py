@@ -142,14 +142,14 @@ def measure(binary, hargs, rounds, batch_ms, copies=1, quiet=False):
     """Run the rounds; (harness context, [Series])."""
     with lifecycle.temp_dir(prefix="vdsobench-rounds-") as tmp:
         out = os.path.join(tmp, "rounds.jsonl")
-        cmd = [binary, *hargs, "--rounds", str(rounds), "--batch-ms", str(batch_ms),
+        cmd = [*binary, *hargs, "--rounds", str(rounds), "--batch-ms", str(batch_ms),
                "--copies", str(copies), "--out", out] + (["--quiet"] if quiet else [])
         try:
             r = lifecycle.run(cmd, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE if quiet else None, text=True,
                               errors="replace")
         except OSError as e:
-            raise Failure(f"cannot run {binary}: {e.strerror}") from None
+            raise Failure(f"cannot run {binary[-1]}: {e.strerror}") from None
         if r.returncode == 2:
             raise UsageError((r.stderr or "bad usage").strip().splitlines()[-1]
                              .removeprefix("vdsobench_bench: "))
@@ -165,5 +165,7 @@ def measure(binary, hargs, rounds, batch_ms, copies=1, quiet=False):
 
 
 def binary():
+    """The harness's command line (build.program: under qemu-user for an emulated
+    --arch); callers put its options after it."""
     build.build([run.BENCH])
-    return str(build.binary_path(run.BENCH))
+    return build.program(run.BENCH)

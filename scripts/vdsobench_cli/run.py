@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from . import (build, cpu_lock, fingerprint, lifecycle, machine_warnings, packages, ranged,
+from . import (arch, build, cpu_lock, fingerprint, lifecycle, machine_warnings, packages, ranged,
                results)
 from .errors import Failure, UsageError
 
@@ -62,7 +62,8 @@ def call(cmd, capture):
 
 
 def planned(binary, hargs):
-    r = call([binary, *hargs, "--list"], capture=True)
+    """binary: the harness's command line (build.program)."""
+    r = call([*binary, *hargs, "--list"], capture=True)
     if r.returncode != 0:
         raise Failure(f"vdsobench_bench --list failed (exit {r.returncode}): "
                       f"{build.tail(r.stderr, 1)}")
@@ -80,12 +81,15 @@ def git_short_hash():
     return info, (info.get("short") or "nogit")
 
 
-def output_path(args, build_info_short):
+def output_path(args, build_info_short, emulation=None):
     if args.out:
         return args.out  # as given: "-" is refused by name
     now = datetime.datetime.now()
-    return str(results.default_path(build.ROOT, fingerprint.short_host(), now,
-                                    build_info_short))
+    # an emulated run's file says so in its name too: <host>-aarch64-emulated-...
+    host = fingerprint.short_host()
+    if emulation:
+        host += f"-{emulation['guest']}-emulated"
+    return str(results.default_path(build.ROOT, host, now, build_info_short))
 
 
 def vdsobench_context(args, argv, harness, fp, build_info, warnings, names, cpus):
@@ -124,7 +128,7 @@ def run(args):
     argv = getattr(args, "argv", sys.argv[1:])
     packages.ensure_setup()
     build.build([BENCH])
-    binary = str(build.binary_path(BENCH))
+    binary = build.program(BENCH)
     hargs = harness_args(args)
     names, skipped = planned(binary, hargs)
     if args.list:
@@ -137,12 +141,13 @@ def run(args):
 
     info, short = git_short_hash()
     repetitions = int(args.repetitions or DEFAULTS["repetitions"])
+    emulation = arch.emulation()  # None natively
     # before measuring: a full disk or a taken name must not cost the whole run
-    target = results.check_writable(output_path(args, short), args.force,
+    target = results.check_writable(output_path(args, short, emulation), args.force,
                                     need=expected_size(len(names), repetitions))
     cpus = cpus_of(names)
     fp = fingerprint.collect(cpus)
-    warnings = machine_warnings.check(fp, not args.no_pin, cpus)
+    warnings = arch.warnings(emulation) + machine_warnings.check(fp, not args.no_pin, cpus)
     for line in machine_warnings.format_warnings(warnings):
         print(line, file=sys.stderr)
     for line in skipped:
@@ -153,7 +158,7 @@ def run(args):
 
     with lifecycle.temp_dir(prefix="vdsobench-run-") as tmp:
         raw = os.path.join(tmp, "gbench.json")
-        r = call([binary, *hargs, "--out", raw] + (["--quiet"] if args.quiet else []),
+        r = call([*binary, *hargs, "--out", raw] + (["--quiet"] if args.quiet else []),
                  capture=False)
         try:
             with open(raw) as f:
@@ -172,6 +177,7 @@ def run(args):
     warnings = warnings + waited
     context["vdsobench"] = vdsobench_context(args, argv, harness, fp, info, warnings,
                                              names, cpus)
+    context["vdsobench"]["emulation"] = emulation
     path = target.write_json(data)  # not writable now: Failure naming a recovery file
 
     rows = run_table.summarize(data.get("benchmarks", []), order=names)
@@ -182,7 +188,8 @@ def run(args):
     if not counters.get("available"):
         print(f"counters: unavailable ({counters.get('reason')}); time only")
     for line in run_table.format_table(rows, counters.get("events", []),
-                                       context["vdsobench"]["pinning"].get("cpu_kinds")):
+                                       context["vdsobench"]["pinning"].get("cpu_kinds"),
+                                       emulation):
         print(line)
     print(f"results: {os.path.relpath(path)}")
     failed = [row["name"] for row in rows if row["error"]]
@@ -251,4 +258,5 @@ def add_parser(sub):
                    help="run each benchmark's repetitions back to back (default: all "
                         "repetitions in random order, so drift does not favour one)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    arch.add_argument(p, "benchmark this architecture's build")
     p.set_defaults(func=run)

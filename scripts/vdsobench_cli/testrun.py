@@ -5,8 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import build, lifecycle, packages
-from .errors import CliError, one_line
+from . import arch, build, lifecycle, packages
+from .errors import CliError, UsageError, one_line
 
 # Bazel's per-target summary line, e.g. "//impls:x_test   (cached) PASSED in 0.1s".
 SUMMARY = re.compile(r"^(//\S*|@\S+)\s+(?:\(cached\)\s+)?"
@@ -80,6 +80,9 @@ def bazel_tests(asan, quick, out):
     args = ["//...", "--test_output=errors", "--test_summary=short"]
     if asan:
         args.append("--config=asan")
+    # another architecture's build: its tests run under qemu-user
+    # (.bazelrc's test:arm64 --run_under)
+    args += arch.current().bazel_flags()
     if quick:
         args.append("--test_tag_filters=-slow")
     print(f"test: bazel test {' '.join(args)}", file=out, flush=True)
@@ -113,6 +116,11 @@ def python_tests(out):
 
 
 def run(args, out=sys.stdout):
+    target = arch.current()
+    if args.asan and target.emulated:
+        raise UsageError(f"test: --asan with --arch {target.name}: the sanitizers are not "
+                         "set up under qemu-user (LeakSanitizer dies there); give one or "
+                         "the other")
     results = []
     try:
         packages.ensure_setup()
@@ -121,9 +129,10 @@ def run(args, out=sys.stdout):
         print(f"test: setup: {one_line(e)}", file=out)
         results.append(("setup", 0, 1, []))
     results += bazel_tests(args.asan, args.quick, out)
-    if not args.asan:
+    if not args.asan and target.native:
         # the Python tests run the plain build's binaries: an ASan pass of
-        # them would repeat the plain pass, minutes for nothing
+        # them would repeat the plain pass, minutes for nothing; another
+        # architecture's pass, the host's Python against the same code
         results += python_tests(out)
     for label, good, bad, details in results:
         print(f"{'FAIL' if bad else 'PASS'}  {label}  {good} passed, {bad} failed", file=out)
@@ -143,4 +152,7 @@ def add_parser(sub):
                    help="only the C tests, built with ASan + UBSan (the Python tests use the "
                         "plain build; run them without --asan)")
     p.add_argument("--quick", action="store_true", help="skip bazel tests tagged \"slow\"")
+    arch.add_argument(p, "run this architecture's C suites instead (bazel test --config=arm64 "
+                      "under qemu-user; the Python tests are the host's: run them without "
+                      '--arch)')
     p.set_defaults(func=run)

@@ -15,7 +15,7 @@ def load():
     build.build([VERIFY])
     binary = build.binary_path(VERIFY)
     try:
-        r = lifecycle.run([str(binary), "--list-json"], stdin=subprocess.DEVNULL,
+        r = lifecycle.run(build.program(VERIFY) + ["--list-json"], stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, errors="replace")
     except OSError as e:
         raise Failure(f"cannot run {binary}: {e.strerror}") from None
