@@ -462,14 +462,21 @@ class StagedDirTest(TempDirs):
 
 # ---- numeric options ----------------------------------------------------------------------
 
+# what a number's placeholder looks like in --help
+NUMERIC_METAVARS = {"N", "MS", "S", "A", "F", "SECONDS", "N|max"}
+
+
 def numeric_options():
     """[(command, option, parse)] for every option of every command that takes a
-    number, found by walking the parser (so a new one is covered)."""
+    number (an int or float type, a ranged one, or a number's metavar), found by
+    walking the parser, so a new one is covered."""
     sub = next(a for a in main.parser()._actions if a.choices and a.dest == "command")
     found = []
     for command, parser in sub.choices.items():
         for action in parser._actions:
-            if action.option_strings and action.type is not None:
+            if action.option_strings and (action.type in (int, float)
+                                          or hasattr(action.type, "valid")
+                                          or action.metavar in NUMERIC_METAVARS):
                 found.append((command, action.option_strings[0], action.type))
     return found
 
