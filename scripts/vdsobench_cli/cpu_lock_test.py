@@ -51,7 +51,7 @@ class WarningsTest(unittest.TestCase):
 class HeldLockTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.binary = rounds.binary()
+        cls.harness = rounds.binary()  # its command line
         cls.cpu = max(os.sched_getaffinity(0))
 
     def setUp(self):
@@ -64,7 +64,7 @@ class HeldLockTest(unittest.TestCase):
     def test_fail_refuses_naming_the_holder(self):
         out = os.path.join(self.tmp.name, "out.json")
         with held(self.tmp.name, self.cpu):
-            r = subprocess.run([*self.binary, *QUICK, "--cpus", str(self.cpu), "--cpu-lock",
+            r = subprocess.run([*self.harness, *QUICK, "--cpus", str(self.cpu), "--cpu-lock",
                                 "fail", "--out", out], env=self.env, capture_output=True,
                                text=True, timeout=120)
         self.assertEqual(r.returncode, 1, r.stderr)
@@ -77,7 +77,7 @@ class HeldLockTest(unittest.TestCase):
     def test_off_ignores_it(self):
         out = os.path.join(self.tmp.name, "out.json")
         with held(self.tmp.name, self.cpu):
-            r = subprocess.run([*self.binary, *QUICK, "--cpus", str(self.cpu), "--cpu-lock",
+            r = subprocess.run([*self.harness, *QUICK, "--cpus", str(self.cpu), "--cpu-lock",
                                 "off", "--out", out], env=self.env, capture_output=True,
                                text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
