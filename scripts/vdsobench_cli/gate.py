@@ -23,7 +23,7 @@ import shutil
 import sys
 
 from . import build, fingerprint, inputs, ranged, results, rounds, variants as variants_mod
-from .errors import UsageError
+from .errors import Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
 from reports import emulation, stats, uarch  # noqa: E402
@@ -169,12 +169,22 @@ def timing_checks(baseline, rows, args):
     ns_args = argparse.Namespace(clocks=sorted({r["clock"] for r in rows}),
                                  modes=sorted({r["mode"] for r in rows}), cpus=args.cpus)
     hargs = rounds.harness_args(variants, ns_args)
-    _, groups = rounds.measure(binary, hargs, args.rounds or t.get("rounds", 40),
-                               args.batch_ms, quiet=args.quiet)
+    context, groups = rounds.measure(binary, hargs, args.rounds or t.get("rounds", 40),
+                                     args.batch_ms, quiet=args.quiet)
     by = {(g.clock, g.mode): g for g in groups}
+    # rounds that lost the CPU pull every ratio toward 1: no verdict from them
+    refused = rounds.lost_cpu(context, groups)
+    for why in refused.values():
+        print(f"gate: {why}", file=sys.stderr)
     checks = []
     for r in rows:
         g = by.get((r["clock"], r["mode"]))
+        if g is not None and g.key in refused:
+            checks.append({"kind": "timing", "variant": r["variant"], "clock": r["clock"],
+                           "mode": r["mode"], "metric": "ratio", "baseline":
+                           r["ratio_to_reference"], "now": None, "limit": None,
+                           "status": "disturbed"})
+            continue
         ref, var = g.paired((reference, 0), (r["variant"], 0)) if g else ([], [])
         if not ref:
             checks.append({"kind": "timing", "variant": r["variant"], "clock": r["clock"],
@@ -276,8 +286,12 @@ def record_timing(args, names, sel):
     variants = [reference] + [n for n in names if n != reference]
     ns_args = argparse.Namespace(clocks=sel["clocks"], modes=sel["modes"], cpus=args.cpus)
     binary = rounds.binary()
-    _, groups = rounds.measure(binary, rounds.harness_args(variants, ns_args),
-                               args.rounds or 40, args.batch_ms, quiet=args.quiet)
+    context, groups = rounds.measure(binary, rounds.harness_args(variants, ns_args),
+                                     args.rounds or 40, args.batch_ms, quiet=args.quiet)
+    refused = rounds.lost_cpu(context, groups)
+    if refused:
+        # a baseline is what later runs are held to: never record a disturbed one
+        raise Failure("gate: not recording timing rows: " + "; ".join(refused.values()))
     rows = []
     for g in groups:
         for v in variants:
@@ -341,7 +355,8 @@ def run_gate(args):
         raise UsageError(f"{path}: the baseline records no timing rows")
     if not checks:
         raise UsageError(f"{path}: nothing to gate with these options")
-    bad = [c for c in checks if c["status"] in ("REGRESSION", "missing", "unrecorded")]
+    bad = [c for c in checks
+           if c["status"] in ("REGRESSION", "missing", "unrecorded", "disturbed")]
     if bad or args.verbose:
         print_checks(checks if args.verbose else bad)
     improved = sum(c["status"] == "improved" for c in checks)

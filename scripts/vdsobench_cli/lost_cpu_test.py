@@ -141,3 +141,37 @@ class TablesTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GateTest(unittest.TestCase):
+    """gate on rounds that lost the CPU: no pass, no regression, the reason."""
+
+    def setUp(self):
+        import os
+        import tempfile
+        from . import fingerprint, gate
+        self.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-gate-lost-")
+        self.path = os.path.join(self.tmp.name, "timing.json")
+        with open(self.path, "w") as f:
+            json.dump({"schema": gate.SCHEMA, "machine": gate.machine_of(fingerprint.collect([])),
+                       "timing": {"reference": BASE, "threshold": 0.05, "rounds": 16,
+                                  "rows": [{"variant": OTHER, "clock": "monotonic_raw",
+                                            "mode": "hot", "ratio_to_reference": 0.075}]}}, f)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_too_many_lost_rounds_are_no_verdict(self):
+        lost = {RAW: {(OTHER, r) for r in range(5)}}
+        with mock.patch.object(rounds, "measure", measure_from(recorded(lost))):
+            rc, out, err = vdsobench("gate", "--baseline", self.path, "--quiet")
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("disturbed", out)
+        self.assertIn(f"{RAW}: 5 of 16 rounds lost the CPU even after 3 retries", err)
+
+    def test_a_few_lost_rounds_still_gate(self):
+        lost = {RAW: {(OTHER, 3)}}
+        with mock.patch.object(rounds, "measure", measure_from(recorded(lost))):
+            rc, out, err = vdsobench("gate", "--baseline", self.path, "--quiet")
+        self.assertNotIn("disturbed", out)
+        self.assertNotIn("lost the CPU", err)
