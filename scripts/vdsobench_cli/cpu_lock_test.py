@@ -15,6 +15,8 @@ import unittest
 from . import cpu_lock, rounds
 from .build import ROOT
 
+LAUNCHER = ROOT / "scripts" / "vdsobench"
+
 HOLDER = "cpu_lock_test holder"
 QUICK = ["--variants", "floor/empty", "--min-time", "0.01",
          "--repetitions", "1", "--events", "none", "--quiet"]
@@ -73,6 +75,20 @@ class HeldLockTest(unittest.TestCase):
                          f"{os.getpid()} ({HOLDER}), another measurement pinned there "
                          "(--cpu-lock=wait waits for it)")
         self.assertFalse(os.path.exists(out), "nothing measured")
+
+    def test_run_fail_is_the_harness_line_alone(self):
+        out = os.path.join(self.tmp.name, "out.json")
+        with held(self.tmp.name, self.cpu):
+            r = subprocess.run([str(LAUNCHER), "run", "--variants", "floor/empty",
+                                "--repetitions", "1", "--min-time", "0.01", "--cpus",
+                                str(self.cpu), "--cpu-lock", "fail", "--out", out],
+                               env=self.env, capture_output=True, text=True, timeout=300,
+                               stdin=subprocess.DEVNULL)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        refusal = [line for line in r.stderr.splitlines() if "is in use" in line]
+        self.assertEqual(len(refusal), 1, r.stderr)
+        self.assertNotIn("no usable results", r.stderr)
+        self.assertFalse(os.path.exists(out))
 
     def test_off_ignores_it(self):
         out = os.path.join(self.tmp.name, "out.json")

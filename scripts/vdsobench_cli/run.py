@@ -160,6 +160,10 @@ def run(args):
         raw = os.path.join(tmp, "gbench.json")
         r = call([*binary, *hargs, "--out", raw] + (["--quiet"] if args.quiet else []),
                  capture=False)
+        if r.returncode != 0 and not os.path.exists(raw):
+            # refused before measuring (a CPU lock held, --cpu-lock=fail): the
+            # harness said why on our stderr, in its one line
+            return 1
         try:
             with open(raw) as f:
                 data = json.load(f)
