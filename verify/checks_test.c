@@ -81,8 +81,26 @@ static void test_rdtscp_detection(void)
 	       "no leaf 0x80000001: no RDTSCP, whatever EDX says (%s)", why);
 	tap_ok(!vdso_counter_unavailable("rdtsc") &&
 		       !vdso_counter_unavailable("lfence_rdtsc") &&
+		       !vdso_counter_unavailable("isb_cntvct_isb") &&
+		       !vdso_counter_unavailable("isb_cntvct_dep") &&
 		       !vdso_counter_unavailable("fake"),
 	       "the other counters are never refused");
+}
+
+/* FEAT_ECV's AT_HWCAP2 bit, from made-up auxv values: never this CPU's */
+static void test_cntvctss_detection(void)
+{
+	const char *why;
+
+	tap_ok(!vdso_cntvctss_unavailable(VDSO_HWCAP2_ECV),
+	       "HWCAP2_ECV set: CNTVCTSS_EL0 reads");
+	why = vdso_cntvctss_unavailable(~VDSO_HWCAP2_ECV);
+	tap_ok(why && strstr(why, "FEAT_ECV") && strstr(why, "HWCAP2_ECV"),
+	       "every other AT_HWCAP2 bit set: no CNTVCTSS_EL0 (%s)", why);
+#if !defined(__aarch64__)
+	why = vdso_counter_unavailable("cntvctss");
+	tap_ok(why && strstr(why, "arm64"), "not on arm64: %s", why);
+#endif
 }
 
 /* the array and the switch give the same answers in the same namespace */
@@ -138,6 +156,7 @@ int main(void)
 	if (!system || !runnable)
 		return 1;
 	test_rdtscp_detection();
+	test_cntvctss_detection();
 	/* the system check runs every variant: only those this CPU can read */
 	for (unsigned int i = 0; i < vdso_variants_nr; i++)
 		if (!vdso_counter_unavailable(vdso_variants[i]->counter))

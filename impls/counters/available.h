@@ -10,8 +10,12 @@
  *
  * Only RDTSCP is optional among the counters built for x86-64 (RDTSC and
  * the fences are in every x86-64 CPU); a CPU or VM without it (QEMU's
- * qemu64 model, some hypervisors' masks) still exists. The aarch64 counters
- * are not asked about here.
+ * qemu64 model, some hypervisors' masks) still exists. On aarch64 only
+ * CNTVCTSS_EL0 is: it comes with FEAT_ECV (Armv8.6), which the kernel
+ * advertises as HWCAP2_ECV in AT_HWCAP2 and uses itself only then (the
+ * ARM64_HAS_ECV alternative of __arch_get_hw_counter()). Without it the
+ * register is undefined and reading it is SIGILL: qemu-user 7.2 has none,
+ * even with -cpu max. CNTVCT_EL0 is in every arm64 CPU.
  */
 #ifndef VDSOBENCH_COUNTER_AVAILABLE_H
 #define VDSOBENCH_COUNTER_AVAILABLE_H
@@ -21,6 +25,9 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#endif
+#if defined(__aarch64__)
+#include <sys/auxv.h>
 #endif
 
 /* CPUID 0x80000001 EDX: RDTSCP (X86_FEATURE_RDTSCP in the kernel) */
@@ -42,12 +49,34 @@ static inline const char *vdso_rdtscp_unavailable(unsigned int max_ext,
 	return NULL;
 }
 
+/* AT_HWCAP2: HWCAP2_ECV (arch/arm64/include/uapi/asm/hwcap.h, 1 << 19) */
+#define VDSO_HWCAP2_ECV (1UL << 19)
+
+/*
+ * The decision from AT_HWCAP2 (so that tests can give any): NULL if
+ * CNTVCTSS_EL0 reads, else why not.
+ */
+static inline const char *vdso_cntvctss_unavailable(unsigned long hwcap2)
+{
+	if (!(hwcap2 & VDSO_HWCAP2_ECV))
+		return "this CPU has no FEAT_ECV, so no CNTVCTSS_EL0 (AT_HWCAP2 "
+		       "lacks HWCAP2_ECV, bit 19)";
+	return NULL;
+}
+
 /*
  * NULL if this CPU can read counter ("rdtscp", "rdtsc", "fake", ... as a
  * variant's ->counter names it), else one line saying why not.
  */
 static inline const char *vdso_counter_unavailable(const char *counter)
 {
+	if (counter && !strcmp(counter, "cntvctss")) {
+#if defined(__aarch64__)
+		return vdso_cntvctss_unavailable(getauxval(AT_HWCAP2));
+#else
+		return "CNTVCTSS_EL0 is an arm64 register";
+#endif
+	}
 	if (!counter || strcmp(counter, "rdtscp"))
 		return NULL;
 #if defined(__x86_64__) || defined(__i386__)

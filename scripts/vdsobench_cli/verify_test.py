@@ -41,6 +41,18 @@ class ReportTest(unittest.TestCase):
         self.assertIn("torn: went backwards", out[1])
         self.assertEqual(out[-1], "verify: 1 PASS, 0 FAIL, 1 CAUGHT (known bad), 0 MISSED")
 
+    def test_skip_says_why_and_neither_passes_nor_fails(self):
+        skip = json.dumps({"variant": GOOD, "known_bad": False, "status": "SKIP",
+                           "checks": [], "first_failure": None, "seconds": 0,
+                           "reason": "this CPU has no FEAT_ECV, so no CNTVCTSS_EL0"}) + "\n"
+        status, out = report([skip, rec(BAD, "CAUGHT", True, "torn"),
+                              summary(caught=1)])
+        self.assertEqual(status, 0)
+        self.assertEqual(out[0], f"SKIP   {GOOD}  (not available here: this CPU has no "
+                                 "FEAT_ECV, so no CNTVCTSS_EL0)")
+        self.assertEqual(out[-1], "verify: 0 PASS, 0 FAIL, 1 CAUGHT (known bad), 0 MISSED, "
+                                  "1 SKIP (counter not available here)")
+
     def test_missed_fails(self):
         status, out = report([rec(GOOD, "PASS"), rec(BAD, "MISSED", True),
                               summary(passed=1, missed=1)], rc=1)
