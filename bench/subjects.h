@@ -96,7 +96,19 @@ struct selection {
 	bool clock[NR_CLOCK_CHOICES];
 	bool mode[NR_MODES];
 };
-#define BENCH_DEFAULT_SUBJECTS "*+rdtscp+always,sys/*,floor/*"
+/*
+ * The counter read the default selection measures every layout with: what
+ * the kernel of today reads on a CPU of this architecture without the
+ * optional extensions: RDTSCP on x86-64, isb; mrs cntvct_el0 with the
+ * fake dependency after it on arm64 (v5.13 on; CNTVCTSS_EL0 needs FEAT_ECV).
+ */
+#if defined(__aarch64__)
+#define BENCH_DEFAULT_COUNTER "isb_cntvct_dep"
+#else
+#define BENCH_DEFAULT_COUNTER "rdtscp"
+#endif
+#define BENCH_DEFAULT_SUBJECTS                                                 \
+	"*+" BENCH_DEFAULT_COUNTER "+always,sys/*,floor/*"
 #define BENCH_DEFAULT_CLOCKS                                                   \
 	"realtime,monotonic,monotonic_raw,boottime,tai,realtime_coarse,"       \
 	"monotonic_coarse"

@@ -10,6 +10,10 @@
 #include "impls/registry.h"
 #include "testing/tap.h"
 
+/* names with this architecture's default counter (bench/subjects.h) */
+#define WITH_COUNTER(layout) layout "+" BENCH_DEFAULT_COUNTER "+always"
+#define DEFAULT_FLOOR "floor/" BENCH_DEFAULT_COUNTER
+
 static const struct subject *find(const char *name)
 {
 	for (unsigned int i = 0; i < subjects_nr(); i++)
@@ -44,17 +48,16 @@ static void test_subjects(void)
 	       variants, vdso_variants_nr);
 	tap_ok(find("generic_5_3+fake+always") == NULL,
 	       "the fake counter is not benchmarked");
+	/* the floors of the other counters: test_selection, from the table */
 	for (const char *const *n =
 		     (const char *const[]){"sys/syscall", "sys/libc",
-					   "sys/vdso", "floor/rdtsc",
-					   "floor/lfence_rdtsc",
-					   "floor/mfence_rdtsc", "floor/rdtscp",
+					   "sys/vdso", DEFAULT_FLOOR,
 					   "floor/empty", NULL};
 	     *n; n++)
 		tap_ok(find(*n) != NULL, "subject %s exists", *n);
-	tap_ok(find("floor/rdtscp")->floor &&
-		       find("floor/rdtscp")->loops->floor[BENCH_BODY_NONE],
-	       "floor/rdtscp times a counter read alone");
+	tap_ok(find(DEFAULT_FLOOR)->floor &&
+		       find(DEFAULT_FLOOR)->loops->floor[BENCH_BODY_NONE],
+	       DEFAULT_FLOOR " times a counter read alone");
 	tap_ok(find("sys/vdso")->unavailable == NULL,
 	       "sys/vdso is available when no reason is given");
 	subjects_init("AT_SYSINFO_EHDR is 0");
@@ -94,7 +97,7 @@ static unsigned int real_counters(void)
 static void test_selection(void)
 {
 	struct selection sel;
-	unsigned int layouts = variants_matching("*+rdtscp+always");
+	unsigned int layouts = variants_matching(WITH_COUNTER("*"));
 	unsigned int floors = real_counters() + 1; /* and floor/empty */
 	char err[1024];
 	int ret;
@@ -105,7 +108,8 @@ static void test_selection(void)
 			       layouts + 3 + floors &&
 		       count(sel.clock, NR_CLOCK_CHOICES) == 7 &&
 		       count(sel.mode, NR_MODES) == 1 && sel.mode[MODE_HOT],
-	       "default: every layout with rdtscp+always (%u), sys/*, a floor "
+	       "default: every layout with " BENCH_DEFAULT_COUNTER
+	       "+always (%u), sys/*, a floor "
 	       "per counter and floor/empty (%u); seven clocks; hot (%d: %u "
 	       "subjects)",
 	       layouts, floors, ret, count(sel.subject, BENCH_MAX_SUBJECTS));
@@ -122,21 +126,25 @@ static void test_selection(void)
 	tap_ok(!floorless, "every real counter in the table has a floor (%s)",
 	       floorless ? floorless : "all do");
 
-	ret = selection_parse(&sel, "generic_*+rdtscp+*", "getres:*",
-			      "hot,pointer", err, sizeof(err));
-	tap_ok(ret == 0 && variants_matching("generic_*+rdtscp+*") >= 2 &&
+	ret = selection_parse(&sel, "generic_*+" BENCH_DEFAULT_COUNTER "+*",
+			      "getres:*", "hot,pointer", err, sizeof(err));
+	tap_ok(ret == 0 &&
+		       variants_matching("generic_*+" BENCH_DEFAULT_COUNTER
+					 "+*") >= 2 &&
 		       count(sel.subject, BENCH_MAX_SUBJECTS) ==
-			       variants_matching("generic_*+rdtscp+*") &&
+			       variants_matching(
+				       "generic_*+" BENCH_DEFAULT_COUNTER
+				       "+*") &&
 		       count(sel.clock, NR_CLOCK_CHOICES) == 7 &&
 		       count(sel.mode, NR_MODES) == 2,
 	       "globs: every generic layout x 2 inlines, seven getres");
 
-	ret = selection_parse(&sel, "generic_5_3+rdtscp+always, sys/vdso",
+	ret = selection_parse(&sel, WITH_COUNTER("generic_5_3") ", sys/vdso",
 			      "monotonic", "hot", err, sizeof(err));
 	tap_ok(ret == 0 && count(sel.subject, BENCH_MAX_SUBJECTS) == 2,
 	       "exact names, a space after the comma");
 
-	ret = selection_parse(&sel, "generic_5_3+rdtscp+always,nope*", NULL,
+	ret = selection_parse(&sel, WITH_COUNTER("generic_5_3") ",nope*", NULL,
 			      NULL, err, sizeof(err));
 	tap_ok(ret == -1 && strstr(err, "--variants") && strstr(err, "'nope*'"),
 	       "a pattern that matches nothing is an error naming it: %s", err);
@@ -155,10 +163,10 @@ static void test_selection(void)
 
 static void test_applies(void)
 {
-	const struct subject *g53 = find("generic_5_3+rdtscp+always");
-	const struct subject *tns = find("generic_timens+rdtscp+always");
+	const struct subject *g53 = find(WITH_COUNTER("generic_5_3"));
+	const struct subject *tns = find(WITH_COUNTER("generic_timens"));
 	const struct subject *sys = find("sys/vdso");
-	const struct subject *fl = find("floor/rdtsc");
+	const struct subject *fl = find(DEFAULT_FLOOR);
 	const struct clock_choice *mono = bench_clock_find("monotonic");
 
 	tap_ok(subject_applies(g53, mono, MODE_WRITER) &&
