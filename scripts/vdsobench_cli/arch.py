@@ -39,7 +39,7 @@ RUNNER = "toolchains/qemu_aarch64.sh"
 # how every emulated timing is labelled, everywhere it is shown
 LABEL = emulation_mod.LABEL
 # the counter read the field tables and the simulated counts name a layout by
-DEFAULT_COUNTER = {"x86_64": "rdtscp", "arm64": "isb_cntvct_isb"}
+DEFAULT_COUNTER = {"x86_64": "rdtscp", "arm64": "isb_cntvct_dep"}
 
 _current = None
 

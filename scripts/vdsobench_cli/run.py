@@ -216,8 +216,11 @@ def add_parser(sub):
              "  pointer   calls through a function pointer, as glibc calls the vDSO\n"
              "\nsubjects: variants (LAYOUT+COUNTER+INLINE, real counters), sys/syscall,\n"
              "sys/libc, sys/vdso (the kernel's __vdso_clock_gettime), floor/rdtsc,\n"
-             "floor/lfence_rdtsc, floor/mfence_rdtsc, floor/rdtscp, floor/empty (the loop).\n"
-             "Default: '*+rdtscp+always,sys/*,floor/*', the seven clocks, hot, 3 x 0.1 s.")
+             "floor/lfence_rdtsc, floor/mfence_rdtsc, floor/rdtscp, floor/empty (the loop);\n"
+             "on arm64 floor/isb_cntvct_isb, floor/isb_cntvct_dep, floor/cntvctss.\n"
+             "Default: '*+rdtscp+always,sys/*,floor/*' (arm64: '*+isb_cntvct_dep+always,...'),\n"
+             "the seven clocks, hot, 3 x 0.1 s. Under emulation (--arch arm64 on x86-64)\n"
+             "every time is the emulator's and is labelled 'emulated (qemu-user)'.")
     p = sub.add_parser("run", help="benchmark variants next to the system's vDSO; write results",
                        formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
                        description="Benchmark each <variant>/<clock>/<mode>/cpu<N> on pinned\n"
