@@ -225,8 +225,9 @@ def render_map(m):
             lines.append("                       ... " + ", ".join(
                 f"{n} (to {by_name[n]['end']})" for n in row["continued"]))
         lines += [entry_line(by_name[n]) for n in row["fields"]]
-    lines.append("read paths (lines each call loads, measured):")
-    lines += [f"  {p['summary']}" for p in m["paths"]]
+    if m["paths"]:  # none when they could not be traced (another architecture's build)
+        lines.append("read paths (lines each call loads, measured):")
+        lines += [f"  {p['summary']}" for p in m["paths"]]
     lines += crosscheck_lines(m.get("crosscheck"))
     return lines
 
@@ -321,6 +322,8 @@ def render_diff(d):
         if only:
             out.append(f"only in {side.upper()}: " + ", ".join(
                 f"{e['name']} {span(e['offset'], e['size'])}" for e in only))
+    if not d["paths"]:  # not traced (another architecture's build)
+        return out
     out.append("read paths (lines each call loads, measured):")
     rows = [[p["label"], path_cell(p["a"]), path_cell(p["b"]), path_delta(p["a"], p["b"])]
             for p in d["paths"]]

@@ -268,6 +268,54 @@ class TestCommandTest(ArchCase):
         self.assertEqual(out.splitlines()[-1], "2 passed, 0 failed")
 
 
+class LayoutTest(ArchCase):
+    """layout --arch arm64 on x86-64: the fields of the aarch64 build's own table,
+    its own objects for pahole, a bare layout name meaning +isb_cntvct_dep+always,
+    and no read sets (valgrind runs the host's code only), said so."""
+
+    VARIANT = {"name": "generic_6_10+isb_cntvct_dep+always", "layout": "generic_6_10",
+               "counter": "isb_cntvct_dep", "inline": "always", "data_size": 64,
+               "vvar_size": 4096, "has_timens": False, "hres_clocks": ["monotonic"],
+               "coarse_clocks": [], "raw_clocks": [],
+               "fields": [{"name": "seq", "offset": 0, "size": 4},
+                          {"name": "basetime[CLOCK_MONOTONIC]", "offset": 56, "size": 16}]}
+
+    @unittest.skipUnless(arch.host() == "x86_64", "arm64 is emulated on x86-64 hosts")
+    def test_fields_only(self):
+        from . import layout
+        arch.use("arm64")
+        other = dict(self.VARIANT, name="generic_6_10+isb_cntvct_isb+always",
+                     counter="isb_cntvct_isb")
+        seen = {}
+        with mock.patch.object(layout.build, "build"), \
+                mock.patch.object(layout.variant_list, "load", return_value=[other,
+                                                                              self.VARIANT]), \
+                mock.patch.object(layout, "crosschecks",
+                                  side_effect=lambda chosen: seen.setdefault(
+                                      "chosen", {v["name"]: {"skipped": "x"}
+                                                 for v in chosen})), \
+                mock.patch.object(layout, "measure") as traced:
+            rc, out, err = vdsobench("layout", "--arch", "arm64", "generic_6_10")
+        self.assertEqual(rc, 0, err)
+        traced.assert_not_called()
+        self.assertEqual(list(seen["chosen"]), [self.VARIANT["name"]])
+        self.assertIn("basetime[CLOCK_MONOTONIC]  <-- straddles lines 0/1", out)
+        self.assertNotIn("read paths", out)
+        self.assertIn("fields: the aarch64 build's offsetof table; read sets: not traced",
+                      out)
+
+    @unittest.skipUnless(arch.host() == "x86_64", "arm64 is emulated on x86-64 hosts")
+    def test_objects_of_the_cross_build(self):
+        from . import layout
+        arch.use("arm64")
+        with mock.patch.object(build, "bin_dir", return_value=build.Path("/o/k8-optarm64/bin")):
+            obj = layout.object_of(self.VARIANT)
+        self.assertEqual(str(obj), "/o/k8-optarm64/bin/impls/_objs/"
+                                   "variant_generic_6_10__isb_cntvct_dep__always/generic_6_10.o")
+        self.assertEqual(layout.shown_path("/x/bazel-out/k8-optarm64/bin/a.o"),
+                         "bazel-out/k8-optarm64/bin/a.o")
+
+
 class EmulatedFilesTest(ArchCase):
     def test_default_name_says_emulated(self):
         args = mock.Mock(out=None)

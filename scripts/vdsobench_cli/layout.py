@@ -41,6 +41,12 @@ from reports import layout_map  # noqa: E402
 DRIVER = "//bench:vdsobench_sim_driver_static"
 ITERATIONS = (2, 3)
 DEFAULT_SUFFIX = "+rdtscp+always"
+
+
+def default_suffix():
+    """What a bare layout name means: +<the architecture's default counter>+always
+    (the field table is the same for every counter and inline choice)."""
+    return f"+{arch.DEFAULT_COUNTER[arch.current().name]}+always"
 # each path's clock, in the order they are shown
 CLOCKS = ("realtime", "monotonic", "boottime", "tai", "realtime_coarse",
           "monotonic_coarse", "monotonic_raw")
@@ -60,7 +66,7 @@ def resolve(names, registry):
     by_name = {v["name"]: v for v in registry}
     chosen = []
     for name in names:
-        hits = [f"{x}{DEFAULT_SUFFIX}" for x in layouts if fnmatch.fnmatchcase(x, name)]
+        hits = [f"{x}{default_suffix()}" for x in layouts if fnmatch.fnmatchcase(x, name)]
         hits = hits or [v["name"] for v in registry
                         if v["name"] == name or fnmatch.fnmatchcase(v["name"], name)]
         if not hits:
@@ -328,7 +334,17 @@ def data_struct(fields, data_size, structs, constants):
 def object_of(v):
     """The variant's layout object in the build: its compile unit."""
     prefix = v["name"].replace("+", "__")
-    return build.ROOT / "bazel-bin" / "impls" / "_objs" / f"variant_{prefix}" / f"{v['layout']}.o"
+    return build.bin_dir() / "impls" / "_objs" / f"variant_{prefix}" / f"{v['layout']}.o"
+
+
+def shown_path(path):
+    """A build output as the repository shows it: bazel-bin/... for the plain
+    build's, bazel-out/<config>/... for another configuration's."""
+    path = Path(path)
+    if path.is_relative_to(build.ROOT):
+        return str(path.relative_to(build.ROOT))
+    parts = path.parts
+    return str(Path(*parts[parts.index("bazel-out"):])) if "bazel-out" in parts else str(path)
 
 
 def pahole(args):
@@ -357,7 +373,7 @@ def check_pahole(v, constants, version):
         raise Failure(f"layout: {v['name']}: pahole disagrees with the offsetof table: "
                       + "; ".join(mismatches))
     return {"version": version, "struct": struct["struct"], "size": struct["size"],
-            "compile_unit": struct["compile_unit"], "object": str(obj.relative_to(build.ROOT)),
+            "compile_unit": struct["compile_unit"], "object": shown_path(obj),
             "checked": len(v["fields"]), "agree": len(v["fields"]), "notes": notes}
 
 
@@ -393,6 +409,12 @@ def write_atomic(path, write):
 
 
 def method_line(seconds):
+    """How the map was made; seconds None: the read sets were not traced."""
+    if seconds is None:
+        t = arch.current()
+        return (f"fields: the {t.machine} build's offsetof table; read sets: not traced "
+                f"(valgrind runs {arch.MACHINE.get(t.host, t.host)} code only, and the "
+                f"{t.machine} build runs here under qemu-user)")
     return (f"fields: the registry's offsetof table; read sets: loads per call in the vvar "
             f"area under valgrind lackey (difference of {ITERATIONS[1]} and "
             f"{ITERATIONS[0]} calls of <layout>+fake+<inline>, the same code with the "
@@ -459,6 +481,8 @@ def run(args):
     target = check_args(args)
     if getattr(args, "live", False):
         return run_live()
+    if arch.current().emulated:
+        return run_fields_only(args, target)
     if shutil.which("valgrind") is None:
         raise UsageError("layout: valgrind not found on PATH "
                          "(scripts/vdsobench setup installs it)")
@@ -476,6 +500,24 @@ def run(args):
     seconds = time.monotonic() - t0
     maps = [layout_map.variant_map(v, traced[v["name"]], checks[v["name"]]) for v in chosen]
     emit(args, target, maps, layout_map.diff(*maps) if args.diff else None, seconds)
+    return 0
+
+
+def run_fields_only(args, target):
+    """Another architecture's build (--arch arm64 on x86-64): its data from its
+    own offsetof table, cross-checked with pahole on its own objects; no read
+    sets, since valgrind cannot run its code here."""
+    build.build([variant_list.VERIFY])
+    registry = variant_list.load()
+    names = (args.diff or variant_list.split_patterns(args.variants)
+             or variant_list.axis_values(registry, "layout"))
+    chosen = resolve(names, registry)
+    if args.diff and len(chosen) != 2:
+        raise UsageError(f"layout: --diff compares two variants; {' '.join(args.diff)} "
+                         f"names {len(chosen)}")
+    checks = crosschecks(chosen)
+    maps = [layout_map.variant_map(v, [], checks[v["name"]]) for v in chosen]
+    emit(args, target, maps, layout_map.diff(*maps) if args.diff else None, None)
     return 0
 
 
