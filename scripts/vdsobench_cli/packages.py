@@ -37,6 +37,15 @@ CROSS_PACKAGES = {"arm64": ("gcc-aarch64-linux-gnu", "g++-aarch64-linux-gnu", "q
                             "libhwloc-dev:arm64", "libpfm4-dev:arm64",
                             "libbenchmark-dev:arm64")}
 
+# The third group, for `fleet local-cluster` (a real Slurm on this machine, for
+# the fleet tests and for trying fleet): Slurm's controller, node daemon and
+# client commands, and munge for their authentication. Installed on demand by
+# local-cluster up, not always: daemons (about 30 MB and a dozen libraries) that
+# only that command uses, and `fleet` on a real cluster must use the cluster's
+# own client commands, whose version has to match its controller's, never a
+# second Slurm installed beside them.
+SLURM_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
+
 # The Python modules commands import beyond the standard library, each with
 # the Debian package that provides it for /usr/bin/python3.
 MODULES = {"numpy": "python3-numpy", "scipy": "python3-scipy",
@@ -133,7 +142,13 @@ def setup(check=False, quiet=False):
     if os.geteuid() != 0:
         raise UsageError(f"setup: must run as root to install {' '.join(todo)} "
                          "(sudo scripts/vdsobench setup)")
-    print(f"setup: installing {' '.join(todo)}", flush=True)
+    install(todo)
+    return 0
+
+
+def install(todo, why=""):
+    """apt-get install these packages (as root); Failure naming what is still missing."""
+    print(f"setup: installing {' '.join(todo)}{why}", flush=True)
     add_architectures(todo)
     # A failed update (no network) may still leave usable package lists.
     rc, out = apt(["update", "-q"])
@@ -145,7 +160,18 @@ def setup(check=False, quiet=False):
         print(tail(out))
         raise Failure(f"setup: could not install {' '.join(still)} (apt-get exit {rc})")
     print(f"setup: installed {len(todo)} packages")
-    return 0
+
+
+def ensure_group(names, what):
+    """A group installed on demand (SLURM_PACKAGES): install what is missing of
+    it for `what` (as root), or UsageError naming the packages and how to get them."""
+    todo = missing(names)
+    if not todo:
+        return
+    if build.bundled() or os.geteuid() != 0:
+        raise UsageError(f"{what} needs the Debian packages {' '.join(todo)}: install them "
+                         f"as root (apt-get install {' '.join(todo)})")
+    install(todo, f" for {what}")
 
 
 def ensure_setup():

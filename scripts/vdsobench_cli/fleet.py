@@ -1,0 +1,1099 @@
+"""`fleet`: the same measurement on every CPU model of a Slurm cluster.
+
+    fleet run [--partition P] [--constraint F] (--nodes N|all | --one-per-feature)
+              [--no-exclusive] [--timeout S] -- COMMAND ARGS...
+    fleet status JOB
+    fleet collect JOB --out DIR
+    fleet features
+    fleet local-cluster up|down          (fleet_local.py)
+
+How a job runs. `fleet run` builds a bundle (`vdsobench bundle`, or takes
+--bundle), appends it to a short shell script (PAYLOAD: the payload) and
+submits one batch job, held, for the nodes it chose: one task a node,
+--exclusive by default, --no-kill (a node that fails does not end the job for
+the others), --no-requeue. Once the job's directory holds the payload, the
+job is released; its batch script runs `srun --bcast=/tmp/ payload ...`, so
+Slurm's broadcast (sbcast's tree) copies the payload once per node to local
+disk and runs it there: nodes need neither Bazel nor the suite's libraries,
+and N nodes do not unpack and import from a shared file system at once.
+Each node unpacks the bundle, runs the same command with the same
+arguments, pinned as `run` pins (its default CPU is the last one the task
+may use; the step gets the whole node, --whole --cpu-bind=none), and writes
+into the job's directory (<jobs-dir>/<job>/, which must be on a file system
+the nodes share with the submit host, as Slurm's own --output files are):
+
+    <job>-<node>.json      the results file (run, compare) or nothing
+    <job>-<node>.out/.err  the command's output and errors
+    <job>-<node>.cpuinfo   the node's first /proc/cpuinfo block (its CPU model)
+    <job>-<node>.exit      last: exit status, phase, times, kernel, CPUs allowed
+
+A node's failure is that file's exit status and the last line of its .err;
+a node with no .exit file gets its reason from srun's lines in the batch
+output ("n2: task 1: Exited with exit code 3", "Node failure on n2") and the
+job's state and reason as `scontrol show job` gave them (kept in job.json
+when the job ended, since the controller forgets a job MinJobAge after it
+ends; no sacct: accounting is often not configured, and the local cluster
+has none).
+
+`fleet collect` copies what came back into one directory, keyed by job,
+node, CPU model and kernel, writes the merged table and plots (`report`,
+for run) and a one-screen summary: which nodes answered, which failed and
+why, which nodes of one CPU model agreed and which differed, and for
+compare the verdict per CPU model.
+"""
+
+import argparse
+import contextlib
+import datetime
+import io
+import json
+import os
+import re
+import shlex
+import shutil
+import statistics
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+from . import build, fleet_local, fleet_slurm, lifecycle, ranged, results
+from .errors import Failure, UsageError
+
+sys.path.insert(0, str(build.ROOT))
+from reports import uarch  # noqa: E402
+
+FORMAT = "vdsobench-fleet-job/1"
+JOB_RECORD = "job.json"
+PAYLOAD = "payload.run"
+BATCH = "batch.sh"
+BATCH_OUT = "batch.out"
+# What a node runs: the bundle's commands. Those writing a file get --out.
+BUNDLE_COMMANDS = ("list", "verify", "run", "compare", "selftest-stats", "counters")
+FILE_OUTPUT = ("run", "compare")
+TIMEOUT = ranged.number(1, 7 * 86400)  # seconds a job may stay pending
+TOLERANCE = ranged.number(0, 10)  # a fraction: 0.1 is 10%
+DEFAULT_TIMEOUT_S = 600
+DEFAULT_TOLERANCE = 0.10
+POLL_S = (0.5, 5.0)  # first and longest wait between two looks at the job
+SUMMARY_ROWS = 12  # benchmarks shown across CPU models in the summary
+
+
+def default_jobs_dir():
+    return build.ROOT / "results" / "fleet"
+
+
+# ---- the payload and the batch script -------------------------------------------------------
+
+PAYLOAD_HEAD = """\
+#!/bin/sh
+# vdsobench fleet payload: these lines run one node's share of a Slurm job;
+# after them, from line {first} on, a vdsobench bundle (tar.gz).
+# Run by the job's srun on every node: payload DIR OUTPUT COMMAND [ARGS...]
+# DIR: the job's directory (shared with the submit host); OUTPUT: file or none.
+dir=$1 output=$2
+shift 2
+job=${{SLURM_JOB_ID:-0}} node=${{SLURMD_NODENAME:-$(hostname -s)}}
+base="$dir/$job-$node" self=$0 work=
+if [ ! -d "$dir" ]; then
+	echo "vdsobench fleet: node $node: the job directory $dir is not there:" \
+		"it must be on a file system the nodes share with the submit host" >&2
+	exit 97
+fi
+exec >"$base.out" 2>"$base.err" </dev/null
+cleanup() {{
+	[ -n "$work" ] && rm -rf "$work"
+	case "${{self##*/}}" in slurm_bcast_*) rm -f "$self" ;; esac
+}}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+started=$(date +%s.%N)
+awk 'NF == 0 {{ exit }} {{ print }}' /proc/cpuinfo >"$base.cpuinfo"
+phase=unpack rc=96
+if work=$(mktemp -d "${{self%/*}}/vdsobench-fleet-$job-$node.XXXXXX") &&
+	tail -n +{first} "$self" | tar -xzf - -C "$work"; then
+	top=$(ls -d "$work"/vdsobench-*/ | head -n 1)
+	if [ "$output" = file ]; then
+		set -- "$@" --out "$base.json"
+	fi
+	phase=run
+	"${{top}}vdsobench" "$@"
+	rc=$?
+else
+	echo "vdsobench fleet: node $node: could not unpack the bundle into ${{self%/*}}" >&2
+fi
+ended=$(date +%s.%N)
+cpus=$(awk '/^Cpus_allowed_list/ {{ print $2 }}' /proc/self/status)
+format='{{"job": "%s", "node": "%s", "host": "%s", "kernel": "%s", "cpus_allowed": "%s",'
+format="$format"' "phase": "%s", "rc": %d, "started": %s, "ended": %s}}\\n'
+printf "$format" "$job" "$node" "$(hostname)" "$(uname -r)" "$cpus" "$phase" "$rc" \\
+	"$started" "$ended" >"$base.exit.tmp" && mv "$base.exit.tmp" "$base.exit"
+exit $rc
+"""
+
+BATCH_SCRIPT = """\
+#!/bin/sh
+# vdsobench fleet job, submitted by: {fleet}
+# Every node of the allocation runs the same command from the payload, which
+# srun --bcast copies to each node's {node_tmp}; see job.json beside this file.
+dir={jobs_dir}/$SLURM_JOB_ID
+srun --kill-on-bad-exit=0 --ntasks-per-node=1 --nodes="$SLURM_JOB_NUM_NODES" --whole \\
+	--cpu-bind=none --bcast={node_tmp}/ "$dir/{payload}" "$dir" {output} {command}
+rc=$?
+rm -f "$dir/{payload}"
+echo "vdsobench fleet: srun exit $rc"
+exit $rc
+"""
+
+
+def payload_head():
+    """The payload's shell lines, with the line its bundle starts on."""
+    first = PAYLOAD_HEAD.format(first=0).count("\n") + 1
+    return PAYLOAD_HEAD.format(first=first)
+
+
+def write_payload(path, bundle_path):
+    """The payload: payload_head() then the bundle's bytes, executable."""
+    def write(f):
+        f.write(payload_head().encode())
+        with open(bundle_path, "rb") as src:
+            shutil.copyfileobj(src, f)
+    results.write_stream_atomic(path, write, what="payload")
+    os.chmod(path, 0o755)
+
+
+def batch_script(jobs_dir, command, output, node_tmp="/tmp", fleet_argv=()):
+    return BATCH_SCRIPT.format(
+        fleet=" ".join(["scripts/vdsobench", "fleet", *map(shlex.quote, fleet_argv)])
+        .replace("\n", " "),
+        jobs_dir=shlex.quote(str(jobs_dir)), node_tmp=shlex.quote(str(node_tmp).rstrip("/")),
+        payload=PAYLOAD, output=output, command=" ".join(map(shlex.quote, command)))
+
+
+def node_command(words):
+    """(command words, output kind) for what every node runs; UsageError for a
+    command the bundle cannot run or options fleet sets itself."""
+    words = list(words)
+    if words and words[0] == "--":
+        words = words[1:]
+    if not words:
+        raise UsageError(f"fleet run: give the command after --, e.g. `fleet run --nodes all "
+                         f"-- run --clocks monotonic` (valid: {', '.join(BUNDLE_COMMANDS)})")
+    if words[0] not in BUNDLE_COMMANDS:
+        why = (" (a recipe needs the repository: run `recipe` on each machine, or `compare` "
+               "with its variants here)" if words[0] == "recipe" else "")
+        raise UsageError(f"fleet run: {words[0]!r} cannot run from the bundle on the nodes"
+                         f"{why} (valid: {', '.join(BUNDLE_COMMANDS)})")
+    for w in words[1:]:
+        if w in ("--out", "--plot", "--force") or w.startswith(("--out=", "--plot=")):
+            raise UsageError(f"fleet run: leave out {w.split('=')[0]}: fleet names each node's "
+                             "output itself (<job>-<node>.json in the job's directory)")
+    return words, "file" if words[0] in FILE_OUTPUT else "none"
+
+
+# ---- choosing the nodes ---------------------------------------------------------------------
+
+
+def choose(nodes, partitions, partition=None, constraint=None, count=None,
+           one_per_feature=False, arch=None):
+    """Which nodes a job asks for. nodes and partitions: records of `scontrol
+    show node|partition -o`. count: an int or "all". Returns {"partition",
+    "nodelist" (names, or None: Slurm picks `count`), "count", "skipped":
+    [(node, why)], "groups": {feature: [nodes]} with one_per_feature}.
+    UsageError for an unknown partition or feature, or too few nodes."""
+    names = [p.get("PartitionName") for p in partitions if p.get("PartitionName")]
+    if partition is None:
+        default = [p["PartitionName"] for p in partitions if p.get("Default") == "YES"]
+        if not default:
+            raise UsageError(f"the cluster has no default partition: choose one with "
+                             f"--partition (valid: {', '.join(names) or 'none'})")
+        partition = default[0]
+    elif partition not in names:
+        raise UsageError(f"--partition {partition!r} is not a partition of this cluster "
+                         f"(valid: {', '.join(names) or 'none'})")
+    record = next(p for p in partitions if p.get("PartitionName") == partition)
+    members = set(fleet_slurm.expand_hostlist(record.get("Nodes")))
+    inside = [n for n in nodes if n.get("NodeName") in members]
+    known = sorted({f for n in inside for f in fleet_slurm.features(n)})
+    if constraint:
+        unknown = [w for w in fleet_slurm.constraint_words(constraint) if w not in known]
+        if unknown:
+            raise UsageError(f"--constraint {constraint!r}: no node of partition {partition} "
+                             f"has the feature {unknown[0]!r} (valid: {', '.join(known) or 'none'}"
+                             "; `fleet features` prints the CPU-model features to add)")
+    simple = fleet_slurm.simple_constraint(constraint) if constraint else ("&", [])
+    if simple is None and (count == "all" or one_per_feature):
+        raise UsageError(f"--constraint {constraint!r}: with --nodes all or --one-per-feature "
+                         "give features joined by & or by | (no brackets, counts or "
+                         "parentheses; fleet picks the nodes itself)")
+    skipped, candidates = [], []
+    for n in sorted(inside, key=lambda n: node_order(n.get("NodeName"))):
+        name = n.get("NodeName")
+        if constraint and simple and not fleet_slurm.matches(fleet_slurm.features(n), constraint):
+            continue
+        ok, why = fleet_slurm.usable(n)
+        if ok and arch and n.get("Arch") not in (None, "", "(null)", arch):
+            ok, why = False, f"its architecture is {n.get('Arch')}, the bundle's {arch}"
+        if ok:
+            candidates.append(n)
+        else:
+            skipped.append((name, why))
+    out = {"partition": partition, "skipped": skipped, "groups": None}
+    if one_per_feature:
+        groups = {}
+        cpu_words = fleet_slurm.cpu_features()
+        for n in candidates:
+            model = [f for f in fleet_slurm.features(n) if f in cpu_words]
+            groups.setdefault(",".join(model) or "(no CPU-model feature)", []).append(n)
+        # an idle node of each model where there is one, else the first
+        chosen = [min(g, key=lambda n: fleet_slurm.state_words(n.get("State"))[0] != "IDLE")
+                  for g in groups.values()]
+        out["groups"] = {k: [n["NodeName"] for n in g] for k, g in groups.items()}
+        candidates = chosen
+    if not candidates:
+        raise UsageError(f"no usable node in partition {partition}"
+                         + (f" with --constraint {constraint!r}" if constraint else "")
+                         + (": " + "; ".join(f"{n} {w}" for n, w in skipped) if skipped else ""))
+    if count == "all" or one_per_feature:
+        out["nodelist"] = [n["NodeName"] for n in candidates]
+        out["count"] = len(candidates)
+        return out
+    if count > len(candidates):
+        raise UsageError(f"--nodes {count}: partition {partition} has {len(candidates)} usable "
+                         f"node{'s' if len(candidates) != 1 else ''}"
+                         + (f" with --constraint {constraint!r}" if constraint else "")
+                         + f" (valid: 1 to {len(candidates)}, or all)")
+    out["nodelist"], out["count"] = None, count
+    return out
+
+
+def node_order(name):
+    """n2 before n10."""
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name or "")]
+
+
+node_count = ranged.number(1, 100000, whole=True, words=("all",))
+
+
+# ---- job records ----------------------------------------------------------------------------
+
+
+def job_dir(jobs_dir, job):
+    return Path(jobs_dir) / str(job)
+
+
+def read_record(jobs_dir, job):
+    """The job's job.json, or UsageError naming the jobs there."""
+    if not str(job).isdigit():
+        raise UsageError(f"{job!r} is not a job id (a number, as `fleet run` printed it)")
+    path = job_dir(jobs_dir, job) / JOB_RECORD
+    try:
+        record = json.loads(path.read_text())
+    except FileNotFoundError:
+        there = sorted((p.parent.name for p in Path(jobs_dir).glob(f"*/{JOB_RECORD}")),
+                       key=node_order)
+        raise UsageError(f"no fleet job {job} in {jobs_dir} (jobs there: "
+                         f"{', '.join(there) or 'none'}; another --jobs-dir?)") from None
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{path}: unreadable job record ({e})") from None
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise UsageError(f"{path}: not a fleet job record ({FORMAT})")
+    return record
+
+
+def save_record(jobs_dir, record):
+    results.write_atomic(job_dir(jobs_dir, record["job"]) / JOB_RECORD, record, force=True,
+                         what="job record")
+
+
+def now_text():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def remember(record, info):
+    """Keep what `scontrol show job` said of the job in its record."""
+    if not info:
+        return record
+    record["slurm"] = {k: info.get(k) for k in ("JobState", "Reason", "ExitCode", "NodeList",
+                                                  "StartTime", "EndTime", "BatchHost",
+                                                  "RunTime")}
+    nodes = fleet_slurm.expand_hostlist(info.get("NodeList"))
+    if nodes:
+        record["nodes"] = nodes
+    return record
+
+
+# ---- run ------------------------------------------------------------------------------------
+
+
+def cluster_of(args):
+    fleet_slurm.check_clients()
+    return fleet_slurm.Cluster(fleet_slurm.conf_path(getattr(args, "slurm_conf", None)))
+
+
+def bundle_for(args, tmp):
+    """A bundle to stage: --bundle as given, else one built now into tmp."""
+    if args.bundle:
+        path = Path(args.bundle)
+        try:
+            with tarfile.open(path) as tar:
+                manifest = next((m for m in tar.getmembers()
+                                 if m.name.count("/") == 1 and m.name.endswith("/BUNDLE.json")),
+                                None)
+                facts = json.load(tar.extractfile(manifest)) if manifest else None
+        except (OSError, tarfile.TarError, ValueError) as e:
+            raise UsageError(f"--bundle {path}: not a vdsobench bundle ({e})") from None
+        if not facts:
+            raise UsageError(f"--bundle {path}: not a vdsobench bundle (no BUNDLE.json; make "
+                             "one with `scripts/vdsobench bundle --out FILE.tar.gz`)")
+        return path, facts
+    from . import bundle
+    path = Path(tmp) / "vdsobench.tar.gz"
+    bundle.make(str(path))
+    with tarfile.open(path) as tar:
+        manifest = next(m for m in tar.getmembers() if m.name.endswith("/BUNDLE.json"))
+        return path, json.load(tar.extractfile(manifest))
+
+
+def sbatch_options(choice, args, jobs_dir):
+    opts = ["--hold", "--job-name=vdsobench-fleet", f"--partition={choice['partition']}",
+            f"--nodes={choice['count']}", "--ntasks-per-node=1", "--no-kill", "--no-requeue",
+            f"--chdir={jobs_dir}", f"--output={jobs_dir}/%j/{BATCH_OUT}"]
+    if choice["nodelist"]:
+        opts.append(f"--nodelist={','.join(choice['nodelist'])}")
+    if args.constraint:
+        opts.append(f"--constraint={args.constraint}")
+    if args.exclusive:
+        opts.append("--exclusive")
+    if args.time:
+        opts.append(f"--time={args.time}")
+    return opts
+
+
+def run_fleet(args):
+    command, output = node_command(args.command)
+    if args.nodes is None and not args.one_per_feature:
+        raise UsageError("fleet run: say which nodes: --nodes N, --nodes all or "
+                         "--one-per-feature")
+    if args.nodes is not None and args.one_per_feature:
+        raise UsageError("fleet run: --nodes and --one-per-feature exclude each other")
+    cluster = cluster_of(args)
+    jobs_dir = Path(args.jobs_dir or default_jobs_dir()).resolve()
+    results.check_out_dir(jobs_dir)
+    nodes, partitions = cluster.nodes(), cluster.partitions()
+    with lifecycle.temp_dir(prefix="vdsobench-fleet-") as tmp:
+        # the nodes first: a wrong partition or feature costs no bundle build
+        choose(nodes, partitions, args.partition, args.constraint, args.nodes,
+               args.one_per_feature)
+        bundle_path, facts = bundle_for(args, tmp)
+        choice = choose(nodes, partitions, args.partition, args.constraint, args.nodes,
+                        args.one_per_feature, arch=facts.get("arch"))
+        for name, why in choice["skipped"]:
+            print(f"fleet: skipping {name}: {why}", file=sys.stderr)
+        if choice["groups"]:
+            for model, members in choice["groups"].items():
+                print(f"fleet: {model}: {len(members)} node{'s' if len(members) != 1 else ''} "
+                      f"({', '.join(members)})", file=sys.stderr)
+        jobs_dir.mkdir(parents=True, exist_ok=True)
+        script = Path(tmp) / BATCH
+        fleet_argv = list(getattr(args, "argv", []))[1:]
+        script.write_text(batch_script(jobs_dir, command, output, args.node_tmp, fleet_argv))
+        job = cluster.submit(sbatch_options(choice, args, jobs_dir), script)
+        try:
+            d = job_dir(jobs_dir, job)
+            d.mkdir(parents=True, exist_ok=False)
+            shutil.copy(script, d / BATCH)
+            write_payload(d / PAYLOAD, bundle_path)
+            record = {"format": FORMAT, "job": job, "conf": str(cluster.conf),
+                      "partition": choice["partition"], "constraint": args.constraint,
+                      "exclusive": args.exclusive,
+                      "requested": {"nodes": args.nodes, "one_per_feature": args.one_per_feature,
+                                    "nodelist": choice["nodelist"], "count": choice["count"]},
+                      "skipped": [list(s) for s in choice["skipped"]],
+                      "command": command, "output": output, "submitted": now_text(),
+                      "bundle": {"arch": facts.get("arch"),
+                                 "commit": (facts.get("build") or {}).get("short"),
+                                 "dirty": (facts.get("build") or {}).get("dirty")},
+                      "nodes": choice["nodelist"] or [], "fleet": fleet_argv}
+            save_record(jobs_dir, record)
+            cluster.release(job)
+        except BaseException:
+            cluster.cancel(job)
+            raise
+    print(f"fleet: job {job} submitted: {' '.join(command)} on "
+          + (", ".join(choice["nodelist"]) if choice["nodelist"] else f"{choice['count']} nodes")
+          + f" ({'exclusive' if args.exclusive else 'shared'}); files in {d}", flush=True)
+    if args.no_wait:
+        print(f"fleet: follow it with `scripts/vdsobench fleet status {job}`; collect with "
+              f"`scripts/vdsobench fleet collect {job} --out DIR`")
+        return 0
+    started = time.monotonic()
+    record = wait(cluster, jobs_dir, record, args.timeout)
+    outcomes = node_outcomes(jobs_dir, record)
+    for line in outcome_lines(outcomes):
+        print(line)
+    failed = [o for o in outcomes if o["state"] != "ok"]
+    print(f"fleet: job {job} {record.get('slurm', {}).get('JobState', 'ended')} in "
+          f"{time.monotonic() - started:.1f} s: {len(outcomes) - len(failed)} of "
+          f"{len(outcomes)} nodes ok; collect with `scripts/vdsobench fleet collect {job} "
+          f"--out DIR`")
+    return 1 if failed else 0
+
+
+def wait(cluster, jobs_dir, record, timeout):
+    """Follow the job until it ends (a line at each change of state); cancel it
+    if it is still pending after timeout seconds (Failure, with Slurm's reason)."""
+    job = record["job"]
+    submitted = time.monotonic()
+    seen, pause = None, POLL_S[0]
+    try:
+        while True:
+            info = cluster.job(job)
+            if info is None:
+                print(f"fleet: job {job}: the controller no longer knows it", file=sys.stderr)
+                return record
+            state = fleet_slurm.state_words(info.get("JobState"))[0]
+            now = (state, info.get("Reason"))
+            if now != seen:
+                where = info.get("NodeList") if state != "PENDING" else None
+                print(f"fleet: job {job} {state.lower()}"
+                      + (f" on {where}" if where and where != "(null)" else "")
+                      + (f" ({info['Reason']})" if info.get("Reason") not in (None, "None")
+                         else ""), file=sys.stderr, flush=True)
+                seen = now
+                if state != "PENDING":
+                    save_record(jobs_dir, remember(record, info))
+            if state in fleet_slurm.FINISHED:
+                save_record(jobs_dir, remember(record, info))
+                return record
+            if state == "PENDING" and time.monotonic() - submitted > timeout:
+                cluster.cancel(job)
+                record = remember(record, info)
+                record["cancelled"] = f"pending after {timeout:g} s ({info.get('Reason')})"
+                save_record(jobs_dir, record)
+                raise Failure(f"fleet: job {job} was still pending after {timeout:g} s "
+                              f"(Slurm's reason: {info.get('Reason')}) and is cancelled: the "
+                              "nodes are busy or unavailable; wait longer with --timeout, or "
+                              "ask for fewer or other nodes")
+            time.sleep(pause)
+            pause = min(pause * 1.5, POLL_S[1])
+    except lifecycle.Interrupted:
+        print(f"fleet: job {job} goes on without us: `scripts/vdsobench fleet status {job}`, "
+              f"or scancel {job}", file=sys.stderr)
+        raise
+
+
+# ---- what each node left ----------------------------------------------------------------------
+
+SRUN_TASK = re.compile(r"srun: error: (\S+): tasks? [\d,\-]+: (.*)$")
+SRUN_NODE = re.compile(r"srun: error: Node failure on (\S+)")
+
+
+def srun_reasons(text):
+    """{node: reason} from srun's lines in the batch output."""
+    out = {}
+    for line in (text or "").splitlines():
+        m = SRUN_TASK.search(line)
+        if m:
+            out.setdefault(m.group(1), m.group(2).strip())
+        m = SRUN_NODE.search(line)
+        if m:
+            out[m.group(1)] = "node failure (srun: Node failure)"
+    return out
+
+
+def last_line(path):
+    try:
+        lines = [line.strip() for line in Path(path).read_text(errors="replace").splitlines()
+                 if line.strip()]
+    except OSError:
+        return None
+    return lines[-1] if lines else None
+
+
+def read_exit(path):
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        return {"rc": None, "phase": "unreadable", "error": str(e)}
+    return data if isinstance(data, dict) else {"rc": None, "phase": "unreadable"}
+
+
+def node_names(record, d):
+    """The job's nodes: as Slurm placed it, else as asked, plus any that left files."""
+    found = {p.name[len(record["job"]) + 1:].rsplit(".", 1)[0]
+             for p in Path(d).glob(f"{record['job']}-*.*")}
+    return sorted(set(record.get("nodes") or []) | found, key=node_order)
+
+
+def node_outcomes(jobs_dir, record):
+    """One dict per node: node, state ("ok", "failed", "running", "waiting"), rc,
+    reason, results (path or None), cpu (fingerprint-like dict), kernel,
+    cpus_allowed, seconds."""
+    d = job_dir(jobs_dir, record["job"])
+    slurm = record.get("slurm") or {}
+    job_state = fleet_slurm.state_words(slurm.get("JobState") or "PENDING")[0]
+    ended = job_state in fleet_slurm.FINISHED or "cancelled" in record
+    try:
+        batch = (d / BATCH_OUT).read_text(errors="replace")
+    except OSError:
+        batch = ""
+    from_srun = srun_reasons(batch)
+    out = []
+    for node in node_names(record, d):
+        base = d / f"{record['job']}-{node}"
+        exit_info = read_exit(f"{base}.exit")
+        try:
+            cpuinfo = Path(f"{base}.cpuinfo").read_text(errors="replace")
+        except OSError:
+            cpuinfo = ""
+        res = Path(f"{base}.json")
+        o = {"node": node, "rc": None, "reason": None,
+             "results": str(res) if res.is_file() else None,
+             "cpu": fleet_slurm.cpu_of(cpuinfo), "kernel": None, "cpus_allowed": None,
+             "seconds": None, "err": str(base) + ".err", "out": str(base) + ".out"}
+        if exit_info is not None:
+            o["rc"] = exit_info.get("rc")
+            o["kernel"] = exit_info.get("kernel")
+            o["cpus_allowed"] = exit_info.get("cpus_allowed")
+            try:
+                o["seconds"] = float(exit_info["ended"]) - float(exit_info["started"])
+            except (KeyError, TypeError, ValueError):
+                pass
+            if o["rc"] == 0 and (record.get("output") != "file" or o["results"]):
+                o["state"] = "ok"
+            else:
+                o["state"] = "failed"
+                why = last_line(f"{base}.err") or "no message on stderr"
+                if exit_info.get("phase") == "unreadable":
+                    o["reason"] = f"its exit record is unreadable ({exit_info.get('error')})"
+                elif o["rc"] == 0:
+                    o["reason"] = "exit 0 but no results file"
+                else:
+                    o["reason"] = f"exit {o['rc']}" + (
+                        " while unpacking the bundle" if exit_info.get("phase") == "unpack"
+                        else "") + f": {why}"
+        elif not ended:
+            o["state"] = "running" if job_state == "RUNNING" else "waiting"
+        else:
+            o["state"] = "failed"
+            reasons = [r for r in (from_srun.get(node), last_line(f"{base}.err")) if r]
+            if not reasons:
+                reasons.append(f"job {job_state}"
+                               + (f" ({slurm['Reason']})" if slurm.get("Reason")
+                                  not in (None, "None") else "")
+                               + (f", {record['cancelled']}" if record.get("cancelled") else ""))
+            if not Path(f"{base}.cpuinfo").exists():
+                reasons.append("the node left no file in the job directory (did the payload "
+                               "start there? is the directory shared with it?)")
+            o["reason"] = "no results: " + "; ".join(reasons)
+        out.append(o)
+    return out
+
+
+def cpu_name(o):
+    return uarch.label(o["cpu"]) if o.get("cpu") else "CPU unknown (no cpuinfo came back)"
+
+
+def outcome_lines(outcomes):
+    lines = []
+    for o in outcomes:
+        where = f"{o['node']}: {cpu_name(o)}"
+        if o.get("kernel"):
+            where += f", kernel {o['kernel']}"
+        if o.get("cpus_allowed"):
+            where += f", CPUs {o['cpus_allowed']}"
+        if o["state"] == "ok":
+            lines.append(f"  ok      {where}" + (f", {o['seconds']:.1f} s"
+                                                  if o.get("seconds") is not None else ""))
+        elif o["state"] == "failed":
+            lines.append(f"  FAILED  {where}: {o['reason']}")
+        else:
+            lines.append(f"  {o['state']:7} {where}")
+    return lines
+
+
+# ---- status ---------------------------------------------------------------------------------
+
+
+def status(args):
+    jobs_dir = Path(args.jobs_dir or default_jobs_dir()).resolve()
+    record = read_record(jobs_dir, args.job)
+    info = None
+    conf = getattr(args, "slurm_conf", None) or record.get("conf")
+    if record.get("slurm", {}).get("JobState") not in fleet_slurm.FINISHED:
+        try:
+            fleet_slurm.check_clients(["scontrol"])
+            info = fleet_slurm.Cluster(fleet_slurm.conf_path(conf)).job(record["job"])
+        except UsageError as e:
+            print(f"fleet: cannot ask Slurm ({e}); from the job's files only", file=sys.stderr)
+        if info:
+            record = remember(record, info)
+            save_record(jobs_dir, record)
+    slurm = record.get("slurm") or {}
+    print(f"fleet: job {record['job']}: {' '.join(record['command'])}; "
+          f"{slurm.get('JobState', 'PENDING' if info else 'state unknown')}"
+          + (f" ({slurm['Reason']})" if slurm.get("Reason") not in (None, "None") else "")
+          + (f"; {record['cancelled']}" if record.get("cancelled") else ""))
+    outcomes = node_outcomes(jobs_dir, record)
+    for line in outcome_lines(outcomes):
+        print(line)
+    return 1 if any(o["state"] == "failed" for o in outcomes) else 0
+
+
+# ---- collect --------------------------------------------------------------------------------
+
+
+def slug_text(text, fallback="unknown"):
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(text or "")).strip("-.") or fallback
+
+
+def collected_name(job, o):
+    """<job>-<node>-<cpu model>-<kernel>.json: the key of a node's results."""
+    model = fleet_slurm.feature_of(o.get("cpu")) or slug_text(
+        "-".join(str(o["cpu"].get(k)) for k in ("vendor", "family", "model"))
+        if o.get("cpu") else None)
+    return f"{job}-{slug_text(o['node'])}-{model}-{slug_text(o.get('kernel'))}.json"
+
+
+def same_bytes(a, b):
+    try:
+        return Path(a).read_bytes() == Path(b).read_bytes()
+    except OSError:
+        return False
+
+
+def keep_copy(src, dst):
+    """Copy src to dst unless dst holds the same bytes; never over a different
+    file (that one is kept, and the copy is named -2, -3...). The path written
+    or kept."""
+    dst = Path(dst)
+    if dst.exists() and same_bytes(src, dst):
+        return dst
+    data = Path(src).read_bytes()
+    fd, path = results.new_file(dst.parent, dst.name)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return Path(path)
+
+
+def load_outputs(outcomes, kind):
+    """{node: object} of the nodes' results files that load as `kind`
+    ("results" or "comparison"); a node whose file does not is marked failed."""
+    from . import plot
+    loaded = {}
+    for o in outcomes:
+        if not o.get("collected"):
+            continue
+        try:
+            got, obj = plot.load_input(o["collected"])
+        except UsageError as e:
+            o["state"], o["reason"] = "failed", f"its results file is unusable: {e}"
+            continue
+        if got != kind:
+            o["state"], o["reason"] = "failed", f"its file is a {got}, not a {kind}"
+            continue
+        loaded[o["node"]] = obj
+    return loaded
+
+
+def node_values(obj, source):
+    """{(variant, clock, mode): (ns, low, high)} of one results file; a node
+    measured on several CPUs counts with the median over them."""
+    from reports import merge
+    per = {}
+    for r in merge.records(obj, source):
+        per.setdefault((r["variant"], r["clock"], r["mode"]), []).append(r)
+    return {k: (statistics.median(r["ns"] for r in rs), min(r["low"] for r in rs),
+                max(r["high"] for r in rs)) for k, rs in per.items()}
+
+
+def agreement(values, models, tolerance):
+    """values: {node: {key: (ns, low, high)}}; models: {node: model label}.
+    Per model, the consensus (median over its nodes) of each benchmark, and each
+    node's departures from it: more than tolerance away, with the consensus
+    outside the node's own interval. Returns [{"model", "nodes", "consensus":
+    {key: ns}, "differs": {node: [(key, ns, consensus, deviation)]}}]."""
+    out = []
+    for model in dict.fromkeys(models[n] for n in values):
+        members = [n for n in values if models[n] == model]
+        keys = list(dict.fromkeys(k for n in members for k in values[n]))
+        consensus = {k: statistics.median(values[n][k][0] for n in members if k in values[n])
+                     for k in keys}
+        differs = {}
+        for n in members:
+            for k in keys:
+                if k not in values[n]:
+                    continue
+                ns, low, high = values[n][k]
+                dev = ns / consensus[k] - 1 if consensus[k] else 0.0
+                if abs(dev) > tolerance and not low <= consensus[k] <= high:
+                    differs.setdefault(n, []).append((k, ns, consensus[k], dev))
+        out.append({"model": model, "nodes": members, "consensus": consensus,
+                    "differs": differs})
+    return out
+
+
+def key_text(key):
+    return " ".join(key)
+
+
+def run_summary(groups, tolerance):
+    lines = []
+    for g in groups:
+        n = len(g["nodes"])
+        lines.append(f"{g['model']}: {n} node{'s' if n != 1 else ''} ({', '.join(g['nodes'])})")
+        if n < 2:
+            lines.append("  one node: nothing to agree with")
+            continue
+        agree = [x for x in g["nodes"] if x not in g["differs"]]
+        if agree:
+            lines.append(f"  agree within {tolerance:.0%} on all {len(g['consensus'])} "
+                         f"benchmarks: {', '.join(agree)}")
+        if n == 2 and len(g["differs"]) == 2:
+            # two nodes: the median is between them, so neither is the odd one out
+            (a, rows_a), (b, rows_b) = g["differs"].items()
+            worst = max(rows_a, key=lambda r: abs(r[3]))
+            other = next((r for r in rows_b if r[0] == worst[0]), None)
+            lines.append(f"  differ: {a} and {b} on {len(rows_a)} of {len(g['consensus'])}; "
+                         f"most on {key_text(worst[0])}: {worst[1]:.2f} against "
+                         + (f"{other[1]:.2f} ns ({other[1] / worst[1] - 1:+.0%} on {b})"
+                            if other else "the other's"))
+            continue
+        for node, rows in g["differs"].items():
+            worst = max(rows, key=lambda r: abs(r[3]))
+            lines.append(f"  differs: {node} on {len(rows)} of {len(g['consensus'])}; most on "
+                         f"{key_text(worst[0])}: {worst[1]:.2f} ns against {worst[2]:.2f} "
+                         f"({worst[3]:+.0%})")
+    if len(groups) > 1:
+        keys = list(dict.fromkeys(k for g in groups for k in g["consensus"]))
+        head = ["benchmark (ns/call, median of the model's nodes)"] + [g["model"].split(" (")[0]
+                                                                       for g in groups]
+        body = [[key_text(k)] + [f"{g['consensus'][k]:.2f}" if k in g["consensus"] else "-"
+                                 for g in groups] for k in keys[:SUMMARY_ROWS]]
+        widths = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
+        lines.append("")
+        lines += ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                            for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+                  for r in [head] + body]
+        if len(keys) > SUMMARY_ROWS:
+            lines.append(f"... and {len(keys) - SUMMARY_ROWS} more benchmarks in the report")
+    return lines
+
+
+def verdicts(comparisons, models):
+    """compare's verdicts per row and CPU model: [(row text, [(model, [(node,
+    verdict, ratio)])])] for the ns/call rows of each node's comparison."""
+    rows = {}
+    for node, comp in comparisons.items():
+        for r in comp.get("rows", []):
+            if r.get("metric") != "ns/call":
+                continue
+            key = f"{r.get('variant')} vs {r.get('baseline')}, {r.get('clock')} {r.get('mode')}"
+            rows.setdefault(key, {}).setdefault(models[node], []).append(
+                (node, r.get("verdict"), r.get("ratio")))
+    return [(k, list(v.items())) for k, v in rows.items()]
+
+
+def compare_summary(table):
+    lines = []
+    for key, per_model in table:
+        lines.append(key)
+        for model, seen in per_model:
+            kinds = {v for _, v, _ in seen}
+            ratios = ", ".join(f"{n} {r:.3f}" if isinstance(r, (int, float)) else f"{n} -"
+                               for n, _, r in seen)
+            if len(kinds) == 1:
+                lines.append(f"  {model}: {kinds.pop()} ({ratios})")
+            else:
+                lines.append(f"  {model}: nodes disagree: " + "; ".join(
+                    f"{n} {v} ({r:.3f})" if isinstance(r, (int, float)) else f"{n} {v}"
+                    for n, v, r in seen))
+    return lines
+
+
+def other_summary(outcomes):
+    lines = []
+    for o in outcomes:
+        if o["state"] == "ok":
+            lines.append(f"{o['node']} ({cpu_name(o)}): exit 0: "
+                         f"{last_line(o['out']) or 'no output'}")
+    return lines
+
+
+def collect(args):
+    jobs_dir = Path(args.jobs_dir or default_jobs_dir()).resolve()
+    record = read_record(jobs_dir, args.job)
+    out = Path(args.out)
+    results.check_out_dir(out)
+    tolerance = args.tolerance if args.tolerance is not None else DEFAULT_TOLERANCE
+    job = record["job"]
+    if record.get("slurm", {}).get("JobState") not in fleet_slurm.FINISHED:
+        try:  # the job's latest state, when Slurm can still say it
+            fleet_slurm.check_clients(["scontrol"])
+            info = fleet_slurm.Cluster(fleet_slurm.conf_path(
+                getattr(args, "slurm_conf", None) or record.get("conf"))).job(job)
+            if info:
+                record = remember(record, info)
+                save_record(jobs_dir, record)
+        except UsageError:
+            pass
+    outcomes = node_outcomes(jobs_dir, record)
+    (out / "logs").mkdir(parents=True, exist_ok=True)
+    d = job_dir(jobs_dir, job)
+    for o in outcomes:
+        for ext in ("out", "err", "exit", "cpuinfo"):
+            src = d / f"{job}-{o['node']}.{ext}"
+            if src.is_file():
+                keep_copy(src, out / "logs" / src.name)
+        if o["results"]:
+            o["collected"] = str(keep_copy(o["results"], out / collected_name(job, o)))
+    models = {o["node"]: cpu_name(o) for o in outcomes}
+    lines = [f"fleet job {job}: {' '.join(record['command'])}",
+             f"cluster {record.get('conf')}, partition {record.get('partition')}"
+             + (f", constraint {record['constraint']}" if record.get("constraint") else "")
+             + (", exclusive nodes" if record.get("exclusive") else ", shared nodes")
+             + f"; Slurm: {(record.get('slurm') or {}).get('JobState', 'state unknown')}"]
+    report_paths = []
+    if record["command"][0] == "run":
+        loaded = load_outputs(outcomes, "results")
+        if loaded:
+            values = {n: node_values(obj, n) for n, obj in loaded.items()}
+            groups = agreement(values, models, tolerance)
+            body = run_summary(groups, tolerance)
+            report_paths = write_report([o["collected"] for o in outcomes
+                                         if o["node"] in loaded], out / f"report-{job}",
+                                        getattr(args, "argv", ["fleet", "collect"]))
+        else:
+            body = ["no node's results came back: nothing to merge"]
+    elif record["command"][0] == "compare":
+        loaded = load_outputs(outcomes, "comparison")
+        body = compare_summary(verdicts(loaded, models)) or ["no comparison came back"]
+    else:
+        body = other_summary(outcomes)
+    ok = [o for o in outcomes if o["state"] == "ok"]
+    lines.append(f"nodes: {len(ok)} of {len(outcomes)} answered"
+                 + (f"; skipped at submission: "
+                    + ", ".join(f"{n} ({w})" for n, w in record.get("skipped", []))
+                    if record.get("skipped") else ""))
+    lines += outcome_lines(outcomes)
+    lines += [""] + body
+    if report_paths:
+        lines += ["", f"report: {plot_path(out / f'report-{job}' / 'index.md')}"]
+    text = "\n".join(lines) + "\n"
+    nodes_json = {"job": job, "command": record["command"], "slurm": record.get("slurm"),
+                  "tolerance": tolerance,
+                  "nodes": [{k: v for k, v in o.items() if k not in ("err", "out")}
+                            for o in outcomes]}
+    results.write_atomic(out / f"nodes-{job}.json", nodes_json, force=True, what="node table")
+    results.write_stream_atomic(out / f"summary-{job}.txt", lambda f: f.write(text.encode()),
+                                force=True, what="summary")
+    print(text, end="")
+    bad = [o for o in outcomes if o["state"] != "ok"]
+    if bad:
+        print(f"fleet: {len(bad)} of {len(outcomes)} nodes gave no usable result "
+              f"({', '.join(o['node'] for o in bad)}); what came back is in {plot_path(out)}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def plot_path(path):
+    rel = os.path.relpath(path)
+    return str(Path(path).resolve()) if rel.startswith("..") else rel
+
+
+def write_report(files, out_dir, argv):
+    """`report` over the collected results files (merge.run_report: one piece of
+    code for the merged table and its charts)."""
+    from . import merge as merge_cmd
+    ns = argparse.Namespace(files=files, out=str(out_dir), format=None, reference=None,
+                            variants=None, clocks=None, modes=None, command="report",
+                            argv=list(argv))
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        merge_cmd.run_report(ns)
+    return buf.getvalue().split()
+
+
+# ---- features -------------------------------------------------------------------------------
+
+FEATURE_PROBE = ('echo "@node $SLURMD_NODENAME"; echo "@kernel $(uname -r)"; '
+                 "awk 'NF == 0 { exit } { print }' /proc/cpuinfo")
+
+
+def parse_probe(text):
+    """{node: {"kernel", "cpuinfo"}} from `srun -l` output of FEATURE_PROBE
+    (each line prefixed with its task number)."""
+    tasks = {}
+    for line in text.splitlines():
+        label, sep, rest = line.partition(": ")
+        if sep and label.strip().isdigit():
+            tasks.setdefault(label.strip(), []).append(rest)
+    out = {}
+    for lines in tasks.values():
+        node = next((x[6:].strip() for x in lines if x.startswith("@node ")), None)
+        if not node:
+            continue
+        kernel = next((x[8:].strip() for x in lines if x.startswith("@kernel ")), None)
+        out[node] = {"kernel": kernel,
+                     "cpuinfo": "\n".join(x for x in lines if not x.startswith("@"))}
+    return out
+
+
+def feature_lines(nodes, probed):
+    """The Features= line of each node: its features with the CPU-model one
+    replaced by what its cpuinfo says (uarch.slug), and a comment naming the CPU."""
+    cpu_words = fleet_slurm.cpu_features()
+    lines = []
+    for n in sorted(nodes, key=lambda n: node_order(n.get("NodeName"))):
+        name = n.get("NodeName")
+        have = fleet_slurm.features(n)
+        if name not in probed:
+            lines.append(f"# NodeName={name}: not probed (not usable or did not answer)")
+            continue
+        cpu = fleet_slurm.cpu_of(probed[name]["cpuinfo"])
+        slug = fleet_slurm.feature_of(cpu)
+        kept = [f for f in have if f not in cpu_words]
+        new = ([slug] if slug else []) + kept
+        label = uarch.label(cpu) if cpu else "no /proc/cpuinfo"
+        note = "" if slug else "; unknown to reports/uarch.py: no CPU-model feature"
+        lines.append(f"NodeName={name} Features={','.join(new) or '(none)'}"
+                     f"    # {label}, kernel {probed[name].get('kernel')}{note}"
+                     + ("" if set(new) == set(have) else f" (now: {','.join(have) or 'none'})"))
+    return lines
+
+
+def features_cmd(args):
+    cluster = cluster_of(args)
+    nodes, partitions = cluster.nodes(), cluster.partitions()
+    choice = choose(nodes, partitions, args.partition, None, "all")
+    for name, why in choice["skipped"]:
+        print(f"# skipping {name}: {why}", file=sys.stderr)
+    names = choice["nodelist"]
+    timeout = int(args.timeout or 60)
+    cmd = ["srun", f"--partition={choice['partition']}", f"--nodes={len(names)}",
+           f"--nodelist={','.join(names)}", "--ntasks-per-node=1", "--cpu-bind=none",
+           f"--immediate={timeout}", "--label", "--job-name=vdsobench-features",
+           "sh", "-c", FEATURE_PROBE]
+    text = cluster.call(cmd, timeout=timeout + 60)
+    probed = parse_probe(text)
+    print("# vdsobench fleet features: each node's CPU model as a Slurm feature (the")
+    print("# microarchitecture its results fingerprint names). Merge each line into the")
+    print("# node's line in slurm.conf, then `scontrol reconfigure`; select with")
+    print("# --constraint, e.g. zen5|sapphirerapids, or run on one of each: --one-per-feature.")
+    for line in feature_lines([n for n in nodes if n.get("NodeName") in names], probed):
+        print(line)
+    missing = [n for n in names if n not in probed]
+    if missing:
+        print(f"fleet: no answer from {', '.join(missing)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+# ---- the command line -----------------------------------------------------------------------
+
+
+def add_cluster_options(p):
+    p.add_argument("--slurm-conf", metavar="FILE",
+                   help="the cluster's slurm.conf (default: $SLURM_CONF, else "
+                        f"{fleet_slurm.DEFAULT_CONF})")
+    p.add_argument("--jobs-dir", metavar="DIR",
+                   help="where jobs keep their files, on a file system the nodes share with "
+                        "this machine (default results/fleet in this clone)")
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "fleet", help="the same measurement on every node (CPU model) of a Slurm cluster",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run one vdsobench command on many machines through Slurm: exclusive "
+                    "nodes,\nnode features as CPU models, results merged by microarchitecture."
+                    "\nSee the README's section \"Fleet runs on Slurm\".")
+    fs = p.add_subparsers(dest="fleet_command", metavar="ACTION", title="actions")
+
+    r = fs.add_parser(
+        "run", help="submit one job: every chosen node runs the same command",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Submit one Slurm job in which every chosen node runs the same vdsobench\n"
+                    "command from a bundle staged by srun --bcast; wait for it (unless\n"
+                    "--no-wait) and say how each node did.",
+        epilog="example:\n  scripts/vdsobench fleet run --nodes all -- run --variants "
+               "'generic_*+rdtscp+always' --clocks monotonic\n"
+               f"commands: {', '.join(BUNDLE_COMMANDS)} (with their own options)")
+    add_cluster_options(r)
+    r.add_argument("--partition", metavar="P", help="the partition (default: the cluster's)")
+    r.add_argument("--constraint", metavar="FEATURES",
+                   help="Slurm features the nodes must have: zen5, zen5|sapphirerapids, a&b")
+    r.add_argument("--nodes", metavar="N|all", type=node_count,
+                   help="how many nodes (Slurm picks them), or all usable ones")
+    r.add_argument("--one-per-feature", action="store_true",
+                   help="one node of each CPU model (the features `fleet features` names)")
+    r.add_argument("--exclusive", action=argparse.BooleanOptionalAction, default=True,
+                   help="whole nodes, nothing else on them (default; --no-exclusive shares)")
+    r.add_argument("--timeout", metavar="S", type=TIMEOUT, default=DEFAULT_TIMEOUT_S,
+                   help=f"cancel the job if still pending after S seconds (default "
+                        f"{DEFAULT_TIMEOUT_S}; {TIMEOUT.valid})")
+    r.add_argument("--time", metavar="LIMIT",
+                   help="Slurm's time limit for the job (sbatch --time; default the "
+                        "partition's)")
+    r.add_argument("--bundle", metavar="FILE.tar.gz",
+                   help="stage this bundle (`vdsobench bundle`) instead of building one")
+    r.add_argument("--node-tmp", metavar="DIR", default="/tmp",
+                   help="node-local directory the payload is copied to and unpacked in "
+                        "(default /tmp)")
+    r.add_argument("--no-wait", action="store_true", help="submit and return")
+    r.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS",
+                   help="the vdsobench command every node runs")
+    r.set_defaults(func=run_fleet)
+
+    s = fs.add_parser("status", help="the job's state and each node's",
+                      description="The job's state (from Slurm while it remembers the job, "
+                                  "else as recorded) and each node's: ok, failed with the "
+                                  "reason, running, waiting. Exit 1 if a node failed.")
+    add_cluster_options(s)
+    s.add_argument("job", metavar="JOB", help="the job id fleet run printed")
+    s.set_defaults(func=status)
+
+    c = fs.add_parser(
+        "collect", help="bring the nodes' results into one directory; merged report, summary",
+        description="Copy each node's results into DIR as <job>-<node>-<cpu model>-<kernel>.json "
+                    "(never over a different file), its output into DIR/logs; for run, the "
+                    "merged report (DIR/report-JOB, as `report`); a one-screen summary "
+                    "(DIR/summary-JOB.txt): which nodes answered, which failed and why, which "
+                    "agreed within --tolerance per CPU model, the verdicts of compare per CPU "
+                    "model. Exit 1 if a node gave no usable result (what came back is kept).")
+    add_cluster_options(c)
+    c.add_argument("job", metavar="JOB", help="the job id fleet run printed")
+    c.add_argument("--out", required=True, metavar="DIR", help="the directory to collect into")
+    c.add_argument("--tolerance", metavar="F", type=TOLERANCE,
+                   help=f"nodes of one CPU model agree when each median is within this "
+                        f"fraction of the model's (default {DEFAULT_TOLERANCE}; "
+                        f"{TOLERANCE.valid})")
+    c.set_defaults(func=collect)
+
+    f = fs.add_parser("features",
+                      help="print each node's CPU model as a Features= line for slurm.conf",
+                      description="Ask every usable node of the partition for its /proc/cpuinfo "
+                                  "(srun) and print, per node, the feature naming its CPU model "
+                                  "(reports/uarch.py, as results files name it) with the node's "
+                                  "other features, as a line to merge into slurm.conf.")
+    add_cluster_options(f)
+    f.add_argument("--partition", metavar="P", help="the partition (default: the cluster's)")
+    f.add_argument("--timeout", metavar="S", type=TIMEOUT,
+                   help="give up when the nodes are not free within S seconds (default 60)")
+    f.set_defaults(func=features_cmd)
+
+    fleet_local.add_parser(fs)
+    p.set_defaults(func=lambda args: dispatch(args, p))
+
+
+def dispatch(args, parser):
+    if getattr(args, "fleet_command", None) is None:
+        raise UsageError("fleet: an action is required: run, status, collect, features, "
+                         "local-cluster (see fleet --help)")
+    return args.func(args)
+

@@ -1,0 +1,320 @@
+"""The Slurm client commands `fleet` uses, and parsers for what they print.
+
+Only the client commands (sbatch, scontrol, scancel; srun inside a job) are
+called, with SLURM_CONF naming the cluster. Their failures that are the
+setting's, not ours (no slurm.conf, munge not running, no controller, an
+unknown partition or feature), become one line saying what to do (exit 2);
+anything else is the cluster refusing the job (exit 1) with its own words.
+
+Parsers are pure functions of the text (tested on output recorded from
+Slurm 22.05): `scontrol show ... -o` lines of Key=Value pairs, `scontrol show
+config`'s "Key = value" lines, and Slurm's host lists ("n[1-3,07],gpu1").
+"""
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from . import fingerprint, lifecycle
+from .errors import Failure, UsageError
+from .fingerprint import uarch
+
+DEFAULT_CONF = Path("/etc/slurm/slurm.conf")
+CLIENTS = ("sbatch", "scontrol", "scancel")
+CALL_TIMEOUT_S = 60
+# A node's base state in which it may run a job now or later; anything else
+# (DOWN, FUTURE, UNKNOWN...) or a flag below keeps it out of a fleet run.
+USABLE_STATES = ("IDLE", "MIXED", "ALLOCATED", "COMPLETING", "PLANNED")
+UNUSABLE_FLAGS = ("DRAIN", "DRAINING", "DRAINED", "DOWN", "FAIL", "FAILING", "MAINT",
+                  "NOT_RESPONDING", "POWERED_DOWN", "POWERING_DOWN", "POWER_DOWN",
+                  "REBOOT_REQUESTED", "REBOOT_ISSUED", "INVALID_REG", "FUTURE")
+# Slurm job states after which nothing more will run.
+FINISHED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
+            "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "REVOKED", "SPECIAL_EXIT")
+
+
+# ---- parsers ------------------------------------------------------------------------------
+
+PAIR = re.compile(r"(?:^|\s)([A-Za-z][\w:/]*)=")
+
+
+def parse_pairs(line):
+    """{key: value} of one `scontrol show -o` line. A value runs to the next
+    " Key=" (values such as OS=Linux 6.1 #1 SMP hold spaces)."""
+    keys = list(PAIR.finditer(line))
+    out = {}
+    for m, nxt in zip(keys, keys[1:] + [None]):
+        out[m.group(1)] = line[m.end():nxt.start() if nxt else len(line)].strip()
+    return out
+
+
+def parse_show(text):
+    """[{key: value}] of `scontrol show node|partition|job -o`: one record a line."""
+    return [parse_pairs(line) for line in text.splitlines() if "=" in line]
+
+
+def parse_config(text):
+    """{key: value} of `scontrol show config` ("Key   = value" lines)."""
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() and " " not in key.strip():
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _split_top(text, sep=","):
+    """text split at sep outside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "[") - (ch == "]")
+        if ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p for p in parts if p]
+
+
+def _expand_one(name):
+    m = re.match(r"^([^\[]*)\[([^\]]*)\](.*)$", name)
+    if not m:
+        return [name]
+    prefix, ranges, rest = m.groups()
+    out = []
+    for part in ranges.split(","):
+        first, dash, last = part.partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()):
+            raise ValueError(f"not a host list: {name!r}")
+        width = len(first)
+        for n in range(int(first), int(last or first) + 1):
+            out += [f"{prefix}{n:0{width}d}{tail}" for tail in _expand_one(rest)]
+    return out
+
+
+def expand_hostlist(text):
+    """'n[1-3,07],gpu1' -> ['n1', 'n2', 'n3', 'n07', 'gpu1'] (Slurm's host list
+    syntax, zero padding kept; several bracket groups in one name too).
+    '(null)' and '' are no hosts."""
+    text = (text or "").strip()
+    if text in ("", "(null)", "None"):
+        return []
+    hosts = []
+    for part in _split_top(text):
+        hosts += _expand_one(part)
+    return hosts
+
+
+def state_words(state):
+    """'IDLE+DRAIN' -> ('IDLE', {'DRAIN'}); a trailing '*' (not responding) and
+    '~', '#', '!', '%', '$', '@' (power, reboot, maintenance marks) become flags."""
+    state = (state or "UNKNOWN").upper()
+    flags = set()
+    marks = {"*": "NOT_RESPONDING", "~": "POWERED_DOWN", "#": "POWERING_UP",
+             "!": "POWERING_DOWN", "%": "POWERING_DOWN", "$": "MAINT", "@": "REBOOT_REQUESTED"}
+    while state and state[-1] in marks:
+        flags.add(marks[state[-1]])
+        state = state[:-1]
+    base, *rest = state.split("+")
+    return base, flags | set(rest)
+
+
+def usable(node):
+    """(True, None) or (False, why) for a node record of `scontrol show node -o`."""
+    base, flags = state_words(node.get("State"))
+    bad = sorted(flags & set(UNUSABLE_FLAGS))
+    if base in USABLE_STATES and not bad:
+        return True, None
+    why = node.get("State") or "no state"
+    reason = node.get("Reason")
+    if reason and reason != "(null)":
+        why += f": {reason}"
+    return False, why
+
+
+def features(node):
+    """The node's available features, as a list ('zen5,fleet_a' -> [...])."""
+    text = node.get("AvailableFeatures") or node.get("Features") or ""
+    return [] if text in ("(null)", "") else [f for f in text.split(",") if f]
+
+
+def exit_code(text):
+    """Slurm's 'ExitCode=1:0' -> (1, 0): the exit status and the signal."""
+    status, _, sig = (text or "0:0").partition(":")
+    try:
+        return int(status), int(sig or 0)
+    except ValueError:
+        return None, None
+
+
+# ---- the CPU model as a node feature --------------------------------------------------------
+
+
+def cpu_of(cpuinfo_text):
+    """The CPU of a node as the results fingerprint records it (vendor, family,
+    model, stepping, microcode, model name, uarch), from its /proc/cpuinfo (the
+    first processor's block, as fingerprint.cpu_info takes it); {} when there is none."""
+    blocks = fingerprint.parse_cpuinfo(cpuinfo_text or "")
+    if not blocks:
+        return {}
+    cpu = fingerprint.describe_cpu(blocks[min(blocks)])
+    cpu.pop("flags", None)
+    return cpu
+
+
+def feature_of(cpu):
+    """The node feature naming a CPU model ('zen5', 'sapphirerapids'): uarch.slug;
+    None for a CPU reports/uarch.py does not know."""
+    return uarch.slug(cpu) if cpu else None
+
+
+def cpu_features():
+    """Every feature name uarch.slug can give: the ones that name a CPU model."""
+    return {uarch.slug({"uarch": e.name}) for e in uarch.TABLE}
+
+
+# ---- constraints ----------------------------------------------------------------------------
+
+FEATURE = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+def constraint_words(constraint):
+    """The feature names a constraint mentions ('zen5|sapphirerapids' -> both;
+    counts, brackets and parentheses dropped)."""
+    return [w for w in re.split(r"[&|,()\[\]]|\*\d+", constraint or "") if w.strip()]
+
+
+def simple_constraint(constraint):
+    """('&' or '|', [features]) for 'a', 'a&b' or 'a|b'; None for anything else
+    (brackets, counts, parentheses, both operators), which only Slurm judges."""
+    text = (constraint or "").strip()
+    if re.search(r"[\[\]()*,]", text):
+        return None
+    if "&" in text and "|" in text:
+        return None
+    op = "|" if "|" in text else "&"
+    words = [w.strip() for w in text.split(op)]
+    if not all(FEATURE.match(w) for w in words):
+        return None
+    return op, words
+
+
+def matches(node_features, constraint):
+    """Whether a node with these features meets a simple constraint."""
+    if not constraint:
+        return True
+    op, words = simple_constraint(constraint)
+    have = set(node_features)
+    return any(w in have for w in words) if op == "|" else all(w in have for w in words)
+
+
+# ---- the client commands -------------------------------------------------------------------
+
+
+def conf_path(option=None, environ=None):
+    """The cluster's slurm.conf: --slurm-conf, else $SLURM_CONF, else Slurm's
+    default; UsageError if that file is not there (the clients would retry for a
+    minute before failing)."""
+    environ = os.environ if environ is None else environ
+    given = option or environ.get("SLURM_CONF")
+    path = Path(given) if given else DEFAULT_CONF
+    if not path.is_file():
+        where = ("--slurm-conf" if option else "SLURM_CONF" if given else
+                 f"no --slurm-conf, no SLURM_CONF, and Slurm's default")
+        raise UsageError(f"no Slurm cluster: {where} {path} is not a file; give the cluster's "
+                         "slurm.conf with --slurm-conf or SLURM_CONF, or start a local one "
+                         "with `scripts/vdsobench fleet local-cluster up`")
+    return path.resolve()
+
+
+def check_clients(names=CLIENTS):
+    missing = [n for n in names if shutil.which(n) is None]
+    if missing:
+        raise UsageError(f"Slurm's client commands are not installed here ({', '.join(missing)} "
+                         "not on PATH): run fleet on the cluster's login node, or install "
+                         "them (Debian: apt-get install slurm-client)")
+
+
+def explain(command, stderr, conf):
+    """One line for a client's failure: UsageError for the setting (munge,
+    controller, partition, feature), Failure for the rest."""
+    text = " ".join((stderr or "").split())
+    m = re.search(r'Munge encode failed: Failed to access "([^"]+)"', text)
+    if m or "Munge encode failed" in text or "Munge decode failed" in text:
+        socket = m.group(1) if m else "its socket"
+        return UsageError(f"munge is not running for this cluster ({socket} cannot be reached): "
+                          "start munged with the cluster's key (local cluster: `scripts/vdsobench "
+                          "fleet local-cluster up`)")
+    if "Unable to contact slurm controller" in text or "Could not establish a configuration" \
+            in text:
+        return UsageError(f"the Slurm controller of {conf} does not answer ({command}: "
+                          "connect failure): is slurmctld running? (`scontrol ping`)")
+    if "Invalid partition" in text:
+        return UsageError(f"{command}: Slurm refused the partition (Invalid partition name)")
+    if "Invalid feature specification" in text:
+        return UsageError(f"{command}: Slurm refused the constraint (Invalid feature "
+                          "specification)")
+    last = [line for line in (stderr or "").strip().splitlines() if line.strip()][-1:]
+    return Failure(f"{command} failed: {last[0].strip() if last else 'no message'}")
+
+
+class Cluster:
+    """One Slurm cluster, named by its slurm.conf."""
+
+    def __init__(self, conf):
+        self.conf = Path(conf)
+        self.env = dict(os.environ, SLURM_CONF=str(self.conf))
+
+    def call(self, args, timeout=CALL_TIMEOUT_S, ok=(0,)):
+        """The client's stdout; its failure explained in one line."""
+        try:
+            proc = lifecycle.popen(list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, errors="replace", env=self.env)
+        except FileNotFoundError:
+            check_clients([args[0]])
+            raise
+        with lifecycle.owned(proc):
+            try:
+                out, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise Failure(f"{args[0]} did not answer within {timeout} s (is the "
+                              f"controller of {self.conf} overloaded or unreachable?)") from None
+        if proc.returncode not in ok:
+            raise explain(" ".join(args[:2]), err, self.conf)
+        return out
+
+    def nodes(self):
+        return parse_show(self.call(["scontrol", "show", "node", "-o"]))
+
+    def partitions(self):
+        return parse_show(self.call(["scontrol", "show", "partition", "-o"]))
+
+    def config(self):
+        return parse_config(self.call(["scontrol", "show", "config"]))
+
+    def job(self, job):
+        """The job's record, or None once the controller has forgotten it
+        (MinJobAge after it ended)."""
+        try:
+            out = self.call(["scontrol", "show", "job", "-o", str(job)])
+        except Failure as e:
+            if "Invalid job id" in str(e):
+                return None
+            raise
+        records = [r for r in parse_show(out) if r.get("JobId") == str(job)]
+        return records[0] if records else None
+
+    def submit(self, options, script):
+        """sbatch --parsable OPTIONS SCRIPT -> the job id."""
+        out = self.call(["sbatch", "--parsable", *options, str(script)])
+        jobid = out.strip().split(";")[0]
+        if not jobid.isdigit():
+            raise Failure(f"sbatch printed no job id: {out.strip()!r}")
+        return jobid
+
+    def release(self, job):
+        self.call(["scontrol", "release", str(job)])
+
+    def cancel(self, job):
+        self.call(["scancel", str(job)], ok=(0, 1))
