@@ -478,15 +478,18 @@ def run_live():
 
 
 def run(args):
+    """The map of the chosen variants; another architecture's build (--arch
+    arm64 on x86-64) gets its fields only: its data from its own offsetof
+    table, cross-checked with pahole on its own objects, and no read sets,
+    since valgrind cannot run its code here."""
     target = check_args(args)
     if getattr(args, "live", False):
         return run_live()
-    if arch.current().emulated:
-        return run_fields_only(args, target)
-    if shutil.which("valgrind") is None:
+    traced_here = arch.current().native
+    if traced_here and shutil.which("valgrind") is None:
         raise UsageError("layout: valgrind not found on PATH "
                          "(scripts/vdsobench setup installs it)")
-    build.build([variant_list.VERIFY, DRIVER])
+    build.build([variant_list.VERIFY] + ([DRIVER] if traced_here else []))
     registry = variant_list.load()
     names = (args.diff or variant_list.split_patterns(args.variants)
              or variant_list.axis_values(registry, "layout"))
@@ -495,29 +498,14 @@ def run(args):
         raise UsageError(f"layout: --diff compares two variants; {' '.join(args.diff)} "
                          f"names {len(chosen)}")
     checks = crosschecks(chosen)
-    t0 = time.monotonic()
-    traced = measure(chosen, build.binary_path(DRIVER), args.jobs or os.cpu_count() or 1)
-    seconds = time.monotonic() - t0
-    maps = [layout_map.variant_map(v, traced[v["name"]], checks[v["name"]]) for v in chosen]
+    traced, seconds = {}, None
+    if traced_here:
+        t0 = time.monotonic()
+        traced = measure(chosen, build.binary_path(DRIVER), args.jobs or os.cpu_count() or 1)
+        seconds = time.monotonic() - t0
+    maps = [layout_map.variant_map(v, traced.get(v["name"], []), checks[v["name"]])
+            for v in chosen]
     emit(args, target, maps, layout_map.diff(*maps) if args.diff else None, seconds)
-    return 0
-
-
-def run_fields_only(args, target):
-    """Another architecture's build (--arch arm64 on x86-64): its data from its
-    own offsetof table, cross-checked with pahole on its own objects; no read
-    sets, since valgrind cannot run its code here."""
-    build.build([variant_list.VERIFY])
-    registry = variant_list.load()
-    names = (args.diff or variant_list.split_patterns(args.variants)
-             or variant_list.axis_values(registry, "layout"))
-    chosen = resolve(names, registry)
-    if args.diff and len(chosen) != 2:
-        raise UsageError(f"layout: --diff compares two variants; {' '.join(args.diff)} "
-                         f"names {len(chosen)}")
-    checks = crosschecks(chosen)
-    maps = [layout_map.variant_map(v, [], checks[v["name"]]) for v in chosen]
-    emit(args, target, maps, layout_map.diff(*maps) if args.diff else None, None)
     return 0
 
 
