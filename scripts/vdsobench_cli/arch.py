@@ -31,6 +31,8 @@ NAMES = ("x86_64", "arm64")
 # what each is called by uname -m (the kernel's and Python's platform.machine())
 MACHINE = {"x86_64": "x86_64", "arm64": "aarch64"}
 ALIASES = {"aarch64": "arm64", "amd64": "x86_64", "x86-64": "x86_64"}
+# GNU triplets: the cross binutils' prefix (aarch64-linux-gnu-objdump)
+TRIPLET = {"x86_64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}
 # the Bazel configuration (.bazelrc) that cross-builds for it from x86-64
 CROSS_CONFIG = {"arm64": "--config=arm64"}
 # the emulator package's programs, in order of preference

@@ -12,7 +12,7 @@ import os
 import sys
 import textwrap
 
-from . import build, compare, fingerprint, results
+from . import arch, build, compare, fingerprint, results
 from .errors import CliError, Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -126,6 +126,12 @@ def run_recipe(args):
             print(f"{r.name:18} {r.title}")
         return 0
     recipe = recipes.by_name(args.name)
+    target = arch.current()
+    if target.emulated and recipe.name not in recipes.EMULATED:
+        raise UsageError(f"recipe {recipe.name} --arch {target.name}: this machine runs "
+                         f"{target.name} under qemu-user, where every time is the "
+                         "emulator's; the recipes that compare code there: "
+                         f"{', '.join(recipes.EMULATED)}")
     # checked now, filled as the recipe goes in a hidden directory beside it, moved
     # into place at the end: an interrupted recipe leaves nothing there
     stage = results.StagedDir(args.out or default_out(recipe.name), args.force,
@@ -135,9 +141,14 @@ def run_recipe(args):
     session = Session(recipe.name, args.quick, str(stage.path))
     session.say(f"== recipe {recipe.name}: {recipe.title}")
     session.say(f"Seed: {recipe.seed}")
-    session.say(f"This machine: {session.machine_line()}; {session.rounds} interleaved rounds"
-                + (" (--quick: a smoke run, too few rounds for small effects)"
-                   if args.quick else "") + ".")
+    if target.emulated:
+        session.say(f"This machine: {session.machine_line()}; {target.machine} cross-built "
+                    f"here and run under qemu-user ({arch.LABEL}): code is compared, "
+                    "never time.")
+    else:
+        session.say(f"This machine: {session.machine_line()}; {session.rounds} interleaved "
+                    "rounds" + (" (--quick: a smoke run, too few rounds for small effects)"
+                                if args.quick else "") + ".")
     try:
         ok = recipe.run(session)
     except CliError as e:
@@ -167,4 +178,5 @@ def add_parser(sub):
                         "a failed one keeps what it wrote in DIR.recovered-<date>)")
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty --out (files of the same names replaced)")
+    arch.add_argument(p, "run the recipe on this architecture's build (arm64: inline only)")
     p.set_defaults(func=run_recipe)
