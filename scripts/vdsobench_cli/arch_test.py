@@ -316,6 +316,48 @@ class LayoutTest(ArchCase):
                          "bazel-out/k8-optarm64/bin/a.o")
 
 
+class CrossBundleTest(ArchCase):
+    """bundle --arch arm64: the cross build's own output folder, and its libraries
+    found by DT_NEEDED in the aarch64 folders (ldd asks this machine's loader)."""
+
+    def test_bin_dir_of_the_cross_bundle(self):
+        from . import bundle
+        arch.use("arm64")
+        if arch.current().native:
+            self.skipTest("arm64 is this machine")
+        with mock.patch.object(bundle.build, "bin_dir", return_value="/b") as bin_dir:
+            self.assertEqual(bundle.bundle_bin_dir(), "/b")
+        bin_dir.assert_called_once_with(["--config=arm64", "--config=bundle"])
+
+    @unittest.skipUnless(arch.host() == "x86_64", "arm64 is emulated on x86-64 hosts")
+    def test_libraries_by_needed_entries(self):
+        from . import bundle
+        arch.use("arm64")
+        graph = {"vdsobench_bench": ["libbenchmark.so.1debian", "libc.so.6", "libm.so.6"],
+                 "libbenchmark.so.1debian": ["libstdc++.so.6", "libc.so.6"],
+                 "libstdc++.so.6": ["libgcc_s.so.1", "ld-linux-aarch64.so.1"],
+                 "libgcc_s.so.1": ["libc.so.6"]}
+        with tempfile.TemporaryDirectory() as multiarch, \
+                tempfile.TemporaryDirectory() as cross:
+            for name in ("libbenchmark.so.1debian", "libstdc++.so.6"):
+                open(os.path.join(multiarch, name), "w").close()
+            open(os.path.join(cross, "libgcc_s.so.1"), "w").close()
+            elf = build.Path(multiarch, "vdsobench_bench")
+            with mock.patch.dict(bundle.CROSS_LIB_DIRS, {"aarch64": (multiarch, cross)}), \
+                    mock.patch.object(bundle, "needed",
+                                      side_effect=lambda p: graph[build.Path(p).name]):
+                found = bundle.resolve(elf)
+                self.assertEqual(found, {
+                    "libbenchmark.so.1debian": build.Path(multiarch, "libbenchmark.so.1debian"),
+                    "libstdc++.so.6": build.Path(multiarch, "libstdc++.so.6"),
+                    "libgcc_s.so.1": build.Path(cross, "libgcc_s.so.1")})
+                graph["libgcc_s.so.1"] = ["libudev.so.1"]
+                with self.assertRaises(build.Failure) as cm:
+                    bundle.resolve(elf)
+        self.assertIn("needs libudev.so.1, which is not installed here for aarch64 "
+                      "(scripts/vdsobench setup --arch arm64)", str(cm.exception))
+
+
 class EmulatedFilesTest(ArchCase):
     def test_default_name_says_emulated(self):
         args = mock.Mock(out=None)

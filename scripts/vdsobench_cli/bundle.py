@@ -36,7 +36,7 @@ import tarfile
 import time
 from pathlib import Path
 
-from . import build, counters, fingerprint, packages, results, run as run_mod, sim
+from . import arch, build, counters, fingerprint, packages, results, run as run_mod, sim
 from . import variants as variants_mod
 from .errors import Failure, UsageError
 
@@ -114,9 +114,9 @@ def host_glibc():
 
 def check_host(manifest):
     """In a bundle: refuse, in one line, a machine it cannot run on."""
-    arch = platform.machine()
-    if manifest.get("arch") and arch != manifest["arch"]:
-        raise UsageError(f"this bundle is for {manifest['arch']}; this machine is {arch}")
+    machine = platform.machine()
+    if manifest.get("arch") and machine != manifest["arch"]:
+        raise UsageError(f"this bundle is for {manifest['arch']}; this machine is {machine}")
     need = parse_version(manifest.get("glibc_min") or "")
     have = host_glibc()
     if need and have is None:
@@ -131,12 +131,7 @@ def check_host(manifest):
 
 
 def bundle_bin_dir():
-    rc, out = build.bazel("info", ["--config=bundle", "bazel-bin"])
-    lines = [line for line in out.splitlines() if line.startswith("/")]
-    if rc != 0 or not lines:
-        raise Failure(f"bazel info --config=bundle bazel-bin failed (exit {rc}): "
-                      f"{build.tail(out, 1)}")
-    return Path(lines[-1])
+    return build.bin_dir(arch.current().bazel_flags() + ["--config=bundle"])
 
 
 def needed(elf):
@@ -158,8 +153,36 @@ def glibc_needed(elf):
     return max(versions, default=None)
 
 
+# where the loader of another architecture's Debian finds its libraries (multiarch,
+# then the cross C library's)
+CROSS_LIB_DIRS = {"aarch64": ("/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+                              "/usr/aarch64-linux-gnu/lib")}
+
+
+def resolve_cross(elf, machine):
+    """{soname: path}, C library's left out, for a cross-built elf: each DT_NEEDED
+    looked up in that architecture's library folders, then its own (ldd can only
+    ask this machine's loader)."""
+    found, todo = {}, list(needed(elf))
+    while todo:
+        soname = todo.pop()
+        if soname in found or LIBC.match(soname):
+            continue
+        path = next((Path(d, soname) for d in CROSS_LIB_DIRS[machine]
+                     if Path(d, soname).is_file()), None)
+        if path is None:
+            raise Failure(f"{elf.name} needs {soname}, which is not installed here for "
+                          f"{machine} (scripts/vdsobench setup --arch {arch.name_of(machine)})")
+        found[soname] = path
+        todo += needed(path)
+    return found
+
+
 def resolve(elf):
     """{soname: path} of the libraries ldd finds for elf, C library's left out."""
+    target = arch.current()
+    if target.emulated:
+        return resolve_cross(elf, target.machine)
     r = subprocess.run(["ldd", str(elf)], capture_output=True, text=True,
                        stdin=subprocess.DEVNULL)
     if r.returncode != 0:
@@ -273,10 +296,11 @@ def make(out, force=False):
     build.build(["--config=bundle", *BINARIES])
     files, facts = contents(bundle_bin_dir())
     info = fingerprint.build_info(build.ROOT)
-    info["bundle_flags"] = ["--config=bundle"]
+    info["bundle_flags"] = arch.current().bazel_flags() + ["--config=bundle"]
     short = info.get("short") or "unknown"
-    top = f"vdsobench-{short}{'-dirty' if info.get('dirty') else ''}-{platform.machine()}"
-    manifest = {"format": FORMAT, "arch": platform.machine(),
+    machine = arch.current().machine  # the machine it is for: aarch64 when cross-built
+    top = f"vdsobench-{short}{'-dirty' if info.get('dirty') else ''}-{machine}"
+    manifest = {"format": FORMAT, "arch": machine,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "glibc_min": facts["glibc_min"], "python_min": glibc_version_text(PYTHON_MIN),
                 "system_libraries": facts["system_libraries"], "commands": list(COMMANDS),
@@ -306,4 +330,6 @@ def add_parser(sub):
                    help="where to write the tarball (never over an existing file unless "
                         "--force)")
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
+    arch.add_argument(p, 'build the bundle for this architecture (arm64: cross-built, for an '
+                      'arm64 machine)')
     p.set_defaults(func=lambda args: make(args.out, args.force))
