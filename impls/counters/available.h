@@ -59,8 +59,8 @@ static inline const char *vdso_rdtscp_unavailable(unsigned int max_ext,
 static inline const char *vdso_cntvctss_unavailable(unsigned long hwcap2)
 {
 	if (!(hwcap2 & VDSO_HWCAP2_ECV))
-		return "this CPU has no FEAT_ECV, so no CNTVCTSS_EL0 (AT_HWCAP2 "
-		       "lacks HWCAP2_ECV, bit 19)";
+		return "this CPU has no FEAT_ECV, so no CNTVCTSS_EL0 "
+		       "(AT_HWCAP2 lacks HWCAP2_ECV, bit 19)";
 	return NULL;
 }
 
