@@ -4,8 +4,11 @@
  * object per variant as it finishes, then a summary line. The
  * `vdsobench verify` and `vdsobench list` commands drive it.
  *
+ * A variant whose counter this CPU cannot read (RDTSCP, CNTVCTSS_EL0:
+ * impls/counters/available.h) is SKIP with the reason, never run.
+ *
  * Exit: 0 every correct variant passed and every known-bad one was
- * caught; 1 otherwise; 2 bad usage.
+ * caught (a SKIP is neither); 1 otherwise; 2 bad usage.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "impls/counters/available.h"
 #include "impls/registry.h"
 #include "verify/check.h"
 
@@ -149,10 +153,11 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct vdso_variant **chosen;
+	const struct vdso_variant **chosen, **runnable;
 	struct check_report *system;
 	unsigned int duration_ms = 300, system_ms = 2000, n = 0;
-	unsigned int passed = 0, failed = 0, caught = 0, missed = 0;
+	unsigned int nr_run = 0, next_sys = 0;
+	unsigned int passed = 0, failed = 0, caught = 0, missed = 0, skipped = 0;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -180,8 +185,9 @@ int main(int argc, char **argv)
 	}
 
 	chosen = calloc(vdso_variants_nr + (unsigned int)argc, sizeof(*chosen));
+	runnable = calloc(vdso_variants_nr + (unsigned int)argc, sizeof(*runnable));
 	system = calloc(vdso_variants_nr + (unsigned int)argc, sizeof(*system));
-	if (!chosen || !system)
+	if (!chosen || !runnable || !system)
 		return 1;
 	if (optind == argc) {
 		for (unsigned int i = 0; i < vdso_variants_nr; i++)
@@ -196,22 +202,40 @@ int main(int argc, char **argv)
 				"--list-json lists the %u valid ones\n",
 				argv[i], vdso_variants_nr);
 			free(chosen);
+			free(runnable);
 			free(system);
 			return 2;
 		}
 		chosen[n++] = v;
 	}
 
+	/* only the variants whose counter this CPU reads run at all */
+	for (unsigned int i = 0; i < n; i++)
+		if (!vdso_counter_unavailable(chosen[i]->counter))
+			runnable[nr_run++] = chosen[i];
 	/* one shared calibration and run for every real-counter variant */
-	check_system_all(chosen, n, system_ms, system);
+	check_system_all(runnable, nr_run, system_ms, system);
 
 	for (unsigned int i = 0; i < n; i++) {
 		const struct vdso_variant *v = chosen[i];
+		const char *why = vdso_counter_unavailable(v->counter);
 		struct check_report r[4] = { { 0 } };
 		const struct check_report *first_bad = NULL;
 		struct timespec t0;
 		const char *status;
 
+		if (why) {
+			printf("{\"variant\":");
+			json_string(v->name);
+			printf(",\"known_bad\":%s,\"status\":\"SKIP\",\"checks\":[],"
+			       "\"first_failure\":null,\"reason\":",
+			       v->known_bad ? "true" : "false");
+			json_string(why);
+			printf(",\"seconds\":0}\n");
+			fflush(stdout);
+			skipped++;
+			continue;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		check_exact(v, &r[0]);
 		check_edges(v, &r[1]);
@@ -220,7 +244,8 @@ int main(int argc, char **argv)
 					  CHECK_KNOWN_BAD_BOUND_MS :
 					  duration_ms,
 				  &r[2]);
-		r[3] = system[i];
+		/* runnable[] keeps the order of chosen[]: the next report is v's */
+		r[3] = system[next_sys++];
 
 		for (int k = 0; k < 4 && !first_bad; k++)
 			if (!r[k].ok)
@@ -264,8 +289,10 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	printf("{\"summary\":{\"passed\":%u,\"failed\":%u,\"caught\":%u,"
-	       "\"missed\":%u}}\n", passed, failed, caught, missed);
+	       "\"missed\":%u,\"skipped\":%u}}\n",
+	       passed, failed, caught, missed, skipped);
 	free(chosen);
+	free(runnable);
 	free(system);
 	return failed || missed ? 1 : 0;
 }
