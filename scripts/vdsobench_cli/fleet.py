@@ -189,6 +189,10 @@ def node_command(words):
         if w in ("--out", "--plot", "--force") or w.startswith(("--out=", "--plot=")):
             raise UsageError(f"fleet run: leave out {w.split('=')[0]}: fleet names each node's "
                              "output itself (<job>-<node>.json in the job's directory)")
+    # the command's own options checked here, as the nodes would: one line now
+    # rather than the same error from every node after the queue
+    from . import main
+    main.parser().parse_args(words)
     return words, "file" if words[0] in FILE_OUTPUT else "none"
 
 

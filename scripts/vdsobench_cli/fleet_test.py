@@ -310,7 +310,9 @@ class CommandTest(unittest.TestCase):
         self.assertEqual(fleet.node_command(["verify"])[1], "none")
         for bad, word in ((["recipe", "raw-vdso"], "recipe"), (["sim"], "sim"), ([], "--"),
                           (["run", "--out", "x"], "--out"), (["compare", "--out=x"], "--out"),
-                          (["compare", "a", "b", "--plot", "d"], "--plot")):
+                          (["compare", "a", "b", "--plot", "d"], "--plot"),
+                          (["run", "--repetitions", "0"], "out of range"),
+                          (["verify", "--no-such-option"], "--no-such-option")):
             with self.assertRaises(UsageError) as cm:
                 fleet.node_command(bad)
             self.assertIn(word, str(cm.exception))
