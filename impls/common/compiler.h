@@ -7,6 +7,7 @@
 #ifndef VDSOBENCH_COMPILER_H
 #define VDSOBENCH_COMPILER_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,31 @@ typedef int64_t s64;
 #endif
 
 #define BIT(nr) (1UL << (nr))
+/* include/uapi/linux/bits.h */
+#define __GENMASK(h, l) (((~0UL) << (l)) & (~0UL >> (64 - 1 - (h))))
+
+#define S64_MAX ((s64)(~0ULL >> 1))
+#define U64_MAX (~0ULL)
+
+#define ____cacheline_aligned __aligned(64)
+
+/*
+ * include/linux/kconfig.h: a layout states the kernel configuration it
+ * follows as the kernel does, CONFIG_FOO defined to 1 or not defined at
+ * all, so that upstream's #ifdef CONFIG_FOO and IS_ENABLED(CONFIG_FOO)
+ * read the same here.
+ */
+#define __ARG_PLACEHOLDER_1 0,
+#define __take_second_arg(__ignored, val, ...) val
+#define __is_defined(x) ___is_defined(x)
+#define ___is_defined(val) ____is_defined(__ARG_PLACEHOLDER_##val)
+#define ____is_defined(arg1_or_junk) __take_second_arg(arg1_or_junk 1, 0)
+#define IS_ENABLED(option) __is_defined(option)
+
+/* include/generated/uapi/linux/version.h */
+#ifndef KERNEL_VERSION
+#define KERNEL_VERSION(a, b, c) (((a) << 16) + ((b) << 8) + (c))
+#endif
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #define PAGE_SIZE 4096UL

@@ -27,6 +27,13 @@
 #define CLOCK_SGI_CYCLE 10 /* removed from the kernel: always -EINVAL */
 #define MAX_CLOCKS 16
 
+/* include/uapi/linux/time.h (v6.17): the auxiliary clocks, ids 16..23 */
+#ifndef CLOCK_AUX
+#define CLOCK_AUX MAX_CLOCKS
+#define MAX_AUX_CLOCKS 8
+#define CLOCK_AUX_LAST (CLOCK_AUX + MAX_AUX_CLOCKS - 1)
+#endif
+
 /* HZ of the simulated kernel: TICK_NSEC is what coarse getres reports. */
 #define HZ 250
 #define TICK_NSEC ((NSEC_PER_SEC + HZ / 2) / HZ)
@@ -35,6 +42,12 @@
 struct timespec64 {
 	s64 tv_sec;
 	long tv_nsec;
+};
+
+/* include/vdso/time32.h: the 32-bit compat entry points' type */
+struct old_timespec32 {
+	s32 tv_sec;
+	s32 tv_nsec;
 };
 
 /*

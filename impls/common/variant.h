@@ -11,6 +11,17 @@
  *	VDSO_COUNTER_HEADER	impls/counters/<counter>.h
  *	VDSO_INLINE_ALWAYS	1: do_hres()/do_coarse() are __always_inline
  *
+ * Before the prelude (impls/common/variant_prelude.h) a layout states the
+ * kernel it follows, as that kernel's build would:
+ *
+ *	VDSO_KERNEL_VERSION	KERNEL_VERSION(6, 10, 0): picks the arch hooks
+ *				of that version (impls/layouts/arch/)
+ *	CONFIG_*		defined to 1 or not at all, as Kconfig does;
+ *				CONFIG_POSIX_AUX_CLOCKS also decides what the
+ *				simulated syscalls answer for ids CLOCK_AUX..
+ *				CLOCK_AUX_LAST (-EINVAL without it, as before
+ *				v6.17)
+ *
  * and each layout source must provide:
  *
  *	- its data page: the kernel's struct, alone in a 4 KiB-aligned page,
@@ -49,6 +60,7 @@ struct vdso_variant {
 	const char *counter;
 	const char *inline_mode;
 	const char *source; /* the kernel code the layout follows */
+	u32 kernel_version; /* KERNEL_VERSION() of that code: VDSO_KERNEL_VERSION */
 	const char *summary;
 	/* NULL, or why this variant is broken and kept as a negative control */
 	const char *known_bad;
@@ -57,7 +69,17 @@ struct vdso_variant {
 	u32 hres_clocks;
 	u32 coarse_clocks;
 	u32 raw_clocks;
+	/*
+	 * v6.17 auxiliary clocks, BIT(clk) of CLOCK_AUX..CLOCK_AUX_LAST:
+	 * served in userspace while enabled, the fallback's -ENODEV while not
+	 */
+	u32 aux_clocks;
 	bool has_getres; /* a vDSO clock_getres (x86 before 5.3 had none) */
+	/*
+	 * CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT: the data carries max_cycles
+	 * and a delta above it takes a 128-bit multiply
+	 */
+	bool has_max_cycles;
 	bool has_timens;
 	bool real_counter; /* false: the fake counter, tests only */
 
@@ -80,6 +102,11 @@ struct vdso_variant {
 	/* the kernel side */
 	void (*update_vsyscall)(const struct timekeeper *tk);
 	void (*update_vsyscall_tz)(const struct timezone *tz);
+	/*
+	 * v6.17 vdso_time_update_aux(): publish one auxiliary timekeeper
+	 * (tk->id) under its own clock's seqcount; NULL without aux_clocks
+	 */
+	void (*update_vsyscall_aux)(const struct timekeeper *tk);
 	/* time namespaces: swap the vvar mappings as timens_commit() does */
 	int (*timens_enter)(const struct timens_offsets *offs);
 	int (*timens_leave)(void);

@@ -39,17 +39,30 @@
 #endif
 
 /*
+ * The uapi types lib/vdso names, as userspace has them: on x86-64 and
+ * arm64 struct timespec and struct timeval are the kernel's
+ * __kernel_timespec and __kernel_old_timeval, time_t its
+ * __kernel_old_time_t. So the upstream lines stay as they are.
+ */
+#define __kernel_timespec timespec
+#define __kernel_old_timeval timeval
+#define __kernel_old_time_t time_t
+
+/*
  * The fallbacks enter the real kernel (so their cost is real) and return
- * the simulated kernel's answer at this variant's counter value.
+ * the simulated kernel's answer at this variant's counter value, as the
+ * kernel the layout follows would give it (aux clock ids exist from v6.17).
  */
 static inline long clock_gettime_fallback(clockid_t clk, struct timespec *ts)
 {
-	return sim_sys_clock_gettime(clk, ts, vdso_read_cycles());
+	return sim_sys_clock_gettime(clk, ts, vdso_read_cycles(),
+				     IS_ENABLED(CONFIG_POSIX_AUX_CLOCKS));
 }
 
 static inline long clock_getres_fallback(clockid_t clk, struct timespec *res)
 {
-	return sim_sys_clock_getres(clk, res);
+	return sim_sys_clock_getres(clk, res,
+				    IS_ENABLED(CONFIG_POSIX_AUX_CLOCKS));
 }
 
 static inline long gettimeofday_fallback(struct timeval *tv,
@@ -66,6 +79,7 @@ static inline long gettimeofday_fallback(struct timeval *tv,
 		.counter = __stringify(VDSO_COUNTER),                        \
 		.inline_mode = __stringify(VDSO_INLINE),                     \
 		.real_counter = VDSO_COUNTER_REAL,                           \
+		.kernel_version = VDSO_KERNEL_VERSION,                       \
 		.clock_gettime = VDSO_SYM(clock_gettime),                    \
 		.clock_getres = VDSO_SYM(clock_getres),                      \
 		.gettimeofday = VDSO_SYM(gettimeofday),                      \

@@ -18,6 +18,9 @@ static struct {
 	struct timezone sys_tz;
 	bool timens_active;
 	struct timens_offsets timens;
+	/* v6.17: timekeeper_data[TIMEKEEPER_AUX_FIRST..], and the enabled set */
+	struct timekeeper aux[MAX_AUX_CLOCKS];
+	u32 aux_timekeepers;
 } tk_core;
 
 /*
@@ -37,6 +40,12 @@ static struct {
 	u32 seq;
 	struct tk_state base[2];
 } tk_fast;
+
+/* the aux timekeepers' own latch: a core update doesn't copy them */
+static struct {
+	u32 seq;
+	struct timekeeper base[2][MAX_AUX_CLOCKS];
+} aux_fast;
 
 static pthread_mutex_t tk_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct vdso_variant *attached[SIM_MAX_ATTACHED];
@@ -90,8 +99,9 @@ static void copy_racy(void *dst, const void *src, size_t len)
 	const volatile u64 *s = src;
 	u64 *d = dst;
 
-	_Static_assert(sizeof(struct tk_state) % sizeof(u64) == 0,
-		       "tk_state is copied in words");
+	_Static_assert(sizeof(struct tk_state) % sizeof(u64) == 0 &&
+			       sizeof(struct timekeeper) % sizeof(u64) == 0,
+		       "tk_state and timekeeper are copied in words");
 	for (len /= sizeof(u64); len; len--)
 		*d++ = *s++;
 }
@@ -129,11 +139,46 @@ void sim_tk_snapshot(struct timekeeper *tk)
 	*tk = st.tk;
 }
 
+/* the same latch for the aux timekeepers; tk_lock held */
+static void aux_fast_update(void)
+{
+	__atomic_store_n(&aux_fast.seq, aux_fast.seq + 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	memcpy(aux_fast.base[0], tk_core.aux, sizeof(tk_core.aux));
+	__atomic_store_n(&aux_fast.seq, aux_fast.seq + 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	memcpy(aux_fast.base[1], tk_core.aux, sizeof(tk_core.aux));
+}
+
+static void aux_fast_read(unsigned int n, struct timekeeper *tk)
+{
+	u32 seq;
+
+	do {
+		seq = __atomic_load_n(&aux_fast.seq, __ATOMIC_ACQUIRE);
+		copy_racy(tk, &aux_fast.base[seq & 1][n], sizeof(*tk));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (__atomic_load_n(&aux_fast.seq, __ATOMIC_RELAXED) != seq);
+}
+
+void sim_aux_snapshot(unsigned int n, struct timekeeper *tk)
+{
+	aux_fast_read(n, tk);
+}
+
 static void timekeeping_update(void)
 {
 	for (int i = 0; i < SIM_MAX_ATTACHED; i++)
 		if (attached[i])
 			attached[i]->update_vsyscall(&tk_core.tk);
+}
+
+/* timekeeping_update_from_shadow() of aux timekeeper n: vdso_time_update_aux() */
+static void timekeeping_update_aux(unsigned int n)
+{
+	for (int i = 0; i < SIM_MAX_ATTACHED; i++)
+		if (attached[i] && attached[i]->update_vsyscall_aux)
+			attached[i]->update_vsyscall_aux(&tk_core.aux[n]);
 }
 
 static void tk_write_seq_begin(void)
@@ -170,6 +215,91 @@ void sim_kernel_reset(const struct tk_clocksource *cs, u64 now,
 
 	tk_setup(tk, cs, now, wall, mono);
 	sim_tk_write_end();
+
+	pthread_mutex_lock(&tk_lock);
+	tk_core.aux_timekeepers = 0;
+	for (unsigned int n = 0; n < MAX_AUX_CLOCKS; n++) {
+		memset(&tk_core.aux[n], 0, sizeof(tk_core.aux[n]));
+		tk_core.aux[n].id = (u8)(TIMEKEEPER_AUX_FIRST + n);
+		timekeeping_update_aux(n);
+	}
+	aux_fast_update();
+	pthread_mutex_unlock(&tk_lock);
+}
+
+/* the aux id of clk, or -1 */
+static int aux_index(clockid_t clk)
+{
+	return clk >= CLOCK_AUX && clk <= CLOCK_AUX_LAST ? clk - CLOCK_AUX : -1;
+}
+
+struct timekeeper *sim_aux_write_begin(unsigned int n)
+{
+	pthread_mutex_lock(&tk_lock);
+	return &tk_core.aux[n];
+}
+
+void sim_aux_write_end(unsigned int n)
+{
+	timekeeping_update_aux(n);
+	aux_fast_update();
+	pthread_mutex_unlock(&tk_lock);
+}
+
+int sim_aux_clock_enable(unsigned int n, bool enable, u64 now)
+{
+	struct timekeeper *aux;
+
+	if (n >= MAX_AUX_CLOCKS)
+		return -EINVAL;
+	aux = sim_aux_write_begin(n);
+	if (enable != !!(tk_core.aux_timekeepers & BIT(n))) {
+		if (enable) {
+			tk_aux_enable(aux, TIMEKEEPER_AUX_FIRST + n, &tk_core.tk,
+				      now);
+			tk_core.aux_timekeepers |= (u32)BIT(n);
+		} else {
+			tk_aux_disable(aux);
+			tk_core.aux_timekeepers &= ~(u32)BIT(n);
+		}
+	}
+	sim_aux_write_end(n);
+	return 0;
+}
+
+int sim_aux_clock_settime(clockid_t clk, u64 now, const struct timespec64 *ts)
+{
+	int n = aux_index(clk), ret;
+
+	if (n < 0)
+		return -EINVAL;
+	ret = tk_aux_settime(sim_aux_write_begin((unsigned int)n), now, ts);
+	sim_aux_write_end((unsigned int)n);
+	return ret;
+}
+
+int sim_aux_clock_adjtime(clockid_t clk, u64 now, s32 mult_adj)
+{
+	int n = aux_index(clk), ret;
+
+	if (n < 0)
+		return -EINVAL;
+	ret = tk_aux_adjust_mult(sim_aux_write_begin((unsigned int)n), now,
+				 mult_adj);
+	sim_aux_write_end((unsigned int)n);
+	return ret;
+}
+
+void sim_aux_advance(u64 now)
+{
+	u32 active = __atomic_load_n(&tk_core.aux_timekeepers, __ATOMIC_RELAXED);
+
+	for (unsigned int n = 0; n < MAX_AUX_CLOCKS; n++) {
+		if (!(active & BIT(n)))
+			continue;
+		tk_forward(sim_aux_write_begin(n), now);
+		sim_aux_write_end(n);
+	}
 }
 
 void sim_set_sys_tz(const struct timezone *tz)
@@ -207,6 +337,8 @@ int sim_kernel_attach(const struct vdso_variant *v)
 	tk_write_seq_begin();
 	v->update_vsyscall(&tk_core.tk);
 	v->update_vsyscall_tz(&tk_core.sys_tz);
+	for (unsigned int n = 0; v->update_vsyscall_aux && n < MAX_AUX_CLOCKS; n++)
+		v->update_vsyscall_aux(&tk_core.aux[n]);
 	tk_write_seq_end();
 	pthread_mutex_unlock(&tk_lock);
 	return 0;
@@ -295,7 +427,42 @@ u64 sim_syscall_count(void)
 	return __atomic_load_n(&nr_syscalls, __ATOMIC_RELAXED);
 }
 
-long sim_sys_clock_gettime(clockid_t clk, struct timespec *ts, u64 now)
+/*
+ * clock_aux (kernel/time/timekeeping.c, v6.17): aux_get_timespec() and
+ * aux_get_res(), -ENODEV for a disabled clock; aux clocks are not
+ * namespaced. Out of line, so the other clocks' path stays as it was.
+ */
+static noinline long sys_aux_clock_gettime(clockid_t clk, struct timespec *ts,
+					   u64 now)
+{
+	struct timekeeper aux;
+	__int128 ns;
+	int ret;
+
+	aux_fast_read((unsigned int)aux_index(clk), &aux);
+	ret = tk_aux_clock_ns(&aux, now, &ns);
+	if (!ret)
+		ns_to_timespec(ns, ts);
+	return ret;
+}
+
+static noinline long sys_aux_clock_getres(clockid_t clk, struct timespec *res)
+{
+	struct timekeeper aux;
+
+	aux_fast_read((unsigned int)aux_index(clk), &aux);
+	if (!aux.clock_valid)
+		return -ENODEV;
+	if (res) {
+		/* aux_clock_resolution_ns() */
+		res->tv_sec = 0;
+		res->tv_nsec = 1;
+	}
+	return 0;
+}
+
+long sim_sys_clock_gettime(clockid_t clk, struct timespec *ts, u64 now,
+			   bool aux_clocks)
 {
 	struct tk_state st;
 	struct timespec kts;
@@ -311,6 +478,8 @@ long sim_sys_clock_gettime(clockid_t clk, struct timespec *ts, u64 now)
 	ret = raw_syscall2(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&kts);
 	if (ret)
 		return ret;
+	if (unlikely(aux_clocks) && aux_index(clk) >= 0)
+		return sys_aux_clock_gettime(clk, ts, now);
 
 	tk_fast_read(&st);
 	ret = tk_clock_ns(&st.tk, clk, now, &ns);
@@ -322,7 +491,8 @@ long sim_sys_clock_gettime(clockid_t clk, struct timespec *ts, u64 now)
 	return 0;
 }
 
-long sim_sys_clock_getres(clockid_t clk, struct timespec *res)
+long sim_sys_clock_getres(clockid_t clk, struct timespec *res,
+			  bool aux_clocks)
 {
 	struct timekeeper tk;
 	struct timespec kres;
@@ -337,6 +507,9 @@ long sim_sys_clock_getres(clockid_t clk, struct timespec *res)
 	ret = raw_syscall2(SYS_clock_getres, CLOCK_MONOTONIC, (long)&kres);
 	if (ret)
 		return ret;
+
+	if (aux_clocks && aux_index(clk) >= 0)
+		return sys_aux_clock_getres(clk, res);
 
 	sim_tk_snapshot(&tk);
 	if (tk_clock_ns(&tk, clk, 0, &unused))

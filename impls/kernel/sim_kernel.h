@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The simulated kernel: one timekeeper for the process (tk_core), the
- * system timezone, the current task's time namespace, the variants whose
- * vDSO data it keeps up to date, and the syscalls the vDSO falls back to.
+ * v6.17 auxiliary timekeepers, the system timezone, the current task's
+ * time namespace, the variants whose vDSO data it keeps up to date, and
+ * the syscalls the vDSO falls back to.
  *
  * Writers: sim_tk_write_begin() returns the timekeeper to change with
  * the tk_*() operations; sim_tk_write_end() publishes it through every
@@ -28,7 +29,7 @@ struct vdso_variant;
 #define VDSO_CLOCKMODE_TSC 1 /* any counter the vDSO may read */
 #define VDSO_CLOCKMODE_TIMENS 0x7fffffff /* include/vdso/datapage.h (v5.6+) */
 
-/* reset the kernel: a new clocksource, wall time and MONOTONIC at now */
+/* reset the kernel: a new clocksource, wall time and MONOTONIC at now; every aux clock disabled */
 void sim_kernel_reset(const struct tk_clocksource *cs, u64 now,
 		      const struct timespec64 *wall,
 		      const struct timespec64 *mono);
@@ -64,9 +65,48 @@ int sim_timens_leave(const struct vdso_variant *v);
 int sim_clock_ns(const struct timekeeper *tk, clockid_t clk, u64 now,
 		 __int128 *ns);
 
-/* the syscalls: 0 or -errno, like the raw syscall instruction */
-long sim_sys_clock_gettime(clockid_t clk, struct timespec *ts, u64 now);
-long sim_sys_clock_getres(clockid_t clk, struct timespec *res);
+/*
+ * The auxiliary clocks CLOCK_AUX + n, n < MAX_AUX_CLOCKS (v6.17), as their
+ * syscall interface allows; 0 or -errno like the syscalls, at counter
+ * value now:
+ *
+ *	sim_aux_clock_enable()	writing /sys/kernel/time/aux_clocks/<n>/
+ *				aux_clock_enable: enabling an enabled one (or
+ *				disabling a disabled one) changes nothing
+ *	sim_aux_clock_settime()	clock_settime(CLOCK_AUX + n, ts)
+ *	sim_aux_clock_adjtime()	clock_adjtime(CLOCK_AUX + n) with
+ *				ADJ_FREQUENCY, as a mult adjustment
+ *
+ * Each publishes the clock to every attached variant's
+ * update_vsyscall_aux() under its own seqcount. -EINVAL for an id (or n)
+ * outside the aux range.
+ */
+int sim_aux_clock_enable(unsigned int n, bool enable, u64 now);
+int sim_aux_clock_settime(clockid_t clk, u64 now, const struct timespec64 *ts);
+int sim_aux_clock_adjtime(clockid_t clk, u64 now, s32 mult_adj);
+
+/* a copy of aux timekeeper n, from the latch; the oracle is tk_aux_clock_ns() */
+void sim_aux_snapshot(unsigned int n, struct timekeeper *tk);
+
+/*
+ * Writers of aux timekeeper n, like sim_tk_write_begin()/end() for the
+ * core: end publishes it; n < MAX_AUX_CLOCKS.
+ */
+struct timekeeper *sim_aux_write_begin(unsigned int n);
+void sim_aux_write_end(unsigned int n);
+
+/* a tick of every enabled aux timekeeper (update_wall_time()'s tk_aux_advance()) */
+void sim_aux_advance(u64 now);
+
+/*
+ * The syscalls: 0 or -errno, like the raw syscall instruction. aux_clocks:
+ * the kernel has CONFIG_POSIX_AUX_CLOCKS; without it ids from CLOCK_AUX on
+ * are -EINVAL, as before v6.17; with it a disabled aux clock is -ENODEV.
+ */
+long sim_sys_clock_gettime(clockid_t clk, struct timespec *ts, u64 now,
+			   bool aux_clocks);
+long sim_sys_clock_getres(clockid_t clk, struct timespec *res,
+			  bool aux_clocks);
 long sim_sys_gettimeofday(struct timeval *tv, struct timezone *tz, u64 now);
 
 /* counts of fallback entries, for tests that check which path ran */

@@ -86,9 +86,12 @@ static s64 last_tick_raw_ns;
 void sim_kernel_tick(void)
 {
 	struct timekeeper *tk = sim_tk_write_begin();
+	u64 now = sim_read_tsc_ordered();
 
-	tk_forward(tk, sim_read_tsc_ordered());
+	tk_forward(tk, now);
 	sim_tk_write_end();
+	/* update_wall_time(): then every enabled auxiliary clock */
+	sim_aux_advance(now);
 	__atomic_store_n(&last_tick_raw_ns,
 			 (s64)sim_system_ns(CLOCK_MONOTONIC_RAW),
 			 __ATOMIC_RELEASE);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The simulated timekeeper (kernel/time/timekeeping.c, v5.3..6.10 shape).
+ * The simulated timekeeper (kernel/time/timekeeping.c, v5.3..6.17 shape).
  * Only what changes the values the vDSO reads is modelled: accumulation
  * into xtime_nsec, NTP mult adjustments, settimeofday, sleep injection,
- * leap seconds and clocksource changes.
+ * leap seconds, clocksource changes and (v6.17) the auxiliary clocks.
  */
 #include "impls/kernel/timekeeper.h"
 
@@ -338,6 +338,76 @@ int tk_clock_ns(const struct timekeeper *tk, clockid_t clk, u64 now,
 	default:
 		return -EINVAL;
 	}
+}
+
+void tk_aux_enable(struct timekeeper *aux, unsigned int id,
+		   const struct timekeeper *core, u64 now)
+{
+	/* Remove leftovers of a previous registration */
+	memset(aux, 0, sizeof(*aux));
+	aux->id = (u8)id;
+	/* tk_setup_internals(aux_tks, tkr_raw->clock) */
+	aux->tkr_mono.cycle_last = now & core->tkr_raw.mask;
+	aux->tkr_mono.mask = core->tkr_raw.mask;
+	aux->tkr_mono.mult = core->tkr_raw.mult;
+	aux->tkr_mono.shift = core->tkr_raw.shift;
+	aux->tkr_raw = aux->tkr_mono;
+	aux->max_cycles = core->max_cycles;
+	aux->vdso_capable = core->vdso_capable;
+	aux->hrtimer_res = core->hrtimer_res;
+	aux->clock_valid = true;
+}
+
+void tk_aux_disable(struct timekeeper *aux)
+{
+	aux->clock_valid = false;
+}
+
+/* include/linux/time64.h timespec64_valid_settod() */
+static bool timespec64_valid_settod(const struct timespec64 *ts)
+{
+	/* KTIME_SEC_MAX less the 30 years settimeofday() keeps in hand */
+	const s64 max = INT64_MAX / NSEC_PER_SEC - 30LL * 365 * 86400;
+
+	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 &&
+	       ts->tv_nsec < NSEC_PER_SEC && ts->tv_sec < max;
+}
+
+int tk_aux_settime(struct timekeeper *aux, u64 now,
+		   const struct timespec64 *ts)
+{
+	__int128 tnow;
+
+	if (!timespec64_valid_settod(ts))
+		return -EINVAL;
+	if (!aux->clock_valid)
+		return -ENODEV;
+	/* Forward the timekeeper base time: tnow is "monotonic" at cycle_last */
+	tk_forward(aux, now);
+	tnow = (__int128)aux->xtime_sec * NSEC_PER_SEC +
+	       (aux->tkr_mono.xtime_nsec >> aux->tkr_mono.shift);
+	/* tk_update_aux_offs() */
+	aux->offs_aux = (s64)(timespec64_to_ns(ts) - tnow);
+	ns_to_timespec64(aux->offs_aux, &aux->monotonic_to_aux);
+	return 0;
+}
+
+int tk_aux_adjust_mult(struct timekeeper *aux, u64 now, s32 mult_adj)
+{
+	if (!aux->clock_valid)
+		return -ENODEV;
+	tk_adjust_mult(aux, now, mult_adj);
+	return 0;
+}
+
+int tk_aux_clock_ns(const struct timekeeper *aux, u64 now, __int128 *ns)
+{
+	if (!aux->clock_valid)
+		return -ENODEV;
+	/* tkr_mono.base + offs_aux + timekeeping_get_ns() */
+	*ns = (__int128)aux->xtime_sec * NSEC_PER_SEC + aux->offs_aux +
+	      tkr_ns(&aux->tkr_mono, now);
+	return 0;
 }
 
 __int128 timens_offset_ns(const struct timens_offsets *offs, clockid_t clk)

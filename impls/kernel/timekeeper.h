@@ -16,6 +16,14 @@
 
 #include "impls/common/time64.h"
 
+/*
+ * kernel/time/timekeeping.c (v6.17): timekeeper_data[] holds the core
+ * timekeeper and, with CONFIG_POSIX_AUX_CLOCKS, one per auxiliary clock.
+ */
+#define TIMEKEEPER_CORE 0
+#define TIMEKEEPER_AUX_FIRST 1
+#define TIMEKEEPER_AUX_LAST (TIMEKEEPER_AUX_FIRST + MAX_AUX_CLOCKS - 1)
+
 /* A clocksource as the timekeeper sees it (include/linux/clocksource.h). */
 struct tk_clocksource {
 	const char *name;
@@ -40,13 +48,27 @@ struct timekeeper {
 	struct tk_read_base tkr_raw;
 	u64 xtime_sec;
 	struct timespec64 wall_to_monotonic;
-	struct timespec64 monotonic_to_boot;
-	s64 offs_boot; /* ns, MONOTONIC -> BOOTTIME */
+	union {
+		struct timespec64 monotonic_to_boot;
+		/* aux: offs_aux split, for the vDSO (v6.17's fix) */
+		struct timespec64 monotonic_to_aux;
+	};
+	union {
+		s64 offs_boot; /* ns, MONOTONIC -> BOOTTIME */
+		/* aux: ns, "monotonic" (its xtime) -> CLOCK_AUX + n */
+		s64 offs_aux;
+	};
 	s32 tai_offset;
 	u64 raw_sec;
 	/* clocksource properties the vDSO data copies */
 	u64 max_cycles;
 	bool vdso_capable;
+	/*
+	 * v6.17 auxiliary timekeepers: their xtime is their "monotonic"
+	 * (wall_to_monotonic stays 0) and the clock reads xtime + offs_aux
+	 */
+	u8 id; /* TIMEKEEPER_CORE, or TIMEKEEPER_AUX_FIRST + n for CLOCK_AUX + n */
+	bool clock_valid; /* aux: enabled (sysfs aux_clocks/<n>/aux_clock_enable) */
 	u32 hrtimer_res;
 	/* a pending leap second: ntp's time_state, simplified */
 	u64 leap_at_sec; /* 0: none */
@@ -98,6 +120,28 @@ void tk_change_clocksource(struct timekeeper *tk, u64 now,
  */
 int tk_clock_ns(const struct timekeeper *tk, clockid_t clk, u64 now,
 		__int128 *ns);
+
+/*
+ * The auxiliary clocks (kernel/time/timekeeping.c, v6.17). Each is its own
+ * timekeeper on the core's clocksource; tk_forward() advances one like the
+ * core (a tick advances every enabled one).
+ *
+ * tk_aux_enable(): aux_clock_enable(): a fresh timekeeper on the core's
+ * clocksource at its raw (unadjusted) rate, reading 0 at counter now.
+ * tk_aux_disable(): aux_clock_disable(): the clock stops being valid.
+ * tk_aux_settime(): aux_clock_set(), clock_settime(CLOCK_AUX + n): -EINVAL
+ * for a time settimeofday() would refuse, -ENODEV when not enabled.
+ * tk_aux_adjust_mult(): clock_adjtime(CLOCK_AUX + n) with ADJ_FREQUENCY,
+ * as tk_adjust_mult() models NTP: -ENODEV when not enabled.
+ * tk_aux_clock_ns(): the oracle, ktime_get_aux(): -ENODEV when not enabled.
+ */
+void tk_aux_enable(struct timekeeper *aux, unsigned int id,
+		   const struct timekeeper *core, u64 now);
+void tk_aux_disable(struct timekeeper *aux);
+int tk_aux_settime(struct timekeeper *aux, u64 now,
+		   const struct timespec64 *ts);
+int tk_aux_adjust_mult(struct timekeeper *aux, u64 now, s32 mult_adj);
+int tk_aux_clock_ns(const struct timekeeper *aux, u64 now, __int128 *ns);
 
 /* the namespace offset a time-namespaced task sees for clk (0 if none). */
 __int128 timens_offset_ns(const struct timens_offsets *offs, clockid_t clk);

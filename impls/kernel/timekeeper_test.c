@@ -94,5 +94,38 @@ int main(void)
 	tap_ok(tk.max_cycles < UINT64_MAX / tk.tkr_mono.mult,
 	       "max_cycles leaves headroom for NTP (%llu)",
 	       (unsigned long long)tk.max_cycles);
+
+	/* v6.17 auxiliary clocks: 1 GHz core, NTP-adjusted; aux on raw */
+	{
+		struct timekeeper aux;
+
+		tk_clocksource_init(&cs, "1g", 1000000000ULL, UINT64_MAX, true);
+		tk_setup(&tk, &cs, 0, &wall, &mono);
+		tk_adjust_mult(&tk, 0, 1 << 13);
+		tk_aux_enable(&aux, TIMEKEEPER_AUX_FIRST + 3, &tk, 1000);
+		tap_ok(tk_aux_clock_ns(&aux, 1000, &ns) == 0 && ns == 0 &&
+			       tk_aux_clock_ns(&aux, 1000 + 2000000000ULL, &ns) == 0 &&
+			       ns == 2 * SEC && aux.id == 4,
+		       "an aux clock starts at 0 when enabled and runs at the "
+		       "raw rate, not the core's NTP-adjusted one");
+		tap_ok(tk_aux_settime(&aux, 1000 + SEC, &(struct timespec64){ 5000, 7 }) == 0 &&
+			       tk_aux_clock_ns(&aux, 1000 + SEC, &ns) == 0 &&
+			       ns == 5000 * SEC + 7 && aux.offs_aux == 4999 * SEC + 7 &&
+			       aux.monotonic_to_aux.tv_sec == 4999 &&
+			       aux.monotonic_to_aux.tv_nsec == 7,
+		       "clock_settime sets the aux offset to its \"monotonic\"");
+		tap_ok(tk_aux_settime(&aux, 0, &(struct timespec64){ 1, NSEC_PER_SEC }) == -EINVAL &&
+			       tk_aux_settime(&aux, 0, &(struct timespec64){ -1, 0 }) == -EINVAL,
+		       "clock_settime refuses what settimeofday would: -EINVAL");
+		tap_ok(tk_aux_adjust_mult(&aux, 1000 + SEC, 1 << 13) == 0 &&
+			       tk_aux_clock_ns(&aux, 1000 + 2 * SEC, &ns) == 0 &&
+			       ns == 5001 * SEC + 7 + SEC / 1024,
+		       "clock_adjtime speeds the aux clock up from then on");
+		tk_aux_disable(&aux);
+		tap_ok(tk_aux_clock_ns(&aux, 0, &ns) == -ENODEV &&
+			       tk_aux_settime(&aux, 0, &(struct timespec64){ 1, 0 }) == -ENODEV &&
+			       tk_aux_adjust_mult(&aux, 0, 1) == -ENODEV,
+		       "a disabled aux clock is -ENODEV");
+	}
 	return tap_done();
 }

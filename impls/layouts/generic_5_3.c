@@ -2,19 +2,20 @@
 /*
  * generic_5_3: the unified vDSO as merged for v5.3 (seed 001):
  * lib/vdso/gettimeofday.c and include/vdso/datapage.h at v5.3, with
- * x86's arch hooks. tglx merged it instead of seed 000's v3: it "leaves
- * the data struct unmodified and has a separate array for the raw clock".
+ * x86's arch hooks of v5.3. tglx merged it instead of seed 000's v3: it
+ * "leaves the data struct unmodified and has a separate array for the raw
+ * clock".
  *
  * vdso_data[CS_BASES]: 240 bytes each; REALTIME 32..47, MONOTONIC 48..63;
  * the raw clock is vd[CS_RAW] with its own seq, mult and shift.
  */
-#include "impls/common/variant_prelude.h"
+#define VDSO_KERNEL_VERSION KERNEL_VERSION(5, 3, 0)
 
-#define CONFIG_TIME_NS 0
-#define CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT 0
+#include "impls/common/variant_prelude.h"
 
 #include "impls/layouts/generic_datapage.h"
 #include "impls/layouts/lib_vdso_v5_3.h"
+#include "impls/layouts/vclock_gettime.h"
 
 VDSO_VARIANT_DEFINE(GENERIC_VARIANT_COMMON,
 		    .source = "lib/vdso/gettimeofday.c, "

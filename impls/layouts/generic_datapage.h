@@ -1,23 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The generic vDSO data page and its kernel side, shared by the generic_*
- * layouts:
+ * The generic vDSO data page of v5.3..v6.14 (struct vdso_data[CS_BASES])
+ * and its kernel side, shared by generic_5_3, generic_6_10 and
+ * generic_timens*:
  *
  *	include/vdso/datapage.h		(v5.3; the timens union from v5.6;
  *					 max_cycles from v6.10's
  *					 CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT)
  *	include/vdso/helpers.h		vdso_read_begin/retry, write_begin/end
- *	arch/x86/include/asm/vdso/gettimeofday.h  the x86 arch hooks
  *	kernel/time/vsyscall.c		update_vsyscall(), update_vdso_data()
  *	kernel/time/namespace.c		timens_setup_vdso_data()
  *
- * Config the including layout sets (0 or 1), as the kernel's Kconfig does:
+ * and, at its end as include/vdso/datapage.h does, the architecture's
+ * hooks (impls/layouts/arch.h).
+ *
+ * Config the including layout sets (defined or not, as Kconfig does):
  *
  *	CONFIG_TIME_NS				a second, time-namespace page
  *	CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT	max_cycles and its slow path
+ *
  *	TIMENS_NAMED_OFFSETS			the Safonov/Vagin RFC's named
  *						monotonic/boottime offsets
- *						instead of offset[]
+ *						instead of offset[]; the layout
+ *						then defines timens_offset_of()
+ *						(upstream: &vdns->offset[clk])
  */
 #ifndef VDSOBENCH_GENERIC_DATAPAGE_H
 #define VDSOBENCH_GENERIC_DATAPAGE_H
@@ -47,10 +53,13 @@ struct timens_offset {
 	u64 nsec;
 };
 
-/* the RFC's timens page content: one named offset per clock family */
+/*
+ * the RFC's timens page content: one named offset per clock family (a
+ * struct timespec64 there, the same 16 bytes on 64-bit)
+ */
 struct timens_named_offsets {
-	struct timespec64 monotonic;
-	struct timespec64 boottime;
+	struct timens_offset monotonic;
+	struct timens_offset boottime;
 };
 
 struct vdso_data {
@@ -58,7 +67,7 @@ struct vdso_data {
 
 	s32 clock_mode;
 	u64 cycle_last;
-#if CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
+#ifdef CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
 	u64 max_cycles;
 #endif
 	u64 mask;
@@ -67,7 +76,7 @@ struct vdso_data {
 
 	union {
 		struct vdso_timestamp basetime[VDSO_BASES];
-#if CONFIG_TIME_NS
+#ifdef CONFIG_TIME_NS
 		struct timens_offset offset[VDSO_BASES];
 		struct timens_named_offsets named;
 #endif
@@ -86,7 +95,7 @@ struct vdso_data {
  * memfd mapped over this very array, so readers keep the RIP-relative
  * addressing of the real vvar.
  */
-#define VVAR_PAGES (1 + CONFIG_TIME_NS)
+#define VVAR_PAGES (1 + IS_ENABLED(CONFIG_TIME_NS))
 
 static union {
 	struct vdso_data data[CS_BASES];
@@ -96,17 +105,18 @@ static union {
 _Static_assert(sizeof(struct vdso_data) * CS_BASES <= PAGE_SIZE,
 	       "the data must fit its vvar page");
 
-static __always_inline const struct vdso_data *__arch_get_vdso_data(void)
-{
-	return vvar_area[0].data;
-}
+/* x86's VVAR(_vdso_data) and TIMENS(_vdso_data): what the arch hooks return */
+#define __vdso_data (vvar_area[0].data)
+#define __timens_vdso_data (vvar_area[1].data)
 
-#if CONFIG_TIME_NS
-static __always_inline const struct vdso_data *
-__arch_get_timens_vdso_data(void)
-{
-	return vvar_area[1].data;
-}
+#ifdef CONFIG_TIME_NS
+/*
+ * upstream's offset lookup: an array indexed by clock id; the RFC's
+ * (TIMENS_NAMED_OFFSETS) is its layout's switch
+ */
+#ifndef TIMENS_NAMED_OFFSETS
+#define timens_offset_of(vdns, clk) (&(vdns)->offset[clk])
+#endif
 
 /* the kernel's own view: [0] the real data, [1] the namespace page */
 static union {
@@ -204,47 +214,12 @@ static __always_inline void vdso_write_end(struct vdso_data *vd)
 	WRITE_ONCE(vd[CS_RAW].seq, vd[CS_RAW].seq + 1);
 }
 
-/* arch/x86/include/asm/vdso/gettimeofday.h */
-static __always_inline u64 __arch_get_hw_counter(s32 clock_mode)
-{
-	if (likely(clock_mode == VDSO_CLOCKMODE_TSC))
-		return vdso_read_cycles();
-	/* pvclock and hvclock are not simulated: their modes fall back */
-	return UINT64_MAX;
-}
-
-/*
- * x86 (v5.3..v6.9): the TSC can be slightly behind cycle_last on another
- * socket; a zero delta is right, (cycles - last) & mask would be a huge
- * jump. Every x86 vDSO clocksource has a 64-bit mask, so it isn't applied.
- */
-static __always_inline u64 vdso_calc_delta(u64 cycles, u64 last, u64 mask,
-					   u32 mult)
-{
-	(void)mask;
-	if (cycles > last)
-		return (cycles - last) * mult;
-	return 0;
-}
-
-/*
- * The clocksource's vdso_clock_mode. Every x86 vDSO clocksource (TSC,
- * pvclock, hvclock) has a 64-bit mask and vdso_calc_delta() above relies
- * on it, so a narrower one could never have had a clock mode here.
- */
-static __always_inline s32 __arch_get_clock_mode(const struct timekeeper *tk)
-{
-	if (tk->vdso_capable && tk->tkr_mono.mask == UINT64_MAX)
-		return VDSO_CLOCKMODE_TSC;
-	return VDSO_CLOCKMODE_NONE;
-}
+#include "impls/layouts/arch.h"
+#include "impls/layouts/vsyscall_bases.h"
 
 static inline void update_vdso_data(struct vdso_data *vdata,
 				    const struct timekeeper *tk)
 {
-	struct vdso_timestamp *vdso_ts;
-	u64 nsec, sec;
-
 	vdata[CS_HRES_COARSE].cycle_last = tk->tkr_mono.cycle_last;
 	vdata[CS_HRES_COARSE].mask = tk->tkr_mono.mask;
 	vdata[CS_HRES_COARSE].mult = tk->tkr_mono.mult;
@@ -253,61 +228,19 @@ static inline void update_vdso_data(struct vdso_data *vdata,
 	vdata[CS_RAW].mask = tk->tkr_raw.mask;
 	vdata[CS_RAW].mult = tk->tkr_raw.mult;
 	vdata[CS_RAW].shift = tk->tkr_raw.shift;
-#if CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
+#ifdef CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
 	vdata[CS_HRES_COARSE].max_cycles = tk->max_cycles;
 	vdata[CS_RAW].max_cycles = tk->max_cycles;
 #endif
 
-	/* CLOCK_REALTIME */
-	vdso_ts = &vdata[CS_HRES_COARSE].basetime[CLOCK_REALTIME];
-	vdso_ts->sec = tk->xtime_sec;
-	vdso_ts->nsec = tk->tkr_mono.xtime_nsec;
-
-	/* CLOCK_MONOTONIC */
-	vdso_ts = &vdata[CS_HRES_COARSE].basetime[CLOCK_MONOTONIC];
-	vdso_ts->sec = tk->xtime_sec + tk->wall_to_monotonic.tv_sec;
-
-	nsec = tk->tkr_mono.xtime_nsec;
-	nsec += ((u64)tk->wall_to_monotonic.tv_nsec << tk->tkr_mono.shift);
-	while (nsec >= (((u64)NSEC_PER_SEC) << tk->tkr_mono.shift)) {
-		nsec -= (((u64)NSEC_PER_SEC) << tk->tkr_mono.shift);
-		vdso_ts->sec++;
-	}
-	vdso_ts->nsec = nsec;
-
-	/* Copy MONOTONIC time for BOOTTIME */
-	sec = vdso_ts->sec;
-	/* Add the boot offset */
-	sec += tk->monotonic_to_boot.tv_sec;
-	nsec += (u64)tk->monotonic_to_boot.tv_nsec << tk->tkr_mono.shift;
-
-	/* CLOCK_BOOTTIME */
-	vdso_ts = &vdata[CS_HRES_COARSE].basetime[CLOCK_BOOTTIME];
-	vdso_ts->sec = sec;
-
-	while (nsec >= (((u64)NSEC_PER_SEC) << tk->tkr_mono.shift)) {
-		nsec -= (((u64)NSEC_PER_SEC) << tk->tkr_mono.shift);
-		vdso_ts->sec++;
-	}
-	vdso_ts->nsec = nsec;
-
-	/* CLOCK_MONOTONIC_RAW */
-	vdso_ts = &vdata[CS_RAW].basetime[CLOCK_MONOTONIC_RAW];
-	vdso_ts->sec = tk->raw_sec;
-	vdso_ts->nsec = tk->tkr_raw.xtime_nsec;
-
-	/* CLOCK_TAI */
-	vdso_ts = &vdata[CS_HRES_COARSE].basetime[CLOCK_TAI];
-	vdso_ts->sec = tk->xtime_sec + (s64)tk->tai_offset;
-	vdso_ts->nsec = tk->tkr_mono.xtime_nsec;
+	vsyscall_update_hres(vdata[CS_HRES_COARSE].basetime,
+			     vdata[CS_RAW].basetime, tk);
 }
 
 VDSO_ENTRY void VDSO_SYM(update_vsyscall)(const struct timekeeper *tk)
 {
 	struct vdso_data *vdata = (struct vdso_data *)__arch_get_k_vdso_data();
-	struct vdso_timestamp *vdso_ts;
 	s32 clock_mode;
-	u64 nsec;
 
 	if (!vdata)
 		return;
@@ -319,22 +252,7 @@ VDSO_ENTRY void VDSO_SYM(update_vsyscall)(const struct timekeeper *tk)
 	vdata[CS_HRES_COARSE].clock_mode = clock_mode;
 	vdata[CS_RAW].clock_mode = clock_mode;
 
-	/* CLOCK_REALTIME also required for time() */
-	vdso_ts = &vdata[CS_HRES_COARSE].basetime[CLOCK_REALTIME];
-	vdso_ts->sec = tk->xtime_sec;
-	vdso_ts->nsec = tk->tkr_mono.xtime_nsec;
-
-	/* CLOCK_REALTIME_COARSE */
-	vdso_ts = &vdata[CS_HRES_COARSE].basetime[CLOCK_REALTIME_COARSE];
-	vdso_ts->sec = tk->xtime_sec;
-	vdso_ts->nsec = tk->tkr_mono.xtime_nsec >> tk->tkr_mono.shift;
-
-	/* CLOCK_MONOTONIC_COARSE */
-	vdso_ts = &vdata[CS_HRES_COARSE].basetime[CLOCK_MONOTONIC_COARSE];
-	vdso_ts->sec = tk->xtime_sec + tk->wall_to_monotonic.tv_sec;
-	nsec = tk->tkr_mono.xtime_nsec >> tk->tkr_mono.shift;
-	nsec = nsec + tk->wall_to_monotonic.tv_nsec;
-	vdso_ts->sec += __iter_div_u64_rem(nsec, NSEC_PER_SEC, &vdso_ts->nsec);
+	vsyscall_update_coarse(vdata[CS_HRES_COARSE].basetime, tk);
 
 	/*
 	 * Read without the seqlock held by clock_getres().
@@ -362,27 +280,28 @@ VDSO_ENTRY void VDSO_SYM(update_vsyscall_tz)(const struct timezone *tz)
 	vdata[CS_HRES_COARSE].tz_dsttime = tz->tz_dsttime;
 }
 
-#if CONFIG_TIME_NS
+#ifdef CONFIG_TIME_NS
 /* kernel/time/namespace.c timens_setup_vdso_data() and timens_commit() */
 static void timens_setup_vdso_data(struct vdso_data *vdata,
 				   const struct timens_offsets *offs)
 {
-#if TIMENS_NAMED_OFFSETS
-	vdata->named.monotonic = offs->monotonic;
-	vdata->named.boottime = offs->boottime;
-#else
 	struct timens_offset *offset = vdata->offset;
 	struct timens_offset monotonic = { offs->monotonic.tv_sec,
 					   (u64)offs->monotonic.tv_nsec };
 	struct timens_offset boottime = { offs->boottime.tv_sec,
 					  (u64)offs->boottime.tv_nsec };
 
+#ifdef TIMENS_NAMED_OFFSETS
+	vdata->named.monotonic = monotonic;
+	vdata->named.boottime = boottime;
+#else
 	offset[CLOCK_MONOTONIC] = monotonic;
 	offset[CLOCK_MONOTONIC_RAW] = monotonic;
 	offset[CLOCK_MONOTONIC_COARSE] = monotonic;
 	offset[CLOCK_BOOTTIME] = boottime;
 	offset[CLOCK_BOOTTIME_ALARM] = boottime;
 #endif
+	(void)offset;
 	vdata->seq = 1;
 	vdata->clock_mode = VDSO_CLOCKMODE_TIMENS;
 }
@@ -419,7 +338,7 @@ static const struct vdso_field generic_fields[] = {
 	GENERIC_FIELD(seq, "seq"),
 	GENERIC_FIELD(clock_mode, "clock_mode"),
 	GENERIC_FIELD(cycle_last, "cycle_last"),
-#if CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
+#ifdef CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
 	GENERIC_FIELD(max_cycles, "max_cycles"),
 #endif
 	GENERIC_FIELD(mask, "mask"),
@@ -440,7 +359,7 @@ static const struct vdso_field generic_fields[] = {
 	GENERIC_RAW_FIELD(seq, "vd[CS_RAW].seq"),
 	GENERIC_RAW_FIELD(clock_mode, "vd[CS_RAW].clock_mode"),
 	GENERIC_RAW_FIELD(cycle_last, "vd[CS_RAW].cycle_last"),
-#if CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
+#ifdef CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
 	GENERIC_RAW_FIELD(max_cycles, "vd[CS_RAW].max_cycles"),
 #endif
 	GENERIC_RAW_FIELD(mask, "vd[CS_RAW].mask"),
@@ -450,7 +369,7 @@ static const struct vdso_field generic_fields[] = {
 			  "vd[CS_RAW].basetime[CLOCK_MONOTONIC_RAW]"),
 };
 
-#if CONFIG_TIME_NS
+#ifdef CONFIG_TIME_NS
 #define GENERIC_TIMENS_HOOKS                                                \
 	.has_timens = true, .timens_enter = generic_timens_enter,           \
 	.timens_leave = generic_timens_leave
@@ -462,7 +381,9 @@ static const struct vdso_field generic_fields[] = {
 	.vvar = vvar_area, .data_size = sizeof(struct vdso_data) * CS_BASES, \
 	.vvar_size = sizeof(vvar_area), .hres_clocks = VDSO_HRES,           \
 	.coarse_clocks = VDSO_COARSE, .raw_clocks = VDSO_RAW,               \
-	.has_getres = true, .fields = generic_fields,                       \
+	.aux_clocks = 0, .has_getres = true,                                \
+	.has_max_cycles = IS_ENABLED(CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT), \
+	.fields = generic_fields,                                           \
 	.nr_fields = ARRAY_SIZE(generic_fields),                            \
 	.init = generic_vvar_init, GENERIC_TIMENS_HOOKS
 

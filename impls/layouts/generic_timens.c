@@ -7,25 +7,24 @@
  * timens slot. The odd-seq spin loop notices the mode and takes
  * do_hres_timens(), which adds offset[clk]: an array, no branches.
  * Host tasks pay only for the timens-aware code.
+ *
+ * The read path is lib/vdso/gettimeofday.c of v6.10 with CONFIG_TIME_NS
+ * (the timens code is that of v5.6 there), without the overflow
+ * protection, so the data is generic_5_3's and x86's delta is that of
+ * v6.8..v6.9 (impls/layouts/arch/x86.h).
  */
+#define VDSO_KERNEL_VERSION KERNEL_VERSION(6, 10, 0)
+#define CONFIG_TIME_NS 1
+
 #include "impls/common/variant_prelude.h"
 
-#define CONFIG_TIME_NS 1
-#define CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT 0
-#define TIMENS_NAMED_OFFSETS 0
-
 #include "impls/layouts/generic_datapage.h"
-
-static __always_inline struct timens_offset
-timens_offset_of(const struct vdso_data *vdns, clockid_t clk)
-{
-	return vdns->offset[clk];
-}
-
 #include "impls/layouts/lib_vdso.h"
+#include "impls/layouts/vclock_gettime.h"
 
 VDSO_VARIANT_DEFINE(GENERIC_VARIANT_COMMON,
-		    .source = "lib/vdso/gettimeofday.c do_hres_timens(), "
-			      "kernel/time/namespace.c @ v5.6",
+		    .source = "lib/vdso/gettimeofday.c @ v6.10 "
+			      "(CONFIG_TIME_NS=y), do_hres_timens() and "
+			      "kernel/time/namespace.c as of v5.6",
 		    .summary = "time namespaces, offset from an array "
 			       "(upstream)");

@@ -1,82 +1,106 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+// SPDX-License-Identifier: GPL-2.0
 /*
- * lib/vdso/gettimeofday.c as of v6.10: do_hres() returns -1 and the entry
- * point falls back; the seq-begin loop is open coded to notice a time
- * namespace page (v5.6, seed 004); CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
- * adds max_cycles and a 128-bit slow path (v6.10, with x86's
- * vdso_calc_ns()). Without the overflow protection vdso_calc_ns() is the
- * v5.6..v6.9 shape: x86's vdso_calc_delta() then vdso_shift_ns().
+ * Generic userspace implementations of gettimeofday() and similar.
+ */
+/*
+ * vdsobench: lib/vdso/gettimeofday.c at v6.10 (git blob 899850bd6f0b), the read
+ * path of generic_6_10 and generic_timens*, as upstream has it but for the
+ * lines marked "vdsobench:". To see them, in a kernel tree:
  *
- * Hooks it needs, besides generic_datapage.h's: with CONFIG_TIME_NS,
- * timens_offset_of(vdns, clk) giving the struct timens_offset to add
- * (an array lookup upstream, a switch in the RFC).
+ *	git show v6.10:lib/vdso/gettimeofday.c | diff - impls/layouts/lib_vdso.h
+ *
+ * impls/layouts/upstream_diff_test.c holds a hash of each upstream line
+ * and fails when a hunk of that diff carries no "vdsobench:" mark.
+ *
+ * The layout includes first, as the kernel's build does: the prelude's
+ * fallbacks and its data page (generic_datapage.h), which ends with
+ * the architecture's hooks (impls/layouts/arch.h).
  */
 #ifndef VDSOBENCH_LIB_VDSO_H
 #define VDSOBENCH_LIB_VDSO_H
 
-#define IS_ENABLED(option) (option)
+/* vdsobench: the kernel builds without -Wunused-parameter */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+/* vdsobench: generic_datapage.h is include/vdso/{datapage,helpers}.h here */
 
-static __always_inline bool vdso_clocksource_ok(const struct vdso_data *vd)
+#ifndef vdso_calc_ns
+
+#ifdef VDSO_DELTA_NOMASK
+# define VDSO_DELTA_MASK(vd)	ULLONG_MAX
+#else
+# define VDSO_DELTA_MASK(vd)	(vd->mask)
+#endif
+
+#ifdef CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
+static __always_inline bool vdso_delta_ok(const struct vdso_data *vd, u64 delta)
 {
-	return vd->clock_mode != VDSO_CLOCKMODE_NONE;
-}
-
-/* x86: the sign bit is the "invalid" marker of __arch_get_hw_counter() */
-static __always_inline bool vdso_cycles_ok(u64 cycles)
-{
-	return (s64)cycles >= 0;
-}
-
-#if CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
-/*
- * arch/x86/include/asm/vdso/gettimeofday.h (v6.10+): negative motion and
- * deltas which can overflow the multiplication are both above max_cycles
- * (unsigned compare); the sign bit is the invalid marker, so the
- * effective mask is S64_MAX and the effective sign bit is bit 62.
- */
-static __always_inline u64 vdso_calc_ns(const struct vdso_data *vd,
-					u64 cycles, u64 base)
-{
-	u64 delta = cycles - vd->cycle_last;
-
-	if (unlikely(delta > vd->max_cycles)) {
-		/*
-		 * Due to the above mentioned TSC wobbles, filter out
-		 * negative motion.  Per the above masking, the effective
-		 * sign bit is now bit 62.
-		 */
-		if (delta & (1ULL << 62))
-			return base >> vd->shift;
-
-		/* Handle multiplication overflow gracefully */
-		return mul_u64_u32_add_u64_shr(delta & INT64_MAX, vd->mult, base,
-					       vd->shift);
-	}
-
-	return ((delta * vd->mult) + base) >> vd->shift;
+	return delta < vd->max_cycles;
 }
 #else
-static __always_inline u64 vdso_calc_ns(const struct vdso_data *vd,
-					u64 cycles, u64 base)
+static __always_inline bool vdso_delta_ok(const struct vdso_data *vd, u64 delta)
 {
-	u64 ns = base + vdso_calc_delta(cycles, vd->cycle_last, vd->mask,
-					vd->mult);
-
-	return ns >> vd->shift;
+	return true;
 }
 #endif
 
-#if CONFIG_TIME_NS
-static noinline int do_hres_timens(const struct vdso_data *vdns, clockid_t clk,
-				   struct timespec *ts)
+#ifndef vdso_shift_ns
+static __always_inline u64 vdso_shift_ns(u64 ns, u32 shift)
 {
-	const struct vdso_data *vd = __arch_get_timens_vdso_data();
-	const struct timens_offset offs = timens_offset_of(vdns, clk);
+	return ns >> shift;
+}
+#endif
+
+/*
+ * Default implementation which works for all sane clocksources. That
+ * obviously excludes x86/TSC.
+ */
+static __always_inline u64 vdso_calc_ns(const struct vdso_data *vd, u64 cycles, u64 base)
+{
+	u64 delta = (cycles - vd->cycle_last) & VDSO_DELTA_MASK(vd);
+
+	if (likely(vdso_delta_ok(vd, delta)))
+		return vdso_shift_ns((delta * vd->mult) + base, vd->shift);
+
+	return mul_u64_u32_add_u64_shr(delta, vd->mult, base, vd->shift);
+}
+#endif /* vdso_calc_ns */
+
+#ifndef __arch_vdso_hres_capable
+static inline bool __arch_vdso_hres_capable(void)
+{
+	return true;
+}
+#endif
+
+#ifndef vdso_clocksource_ok
+static inline bool vdso_clocksource_ok(const struct vdso_data *vd)
+{
+	return vd->clock_mode != VDSO_CLOCKMODE_NONE;
+}
+#endif
+
+#ifndef vdso_cycles_ok
+static inline bool vdso_cycles_ok(u64 cycles)
+{
+	return true;
+}
+#endif
+
+#ifdef CONFIG_TIME_NS
+static __always_inline int do_hres_timens(const struct vdso_data *vdns, clockid_t clk,
+					  struct __kernel_timespec *ts)
+{
+	/* vdsobench: the layout looks the offset up (an array upstream) */
+	const struct timens_offset *offs = timens_offset_of(vdns, clk);
 	const struct vdso_timestamp *vdso_ts;
+	const struct vdso_data *vd;
 	u64 cycles, ns;
 	u32 seq;
 	s64 sec;
 
+	vd = vdns - (clk == CLOCK_MONOTONIC_RAW ? CS_RAW : CS_HRES_COARSE);
+	vd = __arch_get_timens_vdso_data(vd);
 	if (clk != CLOCK_MONOTONIC_RAW)
 		vd = &vd[CS_HRES_COARSE];
 	else
@@ -89,7 +113,7 @@ static noinline int do_hres_timens(const struct vdso_data *vdns, clockid_t clk,
 		if (unlikely(!vdso_clocksource_ok(vd)))
 			return -1;
 
-		cycles = __arch_get_hw_counter(vd->clock_mode);
+		cycles = __arch_get_hw_counter(vd->clock_mode, vd);
 		if (unlikely(!vdso_cycles_ok(cycles)))
 			return -1;
 		ns = vdso_calc_ns(vd, cycles, vdso_ts->nsec);
@@ -97,8 +121,8 @@ static noinline int do_hres_timens(const struct vdso_data *vdns, clockid_t clk,
 	} while (unlikely(vdso_read_retry(vd, seq)));
 
 	/* Add the namespace offset */
-	sec += offs.sec;
-	ns += offs.nsec;
+	sec += offs->sec;
+	ns += offs->nsec;
 
 	/*
 	 * Do this outside the loop: a race inside the loop could result
@@ -109,74 +133,42 @@ static noinline int do_hres_timens(const struct vdso_data *vdns, clockid_t clk,
 
 	return 0;
 }
-
-static noinline int do_coarse_timens(const struct vdso_data *vdns,
-				     clockid_t clk, struct timespec *ts)
-{
-	const struct vdso_data *vd = __arch_get_timens_vdso_data();
-	const struct vdso_timestamp *vdso_ts = &vd->basetime[clk];
-	const struct timens_offset offs = timens_offset_of(vdns, clk);
-	u64 nsec;
-	s64 sec;
-	s32 seq;
-
-	do {
-		seq = vdso_read_begin(vd);
-		sec = vdso_ts->sec;
-		nsec = vdso_ts->nsec;
-	} while (unlikely(vdso_read_retry(vd, seq)));
-
-	/* Add the namespace offset */
-	sec += offs.sec;
-	nsec += offs.nsec;
-
-	/*
-	 * Do this outside the loop: a race inside the loop could result
-	 * in __iter_div_u64_rem() being extremely slow.
-	 */
-	ts->tv_sec = sec + __iter_div_u64_rem(nsec, NSEC_PER_SEC, &nsec);
-	ts->tv_nsec = nsec;
-	return 0;
-}
 #else
-static __always_inline int do_hres_timens(const struct vdso_data *vdns,
-					  clockid_t clk, struct timespec *ts)
-{
-	(void)vdns, (void)clk, (void)ts;
-	return -EINVAL;
-}
-
-static __always_inline int do_coarse_timens(const struct vdso_data *vdns,
-					    clockid_t clk, struct timespec *ts)
-{
-	(void)vdns, (void)clk, (void)ts;
-	return -1;
-}
-
-static __always_inline const struct vdso_data *
-__arch_get_timens_vdso_data(void)
+static __always_inline
+const struct vdso_data *__arch_get_timens_vdso_data(const struct vdso_data *vd)
 {
 	return NULL;
 }
-#endif /* CONFIG_TIME_NS */
 
+static __always_inline int do_hres_timens(const struct vdso_data *vdns, clockid_t clk,
+					  struct __kernel_timespec *ts)
+{
+	return -EINVAL;
+}
+#endif
+
+/* vdsobench: the inline axis (seed 002): __always_inline or plain static */
 __vdso_hot_inline int do_hres(const struct vdso_data *vd, clockid_t clk,
-			      struct timespec *ts)
+				   struct __kernel_timespec *ts)
 {
 	const struct vdso_timestamp *vdso_ts = &vd->basetime[clk];
 	u64 cycles, sec, ns;
 	u32 seq;
 
+	/* Allows to compile the high resolution parts out */
+	if (!__arch_vdso_hres_capable())
+		return -1;
+
 	do {
 		/*
-		 * Open coded function vdso_read_begin() to handle
-		 * VDSO_CLOCKMODE_TIMENS. Time namespace enabled tasks have a
-		 * special VVAR page installed which has vd->seq set to 1 and
-		 * vd->clock_mode set to VDSO_CLOCKMODE_TIMENS. For non time
-		 * namespace affected tasks this does not affect performance
-		 * because if vd->seq is odd, i.e. a concurrent update is in
-		 * progress the extra check for vd->clock_mode is just a few
-		 * extra instructions while spin waiting for vd->seq to become
+		 * Open coded to handle VDSO_CLOCKMODE_TIMENS. Time namespace
+		 * enabled tasks have a special VVAR page installed which
+		 * has vd->seq set to 1 and vd->clock_mode set to
+		 * VDSO_CLOCKMODE_TIMENS. For non time namespace affected tasks
+		 * this does not affect performance because if vd->seq is
+		 * odd, i.e. a concurrent update is in progress the extra
+		 * check for vd->clock_mode is just a few extra
+		 * instructions while spin waiting for vd->seq to become
 		 * even again.
 		 */
 		while (unlikely((seq = READ_ONCE(vd->seq)) & 1)) {
@@ -190,7 +182,7 @@ __vdso_hot_inline int do_hres(const struct vdso_data *vd, clockid_t clk,
 		if (unlikely(!vdso_clocksource_ok(vd)))
 			return -1;
 
-		cycles = __arch_get_hw_counter(vd->clock_mode);
+		cycles = __arch_get_hw_counter(vd->clock_mode, vd);
 		if (unlikely(!vdso_cycles_ok(cycles)))
 			return -1;
 		ns = vdso_calc_ns(vd, cycles, vdso_ts->nsec);
@@ -207,16 +199,55 @@ __vdso_hot_inline int do_hres(const struct vdso_data *vd, clockid_t clk,
 	return 0;
 }
 
+#ifdef CONFIG_TIME_NS
+static __always_inline int do_coarse_timens(const struct vdso_data *vdns, clockid_t clk,
+					    struct __kernel_timespec *ts)
+{
+	const struct vdso_data *vd = __arch_get_timens_vdso_data(vdns);
+	const struct vdso_timestamp *vdso_ts = &vd->basetime[clk];
+	/* vdsobench: the layout looks the offset up (an array upstream) */
+	const struct timens_offset *offs = timens_offset_of(vdns, clk);
+	u64 nsec;
+	s64 sec;
+	s32 seq;
+
+	do {
+		seq = vdso_read_begin(vd);
+		sec = vdso_ts->sec;
+		nsec = vdso_ts->nsec;
+	} while (unlikely(vdso_read_retry(vd, seq)));
+
+	/* Add the namespace offset */
+	sec += offs->sec;
+	nsec += offs->nsec;
+
+	/*
+	 * Do this outside the loop: a race inside the loop could result
+	 * in __iter_div_u64_rem() being extremely slow.
+	 */
+	ts->tv_sec = sec + __iter_div_u64_rem(nsec, NSEC_PER_SEC, &nsec);
+	ts->tv_nsec = nsec;
+	return 0;
+}
+#else
+static __always_inline int do_coarse_timens(const struct vdso_data *vdns, clockid_t clk,
+					    struct __kernel_timespec *ts)
+{
+	return -1;
+}
+#endif
+
+/* vdsobench: the inline axis (seed 002): __always_inline or plain static */
 __vdso_hot_inline int do_coarse(const struct vdso_data *vd, clockid_t clk,
-				struct timespec *ts)
+				     struct __kernel_timespec *ts)
 {
 	const struct vdso_timestamp *vdso_ts = &vd->basetime[clk];
 	u32 seq;
 
 	do {
 		/*
-		 * Open coded function vdso_read_begin() to handle
-		 * VDSO_CLOCK_TIMENS. See comment in do_hres().
+		 * Open coded to handle VDSO_CLOCK_TIMENS. See comment in
+		 * do_hres().
 		 */
 		while ((seq = READ_ONCE(vd->seq)) & 1) {
 			if (IS_ENABLED(CONFIG_TIME_NS) &&
@@ -235,19 +266,19 @@ __vdso_hot_inline int do_coarse(const struct vdso_data *vd, clockid_t clk,
 
 static __always_inline int
 __cvdso_clock_gettime_common(const struct vdso_data *vd, clockid_t clock,
-			     struct timespec *ts)
+			     struct __kernel_timespec *ts)
 {
 	u32 msk;
 
 	/* Check for negative values or invalid clocks */
-	if (unlikely((u32)clock >= MAX_CLOCKS))
+	if (unlikely((u32) clock >= MAX_CLOCKS))
 		return -1;
 
 	/*
 	 * Convert the clockid to a bitmask and use it to check which
 	 * clocks are handled in the VDSO directly.
 	 */
-	msk = BIT(clock);
+	msk = 1U << clock;
 	if (likely(msk & VDSO_HRES))
 		vd = &vd[CS_HRES_COARSE];
 	else if (msk & VDSO_COARSE)
@@ -260,22 +291,57 @@ __cvdso_clock_gettime_common(const struct vdso_data *vd, clockid_t clock,
 	return do_hres(vd, clock, ts);
 }
 
-VDSO_ENTRY int VDSO_SYM(clock_gettime)(clockid_t clock, struct timespec *ts)
+static __maybe_unused int
+__cvdso_clock_gettime_data(const struct vdso_data *vd, clockid_t clock,
+			   struct __kernel_timespec *ts)
 {
-	int ret = __cvdso_clock_gettime_common(__arch_get_vdso_data(), clock,
-					       ts);
+	int ret = __cvdso_clock_gettime_common(vd, clock, ts);
 
 	if (unlikely(ret))
 		return clock_gettime_fallback(clock, ts);
 	return 0;
 }
 
-VDSO_ENTRY int VDSO_SYM(gettimeofday)(struct timeval *tv, struct timezone *tz)
+static __maybe_unused int
+__cvdso_clock_gettime(clockid_t clock, struct __kernel_timespec *ts)
 {
-	const struct vdso_data *vd = __arch_get_vdso_data();
+	return __cvdso_clock_gettime_data(__arch_get_vdso_data(), clock, ts);
+}
+
+#ifdef BUILD_VDSO32
+static __maybe_unused int
+__cvdso_clock_gettime32_data(const struct vdso_data *vd, clockid_t clock,
+			     struct old_timespec32 *res)
+{
+	struct __kernel_timespec ts;
+	int ret;
+
+	ret = __cvdso_clock_gettime_common(vd, clock, &ts);
+
+	if (unlikely(ret))
+		return clock_gettime32_fallback(clock, res);
+
+	/* For ret == 0 */
+	res->tv_sec = ts.tv_sec;
+	res->tv_nsec = ts.tv_nsec;
+
+	return ret;
+}
+
+static __maybe_unused int
+__cvdso_clock_gettime32(clockid_t clock, struct old_timespec32 *res)
+{
+	return __cvdso_clock_gettime32_data(__arch_get_vdso_data(), clock, res);
+}
+#endif /* BUILD_VDSO32 */
+
+static __maybe_unused int
+__cvdso_gettimeofday_data(const struct vdso_data *vd,
+			  struct __kernel_old_timeval *tv, struct timezone *tz)
+{
 
 	if (likely(tv != NULL)) {
-		struct timespec ts;
+		struct __kernel_timespec ts;
 
 		if (do_hres(&vd[CS_HRES_COARSE], CLOCK_REALTIME, &ts))
 			return gettimeofday_fallback(tv, tz);
@@ -287,7 +353,7 @@ VDSO_ENTRY int VDSO_SYM(gettimeofday)(struct timeval *tv, struct timezone *tz)
 	if (unlikely(tz != NULL)) {
 		if (IS_ENABLED(CONFIG_TIME_NS) &&
 		    vd->clock_mode == VDSO_CLOCKMODE_TIMENS)
-			vd = __arch_get_timens_vdso_data();
+			vd = __arch_get_timens_vdso_data(vd);
 
 		tz->tz_minuteswest = vd[CS_HRES_COARSE].tz_minuteswest;
 		tz->tz_dsttime = vd[CS_HRES_COARSE].tz_dsttime;
@@ -296,14 +362,21 @@ VDSO_ENTRY int VDSO_SYM(gettimeofday)(struct timeval *tv, struct timezone *tz)
 	return 0;
 }
 
-VDSO_ENTRY time_t VDSO_SYM(time)(time_t *time)
+static __maybe_unused int
+__cvdso_gettimeofday(struct __kernel_old_timeval *tv, struct timezone *tz)
 {
-	const struct vdso_data *vd = __arch_get_vdso_data();
-	time_t t;
+	return __cvdso_gettimeofday_data(__arch_get_vdso_data(), tv, tz);
+}
+
+#ifdef VDSO_HAS_TIME
+static __maybe_unused __kernel_old_time_t
+__cvdso_time_data(const struct vdso_data *vd, __kernel_old_time_t *time)
+{
+	__kernel_old_time_t t;
 
 	if (IS_ENABLED(CONFIG_TIME_NS) &&
 	    vd->clock_mode == VDSO_CLOCKMODE_TIMENS)
-		vd = __arch_get_timens_vdso_data();
+		vd = __arch_get_timens_vdso_data(vd);
 
 	t = READ_ONCE(vd[CS_HRES_COARSE].basetime[CLOCK_REALTIME].sec);
 
@@ -313,26 +386,33 @@ VDSO_ENTRY time_t VDSO_SYM(time)(time_t *time)
 	return t;
 }
 
-static __always_inline int
-__cvdso_clock_getres_common(const struct vdso_data *vd, clockid_t clock,
-			    struct timespec *res)
+static __maybe_unused __kernel_old_time_t __cvdso_time(__kernel_old_time_t *time)
+{
+	return __cvdso_time_data(__arch_get_vdso_data(), time);
+}
+#endif /* VDSO_HAS_TIME */
+
+#ifdef VDSO_HAS_CLOCK_GETRES
+static __maybe_unused
+int __cvdso_clock_getres_common(const struct vdso_data *vd, clockid_t clock,
+				struct __kernel_timespec *res)
 {
 	u32 msk;
 	u64 ns;
 
 	/* Check for negative values or invalid clocks */
-	if (unlikely((u32)clock >= MAX_CLOCKS))
+	if (unlikely((u32) clock >= MAX_CLOCKS))
 		return -1;
 
 	if (IS_ENABLED(CONFIG_TIME_NS) &&
 	    vd->clock_mode == VDSO_CLOCKMODE_TIMENS)
-		vd = __arch_get_timens_vdso_data();
+		vd = __arch_get_timens_vdso_data(vd);
 
 	/*
 	 * Convert the clockid to a bitmask and use it to check which
 	 * clocks are handled in the VDSO directly.
 	 */
-	msk = BIT(clock);
+	msk = 1U << clock;
 	if (msk & (VDSO_HRES | VDSO_RAW)) {
 		/*
 		 * Preserves the behaviour of posix_get_hrtimer_res().
@@ -354,14 +434,56 @@ __cvdso_clock_getres_common(const struct vdso_data *vd, clockid_t clock,
 	return 0;
 }
 
-VDSO_ENTRY int VDSO_SYM(clock_getres)(clockid_t clock, struct timespec *res)
+static __maybe_unused
+int __cvdso_clock_getres_data(const struct vdso_data *vd, clockid_t clock,
+			      struct __kernel_timespec *res)
 {
-	int ret = __cvdso_clock_getres_common(__arch_get_vdso_data(), clock,
-					      res);
+	int ret = __cvdso_clock_getres_common(vd, clock, res);
 
 	if (unlikely(ret))
 		return clock_getres_fallback(clock, res);
 	return 0;
 }
+
+static __maybe_unused
+int __cvdso_clock_getres(clockid_t clock, struct __kernel_timespec *res)
+{
+	return __cvdso_clock_getres_data(__arch_get_vdso_data(), clock, res);
+}
+
+#ifdef BUILD_VDSO32
+static __maybe_unused int
+__cvdso_clock_getres_time32_data(const struct vdso_data *vd, clockid_t clock,
+				 struct old_timespec32 *res)
+{
+	struct __kernel_timespec ts;
+	int ret;
+
+	ret = __cvdso_clock_getres_common(vd, clock, &ts);
+
+	if (unlikely(ret))
+		return clock_getres32_fallback(clock, res);
+
+	if (likely(res)) {
+		res->tv_sec = ts.tv_sec;
+		res->tv_nsec = ts.tv_nsec;
+	}
+	return ret;
+}
+
+static __maybe_unused int
+__cvdso_clock_getres_time32(clockid_t clock, struct old_timespec32 *res)
+{
+	return __cvdso_clock_getres_time32_data(__arch_get_vdso_data(),
+						clock, res);
+}
+#endif /* BUILD_VDSO32 */
+#endif /* VDSO_HAS_CLOCK_GETRES */
+
+/*
+ * vdsobench: end of lib/vdso/gettimeofday.c; impls/layouts/vclock_gettime.h
+ * defines each variant's entry points on __cvdso_*().
+ */
+#pragma GCC diagnostic pop
 
 #endif /* VDSOBENCH_LIB_VDSO_H */

@@ -1,20 +1,56 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+// SPDX-License-Identifier: GPL-2.0
 /*
- * lib/vdso/gettimeofday.c at v5.3 (checked against the v5.3 blob): the
- * first generic vDSO read path
- * (Vincenzo Frascino's unified vDSO, merged by tglx; seed 001), with
- * x86's vdso_calc_delta() (see generic_datapage.h).
+ * Generic userspace implementations of gettimeofday() and similar.
+ */
+/*
+ * vdsobench: lib/vdso/gettimeofday.c at v5.3 (git blob 2d1c1f241fd9), the read
+ * path of generic_5_3, as upstream has it but for the
+ * lines marked "vdsobench:". To see them, in a kernel tree:
  *
- * Hooks it needs, from generic_datapage.h: struct vdso_data, VDSO_HRES/
- * VDSO_COARSE/VDSO_RAW, __arch_get_vdso_data(), __arch_get_hw_counter(),
- * vdso_calc_delta(), vdso_read_begin()/vdso_read_retry(); from the
- * prelude: the three fallbacks.
+ *	git show v5.3:lib/vdso/gettimeofday.c | diff - impls/layouts/lib_vdso_v5_3.h
+ *
+ * impls/layouts/upstream_diff_test.c holds a hash of each upstream line
+ * and fails when a hunk of that diff carries no "vdsobench:" mark.
+ *
+ * The layout includes first, as the kernel's build does: the prelude's
+ * fallbacks and its data page (generic_datapage.h), which ends with
+ * the architecture's hooks (impls/layouts/arch.h).
  */
 #ifndef VDSOBENCH_LIB_VDSO_V5_3_H
 #define VDSOBENCH_LIB_VDSO_V5_3_H
 
+/* vdsobench: the kernel builds without -Wunused-parameter */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+/* vdsobench: generic_datapage.h is include/vdso/{datapage,helpers}.h here */
+
+/*
+ * The generic vDSO implementation requires that gettimeofday.h
+ * provides:
+ * - __arch_get_vdso_data(): to get the vdso datapage.
+ * - __arch_get_hw_counter(): to get the hw counter based on the
+ *   clock_mode.
+ * - gettimeofday_fallback(): fallback for gettimeofday.
+ * - clock_gettime_fallback(): fallback for clock_gettime.
+ * - clock_getres_fallback(): fallback for clock_getres.
+ */
+/* vdsobench: generic_datapage.h included it: impls/layouts/arch.h */
+
+#ifndef vdso_calc_delta
+/*
+ * Default implementation which works for all sane clocksources. That
+ * obviously excludes x86/TSC.
+ */
+static __always_inline
+u64 vdso_calc_delta(u64 cycles, u64 last, u64 mask, u32 mult)
+{
+	return ((cycles - last) & mask) * mult;
+}
+#endif
+
+/* vdsobench: the inline axis (seed 002): __always_inline or plain static */
 __vdso_hot_inline int do_hres(const struct vdso_data *vd, clockid_t clk,
-			      struct timespec *ts)
+		   struct __kernel_timespec *ts)
 {
 	const struct vdso_timestamp *vdso_ts = &vd->basetime[clk];
 	u64 cycles, last, sec, ns;
@@ -43,8 +79,9 @@ __vdso_hot_inline int do_hres(const struct vdso_data *vd, clockid_t clk,
 	return 0;
 }
 
+/* vdsobench: the inline axis (seed 002): __always_inline or plain static */
 __vdso_hot_inline void do_coarse(const struct vdso_data *vd, clockid_t clk,
-				 struct timespec *ts)
+		      struct __kernel_timespec *ts)
 {
 	const struct vdso_timestamp *vdso_ts = &vd->basetime[clk];
 	u32 seq;
@@ -56,20 +93,21 @@ __vdso_hot_inline void do_coarse(const struct vdso_data *vd, clockid_t clk,
 	} while (unlikely(vdso_read_retry(vd, seq)));
 }
 
-VDSO_ENTRY int VDSO_SYM(clock_gettime)(clockid_t clock, struct timespec *ts)
+static __maybe_unused int
+__cvdso_clock_gettime(clockid_t clock, struct __kernel_timespec *ts)
 {
 	const struct vdso_data *vd = __arch_get_vdso_data();
 	u32 msk;
 
 	/* Check for negative values or invalid clocks */
-	if (unlikely((u32)clock >= MAX_CLOCKS))
+	if (unlikely((u32) clock >= MAX_CLOCKS))
 		goto fallback;
 
 	/*
 	 * Convert the clockid to a bitmask and use it to check which
 	 * clocks are handled in the VDSO directly.
 	 */
-	msk = BIT(clock);
+	msk = 1U << clock;
 	if (likely(msk & VDSO_HRES)) {
 		return do_hres(&vd[CS_HRES_COARSE], clock, ts);
 	} else if (msk & VDSO_COARSE) {
@@ -83,12 +121,35 @@ fallback:
 	return clock_gettime_fallback(clock, ts);
 }
 
-VDSO_ENTRY int VDSO_SYM(gettimeofday)(struct timeval *tv, struct timezone *tz)
+static __maybe_unused int
+__cvdso_clock_gettime32(clockid_t clock, struct old_timespec32 *res)
+{
+	struct __kernel_timespec ts;
+	int ret;
+
+	if (res == NULL)
+		goto fallback;
+
+	ret = __cvdso_clock_gettime(clock, &ts);
+
+	if (ret == 0) {
+		res->tv_sec = ts.tv_sec;
+		res->tv_nsec = ts.tv_nsec;
+	}
+
+	return ret;
+
+fallback:
+	return clock_gettime_fallback(clock, (struct __kernel_timespec *)res);
+}
+
+static __maybe_unused int
+__cvdso_gettimeofday(struct __kernel_old_timeval *tv, struct timezone *tz)
 {
 	const struct vdso_data *vd = __arch_get_vdso_data();
 
 	if (likely(tv != NULL)) {
-		struct timespec ts;
+		struct __kernel_timespec ts;
 
 		if (do_hres(&vd[CS_HRES_COARSE], CLOCK_REALTIME, &ts))
 			return gettimeofday_fallback(tv, tz);
@@ -105,7 +166,8 @@ VDSO_ENTRY int VDSO_SYM(gettimeofday)(struct timeval *tv, struct timezone *tz)
 	return 0;
 }
 
-VDSO_ENTRY time_t VDSO_SYM(time)(time_t *time)
+#ifdef VDSO_HAS_TIME
+static __maybe_unused time_t __cvdso_time(time_t *time)
 {
 	const struct vdso_data *vd = __arch_get_vdso_data();
 	time_t t = READ_ONCE(vd[CS_HRES_COARSE].basetime[CLOCK_REALTIME].sec);
@@ -115,8 +177,11 @@ VDSO_ENTRY time_t VDSO_SYM(time)(time_t *time)
 
 	return t;
 }
+#endif /* VDSO_HAS_TIME */
 
-VDSO_ENTRY int VDSO_SYM(clock_getres)(clockid_t clock, struct timespec *res)
+#ifdef VDSO_HAS_CLOCK_GETRES
+static __maybe_unused
+int __cvdso_clock_getres(clockid_t clock, struct __kernel_timespec *res)
 {
 	const struct vdso_data *vd = __arch_get_vdso_data();
 	u64 ns;
@@ -124,7 +189,7 @@ VDSO_ENTRY int VDSO_SYM(clock_getres)(clockid_t clock, struct timespec *res)
 	u64 hrtimer_res = READ_ONCE(vd[CS_HRES_COARSE].hrtimer_res);
 
 	/* Check for negative values or invalid clocks */
-	if (unlikely((u32)clock >= MAX_CLOCKS))
+	if (unlikely((u32) clock >= MAX_CLOCKS))
 		goto fallback;
 
 	/*
@@ -161,5 +226,34 @@ VDSO_ENTRY int VDSO_SYM(clock_getres)(clockid_t clock, struct timespec *res)
 fallback:
 	return clock_getres_fallback(clock, res);
 }
+
+static __maybe_unused int
+__cvdso_clock_getres_time32(clockid_t clock, struct old_timespec32 *res)
+{
+	struct __kernel_timespec ts;
+	int ret;
+
+	if (res == NULL)
+		goto fallback;
+
+	ret = __cvdso_clock_getres(clock, &ts);
+
+	if (ret == 0) {
+		res->tv_sec = ts.tv_sec;
+		res->tv_nsec = ts.tv_nsec;
+	}
+
+	return ret;
+
+fallback:
+	return clock_getres_fallback(clock, (struct __kernel_timespec *)res);
+}
+#endif /* VDSO_HAS_CLOCK_GETRES */
+
+/*
+ * vdsobench: end of lib/vdso/gettimeofday.c; impls/layouts/vclock_gettime.h
+ * defines each variant's entry points on __cvdso_*().
+ */
+#pragma GCC diagnostic pop
 
 #endif /* VDSOBENCH_LIB_VDSO_V5_3_H */

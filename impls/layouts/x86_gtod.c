@@ -8,6 +8,8 @@
  * 232 bytes, 4 cache lines: REALTIME 32..47, MONOTONIC 48..63.
  * MONOTONIC_RAW and BOOTTIME are syscalls.
  */
+#define VDSO_KERNEL_VERSION KERNEL_VERSION(5, 2, 0)
+
 #include "impls/common/variant_prelude.h"
 
 struct vgtod_ts {

@@ -12,6 +12,8 @@
  * will lead to inconsistent state", and -5% MONO/REAL from the extra
  * conditional.
  */
+#define VDSO_KERNEL_VERSION KERNEL_VERSION(5, 2, 0)
+
 #include "impls/common/variant_prelude.h"
 
 struct vgtod_ts {

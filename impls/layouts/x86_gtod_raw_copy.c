@@ -6,6 +6,8 @@
  * MONOTONIC_RAW gets its own copy, do_monotonic_raw(), with every field
  * read inside the seqlock. Correct; code duplication instead of a branch.
  */
+#define VDSO_KERNEL_VERSION KERNEL_VERSION(5, 2, 0)
+
 #include "impls/common/variant_prelude.h"
 
 struct vgtod_ts {

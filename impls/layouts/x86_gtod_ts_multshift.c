@@ -9,6 +9,8 @@
  * refused it: +1% on the micro benchmark, ~2% more L1 misses in a
  * cache-heavy application, -1.7% on another host.
  */
+#define VDSO_KERNEL_VERSION KERNEL_VERSION(5, 2, 0)
+
 #include "impls/common/variant_prelude.h"
 
 struct vgtod_ts {

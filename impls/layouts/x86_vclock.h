@@ -323,7 +323,8 @@ __vdso_hot_inline int do_hres(clockid_t clk, struct timespec *ts)
 #define X86_VARIANT_COMMON                                                 \
 	.vvar = &vvar_page, .data_size = sizeof(struct vsyscall_gtod_data), \
 	.vvar_size = sizeof(vvar_page), .hres_clocks = VGTOD_HRES,          \
-	.coarse_clocks = VGTOD_COARSE, .has_getres = false,                 \
+	.coarse_clocks = VGTOD_COARSE, .aux_clocks = 0,                     \
+	.has_getres = false, .has_max_cycles = false,                       \
 	.has_timens = false, .fields = x86_fields,                          \
 	.nr_fields = ARRAY_SIZE(x86_fields)
 

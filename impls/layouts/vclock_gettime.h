@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The vDSO entry points on the generic read path, as
+ * arch/x86/entry/vdso/vclock_gettime.c (v5.3 on) defines
+ * __vdso_clock_gettime() and the others: each a call of the __cvdso_*()
+ * function of the lib/vdso rebuild included before this. Here they carry
+ * the variant's prefix (VDSO_SYM()) and are what the registry calls.
+ */
+#ifndef VDSOBENCH_VCLOCK_GETTIME_H
+#define VDSOBENCH_VCLOCK_GETTIME_H
+
+VDSO_ENTRY int VDSO_SYM(gettimeofday)(struct timeval *tv, struct timezone *tz)
+{
+	return __cvdso_gettimeofday(tv, tz);
+}
+
+VDSO_ENTRY time_t VDSO_SYM(time)(time_t *t)
+{
+	return __cvdso_time(t);
+}
+
+VDSO_ENTRY int VDSO_SYM(clock_gettime)(clockid_t clock, struct timespec *ts)
+{
+	return __cvdso_clock_gettime(clock, ts);
+}
+
+VDSO_ENTRY int VDSO_SYM(clock_getres)(clockid_t clock, struct timespec *res)
+{
+	return __cvdso_clock_getres(clock, res);
+}
+
+#endif /* VDSOBENCH_VCLOCK_GETTIME_H */
