@@ -85,6 +85,46 @@ int main(void)
 			  { "basetime[CLOCK_REALTIME]", 40, 16 },
 			  { "basetime[CLOCK_MONOTONIC]", 56, 16 },
 			  { "vd[CS_RAW].seq", 248, 4 }));
+	/*
+	 * v6.15: struct vdso_time_data { struct vdso_clock clock_data[2];
+	 * tz, hrtimer_res once }, ____cacheline_aligned: 464 + 16 -> 512
+	 */
+	check_layout("generic_6_15", 512,
+		     PINS({ "clock_data[CS_HRES_COARSE]", 0, 232 },
+			  { "clock_data[CS_HRES_COARSE].seq", 0, 4 },
+			  { "clock_data[CS_HRES_COARSE].max_cycles", 16, 8 },
+			  { "clock_data[CS_HRES_COARSE].basetime[CLOCK_REALTIME]", 40, 16 },
+			  { "clock_data[CS_HRES_COARSE].basetime[CLOCK_MONOTONIC]", 56, 16 },
+			  { "clock_data[CS_RAW].seq", 232, 4 },
+			  { "clock_data[CS_RAW].basetime[CLOCK_MONOTONIC_RAW]", 336, 16 },
+			  { "tz_minuteswest", 464, 4 }, { "tz_dsttime", 468, 4 },
+			  { "hrtimer_res", 472, 4 }));
+	/* v6.17: aux_clock_data[8] (232 bytes each) between them: 2336 -> 2368 */
+	check_layout("generic_6_17", 2368,
+		     PINS({ "clock_data[CS_HRES_COARSE].basetime[CLOCK_MONOTONIC]", 56, 16 },
+			  { "clock_data[CS_RAW].seq", 232, 4 },
+			  { "aux_clock_data", 464, 1856 },
+			  { "aux_clock_data[0].seq", 464, 4 },
+			  { "aux_clock_data[0].basetime[VDSO_BASE_AUX]", 504, 16 },
+			  { "aux_clock_data[7]", 2088, 232 },
+			  { "tz_minuteswest", 2320, 4 }, { "hrtimer_res", 2328, 4 }));
+
+	/* the capabilities the rest of the project derives from */
+	for (unsigned int i = 0; i < vdso_variants_nr; i++) {
+		const struct vdso_variant *v = vdso_variants[i];
+		bool pre_6_10 = !strncmp(v->layout, "x86_gtod", 8) ||
+				!strcmp(v->layout, "generic_5_3") ||
+				!strncmp(v->layout, "generic_timens", 14);
+
+		tap_ok(v->has_max_cycles == !pre_6_10,
+		       "%s: has_max_cycles %d", v->name, v->has_max_cycles);
+		tap_ok(v->aux_clocks == (!strcmp(v->layout, "generic_6_17") ?
+						 0xff0000u : 0u),
+		       "%s: aux_clocks 0x%x", v->name, v->aux_clocks);
+		tap_ok(!v->aux_clocks == !v->update_vsyscall_aux,
+		       "%s: an aux publisher exactly when aux clocks are served",
+		       v->name);
+	}
 
 	for (unsigned int i = 0; i < vdso_variants_nr; i++) {
 		const struct vdso_variant *v = vdso_variants[i];

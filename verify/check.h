@@ -29,17 +29,23 @@ void check_note(struct check_report *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
- * Every clock id 0..15, -1, INT_MIN and INT_MAX through clock_gettime,
- * clock_getres, gettimeofday and time, against the oracle: exact with
- * the fake counter, bracketed by ordered counter reads with a real one.
- * Also checks which clocks stay in userspace (no fallback syscall).
+ * Every clock id 0..CLOCK_AUX_LAST (the v6.17 auxiliary clocks 16..23
+ * included: some enabled, one steered, one set, one disabled again),
+ * CLOCK_AUX_LAST + 1, -1, INT_MIN and INT_MAX through clock_gettime,
+ * clock_getres, gettimeofday and time, against the oracle: exact with the
+ * fake counter, bracketed by ordered counter reads with a real one. Also
+ * checks which clocks stay in userspace (no fallback syscall). A layout
+ * without aux clocks gets -EINVAL for their ids from the fallback, as
+ * kernels before v6.17 did; one with them -ENODEV for a disabled one.
  */
 int check_exact(const struct vdso_variant *v, struct check_report *r);
 
 /*
  * Edge cases, fake counter only: narrow-mask wrap, a counter behind
- * cycle_last, a delta above max_cycles, a huge ns sum, settimeofday,
- * NTP mult adjustment, a leap second, time namespace offsets.
+ * cycle_last, a delta above max_cycles (has_max_cycles), a huge ns sum,
+ * settimeofday, NTP mult adjustment, a leap second, time namespace
+ * offsets, and the auxiliary clocks' life (aux_clocks): enable, set,
+ * adjust, tick, disable, enable again.
  */
 int check_edges(const struct vdso_variant *v, struct check_report *r);
 
@@ -71,10 +77,30 @@ int check_system(const struct vdso_variant *v, unsigned int duration_ms,
 int check_system_all(const struct vdso_variant *const *vs, unsigned int n,
 		     unsigned int duration_ms, struct check_report *reports);
 
+/*
+ * An auxiliary clock read through the vDSO can be this far below the
+ * kernel's own reading (ktime_get_aux(), the oracle): v6.17's
+ * vdso_time_update_aux() stores the base's nanoseconds whole, shifted,
+ * dropping xtime_nsec's sub-nanosecond bits, which the syscall adds in.
+ */
+#define CHECK_AUX_VDSO_SLACK_NS 1
+
 /* helpers shared by the checks */
 struct tk_clocksource;
+struct timekeeper;
 void check_reset_fake_kernel(struct tk_clocksource *cs, u64 now);
+/* "realtime", ..., "aux0".."aux7", else "clock N" */
 const char *check_clock_name(clockid_t clk);
+/* served in userspace now (an aux clock only while it is enabled) */
 bool variant_serves(const struct vdso_variant *v, clockid_t clk);
+bool check_is_aux(clockid_t clk);
+/*
+ * The oracle for what v's kernel gives for clk at counter now: tk (the
+ * core timekeeper) and namespace offsets as sim_clock_ns(), the aux clocks
+ * from their timekeepers where the kernel has them (v->aux_clocks: v6.17),
+ * -EINVAL for their ids where it does not. 0 or -errno.
+ */
+int check_clock_ns(const struct vdso_variant *v, const struct timekeeper *tk,
+		   clockid_t clk, u64 now, __int128 *ns);
 
 #endif /* VDSOBENCH_CHECK_H */

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,11 @@ void check_note(struct check_report *r, const char *fmt, ...)
 	va_end(ap);
 }
 
+bool check_is_aux(clockid_t clk)
+{
+	return clk >= CLOCK_AUX && clk <= CLOCK_AUX_LAST;
+}
+
 const char *check_clock_name(clockid_t clk)
 {
 	static __thread char buf[24];
@@ -36,7 +42,10 @@ const char *check_clock_name(clockid_t clk)
 
 	if (name)
 		return name;
-	snprintf(buf, sizeof(buf), "clock %d", (int)clk);
+	if (check_is_aux(clk))
+		snprintf(buf, sizeof(buf), "aux%d", (int)(clk - CLOCK_AUX));
+	else
+		snprintf(buf, sizeof(buf), "clock %d", (int)clk);
 	return buf;
 }
 
@@ -44,7 +53,28 @@ bool variant_serves(const struct vdso_variant *v, clockid_t clk)
 {
 	u32 all = v->hres_clocks | v->coarse_clocks | v->raw_clocks;
 
+	if (check_is_aux(clk)) {
+		struct timekeeper aux;
+
+		if (!(v->aux_clocks & BIT(clk)))
+			return false;
+		sim_aux_snapshot((unsigned int)(clk - CLOCK_AUX), &aux);
+		return aux.clock_valid;
+	}
 	return clk >= 0 && clk < MAX_CLOCKS && (all & BIT(clk));
+}
+
+int check_clock_ns(const struct vdso_variant *v, const struct timekeeper *tk,
+		   clockid_t clk, u64 now, __int128 *ns)
+{
+	struct timekeeper aux;
+
+	if (!check_is_aux(clk))
+		return sim_clock_ns(tk, clk, now, ns);
+	if (!v->aux_clocks)
+		return -EINVAL; /* no CONFIG_POSIX_AUX_CLOCKS: before v6.17 */
+	sim_aux_snapshot((unsigned int)(clk - CLOCK_AUX), &aux);
+	return tk_aux_clock_ns(&aux, now, ns);
 }
 
 /*

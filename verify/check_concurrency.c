@@ -16,7 +16,9 @@
  * +-50% and cycle_last stays far behind the readers' counter, so old mult
  * with a new base is tens of milliseconds off; wall and boot offsets
  * jump by whole seconds. Phase B is a kernel that only ticks and sleeps,
- * where every clock must also be monotonic per reader.
+ * where every clock must also be monotonic per reader. Phase C (layouts
+ * with v6.17 aux clocks) does phase A's to one aux clock, which has a
+ * seqcount of its own.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_setaffinity_np() */
@@ -40,7 +42,13 @@
 #define REAL_LAG (1ULL << 28) /* real counter: cycle_last this far behind */
 #define MAX_READERS 16
 
-enum phase { PHASE_TORN, PHASE_MONOTONIC };
+/*
+ * Phase C, for layouts with the v6.17 auxiliary clocks: the writer steers
+ * and sets aux clock AUX_N alone, under its own seqcount, as phase A
+ * steers the core, and the readers read that clock.
+ */
+enum phase { PHASE_TORN, PHASE_MONOTONIC, PHASE_AUX };
+#define AUX_N 2
 
 struct cpu_plan;
 
@@ -154,6 +162,24 @@ static void note_pinning(struct shared *sh, int err)
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
+/* phase C's generation g: aux clock AUX_N's mult swings and offset jumps */
+static void aux_write(struct shared *sh, u64 g, bool fake)
+{
+	struct timekeeper *tk = sim_aux_write_begin(AUX_N);
+	u64 now = fake ? LAST + g * STEP : sim_read_tsc_ordered() - REAL_LAG;
+
+	tk_adjust_mult(tk, now, (g & 1) ? (s32)(sh->base_mult / 2) :
+					  -(s32)(sh->base_mult / 2));
+	if (g % 3 == 0) {
+		struct timespec64 ts = { 1700000000 + (s64)(g % 2) * 1000, 0 };
+
+		tk_aux_settime(tk, now, &ts);
+	}
+	sh->hist[g % RING] = *tk;
+	__atomic_store_n(&sh->hist_gen, g, __ATOMIC_RELEASE);
+	sim_aux_write_end(AUX_N);
+}
+
 static void *writer_main(void *arg)
 {
 	struct shared *sh = arg;
@@ -163,9 +189,14 @@ static void *writer_main(void *arg)
 
 	note_pinning(sh, pin_self(sh->cpus, 0));
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
-		struct timekeeper *tk = sim_tk_write_begin();
+		struct timekeeper *tk;
 		u64 now;
 
+		if (sh->phase == PHASE_AUX) {
+			aux_write(sh, ++g, fake);
+			continue;
+		}
+		tk = sim_tk_write_begin();
 		g++;
 		if (sh->phase == PHASE_TORN) {
 			now = fake ? LAST + g * STEP :
@@ -214,6 +245,8 @@ static __int128 expected(const struct shared *sh, const struct timekeeper *tk,
 
 	if (what == READ_TIME)
 		return (__int128)tk->xtime_sec;
+	if (check_is_aux(what)) /* tk is the aux clock's, in phase C */
+		return tk_aux_clock_ns(tk, c, &ns) ? -1 : ns;
 	tk_clock_ns(tk, clk, c, &ns);
 	if (sh->timens_active)
 		ns += timens_offset_ns(&sh->timens, clk);
@@ -250,7 +283,8 @@ static int consistent(struct shared *sh, clockid_t what, __int128 got,
 		if (__atomic_load_n(&sh->hist_gen, __ATOMIC_ACQUIRE) >=
 		    g + RING - 1)
 			return -1;
-		lo = expected(sh, &tk, what, c_lo);
+		lo = expected(sh, &tk, what, c_lo) -
+		     (check_is_aux(what) ? CHECK_AUX_VDSO_SLACK_NS : 0);
 		hi = expected(sh, &tk, what, c_hi);
 		if (got >= lo && got <= hi)
 			return 1;
@@ -323,7 +357,8 @@ static void *reader_main(void *arg)
 	note_pinning(sh, pin_self(sh->cpus, ra->who));
 	for (u64 i = 0; !__atomic_load_n(&sh->stop, __ATOMIC_RELAXED); i++) {
 		unsigned int k = (unsigned int)(i % nclocks);
-		clockid_t what = k < ARRAY_SIZE(reader_clocks) ?
+		clockid_t what = sh->phase == PHASE_AUX ? CLOCK_AUX + AUX_N :
+				 k < ARRAY_SIZE(reader_clocks) ?
 					 reader_clocks[k] :
 					 (k == nclocks - 2 ? READ_GETTIMEOFDAY :
 							     READ_TIME);
@@ -337,7 +372,7 @@ static void *reader_main(void *arg)
 			got = do_read(v, what, &ret);
 			c_hi = sim_read_tsc_ordered();
 		} else {
-			if (sh->phase == PHASE_TORN)
+			if (sh->phase != PHASE_MONOTONIC)
 				c_lo = LAST + (g0 + AHEAD) * STEP +
 				       xorshift64(&rng) % STEP;
 			else
@@ -398,7 +433,10 @@ static int run_phase(struct shared *sh, enum phase phase, int nreaders,
 
 	sh->phase = phase;
 	__atomic_store_n(&sh->stop, 0, __ATOMIC_RELAXED);
-	sim_tk_snapshot(&sh->hist[sh->hist_gen % RING]);
+	if (phase == PHASE_AUX)
+		sim_aux_snapshot(AUX_N, &sh->hist[sh->hist_gen % RING]);
+	else
+		sim_tk_snapshot(&sh->hist[sh->hist_gen % RING]);
 	sh->fake_now = sh->hist[sh->hist_gen % RING].tkr_mono.cycle_last;
 
 	if (pthread_create(&writer, NULL, writer_main, sh))
@@ -510,6 +548,17 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 		sim_tk_write_end();
 		run_phase(&sh, PHASE_MONOTONIC, nreaders, &total);
 	}
+	if (r->ok && (v->aux_clocks & BIT(CLOCK_AUX + AUX_N))) {
+		u64 g = __atomic_load_n(&sh.hist_gen, __ATOMIC_RELAXED) + 1;
+		u64 now = v->real_counter ? sim_read_tsc_ordered() - REAL_LAG :
+					    LAST + g * STEP;
+
+		sim_aux_clock_enable(AUX_N, true, now);
+		sim_aux_clock_settime(CLOCK_AUX + AUX_N, now,
+				      &(struct timespec64){ 1700000000, 0 });
+		run_phase(&sh, PHASE_AUX, nreaders, &total);
+		sim_aux_clock_enable(AUX_N, false, now);
+	}
 	if (v->has_timens)
 		sim_timens_leave(v);
 	sim_kernel_detach(v);
@@ -529,7 +578,8 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 			   (unsigned long long)total.checked, nreaders,
 			   nreaders > 1 ? "s" : "", (unsigned long long)gens,
 			   (unsigned long long)total.inconclusive,
-			   v->has_timens ? "; phase B in a time namespace" : "",
+			   v->has_timens ? "; phase B in a time namespace" :
+			   v->aux_clocks ? "; phase C on an aux clock" : "",
 			   where);
 	return r->ok ? 0 : -1;
 }

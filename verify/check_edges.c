@@ -117,7 +117,7 @@ static void edge_max_cycles(const struct vdso_variant *v,
 	sim_tk_snapshot(&tk);
 	/* twice the delta whose product with mult overflows 64 bits */
 	c = LAST + 2 * (UINT64_MAX / tk.tkr_mono.mult);
-	if (strcmp(v->layout, "generic_6_10"))
+	if (!v->has_max_cycles)
 		return; /* no overflow protection: the product wraps */
 	if (c - LAST <= tk.max_cycles) {
 		check_fail(r, "max_cycles: test delta below max_cycles");
@@ -286,6 +286,128 @@ static void edge_timens(const struct vdso_variant *v, struct check_report *r)
 					  check_clock_name(kept_clocks[i]));
 }
 
+/* aux clock clk at c: the oracle's reading, or the vDSO's up to its slack below */
+static bool aux_agrees(const struct vdso_variant *v, clockid_t clk, u64 c,
+		       const char *what, __int128 *got, struct check_report *r)
+{
+	struct timekeeper aux;
+	__int128 want;
+
+	sim_aux_snapshot((unsigned int)(clk - CLOCK_AUX), &aux);
+	if (tk_aux_clock_ns(&aux, c, &want)) {
+		check_fail(r, "%s: %s is not enabled", what, check_clock_name(clk));
+		return false;
+	}
+	if (vread(v, clk, c, got) || *got > want ||
+	    *got < want - CHECK_AUX_VDSO_SLACK_NS) {
+		check_fail(r, "%s: %s at counter %llu is %lld ns off the oracle",
+			   what, check_clock_name(clk), (unsigned long long)c,
+			   (long long)(*got - want));
+		return false;
+	}
+	return true;
+}
+
+/* one syscall and this return value, for clk at c */
+static bool falls_back_with(const struct vdso_variant *v, clockid_t clk, u64 c,
+			    int want, const char *what, struct check_report *r)
+{
+	struct timespec ts;
+	u64 calls = sim_syscall_count();
+	int ret;
+
+	vdso_fake_cycles = c;
+	ret = v->clock_gettime(clk, &ts);
+	calls = sim_syscall_count() - calls;
+	if (ret != want || calls != 1)
+		check_fail(r, "%s: %s returned %d after %llu syscalls, want %d "
+			      "after 1", what, check_clock_name(clk), ret,
+			   (unsigned long long)calls, want);
+	return r->ok;
+}
+
+/*
+ * The life of an auxiliary clock (v6.17), as its syscalls allow:
+ * enabled, it starts at 0 on the core's raw rate; clock_settime() moves it
+ * and nothing else; clock_adjtime() changes its rate and not its value;
+ * a tick keeps it continuous; disabled, the vDSO falls back to -ENODEV
+ * (its getres still answers); enabled again, it starts afresh.
+ */
+static void edge_aux(const struct vdso_variant *v, struct check_report *r)
+{
+	const clockid_t clk = CLOCK_AUX + 3, off = CLOCK_AUX + 4;
+	const u64 sec = 2399987654ULL; /* the fake clocksource's 1 s */
+	const struct timespec64 t = { 1800000000, 123456789 };
+	u64 c1 = LAST + sec, c2 = LAST + 2 * sec, c3 = LAST + 3 * sec;
+	__int128 a, b, mono0, mono1;
+	struct timespec res = { -1, -1 };
+	u64 calls;
+
+	if (!v->aux_clocks)
+		return; /* their ids fall back to -EINVAL: check_exact() */
+	sim_aux_clock_enable(3, true, LAST);
+	if (!aux_agrees(v, clk, c1, "aux clock enabled 1 s ago", &a, r))
+		return;
+	if (a < 999000000 || a > 1001000000)
+		return check_fail(r, "aux clock enabled 1 s ago reads %lld ns, "
+				     "not about 1 s from 0", (long long)a);
+	if (!aux_agrees(v, clk, LAST - 5, "aux counter behind cycle_last", &b, r))
+		return;
+	if (b != 0)
+		return check_fail(r, "aux counter behind cycle_last: %lld ns, "
+				     "want 0", (long long)b);
+
+	vread(v, CLOCK_MONOTONIC, c1, &mono0);
+	if (sim_aux_clock_settime(clk, c1, &t))
+		return check_fail(r, "aux clock_settime failed");
+	vread(v, CLOCK_MONOTONIC, c1, &mono1);
+	if (!aux_agrees(v, clk, c1, "after aux clock_settime", &a, r))
+		return;
+	if (a > timespec64_to_ns(&t) ||
+	    a < timespec64_to_ns(&t) - CHECK_AUX_VDSO_SLACK_NS || mono0 != mono1)
+		return check_fail(r, "aux clock_settime: aux %lld ns off the "
+				     "time set, MONOTONIC moved %lld ns",
+				  (long long)(a - timespec64_to_ns(&t)),
+				  (long long)(mono1 - mono0));
+
+	if (sim_aux_clock_adjtime(clk, c1, 100000) ||
+	    !aux_agrees(v, clk, c1, "after aux clock_adjtime", &b, r))
+		return;
+	if (b < a - 1 || b > a + 1)
+		return check_fail(r, "aux clock_adjtime: not continuous (%lld ns)",
+				  (long long)(b - a));
+	if (!aux_agrees(v, clk, c2, "1 s after aux clock_adjtime", &b, r))
+		return;
+	if (b - a <= NSEC_PER_SEC)
+		return check_fail(r, "aux clock_adjtime: 1 s took %lld ns, the "
+				     "clock did not speed up", (long long)(b - a));
+
+	sim_aux_advance(c2);
+	if (!aux_agrees(v, clk, c3, "after an aux tick", &a, r))
+		return;
+
+	if (sim_aux_clock_settime(clk, c3, &(struct timespec64){ 1, NSEC_PER_SEC }) != -EINVAL ||
+	    sim_aux_clock_settime(CLOCK_MONOTONIC, c3, &t) != -EINVAL ||
+	    sim_aux_clock_settime(off, c3, &t) != -ENODEV ||
+	    sim_aux_clock_adjtime(off, c3, 1) != -ENODEV)
+		return check_fail(r, "aux clock_settime/adjtime: a bad time "
+				     "is -EINVAL, a disabled clock -ENODEV");
+
+	sim_aux_clock_enable(3, false, c3);
+	if (!falls_back_with(v, clk, c3, -ENODEV, "disabled aux clock", r))
+		return;
+	calls = sim_syscall_count();
+	if (v->clock_getres(clk, &res) || res.tv_sec || res.tv_nsec != 1 ||
+	    sim_syscall_count() != calls)
+		return check_fail(r, "getres(%s) of a disabled aux clock: not "
+				     "the vDSO's 1 ns", check_clock_name(clk));
+
+	sim_aux_clock_enable(3, true, c3);
+	if (aux_agrees(v, clk, c3, "aux clock enabled again", &a, r) && a != 0)
+		check_fail(r, "aux clock enabled again reads %lld ns, want 0",
+			   (long long)a);
+}
+
 typedef void (*edge_fn)(const struct vdso_variant *v, struct check_report *r);
 
 static const struct {
@@ -300,6 +422,7 @@ static const struct {
 	{ "ntp", edge_ntp },
 	{ "leap second", edge_leap_second },
 	{ "time namespace", edge_timens },
+	{ "aux clocks", edge_aux },
 };
 
 int check_edges(const struct vdso_variant *v, struct check_report *r)
@@ -327,9 +450,11 @@ int check_edges(const struct vdso_variant *v, struct check_report *r)
 	sim_kernel_detach_all();
 	if (r->ok)
 		check_note(r, "%llu edge cases: narrow-mask wrap, behind "
-			      "cycle_last, max_cycles, 200 s delta, "
-			      "settimeofday, NTP, leap second%s",
+			      "cycle_last, %s200 s delta, settimeofday, NTP, "
+			      "leap second%s%s",
 			   (unsigned long long)r->calls,
-			   v->has_timens ? ", time namespace" : "");
+			   v->has_max_cycles ? "max_cycles, " : "",
+			   v->has_timens ? ", time namespace" : "",
+			   v->aux_clocks ? ", aux clocks" : "");
 	return r->ok ? 0 : -1;
 }

@@ -11,10 +11,15 @@
 #include "impls/kernel/sim_kernel.h"
 #include "verify/check.h"
 
-static const clockid_t all_ids[] = { 0,  1,  2,	 3,	  4,	   5,
-				     6,	 7,  8,	 9,	  10,	   11,
-				     12, 13, 14, 15,	  -1,	   INT_MIN,
+/* 0..CLOCK_AUX_LAST, then these */
+static const clockid_t odd_ids[] = { CLOCK_AUX_LAST + 1, -1, INT_MIN,
 				     INT_MAX };
+#define NR_IDS (CLOCK_AUX_LAST + 1 + (int)ARRAY_SIZE(odd_ids))
+
+static clockid_t id_at(int i)
+{
+	return i <= CLOCK_AUX_LAST ? i : odd_ids[i - CLOCK_AUX_LAST - 1];
+}
 
 /* counter values relative to cycle_last: behind it, at it, and ahead */
 static const s64 fake_deltas[] = { -5, 0, 1, 999, 1000000007LL,
@@ -77,14 +82,17 @@ static void check_one_gettime(const struct vdso_variant *v, clockid_t clk,
 		return;
 	}
 
-	want = sim_clock_ns(&tk, clk, lo, &lo_ns);
+	want = check_clock_ns(v, &tk, clk, lo, &lo_ns);
 	if (want) {
 		if (ret != want)
-			check_fail(r, "%s: returned %d, want %d (-EINVAL)",
-				   check_clock_name(clk), ret, want);
+			check_fail(r, "%s: returned %d, want %d (%s)",
+				   check_clock_name(clk), ret, want,
+				   want == -ENODEV ? "-ENODEV" : "-EINVAL");
 		return;
 	}
-	sim_clock_ns(&tk, clk, hi, &hi_ns);
+	check_clock_ns(v, &tk, clk, hi, &hi_ns);
+	if (check_is_aux(clk) && variant_serves(v, clk))
+		lo_ns -= CHECK_AUX_VDSO_SLACK_NS;
 	got = timespec_to_ns(&ts);
 	if (ret || !ts_normalized(&ts) || got < lo_ns || got > hi_ns) {
 		struct timespec want_lo;
@@ -109,11 +117,21 @@ static void check_one_getres(const struct vdso_variant *v, clockid_t clk,
 	int want_ret;
 
 	calls = sim_syscall_count() - calls;
-	if (v->has_getres && variant_serves(v, clk) && calls)
+	if (v->has_getres && (variant_serves(v, clk) ||
+			      (v->aux_clocks & BIT(clk))) && calls)
 		return check_fail(r, "getres(%s) is served in userspace but "
 				     "took the fallback", check_clock_name(clk));
 	if (is_cputime(clk)) {
 		want_ret = clock_getres(clk, &want) ? -errno : 0;
+	} else if (check_is_aux(clk)) {
+		/*
+		 * v6.17's vDSO answers aux_clock_resolution_ns() for every aux
+		 * id, enabled or not (its syscall says -ENODEV for a disabled
+		 * one); before v6.17 the ids are -EINVAL
+		 */
+		want_ret = v->aux_clocks & BIT(clk) ? 0 : -EINVAL;
+		want.tv_sec = 0;
+		want.tv_nsec = 1;
 	} else {
 		struct timekeeper tk;
 		__int128 unused;
@@ -197,6 +215,26 @@ static void check_time(const struct vdso_variant *v, struct check_report *r)
 		check_fail(r, "time(NULL) differs from xtime_sec");
 }
 
+/*
+ * The aux clocks as a v6.17 kernel could have them: 0 and 1 enabled (1
+ * steered), 2 set to a date, 5 enabled and disabled again (its vDSO data
+ * says so), 7 set close to 0, the others never enabled. Layouts without
+ * aux clocks see the same kernel state and must answer -EINVAL.
+ */
+static void setup_aux_clocks(u64 last)
+{
+	static const unsigned int on[] = { 0, 1, 2, 5, 7 };
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(on); i++)
+		sim_aux_clock_enable(on[i], true, last);
+	sim_aux_clock_adjtime(CLOCK_AUX + 1, last, 777);
+	sim_aux_clock_settime(CLOCK_AUX + 2, last,
+			      &(struct timespec64){ 1800000000, 999999999 });
+	sim_aux_clock_settime(CLOCK_AUX + 7, last,
+			      &(struct timespec64){ 0, 5 });
+	sim_aux_clock_enable(5, false, last);
+}
+
 int check_exact(const struct vdso_variant *v, struct check_report *r)
 {
 	struct tk_clocksource cs;
@@ -209,27 +247,31 @@ int check_exact(const struct vdso_variant *v, struct check_report *r)
 		last = sim_read_tsc_ordered();
 	}
 	check_reset_fake_kernel(&cs, last);
+	setup_aux_clocks(last);
 	if (sim_kernel_attach(v))
 		return check_fail(r, "attach: %m"), -1;
 
-	for (unsigned int i = 0; i < ARRAY_SIZE(all_ids); i++) {
+	for (int i = 0; i < NR_IDS; i++) {
 		if (v->real_counter) {
-			check_one_gettime(v, all_ids[i], 0, r);
+			check_one_gettime(v, id_at(i), 0, r);
 		} else {
 			for (unsigned int d = 0; d < ARRAY_SIZE(fake_deltas); d++)
-				check_one_gettime(v, all_ids[i],
+				check_one_gettime(v, id_at(i),
 						  last + (u64)fake_deltas[d], r);
 		}
-		check_one_getres(v, all_ids[i], r);
+		check_one_getres(v, id_at(i), r);
 	}
 	check_gettimeofday(v, last + 123456789, r);
 	check_time(v, r);
 
 	sim_kernel_detach(v);
 	if (r->ok)
-		check_note(r, "%llu calls: clock ids 0..15, -1, INT_MIN, INT_MAX "
-			      "%s; getres, gettimeofday, time",
-			   (unsigned long long)r->calls,
+		check_note(r, "%llu calls: clock ids 0..%d (aux %s), %d, -1, "
+			      "INT_MIN, INT_MAX %s; getres, gettimeofday, time",
+			   (unsigned long long)r->calls, CLOCK_AUX_LAST,
+			   v->aux_clocks ? "in userspace while enabled" :
+					   "-EINVAL, as before v6.17",
+			   CLOCK_AUX_LAST + 1,
 			   v->real_counter ? "bracketed by ordered counter reads" :
 					     "exact to the nanosecond");
 	return r->ok ? 0 : -1;

@@ -46,17 +46,18 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
+/* the clocks of a BIT(clk) mask by name; the aux clocks are "aux0".."aux7" */
 static void json_clock_list(u32 mask)
 {
 	bool first = true;
 
 	putchar('[');
-	for (clockid_t clk = 0; clk < MAX_CLOCKS; clk++) {
+	for (clockid_t clk = 0; clk <= CLOCK_AUX_LAST; clk++) {
 		if (!(mask & BIT(clk)))
 			continue;
 		if (!first)
 			putchar(',');
-		json_string(vdso_clock_name(clk));
+		json_string(check_clock_name(clk));
 		first = false;
 	}
 	putchar(']');
@@ -79,6 +80,8 @@ static void list_json(void)
 		json_string(v->inline_mode);
 		printf(",\"source\":");
 		json_string(v->source);
+		printf(",\"kernel_version\":\"%u.%u\"", v->kernel_version >> 16,
+		       (v->kernel_version >> 8) & 0xff);
 		printf(",\"summary\":");
 		json_string(v->summary);
 		printf(",\"known_bad\":");
@@ -92,9 +95,13 @@ static void list_json(void)
 		json_clock_list(v->coarse_clocks);
 		printf(",\"raw_clocks\":");
 		json_clock_list(v->raw_clocks);
-		printf(",\"has_getres\":%s,\"has_timens\":%s,\"real_counter\":%s",
+		printf(",\"aux_clocks\":");
+		json_clock_list(v->aux_clocks);
+		printf(",\"has_getres\":%s,\"has_timens\":%s,"
+		       "\"has_max_cycles\":%s,\"real_counter\":%s",
 		       v->has_getres ? "true" : "false",
 		       v->has_timens ? "true" : "false",
+		       v->has_max_cycles ? "true" : "false",
 		       v->real_counter ? "true" : "false");
 		printf(",\"data_size\":%zu,\"vvar_size\":%zu,\"fields\":[",
 		       v->data_size, v->vvar_size);

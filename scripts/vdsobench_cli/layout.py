@@ -246,6 +246,12 @@ def c_constants(sources=CONSTANT_SOURCES):
     return values
 
 
+def index_value(index, constants):
+    """An array index of a table entry's name: a number (aux_clock_data[3]) or a
+    C constant's name (basetime[CLOCK_MONOTONIC]); None if unknown."""
+    return int(index) if index.isdigit() else constants.get(index)
+
+
 def expect(name, struct, constants, data_size, structs=None):
     """(possible offsets, size, note) pahole implies for a table entry name such as
     basetime[CLOCK_MONOTONIC], vd[CS_RAW].seq or, nested,
@@ -261,7 +267,7 @@ def expect(name, struct, constants, data_size, structs=None):
     first = parts[0]
     if first.group(1) not in struct["members"] and first.group(2) and len(parts) > 1:
         # an array of the struct itself: the generic page's vd[CS_BASES]
-        k = constants.get(first.group(2))
+        k = index_value(first.group(2), constants)
         count = data_size // struct["size"]
         bases = {k * struct["size"]} if k is not None else set(
             range(0, count * struct["size"], struct["size"]))
@@ -281,7 +287,7 @@ def expect(name, struct, constants, data_size, structs=None):
                 return None, None, f"{name}: pahole shows {part.group(1)} is not an array"
             n = member["dims"][0]
             elem = member["size"] // n
-            k = constants.get(index)
+            k = index_value(index, constants)
             if k == n:  # the whole array, named by its dimension
                 pass
             elif k is None:
