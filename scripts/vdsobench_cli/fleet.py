@@ -75,7 +75,8 @@ TIMEOUT = ranged.number(1, 7 * 86400)  # seconds a job may stay pending
 TOLERANCE = ranged.number(0, 10)  # a fraction: 0.1 is 10%
 DEFAULT_TIMEOUT_S = 600
 DEFAULT_TOLERANCE = 0.10
-POLL_S = (0.5, 5.0)  # first and longest wait between two looks at the job
+POLL_S = (0.5, 5.0)  # first and longest wait between two questions to the controller
+FILE_POLL_S = 0.2  # between two looks at the job's directory
 SUMMARY_ROWS = 12  # benchmarks shown across CPU models in the summary
 
 
@@ -406,7 +407,12 @@ def run_fleet(args):
         job = cluster.submit(sbatch_options(choice, args, jobs_dir), script)
         try:
             d = job_dir(jobs_dir, job)
-            d.mkdir(parents=True, exist_ok=False)
+            try:
+                d.mkdir(parents=True, exist_ok=False)
+            except FileExistsError:
+                raise UsageError(f"fleet: {d} is there from an earlier job with the same id (a "
+                                 "cluster whose job ids started again); move it away or give "
+                                 "another --jobs-dir. The new job is cancelled") from None
             shutil.copy(script, d / BATCH)
             write_payload(d / PAYLOAD, bundle_path)
             record = {"format": FORMAT, "job": job, "conf": str(cluster.conf),
@@ -480,12 +486,24 @@ def wait(cluster, jobs_dir, record, timeout):
                               f"(Slurm's reason: {info.get('Reason')}) and is cancelled: the "
                               "nodes are busy or unavailable; wait longer with --timeout, or "
                               "ask for fewer or other nodes")
-            time.sleep(pause)
+            # ask the controller again after `pause`, or as soon as every node has
+            # left its exit record (then the job is ending): the files cost nothing
+            asked, done_before = time.monotonic(), exits(jobs_dir, record)
+            while time.monotonic() - asked < pause:
+                time.sleep(FILE_POLL_S)
+                done = exits(jobs_dir, record)
+                if done != done_before and done >= max(len(record.get("nodes") or []), 1):
+                    break
             pause = min(pause * 1.5, POLL_S[1])
     except lifecycle.Interrupted:
         print(f"fleet: job {job} goes on without us: `scripts/vdsobench fleet status {job}`, "
               f"or scancel {job}", file=sys.stderr)
         raise
+
+
+def exits(jobs_dir, record):
+    """How many nodes have left their exit record."""
+    return len(list(job_dir(jobs_dir, record["job"]).glob(f"{record['job']}-*.exit")))
 
 
 # ---- what each node left ----------------------------------------------------------------------

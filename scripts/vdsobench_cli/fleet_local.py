@@ -69,6 +69,7 @@ MpiDefault=none
 MailProg=/bin/true
 ReturnToService=2
 MinJobAge=3600
+FirstJobId={first_job}
 KillWait=5
 StateSaveLocation={dir}/state
 SlurmdSpoolDir={dir}/spool/%n
@@ -113,13 +114,20 @@ def node_features(machine_slug, name):
     return [f for f in (machine_slug, f"local_{name}") if f]
 
 
-def render_conf(directory, ports, features):
+def first_job_id(now):
+    """Job ids start from the clock (a tenth of a second, within Slurm's default
+    MaxJobId of 67043328), so that a new local cluster's jobs do not take the
+    ids, and the job directories, of an earlier one's."""
+    return 1000 + int(now * 10) % 60000000
+
+
+def render_conf(directory, ports, features, first_job=1):
     """slurm.conf for the cluster in directory; ports = (controller, slurmd,
     node ports...); features = {node: [feature...]}."""
     nodes = "\n".join(NODE_LINE.format(name=name, port=port, features=",".join(features[name]))
                       for name, port in zip(NODES, ports[2:]))
     return CONF.format(dir=directory, ctld_port=ports[0], slurmd_port=ports[1], nodes=nodes,
-                       partition=PARTITION, node_names=",".join(NODES))
+                       partition=PARTITION, node_names=",".join(NODES), first_job=first_job)
 
 
 def this_machine_slug():
@@ -282,7 +290,8 @@ def launch(directory, record):
     record["cpus"] = cpus
     record["features"] = {n: node_features(slug, n) for n in NODES}
     record["ports"] = ports
-    Path(record["conf"]).write_text(render_conf(directory, ports, record["features"]))
+    Path(record["conf"]).write_text(render_conf(directory, ports, record["features"],
+                                                first_job_id(time.time())))
     save()
     log = directory / "log"
 

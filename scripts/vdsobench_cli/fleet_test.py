@@ -359,6 +359,73 @@ class CommandTest(unittest.TestCase):
         self.assertFalse([o for o in opts if o.startswith(("--nodelist", "--constraint"))])
 
 
+class SubmitTest(unittest.TestCase):
+    """fleet run against a made-up cluster: what is staged, recorded and released."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-fleet-test-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        top = self.tmp / "src" / "vdsobench-x"
+        top.mkdir(parents=True)
+        (top / "BUNDLE.json").write_text(json.dumps({"arch": "x86_64",
+                                                     "build": {"short": "abc"}}))
+        self.bundle = self.tmp / "b.tar.gz"
+        with tarfile.open(self.bundle, "w:gz") as tar:
+            tar.add(top, arcname=top.name)
+        self.cluster = mock.Mock()
+        self.cluster.conf = Path("/c/slurm.conf")
+        self.cluster.nodes.return_value = [node("n1", features="zen3,local_n1"),
+                                           node("n2", features="zen3,local_n2")]
+        self.cluster.partitions.return_value = [partition("fleet", "n[1-2]")]
+        self.cluster.submit.return_value = "77"
+        self.jobs = self.tmp / "jobs"
+
+    def fleet_run(self, *extra):
+        argv = ["fleet", "run", "--jobs-dir", str(self.jobs), "--bundle", str(self.bundle),
+                "--no-wait", *extra, "--", "run", "--clocks", "monotonic"]
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.object(fleet, "cluster_of", return_value=self.cluster), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            return main.main(argv), out.getvalue(), err.getvalue()
+
+    def test_staged_recorded_released(self):
+        rc, out, err = self.fleet_run("--nodes", "all", "--constraint", "local_n2")
+        self.assertEqual(rc, 0, err)
+        options, script = self.cluster.submit.call_args.args
+        self.assertIn("--nodelist=n2", options)
+        self.assertIn("--hold", options)
+        self.cluster.release.assert_called_once_with("77")
+        self.cluster.cancel.assert_not_called()
+        d = self.jobs / "77"
+        record = json.loads((d / "job.json").read_text())
+        self.assertEqual((record["job"], record["nodes"], record["command"], record["output"]),
+                         ("77", ["n2"], ["run", "--clocks", "monotonic"], "file"))
+        self.assertEqual(record["bundle"]["commit"], "abc")
+        payload = (d / "payload.run").read_bytes()
+        self.assertTrue(payload.startswith(fleet.payload_head().encode()))
+        self.assertEqual(payload[len(fleet.payload_head()):], self.bundle.read_bytes())
+        self.assertTrue(os.access(d / "payload.run", os.X_OK))
+        self.assertIn(f"dir={self.jobs.resolve()}/$SLURM_JOB_ID", (d / "batch.sh").read_text())
+        self.assertIn("fleet: job 77 submitted", out)
+
+    def test_a_job_id_seen_before_is_cancelled(self):
+        (self.jobs / "77").mkdir(parents=True)
+        (self.jobs / "77" / "precious").write_text("x")
+        rc, out, err = self.fleet_run("--nodes", "2")
+        self.assertEqual(rc, 2)
+        self.assertIn("same id", err)
+        self.cluster.cancel.assert_called_once_with("77")
+        self.cluster.release.assert_not_called()
+        self.assertEqual(os.listdir(self.jobs / "77"), ["precious"])
+
+    def test_not_a_bundle(self):
+        self.bundle.write_bytes(b"nope")
+        rc, out, err = self.fleet_run("--nodes", "1")
+        self.assertEqual(rc, 2)
+        self.assertIn("not a vdsobench bundle", err)
+        self.cluster.submit.assert_not_called()
+
+
 FAKE_VDSOBENCH = """\
 #!/bin/sh
 # a made-up bundle's entry point: says its arguments, writes --out, exits as told
@@ -687,6 +754,10 @@ class LocalClusterTest(unittest.TestCase):
         self.assertIn("AuthInfo=socket=/x/munge.socket", text)
         self.assertIn("TaskPlugin=task/none", text)
         self.assertIn("PartitionName=local Nodes=n1,n2 Default=YES", text)
+        self.assertIn("FirstJobId=1\n", text)
+        first = [fleet_local.first_job_id(t) for t in (1796105340.0, 1796105340.1, 1796105400)]
+        self.assertEqual(len(set(first)), 3)
+        self.assertTrue(all(1000 <= f < 67043328 for f in first))
 
     def test_cpus_and_features(self):
         self.assertEqual(fleet_local.node_cpus({5, 2, 9}), [2, 5])
