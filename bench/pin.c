@@ -506,29 +506,26 @@ int pin_bind_thread(const struct pin_topology *t, int cpu)
 	return 0;
 }
 
-/* the PU's L1 data (or unified) cache, NULL if unknown */
-static hwloc_obj_t l1d_obj(const struct pin_topology *t, int cpu)
+/* the PU's data (or unified) cache of that level, NULL if unknown */
+static hwloc_obj_t dcache_obj(const struct pin_topology *t, int cpu,
+			      hwloc_obj_type_t level)
 {
 	hwloc_obj_t o = pu_obj(t, cpu);
 
 	for (o = o ? o->parent : NULL; o; o = o->parent)
-		if (o->type == HWLOC_OBJ_L1CACHE &&
+		if (o->type == level &&
 		    o->attr->cache.type != HWLOC_OBJ_CACHE_INSTRUCTION)
 			return o;
 	return NULL;
 }
 
-size_t pin_l1d_size(const struct pin_topology *t, int cpu)
+static size_t cache_size(hwloc_obj_t o)
 {
-	hwloc_obj_t o = l1d_obj(t, cpu);
-
 	return o ? o->attr->cache.size : 0;
 }
 
-unsigned int pin_l1d_ways(const struct pin_topology *t, int cpu)
+static unsigned int cache_ways(hwloc_obj_t o)
 {
-	hwloc_obj_t o = l1d_obj(t, cpu);
-
 	if (!o)
 		return 0;
 	if (o->attr->cache.associativity > 0)
@@ -538,6 +535,26 @@ unsigned int pin_l1d_ways(const struct pin_topology *t, int cpu)
 		return (unsigned int)(o->attr->cache.size /
 				      o->attr->cache.linesize);
 	return 0;
+}
+
+size_t pin_l1d_size(const struct pin_topology *t, int cpu)
+{
+	return cache_size(dcache_obj(t, cpu, HWLOC_OBJ_L1CACHE));
+}
+
+unsigned int pin_l1d_ways(const struct pin_topology *t, int cpu)
+{
+	return cache_ways(dcache_obj(t, cpu, HWLOC_OBJ_L1CACHE));
+}
+
+size_t pin_l2_size(const struct pin_topology *t, int cpu)
+{
+	return cache_size(dcache_obj(t, cpu, HWLOC_OBJ_L2CACHE));
+}
+
+unsigned int pin_l2_ways(const struct pin_topology *t, int cpu)
+{
+	return cache_ways(dcache_obj(t, cpu, HWLOC_OBJ_L2CACHE));
 }
 
 int pin_cpu_kind(const struct pin_topology *t, int cpu, char *buf, size_t len)

@@ -111,6 +111,10 @@ size_t pin_l1d_size(const struct pin_topology *t, int cpu);
  */
 unsigned int pin_l1d_ways(const struct pin_topology *t, int cpu);
 
+/* the same for that PU's L2 (data or unified): the cold-l2 mode's eviction */
+size_t pin_l2_size(const struct pin_topology *t, int cpu);
+unsigned int pin_l2_ways(const struct pin_topology *t, int cpu);
+
 /*
  * The kind of core a PU is, on a machine with more than one (hwloc's
  * cpukinds): its "CoreType" info ("IntelCore", "IntelAtom"), else
