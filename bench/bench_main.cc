@@ -436,6 +436,11 @@ void setup_cpus(const options &o, harness_context &ctx)
 		size_t l1d = ctx.topo ? pin_l1d_size(ctx.topo, c) : 0;
 		char desc[128] = "";
 
+		// the cold modes' evictions (bench/cold.h); 0: unknown
+		ctx.l1d_ways.push_back(ctx.topo ? pin_l1d_ways(ctx.topo, c) : 0);
+		ctx.l2.push_back(ctx.topo ? pin_l2_size(ctx.topo, c) : 0);
+		ctx.l2_ways.push_back(ctx.topo ? pin_l2_ways(ctx.topo, c) : 0);
+
 		if (ctx.topo)
 			pin_describe(ctx.topo, c, desc, sizeof(desc));
 		ctx.cpu_desc.push_back(desc);
@@ -602,7 +607,7 @@ int main(int argc, char **argv)
 	int gb_argc = (int)gb_argv.size();
 	benchmark::Initialize(&gb_argc, gb_argv.data());
 
-	harness_register();
+	harness_register(std::stod(o.min_time));
 	benchmark::AddCustomContext("vdsobench_harness",
 				    harness_context_json());
 	progress_start(harness_plan_size() * std::stoul(o.repetitions),

@@ -29,7 +29,15 @@ struct plan {
 	int cpu;
 	int writer_cpu; // writer mode only
 	size_t pressure_len;
+	size_t cold_pages; // the cold modes: pages each eviction reads
 	std::string name;
+};
+
+// One cold batch's calls, each timed alone, in ns (bracket included)
+struct cold_figures {
+	double mean = 0; // over the calls within COLD_OUTLIER_FACTOR x median
+	double min = 0, p10 = 0, median = 0, p90 = 0;
+	unsigned long long calls = 0, kept = 0;
 };
 
 class writer_thread;
@@ -44,11 +52,11 @@ class prepared_run
 	~prepared_run();
 	// nullptr, or why it cannot run
 	const char *enter();
-	void loop(u64 n)
-	{
-		loop_(&env_, n);
-	}
+	// n calls (in the cold modes, each timed alone into the histogram)
+	void loop(u64 n);
 	void leave();
+	// after loop() in a cold mode: nullptr, or why there is no figure
+	const char *cold(cold_figures *out) const;
 	double writer_rate() const
 	{
 		return writer_rate_;
@@ -68,6 +76,9 @@ struct harness_context {
 	std::vector<int> cpus;
 	std::vector<std::string> cpu_desc;
 	std::vector<size_t> l1d;
+	std::vector<unsigned int> l1d_ways;
+	std::vector<size_t> l2;
+	std::vector<unsigned int> l2_ways;
 	bool pinned = true;
 	int writer_cpu = -1;
 	unsigned int hz = 1000; // writer updates per second; 0: max
@@ -95,7 +106,14 @@ size_t harness_plan_size();
 void harness_print_plan(FILE *f);
 // bind to every planned CPU once, so a refusal is one clear error up front
 int harness_check_binding(char *err, size_t errlen);
-void harness_register();
+// min_time: seconds per benchmark, which a cold benchmark's fixed
+// iteration count is calibrated to (its reported time is the calls' alone)
+void harness_register(double min_time);
+// floor/empty in p's mode on p's CPU: the cold modes' bracket, timed in
+// the same round (or Google Benchmark batch) and subtracted
+const plan &harness_bracket_plan(const plan &p);
+// is p floor/empty, whose cold figure is the bracket itself
+bool harness_is_bracket(const plan &p);
 std::string harness_context_json();
 std::string harness_json_string(const std::string &s);
 void harness_teardown();

@@ -12,6 +12,10 @@
  * a direct call into that variant's entry point, as the vDSO's own
  * callers make; the pointer mode calls through memory instead, as glibc
  * does with the vDSO's address.
+ *
+ * The cold loop is the one exception to timing the loop whole: it evicts
+ * the data's lines before each call and times each call alone between two
+ * ordered counter reads, outside of which the eviction runs (cold.h).
  */
 #ifndef VDSOBENCH_BENCH_LOOPS_H
 #define VDSOBENCH_BENCH_LOOPS_H
@@ -19,6 +23,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "bench/cold.h"
 #include "impls/common/compiler.h"
 
 #ifdef __cplusplus
@@ -38,6 +43,7 @@ enum bench_body {
 	BENCH_BODY_NONE,     /* hot, writer, timens, pointer */
 	BENCH_BODY_PRESSURE, /* read every line of an L1D-sized buffer */
 	BENCH_BODY_COMPUTE,  /* BENCH_COMPUTE_STEPS dependent multiply-adds */
+	BENCH_BODY_COLD,     /* evict the data's lines; time each call alone */
 	BENCH_NR_BODIES,
 };
 
@@ -60,6 +66,10 @@ struct bench_env {
 	int (*volatile clock_getres)(clockid_t, struct timespec *);
 	int (*volatile gettimeofday)(struct timeval *, struct timezone *);
 	time_t (*volatile time)(time_t *);
+	/* the cold modes: what is evicted before each call */
+	struct cold_evict cold;
+	/* each call's ticks, counted by the cold loop (NULL: not counted) */
+	struct cold_hist *cold_hist;
 };
 
 typedef void (*bench_loop_fn)(const struct bench_env *env, u64 n);
@@ -110,6 +120,30 @@ static __always_inline void bench_between(enum bench_body body,
 		}                                                              \
 	}
 
+/*
+ * Each call alone: the eviction and the dither, the bracket's first
+ * read, the call, the second read, the ticks counted. The loop reads its environment from a
+ * copy in its own frame, which the harness and the sim driver place above
+ * the evicted offsets (cold_with_stack_at(COLD_STACK_OFFSET, ...)), so
+ * that what the call reads besides its subject's data is in L1.
+ */
+#define BENCH_COLD_LOOP(sym, call)                                             \
+	static void sym(const struct bench_env *cold_env_, u64 n)              \
+	{                                                                      \
+		const struct bench_env cold_copy_ = *cold_env_;                \
+		const struct bench_env *env = &cold_copy_;                     \
+		u32 cold_state_ = COLD_DITHER_SEED;                            \
+		for (u64 i = 0; i < n; i++) {                                  \
+			u64 t0, t1;                                            \
+			cold_evict_now(&env->cold, &cold_state_);              \
+			t0 = cold_bracket();                                   \
+			call;                                                  \
+			t1 = cold_bracket();                                   \
+			if (env->cold_hist)                                    \
+				cold_record(env->cold_hist, t1 - t0);          \
+		}                                                              \
+	}
+
 #define BENCH_CALL_GETTIME(fn)                                                 \
 	do {                                                                   \
 		struct timespec ts;                                            \
@@ -127,11 +161,12 @@ static __always_inline void bench_between(enum bench_body body,
 #define BENCH_LOOPS_OF(sym, call)                                              \
 	BENCH_LOOP(sym##_none, BENCH_BODY_NONE, call)                          \
 	BENCH_LOOP(sym##_pressure, BENCH_BODY_PRESSURE, call)                  \
-	BENCH_LOOP(sym##_compute, BENCH_BODY_COMPUTE, call)
+	BENCH_LOOP(sym##_compute, BENCH_BODY_COMPUTE, call)                    \
+	BENCH_COLD_LOOP(sym##_cold, call)
 
 #define BENCH_BODIES_OF(sym)                                                   \
 	{                                                                      \
-		sym##_none, sym##_pressure, sym##_compute                      \
+		sym##_none, sym##_pressure, sym##_compute, sym##_cold          \
 	}
 
 /*

@@ -58,6 +58,8 @@ struct entry {
 // one timed batch
 struct batch {
 	double ns = -1; // per call; negative: it could not run
+	double wall_ns = 0; // per call, the whole loop (cold: eviction too)
+	cold_figures cold;  // the cold modes: the calls alone
 	struct batch_loss loss = {1.0, 0, false};
 	std::map<std::string, double> counts;
 };
@@ -89,7 +91,17 @@ batch time_batch(const plan &p, u64 n, bool want_counts, const char **err)
 	if (ua.wall_ns && batch_usage_now(&ub))
 		ub = ua;
 	run.leave();
-	out.ns = (t1 - t0) / n;
+	out.wall_ns = (t1 - t0) / n;
+	out.ns = out.wall_ns;
+	if (bench_mode_is_cold(p.mode)) {
+		*err = run.cold(&out.cold);
+		if (*err) {
+			out.ns = -1;
+			return out;
+		}
+		// each call alone, the bracket included (the round subtracts it)
+		out.ns = out.cold.mean;
+	}
 	out.loss = batch_lost_cpu(&ua, ub.wall_ns ? &ub : &ua);
 	if (want_counts && ctx.group) {
 		double c[PC_MAX_EVENTS];
@@ -138,9 +150,14 @@ u64 calibrate(const std::vector<entry> &entries, double batch_ms)
 		double ns = 0;
 
 		// grow until a batch takes a millisecond: warm, and measurable
+		// (by the whole loop's time: a cold batch's calls are a part),
+		// and never from the first batch alone, which may be the one
+		// that warmed it (cold-l2's first calls take many times longer)
 		for (u64 n = 16; n < (1ULL << 40); n *= 4) {
-			ns = time_batch(*e.p, n, false, &err).ns;
-			if (ns < 0 || ns * n >= 1e6)
+			batch b = time_batch(*e.p, n, false, &err);
+
+			ns = b.ns < 0 ? -1 : b.wall_ns;
+			if (ns < 0 || (ns * n >= 1e6 && n > 16))
 				break;
 		}
 		slowest = std::max(slowest, ns);
@@ -167,6 +184,26 @@ std::string lost_text(unsigned int retried, unsigned int disturbed)
 	if (disturbed)
 		t += ", " + std::to_string(disturbed) + " still lost the CPU";
 	return t;
+}
+
+// The cold modes' figures of a batch: the calls alone with the bracket
+// (raw), the bracket (floor/empty in the same round), their distribution
+void print_cold(FILE *out, const batch &b, const batch &bracket)
+{
+	fprintf(out,
+		",\"cold\":{\"raw_ns\":%.6f,\"bracket_ns\":%.6f,"
+		"\"min_ns\":%.3f,\"p10_ns\":%.3f,\"median_ns\":%.3f,"
+		"\"p90_ns\":%.3f,\"calls\":%llu,\"kept\":%llu}",
+		b.cold.mean, bracket.cold.mean, b.cold.min, b.cold.p10,
+		b.cold.median, b.cold.p90, b.cold.calls, b.cold.kept);
+}
+
+// A cold batch's events net of the bracket's (the same eviction)
+void net_counts(batch &b, const batch &bracket)
+{
+	for (auto &c : b.counts)
+		if (c.first != "counted_fraction" && bracket.counts.count(c.first))
+			c.second -= bracket.counts.at(c.first);
 }
 
 void print_counts(FILE *out, const std::map<std::string, double> &counts)
@@ -209,17 +246,41 @@ int rounds_run(unsigned int rounds, double batch_ms, unsigned int copies,
 		u64 n = calibrate(entries, batch_ms);
 		unsigned int retried = 0, disturbed = 0;
 
+		const bool cold = bench_mode_is_cold(entries[0].p->mode);
+
 		g++;
 		fprintf(out, "{\"group\":\"%s\",\"iterations\":%llu}\n",
 			key.c_str(), (unsigned long long)n);
 		for (unsigned int r = 0; r < rounds; r++) {
 			const std::vector<int> &row = design[r % design.size()];
+			unsigned int bracket_retries = 0;
+			const char *bracket_err = nullptr;
+			batch bracket;
 
+			// the cold modes: the bracket's own cost, this round
+			if (cold)
+				bracket = round_batch(
+					harness_bracket_plan(*entries[0].p), n,
+					&bracket_retries, &bracket_err);
 			for (size_t pos = 0; pos < row.size(); pos++) {
 				const entry &e = entries[row[pos]];
 				unsigned int retries;
 				const char *err;
 				batch b = round_batch(*e.p, n, &retries, &err);
+
+				if (cold && b.ns >= 0 && bracket.ns < 0) {
+					b.ns = -1;
+					err = bracket_err;
+				}
+				if (cold && b.ns >= 0) {
+					retries += bracket_retries;
+					b.loss.lost |= bracket.loss.lost;
+					// floor/empty is the bracket itself
+					if (!harness_is_bracket(*e.p)) {
+						b.ns -= bracket.ns;
+						net_counts(b, bracket);
+					}
+				}
 
 				fprintf(out,
 					"{\"group\":\"%s\",\"round\":%u,"
@@ -250,6 +311,8 @@ int rounds_run(unsigned int rounds, double batch_ms, unsigned int copies,
 					b.loss.lost ? "true" : "false");
 				retried += retries != 0;
 				disturbed += b.loss.lost;
+				if (cold)
+					print_cold(out, b, bracket);
 				print_counts(out, b.counts);
 				fputs("}\n", out);
 			}

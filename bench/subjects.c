@@ -33,6 +33,19 @@ const struct mode_info bench_modes[NR_MODES] = {
 	[MODE_POINTER] = {"pointer", BENCH_BODY_NONE,
 			  "each call through a function pointer loaded from "
 			  "memory, as glibc calls the vDSO"},
+	[MODE_COLD] = {"cold", BENCH_BODY_COLD,
+		       "before each call, evict the data page's lines from "
+		       "L1D (2 x hwloc's L1D ways of loads per set); time the "
+		       "call alone between two ordered counter reads, net of "
+		       "that bracket (floor/empty cold): ns per L1 miss "
+		       "that hits L2"},
+	[MODE_COLD_L2] = {"cold-l2", BENCH_BODY_COLD,
+			  "as cold, the lines evicted from L2 as well "
+			  "(hwloc's L2 size and ways): each call finds its "
+			  "data in L3 or memory"},
+	[MODE_WARM] = {"warm", BENCH_BODY_COLD,
+		       "each call timed alone as in cold, nothing evicted: "
+		       "cold minus warm is what the evicted lines cost"},
 };
 
 #define GETTIME(n, c)                                                          \
@@ -182,7 +195,7 @@ bool subject_applies(const struct subject *s, const struct clock_choice *c,
 	if (s->floor)
 		return c == &bench_clock_none &&
 		       (mode == MODE_HOT || mode == MODE_PRESSURE ||
-			mode == MODE_COMPUTE);
+			mode == MODE_COMPUTE || bench_mode_is_cold(mode));
 	if (c == &bench_clock_none)
 		return false;
 	switch (mode) {

@@ -49,6 +49,9 @@ enum bench_mode {
 	MODE_WRITER,
 	MODE_TIMENS,
 	MODE_POINTER,
+	MODE_COLD,
+	MODE_COLD_L2,
+	MODE_WARM,
 	NR_MODES,
 };
 
@@ -81,6 +84,15 @@ const struct clock_choice *bench_clock_find(const char *name);
 int subjects_init(const char *vdso_reason);
 unsigned int subjects_nr(void);
 const struct subject *subject_at(unsigned int i);
+
+/*
+ * The cold modes: each call timed alone (bench/cold.h), after an eviction
+ * (cold, cold-l2) or not (warm, their control)
+ */
+static inline bool bench_mode_is_cold(enum bench_mode mode)
+{
+	return mode == MODE_COLD || mode == MODE_COLD_L2 || mode == MODE_WARM;
+}
 
 /* does this subject x clock x mode make sense (floors: clock none) */
 bool subject_applies(const struct subject *s, const struct clock_choice *c,

@@ -153,8 +153,8 @@ static void test_selection(void)
 	tap_ok(ret == -1 && strstr(err, "'bogus'") &&
 		       strstr(err, "getres:monotonic"),
 	       "an unknown clock is named, with the valid ones: %s", err);
-	ret = selection_parse(&sel, NULL, NULL, "hot,cold", err, sizeof(err));
-	tap_ok(ret == -1 && strstr(err, "'cold'") && strstr(err, "pressure"),
+	ret = selection_parse(&sel, NULL, NULL, "hot,frozen", err, sizeof(err));
+	tap_ok(ret == -1 && strstr(err, "'frozen'") && strstr(err, "pressure"),
 	       "an unknown mode is named, with the valid ones: %s", err);
 	ret = selection_parse(&sel, ",", NULL, NULL, err, sizeof(err));
 	tap_ok(ret == -1 && strstr(err, "--variants") && strstr(err, "empty"),
