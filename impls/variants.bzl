@@ -4,7 +4,18 @@ A variant is layout x counter x inline (see docs/variants.md). The
 three tables below are the data; vdso_variants() turns them into one
 cc_library per variant and a generated registry listing them, like
 tcmalloc's variants.bzl. Add a layout or a counter here and nowhere else.
+Imported kernel trees (`vdsobench import`) join as layouts kernel:NAME
+from kernel_import/imports.bzl, without an edit here.
 """
+
+load(
+    "//kernel_import:imports.bzl",
+    "import_compat",
+    "import_ident",
+    "import_variant",
+    "imported_layouts",
+    "is_imported",
+)
 
 # name -> source; every layout builds on every architecture.
 LAYOUTS = {
@@ -44,12 +55,12 @@ def variant_name(layout, counter, inline):
     return "%s+%s+%s" % (layout, counter, inline)
 
 def variant_prefix(layout, counter, inline):
-    return "%s__%s__%s" % (layout, counter, inline)
+    return "%s__%s__%s" % (import_ident(layout), counter, inline)
 
 def variants_for_arch(arch):
     """Every (layout, counter, inline) that builds on arch, in table order."""
     out = []
-    for layout in LAYOUTS:
+    for layout in list(LAYOUTS) + imported_layouts(arch):
         for counter, counter_arch in COUNTERS.items():
             if counter_arch not in (arch, "any"):
                 continue
@@ -92,13 +103,18 @@ def _per_variant(name, srcs, with_layout, symbol, ctype, header, table, deps,
     for layout, counter, inline in _all_variants():
         prefix = variant_prefix(layout, counter, inline)
         libs[(layout, counter, inline)] = "%s_%s" % (name, prefix)
+        if with_layout and is_imported(layout):
+            import_variant(libs[(layout, counter, inline)], layout,
+                           _variant_copts(layout, counter, inline), deps)
+            continue
         native.cc_library(
             name = libs[(layout, counter, inline)],
             srcs = srcs + ([LAYOUTS[layout]] if with_layout else []),
             copts = _variant_copts(layout, counter, inline),
             deps = deps,
             linkstatic = True,
-            target_compatible_with = _compat(counter),
+            target_compatible_with = (import_compat(layout) if is_imported(layout)
+                                      else _compat(counter)),
         )
 
     for arch in ARCHES:

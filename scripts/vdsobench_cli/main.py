@@ -3,11 +3,11 @@
 import argparse
 import sys
 
-from . import (arch, build, bundle, compare, counters, errors, fleet, gate, layout, listing,
-               merge, packages, plot, recipe, run, selftest_stats, sim, testrun, verify)
+from . import (arch, build, bundle, compare, counters, errors, fleet, gate, kernel_import, layout,
+               listing, merge, packages, plot, recipe, run, selftest_stats, sim, testrun, verify)
 
 COMMANDS = (packages, listing, verify, run, compare, gate, sim, layout, plot, merge, recipe,
-            selftest_stats, counters, testrun, bundle, fleet)
+            selftest_stats, counters, testrun, bundle, fleet, kernel_import)
 
 
 class Parser(argparse.ArgumentParser):

@@ -1,0 +1,34 @@
+"""The compile line of an imported tree's own code (kernel_import/glue/
+reader.c, writer.c, probe.c), in one place: imports.bzl builds with it and
+`vdsobench import` probes the tree with it (scripts/vdsobench_cli/
+kernel_import.py reads this list), each after replacing {root} with the
+tree's folder and {arch} with its arch/ directory.
+
+Force-included first, as the kernel force-includes kconfig.h and
+compiler_types.h: the variant's symbol prefix (kimport/prefix.h). Then the
+include order of the kernel's own build, the shim standing where the rest
+of include/ and arch/<arch>/include would be: before the uapi folder, as
+include/linux/time.h comes before include/uapi/linux/time.h there. The
+kernel's warnings are -Wall's without those of -Wextra (W=1), so a patch
+that would warn in a kernel build warns (and fails, -Werror) here too.
+"""
+
+TREE_COPTS = [
+    "-D__KERNEL__",
+    "-include",
+    "kernel_import/shim/kimport/prefix.h",
+    "-include",
+    "kernel_import/shim/linux/kconfig.h",
+    "-include",
+    "kernel_import/shim/linux/compiler_types.h",
+    "-iquote",
+    "{root}",
+    "-I{root}/arch/{arch}/include",
+    "-I{root}/include",
+    "-Ikernel_import/shim",
+    "-I{root}/include/uapi",
+    "-Wno-unused-parameter",
+    "-Wno-sign-compare",
+    "-Wno-missing-field-initializers",
+    "-Wno-type-limits",
+]

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The read side of an imported tree: its lib/vdso/gettimeofday.c,
+ * unmodified, with the tree's include/vdso and arch/x86/include/asm/vdso
+ * headers, compiled against the shim (kernel_import/shim), and the vDSO
+ * entry points arch/x86/entry/vdso/vclock_gettime.c puts around it
+ * (__vdso_clock_gettime() calling __cvdso_clock_gettime() ...), named as
+ * the variant's (VDSO_SYM(), impls/common/variant_prelude.h declares
+ * them). do_hres(), do_coarse() and do_hres_timens() are the tree's; the
+ * counter read is the variant's counter (shim asm/msr.h).
+ *
+ * One substitution: the tree's fallbacks (an inline `syscall' each, in
+ * its asm/vdso/gettimeofday.h) are compiled under other names and never
+ * called; the ones below enter the simulated kernel, as every layout's
+ * fallbacks do, so that a clock served by the syscall gets the simulated
+ * kernel's answer at the variant's counter value (and costs a syscall).
+ */
+#include "kernel_import/glue/kimport.h"
+
+#define clock_gettime_fallback kimport_tree_clock_gettime_fallback
+#define clock_getres_fallback kimport_tree_clock_getres_fallback
+#define gettimeofday_fallback kimport_tree_gettimeofday_fallback
+#include <vdso/datapage.h>
+#include <asm/vdso/gettimeofday.h>
+#undef clock_gettime_fallback
+#undef clock_getres_fallback
+#undef gettimeofday_fallback
+
+#include "kernel_import/glue/tree.h"
+
+static __always_inline long clock_gettime_fallback(clockid_t clk,
+						   struct __kernel_timespec *ts)
+{
+	return KIMPORT_SYM(fallback_clock_gettime)(clk, ts);
+}
+
+static __always_inline long clock_getres_fallback(clockid_t clk,
+						  struct __kernel_timespec *res)
+{
+	return KIMPORT_SYM(fallback_clock_getres)(clk, res);
+}
+
+static __always_inline long gettimeofday_fallback(struct __kernel_old_timeval *tv,
+						  struct timezone *tz)
+{
+	return KIMPORT_SYM(fallback_gettimeofday)(tv, tz);
+}
+
+#include "lib/vdso/gettimeofday.c"
+
+/*
+ * arch/x86/entry/vdso/vclock_gettime.c: the entry points, taking the
+ * userspace types of impls/common/variant_prelude.h's declarations
+ * (struct timespec, timeval: the kernel's __kernel_timespec and
+ * __kernel_old_timeval on x86-64, tree.h checks), named as the variant's.
+ */
+__attribute__((visibility("default"))) int
+KIMPORT_SYM(gettimeofday)(struct timeval *tv, struct timezone *tz)
+{
+	return __cvdso_gettimeofday((struct __kernel_old_timeval *)tv, tz);
+}
+
+__attribute__((visibility("default"))) __kernel_old_time_t
+KIMPORT_SYM(time)(__kernel_old_time_t *t)
+{
+	return __cvdso_time(t);
+}
+
+__attribute__((visibility("default"))) int
+KIMPORT_SYM(clock_gettime)(clockid_t clock, struct timespec *ts)
+{
+	return __cvdso_clock_gettime(clock, (struct __kernel_timespec *)ts);
+}
+
+__attribute__((visibility("default"))) int
+KIMPORT_SYM(clock_getres)(clockid_t clock, struct timespec *res)
+{
+	return __cvdso_clock_getres(clock, (struct __kernel_timespec *)res);
+}

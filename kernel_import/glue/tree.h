@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What reader.c and writer.c (the tree's half, compiled against the shim)
+ * share, after the tree's vdso/datapage.h: the userspace structures the
+ * variant's entry points take, checked against the kernel's, and the
+ * vvar area of the v6.15+ data store.
+ */
+#ifndef KIMPORT_TREE_H
+#define KIMPORT_TREE_H
+
+#include <linux/types.h>
+
+/*
+ * The userspace structures of impls/common/variant_prelude.h's
+ * declarations, as glibc defines them on x86-64 and arm64 (the kernel's
+ * uapi/linux/time.h leaves them to userspace under __KERNEL__): the same
+ * tags and members, so the entry points have the same types in both
+ * halves.
+ */
+struct timespec {
+	long tv_sec;
+	long tv_nsec;
+};
+
+struct timeval {
+	long tv_sec;
+	long tv_usec;
+};
+
+#define KIMPORT_SAME(a, b, f)                                                \
+	(sizeof(struct a) == sizeof(struct b) &&                            \
+	 __builtin_offsetof(struct a, f) == __builtin_offsetof(struct b, f))
+_Static_assert(KIMPORT_SAME(timespec, __kernel_timespec, tv_sec) &&
+		       KIMPORT_SAME(timespec, __kernel_timespec, tv_nsec),
+	       "struct timespec is the kernel's __kernel_timespec");
+_Static_assert(KIMPORT_SAME(timeval, __kernel_old_timeval, tv_sec) &&
+		       KIMPORT_SAME(timeval, __kernel_old_timeval, tv_usec),
+	       "struct timeval is the kernel's __kernel_old_timeval");
+_Static_assert(sizeof(__kernel_old_time_t) == sizeof(long) &&
+		       sizeof(clockid_t) == sizeof(int),
+	       "time_t and clockid_t are the kernel's");
+
+/* the project's struct vdso_field (impls/common/variant.h), same members */
+struct vdso_field {
+	const char *name;
+	u32 offset;
+	u32 size;
+};
+
+_Static_assert(sizeof(struct vdso_field) == 16 &&
+		       __builtin_offsetof(struct vdso_field, offset) == 8 &&
+		       __builtin_offsetof(struct vdso_field, size) == 12,
+	       "struct vdso_field as impls/common/variant.h has it");
+
+#endif /* KIMPORT_TREE_H */

@@ -1,0 +1,77 @@
+"""How the imported kernel trees join the variant table (impls/variants.bzl).
+
+An import (`vdsobench import SOURCE --name NAME`) is a layout named
+kernel:NAME, built on its architecture only, for every counter and inline
+choice of the table like any layout. Its C identifier (IMPORTS[layout]
+["ident"], kernel_<NAME with other characters than letters and digits
+escaped>) names its libraries and symbols. Each variant is two libraries:
+
+  <lib>_tree  the tree's own code, kernel_import/glue/reader.c (the tree's
+              lib/vdso/gettimeofday.c) and writer.c (its
+              kernel/time/vsyscall.c), compiled against kernel_import/shim
+              with the tree's headers, as the kernel's build orders them;
+  <lib>       kernel_import/glue/variant.c, the variant contract, compiled
+              as a layout source with the tree's configuration and
+              kimport_desc.h.
+"""
+
+load("@vdso_imports//:imports.bzl", "IMPORTS")
+load(":copts.bzl", "TREE_COPTS")
+
+def imported_layouts(arch):
+    """The imports that build on arch (x86_64, aarch64), in name order."""
+    return [layout for layout in sorted(IMPORTS) if IMPORTS[layout]["arch"] == arch]
+
+def is_imported(layout):
+    return layout in IMPORTS
+
+def import_ident(layout):
+    """The C identifier of a layout's symbols and targets."""
+    return IMPORTS[layout]["ident"] if layout in IMPORTS else layout
+
+def import_compat(layout):
+    """An import builds on its own architecture, whatever the counter."""
+    return ["@platforms//cpu:" + IMPORTS[layout]["arch"]]
+
+def tree_copts(root, arch):
+    """copts.bzl's compile line for the tree at root (execroot-relative)."""
+    return [c.replace("{root}", root).replace("{arch}", arch) for c in TREE_COPTS]
+
+def import_variant(name, layout, copts, deps):
+    """The two libraries of one variant of an imported layout: `name`
+    (what the registry links) and name + "_tree"."""
+    imp = IMPORTS[layout]
+    root = imp["root"]
+    native.cc_library(
+        name = name + "_tree",
+        srcs = [
+            "//kernel_import:glue/reader.c",
+            "//kernel_import:glue/writer.c",
+        ],
+        copts = copts + tree_copts(root, imp["arch_dir"]),
+        deps = [
+            "//impls:headers",
+            "//kernel_import:glue",
+            "//kernel_import:shim",
+            imp["tree"],
+        ],
+        linkstatic = True,
+        target_compatible_with = import_compat(layout),
+    )
+    native.cc_library(
+        name = name,
+        srcs = ["//kernel_import:glue/variant.c"],
+        copts = copts + [
+            "-include",
+            root + "/include/generated/autoconf.h",
+            "-include",
+            root + "/include/generated/kimport_desc.h",
+        ],
+        deps = deps + [
+            ":" + name + "_tree",
+            "//kernel_import:glue",
+            imp["tree"],
+        ],
+        linkstatic = True,
+        target_compatible_with = import_compat(layout),
+    )

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Stands for arch/x86/include/asm/barrier.h (and arm64's): the SMP
+ * barriers of the seqcount protocol. x86-64 is TSO, so the kernel's
+ * smp_rmb() and smp_wmb() are compiler barriers there (barrier(), as
+ * asm-generic/barrier.h defines them when the architecture gives no
+ * stronger one); arm64's are dmb ishld and dmb ishst.
+ */
+#ifndef _ASM_X86_BARRIER_H
+#define _ASM_X86_BARRIER_H
+
+#include <linux/compiler.h>
+
+#if defined(__x86_64__)
+#define smp_rmb() barrier()
+#define smp_wmb() barrier()
+#define smp_mb() __asm__ __volatile__("lock addl $0,-4(%%rsp)" ::: "memory", "cc")
+#elif defined(__aarch64__)
+#define smp_rmb() __asm__ __volatile__("dmb ishld" ::: "memory")
+#define smp_wmb() __asm__ __volatile__("dmb ishst" ::: "memory")
+#define smp_mb() __asm__ __volatile__("dmb ish" ::: "memory")
+#endif
+
+#endif /* _ASM_X86_BARRIER_H */

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Stands for arch/x86/include/asm/vgtod.h, which since v5.3 (the generic
+ * vDSO on x86) only gathers what the x86 vDSO headers need: the same
+ * includes.
+ */
+#ifndef _ASM_X86_VGTOD_H
+#define _ASM_X86_VGTOD_H
+
+#include <linux/compiler.h>
+#include <asm/clocksource.h>
+#include <vdso/datapage.h>
+#include <vdso/helpers.h>
+#include <uapi/linux/time.h>
+
+#endif /* _ASM_X86_VGTOD_H */
