@@ -26,6 +26,11 @@
  * - timens: the calls are made by a task in a time namespace (offsets
  *   ten days ahead, as the harness's timens mode), so the read path is
  *   the one through the namespace page (generic_timens* only).
+ * - cold: the harness's cold loop (bench/cold.h): before each call the
+ *   data page's offsets are read in 2 x ways pages of the simulated L1D,
+ *   so the counts show what that eviction leaves the call to miss; the
+ *   bracket's counter reads run, but no histogram is kept (its lines
+ *   would depend on the real counter's values under valgrind).
  */
 #include <alloca.h>
 #include <errno.h>
@@ -34,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/cold.h"
 #include "bench/loops.h"
 #include "bench/subjects.h"
 #include "impls/kernel/fake_counter.h"
@@ -51,6 +57,7 @@
 #define SIM_STACK_OFFSET 4032UL
 #define SIM_ENV_OFFSET 2048UL
 #define SIM_DEFAULT_L1D 32768UL
+#define SIM_DEFAULT_WAYS 8U
 
 static const struct {
 	const char *name;
@@ -60,6 +67,7 @@ static const struct {
 	{"hot", BENCH_BODY_NONE, false},
 	{"pressure", BENCH_BODY_PRESSURE, false},
 	{"timens", BENCH_BODY_NONE, true},
+	{"cold", BENCH_BODY_COLD, false},
 };
 
 /* a task in a namespace ten days ahead, as the harness's timens mode */
@@ -77,16 +85,19 @@ static struct {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: " PROG " VARIANT CLOCK MODE ITERATIONS [--l1d BYTES]\n"
+		"usage: " PROG " VARIANT CLOCK MODE ITERATIONS [--l1d BYTES] "
+		"[--ways N]\n"
 		"       " PROG " " FLOOR_EMPTY
-		" none MODE ITERATIONS [--l1d N]\n"
+		" none MODE ITERATIONS [--l1d N] [--ways N]\n"
 		"       " PROG " --list-json\n"
 		"Makes ITERATIONS calls through the harness's timed loop for\n"
 		"VARIANT on CLOCK in MODE (hot; pressure: between calls\n"
 		"read 2 x L1D in whole pages at the data page's offsets, as\n"
-		"`run` does; or timens: back to back from a task in a time\n"
-		"namespace, generic_timens* only), for cachegrind to count;\n"
-		"prints one JSON line, with the variant's vvar area.\n"
+		"`run` does; timens: back to back from a task in a time\n"
+		"namespace, generic_timens* only; cold: the cold loop, the\n"
+		"data page's offsets read in 2 x ways pages before each\n"
+		"call), for cachegrind to count; prints one JSON line, with\n"
+		"the variant's vvar area.\n"
 		"The simulated kernel runs on the fake clocksource and the\n"
 		"counter stays 1 ms past cycle_last, so every call is the\n"
 		"same: a variant <layout>+<counter>+<inline> is measured as\n"
@@ -94,8 +105,10 @@ static void usage(FILE *f)
 		"counter read is a TLS load).\n"
 		"  --l1d BYTES   the simulated L1D size the pressure buffer\n"
 		"                is sized from (default %lu)\n"
+		"  --ways N      the simulated L1D's ways, which the cold\n"
+		"                eviction is sized from (default %u)\n"
 		"  --list-json   the variants, clocks and modes, as JSON\n",
-		SIM_DEFAULT_L1D);
+		SIM_DEFAULT_L1D, SIM_DEFAULT_WAYS);
 }
 
 /* twice the L1D in whole pages, as the harness's pressure_bytes() */
@@ -152,28 +165,36 @@ static int bad(const char *what, const char *value, const char *valid)
 /* where run_loop()'s frame was: the evidence that the move below worked */
 static uintptr_t loop_frame;
 
-static noinline void run_loop(bench_loop_fn fn, u64 n)
+struct loop_call {
+	bench_loop_fn fn;
+	u64 n;
+};
+
+static noinline void run_loop(void *arg)
 {
+	const struct loop_call *c = arg;
+
 	loop_frame = (uintptr_t)__builtin_frame_address(0);
-	fn(&sim_env_page.env, n);
+	c->fn(&sim_env_page.env, c->n);
 }
 
-/*
- * Move the stack to SIM_STACK_OFFSET of a page before running the loop:
- * the environment and arguments above it vary in length, so where it
- * starts varies, and in pressure mode its lines could share the evicted
- * sets. pad + 16 is a multiple of 16, so alloca moves the stack by exactly
- * that much and where it ends does not depend on where it began (the
- * output's stack_page_offset shows it).
- */
-static noinline void run_loop_aligned(bench_loop_fn fn, u64 n)
+/* a whole number of bytes, or exit 2 naming the option and its range */
+static unsigned long parse_option(const char *flag, const char *value,
+				  unsigned long min, unsigned long max,
+				  const char *what)
 {
-	uintptr_t frame = (uintptr_t)__builtin_frame_address(0);
-	size_t pad = (frame - SIM_STACK_OFFSET) & (PAGE - 1);
-	volatile u8 *p = alloca(pad + 16);
+	unsigned long v;
+	char *end;
 
-	p[0] = 0;
-	run_loop(fn, n);
+	errno = 0;
+	v = strtoul(value, &end, 10);
+	if (errno || *end || value[0] < '0' || value[0] > '9' || v < min ||
+	    v > max) {
+		fprintf(stderr, PROG ": %s: '%s' is not %s\n", flag, value,
+			what);
+		exit(2);
+	}
+	return v;
 }
 
 int main(int argc, char **argv)
@@ -185,6 +206,8 @@ int main(int argc, char **argv)
 	struct timekeeper tk;
 	unsigned int index = 0, mode;
 	size_t l1d = SIM_DEFAULT_L1D;
+	unsigned int ways = SIM_DEFAULT_WAYS;
+	struct loop_call call;
 	bench_loop_fn fn;
 	char *end;
 	u64 n;
@@ -198,17 +221,18 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (argc == 7 && !strcmp(argv[5], "--l1d")) {
-		errno = 0;
-		l1d = strtoul(argv[6], &end, 10);
-		if (errno || *end || l1d < PAGE || l1d > (64UL << 20)) {
-			fprintf(stderr,
-				PROG ": --l1d: '%s' is not a size in bytes "
-				     "from 4096 to 64 MiB\n",
-				argv[6]);
-			return 2;
-		}
-		argc = 5;
+	/* the options after the four arguments, each with its value */
+	while (argc >= 7 && (!strcmp(argv[argc - 2], "--l1d") ||
+			     !strcmp(argv[argc - 2], "--ways"))) {
+		if (!strcmp(argv[argc - 2], "--l1d"))
+			l1d = parse_option("--l1d", argv[argc - 1], PAGE,
+					   64UL << 20,
+					   "a size in bytes from 4096 to 64 MiB");
+		else
+			ways = (unsigned int)parse_option(
+				"--ways", argv[argc - 1], 1, 1024,
+				"a number of ways from 1 to 1024");
+		argc -= 2;
 	}
 	if (argc != 5) {
 		usage(stderr);
@@ -219,7 +243,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[3], sim_modes[mode].name))
 			break;
 	if (mode == ARRAY_SIZE(sim_modes))
-		return bad("mode", argv[3], "valid: hot, pressure, timens");
+		return bad("mode", argv[3], "valid: hot, pressure, timens, cold");
 	errno = 0;
 	n = strtoull(argv[4], &end, 10);
 	if (errno || *end || argv[4][0] < '0' || argv[4][0] > '9' || !n) {
@@ -276,6 +300,21 @@ int main(int argc, char **argv)
 		memset(buf, 0, env->pressure_len);
 		env->pressure_buf = buf;
 	}
+	if (sim_modes[mode].body == BENCH_BODY_COLD) {
+		u8 *buf;
+
+		env->cold.pages = cold_pages(l1d, ways, 1);
+		env->cold.span = BENCH_PRESSURE_SPAN;
+		env->cold.dither = COLD_DITHER;
+		buf = aligned_alloc(PAGE, env->cold.pages * PAGE);
+		if (!buf) {
+			fprintf(stderr, PROG ": no memory for %zu pages\n",
+				env->cold.pages);
+			return 1;
+		}
+		memset(buf, 0, env->cold.pages * PAGE);
+		env->cold.buf = buf;
+	}
 
 	check_reset_fake_kernel(&cs, SIM_START_CYCLES);
 	if (v && sim_kernel_attach(v)) {
@@ -295,7 +334,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	run_loop_aligned(fn, n);
+	/*
+	 * The loop's stack at SIM_STACK_OFFSET of a page: the environment
+	 * and arguments above it vary in length, so where it starts varies,
+	 * and in pressure and cold mode its lines could share the evicted
+	 * sets (the output's stack_page_offset shows where it went).
+	 */
+	call.fn = fn;
+	call.n = n;
+	cold_with_stack_at(SIM_STACK_OFFSET, run_loop, &call);
 
 	if (v && sim_modes[mode].timens && sim_timens_leave(v)) {
 		fprintf(stderr, PROG ": leaving the time namespace of %s: %s\n",
@@ -305,12 +352,14 @@ int main(int argc, char **argv)
 
 	printf("{\"subject\":\"%s\",\"measured_as\":\"%s\",\"clock\":\"%s\","
 	       "\"mode\":\"%s\",\"iterations\":%llu,\"pressure_bytes\":%zu,"
+	       "\"cold_pages\":%zu,"
 	       "\"counter\":%llu,\"syscalls\":%llu,\"stack_page_offset\":%lu,"
 	       "\"fake_counter_page_offset\":%lu,\"evicted_span\":%d,"
 	       "\"vvar\":\"0x%lx\",\"vvar_size\":%zu}\n",
 	       asked ? asked->name : FLOOR_EMPTY, v ? v->name : FLOOR_EMPTY,
 	       clock->name, sim_modes[mode].name, (unsigned long long)n,
-	       env->pressure_len, (unsigned long long)vdso_fake_cycles,
+	       env->pressure_len, env->cold.pages,
+	       (unsigned long long)vdso_fake_cycles,
 	       (unsigned long long)sim_syscall_count(),
 	       (unsigned long)(loop_frame & (PAGE - 1)),
 	       (unsigned long)((uintptr_t)&vdso_fake_cycles & (PAGE - 1)),

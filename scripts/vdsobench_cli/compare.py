@@ -89,7 +89,10 @@ def sim_rows(variants, clocks, modes, baseline):
     """Simulated counts (deterministic) compared exactly: no rounds needed."""
     from . import sim
 
-    measured = sim.measure(variants, clocks, [m for m in modes if m in sim.MODES])
+    simulated = [m for m in modes if m in sim.ALL_MODES]
+    if not simulated:
+        return []
+    measured = sim.measure(variants, clocks, simulated)
     by_key = {(m["variant"], m["clock"], m["mode"]): m for m in measured}
     rows = []
     for (variant, clock, mode), m in by_key.items():
@@ -290,7 +293,8 @@ def add_parser(sub):
                    help=f"significance level before correction (default 0.05; "
                         f"{ranged.ALPHA.valid})")
     p.add_argument("--sim", action="store_true",
-                   help="also compare simulated instructions and L1D misses (valgrind)")
+                   help="also compare simulated instructions and L1D misses (valgrind), "
+                        "for the modes cachegrind runs: hot, pressure, cold")
     p.add_argument("--format", default="table", metavar="FMT",
                    help=f"one of {', '.join(FORMATS)} (default table)")
     p.add_argument("--calls-per", metavar="SECONDS", type=ranged.CALLS_PER,

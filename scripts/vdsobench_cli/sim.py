@@ -12,6 +12,12 @@ difference in calls: start-up and setup cancel, what is left is per call.
 floor/empty in the same mode (the loop and the pressure reads alone) is
 subtracted for the call's own cost ("net").
 
+The cold mode runs the harness's cold loop (bench/cold.h): before each call the
+data page's offsets are read in 2 x ways pages of the simulated D1, so its net
+misses per call are the lines the call finds evicted, which `compare --modes
+cold` times; cachegrind cannot time, and the harness cannot count misses on a
+machine without a PMU, so the two meet in compare --sim and the recipes.
+
 Valgrind runs under `setarch -R` (no ASLR): with a randomised stack or TLS a
 line could share the evicted sets on one run and not on the next.
 """
@@ -34,6 +40,8 @@ GEOMETRY = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
 # Same number of digits: parsing and printing the count then cost the same.
 ITERATIONS = (1000, 9000)
 MODES = ("hot", "pressure")
+# every mode the driver simulates that `compare --sim` pairs with a timed mode
+ALL_MODES = ("hot", "pressure", "cold")
 FLOOR = "floor/empty"
 DEFAULT_VARIANTS = ("*+rdtscp+always",)
 DEFAULT_CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai",
@@ -125,14 +133,15 @@ class Runner:
     def __init__(self, binary, tmp):
         self.binary = str(binary)
         self.tmp = tmp
-        self.d1_bytes = GEOMETRY["D1"].split(",")[0]
+        self.d1_bytes, self.d1_ways = GEOMETRY["D1"].split(",")[:2]
 
     def command(self, subject, clock, mode, n, out):
         return ["setarch", platform.machine(), "-R",
                 "valgrind", f"--tool={TOOL}", "--cache-sim=yes",
                 *(f"--{level}={GEOMETRY[level]}" for level in ("I1", "D1", "LL")),
                 f"--cachegrind-out-file={out}",
-                self.binary, subject, clock, mode, str(n), "--l1d", self.d1_bytes]
+                self.binary, subject, clock, mode, str(n), "--l1d", self.d1_bytes,
+                "--ways", self.d1_ways]
 
     def __call__(self, key):
         subject, clock, mode, n = key
@@ -294,7 +303,9 @@ def add_parser(sub):
                     "<layout>+fake+<inline> (same layout code and inlining; the fake "
                     "counter is a TLS load, so every call takes the same path).",
         epilog="modes: hot (back to back), pressure (2 x the simulated D1 read between "
-               "calls at the data page's offsets, as `run` does). "
+               "calls at the data page's offsets, as `run` does), cold (the harness's "
+               "cold loop: the data page's offsets read in 2 x the D1's ways of pages "
+               "before each call), timens (generic_timens* only). "
                "Needs valgrind (scripts/vdsobench setup).")
     p.add_argument("variants", nargs="*", metavar="VARIANT",
                    help="names or globs (default '*+rdtscp+always': every layout in the table)")
@@ -302,7 +313,7 @@ def add_parser(sub):
                    help="comma-separated (default the seven clocks); also getres:<clock>, "
                         "gettimeofday, time")
     p.add_argument("--modes", action="append", metavar="LIST",
-                   help="hot, pressure (default both)")
+                   help="hot, pressure, cold, timens (default hot,pressure)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--jobs", type=ranged.JOBS, metavar="N",
                    help=f"valgrind runs in parallel (default: the number of CPUs; "

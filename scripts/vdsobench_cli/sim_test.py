@@ -63,11 +63,11 @@ class ParseTest(unittest.TestCase):
 class MeasureTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.results = sim.measure([GTOD, MULTSHIFT, RAW_COPY], CLOCKS, sim.MODES)
+        cls.results = sim.measure([GTOD, MULTSHIFT, RAW_COPY], CLOCKS, sim.ALL_MODES)
         cls.r = by_key(cls.results)
 
     def test_one_result_per_point_with_its_keys(self):
-        self.assertEqual(len(self.results), 3 * len(CLOCKS) * len(sim.MODES))
+        self.assertEqual(len(self.results), 3 * len(CLOCKS) * len(sim.ALL_MODES))
         r = self.r[(GTOD, "monotonic", "hot")]
         self.assertEqual(r["measured_as"], "x86_gtod+fake+always")
         for key in ("instructions_per_call", "l1d_reads_per_call", "l1d_misses_per_call",
@@ -87,6 +87,18 @@ class MeasureTest(unittest.TestCase):
         self.assertGreater(multshift, gtod)
         self.assertGreaterEqual(gtod, 1)  # the data line was evicted: it misses
 
+    def test_cold_evicts_the_lines_the_call_reads(self):
+        # the cold loop's eviction (2 x 8 ways of loads per set) leaves each call
+        # to miss every line its data occupies, as pressure does, and nothing else
+        for variant in (GTOD, MULTSHIFT):
+            for clock in CLOCKS:
+                cold = self.r[(variant, clock, "cold")]["net_l1d_misses_per_call"]
+                pressure = self.r[(variant, clock, "pressure")]["net_l1d_misses_per_call"]
+                self.assertEqual(cold, pressure, (variant, clock))
+        self.assertEqual(self.r[(GTOD, "monotonic", "cold")]["net_l1d_misses_per_call"], 1)
+        self.assertEqual(self.r[(MULTSHIFT, "monotonic", "cold")]["net_l1d_misses_per_call"],
+                         2)
+
     def test_hot_loop_misses_nothing(self):
         for (variant, clock, mode), r in self.r.items():
             if mode == "hot":
@@ -100,7 +112,7 @@ class MeasureTest(unittest.TestCase):
         self.assertGreater(gtod, 3 * copy)
 
     def test_deterministic(self):
-        again = sim.measure([GTOD, MULTSHIFT, RAW_COPY], CLOCKS, sim.MODES, jobs=1)
+        again = sim.measure([GTOD, MULTSHIFT, RAW_COPY], CLOCKS, sim.ALL_MODES, jobs=1)
         self.assertEqual(again, self.results)
 
     def test_table(self):
@@ -130,8 +142,8 @@ class BadInputTest(unittest.TestCase):
         self.one_line([GTOD, "--clocks", "monotonik"], "'monotonik'", "monotonic_raw")
 
     def test_unknown_mode(self):
-        self.one_line([GTOD, "--clocks", "monotonic", "--modes", "hot,cold"],
-                      "'cold'", "pressure")
+        self.one_line([GTOD, "--clocks", "monotonic", "--modes", "hot,frozen"],
+                      "'frozen'", "cold")
 
     def test_bad_jobs(self):
         self.one_line([GTOD, "--jobs", "0"], "--jobs")
