@@ -119,3 +119,23 @@ class ChooseTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RegistryTest(unittest.TestCase):
+    """The table's own layouts against the recorded 6.18 page."""
+
+    @classmethod
+    def setUpClass(cls):
+        from . import variants
+        cls.registry = variants.load()
+
+    def test_the_layout_chosen_for_6_18_matches_it(self):
+        v, why = live.choose_layout(self.registry, DUMP["kernel"])
+        self.assertIsNotNone(v, why)
+        r = live.check(DUMP, v)
+        self.assertTrue(r["matches"], failing(r))
+        self.assertIn("monotonic_raw from the counter", [c["what"] for c in r["checks"]])
+
+    def test_generic_6_10_does_not_match_it(self):
+        v = next(v for v in self.registry if v["layout"] == "generic_6_10")
+        self.assertFalse(live.check(DUMP, v)["matches"])
