@@ -170,7 +170,8 @@ def analyze_path(ents, path):
     if path["kind"] == "syscall":
         if not loads:
             text = "no vDSO data read"
-        elif set(read) <= SEQ_FIELDS:
+        elif {name.split(".")[-1] for name in read} <= SEQ_FIELDS:
+            # "seq", or v6.15's "clock_data[CS_HRES_COARSE].seq"
             text = f"no vDSO data read beyond seq/clock_mode ({describe_lines(marks)})"
         else:
             text = f"after reading {', '.join(read)} ({describe_lines(marks)})"

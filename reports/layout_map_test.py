@@ -114,6 +114,13 @@ class ReadSetTest(unittest.TestCase):
         seq_only = layout_map.analyze_path(layout_map.entries(BEFORE["fields"]),
                                            path("boottime", "syscall", [load(0, 4), load(4, 4)]))
         self.assertIn("no vDSO data read beyond seq/clock_mode (line 0)", seq_only["summary"])
+        # v6.15's names for the same members
+        nested = [{"name": "clock_data[CS_HRES_COARSE].seq", "offset": 0, "size": 4},
+                  {"name": "clock_data[CS_HRES_COARSE].clock_mode", "offset": 4, "size": 4},
+                  {"name": "clock_data[CS_HRES_COARSE].mult", "offset": 32, "size": 4}]
+        seq_only = layout_map.analyze_path(layout_map.entries(nested),
+                                           path("boottime", "syscall", [load(0, 4), load(4, 4)]))
+        self.assertIn("no vDSO data read beyond seq/clock_mode (line 0)", seq_only["summary"])
 
     def test_timens_task_reads_both_pages(self):
         # the namespace page comes first for a task in a namespace: seq, clock_mode and
