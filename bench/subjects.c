@@ -37,8 +37,8 @@ const struct mode_info bench_modes[NR_MODES] = {
 		       "before each call, evict the data page's lines from "
 		       "L1D (2 x hwloc's L1D ways of loads per set); time the "
 		       "call alone between two ordered counter reads, net of "
-		       "that bracket (floor/empty cold): ns per L1 miss "
-		       "that hits L2"},
+		       "that bracket (floor/empty cold): what the lines found "
+		       "in L2 cost the call"},
 	[MODE_COLD_L2] = {"cold-l2", BENCH_BODY_COLD,
 			  "as cold, the lines evicted from L2 as well "
 			  "(hwloc's L2 size and ways): each call finds its "

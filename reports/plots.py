@@ -450,7 +450,8 @@ def bars(results_list, variants=None, clocks=None, modes=None, column=None):
             lambda r: r and (r["ns"], r["low"], r["high"]))(d.by.get((s, *g))))
         _groups(ax, d.ticks)
         _value_axis(ax, [r["low"] for r in d.recs], [r["high"] for r in d.recs], "ns per call")
-        caption = " ".join(filter(None, [interval_note(d.recs)] + d.notes))
+        caption = " ".join(filter(None, [interval_note(d.recs)] + d.notes
+                                  + tables.mode_notes(d.recs)))
         return _finish(fig, [ax], f"clock_gettime() cost per call, by clock and variant\n"
                                   f"{machine_line(d.col)}", caption, handles, d.labels)
 
@@ -570,7 +571,7 @@ def _comparison_counts(comparison):
         _groups(axes[-1], [_short_row_label(g) for g in groups])
         caption = " ".join(filter(None, [
             "Simulated counts are deterministic (cachegrind); counters are the medians of "
-            "the rounds.", note, CLOCK_NOTE]))
+            "the rounds.", note, CLOCK_NOTE] + tables.mode_notes(rows)))
         return _finish(fig, axes, "Counts per call, before and after\n"
                                   + tables.machine_text(meta).removeprefix("Machine: "),
                        caption, handles, [label[s] for s in series])

@@ -5,7 +5,11 @@ import statistics
 from reports import emulation as emulation_mod
 
 # per-benchmark user counters the harness adds that are not perf events
-HARNESS_COUNTERS = ("cpu", "counted_fraction", "writer_hz", "writer_cpu")
+HARNESS_COUNTERS = ("cpu", "counted_fraction", "writer_hz", "writer_cpu",
+                    # the cold modes: the calls with the bracket, the bracket, the
+                    # spread of single calls, the share within the outlier fence
+                    "cold_raw_ns", "cold_bracket_ns", "cold_median_ns", "cold_p90_ns",
+                    "cold_kept")
 
 
 def split_name(name):

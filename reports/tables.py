@@ -34,6 +34,17 @@ NO_VERDICT = "no verdict: the CPU was lost"
 NO_VERDICT_MARK = "?"
 LOST_LEGEND = ("retries: batches that lost the CPU to another task and were measured again; "
                "lost: rounds that lost it even so")
+# what a row's time means in the modes that time each call alone (bench/cold.h)
+MODE_NOTES = {
+    "cold": "cold: each call timed alone after its data page's lines were evicted from "
+            "L1D, net of the bracket (floor/empty cold, timed in the same round)",
+    "cold-l2": "cold-l2: each call timed alone after its data page's lines were evicted "
+               "from L1D and L2, net of the bracket (floor/empty cold-l2, same round)",
+    "warm": "warm: each call timed alone, nothing evicted, net of the bracket (floor/empty "
+            "warm, same round)",
+}
+SIMULATED = ("Simulated by cachegrind: exact counts per call, the same on every run of "
+             "this build, compared exactly (no rounds, no intervals).")
 
 
 def render(comparison, fmt, calls_per=None):
@@ -180,12 +191,34 @@ def machine_text(meta):
             + (f"{hyp} guest" if hyp else "no hypervisor"))
 
 
+def simulated_only(rows):
+    """Every row a simulated count: no rounds, no intervals, no significance."""
+    return bool(rows) and all(str(r.get("metric")).startswith("sim:") for r in rows)
+
+
+def mode_notes(rows):
+    """What the time means in each mode (of the measured rows) that times each
+    call alone."""
+    measured = [r for r in rows if not str(r.get("metric")).startswith("sim:")]
+    return [MODE_NOTES[m] + "." for m in distinct(measured, "mode") if m in MODE_NOTES]
+
+
+def method_text(comparison):
+    """The method the verdicts come from (a table of simulated counts: exact)."""
+    if simulated_only(comparison.get("rows") or []):
+        return "exact: deterministic counts"
+    return (comparison.get("meta") or {}).get("method")
+
+
 def rounds_text(comparison):
     meta, rows = comparison.get("meta") or {}, comparison.get("rows") or []
+    if simulated_only(rows):
+        return SIMULATED
     if meta.get("paired", True) is False:
         return "Unpaired: medians of the repetitions of two separate runs."
     n = meta.get("rounds") or max((r.get("n") or 0 for r in rows), default=0)
-    return f"Medians of {n} interleaved rounds, paired per round."
+    return " ".join([f"Medians of {n} interleaved rounds, paired per round."]
+                    + mode_notes(rows))
 
 
 def notes(comparison):
@@ -275,17 +308,21 @@ def render_lkml(comparison, calls_per):
     lines += wrap(f"{rounds_text(comparison)} Before, After: {', '.join(units)}; "
                   "Diff: the change from Before to After.")
     of_calls = " (of calls)" if calls_per and "ns/call" in distinct(rows, "metric") else ""
-    lines += wrap(f"Ratio after/before{of_calls} and its {confidence_text(comparison)}:")
+    simulated = simulated_only(rows)
+    lines += wrap(f"Ratio after/before{of_calls}"
+                  + (" (exact):" if simulated else
+                     f" and its {confidence_text(comparison)}:"))
     for key, block in groups.items():
         title = block_title(key, rows, calls_per)
         if title and len(groups) > 1:
             lines += wrap(" " + title + ":", "   ")
         lines += ci_lines(block, rows, calls_per)
-    lines += wrap(f"{NOT_SIGNIFICANT} = no significant difference (the CI includes 1).")
+    if not simulated:
+        lines += wrap(f"{NOT_SIGNIFICANT} = no significant difference (the CI includes 1).")
     lines += lost_lines(rows)
     lines += wrap(machine_text(meta) + ".")
-    if meta.get("method"):
-        lines += wrap(f"Method: {meta['method']}.", "  ")
+    if method_text(comparison):
+        lines += wrap(f"Method: {method_text(comparison)}.", "  ")
     for note in notes(comparison):
         lines += wrap(f"Note: {note}", "  ")
     return "\n".join(lines) + "\n"
@@ -341,7 +378,9 @@ def header_lines(comparison, rows):
     meta = comparison.get("meta") or {}
     lines = ([emulation.describe(meta["emulation"])] if meta.get("emulation") else []) + [
         machine_text(meta), rounds_text(comparison)]
-    if meta.get("method"):
+    if simulated_only(rows):
+        lines.append(f"Method: {method_text(comparison)}.")
+    elif meta.get("method"):
         lines.append(f"Method: {meta['method']}; {confidence_text(comparison)}.")
     if len(distinct(rows, "baseline")) == 1 and rows:
         lines.append(f"Baseline: {rows[0].get('baseline')}")
@@ -357,7 +396,7 @@ def render_table(comparison, calls_per):
         lines.append("  ".join(c.rjust(w) if name in NUMERIC else c.ljust(w)
                                for name, c, w in zip(head, row, widths)).rstrip())
     lines.insert(1, "-" * len(lines[0]))
-    lines += [f"{NOT_SIGNIFICANT} = no significant difference"] + (
+    lines += ([] if simulated_only(rows) else [f"{NOT_SIGNIFICANT} = no significant difference"]) + (
         [LOST_LEGEND] if "retries" in head else []) + [
         f"note: {n}" for n in notes(comparison)]
     return "\n".join(header_lines(comparison, rows) + [""] + lines) + "\n"
@@ -375,7 +414,9 @@ def render_markdown(comparison, calls_per):
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "|".join("---:" if name in NUMERIC else "---" for name in head) + "|")
     lines += ["| " + " | ".join(cell(i, c) for i, c in enumerate(row)) + " |" for row in body]
-    lines += ["", f"{NOT_SIGNIFICANT} = no significant difference (the CI includes 1)."]
+    lines.append("")
+    if not simulated_only(rows):
+        lines.append(f"{NOT_SIGNIFICANT} = no significant difference (the CI includes 1).")
     if "retries" in head:
         lines.append(LOST_LEGEND + ".")
     lines += [f"- {n}" for n in notes(comparison)]

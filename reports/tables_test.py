@@ -69,7 +69,25 @@ def assert_contains(test, text, *parts):
         test.assertIn(part, text)
 
 
-FIXTURES = {"seed": seed_comparison, "many": many_variants, "unpaired": unpaired_comparison}
+def cold_comparison():
+    """The cold mode's time rows beside its simulated misses (multshift-in-base)."""
+    rows = [row(clock, 24.7, 25.2, variant="x86_gtod_ts_multshift+rdtscp+always", mode="cold")
+            for clock in ("monotonic", "realtime")]
+    rows += [row(clock, 1.0, misses, variant="x86_gtod_ts_multshift+rdtscp+always",
+                 mode="cold", metric="sim:l1d_misses", verdict="higher" if misses > 1 else "same",
+                 p=None, p_adjusted=None, n=1, ci_low=misses, ci_high=misses)
+             for clock, misses in (("monotonic", 2.0), ("realtime", 1.0))]
+    return comparison(rows)
+
+
+def simulated_only(comparison):
+    """A recipe's simulated section: the comparison's sim rows alone."""
+    return dict(comparison, rows=[r for r in comparison["rows"]
+                                  if r["metric"].startswith("sim:")])
+
+
+FIXTURES = {"seed": seed_comparison, "many": many_variants, "unpaired": unpaired_comparison,
+            "cold": cold_comparison, "simulated": lambda: simulated_only(cold_comparison())}
 
 
 class FormatsTest(unittest.TestCase):
@@ -174,6 +192,29 @@ class OtherFormatsTest(unittest.TestCase):
         self.assertEqual(json.loads(text), original)
         shuffled = {"rows": original["rows"], "meta": dict(reversed(original["meta"].items()))}
         self.assertEqual(tables.render(shuffled, "json"), text)
+
+    def test_cold_rows_say_what_the_time_is(self):
+        for fmt in ("lkml", "table", "markdown"):
+            out = " ".join(tables.render(cold_comparison(), fmt).split())
+            self.assertIn("cold: each call timed alone after its data page's lines were "
+                          "evicted from L1D, net of the bracket", out, fmt)
+        out = " ".join(tables.render(seed_comparison(), "lkml").split())
+        self.assertNotIn("timed alone", out, "hot rows: no cold note")
+
+    def test_a_simulated_table_ends_with_no_timing_footer(self):
+        for fmt in ("lkml", "table", "markdown"):
+            out = tables.render(simulated_only(cold_comparison()), fmt)
+            flat = " ".join(out.split())
+            self.assertIn("Simulated by cachegrind: exact counts per call", flat, fmt)
+            for timing in ("interleaved rounds", "no significant difference",
+                           "Bonferroni", "paired sign test", "timed alone"):
+                self.assertNotIn(timing, flat, fmt)
+            self.assertIn("exact: deterministic counts", flat, fmt)
+        lkml = tables.render(simulated_only(cold_comparison()), "lkml")
+        self.assertIn("Ratio after/before (exact):", lkml)
+        self.assertIn("CLOCK_MONOTONIC: 2.000 (exact)", lkml)
+        mixed = " ".join(tables.render(cold_comparison(), "lkml").split())
+        self.assertIn("interleaved rounds", mixed, "time rows keep the timing footer")
 
     def test_terminal_table_has_every_field(self):
         out = tables.render(unpaired_comparison(), "table")

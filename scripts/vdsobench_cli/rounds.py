@@ -26,6 +26,10 @@ class Series:
         # {round: retries} and the rounds whose batch lost the CPU even so
         self.retries = {}
         self.disturbed = {}
+        # the cold modes (bench/cold.h): per (subject, copy), {round: the batch's
+        # "cold" record}: raw_ns (the calls with the bracket), bracket_ns (floor/empty
+        # in the same round; ns = raw - bracket), the single calls' spread
+        self.cold = {}
 
     @property
     def clock(self):
@@ -96,6 +100,8 @@ def parse(lines):
                 g.errors.setdefault(who, rec["error"])
                 continue
             g.ns.setdefault(who, {})[rec["round"]] = rec["ns_per_call"]
+            if "cold" in rec:
+                g.cold.setdefault(who, {})[rec["round"]] = rec["cold"]
             g.counters.setdefault(who, {})[rec["round"]] = rec.get("counters", {})
             # absent in rounds recorded before the check: nothing known lost
             g.retries.setdefault(who, {})[rec["round"]] = rec.get("retries", 0)

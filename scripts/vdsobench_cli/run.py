@@ -9,6 +9,7 @@ machine fingerprint and the warnings, runs it, and writes the results file
 import datetime
 import json
 import os
+import re
 import sys
 
 from . import (arch, build, cpu_lock, fingerprint, lifecycle, machine_warnings, packages, ranged,
@@ -118,6 +119,22 @@ def vdsobench_context(args, argv, harness, fp, build_info, warnings, names, cpus
     }
 
 
+# what Google Benchmark adds to the name of a benchmark with a fixed iteration count
+# and manual time, as the harness registers the cold modes' (their reported time is
+# the calls' alone, net of the bracket, not the loop's)
+GB_SUFFIX = re.compile(r"/iterations:\d+|/manual_time")
+
+
+def plain_names(data):
+    """Every benchmark named <subject>/<clock>/<mode>/cpu<N>, as planned: the cold
+    modes' Google Benchmark suffixes taken off name and run_name."""
+    for b in data.get("benchmarks", []):
+        for key in ("name", "run_name"):
+            if isinstance(b.get(key), str):
+                b[key] = GB_SUFFIX.sub("", b[key])
+    return data
+
+
 def expected_size(benchmarks, repetitions):
     """Bytes a results file may take: about 500 per repetition and aggregate (mean,
     median, stddev, cv) of each benchmark, doubled, plus the context."""
@@ -166,7 +183,7 @@ def run(args):
             return 1
         try:
             with open(raw) as f:
-                data = json.load(f)
+                data = plain_names(json.load(f))
         except (OSError, json.JSONDecodeError) as e:
             raise Failure(f"the harness wrote no usable results (exit {r.returncode}): "
                           f"{e}") from None
@@ -214,6 +231,14 @@ def add_parser(sub):
              "            invalidated lines and seqlock retries\n"
              "  timens    the reader is a task in a time namespace (generic_timens*)\n"
              "  pointer   calls through a function pointer, as glibc calls the vDSO\n"
+             "  cold      before each call, evict the data page's lines from L1D\n"
+             "            (2 x hwloc's L1D ways of loads in each of their sets) and\n"
+             "            time the call alone between ordered counter reads: ns per\n"
+             "            call net of that bracket (floor/empty cold), which holds\n"
+             "            what the lines found in L2 cost the call\n"
+             "  cold-l2   as cold, the lines evicted from L2 too (hwloc's L2)\n"
+             "  warm      each call timed alone as in cold, nothing evicted: the\n"
+             "            control (cold - warm: what the evicted lines cost)\n"
              "\nsubjects: variants (LAYOUT+COUNTER+INLINE, real counters), sys/syscall,\n"
              "sys/libc, sys/vdso (the kernel's __vdso_clock_gettime), floor/rdtsc,\n"
              "floor/lfence_rdtsc, floor/mfence_rdtsc, floor/rdtscp, floor/empty (the loop);\n"
@@ -233,7 +258,8 @@ def add_parser(sub):
                    help="realtime, monotonic, monotonic_raw, boottime, tai, realtime_coarse, "
                         "monotonic_coarse, getres:<clock>, gettimeofday, time")
     p.add_argument("--modes", action="append", metavar="LIST",
-                   help="hot, pressure, compute, writer, timens, pointer (default hot)")
+                   help="hot, pressure, compute, writer, timens, pointer, cold, cold-l2, "
+                        "warm (default hot)")
     p.add_argument("--cpus", metavar="LIST", help="CPUs, one at a time: 0,2 or 1-3 or all "
                                                   "(default: the last CPU allowed)")
     p.add_argument("--writer-cpu", metavar="N", type=ranged.CPU,
