@@ -12,7 +12,12 @@ harness and checks them on the machine's own noise:
    are detected at the rate sign_test_power() claims for the measured noise.
 3. Known differences, where the answer is not in doubt: sys/vdso against
    sys/syscall and floor/rdtsc against floor/lfence_rdtsc must come out
-   faster with an interval excluding 1.
+   faster with an interval excluding 1. And the cold mode's (bench/cold.h):
+   x86_gtod_ts_multshift against x86_gtod, whose MONOTONIC reads one cache
+   line more (seed 000's straddle, basetime 48..71), must come out slower
+   on MONOTONIC with an interval excluding 1 and with no significant
+   difference on REALTIME (one line in both); the MONOTONIC ratio relative
+   to REALTIME's is printed too, the line's cost net of the code's.
 4. The minimum detectable effect of a --trial-rounds compare (95% confidence,
    80% power) at the measured noise, and how long such a compare takes.
 5. Another process on the measured CPU: a busy loop pinned there while
@@ -22,8 +27,9 @@ harness and checks them on the machine's own noise:
    ratio must stay within the idle interval widened by BUSY_MARGIN; a ratio
    pulled toward 1 unnoticed fails.
 
-Exit 0 when the false-alarm rate is within alpha, both known differences
-are found and the busy loop is noticed or harmless; 1 otherwise.
+Exit 0 when the false-alarm rate is within alpha, the known differences
+are found (the cold one as expected on both clocks) and the busy loop is
+noticed or harmless; 1 otherwise.
 """
 
 import argparse
@@ -43,6 +49,9 @@ from reports import stats  # noqa: E402
 SHIFTS = (1.01, 1.02, 1.05)
 KNOWN = (("sys/syscall", "sys/vdso", "monotonic"),
          ("floor/lfence_rdtsc", "floor/rdtsc", "none"))
+# the cold mode's known difference: after x before, and each clock's expected verdict
+COLD_PAIR = ("x86_gtod+rdtscp+always", "x86_gtod_ts_multshift+rdtscp+always")
+COLD_EXPECT = {"monotonic": "slower", "realtime": stats.NO_DIFFERENCE}
 # the difference measured beside a busy loop, and how far its ratio may stray
 # from the idle interval (each end moved out by 3%): the loss this check is
 # about pulled 0.613 [0.612, 0.614] to 0.787, far outside
@@ -127,6 +136,46 @@ def known_differences(binary, trial_rounds, batch_ms, alpha):
     return [(slow, fast, clock)
             + known_difference(binary, slow, fast, clock, trial_rounds, batch_ms, alpha)
             for slow, fast, clock in KNOWN]
+
+
+def cold_difference(binary, trial_rounds, batch_ms, alpha):
+    """The cold mode's known difference: {clock: (the paired result of COLD_PAIR's
+    second against its first, why the rounds lost the CPU too often or None)},
+    Bonferroni over the clocks as a compare of both would be, and the seconds."""
+    ns = argparse.Namespace(clocks=list(COLD_EXPECT), modes=["cold"])
+    started = time.monotonic()
+    context, groups = rounds.measure(binary, rounds.harness_args(list(COLD_PAIR), ns),
+                                     trial_rounds, batch_ms, quiet=True)
+    out = {}
+    for g in groups:
+        base, other = g.paired((COLD_PAIR[0], 0), (COLD_PAIR[1], 0))
+        out[g.clock] = (stats.paired(base, other, alpha=alpha, comparisons=len(COLD_EXPECT)),
+                        rounds.lost_cpu(context, [g]).get(g.key))
+    return out, time.monotonic() - started
+
+
+def cold_verdict(results):
+    """(passed, lines) for the cold known difference: every clock of COLD_EXPECT
+    measured, none lost, each with its expected verdict; then MONOTONIC's ratio
+    over REALTIME's (the extra line net of whatever else differs)."""
+    ok, lines = True, []
+    for clock, expect in COLD_EXPECT.items():
+        if clock not in results:
+            ok = False
+            lines.append(f"  {clock} cold: not measured (MISSED)")
+            continue
+        res, lost = results[clock]
+        good = res["verdict"] == expect and not lost
+        ok &= good
+        lines.append(f"  {COLD_PAIR[1]} vs {COLD_PAIR[0]} ({clock}, cold): ratio "
+                     f"{res['ratio']:.3f} [{res['ci_low']:.3f}, {res['ci_high']:.3f}], "
+                     f"{res['verdict']} ({'as expected' if good else 'MISSED: expected ' + expect})"
+                     + (f"; {lost}" if lost else ""))
+    if "monotonic" in results and "realtime" in results:
+        mono, real = results["monotonic"][0]["ratio"], results["realtime"][0]["ratio"]
+        lines.append(f"  MONOTONIC's ratio over REALTIME's: {mono / real:.3f} (the straddled "
+                     "line's cost net of the code's)")
+    return ok, lines
 
 
 @contextlib.contextmanager
@@ -219,6 +268,13 @@ def run_selftest(args):
               f"[{res['ci_low']:.3f}, {res['ci_high']:.3f}], p {res['p']:.2g}: "
               f"{res['verdict']} ({'as expected' if ok else 'MISSED'}; {seconds:.1f} s)"
               + (f"; {lost}" if lost else ""))
+    cold, seconds = cold_difference(binary, args.trial_rounds, args.batch_ms, args.alpha)
+    cold_ok, lines = cold_verdict(cold)
+    found &= cold_ok
+    print(f"known difference in the cold mode (each call alone, its data evicted from L1D; "
+          f"{seconds:.1f} s):")
+    for line in lines:
+        print(line)
     print("another process on the measured CPU:")
     busy_ok, line = busy_check(binary, *idle[BUSY_PAIR], args.trial_rounds, args.batch_ms,
                                args.alpha)
