@@ -8,13 +8,20 @@ concurrency checker missed the known-bad variant).
 """
 
 import argparse
+import contextlib
+import io
 import json
+import statistics
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
 from . import arch, build, code_metrics, lifecycle, results, rounds as rounds_mod
 from .errors import Failure, UsageError
 from .recipe import calls_diff, ci_text, row, rows, verdict_line
+
+sys.path.insert(0, str(build.ROOT))
+from reports import stats, tables  # noqa: E402
 
 X86 = "x86_gtod+rdtscp+always"
 RAW_BRANCH = "x86_gtod_raw_branch+rdtscp+always"
@@ -195,10 +202,10 @@ def multshift_in_base(s):
           "salt. Let's look at the cache side effects\": basetime[CLOCK_MONOTONIC] moves from "
           "48..63 to 48..71 and straddles two cache lines.")
     c = s.compare([X86, MULTSHIFT], clocks=["monotonic", "realtime"],
-                  modes=["hot", "pressure", "compute"], sim=True)
+                  modes=["hot", "compute", "cold", "warm"], sim=True)
     s.heading(f"this machine: ns per call; Before = {X86}, After = v3")
     s.table(c)
-    s.heading("simulated (cachegrind, deterministic): net per call, pressure mode")
+    s.heading("simulated (cachegrind, deterministic): net L1D misses per call")
     s.table(c, metric="sim:l1d_misses")
     for r in rows(c, "sim:l1d_misses") + rows(c, "sim:instructions"):
         s.say(f"{r['metric']} {r['clock']} {r['mode']}: {r['base']:g} -> {r['value']:g} "
@@ -208,15 +215,76 @@ def multshift_in_base(s):
     for r in rows(c):
         s.say(verdict_line(r, "v3"))
     hot = row(c, clock="monotonic", mode="hot", variant=MULTSHIFT)
-    miss = rows(c, "sim:l1d_misses", clock="monotonic", mode="pressure")
     s.say(f"Hot, MONOTONIC: {calls_diff(hot)} calls ({hot['verdict']}) against the seed's "
-          "+1%: a hot loop keeps both lines in L1 and cannot see the straddle. "
-          + (f"Under pressure the simulation counts {miss[0]['base']:g} -> "
-             f"{miss[0]['value']:g} L1D misses per MONOTONIC call, the line tglx argued "
-             "from; timing on this VM shows it only if the verdict above says so."
-             if miss else ""))
+          "+1%: a hot loop keeps both lines in L1 and cannot see the straddle.")
+    cache_side(s, c, X86, MULTSHIFT)
     s.say(machine_reasons(s, "x86-64 bare metal, v4.x kernel, 2018"))
     return True
+
+
+def subject_rounds(c, clock, mode, variant):
+    """{round: ns} of one subject in one clock x mode's rounds (the first CPU's)."""
+    key = next((k for k in c.get("rounds", {}) if k.startswith(f"{clock}/{mode}/")), None)
+    return c["rounds"][key].get(f"{variant}#0", {}) if key else {}
+
+
+def per_round_difference(c, clock, mode, before, after):
+    """{round: after's ns - before's} in one clock x mode's rounds."""
+    a, b = (subject_rounds(c, clock, mode, v) for v in (before, after))
+    return {r: b[r] - a[r] for r in a if r in b}
+
+
+def median_with_ci(values):
+    """(median, low, high) of values with the median's 95% order-statistic interval
+    (low and high None with too few values)."""
+    ci = stats.median_ci(values) if values else None
+    return (statistics.median(values) if values else None, *(ci or (None, None)))
+
+
+def lines_cost(c, clock, before, after):
+    """What the evicted lines cost after over before, net of everything else: per
+    round, the cold difference minus the warm one (same code, nothing evicted);
+    (median, low, high) in ns."""
+    cold = per_round_difference(c, clock, "cold", before, after)
+    warm = per_round_difference(c, clock, "warm", before, after)
+    return median_with_ci([cold[r] - warm[r] for r in cold if r in warm])
+
+
+def ns_text(m, lo, hi):
+    if m is None:
+        return "-"
+    return f"{m:+.2f} ns" + (f" [{lo:+.2f}, {hi:+.2f}]" if lo is not None else "")
+
+
+def cache_side(s, c, before, after):
+    """The cache-side verdicts: per clock, the simulated misses beside the cold
+    mode's time (each call alone, its data evicted from L1D), the warm control's,
+    and the lines' own cost (cold minus warm, per round)."""
+    s.heading("the cache side: cold time against the simulated misses")
+    s.say("cold: before each call the data page's lines are evicted from L1D and the call "
+          "is timed alone, net of the bracket; warm: the same without the eviction, so "
+          "cold minus warm, round by round, is what the evicted lines cost, whatever else "
+          "differs between the two builds. Intervals: 95%, per clock.")
+    for r in rows(c, mode="cold", variant=after):
+        sim = rows(c, "sim:l1d_misses", clock=r["clock"], mode="cold", variant=after)
+        misses = (f"{sim[0]['base']:g} -> {sim[0]['value']:g} simulated L1D misses per call"
+                  if sim else "no simulated count")
+        warm = rows(c, mode="warm", clock=r["clock"], variant=after)
+        cost = lines_cost(c, r["clock"], before, after)
+        s.say(f"{tables.clock_name(r['clock'])}: {misses}; cold: time ratio {r['ratio']:.3f} "
+              f"{ci_text(r)} {r['verdict']}"
+              + (f"; warm: {warm[0]['ratio']:.3f} {ci_text(warm[0])} {warm[0]['verdict']}"
+                 if warm else "")
+              + f"; the lines' own cost (cold - warm): {ns_text(*cost)}")
+        if sim and sim[0]["value"] != sim[0]["base"]:
+            seen = cost[1] is not None and (cost[1] > 0 or cost[2] < 0)
+            s.say(f"  The simulation counts {sim[0]['value'] - sim[0]['base']:+g} line(s) on "
+                  f"{tables.clock_name(r['clock'])}; time "
+                  + ("sees it." if seen else
+                     "does not: the extra line's miss overlaps the first line's (its "
+                     "load does not wait for the first) or the counter read's latency, so "
+                     "an out-of-order core pays one L2 latency for both; whatever the "
+                     "cold ratio shows beyond that, warm shows too (the code)."))
 
 
 def layout_diff(s, a, b):
@@ -267,17 +335,124 @@ def max_cycles(s):
     s.say("generic_6_10 is today's x86 layout (CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT): "
           "max_cycles after cycle_last moves basetime to 40, so MONOTONIC sits at 56..71 and "
           "straddles two lines, the straddle tglx refused in 2019. Does it cost anything?")
-    c = s.compare([G53, G610], clocks=CLOCKS3, modes=["hot", "pressure"], sim=True)
+    c = s.compare([G53, G610], clocks=CLOCKS3, modes=["hot", "cold", "warm"], sim=True)
     s.heading(f"this machine: ns per call; Before = {G53}, After = {G610}")
     s.table(c)
-    s.heading("simulated (deterministic), net per call")
+    s.heading("simulated (cachegrind, deterministic): net L1D misses per call")
+    s.table(c, metric="sim:l1d_misses")
     for r in rows(c, "sim:l1d_misses") + rows(c, "sim:instructions"):
         s.say(f"{r['metric']} {r['clock']} {r['mode']}: {r['base']:g} -> {r['value']:g} "
               f"({r['verdict']})")
     s.heading("verdicts")
     for r in rows(c):
         s.say(verdict_line(r, "6.10 vs 5.3"))
+    cache_side(s, c, G53, G610)
     layout_diff(s, G53, G610)
+    return True
+
+
+def lines_touched(variants):
+    """{(variant, clock): the lines its read path loads, None where the clock goes
+    to the kernel}, as `layout` traces them (valgrind lackey)."""
+    from . import layout
+
+    args = argparse.Namespace(diff=None, variants=list(variants), format="json", out=None,
+                              jobs=None, live=False)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        layout.run(args)
+    out = {}
+    for m in json.loads(buf.getvalue())["variants"]:
+        for p in m["paths"]:
+            if p["mode"] == "hot" and p["path"] == p["clock"]:
+                out[(m["variant"], p["clock"])] = (None if p["kind"] == "syscall"
+                                                   else p["line_count"])
+    return out
+
+
+def per_line_fit(cells):
+    """The cost of one more simulated L1D miss: per round, the least-squares slope
+    through 0 of the cells' (cold - warm) differences against their miss
+    differences, over the cells whose misses differ; (median, low, high) of the
+    rounds' slopes, with the median's 95% interval, and how many cells."""
+    used = [c for c in cells if c["misses"]]
+    if not used:
+        return None, None, None, 0
+    rounds = set.intersection(*(set(c["lines_cost"]) for c in used))
+    slopes = [sum(c["lines_cost"][r] * c["misses"] for c in used)
+              / sum(c["misses"] ** 2 for c in used) for r in sorted(rounds)]
+    return (*median_with_ci(slopes), len(used))
+
+
+def line_cost(s):
+    s.heading("the seed: none; the question: what does a cache line cost a call here?")
+    s.say("Every layout against x86_gtod on every clock, in the cold mode (each call "
+          "alone, its data page's lines evicted from L1D, net of the bracket) and in the "
+          "warm mode (the same, nothing evicted). For each cell: the lines its read path "
+          "loads (`layout`, traced), the simulated L1D misses per call (`sim --modes "
+          "cold`, cachegrind), and the time: cold minus warm, round by round, is what the "
+          "evicted lines cost, net of the code, which differs between layouts.")
+    from . import variants as variants_mod
+
+    registry = variants_mod.load()
+    layouts = [f"{lay}+rdtscp+always" for lay in variants_mod.axis_values(registry, "layout")]
+    layouts = [X86] + [v for v in layouts if v != X86
+                       and any(r["name"] == v for r in registry)]
+    clocks = ALL_CLOCKS
+    if s.quick:  # CI's smoke run: two straddles and a control clock
+        layouts = [v for v in layouts if v in (X86, MULTSHIFT, G610)]
+        clocks = ["realtime", "monotonic"]
+    c = s.compare(layouts, clocks=clocks, modes=["cold", "warm"], sim=True,
+                  tag="line-cost")
+    lines = lines_touched(layouts)
+    cells = []
+    for r in rows(c, mode="cold"):
+        v, clock = r["variant"], r["clock"]
+        la, lb = lines.get((X86, clock)), lines.get((v, clock))
+        sim = rows(c, "sim:l1d_misses", clock=clock, mode="cold", variant=v)
+        if la is None or lb is None or not sim:
+            continue  # the kernel on either side: not a question of lines
+        cold = per_round_difference(c, clock, "cold", X86, v)
+        warm = per_round_difference(c, clock, "warm", X86, v)
+        cells.append({"variant": v, "clock": clock, "lines": lb - la,
+                      "misses": sim[0]["value"] - sim[0]["base"],
+                      "cold": median_with_ci(list(cold.values())),
+                      "lines_cost": {k: cold[k] - warm[k] for k in cold if k in warm}})
+    s.heading(f"each layout against {X86}: lines, simulated misses, time (ns, 95% CI)")
+    s.block(f"{'layout':26}{'clock':17}{'lines':>6}{'misses':>7}  {'cold':>24}  "
+            f"{'cold - warm':>24}")
+    agree = disagree = 0
+    for cell in cells:
+        cost = median_with_ci(list(cell["lines_cost"].values()))
+        seen = cost[1] is not None and (cost[1] > 0 or cost[2] < 0)
+        if cell["misses"]:
+            agree += seen
+            disagree += not seen
+        s.block(f"{cell['variant'].split('+')[0]:26}{cell['clock']:17}{cell['lines']:>+6}"
+                f"{cell['misses']:>+7g}  {ns_text(*cell['cold']):>24}  {ns_text(*cost):>24}"
+                + ("  <- misses differ" if cell["misses"] else ""))
+    m, lo, hi, n = per_line_fit(cells)
+    cold_a = subject_rounds(c, "realtime", "cold", X86)
+    warm_a = subject_rounds(c, "realtime", "warm", X86)
+    base_cost = median_with_ci([cold_a[k] - warm_a[k] for k in cold_a if k in warm_a])
+    s.heading("the cost of a line")
+    base_sim = rows(c, "sim:l1d_misses", clock="realtime", mode="cold")
+    s.say(f"{X86} REALTIME, cold minus warm: {ns_text(*base_cost)} for its "
+          + (f"{base_sim[0]['base']:g} simulated miss(es) per call" if base_sim else
+             "evicted line(s)")
+          + ": the first line, whose load the call waits for.")
+    if n:
+        s.say(f"One more simulated L1D miss (slope over the {n} cells whose misses differ, "
+              f"per round): {ns_text(m, lo, hi)} per miss. Time follows the simulation in "
+              f"{agree} of those {n} cells and not in {disagree}.")
+    else:
+        s.say("No two layouts differ in simulated misses on a clock both serve in "
+              "userspace: no per-line cost to fit.")
+    s.say("Where they disagree: the simulation counts every line a call loads, and time "
+          "pays only for the ones on its critical path. The extra line of a straddle is "
+          "loaded at an address known from the start, so an out-of-order core fetches it "
+          "while it waits for the first line (or for the counter read): one L2 latency for "
+          "both. " + machine_reasons(s, "(no seed: this recipe measures the machine)"))
     return True
 
 
@@ -461,6 +636,8 @@ RECIPES = (
            "000 (Sverdlin on 5.2-rc6) and 001 (the unified vDSO series)", generic_unified),
     Recipe("max-cycles", "generic_5_3 vs generic_6_10: does today's straddle cost?",
            "VARIANTS.md: CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT (no seed numbers)", max_cycles),
+    Recipe("line-cost", "every layout, cold vs warm, against its lines and simulated misses",
+           "none: the cold mode validated against `layout` and `sim`", line_cost),
     Recipe("timens", "base, timens-aware host task, timens task; array vs switch",
            "004: tglx on the timens page (2019)", timens),
     Recipe("counter-read", "rdtsc vs lfence vs mfence vs rdtscp, floors and inside",
