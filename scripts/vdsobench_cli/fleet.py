@@ -47,6 +47,7 @@ import contextlib
 import datetime
 import io
 import json
+import math
 import os
 import re
 import shlex
@@ -78,6 +79,9 @@ DEFAULT_TOLERANCE = 0.10
 POLL_S = (0.5, 5.0)  # first and longest wait between two questions to the controller
 FILE_POLL_S = 0.2  # between two looks at the job's directory
 SUMMARY_ROWS = 12  # benchmarks shown across CPU models in the summary
+SUMMARY_NODES = 20  # up to this many nodes the summary has a line for each
+SUMMARY_DIFFERS = 8  # departing nodes named per CPU model
+REPORT_ALL_MAX = 16  # up to this many nodes the report has a column for each
 
 
 def default_jobs_dir():
@@ -441,7 +445,7 @@ def run_fleet(args):
     started = time.monotonic()
     record = wait(cluster, jobs_dir, record, args.timeout)
     outcomes = node_outcomes(jobs_dir, record)
-    for line in outcome_lines(outcomes):
+    for line in outcome_lines(outcomes, SUMMARY_NODES):
         print(line)
     failed = [o for o in outcomes if o["state"] != "ok"]
     print(f"fleet: job {job} {record.get('slurm', {}).get('JobState', 'ended')} in "
@@ -620,7 +624,18 @@ def cpu_name(o):
     return uarch.label(o["cpu"]) if o.get("cpu") else "CPU unknown (no cpuinfo came back)"
 
 
-def outcome_lines(outcomes):
+def outcome_lines(outcomes, most=None):
+    """A line per node; beyond `most` nodes, a line per CPU model and state
+    (with the nodes as a host list) and a line per failed node."""
+    if most is not None and len(outcomes) > most:
+        groups = {}
+        for o in outcomes:
+            if o["state"] != "failed":
+                groups.setdefault((o["state"], cpu_name(o), o.get("kernel")), []).append(
+                    o["node"])
+        lines = [f"  {state:7} {len(names)} x {model}" + (f", kernel {kernel}" if kernel else "")
+                 + f": {hosts(names)}" for (state, model, kernel), names in groups.items()]
+        return lines + outcome_lines([o for o in outcomes if o["state"] == "failed"])
     lines = []
     for o in outcomes:
         where = f"{o['node']}: {cpu_name(o)}"
@@ -661,7 +676,7 @@ def status(args):
           + (f" ({slurm['Reason']})" if slurm.get("Reason") not in (None, "None") else "")
           + (f"; {record['cancelled']}" if record.get("cancelled") else ""))
     outcomes = node_outcomes(jobs_dir, record)
-    for line in outcome_lines(outcomes):
+    for line in outcome_lines(outcomes, SUMMARY_NODES):
         print(line)
     return 1 if any(o["state"] == "failed" for o in outcomes) else 0
 
@@ -763,18 +778,32 @@ def key_text(key):
     return " ".join(key)
 
 
+def hosts(names):
+    return fleet_slurm.compress_hostlist(names)
+
+
+def representative(group, values):
+    """The node of a CPU model nearest its model's medians (the smallest mean
+    |log(ns / median)| over the benchmarks): the one the report shows for it."""
+    def distance(node):
+        ds = [abs(math.log(values[node][k][0] / c)) for k, c in group["consensus"].items()
+              if k in values[node] and c > 0 and values[node][k][0] > 0]
+        return (statistics.mean(ds) if ds else math.inf, node_order(node))
+    return min(group["nodes"], key=distance)
+
+
 def run_summary(groups, tolerance):
     lines = []
     for g in groups:
         n = len(g["nodes"])
-        lines.append(f"{g['model']}: {n} node{'s' if n != 1 else ''} ({', '.join(g['nodes'])})")
+        lines.append(f"{g['model']}: {n} node{'s' if n != 1 else ''} ({hosts(g['nodes'])})")
         if n < 2:
             lines.append("  one node: nothing to agree with")
             continue
         agree = [x for x in g["nodes"] if x not in g["differs"]]
         if agree:
             lines.append(f"  agree within {tolerance:.0%} on all {len(g['consensus'])} "
-                         f"benchmarks: {', '.join(agree)}")
+                         f"benchmarks: {hosts(agree)}")
         if n == 2 and len(g["differs"]) == 2:
             # two nodes: the median is between them, so neither is the odd one out
             (a, rows_a), (b, rows_b) = g["differs"].items()
@@ -785,11 +814,16 @@ def run_summary(groups, tolerance):
                          + (f"{other[1]:.2f} ns ({other[1] / worst[1] - 1:+.0%} on {b})"
                             if other else "the other's"))
             continue
-        for node, rows in g["differs"].items():
+        # the furthest first; the rest counted (nodes-JOB.json has them all)
+        far = sorted(g["differs"].items(), key=lambda kv: -max(abs(r[3]) for r in kv[1]))
+        for node, rows in far[:SUMMARY_DIFFERS]:
             worst = max(rows, key=lambda r: abs(r[3]))
             lines.append(f"  differs: {node} on {len(rows)} of {len(g['consensus'])}; most on "
                          f"{key_text(worst[0])}: {worst[1]:.2f} ns against {worst[2]:.2f} "
                          f"({worst[3]:+.0%})")
+        if len(far) > SUMMARY_DIFFERS:
+            rest = [node for node, _ in far[SUMMARY_DIFFERS:]]
+            lines.append(f"  and {len(rest)} more differ: {hosts(rest)}")
     if len(groups) > 1:
         keys = list(dict.fromkeys(k for g in groups for k in g["consensus"]))
         head = ["benchmark (ns/call, median of the model's nodes)"] + [g["model"].split(" (")[0]
@@ -886,8 +920,16 @@ def collect(args):
             values = {n: node_values(obj, n) for n, obj in loaded.items()}
             groups = agreement(values, models, tolerance)
             body = run_summary(groups, tolerance)
-            report_paths = write_report([o["collected"] for o in outcomes
-                                         if o["node"] in loaded], out / f"report-{job}",
+            shown = [o["node"] for o in outcomes if o["node"] in loaded]
+            if args.report == "per-model" or (args.report == "auto"
+                                              and len(shown) > REPORT_ALL_MAX):
+                chosen = {representative(g, values): g["model"] for g in groups}
+                shown = [n for n in shown if n in chosen]
+                body += ["", f"report: one node per CPU model (the nearest its model's "
+                             f"medians; --report all charts every node): "
+                         + "; ".join(f"{chosen[n].split(' (')[0]} {n}" for n in shown)]
+            files = {o["node"]: o.get("collected") for o in outcomes}
+            report_paths = write_report([files[n] for n in shown], out / f"report-{job}",
                                         getattr(args, "argv", ["fleet", "collect"]))
         else:
             body = ["no node's results came back: nothing to merge"]
@@ -901,7 +943,7 @@ def collect(args):
                  + (f"; skipped at submission: "
                     + ", ".join(f"{n} ({w})" for n, w in record.get("skipped", []))
                     if record.get("skipped") else ""))
-    lines += outcome_lines(outcomes)
+    lines += outcome_lines(outcomes, SUMMARY_NODES)
     lines += [""] + body
     if report_paths:
         lines += ["", f"report: {plot_path(out / f'report-{job}' / 'index.md')}"]
@@ -917,7 +959,7 @@ def collect(args):
     bad = [o for o in outcomes if o["state"] != "ok"]
     if bad:
         print(f"fleet: {len(bad)} of {len(outcomes)} nodes gave no usable result "
-              f"({', '.join(o['node'] for o in bad)}); what came back is in {plot_path(out)}",
+              f"({hosts([o['node'] for o in bad])}); what came back is in {plot_path(out)}",
               file=sys.stderr)
         return 1
     return 0
@@ -1091,6 +1133,10 @@ def add_parser(sub):
     add_cluster_options(c)
     c.add_argument("job", metavar="JOB", help="the job id fleet run printed")
     c.add_argument("--out", required=True, metavar="DIR", help="the directory to collect into")
+    c.add_argument("--report", choices=("auto", "all", "per-model"), default="auto",
+                   help=f"the report's columns: every node, or the node of each CPU model "
+                        f"nearest its model's medians (auto: every node up to "
+                        f"{REPORT_ALL_MAX}, else per model)")
     c.add_argument("--tolerance", metavar="F", type=TOLERANCE,
                    help=f"nodes of one CPU model agree when each median is within this "
                         f"fraction of the model's (default {DEFAULT_TOLERANCE}; "

@@ -106,6 +106,35 @@ def expand_hostlist(text):
     return hosts
 
 
+def compress_hostlist(names):
+    """['n1', 'n2', 'n3', 'n07', 'gpu1'] -> 'gpu1,n[1-3,07]': names that differ only
+    in a trailing number folded into ranges (zero padding kept), for display."""
+    groups = {}
+    for name in names:
+        m = re.match(r"^(.*?)(\d+)$", name)
+        prefix, num = (m.group(1), m.group(2)) if m else (name, None)
+        groups.setdefault(prefix, []).append(num)
+    parts = []
+    for prefix in sorted(groups):
+        nums = groups[prefix]
+        if nums == [None] or None in nums:
+            parts += [prefix + (n or "") for n in nums]
+            continue
+        ranges, run = [], []
+        for n in sorted(set(nums), key=lambda n: (int(n), len(n))):
+            # n continues the run if the run's first number's width writes it so
+            if run and int(n) == int(run[-1]) + 1 and f"{int(n):0{len(run[0])}d}" == n:
+                run.append(n)
+            else:
+                if run:
+                    ranges.append(run)
+                run = [n]
+        ranges.append(run)
+        text = ",".join(r[0] if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in ranges)
+        parts.append(f"{prefix}{text}" if len(nums) == 1 else f"{prefix}[{text}]")
+    return ",".join(parts)
+
+
 def state_words(state):
     """'IDLE+DRAIN' -> ('IDLE', {'DRAIN'}); a trailing '*' (not responding) and
     '~', '#', '!', '%', '$', '@' (power, reboot, maintenance marks) become flags."""

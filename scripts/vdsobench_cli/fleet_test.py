@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -154,6 +155,16 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(fleet_slurm.expand_hostlist(""), [])
         with self.assertRaises(ValueError):
             fleet_slurm.expand_hostlist("n[a-b]")
+
+    def test_compressed_hostlists(self):
+        self.assertEqual(fleet_slurm.compress_hostlist(["n1", "n2", "n3", "n07", "gpu1"]),
+                         "gpu1,n[1-3,07]")
+        self.assertEqual(fleet_slurm.compress_hostlist(["n10", "n9", "login"]), "login,n[9-10]")
+        self.assertEqual(fleet_slurm.compress_hostlist(["n5"]), "n5")
+        names = [f"node{i:03d}" for i in range(1, 1001) if i != 500]
+        text = fleet_slurm.compress_hostlist(names)
+        self.assertEqual(text, "node[001-499,501-1000]")
+        self.assertEqual(fleet_slurm.expand_hostlist(text), names)
 
     def test_states(self):
         self.assertEqual(fleet_slurm.state_words("IDLE+DRAIN"), ("IDLE", {"DRAIN"}))
@@ -627,7 +638,7 @@ class OutcomeTest(unittest.TestCase):
         text = stdout.getvalue()
         self.assertIn("nodes: 3 of 4 answered", text)
         self.assertIn("FAILED  n7", text)
-        self.assertIn("Zen 3 (AMD EPYC 7763, 25/1/1): 2 nodes (n1, n2)", text)
+        self.assertIn("Zen 3 (AMD EPYC 7763, 25/1/1): 2 nodes (n[1-2])", text)
         self.assertIn("  differ: n1 and n2 on 2 of 2; most on ", text)
         self.assertIn("(+30% on n2)", text)
         self.assertIn("Sapphire Rapids", text)
@@ -651,6 +662,16 @@ class OutcomeTest(unittest.TestCase):
         self.assertTrue((out / "9-n7-zen3-6.1.0.json").exists())
         self.assertEqual((out / "9-n1-zen3-6.1.0.json").read_bytes(), before)
         self.assertFalse(list(out.glob("*-2.json")))
+        # one column per CPU model: the Zen 3 node nearest its model's medians, and n3
+        per_model = self.tmp / "per-model"
+        stdout = io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(main.main(argv[:-1] + [str(per_model), "--report", "per-model"]),
+                             0)
+        self.assertIn("report: one node per CPU model", stdout.getvalue())
+        index = (per_model / "report-9" / "index.md").read_text()
+        self.assertEqual(sorted(set(re.findall(r"9-n\d-[a-z0-9]+-6\.1\.0\.json", index))),
+                         ["9-n1-zen3-6.1.0.json", "9-n3-sapphirerapids-6.1.0.json"])
 
     def test_unusable_results_file_fails_that_node_only(self):
         self.node_files("n1", results=results_file())
@@ -691,11 +712,30 @@ class SummaryTest(unittest.TestCase):
                          "  differ: n1 and n3 on 1 of 2; most on v1 monotonic hot: 10.00 "
                          "against 14.00 ns (+40% on n3)")
         lines = fleet.run_summary(groups, 0.10)
-        self.assertIn("  agree within 10% on all 2 benchmarks: n1, n2", lines)
+        self.assertIn("  agree within 10% on all 2 benchmarks: n[1-2]", lines)
         self.assertTrue(any(line.startswith("  differs: n3 on 1 of 2") and "+37%" in line
                             for line in lines), lines)
         self.assertTrue(any(line.startswith("v1 monotonic hot") and "10.20" in line
                             and "5.00" in line for line in lines), lines)
+
+    def test_many_nodes_one_screen(self):
+        ok = [{"node": f"n{i}", "state": "ok", "cpu": fleet_slurm.cpu_of(ZEN3_CPUINFO),
+               "kernel": "6.1"} for i in range(1, 999)]
+        bad = [{"node": "n999", "state": "failed", "cpu": {}, "kernel": None,
+                "reason": "exit 1: boom"},
+               {"node": "n1000", "state": "running", "cpu": {}, "kernel": None}]
+        lines = fleet.outcome_lines(ok + bad, 20)
+        self.assertEqual(len(lines), 3, lines)
+        self.assertIn("  ok      998 x Zen 3 (AMD EPYC 7763, 25/1/1), kernel 6.1: n[1-998]",
+                      lines)
+        self.assertIn("FAILED  n999", lines[-1])
+        self.assertEqual(len(fleet.outcome_lines(ok[:20], 20)), 20)
+        values = {f"n{i}": {self.K1: (10.0 + i, 10.0 + i, 10.0 + i)} for i in range(1, 30)}
+        groups = fleet.agreement(values, dict.fromkeys(values, "Zen 3"), 0.10)
+        lines = fleet.run_summary(groups, 0.10)
+        self.assertEqual(len(lines), 3 + fleet.SUMMARY_DIFFERS, lines)
+        self.assertTrue(lines[-1].startswith("  and "), lines[-1])
+        self.assertEqual(fleet.representative(groups[0], values), "n15")  # the median's
 
     def test_verdicts_per_model(self):
         def comp(verdict, ratio):
