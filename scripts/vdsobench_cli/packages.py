@@ -40,10 +40,10 @@ CROSS_PACKAGES = {"arm64": ("gcc-aarch64-linux-gnu", "g++-aarch64-linux-gnu", "q
 # The third group, for `fleet local-cluster` (a real Slurm on this machine, for
 # the fleet tests and for trying fleet): Slurm's controller, node daemon and
 # client commands, and munge for their authentication. Installed on demand by
-# local-cluster up, not always: daemons (about 30 MB and a dozen libraries) that
-# only that command uses, and `fleet` on a real cluster must use the cluster's
-# own client commands, whose version has to match its controller's, never a
-# second Slurm installed beside them.
+# local-cluster up, not always: daemons (38 packages with their libraries, 45 MB
+# installed here) that only that command uses, and `fleet` on a real cluster
+# must use the cluster's own client commands, whose version has to match its
+# controller's, never a second Slurm installed beside them.
 SLURM_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
 
 # The Python modules commands import beyond the standard library, each with
