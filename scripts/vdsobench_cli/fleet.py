@@ -653,23 +653,31 @@ def outcome_lines(outcomes, most=None):
     return lines
 
 
+def refresh(jobs_dir, record, args):
+    """(record, Slurm's record of the job or None): the job's latest state while
+    it has not ended, asked of the cluster it ran on; from its files alone,
+    with a line saying so, when the cluster cannot answer."""
+    if (record.get("slurm") or {}).get("JobState") in fleet_slurm.FINISHED:
+        return record, None
+    try:
+        fleet_slurm.check_clients(["scontrol"])
+        conf = getattr(args, "slurm_conf", None) or record.get("conf")
+        info = fleet_slurm.Cluster(fleet_slurm.conf_path(conf)).job(record["job"])
+    except (UsageError, Failure) as e:
+        print(f"fleet: cannot ask Slurm ({e}); from the job's files only", file=sys.stderr)
+        return record, None
+    if info:
+        record = remember(record, info)
+        save_record(jobs_dir, record)
+    return record, info
+
+
 # ---- status ---------------------------------------------------------------------------------
 
 
 def status(args):
     jobs_dir = Path(args.jobs_dir or default_jobs_dir()).resolve()
-    record = read_record(jobs_dir, args.job)
-    info = None
-    conf = getattr(args, "slurm_conf", None) or record.get("conf")
-    if record.get("slurm", {}).get("JobState") not in fleet_slurm.FINISHED:
-        try:
-            fleet_slurm.check_clients(["scontrol"])
-            info = fleet_slurm.Cluster(fleet_slurm.conf_path(conf)).job(record["job"])
-        except UsageError as e:
-            print(f"fleet: cannot ask Slurm ({e}); from the job's files only", file=sys.stderr)
-        if info:
-            record = remember(record, info)
-            save_record(jobs_dir, record)
+    record, info = refresh(jobs_dir, read_record(jobs_dir, args.job), args)
     slurm = record.get("slurm") or {}
     print(f"fleet: job {record['job']}: {' '.join(record['command'])}; "
           f"{slurm.get('JobState', 'PENDING' if info else 'state unknown')}"
@@ -887,16 +895,7 @@ def collect(args):
     results.check_out_dir(out)
     tolerance = args.tolerance if args.tolerance is not None else DEFAULT_TOLERANCE
     job = record["job"]
-    if record.get("slurm", {}).get("JobState") not in fleet_slurm.FINISHED:
-        try:  # the job's latest state, when Slurm can still say it
-            fleet_slurm.check_clients(["scontrol"])
-            info = fleet_slurm.Cluster(fleet_slurm.conf_path(
-                getattr(args, "slurm_conf", None) or record.get("conf"))).job(job)
-            if info:
-                record = remember(record, info)
-                save_record(jobs_dir, record)
-        except UsageError:
-            pass
+    record, _ = refresh(jobs_dir, record, args)
     outcomes = node_outcomes(jobs_dir, record)
     (out / "logs").mkdir(parents=True, exist_ok=True)
     d = job_dir(jobs_dir, job)

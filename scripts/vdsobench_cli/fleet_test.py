@@ -600,6 +600,19 @@ class OutcomeTest(unittest.TestCase):
         (o,) = fleet.node_outcomes(self.jobs, record)
         self.assertEqual(o["state"], "ok")  # verify writes no file
 
+    def test_status_without_the_cluster(self):
+        self.node_files("n1", results=results_file())
+        self.record(nodes=("n1", "n2"), state="RUNNING", conf=str(self.tmp / "gone.conf"))
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                mock.patch.object(fleet_slurm.shutil, "which", return_value="/usr/bin/x"):
+            rc = main.main(["fleet", "status", "9", "--jobs-dir", str(self.jobs)])
+        self.assertEqual(rc, 0, err.getvalue())
+        self.assertIn("cannot ask Slurm", err.getvalue())
+        self.assertIn("gone.conf is not a file", err.getvalue())
+        self.assertRegex(out.getvalue(), r"ok +n1: Zen 3")
+        self.assertRegex(out.getvalue(), r"running n2: ")
+
     def test_unpack_failure(self):
         self.node_files("n1", rc=96, phase="unpack", err="tar: bad\n")
         (o,) = fleet.node_outcomes(self.jobs, self.record(nodes=("n1",)))
