@@ -58,7 +58,7 @@ import tarfile
 import time
 from pathlib import Path
 
-from . import build, fleet_local, fleet_slurm, lifecycle, ranged, results
+from . import build, bundle, fleet_local, fleet_slurm, lifecycle, ranged, results
 from .errors import Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -70,7 +70,7 @@ PAYLOAD = "payload.run"
 BATCH = "batch.sh"
 BATCH_OUT = "batch.out"
 # What a node runs: the bundle's commands. Those writing a file get --out.
-BUNDLE_COMMANDS = ("list", "verify", "run", "compare", "selftest-stats", "counters")
+BUNDLE_COMMANDS = bundle.COMMANDS
 FILE_OUTPUT = ("run", "compare")
 TIMEOUT = ranged.number(1, 7 * 86400)  # seconds a job may stay pending
 TOLERANCE = ranged.number(0, 10)  # a fraction: 0.1 is 10%
@@ -357,7 +357,6 @@ def bundle_for(args, tmp):
             raise UsageError(f"--bundle {path}: not a vdsobench bundle (no BUNDLE.json; make "
                              "one with `scripts/vdsobench bundle --out FILE.tar.gz`)")
         return path, facts
-    from . import bundle
     path = Path(tmp) / "vdsobench.tar.gz"
     bundle.make(str(path))
     with tarfile.open(path) as tar:
