@@ -193,6 +193,13 @@ class LineCostTest(unittest.TestCase):
         self.assertGreaterEqual(hi, m)
         self.assertEqual(recipes.per_line_fit(cells[2:])[3], 0)
 
+    def test_differences_of_either_sign(self):
+        m, lo, hi = recipes.median_with_ci([-1.0, -0.5, 0.0, 0.5, 1.0, -2.0, 2.0, 0.1, -0.1])
+        self.assertEqual(m, 0.0)
+        self.assertTrue(lo < 0 < hi)
+        self.assertEqual(recipes.median_with_ci([-1.0, 1.0])[1:], (None, None),
+                         "too few for an interval")
+
     def test_a_free_line(self):
         c = comparison(cold={(GTOD, "monotonic"): 26.0, (MULTSHIFT, "monotonic"): 26.6},
                        warm={(GTOD, "monotonic"): 22.0, (MULTSHIFT, "monotonic"): 22.6})

@@ -235,10 +235,15 @@ def per_round_difference(c, clock, mode, before, after):
 
 
 def median_with_ci(values):
-    """(median, low, high) of values with the median's 95% order-statistic interval
-    (low and high None with too few values)."""
-    ci = stats.median_ci(values) if values else None
-    return (statistics.median(values) if values else None, *(ci or (None, None)))
+    """(median, low, high) of values (differences: any sign) with the median's 95%
+    order-statistic interval (low and high None with too few values)."""
+    if not values:
+        return None, None, None
+    # order statistics do not care where 0 is; stats.median_ci takes times (>= 0)
+    shift = max(0.0, -min(values))
+    ci = stats.median_ci([v + shift for v in values])
+    return (statistics.median(values),
+            *((ci[0] - shift, ci[1] - shift) if ci else (None, None)))
 
 
 def lines_cost(c, clock, before, after):
