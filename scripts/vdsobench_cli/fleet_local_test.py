@@ -102,7 +102,7 @@ class LocalClusterTest(unittest.TestCase):
                            str(out))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("nodes: 2 of 2 answered", r.stdout)
-        self.assertIn(f"{self.label}: 2 nodes (n1, n2)", r.stdout)
+        self.assertIn(f"{self.label}: 2 nodes (n[1-2])", r.stdout)
         index = (out / f"report-{job}" / "index.md").read_text()
         self.assertIn(self.label, index)  # the report names the nodes' CPU
         kernel = os.uname().release
