@@ -1,25 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * arm64 after 77ec462536a1 (2021): the trailing ISB is replaced by a fake
- * address dependency (arch_counter_enforce_ordering), so later loads wait
- * for the counter value without a pipeline flush.
+ * arm64 from 77ec462536a1 (v5.13, "arm64: vdso: Avoid ISB after reading
+ * from cntvct_el0"): isb; mrs cntvct_el0, then a fake address dependency
+ * of a stack load on the value (arch_counter_enforce_ordering()), so the
+ * seqlock's re-read waits for the counter without a pipeline flush. From
+ * 9025cebf12d1 (2022, v6.1) the ARM64_HAS_ECV alternative's first half
+ * (the second is cntvctss); from 00b39d150986 (v6.16) as
+ * __arch_counter_get_cntvct(), the same instructions without the
+ * "memory" clobber on the read. This is the v6.1..v6.15 form.
  */
 #if !defined(__aarch64__)
 #error "isb_cntvct_dep is an aarch64 counter read"
 #endif
+#include "impls/counters/arm64_barrier.h"
+
 #define VDSO_COUNTER_REAL 1
 
 static __always_inline u64 vdso_read_cycles(void)
 {
-	u64 res, tmp;
+	u64 res;
 
-	__asm__ __volatile__("isb" : : : "memory");
-	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(res) : : "memory");
-	__asm__ __volatile__("eor %0, %1, %1\n"
-			     "add %0, sp, %0\n"
-			     "ldr xzr, [%0]"
-			     : "=r"(tmp)
-			     : "r"(res)
-			     : "memory");
+	asm volatile("isb\n"
+		     "mrs %0, cntvct_el0"
+	: "=r" (res)
+	:
+	: "memory");
+
+	arch_counter_enforce_ordering(res);
+
 	return res;
 }

@@ -34,16 +34,7 @@
 #if defined(__x86_64__)
 #include "impls/layouts/arch/x86.h"
 #elif defined(__aarch64__)
-#if __has_include("impls/layouts/arch/arm64.h")
 #include "impls/layouts/arch/arm64.h"
-#else
-/*
- * Until arch/arm64.h (arch/arm64/include/asm/vdso/gettimeofday.h) is
- * written, arm64 builds on x86's hooks as it did before this split: x86's
- * delta, not arm64's masked one.
- */
-#include "impls/layouts/arch/x86.h"
-#endif
 #else
 #error "vdsobench supports x86-64 and aarch64"
 #endif

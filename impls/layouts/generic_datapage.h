@@ -217,6 +217,27 @@ static __always_inline void vdso_write_end(struct vdso_data *vd)
 #include "impls/layouts/arch.h"
 #include "impls/layouts/vsyscall_bases.h"
 
+/* include/asm-generic/vdso/vsyscall.h: what an architecture may override */
+/* vdsobench: the kernel builds without -Wunused-parameter */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#if VDSO_KERNEL_VERSION < KERNEL_VERSION(5, 4, 0)
+#ifndef __arch_use_vsyscall
+static __always_inline int __arch_use_vsyscall(struct vdso_data *vdata)
+{
+	return 1;
+}
+#endif /* __arch_use_vsyscall */
+#endif
+
+#ifndef __arch_update_vsyscall
+static __always_inline void __arch_update_vsyscall(struct vdso_data *vdata,
+						   const struct timekeeper *tk)
+{
+}
+#endif /* __arch_update_vsyscall */
+#pragma GCC diagnostic pop
+
 static inline void update_vdso_data(struct vdso_data *vdata,
 				    const struct timekeeper *tk)
 {
@@ -260,12 +281,20 @@ VDSO_ENTRY void VDSO_SYM(update_vsyscall)(const struct timekeeper *tk)
 	 */
 	WRITE_ONCE(vdata[CS_HRES_COARSE].hrtimer_res, tk->hrtimer_res);
 
+#if VDSO_KERNEL_VERSION < KERNEL_VERSION(5, 4, 0)
+	/* vdsobench: v5.3 asks the architecture (arm64: clock mode 0) */
+	if (__arch_use_vsyscall(vdata))
+		update_vdso_data(vdata, tk);
+#else
 	/*
 	 * If the current clocksource is not VDSO capable, then spare the
 	 * update of the high resolution parts.
 	 */
 	if (clock_mode != VDSO_CLOCKMODE_NONE)
 		update_vdso_data(vdata, tk);
+#endif
+
+	__arch_update_vsyscall(vdata, tk);
 
 	vdso_write_end(vdata);
 }

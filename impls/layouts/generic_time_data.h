@@ -205,6 +205,25 @@ static __always_inline void vdso_write_end(struct vdso_time_data *vd)
 #include "impls/layouts/arch.h"
 #include "impls/layouts/vsyscall_bases.h"
 
+/* include/asm-generic/vdso/vsyscall.h: what an architecture may override */
+/* vdsobench: the kernel builds without -Wunused-parameter */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#if VDSO_KERNEL_VERSION >= KERNEL_VERSION(6, 17, 0)
+#ifndef __arch_update_vdso_clock
+static __always_inline void __arch_update_vdso_clock(struct vdso_clock *vc)
+{
+}
+#endif /* __arch_update_vdso_clock */
+#else
+#ifndef __arch_update_vsyscall
+static __always_inline void __arch_update_vsyscall(struct vdso_time_data *vdata)
+{
+}
+#endif /* __arch_update_vsyscall */
+#endif
+#pragma GCC diagnostic pop
+
 /*
  * kernel/time/vsyscall.c, v6.17 shape (v6.15 open-codes the same stores
  * without fill_clock_configuration()); the bases' arithmetic is
@@ -262,6 +281,13 @@ VDSO_ENTRY void VDSO_SYM(update_vsyscall)(const struct timekeeper *tk)
 	if (clock_mode != VDSO_CLOCKMODE_NONE)
 		update_vdso_time_data(vdata, tk);
 
+#if VDSO_KERNEL_VERSION >= KERNEL_VERSION(6, 17, 0)
+	__arch_update_vdso_clock(&vc[CS_HRES_COARSE]);
+	__arch_update_vdso_clock(&vc[CS_RAW]);
+#else
+	__arch_update_vsyscall(vdata);
+#endif
+
 	vdso_write_end(vdata);
 }
 
@@ -312,6 +338,8 @@ static void vdso_time_update_aux(const struct timekeeper *tk)
 		vdso_ts->nsec = nsec;
 	}
 
+	__arch_update_vdso_clock(vc);
+
 	vdso_write_end_clock(vc);
 }
 
@@ -335,8 +363,7 @@ static int generic_time_data_init(void)
 		   "clock_data[" name "].clock_mode"),                      \
 	TIME_FIELD(clock_data[cs].cycle_last,                               \
 		   "clock_data[" name "].cycle_last"),                      \
-	TIME_FIELD(clock_data[cs].max_cycles,                               \
-		   "clock_data[" name "].max_cycles"),                      \
+	MAX_CYCLES_FIELD(cs, name)                                          \
 	TIME_FIELD(clock_data[cs].mask, "clock_data[" name "].mask"),       \
 	TIME_FIELD(clock_data[cs].mult, "clock_data[" name "].mult"),       \
 	TIME_FIELD(clock_data[cs].shift, "clock_data[" name "].shift"),     \
@@ -347,8 +374,13 @@ static int generic_time_data_init(void)
 		   "clock_data[CS_HRES_COARSE].basetime[" #clk "]")
 #define AUX_FIELD(n) TIME_FIELD(aux_clock_data[n], "aux_clock_data[" #n "]")
 
-#ifndef CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
-#error "the field table lists max_cycles: x86 selects the overflow protection from v6.10"
+/* x86 selects the overflow protection from v6.10; arm64 has no max_cycles */
+#ifdef CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT
+#define MAX_CYCLES_FIELD(cs, name)                                          \
+	TIME_FIELD(clock_data[cs].max_cycles,                               \
+		   "clock_data[" name "].max_cycles"),
+#else
+#define MAX_CYCLES_FIELD(cs, name)
 #endif
 
 static const struct vdso_field generic_time_fields[] = {
