@@ -30,8 +30,9 @@ from .errors import Failure
 DRIVER = sim.DRIVER
 # qemu-user's options as environment variables, so the runner script passes them
 TRACE_ENV = {"QEMU_SINGLESTEP": "1", "QEMU_LOG": "exec,nochain"}
-# functions of a layout object that are not the reader's
-NOT_READ_PATH = re.compile(r"__update_vsyscall(_tz)?$|_vvar_init$|^generic_vvar_init$")
+# functions of a layout object that are not the reader's: the writer's
+# (update_vsyscall*, v6.17's vdso_time_update_aux) and the data's set-up
+NOT_READ_PATH = re.compile(r"__update_vsyscall(_tz)?$|^vdso_time_update_aux$|_init$")
 FUNCTION = re.compile(r"^[0-9a-f]+ <([^>]+)>:$")
 INSTRUCTION = re.compile(r"^\s+[0-9a-f]+:\s+[0-9a-f]{2}")
 
@@ -42,8 +43,14 @@ def tool(name):
     return name if arch.current().native else f"{arch.TRIPLET[arch.current().name]}-{name}"
 
 
+def library_of(variant):
+    """The variant's cc_library (impls/variants.bzl)."""
+    return f"//impls:variant_{variant.replace('+', '__')}"
+
+
 def object_of(variant):
-    """The variant's layout object in the current --arch's build."""
+    """The variant's layout object in the current --arch's build: the one its
+    library builds for the binaries (not the .pic.o beside it)."""
     prefix = variant.replace("+", "__")
     layout = variant.split("+", 1)[0]
     return build.bin_dir() / "impls" / "_objs" / f"variant_{prefix}" / f"{layout}.o"
@@ -74,10 +81,10 @@ def parse_objdump(text):
 def code_size(variant):
     """{"object", "functions": {name: {"bytes", "instructions"}}, "read_path_bytes",
     "read_path_instructions"} of one variant's layout object."""
+    build.build([library_of(variant)])
     obj = object_of(variant)
     if not obj.is_file():
-        raise Failure(f"{obj}: not built (bazel build {' '.join(arch.current().bazel_flags())} "
-                      "//impls:registry)")
+        raise Failure(f"{obj}: not built by {library_of(variant)}")
     try:
         r = lifecycle.run([tool("objdump"), "-d", "-w", str(obj)], capture_output=True,
                           text=True, errors="replace")

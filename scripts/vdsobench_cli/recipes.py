@@ -575,7 +575,6 @@ def inline_emulated(s):
     qemu-user is the emulator's."""
     t = arch.current()
     names = {i: f"generic_5_3+isb_cntvct_isb+{i}" for i in ("always", "auto")}
-    build.build(["//impls:registry"])
     sizes = {i: code_metrics.code_size(n) for i, n in names.items()}
     s.heading(f"the code: the read path of the {t.machine} objects, bytes / instructions")
     prefixes = {i: n.replace("+", "__") + "__" for i, n in names.items()}
