@@ -22,7 +22,8 @@ import os
 import shutil
 import sys
 
-from . import build, fingerprint, inputs, ranged, results, rounds, variants as variants_mod
+from . import (build, fingerprint, inputs, kernel_import, ranged, results, rounds,
+               variants as variants_mod)
 from .errors import Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -132,11 +133,22 @@ def unrecorded_checks(baseline, part, args):
     if not patterns or args.variants:
         return []
     recorded = {r["variant"] for r in baseline[part]["rows"]}
-    _, now = variants_mod.choose(patterns, "the baseline's selection")
+    now = baseline_variants(patterns, "the baseline's selection")
     return [{"kind": part, "variant": v["name"], "clock": "-", "mode": "-",
              "metric": f"matches {','.join(patterns)}", "baseline": None, "now": None,
              "limit": None, "status": "unrecorded"}
             for v in now if v["name"] not in recorded]
+
+
+def baseline_variants(patterns, label):
+    """The variants a baseline's patterns name today. Imported kernel trees
+    (kernel:NAME, `vdsobench import`) live in one machine's cache, not in the
+    project: a glob does not reach them, only a pattern that names them, so a
+    committed baseline means the same on every clone."""
+    _, chosen = variants_mod.choose(patterns, label)
+    if any(p.startswith(kernel_import.PREFIX) for p in patterns):
+        return chosen
+    return [v for v in chosen if not v["name"].startswith(kernel_import.PREFIX)]
 
 
 def sim_checks(baseline, rows):
@@ -251,8 +263,10 @@ def record(args, target, old):
                           or ([] if key == "variant" else
                               list(dict.fromkeys(r[key] for r in recorded))))
     sel = {k: v or NEW_DEFAULTS[k] for k, v in sel.items()}
-    _, chosen = variants_mod.choose(sel["variants"], "--variants")
-    names = [v["name"] for v in chosen]
+    names = [v["name"] for v in baseline_variants(sel["variants"], "--variants")]
+    if not names:
+        raise UsageError(f"--variants: {','.join(sel['variants'])} names only imported "
+                         "trees; name them (kernel:NAME+...) to record them")
     baseline = {"schema": SCHEMA,
                 "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
                     timespec="seconds"),

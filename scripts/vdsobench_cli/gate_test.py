@@ -280,3 +280,22 @@ class BadBaselineTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ImportedTreesTest(unittest.TestCase):
+    """A committed baseline's globs do not reach one machine's imported trees."""
+
+    REGISTRY = [{"name": n} for n in ("generic_5_3+rdtscp+always", "x86_gtod+rdtscp+always",
+                                      "kernel:mine+rdtscp+always")]
+
+    def chosen(self, patterns):
+        from . import variants
+        with mock.patch.object(variants, "load", return_value=self.REGISTRY):
+            return [v["name"] for v in gate.baseline_variants(patterns, "--variants")]
+
+    def test_a_glob_leaves_imports_out(self):
+        self.assertEqual(self.chosen(["*+rdtscp+always"]),
+                         ["generic_5_3+rdtscp+always", "x86_gtod+rdtscp+always"])
+
+    def test_naming_them_takes_them(self):
+        self.assertEqual(self.chosen(["kernel:mine+*"]), ["kernel:mine+rdtscp+always"])
