@@ -30,6 +30,7 @@ and builds as it always did.
 
 import argparse
 import ast
+import contextlib
 import hashlib
 import json
 import os
@@ -55,6 +56,7 @@ ARCH_DIRS = {"x86_64": "x86"}
 COPTS_BZL = ROOT / "kernel_import" / "copts.bzl"
 GLUE = "kernel_import/glue"
 VERIFY = "//verify:vdsobench_verify"
+AGREE = "//kernel_import:vdsobench_agree"
 
 # What is taken from a tree, relative to its top ({arch}: ARCH_DIRS); a pattern
 # ending in /* takes that folder's files. Those in REQUIRED must be there.
@@ -580,11 +582,7 @@ def rebuild(previous):
     try:
         build.build([VERIFY])
     except Failure:
-        if previous is None:
-            table_path().unlink(missing_ok=True)
-            sync_env()
-        else:
-            write_table(previous)
+        restore(previous)
         build.bazel("build", [VERIFY])  # back to a build of the previous table
         raise
 
@@ -594,16 +592,22 @@ def variant_names(name):
     return [v["name"] for v in variants.load() if v.get("layout") == layout_of(name)]
 
 
-def do_import(args):
-    if not NAME.match(args.name or ""):
-        raise UsageError(f"import: --name {args.name!r}: 1 to 40 letters, digits, '.', '_' "
-                         "or '-', starting with a letter or digit (e.g. 6.12-mine)")
+def check_name(name):
+    if not NAME.match(name or ""):
+        raise UsageError(f"import: --name {name!r}: 1 to 40 letters, digits, '.', '_' or "
+                         "'-', starting with a letter or digit (e.g. 6.12-mine)")
+
+
+def take_in(given, patch_paths, name):
+    """The table entry for SOURCE + patches under a name: its tree made (or found in
+    the cache). (entry, meta, cached, seconds); nothing is registered yet."""
+    check_name(name)
     arch_name = arch.current().name
     if arch_name not in ARCH_DIRS:
         raise UsageError(f"import: --arch {arch_name}: imported trees build for "
                          f"{', '.join(ARCH_DIRS)} only (valid: {', '.join(ARCH_DIRS)})")
-    patches = check_patches(args.patch or [])
-    source = resolve_source(args.source)
+    patches = check_patches(patch_paths)
+    source = resolve_source(given)
     packages.ensure_setup()
     t0 = time.monotonic()
     identity = source_identity(source, expand(TAKE, ARCH_DIRS[arch_name]))
@@ -611,15 +615,49 @@ def do_import(args):
     meta = cached_meta(key)
     cached = meta is not None
     if not cached:
-        meta = make_tree(source, args.source, arch_name, patches, key)
-    t_tree = time.monotonic() - t0
-    imports = read_table()
-    previous = dict(imports) if table_path().exists() else None
-    entry = {"key": key, "ident": ident(args.name), "arch": arch_name,
+        meta = make_tree(source, given, arch_name, patches, key)
+    entry = {"key": key, "ident": ident(name), "arch": arch_name,
              "arch_dir": ARCH_DIRS[arch_name], "kernel": meta["kernel"],
              "source": str(source), "patches": [str(p) for p, _, _ in patches],
              "summary": meta["summary"]}
-    replaced = args.name in imports and imports[args.name].get("key") != key
+    return entry, meta, cached, time.monotonic() - t0
+
+
+def restore(previous):
+    """Put a table back as it was (None: there was none)."""
+    if previous is None:
+        table_path().unlink(missing_ok=True)
+        sync_env()
+    else:
+        write_table(previous)
+
+
+def snapshot():
+    return dict(read_table()) if table_path().exists() else None
+
+
+@contextlib.contextmanager
+def temporary(wanted):
+    """Import {name: (SOURCE, [patch paths])} for the length of a block (the
+    patch-review recipe's before and after), built; the table is put back as it
+    was afterwards, whatever happens. Yields {name: meta}."""
+    previous = snapshot()
+    metas, imports = {}, dict(previous or {})
+    try:
+        for name, (given, patch_paths) in wanted.items():
+            imports[name], metas[name], _, _ = take_in(given, patch_paths, name)
+        write_table(imports)
+        build.build([VERIFY])
+        yield metas
+    finally:
+        restore(previous)
+
+
+def do_import(args):
+    entry, meta, cached, t_tree = take_in(args.source, args.patch or [], args.name)
+    imports = read_table()
+    previous = snapshot()
+    replaced = args.name in imports and imports[args.name].get("key") != entry["key"]
     imports[args.name] = entry
     write_table(imports)
     t1 = time.monotonic()
@@ -633,7 +671,41 @@ def do_import(args):
     print(f"import: {how}, built in {t_build:.1f} s; {len(names)} variants: "
           f"{layout_of(args.name)}+{{{','.join(sorted({n.split('+')[1] for n in names}))}}}"
           f"+{{{','.join(sorted({n.split('+')[2] for n in names}))}}}")
-    return 0
+    return check_agreement(args)
+
+
+def check_agreement(args):
+    """--agree LAYOUT: 0 when the import reads as the layout does, else 1."""
+    if not args.agree:
+        return 0
+    status, lines = agree(args.name, args.agree)
+    print("\n".join(lines))
+    return status
+
+
+def agree(name, layout):
+    """vdsobench_agree between the import's fake-counter variants and a layout's
+    (each inline choice with its own): (exit status, the summary lines)."""
+    from . import variants
+    build.build([AGREE])
+    registry = {v["name"] for v in variants.load()}
+    if not any(n.startswith(f"{layout}+fake+") for n in registry):
+        layouts = sorted({n.split("+")[0] for n in registry if not is_import(n)})
+        raise UsageError(f"import: --agree {layout}: not a layout (valid: "
+                         f"{', '.join(layouts)})")
+    status, lines = 0, []
+    for inline in ("always", "auto"):
+        a, b = f"{layout_of(name)}+fake+{inline}", f"{layout}+fake+{inline}"
+        if a not in registry or b not in registry:
+            continue
+        r = lifecycle.run(build.program(AGREE) + [a, b], capture_output=True, text=True,
+                          errors="replace")
+        if r.returncode not in (0, 1):
+            raise Failure(f"import: vdsobench_agree {a} {b} failed (exit {r.returncode}): "
+                          f"{build.tail(r.stderr, 1)}")
+        status = max(status, r.returncode)
+        lines += r.stdout.splitlines()
+    return status, lines
 
 
 def do_list():
@@ -654,7 +726,7 @@ def do_remove(name):
     if name not in imports:
         raise UsageError(f"import: --remove {name}: no such import (valid: "
                          f"{', '.join(sorted(imports)) or 'none imported'})")
-    previous = dict(imports)
+    previous = snapshot()
     del imports[name]
     write_table(imports)
     rebuild(previous)
@@ -668,8 +740,14 @@ def run(args):
         return do_list()
     if args.remove:
         return do_remove(args.remove)
+    if args.agree and args.name and not args.source:
+        if args.name not in read_table():
+            raise UsageError(f"import: --name {args.name}: no such import (valid: "
+                             f"{', '.join(sorted(read_table())) or 'none imported'})")
+        return check_agreement(args)
     if not args.source or not args.name:
-        raise UsageError("import: SOURCE and --name are required (or --list, --remove NAME)")
+        raise UsageError("import: SOURCE and --name are required (or --list, --remove NAME, "
+                         "or --name NAME --agree LAYOUT for an import made before)")
     return do_import(args)
 
 
@@ -700,6 +778,11 @@ def add_parser(sub):
                         "order given; repeat for a series")
     p.add_argument("--name", metavar="NAME",
                    help="the variants' name: kernel:NAME+COUNTER+INLINE")
+    p.add_argument("--agree", metavar="LAYOUT",
+                   help="then compare the import with a transcribed layout (e.g. "
+                        "generic_6_10 for a 6.12 tree) reading by reading on the fake "
+                        "counter: every clock, getres, gettimeofday and time in a series "
+                        "of kernel states; exit 1 on any difference")
     p.add_argument("--list", action="store_true", help="the imported trees, and exit")
     p.add_argument("--remove", metavar="NAME", help="forget an import (its variants go)")
     arch.add_argument(p, "the architecture whose vDSO to take (x86_64; the only one "

@@ -32,7 +32,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from . import arch, build, lifecycle, live, packages, ranged, results, variants as variant_list
+from . import (arch, build, kernel_import, lifecycle, live, packages, ranged, results,
+               variants as variant_list)
 from .errors import Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -338,7 +339,10 @@ def data_struct(fields, data_size, structs, constants):
 
 
 def object_of(v):
-    """The variant's layout object in the build: its compile unit."""
+    """The variant's layout object in the build: its compile unit (an imported
+    tree's: the one with the tree's own structs)."""
+    if kernel_import.is_import(v["layout"]):
+        return kernel_import.object_of(v, build.bin_dir())
     prefix = v["name"].replace("+", "__")
     return build.bin_dir() / "impls" / "_objs" / f"variant_{prefix}" / f"{v['layout']}.o"
 
@@ -361,7 +365,8 @@ def pahole(args):
 def check_pahole(v, constants, version):
     """The cross-check's result for one variant; Failure on any disagreement."""
     obj = object_of(v)
-    unit = f"impls/layouts/{v['layout']}.c"
+    unit = (f"{kernel_import.GLUE}/writer.c" if kernel_import.is_import(v["layout"])
+            else f"impls/layouts/{v['layout']}.c")
     if not obj.exists():
         return {"skipped": f"no object for {unit} at {obj}"}
     # the structs of the layout's own compile unit, not those of the headers'

@@ -5,7 +5,8 @@
  * the same volatile access for the word-sized and smaller scalars these
  * macros are used on here (the kernel's version adds a compile-time size
  * check and strips qualifiers for arrays and structs, which the vDSO
- * never passes).
+ * never passes). Like the kernel's (through asm/rwonce.h), it brings the
+ * SMP barriers: helpers.h of v6.1 relies on that.
  */
 #ifndef __LINUX_COMPILER_H
 #define __LINUX_COMPILER_H
@@ -22,5 +23,7 @@
 	do {                                                                \
 		*(volatile __typeof__(x) *)&(x) = (val);                    \
 	} while (0)
+
+#include <asm/barrier.h>
 
 #endif /* __LINUX_COMPILER_H */
