@@ -126,6 +126,9 @@ def run_recipe(args):
             print(f"{r.name:18} {r.title}")
         return 0
     recipe = recipes.by_name(args.name)
+    if (args.source or args.patch) and recipe.name != recipes.patch_review.NAME:
+        raise UsageError(f"recipe {recipe.name}: --source and --patch are for "
+                         f"{recipes.patch_review.NAME} (it reviews a patch on a kernel tree)")
     target = arch.current()
     if target.emulated and recipe.name not in recipes.EMULATED:
         raise UsageError(f"recipe {recipe.name} --arch {target.name}: this machine runs "
@@ -139,6 +142,7 @@ def run_recipe(args):
     from . import packages
     packages.ensure_setup()
     session = Session(recipe.name, args.quick, str(stage.path))
+    session.source, session.patches = args.source, args.patch
     session.say(f"== recipe {recipe.name}: {recipe.title}")
     session.say(f"Seed: {recipe.seed}")
     if target.emulated:
@@ -178,5 +182,10 @@ def add_parser(sub):
                         "a failed one keeps what it wrote in DIR.recovered-<date>)")
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty --out (files of the same names replaced)")
+    p.add_argument("--source", metavar="SOURCE",
+                   help="patch-review: the kernel tree or tarball (as `vdsobench import` "
+                        "takes it; default linux-source-6.12)")
+    p.add_argument("--patch", action="append", metavar="FILE",
+                   help="patch-review: a patch on --source, in order; repeat for a series")
     arch.add_argument(p, "run the recipe on this architecture's build (arm64: inline only)")
     p.set_defaults(func=run_recipe)

@@ -29,7 +29,7 @@ class RecipeUsageTest(unittest.TestCase):
         rc, out, _ = vdsobench("recipe", "--list")
         self.assertEqual(rc, 0)
         self.assertEqual([line.split()[0] for line in out.splitlines()], recipes.NAMES)
-        self.assertEqual(len(recipes.NAMES), 9)
+        self.assertEqual(len(recipes.NAMES), 10)
 
     def assert_bad(self, needle, *argv):
         rc, _, err = vdsobench("recipe", *argv)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import arch, build, code_metrics, lifecycle, results, rounds as rounds_mod
+from . import patch_review
 from .errors import Failure, UsageError
 from .recipe import calls_diff, ci_text, row, rows, verdict_line
 
@@ -648,6 +649,8 @@ RECIPES = (
            "003: rdtscp vs rdtsc_ordered (Vas Dias, 2018)", counter_read),
     Recipe("inline", "do_hres always inline vs the compiler's choice",
            "002: arm vdso: enforce monotonic and realtime as inline (2017)", inline),
+    Recipe(patch_review.NAME, "your patch on your tree: the cover letter's block",
+           "none: the tree and patches of --source and --patch", patch_review.run),
 )
 NAMES = [r.name for r in RECIPES]
 
