@@ -46,6 +46,14 @@ CROSS_PACKAGES = {"arm64": ("gcc-aarch64-linux-gnu", "g++-aarch64-linux-gnu", "q
 # controller's, never a second Slurm installed beside them.
 SLURM_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
 
+# The fourth group, for `import` (kernel_import.py): Debian's kernel source
+# tarballs, /usr/src/linux-source-X.Y.tar.xz, the real trees the import tests and
+# the patch-review recipe take in. About 140 MB each, so never by default: `import
+# linux-source-X.Y` installs its own when the tarball is missing (as root;
+# otherwise one line naming the package), and `setup --kernel-sources` both
+# (.ci/run does that).
+KERNEL_SOURCES = ("linux-source-6.1", "linux-source-6.12")
+
 # The Python modules commands import beyond the standard library, each with
 # the Debian package that provides it for /usr/bin/python3.
 MODULES = {"numpy": "python3-numpy", "scipy": "python3-scipy",
@@ -174,6 +182,18 @@ def ensure_group(names, what):
     install(todo, f" for {what}")
 
 
+def setup_kernel_sources(check=False):
+    """setup --kernel-sources: the KERNEL_SOURCES group (--check: only say)."""
+    todo = missing(KERNEL_SOURCES)
+    if check and todo:
+        print(f"setup: missing kernel sources: {' '.join(todo)}")
+        return 1
+    ensure_group(KERNEL_SOURCES, "setup --kernel-sources")
+    if not todo:
+        print(f"setup: kernel sources present: {' '.join(KERNEL_SOURCES)}")
+    return 0
+
+
 def ensure_setup():
     """Install what is missing; silent when nothing is. A bundle carries what it
     needs and installs nothing."""
@@ -219,4 +239,8 @@ def add_parser(sub):
     arch.add_argument(p, "also install what building and running this architecture "
                          "needs (arm64 on x86-64: the cross compiler, qemu-user and the "
                          ":arm64 libraries)")
-    p.set_defaults(func=lambda args: setup(check=args.check))
+    p.add_argument("--kernel-sources", action="store_true",
+                   help=f"also Debian's kernel sources for `import` and the import tests "
+                        f"({', '.join(KERNEL_SOURCES)}, about 140 MB each)")
+    p.set_defaults(func=lambda args: setup(check=args.check) or (
+        setup_kernel_sources(args.check) if args.kernel_sources else 0))
