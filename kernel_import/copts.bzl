@@ -9,8 +9,12 @@ compiler_types.h: the variant's symbol prefix (kimport/prefix.h). Then the
 include order of the kernel's own build, the shim standing where the rest
 of include/ and arch/<arch>/include would be: before the uapi folder, as
 include/linux/time.h comes before include/uapi/linux/time.h there. The
-kernel's warnings are -Wall's without those of -Wextra (W=1), so a patch
-that would warn in a kernel build warns (and fails, -Werror) here too.
+kernel's warnings are -Wall's without those of -Wextra (W=1) and without
+the few its Makefile turns off (-Wno-pointer-sign, the unused-but-set
+ones, and -Wno-array-bounds for GCC 11 on: the v6.15 vDSO reaches its
+time namespace page at vd + PAGE_SIZE, past the object GCC sees), so a patch that would warn in a kernel build warns (and fails,
+-Werror) here too. Code generation is the project's, as for every
+layout (-O2, and so on), so that an import and a transcription compare.
 """
 
 TREE_COPTS = [
@@ -31,4 +35,8 @@ TREE_COPTS = [
     "-Wno-sign-compare",
     "-Wno-missing-field-initializers",
     "-Wno-type-limits",
+    "-Wno-pointer-sign",
+    "-Wno-unused-but-set-variable",
+    "-Wno-unused-const-variable",
+    "-Wno-array-bounds",
 ]

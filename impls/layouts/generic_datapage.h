@@ -29,8 +29,8 @@
 #define VDSOBENCH_GENERIC_DATAPAGE_H
 
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+
+#include "impls/common/vvar_memfd.h"
 
 #define VDSO_BASES (CLOCK_TAI + 1)
 #define VDSO_HRES                                                           \
@@ -123,48 +123,19 @@ static union {
 	struct vdso_data data[CS_BASES];
 	u8 page[PAGE_SIZE];
 } *k_vvar;
-static int vvar_memfd = -1;
+static struct vvar_memfd vvar_mem = VVAR_MEMFD_INIT;
 
 static int vvar_map(bool timens_task)
 {
-	int real = timens_task ? 1 : 0;
-
-	for (int slot = 0; slot < VVAR_PAGES; slot++) {
-		int page = slot ^ real;
-		void *p = mmap(&vvar_area[slot], PAGE_SIZE, PROT_READ,
-			       MAP_SHARED | MAP_FIXED, vvar_memfd,
-			       (off_t)page * (off_t)PAGE_SIZE);
-
-		if (p == MAP_FAILED)
-			return -1;
-	}
-	return 0;
+	return vvar_memfd_map(&vvar_mem, vvar_area, VVAR_PAGES, timens_task);
 }
 
 static int generic_vvar_init(void)
 {
-	void *k;
-
-	if (vvar_memfd >= 0)
-		return 0;
-	vvar_memfd = memfd_create("vdsobench-vvar", MFD_CLOEXEC);
-	if (vvar_memfd < 0)
+	if (vvar_memfd_init(&vvar_mem, "vdsobench-vvar", vvar_area, VVAR_PAGES))
 		return -1;
-	if (ftruncate(vvar_memfd, VVAR_PAGES * PAGE_SIZE))
-		goto fail;
-	k = mmap(NULL, VVAR_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE,
-		 MAP_SHARED, vvar_memfd, 0);
-	if (k == MAP_FAILED)
-		goto fail;
-	k_vvar = k;
-	if (vvar_map(false))
-		goto fail;
+	k_vvar = vvar_mem.k;
 	return 0;
-fail:
-	close(vvar_memfd);
-	vvar_memfd = -1;
-	k_vvar = NULL;
-	return -1;
 }
 
 /* __arch_get_k_vdso_data(): NULL until init, when nothing is published */

@@ -97,9 +97,15 @@
 	KIMPORT_T(tz_dsttime, "tz_dsttime"),
 #endif
 #ifdef KIMPORT_AUX_CLOCK_DATA
+/* v6.17: the auxiliary clocks, named as generic_time_data.h names them */
+#define KIMPORT_AUX_N(n) KIMPORT_T(aux_clock_data[n], "aux_clock_data[" #n "]"),
 #define KIMPORT_AUX                                                         \
 	KIMPORT_T(aux_clock_data, "aux_clock_data"),                        \
-	KIMPORT_T(aux_clock_data[0].seq, "aux_clock_data[0].seq"),
+	KIMPORT_AUX_N(0) KIMPORT_AUX_N(1) KIMPORT_AUX_N(2) KIMPORT_AUX_N(3) \
+	KIMPORT_AUX_N(4) KIMPORT_AUX_N(5) KIMPORT_AUX_N(6) KIMPORT_AUX_N(7) \
+	KIMPORT_T(aux_clock_data[0].seq, "aux_clock_data[0].seq"),          \
+	KIMPORT_T(aux_clock_data[0].basetime[VDSO_BASE_AUX],                \
+		  "aux_clock_data[0].basetime[VDSO_BASE_AUX]"),
 #else
 #define KIMPORT_AUX
 #endif

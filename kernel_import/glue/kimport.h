@@ -44,6 +44,11 @@ struct kimport_tk {
 	/* the clocksource has a vDSO clock mode: the tree's VDSO_CLOCKMODE_TSC */
 	int vdso_capable;
 	unsigned int hrtimer_res;
+	/* v6.17 auxiliary timekeepers: TIMEKEEPER_AUX_FIRST + n, enabled */
+	int id;
+	int clock_valid;
+	long long monotonic_to_aux_sec;
+	long long monotonic_to_aux_nsec;
 };
 
 /* a time namespace's offsets (struct timens_offsets) */
@@ -64,6 +69,8 @@ extern struct kimport_vvar KIMPORT_SYM(vvar_area);
 void KIMPORT_SYM(attach)(void *k_pages);
 void KIMPORT_SYM(publish)(const struct kimport_tk *tk);
 void KIMPORT_SYM(publish_tz)(int minuteswest, int dsttime);
+/* v6.17: vdso_time_update_aux() of one auxiliary timekeeper */
+void KIMPORT_SYM(publish_aux)(const struct kimport_tk *tk);
 /* kernel/time/namespace.c timens_setup_vdso_data() on the namespace page */
 void KIMPORT_SYM(timens_setup)(void *ns_page, const struct kimport_timens *offs);
 

@@ -9,7 +9,8 @@
  */
 #include "kernel_import/glue/kimport.h"
 
-#include <vdso/datapage.h>
+/* what reader.c includes before the tree's read path */
+#include <generated/kimport_includes.h>
 #include <asm/vdso/gettimeofday.h>
 
 #include "kernel_import/glue/tree.h"
@@ -29,9 +30,15 @@ int main(void)
 
 	__builtin_printf("{\"data_size\": %lu, \"hres_clocks\": %lu, "
 			 "\"coarse_clocks\": %lu, \"raw_clocks\": %lu, "
-			 "\"has_getres\": %d, \"has_time\": %d, \"fields\": [",
+			 "\"aux_clocks\": %lu, \"has_getres\": %d, \"has_time\": %d, "
+			 "\"fields\": [",
 			 (unsigned long)KIMPORT_DATA_BYTES, (unsigned long)(VDSO_HRES),
 			 (unsigned long)(VDSO_COARSE), (unsigned long)(VDSO_RAW),
+#if defined(VDSO_AUX) && defined(CONFIG_POSIX_AUX_CLOCKS)
+			 (unsigned long)(VDSO_AUX),
+#else
+			 0UL,
+#endif
 #ifdef VDSO_HAS_CLOCK_GETRES
 			 1,
 #else

@@ -17,10 +17,15 @@
  */
 #include "kernel_import/glue/kimport.h"
 
+/*
+ * gettimeofday.c's own includes, in its order (`vdsobench import` copies its
+ * #include lines into kimport_includes.h), with the arch header: they define
+ * the fallbacks, under other names while these are in force.
+ */
 #define clock_gettime_fallback kimport_tree_clock_gettime_fallback
 #define clock_getres_fallback kimport_tree_clock_getres_fallback
 #define gettimeofday_fallback kimport_tree_gettimeofday_fallback
-#include <vdso/datapage.h>
+#include <generated/kimport_includes.h>
 #include <asm/vdso/gettimeofday.h>
 #undef clock_gettime_fallback
 #undef clock_getres_fallback

@@ -52,4 +52,21 @@ _Static_assert(sizeof(struct vdso_field) == 16 &&
 		       __builtin_offsetof(struct vdso_field, size) == 12,
 	       "struct vdso_field as impls/common/variant.h has it");
 
+#ifdef KIMPORT_TIME_DATA
+/*
+ * v6.15+: the vvar area (kernel_import/glue/kimport.h) as the data store
+ * lays it out: the time data page, then the time namespace page, which
+ * lib/vdso/gettimeofday.c finds at vd + PAGE_SIZE. (Up to v6.14 the shim's
+ * asm/vvar.h defines it, around struct vdso_data.)
+ */
+union kimport_vvar_page {
+	struct vdso_time_data data;
+	u8 page[KIMPORT_PAGE_SIZE];
+};
+
+struct kimport_vvar {
+	union kimport_vvar_page page[KIMPORT_VVAR_PAGES];
+};
+#endif
+
 #endif /* KIMPORT_TREE_H */

@@ -18,10 +18,7 @@
 
 #include "impls/common/variant_prelude.h"
 
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
+#include "impls/common/vvar_memfd.h"
 #include "kernel_import/glue/kimport.h"
 
 _Static_assert(KIMPORT_PAGE_SIZE == PAGE_SIZE, "one page size");
@@ -45,53 +42,26 @@ long KIMPORT_SYM(fallback_gettimeofday)(void *tv, void *tz)
 	return gettimeofday_fallback(tv, tz);
 }
 
-/* the kernel's view: [0] the data page, [1] the namespace page */
+/* the kernel's view (k_pages): [0] the data page, [1] the namespace page */
+static struct vvar_memfd vvar_mem = VVAR_MEMFD_INIT;
 static u8 *k_pages;
-static int vvar_memfd = -1;
 
-/* the reader's slots: page p of the memfd at slot p, or swapped */
 static int vvar_map(bool timens_task)
 {
-	u8 *slots = (u8 *)&KIMPORT_SYM(vvar_area);
-
-	for (int slot = 0; slot < KIMPORT_VVAR_PAGES; slot++) {
-		int page = slot ^ (timens_task ? 1 : 0);
-		void *p = mmap(slots + slot * PAGE_SIZE, PAGE_SIZE, PROT_READ,
-			       MAP_SHARED | MAP_FIXED, vvar_memfd,
-			       (off_t)page * (off_t)PAGE_SIZE);
-
-		if (p == MAP_FAILED)
-			return -1;
-	}
-	return 0;
+	return vvar_memfd_map(&vvar_mem, &KIMPORT_SYM(vvar_area), KIMPORT_VVAR_PAGES,
+			      timens_task);
 }
 
 static int kimport_init(void)
 {
-	void *k;
-
-	if (vvar_memfd >= 0)
+	if (k_pages)
 		return 0;
-	vvar_memfd = memfd_create("vdsobench-kernel-import", MFD_CLOEXEC);
-	if (vvar_memfd < 0)
+	if (vvar_memfd_init(&vvar_mem, "vdsobench-kernel-import", &KIMPORT_SYM(vvar_area),
+			    KIMPORT_VVAR_PAGES))
 		return -1;
-	if (ftruncate(vvar_memfd, KIMPORT_VVAR_PAGES * PAGE_SIZE))
-		goto fail;
-	k = mmap(NULL, KIMPORT_VVAR_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE,
-		 MAP_SHARED, vvar_memfd, 0);
-	if (k == MAP_FAILED)
-		goto fail;
-	if (vvar_map(false)) {
-		munmap(k, KIMPORT_VVAR_PAGES * PAGE_SIZE);
-		goto fail;
-	}
-	k_pages = k;
+	k_pages = vvar_mem.k;
 	KIMPORT_SYM(attach)(k_pages);
 	return 0;
-fail:
-	close(vvar_memfd);
-	vvar_memfd = -1;
-	return -1;
 }
 
 /*
@@ -99,7 +69,7 @@ fail:
  * rule is impls/layouts/arch/x86.h's __arch_get_clock_mode(): a vDSO
  * clocksource on x86 has a 64-bit mask, a narrower one never had a mode.
  */
-VDSO_ENTRY void VDSO_SYM(update_vsyscall)(const struct timekeeper *tk)
+static void kimport_tk_of(const struct timekeeper *tk, struct kimport_tk *out)
 {
 	struct kimport_tk s = {
 		.tkr_mono = { tk->tkr_mono.cycle_last, tk->tkr_mono.mask,
@@ -119,12 +89,41 @@ VDSO_ENTRY void VDSO_SYM(update_vsyscall)(const struct timekeeper *tk)
 		.max_cycles = tk->max_cycles,
 		.vdso_capable = tk->vdso_capable && tk->tkr_mono.mask == U64_MAX,
 		.hrtimer_res = tk->hrtimer_res,
+		.id = tk->id,
+		.clock_valid = tk->clock_valid,
+		.monotonic_to_aux_sec = tk->monotonic_to_aux.tv_sec,
+		.monotonic_to_aux_nsec = tk->monotonic_to_aux.tv_nsec,
 	};
+
+	*out = s;
+}
+
+VDSO_ENTRY void VDSO_SYM(update_vsyscall)(const struct timekeeper *tk)
+{
+	struct kimport_tk s;
 
 	if (!k_pages)
 		return; /* not attached yet: nothing is published */
+	kimport_tk_of(tk, &s);
 	KIMPORT_SYM(publish)(&s);
 }
+
+#ifdef CONFIG_POSIX_AUX_CLOCKS
+/* v6.17: an auxiliary timekeeper, through the tree's vdso_time_update_aux() */
+static void kimport_update_aux(const struct timekeeper *tk)
+{
+	struct kimport_tk s;
+
+	if (!k_pages)
+		return;
+	kimport_tk_of(tk, &s);
+	KIMPORT_SYM(publish_aux)(&s);
+}
+#define KIMPORT_AUX_HOOKS                                                    \
+	.aux_clocks = KIMPORT_AUX_CLOCKS, .update_vsyscall_aux = kimport_update_aux
+#else
+#define KIMPORT_AUX_HOOKS .aux_clocks = 0
+#endif
 
 VDSO_ENTRY void VDSO_SYM(update_vsyscall_tz)(const struct timezone *tz)
 {
@@ -158,7 +157,7 @@ VDSO_VARIANT_DEFINE(.source = KIMPORT_SOURCE, .summary = KIMPORT_SUMMARY,
 		    .vvar_size = KIMPORT_VVAR_PAGES * PAGE_SIZE,
 		    .hres_clocks = KIMPORT_HRES_CLOCKS,
 		    .coarse_clocks = KIMPORT_COARSE_CLOCKS,
-		    .raw_clocks = KIMPORT_RAW_CLOCKS, .aux_clocks = 0,
+		    .raw_clocks = KIMPORT_RAW_CLOCKS, KIMPORT_AUX_HOOKS,
 		    .has_getres = KIMPORT_HAS_GETRES,
 		    .has_max_cycles = IS_ENABLED(CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT),
 		    .has_timens = IS_ENABLED(CONFIG_TIME_NS),

@@ -13,6 +13,8 @@
  */
 #include "kernel_import/glue/kimport.h"
 
+#include <linux/stringify.h>
+
 #include "kernel/time/vsyscall.c"
 
 #include "kernel_import/glue/tree.h"
@@ -51,6 +53,9 @@ _Static_assert(sizeof(struct kimport_vvar) == KIMPORT_VVAR_PAGES * KIMPORT_PAGE_
 #ifdef KIMPORT_TIME_DATA
 /* v6.15+: lib/vdso/datastore.c's vdso_k_time_data, the kernel's pointer */
 struct vdso_time_data *vdso_k_time_data;
+/* and the readers' vdso_u_time_data: the first page of the vvar area */
+extern struct vdso_time_data vdso_u_time_data
+	__attribute__((alias(__stringify(KIMPORT_SYM(vvar_area)))));
 typedef struct vdso_time_data kimport_data_t;
 #else
 /* up to v6.14: x86's _vdso_data[CS_BASES], the kernel's mapping of it */
@@ -94,9 +99,8 @@ static void kimport_tkr(struct tk_read_base *tkr, const struct kimport_tkr *s,
  * reads the first group, the rest are filled so that a tree reading them
  * reads what the kernel would have there.
  */
-void KIMPORT_SYM(publish)(const struct kimport_tk *s)
+static void kimport_fill(struct timekeeper *tk, const struct kimport_tk *s)
 {
-	struct timekeeper *tk = &kimport_tk;
 	s64 mono_sec = (s64)s->xtime_sec + s->wall_to_monotonic_sec;
 	s64 wtm_ns = s->wall_to_monotonic_sec * NSEC_PER_SEC + s->wall_to_monotonic_nsec;
 	ktime_t mono_base = mono_sec * NSEC_PER_SEC + s->wall_to_monotonic_nsec;
@@ -129,9 +133,31 @@ void KIMPORT_SYM(publish)(const struct kimport_tk *s)
 	tk->coarse_nsec = s->tkr_mono.xtime_nsec >> s->tkr_mono.shift;
 #endif
 	tk->tkr_mono.base_real = mono_base + tk->offs_real;
-
-	update_vsyscall(tk);
+#ifdef KIMPORT_AUX_CLOCK_DATA
+	/* v6.17: which timekeeper this is (the core one here) */
+	tk->id = s->id;
+	tk->clock_valid = s->clock_valid;
+	tk->monotonic_to_aux.tv_sec = s->monotonic_to_aux_sec;
+	tk->monotonic_to_aux.tv_nsec = s->monotonic_to_aux_nsec;
+#endif
 }
+
+void KIMPORT_SYM(publish)(const struct kimport_tk *s)
+{
+	kimport_fill(&kimport_tk, s);
+	update_vsyscall(&kimport_tk);
+}
+
+#ifdef CONFIG_POSIX_AUX_CLOCKS
+/* v6.17: one auxiliary timekeeper, its own struct timekeeper as upstream */
+static struct timekeeper kimport_aux_tk;
+
+void KIMPORT_SYM(publish_aux)(const struct kimport_tk *s)
+{
+	kimport_fill(&kimport_aux_tk, s);
+	vdso_time_update_aux(&kimport_aux_tk);
+}
+#endif
 
 void KIMPORT_SYM(publish_tz)(int minuteswest, int dsttime)
 {
@@ -170,6 +196,7 @@ static void kimport_timens_setup_one(kimport_clock_t *vc,
 	offset[CLOCK_BOOTTIME_ALARM] = boottime;
 }
 
+
 void KIMPORT_SYM(timens_setup)(void *ns_page, const struct kimport_timens *o)
 {
 	kimport_clock_t *vc = KIMPORT_CLOCKS(ns_page);
@@ -177,6 +204,11 @@ void KIMPORT_SYM(timens_setup)(void *ns_page, const struct kimport_timens *o)
 	__builtin_memset(ns_page, 0, KIMPORT_PAGE_SIZE);
 	for (int i = 0; i < CS_BASES; i++)
 		kimport_timens_setup_one(&vc[i], o);
+#if defined(KIMPORT_AUX_CLOCK_DATA) && defined(CONFIG_POSIX_AUX_CLOCKS)
+	/* v6.17: the auxiliary clocks' too, which readers find in the real page */
+	for (int i = 0; i < MAX_AUX_CLOCKS; i++)
+		kimport_timens_setup_one(&((struct vdso_time_data *)ns_page)->aux_clock_data[i], o);
+#endif
 }
 
 const struct vdso_field KIMPORT_SYM(fields)[] = { KIMPORT_FIELDS };

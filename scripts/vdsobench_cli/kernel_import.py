@@ -46,9 +46,8 @@ from .errors import Failure, UsageError
 ROOT = build.ROOT
 DIR_ENV = "VDSOBENCH_IMPORTS"
 DIGEST_ENV = "VDSOBENCH_IMPORTS_DIGEST"
+GLUE_ENV = "VDSOBENCH_GLUE_DIGEST"
 TABLE = "imports.json"
-# what `import` writes into a cached tree: a change to it must not reuse old trees
-FORMAT = 1
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}\Z")
 PREFIX = "kernel:"
 # --arch -> the kernel's arch/ directory; the shim and glue are x86-64's
@@ -142,10 +141,28 @@ def digest():
         return "none"
 
 
+def glue_digest():
+    """The SHA-256 of what decides a cached tree's generated headers (the probe's
+    reading of the tree, its configuration): the shim, the probe and the headers
+    it shares with writer.c, the compile line, and this module. Part of the cache
+    key; a tree made with other glue is left out of the build (writer.c checks
+    kimport_desc.h against the tree, and would fail to build it)."""
+    h = hashlib.sha256()
+    glue = ROOT / "kernel_import" / "glue"
+    files = sorted((ROOT / "kernel_import").glob("shim/**/*.h"))
+    files += [glue / f for f in ("probe.c", "fields.h", "tree.h", "kimport.h")]
+    files += [COPTS_BZL, Path(__file__)]
+    for f in files:
+        h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def sync_env():
     """Tell Bazel (through the environment every command's bazel inherits) which
-    table it must see: @vdso_imports is re-run whenever this value changes."""
+    table it must see, and which glue: @vdso_imports is re-run whenever either
+    value changes."""
     os.environ[DIGEST_ENV] = digest()
+    os.environ[GLUE_ENV] = glue_digest()
 
 
 def write_table(imports):
@@ -402,6 +419,10 @@ def configuration(tree, arch_dir):
     config.update({name: 1 for name in sorted(chosen)})
     if "GENERIC_VDSO_TIME_NS" in chosen:
         config["TIME_NS"] = 1
+    # v6.17's auxiliary clocks, where the tree's vDSO has them, as generic_6_17 is built
+    datapage = tree / "include" / "vdso" / "datapage.h"
+    if re.search(FEATURES["AUX_CLOCK_DATA"][1], datapage.read_text(errors="replace")):
+        config["POSIX_AUX_CLOCKS"] = 1
     return config, skipped
 
 
@@ -426,6 +447,19 @@ def write_autoconf(tree, config, found):
     out.write_text("\n".join(lines) + "\n")
 
 
+def write_includes(tree):
+    """include/generated/kimport_includes.h: the #include lines of the tree's
+    lib/vdso/gettimeofday.c, in its order, which reader.c and probe.c include
+    before the read path itself (kernel_import/glue/reader.c says why)."""
+    text = (tree / "lib" / "vdso" / "gettimeofday.c").read_text(errors="replace")
+    lines = ["/* include/generated/kimport_includes.h, written by `vdsobench import`:",
+             " * lib/vdso/gettimeofday.c's own #include lines, in its order */"]
+    lines += re.findall(r"^#\s*include\s*<[^>]+>", text, re.M)
+    out = tree / "include" / "generated" / "kimport_includes.h"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
+
+
 def c_string(text):
     """A C string literal of plain ASCII text."""
     text = text.encode("ascii", "replace").decode()
@@ -441,7 +475,8 @@ def write_desc(tree, version, probe, source_text, summary):
               "SOURCE": c_string(source_text), "SUMMARY": c_string(summary),
               "DATA_SIZE": probe["data_size"], "NR_FIELDS": len(probe["fields"]),
               "HRES_CLOCKS": probe["hres_clocks"], "COARSE_CLOCKS": probe["coarse_clocks"],
-              "RAW_CLOCKS": probe["raw_clocks"], "HAS_GETRES": probe["has_getres"]}
+              "RAW_CLOCKS": probe["raw_clocks"], "AUX_CLOCKS": probe["aux_clocks"],
+              "HAS_GETRES": probe["has_getres"]}
     lines += [f"#define KIMPORT_{k} {v}" for k, v in values.items()]
     (tree / "include" / "generated" / "kimport_desc.h").write_text("\n".join(lines) + "\n")
 
@@ -449,11 +484,11 @@ def write_desc(tree, version, probe, source_text, summary):
 # ---- compiling it here ------------------------------------------------------------------
 
 def tree_copts(tree, arch_dir):
-    """kernel_import/copts.bzl's TREE_COPTS for this tree: the one compile line."""
-    text = COPTS_BZL.read_text()
-    m = re.search(r"^TREE_COPTS = (\[.*?^\])", text, re.M | re.S)
-    copts = ast.literal_eval(m.group(1))
-    return [c.replace("{root}", str(tree)).replace("{arch}", arch_dir) for c in copts]
+    """kernel_import/copts.bzl's TREE_COPTS for this tree: the one compile line,
+    read as Bazel reads it."""
+    m = re.search(r"^TREE_COPTS = (\[.*?^\])", COPTS_BZL.read_text(), re.M | re.S)
+    return [c.replace("{root}", str(tree)).replace("{arch}", arch_dir)
+            for c in ast.literal_eval(m.group(1))]
 
 
 def compile_line(tree, arch_dir):
@@ -488,11 +523,12 @@ def probe(tree, arch_dir, workdir, given):
 
 
 def syntax_check(tree, arch_dir, given):
-    """Compile the tree's read and update paths (syntax and warnings only): a tree or
-    patch the shim cannot build is one line now, not a Bazel failure later."""
+    """Compile the tree's read and update paths (optimised, as the build will: some
+    warnings come from the optimiser), output thrown away: a tree or patch the
+    shim cannot build is one line now, not a Bazel failure later."""
     for unit, what in (("reader.c", "lib/vdso/gettimeofday.c"),
                        ("writer.c", "kernel/time/vsyscall.c")):
-        r = lifecycle.run([*compile_line(tree, arch_dir), "-fsyntax-only",
+        r = lifecycle.run([*compile_line(tree, arch_dir), "-c", "-o", os.devnull,
                            f"{GLUE}/{unit}"], cwd=ROOT, capture_output=True, text=True,
                           errors="replace")
         if r.returncode != 0:
@@ -503,7 +539,7 @@ def syntax_check(tree, arch_dir, given):
 # ---- import -----------------------------------------------------------------------------
 
 def cache_key(arch_name, identity, patches):
-    blob = json.dumps({"format": FORMAT, "arch": arch_name, "source": identity,
+    blob = json.dumps({"glue": glue_digest(), "arch": arch_name, "source": identity,
                        "patches": [hashlib.sha256(t.encode()).hexdigest()
                                    for _, t, _ in patches]}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
@@ -543,13 +579,14 @@ def make_tree(source, given, arch_name, patches, key):
         config, skipped = configuration(stage, arch_dir)
         found = features(stage)
         write_autoconf(stage, config, found)
+        write_includes(stage)
         source_text, summary = describe(source, version, patches)
         with lifecycle.temp_dir(prefix="vdsobench-probe-") as work:
             description = probe(stage, arch_dir, Path(work), given)
         write_desc(stage, version, description, source_text, summary)
         syntax_check(stage, arch_dir, given)
         files = sorted(str(f.relative_to(stage)) for f in stage.rglob("*") if f.is_file())
-        meta = {"format": FORMAT, "kernel": version[3], "version": list(version[:3]),
+        meta = {"glue": glue_digest(), "kernel": version[3], "version": list(version[:3]),
                 "arch": arch_name, "arch_dir": arch_dir, "config": config,
                 "kconfig_skipped": skipped, "features": found, "probe": description,
                 "source": source_text, "summary": summary,
@@ -573,7 +610,7 @@ def cached_meta(key):
         meta = json.loads((imports_dir() / "trees" / key / "kimport.json").read_text())
     except (OSError, ValueError):
         return None
-    return meta if isinstance(meta, dict) and meta.get("format") == FORMAT else None
+    return meta if isinstance(meta, dict) and meta.get("glue") == glue_digest() else None
 
 
 def rebuild(previous):
@@ -714,8 +751,10 @@ def do_list():
         print(f"import: no imported trees ({table_path()} has none)")
         return 0
     for name, e in sorted(imports.items()):
+        stale = "" if cached_meta(str(e.get("key"))) else (
+            "  (made by another vdsobench, left out of the build: import it again)")
         print(f"{layout_of(name)}  Linux {e.get('kernel')}  {e.get('summary')}  "
-              f"[{str(e.get('key'))[:12]}]")
+              f"[{str(e.get('key'))[:12]}]{stale}")
         for p in e.get("patches", []):
             print(f"    patch {p}")
     return 0

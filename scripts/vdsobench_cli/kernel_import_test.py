@@ -348,5 +348,27 @@ class Import61Test(TarballTest):
         self.assertIn("torn read", out)
 
 
+class UpstreamTreeTest(unittest.TestCase):
+    """A v6.15+ tree (struct vdso_time_data, the generic data store, the v6.17
+    auxiliary clocks), given as $VDSOBENCH_TEST_TREE: no Debian package has
+    one yet, so CI skips this; run it with a checkout of a recent kernel."""
+
+    def test_verify_and_agreement(self):
+        tree = os.environ.get("VDSOBENCH_TEST_TREE")
+        if not tree:
+            self.skipTest("set VDSOBENCH_TEST_TREE to a v6.15+ kernel tree")
+        d = ImportsDir()
+        self.addCleanup(d.close)
+        out = ok(self, ["import", tree, "--name", "up"])
+        self.assertIn("kernel:up: imported: Linux 6.", out)
+        meta = kernel_import.cached_meta(kernel_import.read_table()["up"]["key"])
+        self.assertIn("TIME_DATA", meta["features"], "not a v6.15+ tree")
+        layout = "generic_6_17" if "AUX_CLOCK_DATA" in meta["features"] else "generic_6_15"
+        out = ok(self, ["import", "--name", "up", "--agree", layout])
+        self.assertRegex(out, rf"{layout}\+fake\+always: 0 of [1-9]\d+ readings differ")
+        out = ok(self, ["verify", "kernel:up+fake+always", "kernel:up+rdtsc+always"])
+        self.assertIn("2 PASS, 0 FAIL", out)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -20,7 +20,9 @@ changes: the CLI sets VDSOBENCH_IMPORTS_DIGEST to the table's SHA-256 for
 every Bazel command (scripts/vdsobench_cli/kernel_import.py), so a new or
 removed import reaches the build at once; a bare `bazel build` after an
 import sees the table as the last CLI command left it (or, the variable
-being unset then, reads it again).
+being unset then, reads it again). The CLI also sets VDSOBENCH_GLUE_DIGEST,
+the hash of kernel_import/'s glue and shim: a tree imported with other glue
+(its probed kimport_desc.h could be stale) is left out until imported again.
 """
 
 def _imports_dir(ctx):
@@ -46,6 +48,12 @@ def _impl(ctx):
         ident = entry["ident"]
         tree = root.get_child("trees").get_child(entry["key"])
         meta = json.decode(ctx.read(tree.get_child("kimport.json")))
+        glue = ctx.os.environ.get("VDSOBENCH_GLUE_DIGEST", "")
+        if glue and meta.get("glue") != glue:
+            # made with other glue (its kimport_desc.h would not match): left
+            # out until `vdsobench import` makes it again
+            build.append("# %s: made with other glue, left out" % name)
+            continue
         files = []
         for f in meta["files"]:
             ctx.symlink(ctx.path("%s/%s" % (tree, f)), "%s/%s" % (ident, f))
@@ -77,6 +85,6 @@ def _impl(ctx):
 
 vdso_imports = repository_rule(
     implementation = _impl,
-    environ = ["VDSOBENCH_IMPORTS", "VDSOBENCH_IMPORTS_DIGEST"],
+    environ = ["VDSOBENCH_IMPORTS", "VDSOBENCH_IMPORTS_DIGEST", "VDSOBENCH_GLUE_DIGEST"],
     local = True,
 )

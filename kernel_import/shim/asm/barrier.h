@@ -5,11 +5,18 @@
  * smp_rmb() and smp_wmb() are compiler barriers there (barrier(), as
  * asm-generic/barrier.h defines them when the architecture gives no
  * stronger one); arm64's are dmb ishld and dmb ishst.
+ *
+ * Also cpu_relax(), which the sequence count's read loop spins with
+ * (include/vdso/helpers.h): the kernel's comes from asm/processor.h, which
+ * the headers around it include long before; from v6.15 the data page
+ * header no longer brings it, so here it comes with the barriers
+ * helpers.h includes (the tree's own include/vdso/processor.h).
  */
 #ifndef _ASM_X86_BARRIER_H
 #define _ASM_X86_BARRIER_H
 
 #include <linux/compiler.h>
+#include <vdso/processor.h>
 
 #if defined(__x86_64__)
 #define smp_rmb() barrier()

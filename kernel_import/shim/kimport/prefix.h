@@ -33,6 +33,8 @@
 #define hrtimer_resolution KIMPORT_SYM(k_hrtimer_resolution)
 #define sys_tz KIMPORT_SYM(k_sys_tz)
 #define timekeeper_lock KIMPORT_SYM(k_timekeeper_lock)
+#define timekeeper_lock_irqsave KIMPORT_SYM(k_timekeeper_lock_irqsave)
+#define timekeeper_unlock_irqrestore KIMPORT_SYM(k_timekeeper_unlock_irqrestore)
 /*
  * the data the kernel writes: up to v6.14 x86's _vdso_data[CS_BASES] (an
  * array, reached here through a pointer to the kernel's mapping of the
@@ -42,6 +44,14 @@
 #define _vdso_data (*KIMPORT_SYM(k_vdso_data))
 #define _timens_data (*KIMPORT_SYM(k_timens_data))
 #define _vdso_rng_data KIMPORT_SYM(k_vdso_rng_data)
+/*
+ * v6.15+: what the vDSO reads, the hidden vdso_u_time_data its linker script
+ * places at the data pages: here the first page of the variant's vvar area
+ * (kernel_import/glue/writer.c makes it an alias of that page)
+ */
+#define vdso_u_time_data KIMPORT_SYM(u_time_data)
+#define vdso_u_rng_data KIMPORT_SYM(u_rng_data)
+#define vdso_u_arch_data KIMPORT_SYM(u_arch_data)
 #define vdso_k_time_data KIMPORT_SYM(k_time_data)
 #define vdso_k_rng_data KIMPORT_SYM(k_rng_data)
 #define vdso_k_arch_data KIMPORT_SYM(k_arch_data)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
  * Stands for include/uapi/linux/types.h with what it includes on x86-64:
- * asm-generic/int-ll64.h (__u8..__u64, __s8..__s64; 64-bit is long long)
- * and asm-generic/posix_types.h (__kernel_long_t and the __kernel_* types
+ * asm-generic/int-ll64.h (__u8..__u64, __s8..__s64; 64-bit is long long),
+ * asm/bitsperlong.h (__BITS_PER_LONG) and asm-generic/posix_types.h (__kernel_long_t and the __kernel_* types
  * the time structures use). These are the userspace ABI: the same on
  * every kernel, so the shim spells them out rather than take four more
  * headers from the tree.
@@ -13,6 +13,9 @@
 #if !defined(__x86_64__) && !defined(__aarch64__)
 #error "the shim's types are those of the 64-bit kernels vdsobench builds"
 #endif
+
+#define __BITS_PER_LONG 64
+#define __BITS_PER_LONG_LONG 64
 
 typedef signed char __s8;
 typedef unsigned char __u8;
