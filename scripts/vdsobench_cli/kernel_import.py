@@ -54,6 +54,10 @@ PREFIX = "kernel:"
 ARCH_DIRS = {"x86_64": "x86"}
 COPTS_BZL = ROOT / "kernel_import" / "copts.bzl"
 GLUE = "kernel_import/glue"
+# What make_tree() writes into a tree besides the tree's files (autoconf.h,
+# kimport_desc.h, kimport_includes.h, kimport.json): raise it with any change
+# to that, so that cached trees are made again (glue_digest()).
+GENERATED = 1
 VERIFY = "//verify:vdsobench_verify"
 AGREE = "//kernel_import:vdsobench_agree"
 
@@ -144,14 +148,14 @@ def digest():
 def glue_digest():
     """The SHA-256 of what decides a cached tree's generated headers (the probe's
     reading of the tree, its configuration): the shim, the probe and the headers
-    it shares with writer.c, the compile line, and this module. Part of the cache
+    it shares with writer.c, the compile line, and GENERATED. Part of the cache
     key; a tree made with other glue is left out of the build (writer.c checks
     kimport_desc.h against the tree, and would fail to build it)."""
-    h = hashlib.sha256()
+    h = hashlib.sha256(f"generated {GENERATED}\0".encode())
     glue = ROOT / "kernel_import" / "glue"
     files = sorted((ROOT / "kernel_import").glob("shim/**/*.h"))
     files += [glue / f for f in ("probe.c", "fields.h", "tree.h", "kimport.h")]
-    files += [COPTS_BZL, Path(__file__)]
+    files += [COPTS_BZL]
     for f in files:
         h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()
@@ -161,6 +165,8 @@ def sync_env():
     """Tell Bazel (through the environment every command's bazel inherits) which
     table it must see, and which glue: @vdso_imports is re-run whenever either
     value changes."""
+    if build.bundled():  # prebuilt: no Bazel, no imports
+        return
     os.environ[DIGEST_ENV] = digest()
     os.environ[GLUE_ENV] = glue_digest()
 
@@ -796,12 +802,12 @@ def add_parser(sub):
     sync_env()
     p = sub.add_parser(
         "import", help="a kernel tree (or Debian's source tarball) and patches as a variant",
-        description="Take a kernel tree's own lib/vdso/gettimeofday.c and "
-                    "kernel/time/vsyscall.c (with what they include), apply the "
-                    "patches in order, and build them, unmodified, against a small shim "
-                    "of kernel headers into the variants kernel:NAME+COUNTER+INLINE, "
-                    "which every command takes. A second import of the same tree and "
-                    "patches comes from the cache.",
+        description="Take a kernel tree's own lib/vdso/gettimeofday.c and\n"
+                    "kernel/time/vsyscall.c (with what they include), apply the patches\n"
+                    "in order, and build them, unmodified, against a small shim of kernel\n"
+                    "headers into the variants kernel:NAME+COUNTER+INLINE, which every\n"
+                    "command takes. A second import of the same tree and patches comes\n"
+                    "from the cache.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n"
                "  vdsobench import /usr/src/linux-source-6.12.tar.xz --name 6.12\n"

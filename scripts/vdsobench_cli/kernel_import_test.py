@@ -173,6 +173,20 @@ class PureTest(unittest.TestCase):
         rc, _, err = vdsobench("import", "--remove", "nope")
         one_line(self, rc, err, "nope", "none imported")
 
+    def test_a_bundle_has_no_imports(self):
+        """A bundle carries no kernel_import/: the CLI must start without it."""
+        from . import main
+        with mock.patch.object(build, "bundled", return_value=True), \
+                mock.patch.object(kernel_import, "glue_digest",
+                                  side_effect=AssertionError("glue read in a bundle")):
+            self.assertNotIn("import", main.parser().commands)
+
+    def test_glue_digest_follows_the_shim(self):
+        before = kernel_import.glue_digest()
+        with mock.patch.object(kernel_import, "GENERATED", kernel_import.GENERATED + 1):
+            self.assertNotEqual(kernel_import.glue_digest(), before)
+        self.assertEqual(kernel_import.glue_digest(), before)
+
     def test_kernel_sources_group(self):
         self.assertIn("linux-source-6.12", packages.KERNEL_SOURCES)
         self.assertIn("linux-source-6.1", packages.KERNEL_SOURCES)

@@ -47,6 +47,10 @@ def _impl(ctx):
         entry = imports[name]
         ident = entry["ident"]
         tree = root.get_child("trees").get_child(entry["key"])
+        if not tree.get_child("kimport.json").exists:
+            # its tree was removed from the cache: `vdsobench import` again
+            build.append("# %s: no tree %s, left out" % (name, entry["key"]))
+            continue
         meta = json.decode(ctx.read(tree.get_child("kimport.json")))
         glue = ctx.os.environ.get("VDSOBENCH_GLUE_DIGEST", "")
         if glue and meta.get("glue") != glue:
