@@ -75,24 +75,29 @@ def layout_json(a, b):
 
 
 def layout_summary(d):
-    """The data page's changes in a few lines: moved fields, paths whose lines
-    changed; 'no change' when none."""
-    out = []
-    moved = [f for f in d["fields"] if f["moved"]]
-    for f in moved:
-        out.append(f"  {f['name']}: {f['a']['offset']}..{f['a']['offset'] + f['a']['size'] - 1}"
-                   f" -> {f['b']['offset']}..{f['b']['offset'] + f['b']['size'] - 1}"
-                   f" (line {','.join(map(str, f['a']['lines']))} -> "
-                   f"{','.join(map(str, f['b']['lines']))})")
+    """The data page's changes in a few lines: the fields that moved to other
+    cache lines (those that moved within theirs counted), fields added or
+    removed, and the read paths whose lines changed; 'no change' when none."""
+    def span(cell):
+        return f"{cell['offset']}..{cell['offset'] + cell['size'] - 1}"
+
+    def lines(cell):
+        return ",".join(map(str, cell["lines"]))
+
+    out = [f"  {f['name']}: {span(f['a'])} -> {span(f['b'])} (line {lines(f['a'])} -> "
+           f"{lines(f['b'])})" for f in d["fields"] if f["lines_changed"]]
+    within = sum(1 for f in d["fields"] if f["moved"] and not f["lines_changed"])
+    if within:
+        out.append(f"  {within} more field{'s' if within > 1 else ''} moved within "
+                   "the same lines")
     for side, word in (("only_a", "removed"), ("only_b", "added")):
-        for f in d.get(side, []):
-            out.append(f"  {f['name']}: {word}")
+        out += [f"  {f['name']}: {word}" for f in d.get(side, [])]
     for p in d["paths"]:
         a, b = p.get("a"), p.get("b")
         if a and b and a["lines"] != b["lines"]:
-            out.append(f"  {p['label']}: {a['line_count']} -> {b['line_count']} lines per call "
-                       f"(lines {','.join(map(str, a['lines'])) or '-'} -> "
-                       f"{','.join(map(str, b['lines'])) or '-'})")
+            out.append(f"  {p['label']}: {a['line_count']} -> {b['line_count']} lines per "
+                       f"call ({layout_map.describe_lines(a['lines'])} -> "
+                       f"{layout_map.describe_lines(b['lines'])})")
     return out or ["  no field moved, every read path loads the same lines"]
 
 
