@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import arch, build, lifecycle, packages, results
+from . import arch, build, bundle, lifecycle, packages, results
 from .errors import Failure, UsageError
 
 ROOT = build.ROOT
@@ -231,14 +231,6 @@ def expand(patterns, arch_dir):
     return [p.replace("{arch}", arch_dir) for p in patterns]
 
 
-def file_sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def tarball_sha256(path):
     """A tarball's SHA-256, remembered by path, size, mtime and inode (sources.json):
     hashing 150 MB again would make a cached import take a second."""
@@ -252,7 +244,7 @@ def tarball_sha256(path):
     if not isinstance(memo, dict):
         memo = {}
     if key not in memo:
-        memo[key] = file_sha256(path)
+        memo[key] = bundle.sha256(path)
         imports_dir().mkdir(parents=True, exist_ok=True)
         results.write_atomic(memo_path, memo, force=True, what="the source hashes")
     return memo[key]
