@@ -182,6 +182,17 @@ class LineCostTest(unittest.TestCase):
         self.assertAlmostEqual(m, 3.5)
         self.assertTrue(lo <= 3.5 <= hi)
 
+    def test_beyond_a_control_clock(self):
+        """A cost both clocks share (where the pages landed) cancels; the line's stays."""
+        c = comparison(cold={(GTOD, "monotonic"): 26.0, (MULTSHIFT, "monotonic"): 28.5,
+                             (GTOD, "realtime"): 26.0, (MULTSHIFT, "realtime"): 27.0},
+                       warm={(GTOD, "monotonic"): 22.0, (MULTSHIFT, "monotonic"): 22.5,
+                             (GTOD, "realtime"): 22.0, (MULTSHIFT, "realtime"): 22.5})
+        self.assertAlmostEqual(recipes.lines_cost(c, "realtime", GTOD, MULTSHIFT)[0], 0.5)
+        m, lo, hi = recipes.beyond_control(c, "monotonic", "realtime", GTOD, MULTSHIFT)
+        self.assertAlmostEqual(m, 1.5)
+        self.assertGreater(lo, 0)
+
     def test_per_line_fit(self):
         cells = [{"misses": 1, "lines_cost": {r: 4.0 + 0.1 * (r % 3) for r in range(12)}},
                  {"misses": 2, "lines_cost": {r: 8.0 for r in range(12)}},
@@ -192,6 +203,18 @@ class LineCostTest(unittest.TestCase):
         self.assertLessEqual(lo, m)
         self.assertGreaterEqual(hi, m)
         self.assertEqual(recipes.per_line_fit(cells[2:])[3], 0)
+
+    def test_net_of_a_layouts_controls(self):
+        cells = [{"variant": "a", "misses": 1, "lines": 1, "lines_cost": {0: 1.2, 1: 1.4}},
+                 {"variant": "a", "misses": 0, "lines": 0, "lines_cost": {0: 1.0, 1: 1.0}},
+                 {"variant": "a", "misses": 0, "lines": 0, "lines_cost": {0: 1.0, 1: 1.2}},
+                 {"variant": "b", "misses": 1, "lines": 1, "lines_cost": {0: 3.0, 1: 3.0}},
+                 {"variant": "b", "misses": 0, "lines": 1, "lines_cost": {0: 0.5, 1: 0.5}}]
+        recipes.net_of_controls(cells)
+        self.assertAlmostEqual(cells[0]["net"][0], 0.2)
+        self.assertAlmostEqual(cells[0]["net"][1], 0.3)
+        self.assertEqual(cells[3]["net"], {0: 3.0, 1: 3.0},
+                         "b has no cell whose lines and misses agree: its own")
 
     def test_differences_of_either_sign(self):
         m, lo, hi = recipes.median_with_ci([-1.0, -0.5, 0.0, 0.5, 1.0, -2.0, 2.0, 0.1, -0.1])

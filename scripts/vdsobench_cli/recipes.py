@@ -247,13 +247,26 @@ def median_with_ci(values):
             *((ci[0] - shift, ci[1] - shift) if ci else (None, None)))
 
 
-def lines_cost(c, clock, before, after):
-    """What the evicted lines cost after over before, net of everything else: per
-    round, the cold difference minus the warm one (same code, nothing evicted);
-    (median, low, high) in ns."""
+def lines_cost_rounds(c, clock, before, after):
+    """{round: the cold difference minus the warm one} (same code, nothing
+    evicted): what the evicted lines cost after over before, round by round."""
     cold = per_round_difference(c, clock, "cold", before, after)
     warm = per_round_difference(c, clock, "warm", before, after)
-    return median_with_ci([cold[r] - warm[r] for r in cold if r in warm])
+    return {r: cold[r] - warm[r] for r in cold if r in warm}
+
+
+def lines_cost(c, clock, before, after):
+    """lines_cost_rounds() as (median, low, high) in ns."""
+    return median_with_ci(list(lines_cost_rounds(c, clock, before, after).values()))
+
+
+def beyond_control(c, clock, control, before, after):
+    """How much more the lines cost on clock than on control (a clock whose
+    simulated misses do not differ), round by round: (median, low, high) in ns.
+    What costs the same on both (where the page landed, the code) cancels."""
+    a = lines_cost_rounds(c, clock, before, after)
+    b = lines_cost_rounds(c, control, before, after)
+    return median_with_ci([a[r] - b[r] for r in a if r in b])
 
 
 def ns_text(m, lo, hi):
@@ -271,6 +284,11 @@ def cache_side(s, c, before, after):
           "is timed alone, net of the bracket; warm: the same without the eviction, so "
           "cold minus warm, round by round, is what the evicted lines cost, whatever else "
           "differs between the two builds. Intervals: 95%, per clock.")
+    def extra(clock):
+        sim = rows(c, "sim:l1d_misses", clock=clock, mode="cold", variant=after)
+        return sim[0]["value"] - sim[0]["base"] if sim else None
+    controls = [r["clock"] for r in rows(c, mode="cold", variant=after)
+                if extra(r["clock"]) == 0]
     for r in rows(c, mode="cold", variant=after):
         sim = rows(c, "sim:l1d_misses", clock=r["clock"], mode="cold", variant=after)
         misses = (f"{sim[0]['base']:g} -> {sim[0]['value']:g} simulated L1D misses per call"
@@ -282,15 +300,25 @@ def cache_side(s, c, before, after):
               + (f"; warm: {warm[0]['ratio']:.3f} {ci_text(warm[0])} {warm[0]['verdict']}"
                  if warm else "")
               + f"; the lines' own cost (cold - warm): {ns_text(*cost)}")
-        if sim and sim[0]["value"] != sim[0]["base"]:
+        if not extra(r["clock"]):
+            continue
+        said = f"  The simulation counts {extra(r['clock']):+g} line(s) on " \
+               f"{tables.clock_name(r['clock'])}"
+        if not controls:
             seen = cost[1] is not None and (cost[1] > 0 or cost[2] < 0)
-            s.say(f"  The simulation counts {sim[0]['value'] - sim[0]['base']:+g} line(s) on "
-                  f"{tables.clock_name(r['clock'])}; time "
-                  + ("sees it." if seen else
-                     "does not: the extra line's miss overlaps the first line's (its "
-                     "load does not wait for the first) or the counter read's latency, so "
-                     "an out-of-order core pays one L2 latency for both; whatever the "
-                     "cold ratio shows beyond that, warm shows too (the code)."))
+            s.say(said + ("; time sees a cost (no clock without the extra miss to "
+                          "check it against)." if seen else "; time does not see it."))
+            continue
+        more = beyond_control(c, r["clock"], controls[0], before, after)
+        seen = more[1] is not None and (more[1] > 0 or more[2] < 0)
+        s.say(said + f"; beyond {tables.clock_name(controls[0])}, whose misses do not "
+              f"differ, its lines cost {ns_text(*more)}: time "
+              + ("sees the line." if seen else
+                 "does not see the line. Its miss overlaps the first line's (the load "
+                 "does not wait for it) or the counter read's latency: an out-of-order "
+                 "core pays one L2 latency for both. What the cold ratio shows beyond "
+                 "that, the control clock shows too (the code, in warm; where the "
+                 "pages landed, in cold - warm)."))
 
 
 def layout_diff(s, a, b):
@@ -376,16 +404,31 @@ def lines_touched(variants):
     return out
 
 
-def per_line_fit(cells):
+def net_of_controls(cells):
+    """Each cell's (cold - warm) per round less the mean, that round, of the same
+    layout's cells whose misses and lines do not differ (its controls): what a
+    layout costs on every clock alike (where its page landed) cancels. Cells of a
+    layout without controls keep their own. Sets cell["net"]."""
+    for cell in cells:
+        controls = [c for c in cells if c["variant"] == cell["variant"]
+                    and not c["misses"] and not c["lines"]]
+        cell["net"] = {r: v - sum(c["lines_cost"].get(r, 0) for c in controls) / len(controls)
+                       for r, v in cell["lines_cost"].items()} if controls else \
+            dict(cell["lines_cost"])
+    return cells
+
+
+def per_line_fit(cells, key="lines_cost"):
     """The cost of one more simulated L1D miss: per round, the least-squares slope
-    through 0 of the cells' (cold - warm) differences against their miss
-    differences, over the cells whose misses differ; (median, low, high) of the
-    rounds' slopes, with the median's 95% interval, and how many cells."""
+    through 0 of the cells' (cold - warm) differences (or another per-round key)
+    against their miss differences, over the cells whose misses differ; (median,
+    low, high) of the rounds' slopes, with the median's 95% interval, and how many
+    cells."""
     used = [c for c in cells if c["misses"]]
     if not used:
         return None, None, None, 0
-    rounds = set.intersection(*(set(c["lines_cost"]) for c in used))
-    slopes = [sum(c["lines_cost"][r] * c["misses"] for c in used)
+    rounds = set.intersection(*(set(c[key]) for c in used))
+    slopes = [sum(c[key][r] * c["misses"] for c in used)
               / sum(c["misses"] ** 2 for c in used) for r in sorted(rounds)]
     return (*median_with_ci(slopes), len(used))
 
@@ -437,7 +480,7 @@ def line_cost(s):
         s.block(f"{cell['variant'].split('+')[0]:26}{cell['clock']:17}{cell['lines']:>+6}"
                 f"{cell['misses']:>+7g}  {ns_text(*cell['cold']):>24}  {ns_text(*cost):>24}"
                 + ("  <- misses differ" if cell["misses"] else ""))
-    m, lo, hi, n = per_line_fit(cells)
+    m, lo, hi, n = per_line_fit(net_of_controls(cells), key="net")
     cold_a = subject_rounds(c, "realtime", "cold", X86)
     warm_a = subject_rounds(c, "realtime", "warm", X86)
     base_cost = median_with_ci([cold_a[k] - warm_a[k] for k in cold_a if k in warm_a])
@@ -449,7 +492,8 @@ def line_cost(s):
           + ": the first line, whose load the call waits for.")
     if n:
         s.say(f"One more simulated L1D miss (slope over the {n} cells whose misses differ, "
-              f"per round): {ns_text(m, lo, hi)} per miss. Time follows the simulation in "
+              f"per round, each net of its layout's cells whose lines and misses do not): "
+              f"{ns_text(m, lo, hi)} per miss. Time follows the simulation in "
               f"{agree} of those {n} cells and not in {disagree}.")
     else:
         s.say("No two layouts differ in simulated misses on a clock both serve in "
