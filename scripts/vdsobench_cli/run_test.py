@@ -179,7 +179,7 @@ class BadInputTest(unittest.TestCase):
         self.assert_bad("'monotonic_fast'", "--clocks", "monotonic_fast")
 
     def test_unknown_mode(self):
-        self.assert_bad("'cold'", "--modes", "hot,cold")
+        self.assert_bad("'frigid'", "--modes", "hot,frigid")
 
     def test_unknown_event(self):
         self.assert_bad("no_such_event_xyz", "--variants", "floor/empty",
