@@ -72,8 +72,8 @@ const char usage_text[] =
 	"Times each <subject>/<clock>/<mode>/cpu<N> with Google Benchmark and\n"
 	"writes its JSON (with a \"vdsobench_harness\" context) to --out.\n"
 	"\n"
-	"  --variants LIST   names or globs (default '" BENCH_DEFAULT_SUBJECTS
-	"');\n"
+	"  --variants LIST   names or globs (default '" BENCH_DEFAULT_SUBJECTS_HELP
+	");\n"
 	"                    subjects: every real-counter variant, "
 	"sys/syscall,\n"
 	"                    sys/libc, sys/vdso, floor/<counter>, floor/empty\n"

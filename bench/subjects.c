@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bench/subjects.h"
+#include "impls/counters/available.h"
 #include "impls/registry.h"
 
 const struct mode_info bench_modes[NR_MODES] = {
@@ -320,6 +321,26 @@ static bool any(const bool *v, unsigned int n)
 	return false;
 }
 
+const char *bench_default_counter(void)
+{
+#if defined(__aarch64__)
+	return vdso_counter_unavailable("cntvctss") ? "isb_cntvct_dep"
+						     : "cntvctss";
+#else
+	return vdso_counter_unavailable("rdtscp") ? "lfence_rdtsc" : "rdtscp";
+#endif
+}
+
+const char *bench_default_subjects(void)
+{
+	static char subjects[96];
+
+	if (!subjects[0])
+		snprintf(subjects, sizeof(subjects), "*+%s+always,sys/*,floor/*",
+			 bench_default_counter());
+	return subjects;
+}
+
 int selection_parse(struct selection *sel, const char *subj, const char *clocks,
 		    const char *modes, char *err, size_t errlen)
 {
@@ -333,7 +354,7 @@ int selection_parse(struct selection *sel, const char *subj, const char *clocks,
 		{"--modes", pick_mode},
 	};
 	const char *values[] = {
-		subj ? subj : BENCH_DEFAULT_SUBJECTS,
+		subj ? subj : bench_default_subjects(),
 		clocks ? clocks : BENCH_DEFAULT_CLOCKS,
 		modes ? modes : BENCH_DEFAULT_MODES,
 	};

@@ -109,18 +109,26 @@ struct selection {
 	bool mode[NR_MODES];
 };
 /*
- * The counter read the default selection measures every layout with: what
- * the kernel of today reads on a CPU of this architecture without the
- * optional extensions: RDTSCP on x86-64, isb; mrs cntvct_el0 with the
- * fake dependency after it on arm64 (v5.13 on; CNTVCTSS_EL0 needs FEAT_ECV).
+ * The counter read the default selection measures every layout with: the
+ * one the kernel's own vDSO reads on this CPU, so that a default run times
+ * what the machine runs. On x86-64 that is rdtsc_ordered()
+ * (arch/x86/include/asm/msr.h, v5.2 on: ALTERNATIVE_2 of rdtsc, "lfence;
+ * rdtsc" and "rdtscp", patched at boot): RDTSCP where the CPU has it, else
+ * lfence; rdtsc (some hypervisors mask RDTSCP: a Zen 5 guest without it
+ * ran the default selection with no variant at all when this was fixed to
+ * rdtscp). On arm64, __arch_counter_get_cntvct(): CNTVCTSS_EL0 with
+ * FEAT_ECV, else isb; mrs cntvct_el0 with the fake dependency (v5.13 on).
+ * Decided once, by impls/counters/available.h, outside every timed loop.
  */
-#if defined(__aarch64__)
-#define BENCH_DEFAULT_COUNTER "isb_cntvct_dep"
-#else
-#define BENCH_DEFAULT_COUNTER "rdtscp"
-#endif
-#define BENCH_DEFAULT_SUBJECTS                                                 \
-	"*+" BENCH_DEFAULT_COUNTER "+always,sys/*,floor/*"
+const char *bench_default_counter(void);
+/* every layout with bench_default_counter(), sys/ and floor/ subjects */
+const char *bench_default_subjects(void);
+/* what --help says the default is, whatever this CPU has */
+#define BENCH_DEFAULT_SUBJECTS_HELP                                            \
+	"*+<counter>+always,sys/*,floor/*',\n"                                 \
+	"                    <counter> being the kernel's own read here:\n"    \
+	"                    rdtscp, or lfence_rdtsc without RDTSCP; on arm64\n"\
+	"                    cntvctss with FEAT_ECV, else isb_cntvct_dep"
 #define BENCH_DEFAULT_CLOCKS                                                   \
 	"realtime,monotonic,monotonic_raw,boottime,tai,realtime_coarse,"       \
 	"monotonic_coarse"

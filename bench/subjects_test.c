@@ -4,15 +4,25 @@
  * checks behind `run`'s bad-usage errors, and which modes apply to what.
  */
 #include <fnmatch.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bench/subjects.h"
+#include "impls/counters/available.h"
 #include "impls/registry.h"
 #include "testing/tap.h"
 
-/* names with this architecture's default counter (bench/subjects.h) */
-#define WITH_COUNTER(layout) layout "+" BENCH_DEFAULT_COUNTER "+always"
-#define DEFAULT_FLOOR "floor/" BENCH_DEFAULT_COUNTER
+/*
+ * names with a counter read every CPU of this architecture has, so that no
+ * check here depends on this CPU (the default's own test is below)
+ */
+#if defined(__aarch64__)
+#define EVERY_CPU_COUNTER "isb_cntvct_dep"
+#else
+#define EVERY_CPU_COUNTER "lfence_rdtsc"
+#endif
+#define WITH_COUNTER(layout) layout "+" EVERY_CPU_COUNTER "+always"
+#define DEFAULT_FLOOR "floor/" EVERY_CPU_COUNTER
 
 static const struct subject *find(const char *name)
 {
@@ -97,7 +107,12 @@ static unsigned int real_counters(void)
 static void test_selection(void)
 {
 	struct selection sel;
-	unsigned int layouts = variants_matching(WITH_COUNTER("*"));
+	char with_default[64];
+	unsigned int layouts;
+
+	snprintf(with_default, sizeof(with_default), "*+%s+always",
+		 bench_default_counter());
+	layouts = variants_matching(with_default);
 	unsigned int floors = real_counters() + 1; /* and floor/empty */
 	char err[1024];
 	int ret;
@@ -108,11 +123,10 @@ static void test_selection(void)
 			       layouts + 3 + floors &&
 		       count(sel.clock, NR_CLOCK_CHOICES) == 7 &&
 		       count(sel.mode, NR_MODES) == 1 && sel.mode[MODE_HOT],
-	       "default: every layout with " BENCH_DEFAULT_COUNTER
-	       "+always (%u), sys/*, a floor "
+	       "default: every layout with %s (%u), sys/*, a floor "
 	       "per counter and floor/empty (%u); seven clocks; hot (%d: %u "
 	       "subjects)",
-	       layouts, floors, ret, count(sel.subject, BENCH_MAX_SUBJECTS));
+	       with_default, layouts, floors, ret, count(sel.subject, BENCH_MAX_SUBJECTS));
 	const char *floorless = NULL;
 
 	for (unsigned int i = 0; i < vdso_variants_nr && !floorless; i++) {
@@ -126,14 +140,14 @@ static void test_selection(void)
 	tap_ok(!floorless, "every real counter in the table has a floor (%s)",
 	       floorless ? floorless : "all do");
 
-	ret = selection_parse(&sel, "generic_*+" BENCH_DEFAULT_COUNTER "+*",
+	ret = selection_parse(&sel, "generic_*+" EVERY_CPU_COUNTER "+*",
 			      "getres:*", "hot,pointer", err, sizeof(err));
 	tap_ok(ret == 0 &&
-		       variants_matching("generic_*+" BENCH_DEFAULT_COUNTER
+		       variants_matching("generic_*+" EVERY_CPU_COUNTER
 					 "+*") >= 2 &&
 		       count(sel.subject, BENCH_MAX_SUBJECTS) ==
 			       variants_matching(
-				       "generic_*+" BENCH_DEFAULT_COUNTER
+				       "generic_*+" EVERY_CPU_COUNTER
 				       "+*") &&
 		       count(sel.clock, NR_CLOCK_CHOICES) == 7 &&
 		       count(sel.mode, NR_MODES) == 2,
@@ -190,10 +204,37 @@ static void test_applies(void)
 		       "mode %s says what it exposes", bench_modes[m].name);
 }
 
+/*
+ * The default counter is the kernel's read on this CPU: whichever CPU runs
+ * this, it is the optional instruction when available.h says it runs and
+ * the read every CPU has when not, and the default selection names it.
+ */
+static void test_default_counter(void)
+{
+	const char *c = bench_default_counter();
+#if defined(__aarch64__)
+	const char *optional = "cntvctss", *everyone = "isb_cntvct_dep";
+#else
+	const char *optional = "rdtscp", *everyone = "lfence_rdtsc";
+#endif
+	const char *why = vdso_counter_unavailable(optional);
+	char expect[96];
+
+	tap_ok(!strcmp(c, why ? everyone : optional),
+	       "default counter %s: %s is %s", c, optional,
+	       why ? why : "available");
+	snprintf(expect, sizeof(expect), "*+%s+always,sys/*,floor/*", c);
+	tap_ok(!strcmp(bench_default_subjects(), expect),
+	       "default subjects '%s'", bench_default_subjects());
+	tap_ok(find(WITH_COUNTER("generic_5_3")) != NULL,
+	       "the every-CPU counter names variants of the table");
+}
+
 int main(void)
 {
 	test_subjects();
 	test_selection();
 	test_applies();
+	test_default_counter();
 	return tap_done();
 }

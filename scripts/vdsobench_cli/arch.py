@@ -41,9 +41,36 @@ RUNNER = "toolchains/qemu_aarch64.sh"
 # how every emulated timing is labelled, everywhere it is shown
 LABEL = emulation_mod.LABEL
 # the counter read the field tables and the simulated counts name a layout by
+# (the layout is the same whatever the read; valgrind runs RDTSCP on any CPU)
 DEFAULT_COUNTER = {"x86_64": "rdtscp", "arm64": "isb_cntvct_dep"}
+# what a timed command reads by default, as the harness's default selection
+# (bench/subjects.h, bench_default_counter()): the kernel's own read on this
+# CPU, the optional instruction where the CPU has it, else the one every CPU of
+# the architecture has. The kernel says which in /proc/cpuinfo: x86's "rdtscp"
+# flag is the X86_FEATURE_RDTSCP its rdtsc_ordered() alternative keys on,
+# arm64's "ecv" feature the ARM64_HAS_ECV its counter read does.
+TIMED_COUNTER = {"x86_64": ("rdtscp", "rdtscp", "lfence_rdtsc"),
+                 "arm64": ("ecv", "cntvctss", "isb_cntvct_dep")}
 
 _current = None
+
+
+def timed_counter(cpuinfo=None):
+    """The counter read a timed command (a recipe, selftest-stats) measures a
+    layout with by default: see TIMED_COUNTER. cpuinfo: /proc/cpuinfo's text
+    (tests give any); an emulated target gets its DEFAULT_COUNTER (qemu-user
+    has no FEAT_ECV)."""
+    target = current()
+    if target.emulated:
+        return DEFAULT_COUNTER[target.name]
+    flag, optional, everyone = TIMED_COUNTER[target.name]
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
+        except OSError:
+            cpuinfo = ""
+    m = re.search(r"^(?:flags|Features)\s*:(.*)$", cpuinfo, re.M)
+    return optional if m and flag in m.group(1).split() else everyone
 
 
 def name_of(machine):

@@ -15,7 +15,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from . import arch, build, gate, main, packages, run, testrun
+from . import arch, build, gate, main, packages, run, testrun, variants
 from .run_test import vdsobench
 
 EMU = {"label": "emulated (qemu-user)", "emulator": "qemu-user",
@@ -71,6 +71,31 @@ class TargetTest(ArchCase):
         with self.assertRaises(arch.UsageError) as cm:
             arch.Target("x86_64", "arm64").bazel_flags()
         self.assertIn("cross-building from arm64 is not set up", str(cm.exception))
+
+
+class TimedCounterTest(ArchCase):
+    """The default read of timed commands follows what the kernel says the CPU
+    has, from made-up /proc/cpuinfo texts: never this CPU's."""
+
+    @unittest.skipUnless(arch.host() == "x86_64", "x86-64's flags")
+    def test_x86_rdtscp_when_the_kernel_reports_it(self):
+        arch.use(None)
+        with_it = "processor\t: 0\nflags\t\t: fpu tsc rdtscp lm constant_tsc\n"
+        without = "processor\t: 0\nflags\t\t: fpu tsc lm constant_tsc rdtscpx\n"
+        self.assertEqual(arch.timed_counter(with_it), "rdtscp")
+        self.assertEqual(arch.timed_counter(without), "lfence_rdtsc")
+        self.assertEqual(arch.timed_counter(""), "lfence_rdtsc")
+
+    @unittest.skipUnless(arch.host() == "x86_64", "arm64 is emulated from x86-64")
+    def test_emulated_arm64_reads_what_qemu_has(self):
+        arch.use("arm64")
+        self.assertEqual(arch.timed_counter("Features\t: fp asimd ecv\n"), "isb_cntvct_dep")
+
+    def test_every_choice_is_a_counter_of_the_table(self):
+        arch.use(None)
+        host = arch.host()
+        chosen = set(arch.TIMED_COUNTER[host][1:]) | {arch.DEFAULT_COUNTER[host]}
+        self.assertLessEqual(chosen, set(variants.axis_values(variants.load(), "counter")))
 
 
 class ProgramTest(ArchCase):

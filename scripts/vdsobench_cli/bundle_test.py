@@ -127,7 +127,7 @@ class BundleTest(unittest.TestCase):
 
     def test_run_writes_a_results_file_home_reads(self):
         out = Path(self.tmp.name, "bundle-run.json")
-        r = self.bundled("run", "--variants", "generic_5_3+rdtscp+always,floor/empty",
+        r = self.bundled("run", "--variants", "generic_5_3+lfence_rdtsc+always,floor/empty",
                          "--clocks", "monotonic", "--repetitions", "1", "--min-time", "0.01",
                          "--out", str(out))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
@@ -138,7 +138,7 @@ class BundleTest(unittest.TestCase):
         self.assertEqual(ctx["fingerprint"]["build"]["bundle_flags"], ["--config=bundle"])
         self.assertIsInstance(ctx["warnings"], list)
         names = {b["run_name"] for b in data["benchmarks"]}
-        self.assertTrue(any(n.startswith("generic_5_3+rdtscp+always/monotonic/hot/cpu")
+        self.assertTrue(any(n.startswith("generic_5_3+lfence_rdtsc+always/monotonic/hot/cpu")
                             for n in names), names)
         # and it merges with the repository's own runs
         from reports import merge
@@ -148,18 +148,20 @@ class BundleTest(unittest.TestCase):
         self.assertEqual(len({r["source"] for r in recs}), 2)
 
     def test_verify_and_list(self):
-        r = self.bundled("verify", "generic_5_3+rdtscp+always", "--duration-ms", "50")
+        r = self.bundled("verify", "generic_5_3+lfence_rdtsc+always", "--duration-ms", "50")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("PASS", r.stdout)
         r = self.bundled("list", "--variants", "generic_6_10+*")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("generic_6_10+rdtscp+always", r.stdout)
+        self.assertIn("generic_6_10+lfence_rdtsc+always", r.stdout)
 
     def test_compare_runs_without_numpy_or_scipy(self):
         # plumbing only: rows and their shape, never a verdict from live timing
-        r = self.bundled("compare", "generic_5_3+rdtscp+always", "generic_6_10+rdtscp+always",
+        r = self.bundled("compare", "generic_5_3+lfence_rdtsc+always",
+                         "generic_6_10+lfence_rdtsc+always",
                          "--clocks", "monotonic", "--rounds", "8", "--format", "json")
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # 1 is a live "slower": a timing, so either exit is the plumbing working
+        self.assertIn(r.returncode, (0, 1), r.stdout + r.stderr)
         rows = json.loads(r.stdout)["rows"]
         self.assertTrue(rows)
         self.assertTrue(all(row["n"] == 8 for row in rows if row.get("metric") == "ns/call"))

@@ -17,8 +17,8 @@ import unittest
 from . import main, recipes, rounds, run, selftest_stats
 from .run_test import vdsobench
 
-GTOD = "x86_gtod+rdtscp+always"
-MULTSHIFT = "x86_gtod_ts_multshift+rdtscp+always"
+GTOD = "x86_gtod+lfence_rdtsc+always"
+MULTSHIFT = "x86_gtod_ts_multshift+lfence_rdtsc+always"
 COLD_MODES = ("cold", "cold-l2", "warm")
 
 

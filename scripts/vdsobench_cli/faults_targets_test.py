@@ -36,7 +36,7 @@ SCRIPTS = Path(__file__).resolve().parents[1]
 LAUNCHER = SCRIPTS / "vdsobench"
 TINY_RUN = ["run", "--variants", "floor/empty", "--min-time", "0.001", "--repetitions", "1",
             "--quiet"]
-TINY_COMPARE = ["compare", "generic_5_3+rdtscp+always", "generic_6_10+rdtscp+always",
+TINY_COMPARE = ["compare", "generic_5_3+lfence_rdtsc+always", "generic_6_10+lfence_rdtsc+always",
                 "--clocks", "monotonic", "--rounds", "8", "--batch-ms", "1", "--quiet"]
 KEPT = re.compile(r"kept in (\S+) instead")
 
@@ -338,7 +338,7 @@ class RaceTest(TempDirs):
 
     def test_gate_update_baseline(self):
         path = self.dir / "baseline.json"
-        variant = "generic_5_3+rdtscp+always"
+        variant = "generic_5_3+lfence_rdtsc+always"
         row = {"variant": variant, "measured_as": "generic_5_3+fake+always",
                "clock": "monotonic", "mode": "hot", "instructions_per_call": 53.0,
                "l1d_misses_per_call": 0.0, "net_instructions_per_call": 40.0,

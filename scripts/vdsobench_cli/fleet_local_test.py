@@ -24,7 +24,7 @@ from vdsobench_cli.fingerprint import uarch
 
 SCRIPTS = Path(__file__).resolve().parents[1]
 VDSOBENCH = SCRIPTS / "vdsobench"
-SMALL = ["run", "--variants", "generic_5_3+rdtscp+always", "--clocks", "monotonic",
+SMALL = ["run", "--variants", "generic_5_3+lfence_rdtsc+always", "--clocks", "monotonic",
          "--repetitions", "1", "--min-time", "0.01"]
 
 

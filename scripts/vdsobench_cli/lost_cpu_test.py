@@ -10,7 +10,7 @@ from unittest import mock
 
 from . import rounds
 from .build import ROOT
-from .compare_test import BASE, OTHER, RECORDED
+from .compare_test import BASE, OTHER, recorded_records
 from .run_test import vdsobench
 
 sys.path.insert(0, str(ROOT))
@@ -23,8 +23,7 @@ RAW = "monotonic_raw/hot/cpu1"
 def recorded(lost=None, retried=None, retries_in_context=True):
     """The recorded rounds' lines, with lost {group: {(subject, round)}} marked
     disturbed (after 3 retries) and retried {group: {(subject, round): n}}."""
-    with open(RECORDED) as f:
-        recs = [json.loads(line) for line in f if line.strip()]
+    recs = recorded_records()
     for r in recs:
         if "context" in r and retries_in_context:
             r["lost_cpu"] = {"min_share": 0.98, "retries": 3}

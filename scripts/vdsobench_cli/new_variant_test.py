@@ -3,10 +3,10 @@
 impls/variants.bzl promises "add a layout or a counter here and nowhere else".
 This test keeps the promise honest: in a copy of the project it adds a
 throwaway layout (a copy of generic_5_3.c under a new name) and a throwaway
-counter (a copy of rdtscp.h), each as exactly one new file plus one row in the
-table, and checks that every command picks them up: list, verify (every
-variant), the whole test suite, run (with the counter's floor), compare,
-layout --diff, sim and gate --update-baseline.
+counter (a copy of lfence_rdtsc.h, which every x86-64 CPU runs), each as
+exactly one new file plus one row in the table, and checks that every command
+picks them up: list, verify (every variant), the whole test suite, run (with
+the counter's floor), compare, layout --diff, sim and gate --update-baseline.
 
 It builds the copy from scratch (minutes on two cores), so it runs once, in
 the plain suite; inside the copy's own suite it skips itself.
@@ -54,7 +54,7 @@ class NewVariantTest(unittest.TestCase):
         impls = cls.root / "impls"
         # exactly one new file each ...
         shutil.copy(impls / "layouts" / "generic_5_3.c", impls / "layouts" / f"{LAYOUT}.c")
-        shutil.copy(impls / "counters" / "rdtscp.h", impls / "counters" / f"{COUNTER}.h")
+        shutil.copy(impls / "counters" / "lfence_rdtsc.h", impls / "counters" / f"{COUNTER}.h")
         # ... and one row each
         table = (impls / "variants.bzl").read_text()
         table = add_row(table, "LAYOUTS", f'"{LAYOUT}": "layouts/{LAYOUT}.c",')
@@ -88,7 +88,7 @@ class NewVariantTest(unittest.TestCase):
     def test_2_list(self):
         r = self.cli("list", "--json")
         names = {v["name"] for v in json.loads(r.stdout)}
-        self.assertIn(f"{LAYOUT}+rdtscp+always", names)
+        self.assertIn(f"{LAYOUT}+lfence_rdtsc+always", names)
         self.assertIn(f"generic_6_10+{COUNTER}+auto", names)
         self.assertIn(f"{LAYOUT}+{COUNTER}+always", names)
         r = self.cli("list")
@@ -115,7 +115,7 @@ class NewVariantTest(unittest.TestCase):
 
     def test_5_compare(self):
         # plumbing: a row for the new variant, never a verdict from live timing
-        r = self.cli("compare", "generic_5_3+rdtscp+always", f"{LAYOUT}+{COUNTER}+always",
+        r = self.cli("compare", "generic_5_3+lfence_rdtsc+always", f"{LAYOUT}+{COUNTER}+always",
                      "--clocks", "monotonic", "--rounds", "6", "--format", "json")
         rows = json.loads(r.stdout)["rows"]
         self.assertTrue(any(row.get("variant") == f"{LAYOUT}+{COUNTER}+always" for row in rows),
@@ -142,7 +142,7 @@ class NewVariantTest(unittest.TestCase):
         self.cli("gate", "--update-baseline", "--baseline", str(baseline), "--only", "sim",
                  "--clocks", "monotonic", "--modes", "hot")
         rows = json.loads(baseline.read_text())["sim"]["rows"]
-        self.assertIn(f"{LAYOUT}+rdtscp+always", {r["variant"] for r in rows})
+        self.assertIn(f"{LAYOUT}+lfence_rdtsc+always", {r["variant"] for r in rows})
 
     def test_9_the_whole_suite(self):
         r = self.cli("test", check=False)

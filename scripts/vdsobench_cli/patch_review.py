@@ -122,7 +122,7 @@ def run(s):
     s.heading("the seed: none; the patch under review, on its tree")
     s.say(f"Tree: {source}. Patches, in order: " +
           "; ".join(f"{Path(p).name} ({subject(p)})" for p in patches))
-    counter = arch.DEFAULT_COUNTER[arch.current().name]
+    counter = arch.timed_counter()
     with kernel_import.temporary({BEFORE: (source, []), AFTER: (source, patches)}) as metas:
         before = f"kernel:{BEFORE}+{counter}+always"
         after = f"kernel:{AFTER}+{counter}+always"

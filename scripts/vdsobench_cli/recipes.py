@@ -24,14 +24,19 @@ from .recipe import calls_diff, ci_text, row, rows, verdict_line
 sys.path.insert(0, str(build.ROOT))
 from reports import stats, tables  # noqa: E402
 
-X86 = "x86_gtod+rdtscp+always"
-RAW_BRANCH = "x86_gtod_raw_branch+rdtscp+always"
-RAW_COPY = "x86_gtod_raw_copy+rdtscp+always"
-MULTSHIFT = "x86_gtod_ts_multshift+rdtscp+always"
-G53 = "generic_5_3+rdtscp+always"
-G610 = "generic_6_10+rdtscp+always"
-TIMENS = "generic_timens+rdtscp+always"
-TIMENS_SWITCH = "generic_timens_switch+rdtscp+always"
+# The seeds' x86 layouts with the kernel's own counter read on this CPU (rdtscp,
+# or lfence_rdtsc where the CPU has no RDTSCP: arch.timed_counter()), so that a
+# recipe times what this machine's kernel would run, and runs at all on a CPU
+# without RDTSCP. Static sections (layout, sim) are the same whatever the read.
+_TIMED = arch.timed_counter() if arch.host() == "x86_64" else arch.DEFAULT_COUNTER["x86_64"]
+X86 = f"x86_gtod+{_TIMED}+always"
+RAW_BRANCH = f"x86_gtod_raw_branch+{_TIMED}+always"
+RAW_COPY = f"x86_gtod_raw_copy+{_TIMED}+always"
+MULTSHIFT = f"x86_gtod_ts_multshift+{_TIMED}+always"
+G53 = f"generic_5_3+{_TIMED}+always"
+G610 = f"generic_6_10+{_TIMED}+always"
+TIMENS = f"generic_timens+{_TIMED}+always"
+TIMENS_SWITCH = f"generic_timens_switch+{_TIMED}+always"
 CLOCKS3 = ["monotonic", "monotonic_raw", "realtime"]
 ALL_CLOCKS = ["realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse",
               "monotonic_coarse"]
@@ -444,7 +449,7 @@ def line_cost(s):
     from . import variants as variants_mod
 
     registry = variants_mod.load()
-    layouts = [f"{lay}+rdtscp+always" for lay in variants_mod.axis_values(registry, "layout")]
+    layouts = [f"{lay}+{_TIMED}+always" for lay in variants_mod.axis_values(registry, "layout")]
     layouts = [X86] + [v for v in layouts if v != X86
                        and any(r["name"] == v for r in registry)]
     clocks = ALL_CLOCKS
@@ -583,7 +588,7 @@ def inline(s):
     s.block(SEED_002)
     if arch.current().emulated:
         return inline_emulated(s)
-    counter = arch.DEFAULT_COUNTER[arch.current().name]
+    counter = arch.timed_counter()
     c = s.compare([f"generic_5_3+{counter}+always", f"generic_5_3+{counter}+auto"],
                   clocks=INLINE_CLOCKS, sim=True)
     s.heading(f"this machine: ns per call; Before = always inline, After = auto")

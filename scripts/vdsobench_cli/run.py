@@ -243,7 +243,9 @@ def add_parser(sub):
              "sys/libc, sys/vdso (the kernel's __vdso_clock_gettime), floor/rdtsc,\n"
              "floor/lfence_rdtsc, floor/mfence_rdtsc, floor/rdtscp, floor/empty (the loop);\n"
              "on arm64 floor/isb_cntvct_isb, floor/isb_cntvct_dep, floor/cntvctss.\n"
-             "Default: '*+rdtscp+always,sys/*,floor/*' (arm64: '*+isb_cntvct_dep+always,...'),\n"
+             "Default: '*+C+always,sys/*,floor/*', C the kernel's own counter read here:\n"
+             "rdtscp, or lfence_rdtsc on a CPU without RDTSCP (arm64: cntvctss with FEAT_ECV,\n"
+             "else isb_cntvct_dep),\n"
              "the seven clocks, hot, 3 x 0.1 s. Under emulation (--arch arm64 on x86-64)\n"
              "every time is the emulator's and is labelled 'emulated (qemu-user)'.")
     p = sub.add_parser("run", help="benchmark variants next to the system's vDSO; write results",

@@ -11,7 +11,7 @@ import unittest
 from . import main, results, run
 from .results_test import difference_report, gbench_load
 
-VARIANT = "generic_timens+rdtscp+always"  # the one layout every mode applies to
+VARIANT = "generic_timens+lfence_rdtsc+always"  # the one layout every mode applies to
 CLOCKS = ("monotonic", "getres:monotonic", "gettimeofday", "time")
 ALL_MODES = ("hot", "pressure", "compute", "writer", "timens", "pointer")
 QUICK = ["--min-time", "0.001", "--repetitions", "2", "--quiet"]

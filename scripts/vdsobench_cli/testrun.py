@@ -64,11 +64,15 @@ def failure_details(text, n=5):
 
 
 def parse_unittest(output, returncode):
-    ran = re.search(r"^Ran (\d+) tests?", output, re.M)
-    total = int(ran.group(1)) if ran else 0
+    # unittest prints its own summary last: a test that runs another suite
+    # (the new-variant test runs the whole suite in a copy) prints one of
+    # its own earlier, so only the last "Ran N tests" and what follows count.
+    ran = list(re.finditer(r"^Ran (\d+) tests?", output, re.M))
+    total = int(ran[-1].group(1)) if ran else 0
+    tail = output[ran[-1].end():] if ran else output
     # Only unittest's closing "FAILED (failures=1, errors=2)" line: test output may
     # contain the same words.
-    verdict = re.search(r"^FAILED \((.*)\)$", output, re.M)
+    verdict = re.search(r"^FAILED \((.*)\)$", tail, re.M)
     bad = sum(int(n) for n in re.findall(r"(?:failures|errors|unexpected successes)=(\d+)",
                                          verdict.group(1) if verdict else ""))
     if returncode != 0 and bad == 0:

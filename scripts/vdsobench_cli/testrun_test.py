@@ -80,6 +80,15 @@ class UnittestOutputTest(unittest.TestCase):
         out = "Ran 10 tests in 0.2s\n\nFAILED (failures=2, errors=1, skipped=1)\n"
         self.assertEqual(testrun.parse_unittest(out, 1), (7, 3))
 
+    def test_a_nested_suites_summary_is_not_the_outer_one(self):
+        # what CI printed when the new-variant test's inner suite failed:
+        # the outer summary (486 tests, 1 failure) is the one that counts
+        out = ("Ran 136 tests in 11.5s\n\nFAILED (failures=1)\n...\n"
+               "Ran 486 tests in 1162.7s\n\nFAILED (failures=1, skipped=2)\n")
+        self.assertEqual(testrun.parse_unittest(out, 1), (485, 1))
+        out = "Ran 136 tests in 11.5s\n\nFAILED (failures=3)\n.\nRan 486 tests in 9s\n\nOK\n"
+        self.assertEqual(testrun.parse_unittest(out, 0), (486, 0))
+
     def test_crash_without_counts(self):
         self.assertEqual(testrun.parse_unittest("Segmentation fault\n", -11), (0, 1))
 

@@ -18,7 +18,7 @@ def summary(passed=0, failed=0, caught=0, missed=0):
                                    "missed": missed}}) + "\n"
 
 
-GOOD = "generic_5_3+rdtscp+always"
+GOOD = "generic_5_3+lfence_rdtsc+always"
 BAD = "torn_read+fake+always"
 REASONS = {GOOD: None, BAD: "reads the seqcount once"}
 
