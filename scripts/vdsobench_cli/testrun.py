@@ -80,6 +80,13 @@ def parse_unittest(output, returncode):
     return total - min(bad, total), bad
 
 
+def failed_unittests(output, n=20):
+    """The failed tests' names, from unittest's "FAIL: name (module.Class.name)"
+    headers (a nested suite's own failures among them, as it printed them)."""
+    names = re.findall(r"^(?:FAIL|ERROR): (\S+ \(\S+\))", output, re.M)
+    return list(dict.fromkeys(names))[:n]
+
+
 def bazel_tests(asan, quick, out):
     args = ["//...", "--test_output=errors", "--test_summary=short"]
     if asan:
@@ -115,7 +122,9 @@ def python_tests(out):
         good, bad = parse_unittest(r.stderr, r.returncode)
         if bad:
             print(build.tail(r.stderr), file=out)
-        results.append((f"python unittest ({d})", good, bad, []))
+        # the tail shows how the last failure ended; the names say which failed
+        results.append((f"python unittest ({d})", good, bad,
+                        failed_unittests(r.stderr) if bad else []))
     return results
 
 

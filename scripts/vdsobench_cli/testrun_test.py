@@ -89,6 +89,15 @@ class UnittestOutputTest(unittest.TestCase):
         out = "Ran 136 tests in 11.5s\n\nFAILED (failures=3)\n.\nRan 486 tests in 9s\n\nOK\n"
         self.assertEqual(testrun.parse_unittest(out, 0), (486, 0))
 
+    def test_the_failed_tests_are_named(self):
+        out = ("F.E\n=====\nFAIL: test_a (pkg.a_test.ATest.test_a)\n---\nTraceback ...\n"
+               "=====\nERROR: test_b (pkg.b_test.BTest.test_b)\n---\n"
+               "=====\nFAIL: test_a (pkg.a_test.ATest.test_a)\n"
+               "Ran 3 tests in 1s\n\nFAILED (failures=1, errors=1)\n")
+        self.assertEqual(testrun.failed_unittests(out),
+                         ["test_a (pkg.a_test.ATest.test_a)", "test_b (pkg.b_test.BTest.test_b)"])
+        self.assertEqual(testrun.failed_unittests("Ran 1 test\n\nOK\n"), [])
+
     def test_crash_without_counts(self):
         self.assertEqual(testrun.parse_unittest("Segmentation fault\n", -11), (0, 1))
 
