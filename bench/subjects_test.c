@@ -126,7 +126,8 @@ static void test_selection(void)
 	       "default: every layout with %s (%u), sys/*, a floor "
 	       "per counter and floor/empty (%u); seven clocks; hot (%d: %u "
 	       "subjects)",
-	       with_default, layouts, floors, ret, count(sel.subject, BENCH_MAX_SUBJECTS));
+	       with_default, layouts, floors, ret,
+	       count(sel.subject, BENCH_MAX_SUBJECTS));
 	const char *floorless = NULL;
 
 	for (unsigned int i = 0; i < vdso_variants_nr && !floorless; i++) {

@@ -87,6 +87,25 @@ class DecodeTest(unittest.TestCase):
         r = live.check(edited(4, 4, 77), V6_15)
         self.assertIn("CS_HRES_COARSE.clock_mode", failing(r))
 
+    def test_a_kvm_clock_guest_is_not_checked_against_the_tsc(self):
+        # clock_mode 2 (PVCLOCK): a KVM guest whose clocksource is kvm-clock;
+        # the recorded page's arithmetic no longer applies, and is skipped
+        tsc_far_off = copy.deepcopy(DUMP)
+        tsc_far_off["sample"]["cycles"] += 10**12
+        self.assertIn("monotonic from the counter", failing(live.check(tsc_far_off, V6_15)))
+        d = edited(4, 4, 2)  # CS_HRES_COARSE's clock_mode, and CS_RAW's (232 on)
+        page = bytearray.fromhex(d["snapshot"]["hex"])
+        page[236:240] = (2).to_bytes(4, "little")
+        d["snapshot"]["hex"] = page.hex()
+        d["sample"]["cycles"] += 10**12
+        r = live.check(d, V6_15)
+        self.assertTrue(r["matches"], failing(r))
+        self.assertNotIn("monotonic from the counter", [c["what"] for c in r["checks"]])
+        self.assertIn("monotonic from the counter", [c["what"] for c in r["skipped"]])
+        text = "\n".join(live.render(r, d))
+        self.assertIn("skip monotonic from the counter: clock_mode 2 (PVCLOCK)", text)
+        self.assertIn("not checked: the clocks from the counter", text)
+
     def test_no_snapshot_says_why(self):
         d = dict(DUMP, snapshot=None, why="no page of [vvar] is readable")
         r = live.check(d, V6_15)
