@@ -15,6 +15,7 @@ its Bazel flags, its output folder and how to start a program.
 """
 
 import argparse
+import functools
 import platform
 import re
 import shutil
@@ -55,6 +56,16 @@ TIMED_COUNTER = {"x86_64": ("rdtscp", "rdtscp", "lfence_rdtsc"),
 _current = None
 
 
+@functools.lru_cache(maxsize=None)
+def _host_cpuinfo():
+    """/proc/cpuinfo, read once per process: recipes and selftest-stats ask for
+    their default names when the command line is built, whatever command runs."""
+    try:
+        return Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return ""
+
+
 def timed_counter(cpuinfo=None):
     """The counter read a timed command (a recipe, selftest-stats) measures a
     layout with by default: see TIMED_COUNTER. cpuinfo: /proc/cpuinfo's text
@@ -65,10 +76,7 @@ def timed_counter(cpuinfo=None):
         return DEFAULT_COUNTER[target.name]
     flag, optional, everyone = TIMED_COUNTER[target.name]
     if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
-        except OSError:
-            cpuinfo = ""
+        cpuinfo = _host_cpuinfo()
     m = re.search(r"^(?:flags|Features)\s*:(.*)$", cpuinfo, re.M)
     return optional if m and flag in m.group(1).split() else everyone
 

@@ -144,7 +144,6 @@ def check(dump, variant):
 def one_offset(page, at, dump, variant, machine):
     fields = variant["fields"]
     checks = []
-
     skipped = []
 
     def ok(what, good, detail):
