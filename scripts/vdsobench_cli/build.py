@@ -1,7 +1,9 @@
 """Bazel invocations, run from the repository root with output captured."""
 
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from . import arch, lifecycle
@@ -14,6 +16,32 @@ BUNDLE_MANIFEST = ROOT / "BUNDLE.json"
 
 # Plain text for captured output; progress lines would only bloat it.
 FLAGS = ["--color=no", "--curses=no", "--noshow_progress"]
+
+
+# .bazelrc's --disk_cache, shared by every checkout here; Bazel 4 never
+# shrinks it, so prune_disk_cache() drops what no build wrote for this long.
+DISK_CACHE = Path.home() / ".cache" / "vdsobench" / "bazel-disk"
+DISK_CACHE_DAYS = 30
+
+
+def prune_disk_cache(now=None, days=DISK_CACHE_DAYS):
+    """Remove the disk cache's files older than `days`; return how many.
+
+    A removed entry costs its action a rebuild, no more: a build that has the
+    file open keeps reading it whole, and one that looks for it after is told
+    it is missing, a cache miss."""
+    cutoff = (time.time() if now is None else now) - days * 86400
+    removed = 0
+    for parent, _, files in os.walk(DISK_CACHE):
+        for name in files:
+            path = os.path.join(parent, name)
+            try:
+                if os.lstat(path).st_mtime < cutoff:
+                    os.unlink(path)
+                    removed += 1
+            except OSError:
+                pass  # gone already, or not ours to remove: leave it
+    return removed
 
 
 def tail(text, n=40):

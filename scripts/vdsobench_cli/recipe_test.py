@@ -6,10 +6,17 @@ import tempfile
 import unittest
 
 from . import recipes
+from .new_variant_test import NESTED
 from .run_test import vdsobench
 
 
 class EveryRecipeTest(unittest.TestCase):
+    # Four minutes of live runs on two cores. Inside new_variant_test's copy
+    # (one more layout and counter) they would measure exactly what they
+    # measure here: in --quick every recipe names its variants (line-cost
+    # keeps three layouts), so the new row is in none of them.
+    @unittest.skipIf(os.environ.get(NESTED), "the quick recipes name their variants: "
+                     "the copy's new layout and counter are in none of them")
     def test_each_recipe_runs_end_to_end(self):
         for recipe in recipes.RECIPES:
             with self.subTest(recipe=recipe.name), \

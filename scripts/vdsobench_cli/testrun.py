@@ -141,6 +141,7 @@ def run(args, out=sys.stdout):
         # Keep going: CI reads the final count, which must still come last.
         print(f"test: setup: {one_line(e)}", file=out)
         results.append(("setup", 0, 1, []))
+    build.prune_disk_cache()
     results += bazel_tests(args.asan, args.quick, out)
     if not args.asan and target.native:
         # the Python tests run the plain build's binaries: an ASan pass of

@@ -1,8 +1,10 @@
+import os
 import tempfile
 import unittest
+from unittest import mock
 from pathlib import Path
 
-from vdsobench_cli import testrun
+from vdsobench_cli import build, testrun
 
 BAZEL_OUTPUT = """\
 INFO: Build completed, 1 test FAILED, 4 total actions
@@ -104,3 +106,33 @@ class UnittestOutputTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DiskCachePruneTest(unittest.TestCase):
+    """The shared disk cache loses what no build wrote for DISK_CACHE_DAYS."""
+
+    def test_old_entries_go_new_ones_stay(self):
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(build, "DISK_CACHE", Path(tmp)):
+            now = 1_800_000_000
+            (Path(tmp) / "ac").mkdir()
+            (Path(tmp) / "cas").mkdir()
+            old, new = Path(tmp, "cas", "old"), Path(tmp, "ac", "new")
+            for path, age_days in ((old, build.DISK_CACHE_DAYS + 1),
+                                   (new, build.DISK_CACHE_DAYS - 1)):
+                path.write_text("blob")
+                os.utime(path, (now - age_days * 86400,) * 2)
+            self.assertEqual(build.prune_disk_cache(now=now), 1)
+            self.assertFalse(old.exists())
+            self.assertTrue(new.exists())
+
+    def test_no_cache_yet(self):
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(build, "DISK_CACHE", Path(tmp, "absent")):
+            self.assertEqual(build.prune_disk_cache(), 0)
+
+    def test_bazelrc_names_the_same_cache(self):
+        rc = (build.ROOT / ".bazelrc").read_text()
+        line = next(line for line in rc.splitlines() if line.startswith("build --disk_cache="))
+        path = line.split("=", 1)[1]
+        self.assertEqual(Path(path.replace("~", str(Path.home()), 1)), build.DISK_CACHE)
