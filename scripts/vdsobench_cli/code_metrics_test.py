@@ -78,6 +78,22 @@ class LogTest(unittest.TestCase):
         self.assertEqual(code_metrics.count_log_lines(io.BytesIO(log)), 50001)
         self.assertEqual(code_metrics.count_log_lines(io.BytesIO(b"")), 0)
 
+    def test_every_split_of_a_line_counts_once(self):
+        # a pipe hands the log over in pieces of any size: wherever a piece
+        # ends, inside "\nTrace " or right after it, each line counts once
+        log = b"Trace 0: 0x1 [a]\nTrace 0: 0x2 [b]\nother\nTrace 0: 0x3 [c]\n"
+
+        class Pieces:
+            def __init__(self, first):
+                self.pieces = [log[:first], log[first:]]
+
+            def read(self, _):
+                return self.pieces.pop(0) if self.pieces else b""
+
+        for first in range(1, len(log)):
+            with self.subTest(first=first):
+                self.assertEqual(code_metrics.count_log_lines(Pieces(first)), 3)
+
 
 class EmulatedRecipesTest(unittest.TestCase):
     def setUp(self):
