@@ -1,6 +1,16 @@
-"""Shared test fixtures: a small variant list as vdsobench_verify --list-json prints it."""
+"""Shared test fixtures: a small variant list as vdsobench_verify --list-json
+prints it, and what a live compare may end with."""
 
 import json
+
+from .compare import tables  # reports' own, on the path compare sets
+
+# A live compare is a timing, so a test of its plumbing takes any of these:
+# exit 1 is a live "slower", or no verdict because the CPU was lost (another
+# process ran on it, say a second suite on a 2-CPU machine), which is the
+# lost-CPU check working, never a failure of the test.
+LIVE_COMPARE_EXITS = (0, 1)
+LIVE_VERDICTS = ("faster", "slower", "no significant difference", tables.NO_VERDICT)
 
 
 def variant(name, known_bad=None, hres=("realtime", "monotonic", "tai"), raw=()):
