@@ -1,65 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The cold modes: every call finds its data's cache lines one level down,
- * as a call does after real work, and only the call is timed.
- *
- * Between two calls, outside the timed region, the harness evicts the
- * lines at the data page's offsets (the first BENCH_PRESSURE_SPAN bytes of
- * a page: every layout's data, and the kernel's vdso_data at vvar offset
- * 128) by reading those offsets in `pages` other pages:
- *
- * - cold: from L1D. An L1D on x86 (and most arm64 cores) is indexed by
- *   the address bits inside a page, one way being at most a page, so the
- *   line at offset `off` of every page competes for the same set: reading
- *   `off` in P pages puts P loads into each of the data's sets. P is
- *   COLD_LOADS_PER_WAY x hwloc's L1D ways (16 for 8 ways). Ways loads of
- *   new lines are enough for true LRU and for tree pseudo-LRU (its victim
- *   pointer visits every way once in `ways` misses); a bit-PLRU (one MRU
- *   bit per way, cleared when all are set) may keep a recently used line
- *   through the first `ways` misses but not through 2 x ways. Twice the
- *   ways covers the three, which bench/cold_test.c checks on a simulated
- *   set of each kind (and that `ways` loads alone are not enough for
- *   bit-PLRU). A way larger than a page (PIPT, some arm64) gives each
- *   offset way/page possible sets, chosen by the physical page: the pages
- *   are multiplied by that many colours.
- * - cold-l2: from L2 as well. An L2's set index reaches above the page
- *   offset (1 MiB, 8 ways: 32 colours of 4 KiB), into physical address
- *   bits a process does not see, so the pages land in random colours:
- *   COLD_L2_MARGIN times the pages an even spread would need (2 x ways x
- *   colours) leaves every colour at least 2 x ways loads but with a
- *   vanishing probability (64 expected against 16 needed, 6 standard
- *   deviations for Zen 4's L2). L2 is inclusive of L1 on the cores this
- *   runs on, so the lines leave L1 too. The eviction also pushes the data
- *   page out of the first-level TLB; `touch` loads the last line of each
- *   of the data's pages (never data: every layout's lies in the first
- *   BENCH_PRESSURE_SPAN bytes) to bring its translation back, so that the
- *   call pays for cache lines, not for a page walk.
- *
- * After the eviction, and before the bracket, a spin of a pseudo-random
- * 0..dither-1 iterations (the same sequence in every batch): the counter
- * may advance in steps (below), and a loop of fixed length between
- * evictions would start every call at the same phase of a step, so that
- * each call's quantized time, and the batch's mean, is biased one way or
- * the other depending on the loop's length (+-2% between two runs of the
- * same pair on the Zen 4 guest, REALTIME included). A start spread over
- * many steps makes the quantized time's mean the true time's; it costs a
- * microsecond per call on average, outside the timed region.
- *
- * The bracket is an ordered counter read on each side (x86: lfence;
- * rdtsc; lfence, so the eviction's loads are done before the first read
- * and the call's instructions before the second; arm64: dsb; isb; mrs
- * cntvct_el0; isb), and what it costs by itself is floor/empty in the same
- * mode, measured in the same round and subtracted by the harness.
- *
- * Each call's counter ticks go into a histogram (one bin per tick) rather
- * than a list, so a batch of any length takes COLD_HIST_BINS counters; a
- * batch is summarized by the mean of its calls up to COLD_OUTLIER_FACTOR
- * x the median (an interrupt or a preemption costs microseconds; a call
- * with cold lines tens of nanoseconds). The mean, not the median: under a
- * hypervisor the counter may advance in steps (26 ticks, 10 ns, on the
- * Zen 4 KVM guest this was built on), so every call reads as a whole
- * number of steps and only the mean over calls that start at random
- * phases of a step resolves less than one.
+ * The cold modes (cold, cold-l2, warm). Before each call, outside the timed
+ * region, the data page's lines are evicted from L1D (cold) or L2 as well
+ * (cold-l2) by reading the same offsets in other pages, and a pseudo-random
+ * spin starts the call at a random phase of the counter's step; the call is
+ * timed alone between two ordered counter reads, and a batch is the mean of
+ * its calls below an outlier bound, net of floor/empty's bracket. Why each
+ * number is what it is (loads per way, colours, the L2 margin, the dither,
+ * the mean rather than the median): docs/benchmarks.md, "The cold modes".
  */
 #ifndef VDSOBENCH_BENCH_COLD_H
 #define VDSOBENCH_BENCH_COLD_H
@@ -76,7 +24,7 @@ extern "C" {
 #define COLD_PAGE 4096UL
 /* loads into each of the data's sets per eviction, per way of the cache */
 #define COLD_LOADS_PER_WAY 2
-/* cold-l2: pages per colour, over an even spread (see above) */
+/* cold-l2: pages per colour, over an even spread (docs/benchmarks.md) */
 #define COLD_L2_MARGIN 4
 /* the per-call histogram: one bin per tick, the rest counted as beyond */
 #define COLD_HIST_BINS 8192
