@@ -52,13 +52,14 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import statistics
 import sys
 import tarfile
 import time
 from pathlib import Path
 
-from . import build, bundle, fleet_local, fleet_slurm, lifecycle, ranged, results
+from . import build, bundle, errors, fleet_local, fleet_slurm, lifecycle, ranged, results
 from .errors import Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -72,6 +73,7 @@ BATCH_OUT = "batch.out"
 # What a node runs: the bundle's commands. Those writing a file get --out.
 BUNDLE_COMMANDS = bundle.COMMANDS
 FILE_OUTPUT = ("run", "compare")
+OUTPUTS = ("file", "none")  # the payload's OUTPUT argument
 TIMEOUT = ranged.number(1, 7 * 86400)  # seconds a job may stay pending
 TOLERANCE = ranged.number(0, 10)  # a fraction: 0.1 is 10%
 DEFAULT_TIMEOUT_S = 600
@@ -99,6 +101,13 @@ PAYLOAD_HEAD = """\
 dir=$1 output=$2
 shift 2
 job=${{SLURM_JOB_ID:-0}} node=${{SLURMD_NODENAME:-$(hostname -s)}}
+# both become file names in the shared directory: only what Slurm's names hold
+case "$job" in ''|*[!0-9]*) job=bad ;; esac
+case "$node" in ''|.*|*[!A-Za-z0-9._-]*) job=bad ;; esac
+if [ "$job" = bad ]; then
+	echo "vdsobench fleet: job id or node name not of letters, digits, '.', '_', '-'" >&2
+	exit 95
+fi
 base="$dir/$job-$node" self=$0 work=
 if [ ! -d "$dir" ]; then
 	echo "vdsobench fleet: node $node: the job directory $dir is not there:" \
@@ -129,19 +138,25 @@ else
 	echo "vdsobench fleet: node $node: could not unpack the bundle into ${{self%/*}}" >&2
 fi
 ended=$(date +%s.%N)
+# the exit record is JSON: its strings keep to characters JSON and a terminal take as they are
+clean() {{ printf '%s' "$1" | tr -c 'A-Za-z0-9._:,+=@/ -' '?' | cut -c 1-200; }}
+number() {{ case "$1" in ''|*[!0-9.]*) echo 0 ;; *) echo "$1" ;; esac; }}
 cpus=$(awk '/^Cpus_allowed_list/ {{ print $2 }}' /proc/self/status)
 format='{{"job": "%s", "node": "%s", "host": "%s", "kernel": "%s", "cpus_allowed": "%s",'
 format="$format"' "phase": "%s", "rc": %d, "started": %s, "ended": %s}}\\n'
-printf "$format" "$job" "$node" "$(hostname)" "$(uname -r)" "$cpus" "$phase" "$rc" \\
-	"$started" "$ended" >"$base.exit.tmp" && mv "$base.exit.tmp" "$base.exit"
+printf "$format" "$job" "$node" "$(clean "$(hostname)")" "$(clean "$(uname -r)")" \\
+	"$(clean "$cpus")" "$phase" "$rc" "$(number "$started")" "$(number "$ended")" \\
+	>"$base.exit.tmp" && mv "$base.exit.tmp" "$base.exit"
 exit $rc
 """
 
+# No value goes into a comment: a newline would end it (and sbatch reads
+# "#SBATCH" lines); each is checked (fleet_slurm's grammars) and quoted.
 BATCH_SCRIPT = """\
 #!/bin/sh
-# vdsobench fleet job, submitted by: {fleet}
-# Every node of the allocation runs the same command from the payload, which
-# srun --bcast copies to each node's {node_tmp}; see job.json beside this file.
+# vdsobench fleet job: every node of the allocation runs the same command from
+# the payload, which srun --bcast copies to each node's local directory
+# (fleet run --node-tmp); job.json beside this file says what was asked.
 dir={jobs_dir}/$SLURM_JOB_ID
 srun --kill-on-bad-exit=0 --ntasks-per-node=1 --nodes="$SLURM_JOB_NUM_NODES" --whole \\
 	--cpu-bind=none --bcast={node_tmp}/ "$dir/{payload}" "$dir" {output} {command}
@@ -168,12 +183,17 @@ def write_payload(path, bundle_path):
     os.chmod(path, 0o755)
 
 
-def batch_script(jobs_dir, command, output, node_tmp="/tmp", fleet_argv=()):
+def batch_script(jobs_dir, command, output, node_tmp="/tmp"):
+    """The batch script; UsageError for a value that is not what its place holds."""
+    jobs_dir = fleet_slurm.checked(fleet_slurm.shared_path, "--jobs-dir", str(jobs_dir))
+    node_tmp = fleet_slurm.checked(fleet_slurm.node_path, "--node-tmp", str(node_tmp))
+    words = [fleet_slurm.checked(fleet_slurm.command_word, "the node command", w)
+             for w in command]
+    if output not in OUTPUTS:
+        raise ValueError(f"output {output!r}")
     return BATCH_SCRIPT.format(
-        fleet=" ".join(["scripts/vdsobench", "fleet", *map(shlex.quote, fleet_argv)])
-        .replace("\n", " "),
-        jobs_dir=shlex.quote(str(jobs_dir)), node_tmp=shlex.quote(str(node_tmp).rstrip("/")),
-        payload=PAYLOAD, output=output, command=" ".join(map(shlex.quote, command)))
+        jobs_dir=shlex.quote(jobs_dir), node_tmp=shlex.quote(node_tmp.rstrip("/")),
+        payload=PAYLOAD, output=output, command=" ".join(map(shlex.quote, words)))
 
 
 def node_command(words):
@@ -185,6 +205,8 @@ def node_command(words):
     if not words:
         raise UsageError(f"fleet run: give the command after --, e.g. `fleet run --nodes all "
                          f"-- run --clocks monotonic` (valid: {', '.join(BUNDLE_COMMANDS)})")
+    for w in words:
+        fleet_slurm.checked(fleet_slurm.command_word, "fleet run: the node command", w)
     if words[0] not in BUNDLE_COMMANDS:
         why = (" (a recipe needs the repository: run `recipe` on each machine, or `compare` "
                "with its variants here)" if words[0] == "recipe" else "")
@@ -222,7 +244,10 @@ def choose(nodes, partitions, partition=None, constraint=None, count=None,
         raise UsageError(f"--partition {partition!r} is not a partition of this cluster "
                          f"(valid: {', '.join(names) or 'none'})")
     record = next(p for p in partitions if p.get("PartitionName") == partition)
-    members = set(fleet_slurm.expand_hostlist(record.get("Nodes")))
+    try:
+        members = set(fleet_slurm.expand_hostlist(record.get("Nodes")))
+    except ValueError as e:
+        raise UsageError(f"partition {partition}: Slurm's list of its nodes is {e}") from None
     inside = [n for n in nodes if n.get("NodeName") in members]
     known = sorted({f for n in inside for f in fleet_slurm.features(n)})
     if constraint:
@@ -242,6 +267,8 @@ def choose(nodes, partitions, partition=None, constraint=None, count=None,
         if constraint and simple and not fleet_slurm.matches(fleet_slurm.features(n), constraint):
             continue
         ok, why = fleet_slurm.usable(n)
+        if not is_name(name):  # it would go to sbatch's --nodelist
+            ok, why, name = False, "not a Slurm node name", fleet_slurm.shown(name)
         if ok and arch and n.get("Arch") not in (None, "", "(null)", arch):
             ok, why = False, f"its architecture is {n.get('Arch')}, the bundle's {arch}"
         if ok:
@@ -283,6 +310,8 @@ def node_order(name):
 
 
 node_count = ranged.number(1, 100000, whole=True, words=("all",))
+PARTITION = fleet_slurm.argtype(fleet_slurm.slurm_name, "partition")
+JOB = fleet_slurm.argtype(fleet_slurm.job_id)
 
 
 # ---- job records ----------------------------------------------------------------------------
@@ -292,22 +321,128 @@ def job_dir(jobs_dir, job):
     return Path(jobs_dir) / str(job)
 
 
-def read_record(jobs_dir, job):
-    """The job's job.json, or UsageError naming the jobs there."""
-    if not str(job).isdigit():
-        raise UsageError(f"{job!r} is not a job id (a number, as `fleet run` printed it)")
-    path = job_dir(jobs_dir, job) / JOB_RECORD
+# ---- what is read back: each field checked before it is used -------------------------------
+
+def is_text(v, limit=4096):
+    return isinstance(v, str) and len(v) <= limit and v.isprintable()
+
+
+def is_whole(v, low, high):
+    return isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
+
+
+def is_number(v):
+    return (isinstance(v, float) and math.isfinite(v)) or is_whole(v, -2 ** 63, 2 ** 63)
+
+
+def is_name(v):
+    return isinstance(v, str) and fleet_slurm.NAME.fullmatch(v) is not None
+
+
+def list_of(test, least=0):
+    return lambda v: isinstance(v, list) and len(v) >= least and all(map(test, v))
+
+
+def optional(test):
+    return lambda v: v is None or test(v)
+
+
+def brief(value, limit=60):
+    """A JSON value as a message quotes it: escaped to ASCII, cut to limit."""
+    text = json.dumps(value, ensure_ascii=True, default=str)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def field_problem(obj, fields):
+    """(field, what is wrong) of the first of fields that obj does not hold as it
+    should, or None. fields: (name, required, test, what it must be)."""
+    for name, required, test, valid in fields:
+        if name not in obj:
+            if required:
+                return name, f"is missing (it is {valid})"
+        elif not test(obj[name]):
+            return name, f"is {brief(obj[name])}, not {valid}"
+    return None
+
+
+RECORD_MAX = 16 << 20  # a 100000-node job's record is about 5 MB
+RECORD_FIELDS = (
+    ("job", True, lambda v: isinstance(v, str) and fleet_slurm.JOB_ID.fullmatch(v),
+     "a job id (digits, as text)"),
+    ("command", True,
+     lambda v: list_of(is_text, 1)(v) and v[0] in BUNDLE_COMMANDS,
+     f"the node command (a list of words, the first one of {', '.join(BUNDLE_COMMANDS)})"),
+    ("output", True, lambda v: v in OUTPUTS, " or ".join(OUTPUTS)),
+    ("nodes", True, list_of(is_name), "a list of node names"),
+    ("conf", False, optional(is_text), "a path or null"),
+    ("partition", False, optional(is_name), "a partition name or null"),
+    ("constraint", False, optional(is_text), "a constraint or null"),
+    ("exclusive", False, lambda v: isinstance(v, bool), "true or false"),
+    ("requested", False, optional(lambda v: isinstance(v, dict)), "an object"),
+    ("skipped", False, list_of(lambda x: isinstance(x, list) and len(x) == 2
+                               and all(map(is_text, x))), "a list of [node, reason]"),
+    ("submitted", False, optional(is_text), "a time or null"),
+    ("bundle", False, optional(lambda v: isinstance(v, dict)), "an object"),
+    ("fleet", False, list_of(is_text), "a list of words"),
+    ("slurm", False, optional(lambda v: isinstance(v, dict) and all(
+        is_text(k, 64) and (x is None or is_text(x)) for k, x in v.items())),
+     "an object of Slurm's fields or null"),
+    ("cancelled", False, is_text, "text"),
+)
+
+
+def load_json(path, data, what):
+    """The JSON value of a file's bytes, or UsageError naming the file."""
     try:
-        record = json.loads(path.read_text())
-    except FileNotFoundError:
-        there = sorted((p.parent.name for p in Path(jobs_dir).glob(f"*/{JOB_RECORD}")),
-                       key=node_order)
-        raise UsageError(f"no fleet job {job} in {jobs_dir} (jobs there: "
-                         f"{', '.join(there) or 'none'}; another --jobs-dir?)") from None
-    except (OSError, ValueError) as e:
-        raise UsageError(f"{path}: unreadable job record ({e})") from None
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        raise UsageError(f"{path}: not a fleet job record ({FORMAT})")
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text: not a {what}") from None
+    except ValueError as e:  # a JSONDecodeError, or an integer of more than 4300 digits
+        raise UsageError(f"{path}: not valid JSON ({errors.one_line(e)}): not a {what}") \
+            from None
+    except RecursionError:
+        raise UsageError(f"{path}: nested too deep: not a {what}") from None
+
+
+def no_job(jobs_dir, job):
+    there = sorted((p.parent.name for p in Path(jobs_dir).glob(f"*/{JOB_RECORD}")
+                    if fleet_slurm.JOB_ID.fullmatch(p.parent.name)), key=node_order)
+    return UsageError(f"no fleet job {job} in {jobs_dir} (jobs there: "
+                      f"{', '.join(there) or 'none'}; another --jobs-dir?)")
+
+
+def read_record(jobs_dir, job):
+    """The job's job.json, every field checked: UsageError naming the file and the
+    field for a damaged one, or naming the jobs there for a job that is not."""
+    try:
+        job = fleet_slurm.job_id(str(job))
+    except fleet_slurm.BadValue as e:
+        raise UsageError(str(e)) from None
+    d = job_dir(jobs_dir, job)
+    try:
+        mode = os.lstat(d).st_mode
+    except OSError:
+        raise no_job(jobs_dir, job) from None
+    if not stat.S_ISDIR(mode):
+        raise UsageError(f"{d}: is {results.kind_of(mode)}; a fleet job's directory must be "
+                         "a directory")
+    path = d / JOB_RECORD
+    data = fleet_slurm.read_left(path, "job record", RECORD_MAX)
+    if data is None:
+        raise no_job(jobs_dir, job)
+    record = load_json(path, data, "fleet job record")
+    if not isinstance(record, dict):
+        raise UsageError(f"{path}: not a fleet job record ({FORMAT}): {brief(record, 30)} "
+                         "is not a JSON object")
+    if record.get("format") != FORMAT:
+        raise UsageError(f"{path}: not a fleet job record ({FORMAT}): 'format' is "
+                         f"{brief(record.get('format')) if 'format' in record else 'missing'}")
+    problem = field_problem(record, RECORD_FIELDS)
+    if problem:
+        raise UsageError(f"{path}: damaged job record: {problem[0]!r} {problem[1]}")
+    if record["job"] != job:
+        raise UsageError(f"{path}: damaged job record: 'job' is {brief(record['job'])}, "
+                         f"not {job}, the job of its directory")
     return record
 
 
@@ -324,11 +459,15 @@ def remember(record, info):
     """Keep what `scontrol show job` said of the job in its record."""
     if not info:
         return record
-    record["slurm"] = {k: info.get(k) for k in ("JobState", "Reason", "ExitCode", "NodeList",
-                                                  "StartTime", "EndTime", "BatchHost",
-                                                  "RunTime")}
-    nodes = fleet_slurm.expand_hostlist(info.get("NodeList"))
-    if nodes:
+    # as read_record will check them: text a terminal takes, node names
+    record["slurm"] = {k: None if info.get(k) is None else fleet_slurm.printable(info[k])
+                       for k in ("JobState", "Reason", "ExitCode", "NodeList", "StartTime",
+                                 "EndTime", "BatchHost", "RunTime")}
+    try:
+        nodes = fleet_slurm.expand_hostlist(info.get("NodeList"))
+    except ValueError:
+        nodes = []
+    if nodes and all(map(is_name, nodes)):
         record["nodes"] = nodes
     return record
 
@@ -365,17 +504,24 @@ def bundle_for(args, tmp):
 
 
 def sbatch_options(choice, args, jobs_dir):
-    opts = ["--hold", "--job-name=vdsobench-fleet", f"--partition={choice['partition']}",
-            f"--nodes={choice['count']}", "--ntasks-per-node=1", "--no-kill", "--no-requeue",
-            f"--chdir={jobs_dir}", f"--output={jobs_dir}/%j/{BATCH_OUT}"]
+    """sbatch's options, each value checked (Slurm expands % in --output; a
+    comma or bracket in a name is a list)."""
+    s = fleet_slurm
+    partition = s.checked(s.slurm_name, "--partition", choice["partition"], "partition")
+    jobs_dir = s.checked(s.shared_path, "--jobs-dir", str(jobs_dir))
+    opts = ["--hold", "--job-name=vdsobench-fleet", f"--partition={partition}",
+            f"--nodes={int(choice['count'])}", "--ntasks-per-node=1", "--no-kill",
+            "--no-requeue", f"--chdir={jobs_dir}", f"--output={jobs_dir}/%j/{BATCH_OUT}"]
     if choice["nodelist"]:
-        opts.append(f"--nodelist={','.join(choice['nodelist'])}")
+        names = [s.checked(s.slurm_name, "--nodelist", n, "node name")
+                 for n in choice["nodelist"]]
+        opts.append(f"--nodelist={','.join(names)}")
     if args.constraint:
-        opts.append(f"--constraint={args.constraint}")
+        opts.append(f"--constraint={s.checked(s.constraint, '--constraint', args.constraint)}")
     if args.exclusive:
         opts.append("--exclusive")
     if args.time:
-        opts.append(f"--time={args.time}")
+        opts.append(f"--time={s.checked(s.time_limit, '--time', args.time)}")
     return opts
 
 
@@ -386,9 +532,11 @@ def run_fleet(args):
                          "--one-per-feature")
     if args.nodes is not None and args.one_per_feature:
         raise UsageError("fleet run: --nodes and --one-per-feature exclude each other")
-    cluster = cluster_of(args)
     jobs_dir = Path(args.jobs_dir or default_jobs_dir()).resolve()
+    fleet_slurm.checked(fleet_slurm.shared_path, "--jobs-dir", str(jobs_dir))
+    fleet_slurm.checked(fleet_slurm.node_path, "--node-tmp", args.node_tmp)
     results.check_out_dir(jobs_dir)
+    cluster = cluster_of(args)
     nodes, partitions = cluster.nodes(), cluster.partitions()
     with lifecycle.temp_dir(prefix="vdsobench-fleet-") as tmp:
         # the nodes first: a wrong partition or feature costs no bundle build
@@ -405,8 +553,8 @@ def run_fleet(args):
                       f"({', '.join(members)})", file=sys.stderr)
         jobs_dir.mkdir(parents=True, exist_ok=True)
         script = Path(tmp) / BATCH
-        fleet_argv = list(getattr(args, "argv", []))[1:]
-        script.write_text(batch_script(jobs_dir, command, output, args.node_tmp, fleet_argv))
+        fleet_argv = [fleet_slurm.printable(a) for a in getattr(args, "argv", [])[1:]]
+        script.write_text(batch_script(jobs_dir, command, output, args.node_tmp))
         job = cluster.submit(sbatch_options(choice, args, jobs_dir), script)
         try:
             d = job_dir(jobs_dir, job)
@@ -528,75 +676,130 @@ def srun_reasons(text):
     return out
 
 
+# What fleet reads of each node's files, at most: a node writes them, so
+# none is trusted to be small, regular or well formed.
+EXIT_MAX = 64 << 10
+CPUINFO_MAX = 1 << 20
+LOG_TAIL = 64 << 10  # the end of .err and .out: their last line
+BATCH_TAIL = 4 << 20  # the end of batch.out: srun's lines about the nodes
+EXIT_FIELDS = (
+    ("rc", True, lambda v: is_whole(v, 0, 255), "a whole number 0 to 255"),
+    ("phase", True, lambda v: v in ("unpack", "run"), "unpack or run"),
+    ("job", True, is_text, "the job id"),
+    ("node", True, is_text, "the node's name"),
+    ("started", True, is_number, "a time in seconds"),
+    ("ended", True, is_number, "a time in seconds"),
+    ("kernel", False, lambda v: is_text(v, 256), "a kernel release"),
+    ("cpus_allowed", False, lambda v: is_text(v, 4096), "a CPU list"),
+    ("host", False, lambda v: is_text(v, 256), "a host name"),
+)
+
+
+def read_text_left(path, what, limit, tail=False):
+    """A node's file as text (None if there is none); UsageError if it is not a
+    regular file or (not tail) larger than limit."""
+    data = fleet_slurm.read_left(path, what, limit, tail)
+    return None if data is None else data.decode(errors="replace")
+
+
 def last_line(path):
+    """The last line of a node's log, printable; what is wrong with the file, if it is."""
     try:
-        lines = [line.strip() for line in Path(path).read_text(errors="replace").splitlines()
-                 if line.strip()]
-    except OSError:
-        return None
-    return lines[-1] if lines else None
+        text = read_text_left(path, "node's log", LOG_TAIL, tail=True)
+    except UsageError as e:
+        return f"(unreadable: {e})"
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return fleet_slurm.printable(lines[-1], 500) if lines else None
 
 
-def read_exit(path):
+def read_exit(path, job, node):
+    """(the node's exit record, None); (None, why it is malformed); (None, None)
+    when the node left none."""
+    name = Path(path).name
     try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as e:
-        return {"rc": None, "phase": "unreadable", "error": str(e)}
-    return data if isinstance(data, dict) else {"rc": None, "phase": "unreadable"}
+        data = fleet_slurm.read_left(path, "node exit record", EXIT_MAX)
+        if data is None:
+            return None, None
+        obj = load_json(name, data, "node exit record")
+    except UsageError as e:
+        return None, str(e)
+    if not isinstance(obj, dict):
+        return None, f"{name}: {brief(obj)} is not a JSON object"
+    problem = field_problem(obj, EXIT_FIELDS)
+    if problem:
+        return None, f"{name}: {problem[0]!r} {problem[1]}"
+    if (obj["job"], obj["node"]) != (job, node):
+        return None, (f"{name}: the record of node {brief(obj['node'])} of job "
+                      f"{brief(obj['job'])}")
+    return obj, None
+
+
+def left_problem(path, what):
+    """None if path is a regular file or nothing; else what it is instead."""
+    try:
+        f = fleet_slurm.open_left(path, what)
+    except UsageError as e:
+        return str(e)
+    if f is not None:
+        f.close()
+    return None
 
 
 def node_names(record, d):
-    """The job's nodes: as Slurm placed it, else as asked, plus any that left files."""
+    """The job's nodes: as Slurm placed it, else as asked, plus any that left files
+    (named as Slurm names nodes: another name is not a node's)."""
     found = {p.name[len(record["job"]) + 1:].rsplit(".", 1)[0]
              for p in Path(d).glob(f"{record['job']}-*.*")}
-    return sorted(set(record.get("nodes") or []) | found, key=node_order)
+    return sorted(set(record.get("nodes") or []) | {n for n in found if is_name(n)},
+                  key=node_order)
+
+
+BAD_STATES = ("failed", "malformed")  # a node that gave no usable result
 
 
 def node_outcomes(jobs_dir, record):
-    """One dict per node: node, state ("ok", "failed", "running", "waiting"), rc,
-    reason, results (path or None), cpu (fingerprint-like dict), kernel,
-    cpus_allowed, seconds."""
+    """One dict per node: node, state ("ok", "failed", "malformed": its exit
+    record is not what the payload writes, "running", "waiting"), rc, reason,
+    results (path or None), cpu (fingerprint-like dict), kernel, cpus_allowed,
+    seconds."""
     d = job_dir(jobs_dir, record["job"])
     slurm = record.get("slurm") or {}
     job_state = fleet_slurm.state_words(slurm.get("JobState") or "PENDING")[0]
     ended = job_state in fleet_slurm.FINISHED or "cancelled" in record
     try:
-        batch = (d / BATCH_OUT).read_text(errors="replace")
-    except OSError:
+        batch = read_text_left(d / BATCH_OUT, "batch output", BATCH_TAIL, tail=True) or ""
+    except UsageError:
         batch = ""
     from_srun = srun_reasons(batch)
     out = []
     for node in node_names(record, d):
         base = d / f"{record['job']}-{node}"
-        exit_info = read_exit(f"{base}.exit")
+        exit_info, malformed = read_exit(f"{base}.exit", record["job"], node)
         try:
-            cpuinfo = Path(f"{base}.cpuinfo").read_text(errors="replace")
-        except OSError:
+            cpuinfo = read_text_left(f"{base}.cpuinfo", "cpuinfo copy", CPUINFO_MAX) or ""
+        except UsageError:
             cpuinfo = ""
         res = Path(f"{base}.json")
+        res_problem = left_problem(res, "results file")
         o = {"node": node, "rc": None, "reason": None,
-             "results": str(res) if res.is_file() else None,
+             "results": str(res) if os.path.lexists(res) and not res_problem else None,
              "cpu": fleet_slurm.cpu_of(cpuinfo), "kernel": None, "cpus_allowed": None,
              "seconds": None, "err": str(base) + ".err", "out": str(base) + ".out"}
-        if exit_info is not None:
+        if malformed:
+            o["state"], o["reason"] = "malformed", f"its exit record is malformed: {malformed}"
+        elif exit_info is not None:
             o["rc"] = exit_info.get("rc")
             o["kernel"] = exit_info.get("kernel")
             o["cpus_allowed"] = exit_info.get("cpus_allowed")
-            try:
-                o["seconds"] = float(exit_info["ended"]) - float(exit_info["started"])
-            except (KeyError, TypeError, ValueError):
-                pass
+            o["seconds"] = float(exit_info["ended"]) - float(exit_info["started"])
             if o["rc"] == 0 and (record.get("output") != "file" or o["results"]):
                 o["state"] = "ok"
             else:
                 o["state"] = "failed"
                 why = last_line(f"{base}.err") or "no message on stderr"
-                if exit_info.get("phase") == "unreadable":
-                    o["reason"] = f"its exit record is unreadable ({exit_info.get('error')})"
-                elif o["rc"] == 0:
-                    o["reason"] = "exit 0 but no results file"
+                if o["rc"] == 0:
+                    o["reason"] = "exit 0 but no results file" + (
+                        f" ({res_problem}: not taken)" if res_problem else "")
                 else:
                     o["reason"] = f"exit {o['rc']}" + (
                         " while unpacking the bundle" if exit_info.get("phase") == "unpack"
@@ -611,7 +814,7 @@ def node_outcomes(jobs_dir, record):
                                + (f" ({slurm['Reason']})" if slurm.get("Reason")
                                   not in (None, "None") else "")
                                + (f", {record['cancelled']}" if record.get("cancelled") else ""))
-            if not Path(f"{base}.cpuinfo").exists():
+            if not os.path.lexists(f"{base}.cpuinfo"):
                 reasons.append("the node left no file in the job directory (did the payload "
                                "start there? is the directory shared with it?)")
             o["reason"] = "no results: " + "; ".join(reasons)
@@ -629,12 +832,12 @@ def outcome_lines(outcomes, most=None):
     if most is not None and len(outcomes) > most:
         groups = {}
         for o in outcomes:
-            if o["state"] != "failed":
+            if o["state"] not in BAD_STATES:
                 groups.setdefault((o["state"], cpu_name(o), o.get("kernel")), []).append(
                     o["node"])
         lines = [f"  {state:7} {len(names)} x {model}" + (f", kernel {kernel}" if kernel else "")
                  + f": {hosts(names)}" for (state, model, kernel), names in groups.items()]
-        return lines + outcome_lines([o for o in outcomes if o["state"] == "failed"])
+        return lines + outcome_lines([o for o in outcomes if o["state"] in BAD_STATES])
     lines = []
     for o in outcomes:
         where = f"{o['node']}: {cpu_name(o)}"
@@ -647,6 +850,8 @@ def outcome_lines(outcomes, most=None):
                                                   if o.get("seconds") is not None else ""))
         elif o["state"] == "failed":
             lines.append(f"  FAILED  {where}: {o['reason']}")
+        elif o["state"] == "malformed":
+            lines.append(f"  MALFORMED {where}: {o['reason']}")
         else:
             lines.append(f"  {o['state']:7} {where}")
     return lines
@@ -685,7 +890,7 @@ def status(args):
     outcomes = node_outcomes(jobs_dir, record)
     for line in outcome_lines(outcomes, SUMMARY_NODES):
         print(line)
-    return 1 if any(o["state"] == "failed" for o in outcomes) else 0
+    return 1 if any(o["state"] in BAD_STATES for o in outcomes) else 0
 
 
 # ---- collect --------------------------------------------------------------------------------
@@ -1087,8 +1292,10 @@ def add_parser(sub):
                "'generic_*+rdtscp+always' --clocks monotonic\n"
                f"commands: {', '.join(BUNDLE_COMMANDS)} (with their own options)")
     add_cluster_options(r)
-    r.add_argument("--partition", metavar="P", help="the partition (default: the cluster's)")
-    r.add_argument("--constraint", metavar="FEATURES",
+    r.add_argument("--partition", metavar="P", type=PARTITION,
+                   help="the partition (default: the cluster's)")
+    r.add_argument("--constraint", metavar="FEATURES", type=fleet_slurm.argtype(
+                       fleet_slurm.constraint),
                    help="Slurm features the nodes must have: zen5, zen5|sapphirerapids, a&b")
     r.add_argument("--nodes", metavar="N|all", type=node_count,
                    help="how many nodes (Slurm picks them), or all usable ones")
@@ -1099,14 +1306,15 @@ def add_parser(sub):
     r.add_argument("--timeout", metavar="S", type=TIMEOUT, default=DEFAULT_TIMEOUT_S,
                    help=f"cancel the job if still pending after S seconds (default "
                         f"{DEFAULT_TIMEOUT_S}; {TIMEOUT.valid})")
-    r.add_argument("--time", metavar="LIMIT",
+    r.add_argument("--time", metavar="LIMIT", type=fleet_slurm.argtype(fleet_slurm.time_limit),
                    help="Slurm's time limit for the job (sbatch --time; default the "
                         "partition's)")
     r.add_argument("--bundle", metavar="FILE.tar.gz",
                    help="stage this bundle (`vdsobench bundle`) instead of building one")
     r.add_argument("--node-tmp", metavar="DIR", default="/tmp",
+                   type=fleet_slurm.argtype(fleet_slurm.node_path),
                    help="node-local directory the payload is copied to and unpacked in "
-                        "(default /tmp)")
+                        "(default /tmp; an absolute path of letters, digits, . _ + - /)")
     r.add_argument("--no-wait", action="store_true", help="submit and return")
     r.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS",
                    help="the vdsobench command every node runs")
@@ -1117,7 +1325,7 @@ def add_parser(sub):
                                   "else as recorded) and each node's: ok, failed with the "
                                   "reason, running, waiting. Exit 1 if a node failed.")
     add_cluster_options(s)
-    s.add_argument("job", metavar="JOB", help="the job id fleet run printed")
+    s.add_argument("job", metavar="JOB", type=JOB, help="the job id fleet run printed")
     s.set_defaults(func=status)
 
     c = fs.add_parser(
@@ -1148,7 +1356,8 @@ def add_parser(sub):
                                   "(reports/uarch.py, as results files name it) with the node's "
                                   "other features, as a line to merge into slurm.conf.")
     add_cluster_options(f)
-    f.add_argument("--partition", metavar="P", help="the partition (default: the cluster's)")
+    f.add_argument("--partition", metavar="P", type=PARTITION,
+                   help="the partition (default: the cluster's)")
     f.add_argument("--timeout", metavar="S", type=TIMEOUT,
                    help="give up when the nodes are not free within S seconds (default 60)")
     f.set_defaults(func=features_cmd)

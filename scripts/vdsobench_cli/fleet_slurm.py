@@ -11,9 +11,12 @@ Slurm 22.05): `scontrol show ... -o` lines of Key=Value pairs, `scontrol show
 config`'s "Key = value" lines, and Slurm's host lists ("n[1-3,07],gpu1").
 """
 
+import argparse
+import errno
 import os
 import re
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -46,7 +49,8 @@ def parse_pairs(line):
     keys = list(PAIR.finditer(line))
     out = {}
     for m, nxt in zip(keys, keys[1:] + [None]):
-        out[m.group(1)] = line[m.end():nxt.start() if nxt else len(line)].strip()
+        # printed and kept in job records: what a terminal would act on is replaced
+        out[m.group(1)] = printable(line[m.end():nxt.start() if nxt else len(line)].strip())
     return out
 
 
@@ -238,6 +242,228 @@ def matches(node_features, constraint):
     return any(w in have for w in words) if op == "|" else all(w in have for w in words)
 
 
+# ---- values that reach Slurm, its scripts and its configuration ------------------------------
+#
+# Every value fleet writes into a batch script, an sbatch option or a slurm.conf
+# is checked here first against the grammar of the place it goes, and refused
+# in one line naming the option and what is valid. The scripts quote what they
+# hold as well, but some places do not quote at all: a comment ends at a
+# newline, a slurm.conf line at a space or '#', Slurm expands '%' in --output
+# and spool paths. A value that passes holds only characters that mean nothing
+# in any of them.
+
+class BadValue(ValueError):
+    """A value refused: the text says what it is not and what is valid."""
+
+
+def shown(text, limit=60):
+    """A value as a message quotes it: repr (so a newline or an escape is seen,
+    not acted on), cut to limit characters."""
+    r = repr(text)
+    return r if len(r) <= limit else r[:limit - 4] + "...'"
+
+
+NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}", re.ASCII)
+NAME_VALID = "1 to 128 letters, digits, '_', '.' or '-'"
+PATH_MAX = 1024
+JOB_ID = re.compile(r"[0-9]{1,10}", re.ASCII)
+TIME = re.compile(r"(?:[0-9]{1,5}-[0-9]{1,5}(?::[0-9]{1,5}){0,2}|[0-9]{1,7}(?::[0-9]{1,5}){0,2}"
+                  r"|INFINITE|UNLIMITED)", re.ASCII)
+TIME_VALID = ("minutes, minutes:seconds, hours:minutes:seconds, days-hours, "
+              "days-hours:minutes, days-hours:minutes:seconds, INFINITE or UNLIMITED")
+CONSTRAINT_TOKEN = re.compile(r"[A-Za-z0-9_.\-]+|\*[0-9]{1,6}|[&|,()\[\]]", re.ASCII)
+CONSTRAINT_MAX = 1024
+CONSTRAINT_VALID = ("feature names (letters, digits, '_', '.', '-') joined by & or | or ',', "
+                    "with counts (*N), [ ] and ( ), e.g. zen5|sapphirerapids")
+WORD_MAX = 4096
+
+
+def slurm_name(text, what="name"):
+    """A partition, node or feature name as Slurm writes them."""
+    if not isinstance(text, str) or not NAME.fullmatch(text):
+        raise BadValue(f"{shown(text)} is not a Slurm {what} (valid: {NAME_VALID})")
+    return text
+
+
+def path_value(text, what, spaces=False):
+    """An absolute path of letters, digits and . _ + - / (and spaces where
+    allowed), without '.' or '..' components: nothing a shell, a comment,
+    slurm.conf or Slurm's % patterns read as anything but the path."""
+    chars = r"A-Za-z0-9._+/\-" + (" " if spaces else "")
+    valid = ("an absolute path of letters, digits, '.', '_', '+', '-', '/'"
+             + (" and spaces" if spaces else "") + f", no '..', at most {PATH_MAX} characters")
+    ok = (isinstance(text, str) and text.startswith("/") and len(text) <= PATH_MAX
+          and re.fullmatch(f"[{chars}]+", text, re.ASCII)
+          and not {".", ".."} & set(text.split("/")))
+    if not ok:
+        raise BadValue(f"{shown(text)} is not {what} (valid: {valid})")
+    return text
+
+
+def node_path(text):
+    """A node-local directory (--node-tmp): the payload is copied and unpacked there."""
+    return path_value(text, "a node-local directory")
+
+
+def shared_path(text):
+    """The jobs directory: in the batch script and in sbatch's --chdir and --output."""
+    return path_value(text, "a jobs directory", spaces=True)
+
+
+def conf_dir(text):
+    """A directory named in a slurm.conf (the local cluster's)."""
+    return path_value(text, "a directory slurm.conf can name")
+
+
+def time_limit(text):
+    """sbatch --time."""
+    if not isinstance(text, str) or not TIME.fullmatch(text):
+        raise BadValue(f"{shown(text)} is not a Slurm time limit (valid: {TIME_VALID})")
+    return text
+
+
+def job_id(text):
+    """A Slurm job id: digits (ASCII: str.isdigit also takes '²')."""
+    if not isinstance(text, str) or not JOB_ID.fullmatch(text):
+        raise BadValue(f"{shown(text)} is not a job id (a number, as `fleet run` printed it)")
+    return text
+
+
+def constraint(text):
+    """sbatch --constraint in Slurm's feature grammar: names, & | , between
+    operands, a count *N after a name or a bracket, [ ] and ( ) balanced."""
+    bad = BadValue(f"{shown(text)} is not a Slurm constraint (valid: {CONSTRAINT_VALID})")
+    if not isinstance(text, str) or not 0 < len(text) <= CONSTRAINT_MAX:
+        raise bad
+    tokens = CONSTRAINT_TOKEN.findall(text)
+    if "".join(tokens) != text:
+        raise bad
+    closing, stack, operand, counted = {")": "(", "]": "["}, [], False, False
+    for t in tokens:
+        if t in "([":
+            if operand:
+                raise bad
+            stack.append(t)
+        elif t in ")]":
+            if not operand or not stack or stack.pop() != closing[t]:
+                raise bad
+            counted = False
+        elif t in "&|,":
+            if not operand:
+                raise bad
+            operand = False
+        elif t.startswith("*"):
+            if not operand or counted:
+                raise bad
+            counted = True
+        else:
+            if operand:
+                raise bad
+            operand, counted = True, False
+    if stack or not operand:
+        raise bad
+    return text
+
+
+def command_word(text):
+    """A word of the node command: printable text (no control character, line
+    or paragraph separator, or format character such as a bidi override)."""
+    if not isinstance(text, str) or not text.isprintable() or len(text) > WORD_MAX:
+        raise BadValue(f"{shown(text)} is not a command word (valid: printable text, at most "
+                       f"{WORD_MAX} characters, no control or line-separating character)")
+    return text
+
+
+def printable(text, limit=4096):
+    """text with each character a terminal or a record should not take as it is
+    (a control character, an escape, a bidi override) replaced by '?', cut to limit."""
+    text = str(text)[:limit]
+    return text if text.isprintable() else "".join(c if c.isprintable() else "?" for c in text)
+
+
+def checked(check, option, text, *args):
+    """check(text) or the UsageError naming option."""
+    try:
+        return check(text, *args)
+    except BadValue as e:
+        raise UsageError(f"{option}: {e}") from None
+
+
+def argtype(check, *args):
+    """check as an argparse type: argparse names the option in its one line."""
+    def parse(text):
+        try:
+            return check(text, *args)
+        except BadValue as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    parse.__name__ = check.__name__
+    return parse
+
+
+# ---- files the jobs and the local cluster leave -------------------------------------------
+#
+# A job's directory is shared with the nodes, and the local cluster's may be in
+# /tmp: what is found there is read as a regular file only, never through a
+# symbolic link (root would read what the link names), never by an open that
+# blocks (a FIFO) or one with effects (a device), and never past a size cap.
+
+OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+def not_regular(path, mode, what):
+    kind = next((word for test, word in (
+        (stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")) if test(mode)),
+        "not a regular file")
+    return UsageError(f"{path}: is {kind}; a {what} must be a regular file")
+
+
+def open_left(path, what):
+    """A binary file object of the regular file at path, or None if there is
+    none; UsageError naming path for anything else. lstat before the open (a
+    device is never opened), fstat after it (what is read is what was checked)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise UsageError(f"{path}: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise not_regular(path, st.st_mode, what)
+    try:
+        fd = os.open(path, OPEN_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise not_regular(path, stat.S_IFLNK, what) from None
+        raise UsageError(f"{path}: {e.strerror or e}") from None
+    f = os.fdopen(fd, "rb")
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        f.close()
+        raise not_regular(path, mode, what)
+    return f
+
+
+def read_left(path, what, limit, tail=False):
+    """The bytes of the regular file at path (open_left's rules), None if there is
+    none. At most limit: a larger file is refused, or with tail its last limit
+    bytes are read (the last line of a log that may be long)."""
+    f = open_left(path, what)
+    if f is None:
+        return None
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        if size > limit and tail:
+            f.seek(size - limit)
+        data = f.read(limit + 1)
+    if len(data) > limit and not tail:
+        raise UsageError(f"{path}: larger than the {limit} bytes a {what} may be")
+    return data[-limit:]
+
+
 # ---- the client commands -------------------------------------------------------------------
 
 
@@ -248,6 +474,9 @@ def conf_path(option=None, environ=None):
     environ = os.environ if environ is None else environ
     given = option or environ.get("SLURM_CONF")
     path = Path(given) if given else DEFAULT_CONF
+    if not str(path).isprintable():  # it is kept in the job's record and printed
+        raise UsageError(f"{'--slurm-conf' if option else 'SLURM_CONF'} {shown(str(path))}: "
+                         "not a printable path")
     if not path.is_file():
         where = ("--slurm-conf" if option else "SLURM_CONF" if given else
                  f"no --slurm-conf, no SLURM_CONF, and Slurm's default")
@@ -338,7 +567,7 @@ class Cluster:
         """sbatch --parsable OPTIONS SCRIPT -> the job id."""
         out = self.call(["sbatch", "--parsable", *options, str(script)])
         jobid = out.strip().split(";")[0]
-        if not jobid.isdigit():
+        if not JOB_ID.fullmatch(jobid):
             raise Failure(f"sbatch printed no job id: {out.strip()!r}")
         return jobid
 

@@ -345,7 +345,7 @@ class CommandTest(unittest.TestCase):
 
     def test_batch_script(self):
         text = fleet.batch_script("/shared/jobs dir", ["run", "--variants", "generic_*+rdtscp"],
-                                  "file", "/scratch/", ["run", "--nodes", "all"])
+                                  "file", "/scratch/")
         self.assertIn("dir='/shared/jobs dir'/$SLURM_JOB_ID", text)
         self.assertIn("--bcast=/scratch/", text)
         self.assertIn("'generic_*+rdtscp'", text)  # quoted: no glob on the node
