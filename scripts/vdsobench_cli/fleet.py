@@ -909,24 +909,151 @@ def collected_name(job, o):
 
 
 def same_bytes(a, b):
+    """Whether the regular files a and b hold the same bytes (open_left's rules)."""
+    fa, fb = fleet_slurm.open_left(a, "file"), fleet_slurm.open_left(b, "file")
+    with contextlib.ExitStack() as stack:
+        for f in (fa, fb):
+            if f is not None:
+                stack.enter_context(f)
+        if fa is None or fb is None or (os.fstat(fa.fileno()).st_size
+                                        != os.fstat(fb.fileno()).st_size):
+            return False
+        while True:
+            x, y = fa.read(1 << 20), fb.read(1 << 20)
+            if x != y:
+                return False
+            if not x:
+                return True
+
+
+def numbered(name):
+    """name, then name-2, name-3... (before the extension)."""
+    stem, dot, ext = name.rpartition(".") if "." in Path(name).name else (name, "", "")
+    yield name
+    for n in range(2, 1000):
+        yield f"{stem}-{n}{dot}{ext}"
+
+
+def lstat_mode(path):
     try:
-        return Path(a).read_bytes() == Path(b).read_bytes()
-    except OSError:
-        return False
+        return os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise results.cannot(path, e, "files") from None
 
 
-def keep_copy(src, dst):
-    """Copy src to dst unless dst holds the same bytes; never over a different
-    file (that one is kept, and the copy is named -2, -3...). The path written
-    or kept."""
-    dst = Path(dst)
-    if dst.exists() and same_bytes(src, dst):
-        return dst
-    data = Path(src).read_bytes()
-    fd, path = results.new_file(dst.parent, dst.name)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    return Path(path)
+class CollectOut:
+    """Everything collect writes under --out: every target checked before
+    anything is written, then written into a stage (a hidden directory in out)
+    and published at once, with signals held off: all of it or none. A file
+    there is replaced only with force and only if it is a regular file; a
+    node's copy is never written over a different file (it is named -2, -3...),
+    never through a link; a directory on the way must be one, not a link."""
+
+    def __init__(self, out, force):
+        results.check_out_dir(out)
+        self.out, self.force = Path(out), force
+        self.before = {}  # relative name -> lstat of the file there at the check, or None
+        self.stage = None
+
+    def check_dir(self, rel):
+        path = self.out / rel
+        mode = lstat_mode(path)
+        if mode is not None and not stat.S_ISDIR(mode):
+            raise UsageError(f"cannot write files to {path}: it is {results.kind_of(mode)}")
+        return mode is not None
+
+    def check_file(self, rel, what):
+        """A file written whole (a table, the summary): new, or replaced with force."""
+        if "/" in rel:
+            self.check_dir(rel.rsplit("/", 1)[0])
+        self.before[rel] = results.refuse_existing(self.out / rel, self.force, what)
+
+    def check_files_in(self, rel, what):
+        """A directory whose files are written whole (the report): every file
+        there is replaced only with force, and it holds nothing but regular files."""
+        if not self.check_dir(rel):
+            return
+        with os.scandir(self.out / rel) as entries:
+            for entry in entries:
+                self.check_file(f"{rel}/{entry.name}", what)
+
+    def copy_name(self, rel, src):
+        """Where src's copy goes: rel, else rel-2, rel-3...: the first that is free
+        or already holds its bytes (nothing to write then: None)."""
+        if "/" in rel:
+            self.check_dir(rel.rsplit("/", 1)[0])
+        for name in numbered(rel):
+            if name in self.before:
+                continue
+            path = self.out / name
+            mode = lstat_mode(path)
+            if mode is None:
+                self.before[name] = None
+                return name
+            if not stat.S_ISREG(mode):
+                raise UsageError(f"cannot copy {Path(src).name} to {path}: it is "
+                                 f"{results.kind_of(mode)}; collect writes no copy through "
+                                 "a link or over anything but a regular file")
+            if same_bytes(src, path):
+                return None
+        raise UsageError(f"cannot copy {Path(src).name} into {self.out}: 999 other copies")
+
+    def path(self, rel):
+        """Where rel is written now: in the stage (made when first asked)."""
+        if self.stage is None:
+            results.make_parent(self.out / "x", "files")
+            try:
+                self.stage = Path(lifecycle.new_temp_dir(self.out, ".collect-"))
+            except OSError as e:
+                raise results.cannot(self.out, e, "files") from None
+        path = self.stage / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def staged(self):
+        if self.stage is None:
+            return []
+        return sorted(str(p.relative_to(self.stage)) for p in self.stage.rglob("*")
+                      if p.is_file())
+
+    def publish(self):
+        """Give every staged file its name under out, over only what the check saw."""
+        names = self.staged()
+        with lifecycle.critical():
+            lifecycle.check()
+            for rel in names:
+                final = self.out / rel
+                try:
+                    if "/" in rel:
+                        make_dir(final.parent)
+                    results.publish(self.stage / rel, final, self.before.get(rel), "files")
+                except OSError as e:
+                    raise results.cannot(final, e, "files") from None
+                lifecycle.written(final)
+        if self.stage is not None:
+            lifecycle.discard(self.stage, "dir")
+
+
+def make_dir(path):
+    """path as a directory: made, or one already there (not a link to one)."""
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        mode = lstat_mode(path)
+        if mode is None or not stat.S_ISDIR(mode):
+            raise UsageError(f"cannot write files to {path}: it is "
+                             f"{results.kind_of(mode) if mode else 'gone'}") from None
+
+
+def copy_left(src, dst):
+    """A node's file src copied to the new file dst (open_left's rules)."""
+    f = fleet_slurm.open_left(src, "node's file")
+    if f is None:
+        raise UsageError(f"{src}: gone while it was collected")
+    with f, open(dst, "xb") as out:
+        shutil.copyfileobj(f, out)
 
 
 def load_outputs(outcomes, kind):
@@ -938,7 +1065,7 @@ def load_outputs(outcomes, kind):
         if not o.get("collected"):
             continue
         try:
-            got, obj = plot.load_input(o["collected"])
+            got, obj = plot.load_input(o.get("read_from") or o["collected"])
         except UsageError as e:
             o["state"], o["reason"] = "failed", f"its results file is unusable: {e}"
             continue
@@ -1092,24 +1219,59 @@ def other_summary(outcomes):
     return lines
 
 
-def collect(args):
-    jobs_dir = Path(args.jobs_dir or default_jobs_dir()).resolve()
-    record = read_record(jobs_dir, args.job)
-    out = Path(args.out)
-    results.check_out_dir(out)
-    tolerance = args.tolerance if args.tolerance is not None else DEFAULT_TOLERANCE
-    job = record["job"]
-    record, _ = refresh(jobs_dir, record, args)
-    outcomes = node_outcomes(jobs_dir, record)
-    (out / "logs").mkdir(parents=True, exist_ok=True)
-    d = job_dir(jobs_dir, job)
+def plan_copies(target, d, job, outcomes):
+    """[(source, name under out)] of the copies to write; each outcome's
+    "collected" (where its results are under out) and "read_from" (where they
+    are read now)."""
+    copies = []
     for o in outcomes:
         for ext in ("out", "err", "exit", "cpuinfo"):
             src = d / f"{job}-{o['node']}.{ext}"
-            if src.is_file():
-                keep_copy(src, out / "logs" / src.name)
+            if lstat_mode(src) is not None and stat.S_ISREG(lstat_mode(src)):
+                name = target.copy_name(f"logs/{src.name}", src)
+                if name:
+                    copies.append((src, name))
         if o["results"]:
-            o["collected"] = str(keep_copy(o["results"], out / collected_name(job, o)))
+            wanted = collected_name(job, o)
+            name = target.copy_name(wanted, o["results"])
+            if name:
+                copies.append((o["results"], name))
+            o["collected"] = str(target.out / (name or wanted))
+    return copies
+
+
+def relocate(path, stage, out):
+    """The report names the files it was made from: the staged copies; after the
+    stage is published they are under out."""
+    old, new = json.dumps(str(stage))[1:-1], json.dumps(str(out))[1:-1]
+    text = path.read_text()
+    if old in text:
+        path.write_text(text.replace(old, new))
+
+
+def collect(args):
+    jobs_dir = Path(args.jobs_dir or default_jobs_dir()).resolve()
+    record = read_record(jobs_dir, args.job)
+    job = record["job"]
+    target = CollectOut(args.out, getattr(args, "force", False))
+    out = target.out
+    # every fixed target before anything is asked or written
+    target.check_file(f"nodes-{job}.json", "node table")
+    target.check_file(f"summary-{job}.txt", "summary")
+    target.check_dir("logs")
+    if record["command"][0] == "run":
+        target.check_files_in(f"report-{job}", "report")
+    tolerance = args.tolerance if args.tolerance is not None else DEFAULT_TOLERANCE
+    record, _ = refresh(jobs_dir, record, args)
+    outcomes = node_outcomes(jobs_dir, record)
+    copies = plan_copies(target, job_dir(jobs_dir, job), job, outcomes)
+    for src, name in copies:
+        copy_left(src, target.path(name))
+    for o in outcomes:
+        if o.get("collected"):
+            rel = os.path.relpath(o["collected"], out)
+            staged = target.stage / rel if target.stage else None
+            o["read_from"] = str(staged if staged and staged.exists() else o["collected"])
     models = {o["node"]: cpu_name(o) for o in outcomes}
     lines = [f"fleet job {job}: {' '.join(record['command'])}",
              f"cluster {record.get('conf')}, partition {record.get('partition')}"
@@ -1131,9 +1293,11 @@ def collect(args):
                 body += ["", f"report: one node per CPU model (the nearest its model's "
                              f"medians; --report all charts every node): "
                          + "; ".join(f"{chosen[n].split(' (')[0]} {n}" for n in shown)]
-            files = {o["node"]: o.get("collected") for o in outcomes}
-            report_paths = write_report([files[n] for n in shown], out / f"report-{job}",
+            files = {o["node"]: o.get("read_from") for o in outcomes}
+            report_dir = target.path(f"report-{job}/index.md").parent
+            report_paths = write_report([files[n] for n in shown], report_dir,
                                         getattr(args, "argv", ["fleet", "collect"]))
+            relocate(report_dir / "merged.json", target.stage, out)
         else:
             body = ["no node's results came back: nothing to merge"]
     elif record["command"][0] == "compare":
@@ -1153,11 +1317,11 @@ def collect(args):
     text = "\n".join(lines) + "\n"
     nodes_json = {"job": job, "command": record["command"], "slurm": record.get("slurm"),
                   "tolerance": tolerance,
-                  "nodes": [{k: v for k, v in o.items() if k not in ("err", "out")}
+                  "nodes": [{k: v for k, v in o.items() if k not in ("err", "out", "read_from")}
                             for o in outcomes]}
-    results.write_atomic(out / f"nodes-{job}.json", nodes_json, force=True, what="node table")
-    results.write_stream_atomic(out / f"summary-{job}.txt", lambda f: f.write(text.encode()),
-                                force=True, what="summary")
+    target.path(f"nodes-{job}.json").write_text(json.dumps(nodes_json, indent=1) + "\n")
+    target.path(f"summary-{job}.txt").write_text(text)
+    target.publish()
     print(text, end="")
     bad = [o for o in outcomes if o["state"] != "ok"]
     if bad:
@@ -1335,10 +1499,14 @@ def add_parser(sub):
                     "merged report (DIR/report-JOB, as `report`); a one-screen summary "
                     "(DIR/summary-JOB.txt): which nodes answered, which failed and why, which "
                     "agreed within --tolerance per CPU model, the verdicts of compare per CPU "
-                    "model. Exit 1 if a node gave no usable result (what came back is kept).")
+                    "model. All of it is written, or none. Exit 1 if a node gave no usable "
+                    "result (what came back is kept).")
     add_cluster_options(c)
-    c.add_argument("job", metavar="JOB", help="the job id fleet run printed")
+    c.add_argument("job", metavar="JOB", type=JOB, help="the job id fleet run printed")
     c.add_argument("--out", required=True, metavar="DIR", help="the directory to collect into")
+    c.add_argument("--force", action="store_true",
+                   help="replace the job's summary, node table and report from an earlier "
+                        "collect (regular files only; node copies are still never replaced)")
     c.add_argument("--report", choices=("auto", "all", "per-model"), default="auto",
                    help=f"the report's columns: every node, or the node of each CPU model "
                         f"nearest its model's medians (auto: every node up to "

@@ -1,5 +1,6 @@
 """fleet under attack (issue 18): hostile values for every option that reaches
-a generated script or a Slurm option, and damaged job and node records.
+a generated script or a Slurm option, damaged job and node records, and odd
+collect targets.
 
 Each case builds its hostile input, runs the real code (the command line
 in-process, or as a subprocess where a blocking open would hang the suite),
@@ -530,6 +531,105 @@ class ExitRecordTest(RecordWork):
         self.assertEqual([o["node"] for o in fleet.node_outcomes(
             self.jobs, fleet.read_record(self.jobs, "9"))], ["n1"])
         self.assert_victim_untouched()
+
+
+# ---- 8. collect: every target checked first, written all at once --------------------------------
+
+class CollectTest(RecordWork):
+    def setUp(self):
+        super().setUp()
+        self.write_record(json.dumps(good_record(nodes=["n1", "n2"])))
+        for node, rc in (("n1", 0), ("n2", 1)):
+            (self.d / f"9-{node}.exit").write_text(json.dumps(good_exit(node=node, rc=rc)))
+            (self.d / f"9-{node}.out").write_text(f"{node} out\n")
+            (self.d / f"9-{node}.err").write_text(f"{node} err\n")
+        self.out.mkdir()
+
+    def collect(self, *extra):
+        return cli("fleet", "collect", "9", "--jobs-dir", str(self.jobs), "--out",
+                   str(self.out), *extra)
+
+    def assert_refused(self, *words, force=False):
+        before = snapshot(self.out)
+        rc, out, err = self.collect(*(["--force"] if force else []))
+        self.assert_one_line(rc, err, *words)
+        self.assertEqual(snapshot(self.out), before)  # nothing written, no stage left
+        self.assert_victim_untouched()
+
+    def test_first_collect_then_never_over_unasked(self):
+        rc, out, err = self.collect()
+        self.assertEqual(rc, 1, err)  # n2 failed
+        names = sorted(snapshot(self.out))
+        self.assertEqual(names, ["logs", "logs/9-n1.err", "logs/9-n1.exit", "logs/9-n1.out",
+                                 "logs/9-n2.err", "logs/9-n2.exit", "logs/9-n2.out",
+                                 "nodes-9.json", "summary-9.txt"])
+        # again, unasked: the node table is there
+        self.assert_refused("nodes-9.json", "--force")
+        (self.out / "nodes-9.json").unlink()
+        self.assert_refused("summary-9.txt", "--force")
+        # --force replaces the table and the summary (regular files), keeps the copies
+        (self.out / "nodes-9.json").write_text("old\n")
+        (self.d / "9-n2.err").write_text("n2 err, again\n")
+        rc, out, err = self.collect("--force")
+        self.assertEqual(rc, 1, err)
+        self.assertNotEqual((self.out / "nodes-9.json").read_text(), "old\n")
+        self.assertEqual((self.out / "logs" / "9-n2.err").read_text(), "n2 err\n")
+        self.assertEqual((self.out / "logs" / "9-n2-2.err").read_text(), "n2 err, again\n")
+
+    def test_odd_targets_refused_before_anything(self):
+        secret = self.victim / "precious"
+        for rel, make, words in (
+                ("nodes-9.json", lambda p: p.symlink_to(secret), ("symbolic link",)),
+                ("summary-9.txt", lambda p: p.symlink_to(secret), ("symbolic link",)),
+                ("nodes-9.json", lambda p: p.symlink_to(self.victim / "new"), ("symbolic",)),
+                ("nodes-9.json", lambda p: p.mkdir(), ("a directory",)),
+                ("nodes-9.json", lambda p: os.mkfifo(p), ("FIFO",)),
+                ("logs", lambda p: p.symlink_to(self.victim), ("symbolic link",)),
+                ("logs", lambda p: p.write_text("x"), ("not a directory", "a regular file")),
+                ("logs/9-n1.err", lambda p: (p.parent.mkdir(), p.symlink_to(secret)),
+                 ("symbolic link",)),
+                ("logs/9-n2.exit", lambda p: (p.parent.mkdir(), os.mkfifo(p)), ("FIFO",))):
+            for force in (False, True):
+                shutil.rmtree(self.out)
+                self.out.mkdir()
+                make(self.out / rel)
+                with self.subTest(target=rel, force=force, words=words):
+                    before = snapshot(self.out)
+                    rc, out, err = self.collect(*(["--force"] if force else []))
+                    self.assertEqual(rc, 2, err)
+                    self.assertEqual(len(err.strip().splitlines()), 1, err)
+                    self.assertTrue(any(w in err for w in words), err)
+                    self.assertEqual(snapshot(self.out), before)
+                    self.assertFalse((self.victim / "new").exists())
+                    self.assert_victim_untouched()
+
+    def test_report_directory_of_run(self):
+        self.write_record(json.dumps(good_record(command=["run"], output="file")))
+        report = self.out / "report-9"
+        report.symlink_to(self.victim)
+        self.assert_refused("report-9", "symbolic link", force=True)
+        report.unlink()
+        report.mkdir()
+        (report / "index.md").write_text("old\n")
+        self.assert_refused("index.md", "--force")
+        (report / "index.md").unlink()
+        (report / "index.md").symlink_to(self.victim / "precious")
+        self.assert_refused("index.md", "symbolic link", force=True)
+
+    def test_a_failure_leaves_nothing(self):
+        """The report fails after the copies are made: none of it is published."""
+        self.write_record(json.dumps(good_record(command=["run"], output="file")))
+        results = json.loads((Path(__file__).parent / "testdata" /
+                              "results_small.json").read_text())
+        (self.d / "9-n1.json").write_text(json.dumps(results))
+        with mock.patch.object(fleet, "write_report", side_effect=UsageError("boom")):
+            rc, out, err = self.collect()
+        self.assert_one_line(rc, err, "boom")
+        self.assertEqual(snapshot(self.out), {})
+        shutil.rmtree(self.out)
+        with mock.patch.object(fleet, "write_report", side_effect=UsageError("boom")):
+            rc, out, err = self.collect()
+        self.assertFalse(self.out.exists())  # made for the output, removed with it
 
 
 if __name__ == "__main__":

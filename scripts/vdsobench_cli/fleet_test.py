@@ -627,14 +627,20 @@ class OutcomeTest(unittest.TestCase):
                          {"n2": "Exited with exit code 3",
                           "n7": "node failure (srun: Node failure)"})
 
-    def test_keep_copy_never_overwrites(self):
-        a, b = self.tmp / "a", self.tmp / "b"
+    def test_a_copy_never_overwrites(self):
+        a, b, out = self.tmp / "a", self.tmp / "b", self.tmp / "out"
         a.write_text("one")
-        self.assertEqual(fleet.keep_copy(a, self.tmp / "x.json"), self.tmp / "x.json")
-        self.assertEqual(fleet.keep_copy(a, self.tmp / "x.json"), self.tmp / "x.json")
         b.write_text("two")
-        self.assertEqual(fleet.keep_copy(b, self.tmp / "x.json"), self.tmp / "x-2.json")
-        self.assertEqual((self.tmp / "x.json").read_text(), "one")
+        out.mkdir()
+        target = fleet.CollectOut(out, force=True)
+        self.assertEqual(target.copy_name("x.json", a), "x.json")  # free
+        (out / "x.json").write_text("one")
+        target = fleet.CollectOut(out, force=True)
+        self.assertIsNone(target.copy_name("x.json", a))  # there already: nothing to write
+        self.assertEqual(target.copy_name("x.json", b), "x-2.json")  # never over another
+        self.assertEqual(target.copy_name("x.json", b), "x-3.json")  # nor over one planned
+        self.assertEqual(target.copy_name("logs/9-n1.err", b), "logs/9-n1.err")
+        self.assertEqual((out / "x.json").read_text(), "one")
 
     def test_collect(self):
         """Two Zen 3 nodes (one 30% slower), a Sapphire Rapids one, one that failed."""
@@ -667,11 +673,17 @@ class OutcomeTest(unittest.TestCase):
         self.assertEqual((out / "summary-9.txt").read_text(), text)
         nodes = json.loads((out / "nodes-9.json").read_text())
         self.assertEqual([n["state"] for n in nodes["nodes"]], ["ok", "ok", "ok", "failed"])
-        # n7 comes back later: a second collect adds it and keeps what was there
+        self.assertEqual(nodes["nodes"][0]["collected"], str(out / "9-n1-zen3-6.1.0.json"))
+        # written in a stage, then published: the report names the files where they are
+        merged = json.loads((out / "report-9" / "merged.json").read_text())
+        self.assertEqual(sorted(merged["sources"]), sorted(str(p) for p in out.glob("9-*.json")))
+        self.assertEqual([p.name for p in out.iterdir() if p.name.startswith(".")], [])
+        # n7 comes back later: a second collect (--force: it replaces the summary, the
+        # table and the report) adds it and keeps what was there
         self.node_files("n7", results=results_file(1.0, ZEN3_CPUINFO))
         before = (out / "9-n1-zen3-6.1.0.json").read_bytes()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            self.assertEqual(main.main(argv), 0)
+            self.assertEqual(main.main(argv + ["--force"]), 0)
         self.assertTrue((out / "9-n7-zen3-6.1.0.json").exists())
         self.assertEqual((out / "9-n1-zen3-6.1.0.json").read_bytes(), before)
         self.assertFalse(list(out.glob("*-2.json")))
