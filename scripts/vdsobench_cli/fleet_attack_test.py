@@ -1,6 +1,6 @@
 """fleet under attack (issue 18): hostile values for every option that reaches
-a generated script or a Slurm option, damaged job and node records, and odd
-collect targets.
+a generated script or a Slurm option, damaged job and node records, odd
+collect targets, and a local cluster's directory that is not one.
 
 Each case builds its hostile input, runs the real code (the command line
 in-process, or as a subprocess where a blocking open would hang the suite),
@@ -21,7 +21,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from vdsobench_cli import fleet, fleet_slurm, main
+from vdsobench_cli import fleet, fleet_local, fleet_slurm, main
 from vdsobench_cli.errors import UsageError
 
 VDSOBENCH = Path(__file__).resolve().parents[1] / "vdsobench"
@@ -630,6 +630,92 @@ class CollectTest(RecordWork):
         with mock.patch.object(fleet, "write_report", side_effect=UsageError("boom")):
             rc, out, err = self.collect()
         self.assertFalse(self.out.exists())  # made for the output, removed with it
+
+
+# ---- the local cluster's directory ---------------------------------------------------------------
+
+class LocalClusterTest(Work):
+    def test_conf_values(self):
+        ports = [7001, 7002, 7003, 7004]
+        features = {"n1": ["zen3", "local_n1"], "n2": ["local_n2"]}
+        for value in hostile(self.victim / "VICTIM") + ["/tmp/a b", "/tmp/a=b", "/tmp/a#b"]:
+            with self.subTest(value=value), self.assertRaises(UsageError) as cm:
+                fleet_local.render_conf(value, ports, features)
+            self.assertIn("--dir", str(cm.exception))
+        for bad in ("zen3\nProlog=/tmp/x", "a b", "a#b"):
+            with self.assertRaises(UsageError):
+                fleet_local.render_conf("/x", ports, {"n1": [bad], "n2": []})
+        with self.assertRaises(ValueError):
+            fleet_local.render_conf("/x", [7001, "7002\nProlog=/x", 1, 2], features)
+        text = fleet_local.render_conf(str(self.tmp / "c-1.x+y"), ports, features, 1234)
+        keys = [line.split("=", 1)[0] for line in text.splitlines()
+                if line and not line.startswith("#")]
+        template = [line.split("=", 1)[0] for line in fleet_local.CONF.splitlines()
+                    if line and not line.startswith(("#", "{"))]
+        self.assertEqual([k for k in keys if k not in ("NodeName",)], template)
+
+    def test_cli_refuses_a_hostile_dir(self):
+        for action in ("up", "down"):
+            for value in (f"{self.tmp}/c\nProlog={self.victim}/x", f"{self.tmp}/c %n",
+                          f"{self.tmp}/c#x"):
+                with self.subTest(action=action, value=value):
+                    rc, out, err = cli("fleet", "local-cluster", action, "--dir", value)
+                    self.assert_one_line(rc, err, "--dir", "valid:")
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["victim"])  # no cluster directory
+        odd = self.tmp / "t\nx"
+        odd.mkdir()
+        with mock.patch.dict(os.environ, TMPDIR=str(odd)), \
+                mock.patch.object(fleet_local.tempfile, "tempdir", None):
+            rc, out, err = cli("fleet", "local-cluster", "down")
+        self.assert_one_line(rc, err, "$TMPDIR")
+
+    @unittest.skipIf(os.geteuid() != 0, "needs root: the directories are another user's")
+    def test_down_leaves_what_is_not_ours(self):
+        def made(name, mode=0o700, uid=0, files=()):
+            d = self.victim / name
+            d.mkdir()
+            for f, text in files:
+                (d / f).write_text(text.replace("DIR", str(d)))
+            os.chmod(d, mode)
+            os.chown(d, uid, -1)
+            return d
+        ours = fleet_local.CONF.splitlines()[0] + "\n"
+        record = '{"dir": "DIR", "pids": {}}'
+        cases = [made("etc-slurm", 0o755, files=[("slurm.conf", "ClusterName=x\n")]),
+                 made("etc-munge", files=[("munge.key", "k")]),
+                 made("world-writable", 0o1777, files=[("cluster.json", record)]),
+                 made("another-users", 0o700, 65534, files=[("slurm.conf", ours)]),
+                 made("record-of-another", files=[("cluster.json",
+                                                   '{"dir": "/elsewhere", "pids": {}}')])]
+        self.before = snapshot(self.victim)
+        for d in cases:
+            with self.subTest(d=d.name):
+                rc, out, err = cli("fleet", "local-cluster", "down", "--dir", str(d))
+                self.assert_one_line(rc, err, "not a local cluster's directory")
+        link = self.tmp / "link"
+        link.symlink_to(cases[0])
+        rc, out, err = cli("fleet", "local-cluster", "down", "--dir", str(link))
+        self.assert_one_line(rc, err, "not a local cluster's directory")
+        with mock.patch.object(fleet_local.packages, "ensure_group"):
+            rc, out, err = cli("fleet", "local-cluster", "up", "--dir", str(cases[2]))
+        self.assert_one_line(rc, err, "not a local cluster's directory")
+        self.assert_victim_untouched()
+
+    @unittest.skipIf(os.geteuid() != 0, "needs root, as local-cluster does")
+    def test_down_stops_only_its_own(self):
+        """A record naming a pid that is not the cluster's: that process lives."""
+        sleeper = subprocess.Popen(["sleep", "60"])
+        self.addCleanup(sleeper.wait)
+        self.addCleanup(sleeper.kill)
+        d = self.tmp / "cluster"
+        d.mkdir(mode=0o700)
+        (d / "cluster.json").write_text(json.dumps(
+            {"dir": str(d), "conf": "", "socket": "", "pids": {"n1": sleeper.pid}}))
+        rc, out, err = cli("fleet", "local-cluster", "down", "--dir", str(d))
+        self.assertEqual(rc, 0, err)
+        self.assertFalse(d.exists())
+        self.assertIsNone(sleeper.poll())  # an empty marker named it once: not any more
+        self.assert_victim_untouched()
 
 
 if __name__ == "__main__":

@@ -24,11 +24,20 @@ reasons come from on this cluster.
 it recorded, each checked to still be that daemon), stops any job process
 left behind (those whose environment names this cluster's slurm.conf), and
 removes the directory. It is safe to run twice, and after a failed `up`.
+
+It runs as root on a directory that may be in /tmp, so it takes nothing
+there on trust: the directory's path goes into slurm.conf and must be
+nothing but a path (fleet_slurm.conf_dir); `up` makes it itself (mode 0700)
+and refuses one it did not make; `down` removes only a directory that is
+this machine's root's, writable by no one else, and marked as a local
+cluster's (its cluster.json or the first line of its slurm.conf), and stops
+only processes whose command line names that directory's files.
 """
 
 import json
 import os
 import shutil
+import stat
 import signal
 import socket
 import subprocess
@@ -36,11 +45,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import fleet_slurm, packages
+from . import fleet_slurm, packages, results
 from .errors import Failure, UsageError
 
 NODES = ("n1", "n2")
+DAEMONS = ("munged", "slurmctld", *NODES)
 RECORD = "cluster.json"
+RECORD_MAX = 64 << 10
 PARTITION = "local"
 START_TIMEOUT_S = 60
 STOP_GRACE_S = 10
@@ -123,7 +134,15 @@ def first_job_id(now):
 
 def render_conf(directory, ports, features, first_job=1):
     """slurm.conf for the cluster in directory; ports = (controller, slurmd,
-    node ports...); features = {node: [feature...]}."""
+    node ports...); features = {node: [feature...]}. Every value checked: a
+    newline, space, '#' or '%' would be another setting, a comment or a pattern."""
+    directory = fleet_slurm.checked(fleet_slurm.conf_dir, "local-cluster --dir", str(directory))
+    for n in [*ports, first_job]:
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 < n < 1 << 31:
+            raise ValueError(f"not a port or job id: {n!r}")
+    for name in NODES:
+        for f in features[name]:
+            fleet_slurm.checked(fleet_slurm.slurm_name, "local-cluster", f, "feature")
     nodes = "\n".join(NODE_LINE.format(name=name, port=port, features=",".join(features[name]))
                       for name, port in zip(NODES, ports[2:]))
     return CONF.format(dir=directory, ctld_port=ports[0], slurmd_port=ports[1], nodes=nodes,
@@ -232,16 +251,61 @@ def ours_alive(pid):
 # ---- up and down ----------------------------------------------------------------------------
 
 
+def cluster_dir(directory):
+    """The cluster's directory, resolved, as slurm.conf may name it; UsageError otherwise."""
+    given = directory is not None
+    path = Path(directory or default_dir()).resolve()
+    where = "--dir" if given else "--dir (default $TMPDIR/vdsobench-local-cluster)"
+    fleet_slurm.checked(fleet_slurm.conf_dir, f"local-cluster {where}", str(path))
+    return path
+
+
+def paths(directory):
+    """What the cluster's processes are told, by the directory alone (never by
+    what a file there says): conf, socket."""
+    return str(directory / "slurm.conf"), str(directory / "munge.socket")
+
+
 def read_record(directory):
+    """The cluster's record, its pids checked (whole numbers above 1, daemons of
+    ours by name); None when there is none or it is not one."""
     try:
-        return json.loads((Path(directory) / RECORD).read_text())
-    except (OSError, ValueError):
+        data = fleet_slurm.read_left(Path(directory) / RECORD, "cluster record", RECORD_MAX)
+        record = json.loads(data.decode()) if data else None
+    except (UsageError, ValueError, RecursionError):
         return None
+    if not isinstance(record, dict) or record.get("dir") != str(directory):
+        return None
+    pids = record.get("pids")
+    if not isinstance(pids, dict) or not all(
+            name in DAEMONS and isinstance(pid, int) and not isinstance(pid, bool) and pid > 1
+            for name, pid in pids.items()):
+        return None
+    return record
 
 
-def running(record):
+def marked(directory):
+    """Whether directory is a local cluster's, as far as root may act on it: root's
+    (this user's), writable by no one else, with a cluster record naming it or
+    the slurm.conf `up` writes."""
+    try:
+        st = os.lstat(directory)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        return False
+    if read_record(directory) is not None:
+        return True
+    try:
+        head = fleet_slurm.read_left(directory / "slurm.conf", "slurm.conf", 1 << 20) or b""
+    except UsageError:
+        return False
+    return head.decode(errors="replace").startswith(CONF.splitlines()[0] + "\n")
+
+
+def running(record, directory):
     """Whether every daemon of a recorded cluster is still the one started."""
-    conf, sock = record.get("conf", ""), record.get("socket", "")
+    conf, sock = paths(directory)
     pids = record.get("pids", {})
     return bool(pids) and all(ours(pid, sock if name == "munged" else conf)
                               for name, pid in pids.items())
@@ -249,22 +313,29 @@ def running(record):
 
 def up(directory=None, out=print):
     """Start the cluster in directory; its record (conf, pids, cpus, features)."""
-    directory = Path(directory or default_dir()).resolve()
+    directory = cluster_dir(directory)
     if os.geteuid() != 0:
         raise UsageError("local-cluster up needs root: slurmd starts each job as its user "
                          "(sudo scripts/vdsobench fleet local-cluster up)")
     packages.ensure_group(packages.SLURM_PACKAGES, "fleet local-cluster")
     record = read_record(directory)
-    if record and running(record):
+    if record and marked(directory) and running(record, directory):
         out(f"local-cluster: already up in {directory}")
         return record
-    if directory.exists():
+    if os.path.lexists(directory):
         down(directory, quiet=True)  # a stale or half-started one: clear it first
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    try:  # made here, by us, 0700: nothing in it is anyone else's
+        os.mkdir(directory, 0o700)
+    except OSError as e:
+        raise UsageError(f"local-cluster up: cannot make {directory}: {e.strerror or e} "
+                         "(made by someone else meanwhile?)") from None
+    os.chmod(directory, 0o700)
     for sub in ("state", "log", *(f"spool/{n}" for n in NODES)):
         (directory / sub).mkdir(parents=True, exist_ok=True)
-    os.chmod(directory, 0o700)
-    record = {"dir": str(directory), "conf": str(directory / "slurm.conf"),
-              "socket": str(directory / "munge.socket"), "pids": {}, "partition": PARTITION}
+    conf, sock = paths(directory)
+    record = {"dir": str(directory), "conf": conf, "socket": sock, "pids": {},
+              "partition": PARTITION}
     try:
         launch(directory, record)
     except BaseException:
@@ -279,8 +350,9 @@ def up(directory=None, out=print):
 
 def launch(directory, record):
     def save():
-        (directory / RECORD).write_text(json.dumps(record, indent=1) + "\n")
+        results.write_atomic(directory / RECORD, record, force=True, what="cluster record")
 
+    save()  # first: it marks the directory as a local cluster's, for down
     key = directory / "munge.key"
     with open(os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400), "wb") as f:
         f.write(os.urandom(1024))
@@ -338,19 +410,17 @@ def launch(directory, record):
 
 def down(directory=None, quiet=False, out=print):
     """Stop everything the cluster in directory started and remove the directory."""
-    directory = Path(directory or default_dir()).resolve()
-    record = read_record(directory)
-    if record is None:
-        if not directory.exists():
-            if not quiet:
-                out(f"local-cluster: nothing to stop in {directory}")
-            return 0
-        if not (directory / "slurm.conf").exists() and not (directory / "munge.key").exists():
-            raise UsageError(f"local-cluster down: {directory} is not a local cluster's "
-                             "directory (no cluster.json): left as it is")
-        record = {"conf": str(directory / "slurm.conf"),
-                  "socket": str(directory / "munge.socket"), "pids": {}}
-    conf, pids = record["conf"], record.get("pids", {})
+    directory = cluster_dir(directory)
+    if not os.path.lexists(directory):
+        if not quiet:
+            out(f"local-cluster: nothing to stop in {directory}")
+        return 0
+    if not marked(directory):
+        raise UsageError(f"local-cluster down: {directory} is not a local cluster's directory "
+                         "(one `up` made: this user's, mode 0700, with its cluster.json or "
+                         "slurm.conf): left as it is")
+    record = read_record(directory) or {"pids": {}}
+    (conf, sock), pids = paths(directory), record["pids"]
     if pids.get("slurmctld") and ours(pids["slurmctld"], conf):
         cluster = fleet_slurm.Cluster(conf)
         try:  # every job of this cluster, so their steps end before the nodes go
@@ -364,7 +434,7 @@ def down(directory=None, quiet=False, out=print):
     order = [*NODES, "slurmctld", "munged"]
     for name in order:
         pid = pids.get(name)
-        marker = record["socket"] if name == "munged" else conf
+        marker = sock if name == "munged" else conf
         if pid and ours(pid, marker):
             stop_pids([pid])
     stop_pids(job_processes(conf), grace=2)
