@@ -10,8 +10,6 @@ x/0) are accepted, and only there."""
 import copy
 import json
 import math
-import os
-import subprocess
 import tempfile
 import time
 import unittest
@@ -262,15 +260,12 @@ class CorruptInputTest(unittest.TestCase):
                     self.assert_refused([a.format(bad=path, good=FIXTURE, out=self.dir / "o")
                                          for a in argv], path, needle)
 
-    def test_a_pipe_is_capped_while_reading(self):
-        fifo = self.dir / "fifo.json"
-        os.mkfifo(fifo)
-        writer = subprocess.Popen(["sh", "-c", f"head -c {20 * inputs.MB} /dev/zero > {fifo}"])
-        self.addCleanup(writer.wait)
-        with mock.patch.dict(inputs.LIMITS, {"baseline": 1 * inputs.MB}):
-            self.assert_refused(["gate", "--baseline", fifo], fifo,
-                                "more than the 1 MB a baseline may be")
-        writer.kill()
+    def test_a_file_longer_than_its_size_is_capped_while_reading(self):
+        # /proc files say they are empty; the read itself stops past the cap
+        status = "/proc/self/status"
+        with mock.patch.dict(inputs.LIMITS, {"baseline": 64}):
+            self.assert_refused(["gate", "--baseline", status], status,
+                                "more than the 64 bytes a baseline may be")
 
 
 class WhatTheLoaderAllowsTest(unittest.TestCase):

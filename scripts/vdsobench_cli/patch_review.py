@@ -28,7 +28,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from . import arch, build, kernel_import
+from . import arch, build, inputs, kernel_import
 
 sys.path.insert(0, str(build.ROOT))
 from reports import layout_map, tables  # noqa: E402
@@ -43,11 +43,10 @@ QUICK_CLOCKS = ["realtime", "monotonic", "monotonic_raw"]
 
 
 def subject(path):
-    """A patch's Subject: line (or its file name)."""
-    try:
-        text = Path(path).read_text(errors="replace")
-    except OSError:
-        return Path(path).name
+    """A patch's Subject: line (or its file name). The patch is
+    read as every file the CLI is handed is (inputs.read_bytes: a regular file,
+    capped, never blocking): UsageError, one line, for anything else."""
+    text = inputs.read_bytes(path, "patch", inputs.LIMITS["patch"]).decode(errors="replace")
     m = re.search(r"^Subject: (.+)$", text, re.M)
     return m.group(1).strip() if m else Path(path).name
 
