@@ -9,6 +9,8 @@ every table, merged table and plot that shows one says so (label()), and
 `gate` never takes one.
 """
 
+from reports.text import printable
+
 LABEL = "emulated (qemu-user)"
 
 
@@ -26,12 +28,12 @@ def label(emu):
     """'emulated (qemu-user)' for an emulation record, '' for None."""
     if not emu:
         return ""
-    return emu.get("label") or LABEL
+    return printable(emu.get("label")) or LABEL
 
 
 def guest(emu):
     """The architecture whose code ran ('aarch64'), or None."""
-    return (emu or {}).get("guest")
+    return printable((emu or {}).get("guest"))
 
 
 def _a(word):
@@ -44,11 +46,11 @@ def describe(emu):
     times therefore measure."""
     if not emu:
         return ""
-    guest_arch = emu.get("guest") or "another architecture"
-    by = emu.get("program") or "qemu-user"
+    guest_arch = guest(emu) or "another architecture"
+    by = printable(emu.get("program")) or "qemu-user"
     if emu.get("version"):
-        by += f" {emu['version']}"
-    host = _a(emu["host"]) if emu.get("host") else "another"
+        by += f" {printable(emu['version'])}"
+    host = _a(printable(emu["host"])) if emu.get("host") else "another"
     return (f"{label(emu)}: {guest_arch} code run by {by} on {host} CPU; "
             f"the times measure the emulator, not {_a(guest_arch)} CPU.")
 

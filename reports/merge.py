@@ -26,6 +26,7 @@ import json
 import os
 
 from reports import emulation, run_table, stats, tables, uarch
+from reports.text import printable
 
 CONFIDENCE = 0.95
 FORMATS = ("table", "markdown", "csv", "json")
@@ -72,9 +73,15 @@ short_model = uarch.short_model
 
 def system_text(m):
     """What runs the CPU: microcode, kernel, hypervisor."""
-    return (f"microcode {m.get('microcode') or 'unknown'}"
-            + f", kernel {m.get('kernel') or 'unknown'}"
-            + (f", {m['hypervisor']} guest" if m.get("hypervisor") else ", no hypervisor"))
+    return (f"microcode {printable(m.get('microcode')) or 'unknown'}"
+            + f", kernel {printable(m.get('kernel')) or 'unknown'}"
+            + (f", {printable(m['hypervisor'])} guest" if m.get("hypervisor")
+               else ", no hypervisor"))
+
+
+def source_name(source):
+    """A results file as tables and captions name it: its file name, printable."""
+    return printable(os.path.basename(source))
 
 
 def machine_text(m):
@@ -190,7 +197,7 @@ def label_columns(columns):
                                       "vendor")
                           if len({dict(zip(KEY_FIELDS, key)).get(k) for key in keys}
                                  | {c["machine"].get(k)}) > 1), "model_name")
-            name += f" {field} {c['machine'].get(field)}"
+            name += f" {field} {printable(c['machine'].get(field))}"
         c["label"] = f"{name} {run_table.cpu_label(c['cpu'], c.get('kinds') or {})}"
     seen = {}
     for c in columns:
@@ -198,7 +205,7 @@ def label_columns(columns):
     for same in seen.values():
         if len(same) > 1:
             for c in same:
-                c["label"] += f" ({os.path.basename(c['source'])})"
+                c["label"] += f" ({source_name(c['source'])})"
 
 
 def select(recs, variants=None, clocks=None, modes=None):
@@ -286,8 +293,9 @@ def differences(inputs):
     for what, get in CALLOUTS:
         values = {source: get(data) for source, data in inputs}
         if len({json.dumps(v) for v in values.values()}) > 1:
-            out.append({"what": what, "values": {s: "unknown" if v is None else v
-                                                 for s, v in values.items()}})
+            out.append({"what": what, "values": {
+                s: "unknown" if v is None else printable(v) if isinstance(v, str) else v
+                for s, v in values.items()}})
     return out
 
 
@@ -356,12 +364,12 @@ def header_lines(merged):
         warned = f"; warnings: {', '.join(c['warnings'])}" if c["warnings"] else ""
         # the label is short; here the whole identity
         lines.append(f"  {c['label']}: {machine_text(c['machine'])} "
-                     f"({os.path.basename(c['source'])}{warned})")
+                     f"({source_name(c['source'])}{warned})")
     if merged["differences"]:
         lines.append("Differences between the runs (besides the machine):")
         for d in merged["differences"]:
             lines.append(f"  {d['what']}: " + "; ".join(
-                f"{os.path.basename(s)} {v}" for s, v in d["values"].items()))
+                f"{source_name(s)} {v}" for s, v in d["values"].items()))
     return lines
 
 

@@ -28,6 +28,7 @@ import types
 from pathlib import Path
 
 from reports import merge, stats, tables
+from reports.text import printable, printable_lines
 
 FORMATS = ("png", "svg")
 WIDTH = 7.0              # inches: a cover letter's figure
@@ -42,6 +43,8 @@ TITLE, FONT, SMALL = 9, 8, 7
 THINNEST_BAR = 0.06      # inches; below it the figure widens
 LOG_SPAN = 8             # a value axis spanning more than this factor is logarithmic
 ROTATIONS = (0, 30, 45, 90)
+# characters of a title or caption paragraph, and of any other line drawn
+PARAGRAPH_LIMIT, LINE_LIMIT = 2000, 160
 # (face gray, hatch): two cues per series; hatches only on light faces, where
 # black lines show
 STYLES = (("0.25", ""), ("1.0", ""), ("0.62", ""), ("1.0", "////"), ("0.45", ""),
@@ -280,15 +283,40 @@ def _fit_ticklabels(fig, axes):
     return angle
 
 
+def _literal_texts(fig):
+    """Every text of the figure drawn as the characters it holds: each line
+    through printable() (no control character reaches the SVG, whose XML it
+    would break), and no "$...$" read as mathtext (a CPU model "$\\frac{a$"
+    would stop the drawing). Named tick labels are rewritten where the axis
+    keeps them (its formatter): there "$" is escaped, since the numbers'
+    ticks share the Text objects."""
+    _, _, _, ticker, _ = _mpl()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            formatter = axis.get_major_formatter()
+            if isinstance(formatter, ticker.FixedFormatter):
+                formatter.seq = [printable_lines(str(s), LINE_LIMIT).replace("$", r"\$")
+                                 for s in formatter.seq]
+    ticks = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+             for t in axis.get_ticklabels(which="both")}
+    for t in fig.findobj(_mpl()[0].text.Text):
+        if id(t) not in ticks:
+            t.set_text(printable_lines(t.get_text(), PARAGRAPH_LIMIT))
+            t.set_parse_math(False)
+
+
 def _finish(fig, axes, title, caption, handles=(), labels=()):
     """Title at the top, caption at the bottom, the legend above it, the axes in
     between; figure height fitted, tick labels rotated as needed."""
     width = fig.get_size_inches()[0]
+    title, caption = (printable_lines(t, PARAGRAPH_LIMIT) if t else t for t in (title, caption))
     title_t = fig.text(0.5, 1, _wrap(title, width - 2 * PAD, TITLE), ha="center", va="top",
                        fontsize=TITLE)
     caption_t = (fig.text(0, 0, _wrap(caption, width - 2 * PAD, SMALL), ha="left",
                           va="bottom", fontsize=SMALL, linespacing=1.3) if caption else None)
-    legend = _pick_legend(fig, list(handles), list(labels), width - 2 * PAD)
+    legend = _pick_legend(fig, list(handles), [printable(s, LINE_LIMIT) for s in labels],
+                          width - 2 * PAD)
+    _literal_texts(fig)
     _place(fig, axes, title_t, caption_t, legend)
     _fit_ticklabels(fig, axes)
     _place(fig, axes, title_t, caption_t, legend)
@@ -385,7 +413,7 @@ def machines_note(columns):
 def warnings_note(columns):
     """The run's warnings (machine_warnings: what makes its numbers noisy), by file."""
     seen = {c["source"]: c["warnings"] for c in columns if c.get("warnings")}
-    return " ".join(f"Warnings{f' ({os.path.basename(s)})' if len(columns) > 1 else ''}: "
+    return " ".join(f"Warnings{f' ({merge.source_name(s)})' if len(columns) > 1 else ''}: "
                     f"{', '.join(w)}." for s, w in seen.items())
 
 
@@ -394,7 +422,7 @@ def differences_note(inputs):
     if not diffs:
         return ""
     return "The runs also differ in " + "; ".join(
-        f"{d['what']} ({', '.join(f'{os.path.basename(s)} {v}' for s, v in d['values'].items())})"
+        f"{d['what']} ({', '.join(f'{merge.source_name(s)} {v}' for s, v in d['values'].items())})"
         for d in diffs) + "."
 
 
@@ -672,7 +700,10 @@ def figure_outputs(stem, fig, formats=FORMATS):
 
 
 def text_output(name, text):
-    return name, lambda f: f.write(text.encode())
+    """(name, write) of a text file (index.md, merged.json): line by line through
+    printable(), so that nothing in it acts on a terminal or a Markdown viewer."""
+    data = printable_lines(text).encode()
+    return name, lambda f: f.write(data)
 
 
 def _make_dirs(path):

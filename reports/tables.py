@@ -19,6 +19,7 @@ import json
 import textwrap
 
 from reports import emulation, stats
+from reports.text import printable
 
 FORMATS = ("table", "lkml", "markdown", "csv", "json")
 WIDTH = 72
@@ -184,10 +185,10 @@ def machine_text(meta):
     """'Machine: Zen 3 (...), kernel ..., KVM guest'; for a comparison measured
     under emulation (meta.emulation), 'Machine: aarch64 emulated (qemu-user) on
     Zen 3 (...), ...'."""
-    hyp = meta.get("hypervisor")
-    cpu = emulation.on(meta.get("emulation"), meta.get('cpu_model') or 'unknown CPU')
+    hyp = printable(meta.get("hypervisor"))
+    cpu = emulation.on(meta.get("emulation"), printable(meta.get('cpu_model')) or 'unknown CPU')
     return (f"Machine: {cpu}, "
-            f"kernel {meta.get('kernel') or 'unknown'}, "
+            f"kernel {printable(meta.get('kernel')) or 'unknown'}, "
             + (f"{hyp} guest" if hyp else "no hypervisor"))
 
 

@@ -34,6 +34,8 @@ Sources, so that the table can be checked and extended:
 import re
 from collections import namedtuple
 
+from reports.text import printable
+
 AMD, INTEL = "AuthenticAMD", "GenuineIntel"
 
 # vendor: cpuinfo's vendor_id on x86, the MIDR implementer (an int) on arm64;
@@ -171,7 +173,7 @@ def name(cpu):
     """'Zen 3': the "uarch" the fingerprint recorded, else the table's; None if unknown."""
     cpu = cpu or {}
     if cpu.get("uarch"):
-        return cpu["uarch"]
+        return printable(cpu["uarch"])
     entry = lookup(cpu)
     return entry.name if entry else None
 
@@ -190,7 +192,7 @@ def short_model(model_name):
     '11th Gen Intel(R) Core(TM) i7-1165G7 @ 2.80GHz' -> '11th Gen Intel Core i7-1165G7'."""
     text = re.sub(r"\((R|TM|tm|r)\)|\bCPU\b|\bProcessor\b|@.*$|\s\d+-Core\b", " ",
                   model_name or "")
-    return " ".join(text.split()) or "unknown CPU"
+    return printable(" ".join(text.split())) or "unknown CPU"
 
 
 def _model_text(cpu):
@@ -238,5 +240,5 @@ def label(cpu):
     cpu = cpu or {}
     known, maker = name(cpu), _maker(cpu)
     if known:
-        return f"{known} ({maker + ', ' if maker else ''}{ids(cpu)})"
-    return unknown_text(cpu) + (f" ({maker})" if maker else "")
+        return printable(f"{known} ({maker + ', ' if maker else ''}{ids(cpu)})")
+    return printable(unknown_text(cpu) + (f" ({maker})" if maker else ""))

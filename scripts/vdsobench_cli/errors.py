@@ -3,6 +3,10 @@
 import os
 import signal
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from reports.text import printable  # noqa: E402
 
 
 class CliError(Exception):
@@ -22,7 +26,9 @@ class UsageError(CliError):
 
 
 def one_line(text):
-    return " ".join(str(text).split())
+    """text on one line, and printable (reports/text.py): an error names what
+    was wrong, a file's or a machine's string among it."""
+    return printable(" ".join(str(text).split()), limit=None)
 
 
 def say(line):

@@ -19,7 +19,7 @@ from .build import ROOT
 from .errors import one_line
 
 sys.path.insert(0, str(ROOT))
-from reports import uarch  # noqa: E402
+from reports import text, uarch  # noqa: E402
 
 CPU_SYS = "sys/devices/system/cpu"
 CLOCKSOURCE = "sys/devices/system/clocksource/clocksource0"
@@ -220,7 +220,12 @@ def collect(cpus, root="/", repo_root=None):
     "build" is build_info(repo_root) when repo_root is given, else None for the
     caller to fill; kernel.vdso and build.compiler are always the caller's.
     """
-    cpus = list(cpus)
+    # every string the machine gave (cpuinfo, uname, DMI, the host name)
+    # escaped (reports/text.py) before anything prints, draws or records it
+    return text.cleaned(machine_facts(list(cpus), root, repo_root))
+
+
+def machine_facts(cpus, root, repo_root):
     unknown = {}
     cpu = cpu_info(root, cpus, unknown)
     clocksource = clocksource_info(root, unknown)
@@ -305,7 +310,7 @@ def build_info(repo_root):
     recorded when it was built (there is no git tree to ask).
     """
     if build.bundled() and Path(repo_root) == build.ROOT:
-        return dict(build.bundle_manifest()["build"])
+        return text.cleaned(dict(build.bundle_manifest()["build"]))
     unknown = {}
     head, why = git(repo_root, "rev-parse", "HEAD")
     if head is None:
@@ -317,8 +322,8 @@ def build_info(repo_root):
     if rc is None:
         unknown["flags"] = why
     head = head and head.strip()
-    return {"commit": head or None, "short": head[:12] if head else None,
+    return text.cleaned({"commit": head or None, "short": head[:12] if head else None,
             "dirty": None if status is None else bool(status.strip()),
             "bazelrc": None if rc is None else ".bazelrc",
             **(bazelrc_flags(rc) if rc is not None else dict.fromkeys(BAZELRC_FIELDS)),
-            "compiler": None, "unknown": unknown}
+            "compiler": None, "unknown": unknown})

@@ -20,6 +20,9 @@ cap:
   a number outside 64 bits' range (INT_MIN..INT_MAX, FLOAT_MAX), at parse
   time, before it overflows far from here (1e400 would be infinity);
 - keys: a key twice in one object is refused (json.loads would keep the last);
+- strings, keys too: what could act on a terminal or break a Markdown line
+  or an SVG (controls, bidi overrides, separators) is escaped visibly
+  (reports/text.py) before any code sees them;
 - then the caller's schema (check()), with the same one-line messages.
 """
 
@@ -31,9 +34,14 @@ import operator
 import os
 import re
 import stat
+import sys
 
 from . import packages
+from .build import ROOT
 from .errors import Failure, UsageError
+
+sys.path.insert(0, str(ROOT))
+from reports.text import cleaned  # noqa: E402
 
 MB = 1 << 20
 # Caps well above real files: a default run is about 0.3 MB per CPU, every
@@ -353,7 +361,9 @@ def read(path, what, allow=None, missing=None):
         raise UsageError(f"{path}: the key {e.args[0]!r} appears twice in one object") from None
     except RecursionError:  # not reached past check_depth; kept as the last guard
         raise UsageError(f"{path}: nested too deep for a {what}") from None
-    return resolve_numbers(path, obj, allow, data)
+    # every string escaped once, here, so that none reaches a terminal, a
+    # Markdown file or an SVG raw (reports/text.py)
+    return cleaned(resolve_numbers(path, obj, allow, data))
 
 
 # ---- schemas ------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from pathlib import Path
 from . import arch, build, inputs, kernel_import
 
 sys.path.insert(0, str(build.ROOT))
-from reports import layout_map, tables  # noqa: E402
+from reports import layout_map, tables, text as text_mod  # noqa: E402
 
 NAME = "patch-review"
 BEFORE, AFTER = "patch-review-before", "patch-review-after"
@@ -43,12 +43,12 @@ QUICK_CLOCKS = ["realtime", "monotonic", "monotonic_raw"]
 
 
 def subject(path):
-    """A patch's Subject: line (or its file name). The patch is
+    """A patch's Subject: line (or its file name), as text to print. The patch is
     read as every file the CLI is handed is (inputs.read_bytes: a regular file,
     capped, never blocking): UsageError, one line, for anything else."""
     text = inputs.read_bytes(path, "patch", inputs.LIMITS["patch"]).decode(errors="replace")
     m = re.search(r"^Subject: (.+)$", text, re.M)
-    return m.group(1).strip() if m else Path(path).name
+    return text_mod.printable(m.group(1).strip() if m else Path(path).name)
 
 
 def verdict(rec):

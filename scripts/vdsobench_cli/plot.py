@@ -22,6 +22,7 @@ from .variants import split_patterns
 
 sys.path.insert(0, str(ROOT))
 from reports import merge  # noqa: E402  (reports.plots, and matplotlib, only when drawing)
+from reports.text import printable  # noqa: E402
 
 FORMATS = ("png", "svg")
 
@@ -151,9 +152,10 @@ def slug(text):
 
 
 def shown_path(path):
-    """Relative to the working directory where it is below it, else absolute."""
+    """Relative to the working directory where it is below it, else absolute;
+    printable (reports/text.py), as a name the user gave may not be."""
     rel = os.path.relpath(path)
-    return str(Path(path).resolve()) if rel.startswith("..") else rel
+    return printable(str(Path(path).resolve()) if rel.startswith("..") else rel, limit=None)
 
 
 def print_paths(paths):
