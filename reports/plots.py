@@ -45,6 +45,12 @@ LOG_SPAN = 8             # a value axis spanning more than this factor is logari
 ROTATIONS = (0, 30, 45, 90)
 # characters of a title or caption paragraph, and of any other line drawn
 PARAGRAPH_LIMIT, LINE_LIMIT = 2000, 160
+# The most bars (or markers) one chart draws. At MAX_WIDTH a bar is then about
+# a pixel wide, and a horizontal chart under 300 in tall; past it a chart is
+# unreadable, then larger than an image may be (2^16 pixels). Such a chart is
+# refused before it is drawn (merge.InputError, one line saying how to narrow it).
+MAX_BARS = 1000
+NARROW = "choose fewer with --variants, --clocks or --modes"
 # (face gray, hatch): two cues per series; hatches only on light faces, where
 # black lines show
 STYLES = (("0.25", ""), ("1.0", ""), ("0.62", ""), ("1.0", "////"), ("0.45", ""),
@@ -448,7 +454,17 @@ def _group_label(clock, mode, many_modes):
     return short_clock(clock) + (f"\n{mode}" if many_modes else "")
 
 
-def _by_clock(results_list, variants, clocks, modes, column):
+def check_size(chart, series, groups, series_word, groups_word):
+    """merge.InputError, before anything is drawn, if the chart would draw
+    more than MAX_BARS bars."""
+    bars = len(series) * len(groups)
+    if bars > MAX_BARS:
+        raise merge.InputError(
+            f"the {chart} would draw {bars} bars ({len(series)} {series_word} x "
+            f"{len(groups)} {groups_word}); a chart draws at most {MAX_BARS}: {NARROW}")
+
+
+def _by_clock(results_list, variants, clocks, modes, column, chart):
     """What bars() and counters() share: one column's records, a group per
     clock (and mode), a series per variant."""
     columns, recs = merge.collect(results_list)
@@ -457,6 +473,8 @@ def _by_clock(results_list, variants, clocks, modes, column):
     keys = merge.benchmark_order(recs)
     series = list(dict.fromkeys(k[0] for k in keys))
     groups = list(dict.fromkeys((k[1], k[2]) for k in keys))
+    check_size(f"{chart} chart of {merge.source_name(col['source'])}", series, groups,
+               "variants", "clocks and modes")
     many_modes = len({mode for _, mode in groups}) > 1
     label, note = short_variants(series)
     return types.SimpleNamespace(
@@ -471,7 +489,7 @@ def bars(results_list, variants=None, clocks=None, modes=None, column=None):
     """ns per call by clock (x) and variant (bars), whiskers at the median's
     95% interval, for one machine's CPU (the first column, or `column` id).
     results_list: results dicts or (name, results) pairs."""
-    d = _by_clock(results_list, variants, clocks, modes, column)
+    d = _by_clock(results_list, variants, clocks, modes, column, "bars")
     with _rc():
         fig, (ax,) = _figure(width=d.width)
         handles = _bars(ax, d.groups, d.series, lambda s, g: (
@@ -499,6 +517,8 @@ def per_cpu(results_list, clock=None, mode=None, variants=None, reference=None):
     recs = [r for r in recs if r["clock"] == clock]
     series_cols = [c for c in columns if any(r["column"] == c["id"] for r in recs)]
     groups = list(dict.fromkeys(k[0] for k in merge.benchmark_order(recs)))
+    check_size(f"per-CPU chart of {tables.clock_name(clock)}", series_cols, groups,
+               "machines and CPUs", "variants")
     by = {(r["column"], r["variant"]): r for r in recs}
     if reference:
         reference = merge.one_variant(everything, reference)
@@ -545,7 +565,8 @@ def counters(data, variants=None, clocks=None, modes=None, column=None):
     counter and simulated rows (before and after)."""
     if isinstance(data, dict) and "rows" in data:
         return _comparison_counts(data)
-    d = _by_clock(data if isinstance(data, list) else [data], variants, clocks, modes, column)
+    d = _by_clock(data if isinstance(data, list) else [data], variants, clocks, modes, column,
+                  "counters")
     events = sorted({e for r in d.recs for e in r["counters"]})
     if not events:
         raise merge.InputError("no perf counters in these results (the machine had none "
@@ -577,6 +598,7 @@ def _comparison_counts(comparison):
     metrics = list(dict.fromkeys(r["metric"] for r in rows))
     groups = list(dict.fromkeys(tables.row_label(r, rows) for r in rows))
     series = list(dict.fromkeys([rows[0]["baseline"]] + [r["variant"] for r in rows]))
+    check_size("counts chart", series, groups, "variants", "rows")
     meta = comparison.get("meta") or {}
     label, note = short_variants(series)
     with _rc():
@@ -630,6 +652,7 @@ def ratios(comparison, metric="ns/call"):
     groups = list(dict.fromkeys(tables.row_label(r, rows) for r in rows))
     series = list(dict.fromkeys(r["variant"] for r in rows))
     baselines = list(dict.fromkeys(r["baseline"] for r in rows))
+    check_size("ratios chart", series, groups, "variants", "clocks and modes")
     _, _, _, _, patheffects = _mpl()
     step = 0.6 / max(1, len(series))
     with _rc():

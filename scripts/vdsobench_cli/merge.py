@@ -100,7 +100,8 @@ def add_parser(sub):
         "report", help="the merged table (Markdown) and its charts in a directory",
         description="Write into DIR: index.md (machines, differences between the runs, the "
                     "merged table, the charts embedded), merged.json, the per-CPU chart and "
-                    "each file's bars, as PNG and SVG. All are written, or none.")
+                    "each file's bars, as PNG and SVG. All are written, or none. "
+                    + plot.chart_limit())
     r.add_argument("files", nargs="+", metavar="FILE", help="results files from `run`")
     r.add_argument("--out", required=True, metavar="DIR", help="directory for the report")
     r.add_argument("--format", metavar="LIST", help="chart formats: png, svg or both "

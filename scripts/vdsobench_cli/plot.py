@@ -264,6 +264,13 @@ def run_plot(args):
     return 0
 
 
+def chart_limit():
+    """The one line --help says about the largest chart."""
+    from reports import plots  # matplotlib itself only when drawing
+    return (f"A chart draws at most {plots.MAX_BARS} bars: a larger one is refused before "
+            "anything is drawn\n(choose fewer with --variants, --clocks or --modes).")
+
+
 def add_filters(p):
     p.add_argument("--variants", action="append", metavar="LIST",
                    help="only these variants (names or globs, comma-separated)")
@@ -286,7 +293,7 @@ def add_parser(sub):
                     "  ratios, counts    after/before ratios with their intervals and the\n"
                     "                    line at 1.0; counter and simulated rows (comparison\n"
                     "                    files from compare --out)\n"
-                    "All are written, or none. Prints the paths.")
+                    "All are written, or none. Prints the paths.\n" + chart_limit())
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="results files (run) and/or comparison files (compare --out)")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for the charts")
