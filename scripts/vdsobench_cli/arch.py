@@ -16,6 +16,7 @@ its Bazel flags, its output folder and how to start a program.
 
 import argparse
 import functools
+import os
 import platform
 import re
 import shutil
@@ -36,6 +37,11 @@ ALIASES = {"aarch64": "arm64", "amd64": "x86_64", "x86-64": "x86_64"}
 TRIPLET = {"x86_64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}
 # the Bazel configuration (.bazelrc) that cross-builds for it from x86-64
 CROSS_CONFIG = {"arm64": "--config=arm64"}
+# where Debian's cross toolchain has its programs: toolchains/BUILD names them
+# by absolute path there (a name of its own, so that a test can point it at an
+# empty folder)
+CROSS_BIN = "/usr/bin"
+CROSS_TOOLS = ("gcc", "g++")
 # the emulator package's programs, in order of preference
 QEMU = {"arm64": ("qemu-aarch64-static", "qemu-aarch64")}
 RUNNER = "toolchains/qemu_aarch64.sh"
@@ -130,6 +136,14 @@ class Target:
                              f"set up (valid here: {self.host}"
                              + (", arm64" if self.host == "x86_64" else "") + ")")
         return [CROSS_CONFIG[self.name]]
+
+    def missing_toolchain(self):
+        """The cross compiler's programs that a build for this architecture
+        calls and this machine does not have ([] for the host's own)."""
+        if self.native:
+            return []
+        names = [f"{TRIPLET[self.name]}-{tool}" for tool in CROSS_TOOLS]
+        return [n for n in names if not os.access(os.path.join(CROSS_BIN, n), os.X_OK)]
 
     def __repr__(self):
         return f"Target({self.name!r}, host={self.host!r})"

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from . import arch, lifecycle
-from .errors import Failure
+from .errors import Failure, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 # Present only in a relocatable bundle (`vdsobench bundle`): there the
@@ -77,6 +77,18 @@ def bazel(command, args):
     return r.returncode, r.stdout
 
 
+def check_toolchain():
+    """One line, before Bazel, when the current --arch is cross-built here and
+    its compiler is missing (as `setup --check --arch` would find): Bazel's
+    own report of it is a dozen lines of its toolchain resolution."""
+    target = arch.current()
+    missing = target.missing_toolchain()
+    if missing:
+        raise UsageError(f"--arch {target.name}: the cross compiler is not installed "
+                         f"({', '.join(missing)} not in {arch.CROSS_BIN}): install it as "
+                         f"root with scripts/vdsobench setup --arch {target.name}")
+
+
 def build(targets):
     if bundled():
         # prebuilt: say so if one went missing rather than fail to run it
@@ -85,6 +97,7 @@ def build(targets):
                 raise Failure(f"{binary_path(label)} is missing from the bundle; "
                               "unpack it again")
         return
+    check_toolchain()
     args = arch.current().bazel_flags() + list(targets)
     rc, out = bazel("build", args)
     if rc != 0:

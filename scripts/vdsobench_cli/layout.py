@@ -470,6 +470,13 @@ def check_args(args):
                                          or args.format != "text"):
         raise UsageError("layout: --live reads the running kernel's data: it takes no "
                          "VARIANT, --diff, --out or --format")
+    t = arch.current()
+    if getattr(args, "live", False) and t.emulated:
+        # the running kernel's page is the host's: another architecture's
+        # build, run under an emulator, would not read it
+        raise UsageError(f"layout --live --arch {t.name}: --live reads the running kernel's "
+                         f"own data page, so it runs this machine's build only (valid: "
+                         f"--arch {t.host})")
     if args.format == "png" and not args.out:
         raise UsageError("layout: --format png needs --out FILE")
     if args.format == "png":
