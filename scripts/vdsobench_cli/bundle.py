@@ -290,7 +290,7 @@ def make(out, force=False):
     out = Path(out)
     if not out.name.endswith((".tar.gz", ".tgz")):
         raise UsageError(f"bundle: --out {out}: the name must end in .tar.gz or .tgz")
-    results.check_writable(out, force)
+    results.check_writable(out, force, what="bundle")
     packages.ensure_setup()
     started = time.monotonic()
     build.build(["--config=bundle", *BINARIES])
