@@ -163,6 +163,11 @@ class NotAFileTest(Attack):
             with self.subTest(kind=name), self.assertRaises(inputs.UsageError) as cm:
                 patch_review.subject(str(path))
             self.assertIn(says, str(cm.exception))
+        fifo = kinds["fifo"][0]
+        self.assert_one_line(*real("recipe", "patch-review", "--patch", fifo, "--out",
+                                   self.dir / "review"),
+                             f"{fifo}: is a named pipe (FIFO); a patch must be a regular file")
+        self.assertFalse((self.dir / "review").exists())
         patch = self.dir / "good.patch"
         patch.write_text("From x\nSubject: [PATCH] vdso: \x1b]0;owned\x07move max_cycles\n")
         self.assertEqual(patch_review.subject(str(patch)),

@@ -118,9 +118,10 @@ def run(s):
     from . import recipes
     source = getattr(s, "source", None) or DEFAULT_SOURCE
     patches = getattr(s, "patches", None) or [str(DEFAULT_PATCH)]
+    # each patch read (or refused, one line) before anything is said or done
+    named = "; ".join(f"{text_mod.printable(Path(p).name)} ({subject(p)})" for p in patches)
     s.heading("the seed: none; the patch under review, on its tree")
-    s.say(f"Tree: {source}. Patches, in order: " +
-          "; ".join(f"{Path(p).name} ({subject(p)})" for p in patches))
+    s.say(f"Tree: {source}. Patches, in order: {named}")
     counter = arch.timed_counter()
     with kernel_import.temporary({BEFORE: (source, []), AFTER: (source, patches)}) as metas:
         before = f"kernel:{BEFORE}+{counter}+always"

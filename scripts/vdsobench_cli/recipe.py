@@ -129,6 +129,8 @@ def run_recipe(args):
     if (args.source or args.patch) and recipe.name != recipes.patch_review.NAME:
         raise UsageError(f"recipe {recipe.name}: --source and --patch are for "
                          f"{recipes.patch_review.NAME} (it reviews a patch on a kernel tree)")
+    for patch in args.patch or []:
+        recipes.patch_review.subject(patch)  # each readable, or one line now
     target = arch.current()
     if target.emulated and recipe.name not in recipes.EMULATED:
         raise UsageError(f"recipe {recipe.name} --arch {target.name}: this machine runs "
