@@ -20,7 +20,7 @@
 #include "impls/common/variant_prelude.h"
 
 #include "impls/layouts/generic_datapage.h"
-#include "impls/layouts/lib_vdso.h"
+#include "impls/layouts/lib_vdso_v6_10.h"
 #include "impls/layouts/vclock_gettime.h"
 
 #ifdef CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT

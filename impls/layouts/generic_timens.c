@@ -19,7 +19,7 @@
 #include "impls/common/variant_prelude.h"
 
 #include "impls/layouts/generic_datapage.h"
-#include "impls/layouts/lib_vdso.h"
+#include "impls/layouts/lib_vdso_v6_10.h"
 #include "impls/layouts/vclock_gettime.h"
 
 VDSO_VARIANT_DEFINE(GENERIC_VARIANT_COMMON,

@@ -32,7 +32,7 @@ timens_offset_of(const struct vdso_data *vdns, clockid_t clk)
 	}
 }
 
-#include "impls/layouts/lib_vdso.h"
+#include "impls/layouts/lib_vdso_v6_10.h"
 #include "impls/layouts/vclock_gettime.h"
 
 VDSO_VARIANT_DEFINE(GENERIC_VARIANT_COMMON,

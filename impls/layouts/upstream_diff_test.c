@@ -8,7 +8,7 @@
  * subsequence of lines) and fails on a hunk of the diff that carries no
  * "vdsobench:" mark: an edit nobody explained. By hand, in a kernel tree:
  *
- *	git show v6.10:lib/vdso/gettimeofday.c | diff - impls/layouts/lib_vdso.h
+ *	git show v6.10:lib/vdso/gettimeofday.c | diff - impls/layouts/lib_vdso_v6_10.h
  */
 #include <stdio.h>
 #include <stdlib.h>

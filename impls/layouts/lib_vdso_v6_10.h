@@ -7,7 +7,7 @@
  * path of generic_6_10 and generic_timens*, as upstream has it but for the
  * lines marked "vdsobench:". To see them, in a kernel tree:
  *
- *	git show v6.10:lib/vdso/gettimeofday.c | diff - impls/layouts/lib_vdso.h
+ *	git show v6.10:lib/vdso/gettimeofday.c | diff - impls/layouts/lib_vdso_v6_10.h
  *
  * impls/layouts/upstream_diff_test.c holds a hash of each upstream line
  * and fails when a hunk of that diff carries no "vdsobench:" mark.
@@ -16,8 +16,8 @@
  * fallbacks and its data page (generic_datapage.h), which ends with
  * the architecture's hooks (impls/layouts/arch.h).
  */
-#ifndef VDSOBENCH_LIB_VDSO_H
-#define VDSOBENCH_LIB_VDSO_H
+#ifndef VDSOBENCH_LIB_VDSO_V6_10_H
+#define VDSOBENCH_LIB_VDSO_V6_10_H
 
 /* vdsobench: the kernel builds without -Wunused-parameter */
 #pragma GCC diagnostic push
@@ -486,4 +486,4 @@ __cvdso_clock_getres_time32(clockid_t clock, struct old_timespec32 *res)
  */
 #pragma GCC diagnostic pop
 
-#endif /* VDSOBENCH_LIB_VDSO_H */
+#endif /* VDSOBENCH_LIB_VDSO_V6_10_H */
