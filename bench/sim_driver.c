@@ -42,6 +42,7 @@
 #include "bench/cold.h"
 #include "bench/loops.h"
 #include "bench/subjects.h"
+#include "common/json_writer.h"
 #include "impls/kernel/fake_counter.h"
 #include "impls/kernel/sim_kernel.h"
 #include "impls/registry.h"
@@ -117,27 +118,51 @@ static size_t sim_pressure_bytes(size_t l1d)
 	return 2 * ((l1d + PAGE - 1) & ~(PAGE - 1));
 }
 
-static void list_json(void)
+static void list_variants(struct json_writer *w)
 {
-	printf("{\"variants\":[");
+	json_key(w, "variants");
+	json_begin_array(w);
 	for (unsigned int i = 0; i < vdso_variants_nr; i++) {
 		const struct vdso_variant *v = vdso_variants[i];
 
-		printf("%s{\"name\":\"%s\",\"layout\":\"%s\","
-		       "\"counter\":\"%s\",\"inline\":\"%s\","
-		       "\"real_counter\":%s,\"known_bad\":%s}",
-		       i ? "," : "", v->name, v->layout, v->counter,
-		       v->inline_mode, v->real_counter ? "true" : "false",
-		       v->known_bad ? "true" : "false");
+		json_begin_object(w);
+		json_kv_string(w, "name", v->name);
+		json_kv_string(w, "layout", v->layout);
+		json_kv_string(w, "counter", v->counter);
+		json_kv_string(w, "inline", v->inline_mode);
+		json_kv_bool(w, "real_counter", v->real_counter);
+		json_kv_bool(w, "known_bad", v->known_bad != NULL);
+		json_end_object(w);
 	}
-	printf("],\"floors\":[\"" FLOOR_EMPTY "\"],\"clocks\":[");
+	json_end_array(w);
+}
+
+/* the variants, and what this driver simulates: clock choices, modes */
+static int list_json(void)
+{
+	struct json_writer w;
+
+	json_init_file(&w, stdout);
+	json_begin_object(&w);
+	list_variants(&w);
+	json_key(&w, "floors");
+	json_begin_array(&w);
+	json_string(&w, FLOOR_EMPTY);
+	json_end_array(&w);
+	json_key(&w, "clocks");
+	json_begin_array(&w);
 	for (unsigned int i = 0; i < NR_CLOCK_CHOICES; i++)
-		printf("%s\"%s\"", i ? "," : "", bench_clocks[i].name);
-	printf("],\"modes\":[");
+		json_string(&w, bench_clocks[i].name);
+	json_end_array(&w);
+	json_key(&w, "modes");
+	json_begin_array(&w);
 	for (unsigned int i = 0; i < ARRAY_SIZE(sim_modes); i++)
-		printf("%s\"%s\"", i ? "," : "", sim_modes[i].name);
-	printf("],\"fake_counter_page_offset\":%lu}\n",
-	       (unsigned long)((uintptr_t)&vdso_fake_cycles & (PAGE - 1)));
+		json_string(&w, sim_modes[i].name);
+	json_end_array(&w);
+	json_kv_uint(&w, "fake_counter_page_offset",
+		     (uintptr_t)&vdso_fake_cycles & (PAGE - 1));
+	json_end_object(&w);
+	return json_end_line(&w) ? 1 : 0;
 }
 
 /* the variant's fake-counter twin, and its index in the registry */
@@ -197,6 +222,38 @@ static unsigned long parse_option(const char *flag, const char *value,
 	return v;
 }
 
+/* the one line `vdsobench sim` and `layout` read */
+static int print_result(const struct vdso_variant *asked,
+			const struct vdso_variant *v,
+			const struct clock_choice *clock, unsigned int mode,
+			u64 n, const struct bench_env *env)
+{
+	struct json_writer w;
+	char vvar[32];
+
+	snprintf(vvar, sizeof(vvar), "0x%lx",
+		 (unsigned long)(uintptr_t)(v ? v->vvar : 0));
+	json_init_file(&w, stdout);
+	json_begin_object(&w);
+	json_kv_string(&w, "subject", asked ? asked->name : FLOOR_EMPTY);
+	json_kv_string(&w, "measured_as", v ? v->name : FLOOR_EMPTY);
+	json_kv_string(&w, "clock", clock->name);
+	json_kv_string(&w, "mode", sim_modes[mode].name);
+	json_kv_uint(&w, "iterations", n);
+	json_kv_uint(&w, "pressure_bytes", env->pressure_len);
+	json_kv_uint(&w, "cold_pages", env->cold.pages);
+	json_kv_uint(&w, "counter", vdso_fake_cycles);
+	json_kv_uint(&w, "syscalls", sim_syscall_count());
+	json_kv_uint(&w, "stack_page_offset", loop_frame & (PAGE - 1));
+	json_kv_uint(&w, "fake_counter_page_offset",
+		     (uintptr_t)&vdso_fake_cycles & (PAGE - 1));
+	json_kv_int(&w, "evicted_span", BENCH_PRESSURE_SPAN);
+	json_kv_string(&w, "vvar", vvar);
+	json_kv_uint(&w, "vvar_size", v ? v->vvar_size : 0);
+	json_end_object(&w);
+	return json_end_line(&w);
+}
+
 int main(int argc, char **argv)
 {
 	const struct vdso_variant *asked = NULL, *v = NULL;
@@ -212,10 +269,8 @@ int main(int argc, char **argv)
 	char *end;
 	u64 n;
 
-	if (argc == 2 && !strcmp(argv[1], "--list-json")) {
-		list_json();
-		return 0;
-	}
+	if (argc == 2 && !strcmp(argv[1], "--list-json"))
+		return list_json();
 	if (argc == 2 &&
 	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
@@ -350,21 +405,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	printf("{\"subject\":\"%s\",\"measured_as\":\"%s\",\"clock\":\"%s\","
-	       "\"mode\":\"%s\",\"iterations\":%llu,\"pressure_bytes\":%zu,"
-	       "\"cold_pages\":%zu,"
-	       "\"counter\":%llu,\"syscalls\":%llu,\"stack_page_offset\":%lu,"
-	       "\"fake_counter_page_offset\":%lu,\"evicted_span\":%d,"
-	       "\"vvar\":\"0x%lx\",\"vvar_size\":%zu}\n",
-	       asked ? asked->name : FLOOR_EMPTY, v ? v->name : FLOOR_EMPTY,
-	       clock->name, sim_modes[mode].name, (unsigned long long)n,
-	       env->pressure_len, env->cold.pages,
-	       (unsigned long long)vdso_fake_cycles,
-	       (unsigned long long)sim_syscall_count(),
-	       (unsigned long)(loop_frame & (PAGE - 1)),
-	       (unsigned long)((uintptr_t)&vdso_fake_cycles & (PAGE - 1)),
-	       BENCH_PRESSURE_SPAN, (unsigned long)(uintptr_t)(v ? v->vvar : 0),
-	       v ? v->vvar_size : 0);
+	if (print_result(asked, v, clock, mode, n, env))
+		return 1;
 	sim_kernel_detach_all();
 	return 0;
 }

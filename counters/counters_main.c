@@ -16,6 +16,7 @@
 
 #include <perfmon/pfmlib.h>
 
+#include "common/json_writer.h"
 #include "counters/perf_counters.h"
 
 static const char *const default_events[] = {
@@ -102,57 +103,44 @@ static int add_every_event(struct list *l, const struct pmus *pmus)
 	return 0;
 }
 
-/* JSON string: quotes, backslashes and control characters escaped */
-static void put_json(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
+/* the machine's counters, then an event a line */
 static void print_json(const struct list *l, const struct pmus *pmus,
 		       int paranoid, bool known)
 {
-	printf("{\"libpfm\":");
-	put_json(pc_libpfm_version());
-	printf(",\"pmus\":[");
-	for (int p = 0; p < pmus->nr; p++) {
-		printf(p ? "," : "");
-		put_json(pmus->info[p].name);
-	}
-	printf("],\"paranoid\":");
+	struct json_writer w;
+
+	json_init_file(&w, stdout);
+	json_begin_object(&w);
+	json_kv_string(&w, "libpfm", pc_libpfm_version());
+	json_key(&w, "pmus");
+	json_begin_array(&w);
+	for (int p = 0; p < pmus->nr; p++)
+		json_string(&w, pmus->info[p].name);
+	json_end_array(&w);
+	json_key(&w, "paranoid");
 	if (known)
-		printf("%d", paranoid);
+		json_int(&w, paranoid);
 	else
-		printf("null");
-	printf(",\"mode\":");
-	put_json(pc_mode());
-	printf(",\"mode_reason\":");
-	put_json(pc_mode_reason());
-	printf(",\"events\":[");
+		json_null(&w);
+	json_kv_string(&w, "mode", pc_mode());
+	json_kv_string(&w, "mode_reason", pc_mode_reason());
+	json_key(&w, "events");
+	json_begin_array(&w);
 	for (size_t i = 0; i < l->nr; i++) {
 		const struct pc_event_info *ev = &l->ev[i];
 
-		printf(i ? ",\n{\"name\":" : "\n{\"name\":");
-		put_json(ev->name);
-		printf(",\"fstr\":");
-		put_json(ev->fstr);
-		printf(",\"valid\":%s,\"opens\":%s,\"reason\":",
-		       ev->valid ? "true" : "false",
-		       ev->opens ? "true" : "false");
-		put_json(ev->reason);
-		putchar('}');
+		json_newline(&w);
+		json_begin_object(&w);
+		json_kv_string(&w, "name", ev->name);
+		json_kv_string(&w, "fstr", ev->fstr);
+		json_kv_bool(&w, "valid", ev->valid);
+		json_kv_bool(&w, "opens", ev->opens);
+		json_kv_string(&w, "reason", ev->reason);
+		json_end_object(&w);
 	}
-	printf("]}\n");
+	json_end_array(&w);
+	json_end_object(&w);
+	json_end_line(&w);
 }
 
 static void print_table(const struct list *l, const struct pmus *pmus,

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/json_writer.h"
 #include "live/vvar.h"
 
 static const struct {
@@ -81,24 +82,68 @@ static long long ns_of(clockid_t id)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void print_area(const char *name, const struct vvar_area *a, size_t page,
-		       int err, const char *why)
+static void print_area(struct json_writer *w, const char *name,
+		       const struct vvar_area *a, size_t page, int err,
+		       const char *why)
 {
-	printf("{\"name\":\"%s\"", name);
+	char start[32];
+
+	json_begin_object(w);
+	json_kv_string(w, "name", name);
 	if (err) {
-		printf(",\"error\":\"%s\"}", why);
+		json_kv_string(w, "error", why);
+		json_end_object(w);
 		return;
 	}
-	printf(",\"start\":\"0x%lx\",\"size\":%lu,\"pages\":[",
-	       (unsigned long)a->start, (unsigned long)(a->end - a->start));
-	for (unsigned int i = 0; i < a->nr_pages; i++)
-		printf("%s{\"offset\":%lu,\"readable\":%s,\"signal\":%s}",
-		       i ? "," : "", (unsigned long)(i * page),
-		       a->pages[i].readable ? "true" : "false",
-		       a->pages[i].signal == 0	 ? "null"
-		       : a->pages[i].signal == 7 ? "\"SIGBUS\""
-						 : "\"SIGSEGV\"");
-	printf("]}");
+	snprintf(start, sizeof(start), "0x%lx", (unsigned long)a->start);
+	json_kv_string(w, "start", start);
+	json_kv_uint(w, "size", a->end - a->start);
+	json_key(w, "pages");
+	json_begin_array(w);
+	for (unsigned int i = 0; i < a->nr_pages; i++) {
+		json_begin_object(w);
+		json_kv_uint(w, "offset", i * page);
+		json_kv_bool(w, "readable", a->pages[i].readable);
+		json_kv_string(w, "signal",
+			       a->pages[i].signal == 0	 ? NULL
+			       : a->pages[i].signal == 7 ? "SIGBUS"
+							 : "SIGSEGV");
+		json_end_object(w);
+	}
+	json_end_array(w);
+	json_end_object(w);
+}
+
+/* the agreed snapshot of the page, and the clocks around the counter read */
+static void print_sample(struct json_writer *w, const uint8_t *data,
+			 size_t page, size_t offset, uint64_t cycles,
+			 const long long *before, const long long *after)
+{
+	static char hex[2 * 4096 + 1];
+
+	for (size_t i = 0; i < page && i < 4096; i++)
+		snprintf(hex + 2 * i, 3, "%02x", data[i]);
+	json_key(w, "snapshot");
+	json_begin_object(w);
+	json_kv_string(w, "area", "[vvar]");
+	json_kv_uint(w, "offset", offset);
+	json_kv_string(w, "hex", hex);
+	json_end_object(w);
+	json_key(w, "sample");
+	json_begin_object(w);
+	json_kv_string(w, "counter", counter_name());
+	json_kv_uint(w, "cycles", cycles);
+	json_key(w, "clocks");
+	json_begin_object(w);
+	for (unsigned int k = 0; k < NR_CLOCKS; k++) {
+		json_key(w, clocks[k].name);
+		json_begin_array(w);
+		json_int(w, before[k]);
+		json_int(w, after[k]);
+		json_end_array(w);
+	}
+	json_end_object(w);
+	json_end_object(w);
 }
 
 int main(void)
@@ -111,6 +156,7 @@ int main(void)
 	int vvar_err, vclock_err, first_readable = -1, agreed = 0;
 	char vvar_why[256], vclock_why[256];
 	struct utsname u;
+	struct json_writer w;
 
 	vvar_err = vvar_find("[vvar]", &vvar) ? -1 : vvar_probe(&vvar);
 	snprintf(vvar_why, sizeof(vvar_why), "%s", vvar_error());
@@ -139,31 +185,29 @@ int main(void)
 	}
 
 	uname(&u);
-	printf("{\"kernel\":\"%s\",\"machine\":\"%s\",\"page_size\":%lu,"
-	       "\"areas\":[",
-	       u.release, u.machine, (unsigned long)page);
-	print_area("[vvar]", &vvar, page, vvar_err, vvar_why);
-	putchar(',');
-	print_area("[vvar_vclock]", &vclock, page, vclock_err, vclock_why);
-	printf("]");
+	json_init_file(&w, stdout);
+	json_begin_object(&w);
+	json_kv_string(&w, "kernel", u.release);
+	json_kv_string(&w, "machine", u.machine);
+	json_kv_uint(&w, "page_size", page);
+	json_key(&w, "areas");
+	json_begin_array(&w);
+	print_area(&w, "[vvar]", &vvar, page, vvar_err, vvar_why);
+	print_area(&w, "[vvar_vclock]", &vclock, page, vclock_err, vclock_why);
+	json_end_array(&w);
 	if (agreed) {
-		printf(",\"snapshot\":{\"area\":\"[vvar]\",\"offset\":%lu,"
-		       "\"hex\":\"",
-		       (unsigned long)first_readable * page);
-		for (size_t i = 0; i < page; i++)
-			printf("%02x", first[i]);
-		printf("\"},\"sample\":{\"counter\":\"%s\",\"cycles\":%llu,"
-		       "\"clocks\":{",
-		       counter_name(), (unsigned long long)cycles);
-		for (unsigned int k = 0; k < NR_CLOCKS; k++)
-			printf("%s\"%s\":[%lld,%lld]", k ? "," : "",
-			       clocks[k].name, before[k], after[k]);
-		printf("}}");
+		print_sample(&w, first, page, (size_t)first_readable * page,
+			     cycles, before, after);
 	} else {
-		printf(",\"snapshot\":null,\"why\":\"%s\"",
-		       first_readable < 0 ? "no page of [vvar] is readable"
-					  : "the page never held still");
+		json_key(&w, "snapshot");
+		json_null(&w);
+		json_kv_string(&w, "why",
+			       first_readable < 0
+				       ? "no page of [vvar] is readable"
+				       : "the page never held still");
 	}
-	printf("}\n");
+	json_end_object(&w);
+	if (json_end_line(&w))
+		return 1;
 	return 0;
 }

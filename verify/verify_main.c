@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/json_writer.h"
 #include "impls/counters/available.h"
 #include "impls/registry.h"
 #include "verify/check.h"
@@ -32,88 +33,68 @@ static void usage(FILE *f)
 		"  --list-json      describe every variant as a JSON array and exit\n");
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 /* the clocks of a BIT(clk) mask by name; the aux clocks are "aux0".."aux7" */
-static void json_clock_list(u32 mask)
+static void json_clock_list(struct json_writer *w, const char *key, u32 mask)
 {
-	bool first = true;
-
-	putchar('[');
-	for (clockid_t clk = 0; clk <= CLOCK_AUX_LAST; clk++) {
-		if (!(mask & BIT(clk)))
-			continue;
-		if (!first)
-			putchar(',');
-		json_string(check_clock_name(clk));
-		first = false;
-	}
-	putchar(']');
+	json_key(w, key);
+	json_begin_array(w);
+	for (clockid_t clk = 0; clk <= CLOCK_AUX_LAST; clk++)
+		if (mask & BIT(clk))
+			json_string(w, check_clock_name(clk));
+	json_end_array(w);
 }
 
-static void list_json(void)
+static void json_variant(struct json_writer *w, const struct vdso_variant *v)
 {
-	putchar('[');
-	for (unsigned int i = 0; i < vdso_variants_nr; i++) {
-		const struct vdso_variant *v = vdso_variants[i];
+	char version[16];
 
-		printf(i ? ",\n{" : "{");
-		printf("\"name\":");
-		json_string(v->name);
-		printf(",\"layout\":");
-		json_string(v->layout);
-		printf(",\"counter\":");
-		json_string(v->counter);
-		printf(",\"inline\":");
-		json_string(v->inline_mode);
-		printf(",\"source\":");
-		json_string(v->source);
-		printf(",\"kernel_version\":\"%u.%u\"", v->kernel_version >> 16,
-		       (v->kernel_version >> 8) & 0xff);
-		printf(",\"summary\":");
-		json_string(v->summary);
-		printf(",\"known_bad\":");
-		if (v->known_bad)
-			json_string(v->known_bad);
-		else
-			printf("null");
-		printf(",\"hres_clocks\":");
-		json_clock_list(v->hres_clocks);
-		printf(",\"coarse_clocks\":");
-		json_clock_list(v->coarse_clocks);
-		printf(",\"raw_clocks\":");
-		json_clock_list(v->raw_clocks);
-		printf(",\"aux_clocks\":");
-		json_clock_list(v->aux_clocks);
-		printf(",\"has_getres\":%s,\"has_timens\":%s,"
-		       "\"has_max_cycles\":%s,\"real_counter\":%s",
-		       v->has_getres ? "true" : "false",
-		       v->has_timens ? "true" : "false",
-		       v->has_max_cycles ? "true" : "false",
-		       v->real_counter ? "true" : "false");
-		printf(",\"data_size\":%zu,\"vvar_size\":%zu,\"fields\":[",
-		       v->data_size, v->vvar_size);
-		for (u32 f = 0; f < v->nr_fields; f++) {
-			printf(f ? ",{\"name\":" : "{\"name\":");
-			json_string(v->fields[f].name);
-			printf(",\"offset\":%u,\"size\":%u}", v->fields[f].offset,
-			       v->fields[f].size);
-		}
-		printf("]}");
+	snprintf(version, sizeof(version), "%u.%u", v->kernel_version >> 16,
+		 (v->kernel_version >> 8) & 0xff);
+	json_begin_object(w);
+	json_kv_string(w, "name", v->name);
+	json_kv_string(w, "layout", v->layout);
+	json_kv_string(w, "counter", v->counter);
+	json_kv_string(w, "inline", v->inline_mode);
+	json_kv_string(w, "source", v->source);
+	json_kv_string(w, "kernel_version", version);
+	json_kv_string(w, "summary", v->summary);
+	json_kv_string(w, "known_bad", v->known_bad);
+	json_clock_list(w, "hres_clocks", v->hres_clocks);
+	json_clock_list(w, "coarse_clocks", v->coarse_clocks);
+	json_clock_list(w, "raw_clocks", v->raw_clocks);
+	json_clock_list(w, "aux_clocks", v->aux_clocks);
+	json_kv_bool(w, "has_getres", v->has_getres);
+	json_kv_bool(w, "has_timens", v->has_timens);
+	json_kv_bool(w, "has_max_cycles", v->has_max_cycles);
+	json_kv_bool(w, "real_counter", v->real_counter);
+	json_kv_uint(w, "data_size", v->data_size);
+	json_kv_uint(w, "vvar_size", v->vvar_size);
+	json_key(w, "fields");
+	json_begin_array(w);
+	for (u32 f = 0; f < v->nr_fields; f++) {
+		json_begin_object(w);
+		json_kv_string(w, "name", v->fields[f].name);
+		json_kv_uint(w, "offset", v->fields[f].offset);
+		json_kv_uint(w, "size", v->fields[f].size);
+		json_end_object(w);
 	}
-	printf("]\n");
+	json_end_array(w);
+	json_end_object(w);
+}
+
+/* every variant, one a line */
+static int list_json(void)
+{
+	struct json_writer w;
+
+	json_init_file(&w, stdout);
+	json_begin_array(&w);
+	for (unsigned int i = 0; i < vdso_variants_nr; i++) {
+		json_newline(&w);
+		json_variant(&w, vdso_variants[i]);
+	}
+	json_end_array(&w);
+	return json_end_line(&w) ? 1 : 0;
 }
 
 static double seconds_since(const struct timespec *t0)
@@ -125,14 +106,67 @@ static double seconds_since(const struct timespec *t0)
 	       (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-static void print_check(const struct check_report *r, bool first)
+static void print_check(struct json_writer *w, const struct check_report *r)
 {
-	printf(first ? "{\"name\":" : ",{\"name\":");
-	json_string(r->name);
-	printf(",\"ok\":%s,\"skipped\":%s,\"detail\":", r->ok ? "true" : "false",
-	       r->skipped ? "true" : "false");
-	json_string(r->detail);
-	putchar('}');
+	json_begin_object(w);
+	json_kv_string(w, "name", r->name);
+	json_kv_bool(w, "ok", r->ok);
+	json_kv_bool(w, "skipped", r->skipped);
+	json_kv_string(w, "detail", r->detail);
+	json_end_object(w);
+}
+
+/* a variant's line, and stdout flushed: `vdsobench verify` shows each */
+static void print_variant(const struct vdso_variant *v, const char *status,
+			  const struct check_report *r, unsigned int nr_checks,
+			  const char *first_failure, const char *reason,
+			  double seconds)
+{
+	struct json_writer w;
+
+	json_init_file(&w, stdout);
+	json_begin_object(&w);
+	json_kv_string(&w, "variant", v->name);
+	json_kv_bool(&w, "known_bad", v->known_bad != NULL);
+	json_kv_string(&w, "status", status);
+	json_key(&w, "checks");
+	json_begin_array(&w);
+	for (unsigned int k = 0; k < nr_checks; k++)
+		print_check(&w, &r[k]);
+	json_end_array(&w);
+	json_kv_string(&w, "first_failure", first_failure);
+	if (reason) {
+		/* a SKIP ran nothing: a whole 0 */
+		json_kv_string(&w, "reason", reason);
+		json_kv_uint(&w, "seconds", 0);
+	} else {
+		/* as "%.3f" */
+		json_key(&w, "seconds");
+		json_decimal(&w, (long long)(seconds * 1000 + 0.5), 3);
+	}
+	json_end_object(&w);
+	json_end_line(&w);
+	fflush(stdout);
+}
+
+static void print_summary(unsigned int passed, unsigned int failed,
+			  unsigned int caught, unsigned int missed,
+			  unsigned int skipped)
+{
+	struct json_writer w;
+
+	json_init_file(&w, stdout);
+	json_begin_object(&w);
+	json_key(&w, "summary");
+	json_begin_object(&w);
+	json_kv_uint(&w, "passed", passed);
+	json_kv_uint(&w, "failed", failed);
+	json_kv_uint(&w, "caught", caught);
+	json_kv_uint(&w, "missed", missed);
+	json_kv_uint(&w, "skipped", skipped);
+	json_end_object(&w);
+	json_end_object(&w);
+	json_end_line(&w);
 }
 
 static int parse_ms(const char *opt, const char *s, unsigned int *out)
@@ -178,8 +212,7 @@ int main(int argc, char **argv)
 				return 2;
 			break;
 		case 'l':
-			list_json();
-			return 0;
+			return list_json();
 		case 'j':
 			break; /* JSON is the only output */
 		case 'h':
@@ -228,18 +261,12 @@ int main(int argc, char **argv)
 		const char *why = vdso_counter_unavailable(v->counter);
 		struct check_report r[4] = { { 0 } };
 		const struct check_report *first_bad = NULL;
+		char first_failure[600];
 		struct timespec t0;
 		const char *status;
 
 		if (why) {
-			printf("{\"variant\":");
-			json_string(v->name);
-			printf(",\"known_bad\":%s,\"status\":\"SKIP\",\"checks\":[],"
-			       "\"first_failure\":null,\"reason\":",
-			       v->known_bad ? "true" : "false");
-			json_string(why);
-			printf(",\"seconds\":0}\n");
-			fflush(stdout);
+			print_variant(v, "SKIP", r, 0, NULL, why, 0);
 			skipped++;
 			continue;
 		}
@@ -274,30 +301,17 @@ int main(int argc, char **argv)
 		else
 			failed++;
 
-		printf("{\"variant\":");
-		json_string(v->name);
-		printf(",\"known_bad\":%s,\"status\":\"%s\",\"checks\":[",
-		       v->known_bad ? "true" : "false", status);
-		for (int k = 0; k < 4; k++)
-			print_check(&r[k], k == 0);
-		printf("],\"first_failure\":");
-		if (first_bad) {
-			char buf[600];
-
-			snprintf(buf, sizeof(buf), "%s: %s", first_bad->name,
-				 first_bad->detail);
-			json_string(buf);
-		} else if (v->known_bad) {
-			json_string("concurrency: no torn read found");
-		} else {
-			printf("null");
-		}
-		printf(",\"seconds\":%.3f}\n", seconds_since(&t0));
-		fflush(stdout);
+		if (first_bad)
+			snprintf(first_failure, sizeof(first_failure), "%s: %s",
+				 first_bad->name, first_bad->detail);
+		else if (v->known_bad)
+			snprintf(first_failure, sizeof(first_failure), "%s",
+				 "concurrency: no torn read found");
+		print_variant(v, status, r, 4,
+			      first_bad || v->known_bad ? first_failure : NULL,
+			      NULL, seconds_since(&t0));
 	}
-	printf("{\"summary\":{\"passed\":%u,\"failed\":%u,\"caught\":%u,"
-	       "\"missed\":%u,\"skipped\":%u}}\n",
-	       passed, failed, caught, missed, skipped);
+	print_summary(passed, failed, caught, missed, skipped);
 	free(chosen);
 	free(runnable);
 	free(system);

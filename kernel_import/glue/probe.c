@@ -16,6 +16,10 @@
 #include "kernel_import/glue/tree.h"
 #include "kernel_import/glue/fields.h"
 
+/* the project's JSON writer, whole: it needs no C library header */
+#define JSON_FREESTANDING
+#include "common/json_writer.c"
+
 #ifdef KIMPORT_TIME_DATA
 #define KIMPORT_DATA_BYTES sizeof(struct vdso_time_data)
 #else
@@ -24,36 +28,48 @@
 
 static const struct vdso_field fields[] = { KIMPORT_FIELDS };
 
+/* the C library's printf, which the compiler knows without <stdio.h> */
+static void put_stdout(void *ctx, const char *s, unsigned long n)
+{
+	__builtin_printf("%.*s", (int)n, s);
+}
+
 int main(void)
 {
 	unsigned long n = sizeof(fields) / sizeof(fields[0]);
+	struct json_writer w;
 
-	__builtin_printf("{\"data_size\": %lu, \"hres_clocks\": %lu, "
-			 "\"coarse_clocks\": %lu, \"raw_clocks\": %lu, "
-			 "\"aux_clocks\": %lu, \"has_getres\": %d, \"has_time\": %d, "
-			 "\"fields\": [",
-			 (unsigned long)KIMPORT_DATA_BYTES, (unsigned long)(VDSO_HRES),
-			 (unsigned long)(VDSO_COARSE), (unsigned long)(VDSO_RAW),
+	json_init(&w, put_stdout, 0);
+	json_begin_object(&w);
+	json_kv_uint(&w, "data_size", KIMPORT_DATA_BYTES);
+	json_kv_uint(&w, "hres_clocks", VDSO_HRES);
+	json_kv_uint(&w, "coarse_clocks", VDSO_COARSE);
+	json_kv_uint(&w, "raw_clocks", VDSO_RAW);
 #if defined(VDSO_AUX) && defined(CONFIG_POSIX_AUX_CLOCKS)
-			 (unsigned long)(VDSO_AUX),
+	json_kv_uint(&w, "aux_clocks", VDSO_AUX);
 #else
-			 0UL,
+	json_kv_uint(&w, "aux_clocks", 0);
 #endif
 #ifdef VDSO_HAS_CLOCK_GETRES
-			 1,
+	json_kv_int(&w, "has_getres", 1);
 #else
-			 0,
+	json_kv_int(&w, "has_getres", 0);
 #endif
 #ifdef VDSO_HAS_TIME
-			 1
+	json_kv_int(&w, "has_time", 1);
 #else
-			 0
+	json_kv_int(&w, "has_time", 0);
 #endif
-			 );
-	for (unsigned long i = 0; i < n; i++)
-		__builtin_printf("%s{\"name\": \"%s\", \"offset\": %u, \"size\": %u}",
-				 i ? ", " : "", fields[i].name, fields[i].offset,
-				 fields[i].size);
-	__builtin_printf("]}\n");
-	return 0;
+	json_key(&w, "fields");
+	json_begin_array(&w);
+	for (unsigned long i = 0; i < n; i++) {
+		json_begin_object(&w);
+		json_kv_string(&w, "name", fields[i].name);
+		json_kv_uint(&w, "offset", fields[i].offset);
+		json_kv_uint(&w, "size", fields[i].size);
+		json_end_object(&w);
+	}
+	json_end_array(&w);
+	json_end_object(&w);
+	return json_end_line(&w) ? 1 : 0;
 }
