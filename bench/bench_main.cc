@@ -77,16 +77,40 @@ const char usage_text[] =
 	"                    subjects: every real-counter variant, "
 	"sys/syscall,\n"
 	"                    sys/libc, sys/vdso, floor/<counter>, floor/empty\n"
-	"  --clocks LIST     realtime, monotonic, monotonic_raw, boottime, "
-	"tai,\n"
-	"                    realtime_coarse, monotonic_coarse, "
-	"getres:<clock>,\n"
-	"                    gettimeofday, time (default: the seven clocks)\n"
-	"  --modes LIST      (default hot)\n";
+	"  --clocks LIST     ";
+
+#define CLOCK_NAME(name, id, coarse) name,
+
+// --clocks' choices from the table, wrapped as the lines around them
+void usage_clocks(FILE *f)
+{
+	static const char *const names[] = {
+		SUITE_CLOCKS(CLOCK_NAME) "getres:<clock>", "gettimeofday",
+		"time (default: the seven clocks)"};
+	const size_t indent = 20, width = 72;
+	size_t col = indent;
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		const char *comma = i + 1 < ARRAY_SIZE(names) ? "," : "";
+		size_t len = strlen(names[i]) + strlen(comma);
+
+		if (col > indent && col + 1 + len > width) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%s%s", names[i], comma);
+		col += len;
+	}
+	fputs("\n  --modes LIST      (default hot)\n", f);
+}
 
 void usage(FILE *f)
 {
 	fputs(usage_text, f);
+	usage_clocks(f);
 	for (unsigned int i = 0; i < NR_MODES; i++)
 		fprintf(f, "      %-9s %s\n", bench_modes[i].name,
 			bench_modes[i].help);

@@ -49,30 +49,11 @@ const struct mode_info bench_modes[NR_MODES] = {
 		       "cold minus warm is what the evicted lines cost"},
 };
 
-#define GETTIME(n, c)                                                          \
-	{                                                                      \
-		n, BENCH_OP_GETTIME, c                                         \
-	}
-#define GETRES(n, c)                                                           \
-	{                                                                      \
-		"getres:" n, BENCH_OP_GETRES, c                                \
-	}
+#define GETTIME_CHOICE(name, id, coarse) {name, BENCH_OP_GETTIME, id},
+#define GETRES_CHOICE(name, id, coarse) {"getres:" name, BENCH_OP_GETRES, id},
 
 const struct clock_choice bench_clocks[NR_CLOCK_CHOICES] = {
-	GETTIME("realtime", CLOCK_REALTIME),
-	GETTIME("monotonic", CLOCK_MONOTONIC),
-	GETTIME("monotonic_raw", CLOCK_MONOTONIC_RAW),
-	GETTIME("boottime", CLOCK_BOOTTIME),
-	GETTIME("tai", CLOCK_TAI),
-	GETTIME("realtime_coarse", CLOCK_REALTIME_COARSE),
-	GETTIME("monotonic_coarse", CLOCK_MONOTONIC_COARSE),
-	GETRES("realtime", CLOCK_REALTIME),
-	GETRES("monotonic", CLOCK_MONOTONIC),
-	GETRES("monotonic_raw", CLOCK_MONOTONIC_RAW),
-	GETRES("boottime", CLOCK_BOOTTIME),
-	GETRES("tai", CLOCK_TAI),
-	GETRES("realtime_coarse", CLOCK_REALTIME_COARSE),
-	GETRES("monotonic_coarse", CLOCK_MONOTONIC_COARSE),
+	SUITE_CLOCKS(GETTIME_CHOICE) SUITE_CLOCKS(GETRES_CHOICE)
 	{"gettimeofday", BENCH_OP_GETTIMEOFDAY, CLOCK_REALTIME},
 	{"time", BENCH_OP_TIME, CLOCK_REALTIME},
 };

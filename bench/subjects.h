@@ -12,6 +12,7 @@
 #define VDSOBENCH_BENCH_SUBJECTS_H
 
 #include "bench/loops.h"
+#include "common/clocks.h"
 #include "impls/common/variant.h"
 #include "impls/table_sizes.h"
 
@@ -70,7 +71,8 @@ struct clock_choice {
 	clockid_t clk;
 };
 
-#define NR_CLOCK_CHOICES 16 /* 7 clocks, 7 getres, gettimeofday, time */
+/* the suite's clocks (common/clocks.h) first, their getres, gettimeofday, time */
+#define NR_CLOCK_CHOICES (2 * NR_SUITE_CLOCKS + 2)
 extern const struct clock_choice bench_clocks[NR_CLOCK_CHOICES];
 extern const struct clock_choice bench_clock_none;
 /* the choice with this exact name, or NULL */
@@ -129,9 +131,7 @@ const char *bench_default_subjects(void);
 	"                    <counter> being the kernel's own read here:\n"    \
 	"                    rdtscp, or lfence_rdtsc without RDTSCP; on arm64\n"\
 	"                    cntvctss with FEAT_ECV, else isb_cntvct_dep"
-#define BENCH_DEFAULT_CLOCKS                                                   \
-	"realtime,monotonic,monotonic_raw,boottime,tai,realtime_coarse,"       \
-	"monotonic_coarse"
+#define BENCH_DEFAULT_CLOCKS SUITE_CLOCKS(SUITE_CLOCK_LIST_ITEM)
 #define BENCH_DEFAULT_MODES "hot"
 int selection_parse(struct selection *sel, const char *subjects,
 		    const char *clocks, const char *modes, char *err,

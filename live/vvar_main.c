@@ -19,19 +19,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clocks.h"
 #include "common/json_writer.h"
 #include "live/vvar.h"
+
+/* the suite's clocks that read the counter: the coarse ones do not */
+#define SAMPLED_CLOCK(name, id, coarse) SAMPLED_CLOCK_##coarse(name, id)
+#define SAMPLED_CLOCK_0(name, id) {name, id},
+#define SAMPLED_CLOCK_1(name, id)
 
 static const struct {
 	const char *name;
 	clockid_t id;
-} clocks[] = {
-	{"realtime", CLOCK_REALTIME},
-	{"monotonic", CLOCK_MONOTONIC},
-	{"monotonic_raw", CLOCK_MONOTONIC_RAW},
-	{"boottime", CLOCK_BOOTTIME},
-	{"tai", CLOCK_TAI},
-};
+} clocks[] = { SUITE_CLOCKS(SAMPLED_CLOCK) };
 #define NR_CLOCKS (sizeof(clocks) / sizeof(clocks[0]))
 
 /* the counter the kernel's vDSO reads, ordered as it orders it */

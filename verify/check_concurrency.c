@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clocks.h"
 #include "impls/kernel/fake_counter.h"
 #include "impls/kernel/sim_kernel.h"
 #include "verify/check.h"
@@ -77,11 +78,7 @@ struct reader_stats {
 	u64 inconclusive;
 };
 
-static const clockid_t reader_clocks[] = {
-	CLOCK_REALTIME,	       CLOCK_MONOTONIC,	       CLOCK_MONOTONIC_RAW,
-	CLOCK_BOOTTIME,	       CLOCK_TAI,	       CLOCK_REALTIME_COARSE,
-	CLOCK_MONOTONIC_COARSE,
-};
+static const clockid_t reader_clocks[] = { SUITE_CLOCKS(SUITE_CLOCK_ID) };
 
 /* pseudo-clocks for the other two readers */
 #define READ_GETTIMEOFDAY (-100)

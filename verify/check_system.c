@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clocks.h"
 #include "impls/kernel/sim_kernel.h"
 #include "impls/kernel/sim_system.h"
 #include "verify/check.h"
@@ -40,11 +41,7 @@
 #define COARSE_NS 15000000LL
 #define SAMPLE_MS 20
 
-static const clockid_t compared[] = {
-	CLOCK_REALTIME,		CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW,
-	CLOCK_BOOTTIME,		CLOCK_TAI,	 CLOCK_REALTIME_COARSE,
-	CLOCK_MONOTONIC_COARSE,
-};
+static const clockid_t compared[] = { SUITE_CLOCKS(SUITE_CLOCK_ID) };
 
 static __int128 tolerance_ns(clockid_t clk, __int128 elapsed_ns,
 			     __int128 tick_late_ns)
