@@ -137,7 +137,12 @@ static void list_variants(struct json_writer *w)
 	json_end_array(w);
 }
 
-/* the variants, and what this driver simulates: clock choices, modes */
+/*
+ * The variants and what this driver simulates (clocks: every clock
+ * choice; modes: the driver's), then the harness's vocabulary, from its
+ * tables: the seven clocks of its default selection, every mode of
+ * `run --modes`, and the counter its default selection reads on this CPU.
+ */
 static int list_json(void)
 {
 	struct json_writer w;
@@ -161,6 +166,17 @@ static int list_json(void)
 	json_end_array(&w);
 	json_kv_uint(&w, "fake_counter_page_offset",
 		     (uintptr_t)&vdso_fake_cycles & (PAGE - 1));
+	json_key(&w, "default_clocks");
+	json_begin_array(&w);
+	for (unsigned int i = 0; i < NR_SUITE_CLOCKS; i++)
+		json_string(&w, bench_clocks[i].name);
+	json_end_array(&w);
+	json_key(&w, "bench_modes");
+	json_begin_array(&w);
+	for (unsigned int i = 0; i < NR_MODES; i++)
+		json_string(&w, bench_modes[i].name);
+	json_end_array(&w);
+	json_kv_string(&w, "default_counter", bench_default_counter());
 	json_end_object(&w);
 	return json_end_line(&w) ? 1 : 0;
 }
