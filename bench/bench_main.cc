@@ -28,8 +28,11 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench/gbench.h"
 #include "bench/harness.h"
+#include "bench/plan.h"
 #include "bench/progress.h"
+#include "bench/records.h"
 #include "bench/rounds.h"
 #include "bench/samples.h"
 

@@ -9,6 +9,8 @@
 #include <string>
 
 #include "bench/harness.h"
+#include "bench/prepared_run.h"
+#include "bench/records.h"
 
 extern "C" {
 #include "bench/lost_cpu.h"

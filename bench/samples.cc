@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "bench/harness.h"
+#include "bench/plan.h"
+#include "bench/prepared_run.h"
+#include "bench/records.h"
 
 int samples_run(unsigned int n, FILE *out)
 {

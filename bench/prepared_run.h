@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// One plan made ready to time: bound to its CPU, its variant attached and
+// freshly ticked, in its time namespace, its writer running. The same
+// setup serves Google Benchmark (gbench.h), the interleaved rounds and the
+// samples.
+#ifndef VDSOBENCH_BENCH_PREPARED_RUN_H
+#define VDSOBENCH_BENCH_PREPARED_RUN_H
+
+#include <stddef.h>
+
+#include <memory>
+
+#include "bench/plan.h"
+
+extern "C" {
+#include "impls/kernel/sim_system.h"
+}
+
+// One cold batch's calls, each timed alone, in ns (bracket included)
+struct cold_figures {
+	double mean = 0; // over the calls within COLD_OUTLIER_FACTOR x median
+	double min = 0, p10 = 0, median = 0, p90 = 0;
+	unsigned long long calls = 0, kept = 0;
+};
+
+class writer_thread;
+
+class prepared_run
+{
+      public:
+	explicit prepared_run(const plan &p);
+	~prepared_run();
+	// nullptr, or why it cannot run
+	const char *enter();
+	// n calls (in the cold modes, each timed alone into the histogram)
+	void loop(u64 n);
+	void leave();
+	// after loop() in a cold mode: nullptr, or why there is no figure
+	const char *cold(cold_figures *out) const;
+	double writer_rate() const
+	{
+		return writer_rate_;
+	}
+
+      private:
+	const plan &p_;
+	bench_loop_fn loop_;
+	struct bench_env env_;
+	std::unique_ptr<writer_thread> writer_;
+	bool in_timens_ = false;
+	double writer_rate_ = 0;
+};
+
+// the timens mode's namespace: ten days ahead, as a container migrated in
+extern const struct timens_offsets harness_timens_offsets;
+
+// The buffers the plan's loops read, for its largest pressure buffer and
+// eviction: -1 with err if there is no memory for them
+int run_buffers_alloc(size_t pressure_bytes, size_t cold_pages, char *err,
+		      size_t errlen);
+void run_buffers_free();
+
+#endif // VDSOBENCH_BENCH_PREPARED_RUN_H
