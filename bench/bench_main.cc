@@ -636,7 +636,7 @@ int main(int argc, char **argv)
 
 	harness_register(std::stod(o.min_time));
 	benchmark::AddCustomContext("vdsobench_harness",
-				    harness_context_json());
+				    record_text(harness_context_record()));
 	progress_start(harness_plan_size() * std::stoul(o.repetitions),
 		       std::stod(o.min_time), o.quiet);
 	progress_reporter progress;

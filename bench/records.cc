@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "bench/records.h"
 
-#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "bench/harness.h"
 #include "bench/plan.h"
@@ -14,189 +15,191 @@ extern "C" {
 #include "counters/perf_counters.h"
 }
 
-std::string harness_json_string(const std::string &s)
+json json_fixed(double v, int places)
 {
-	std::string out = "\"";
+	// DBL_MAX has 309 digits before the point
+	char text[400];
 
-	for (char c : s) {
-		if (c == '"' || c == '\\') {
-			out += '\\';
-			out += c;
-		} else if ((unsigned char)c < 0x20) {
-			char buf[8];
+	snprintf(text, sizeof(text), "%.*f", places, v);
+	return strtod(text, nullptr);
+}
 
-			snprintf(buf, sizeof(buf), "\\u%04x", c);
-			out += buf;
-		} else {
-			out += c;
-		}
-	}
-	return out + "\"";
+json json_general(double v, int digits)
+{
+	char text[64];
+
+	snprintf(text, sizeof(text), "%.*g", digits, v);
+	if (!text[strspn(text, "-0123456789")])
+		return strtoll(text, nullptr, 10);
+	return strtod(text, nullptr);
+}
+
+json json_or_null(const std::string &s)
+{
+	return s.empty() ? json(nullptr) : json(s);
+}
+
+std::string record_text(const json &record)
+{
+	return record.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void record_line(FILE *f, const json &record)
+{
+	fprintf(f, "%s\n", record_text(record).c_str());
 }
 
 namespace
 {
 
-std::string json_or_null(const std::string &s)
+// a size, or null where hwloc knows none (0)
+json known(unsigned long long v)
 {
-	return s.empty() ? "null" : harness_json_string(s);
+	return v ? json(v) : json(nullptr);
 }
 
-} // namespace
-
-std::string harness_context_json()
+// the cold modes' eviction per CPU: hwloc's caches, and the pages read
+json cold_record(const harness_context &ctx)
 {
-	harness_context &ctx = harness();
-	std::string j = "{";
-	std::string sep;
-
-	j += "\"compiler\":" + harness_json_string(__VERSION__);
-#ifdef __OPTIMIZE__
-	j += ",\"optimized\":true";
+	json cold = {
+		{"loads_per_way", COLD_LOADS_PER_WAY},
+		{"l2_margin", COLD_L2_MARGIN},
+		{"span", BENCH_PRESSURE_SPAN},
+		{"stack_offset", COLD_STACK_OFFSET},
+		{"outlier_factor", COLD_OUTLIER_FACTOR},
+		{"dither", COLD_DITHER},
+#if defined(__x86_64__)
+		{"bracket", "lfence; rdtsc; lfence"},
 #else
-	j += ",\"optimized\":false";
+		{"bracket", "dsb ish; isb; mrs cntvct_el0; isb"},
 #endif
-	j += ",\"counter_hz\":" + std::to_string(ctx.tsc_hz);
-	j += ",\"pinning\":{\"pinned\":" +
-	     std::string(ctx.pinned ? "true" : "false");
-	j += ",\"cpus\":[";
+		{"cpus", json::object()},
+	};
+
 	for (size_t i = 0; i < ctx.cpus.size(); i++)
-		j += (i ? "," : "") + std::to_string(ctx.cpus[i]);
-	j += "],\"where\":{";
-	for (size_t i = 0; i < ctx.cpus.size(); i++)
-		j += (i ? "," : "") +
-		     harness_json_string(std::to_string(ctx.cpus[i])) + ":" +
-		     harness_json_string(ctx.cpu_desc[i]);
-	j += "},\"l1d_bytes\":{";
-	for (size_t i = 0; i < ctx.cpus.size(); i++)
-		j += (i ? "," : "") +
-		     harness_json_string(std::to_string(ctx.cpus[i])) + ":" +
-		     (ctx.l1d[i] ? std::to_string(ctx.l1d[i]) : "null");
-	// null where the machine has one kind of core (or hwloc knows none)
-	j += "},\"cpu_kinds\":{";
+		cold["cpus"][std::to_string(ctx.cpus[i])] = {
+			{"l1d_ways", known(ctx.l1d_ways[i])},
+			{"l2_bytes", known(ctx.l2[i])},
+			{"l2_ways", known(ctx.l2_ways[i])},
+			{"cold_pages", plan_cold_pages(i, MODE_COLD)},
+			{"cold_l2_pages",
+			 known(plan_cold_pages(i, MODE_COLD_L2))},
+		};
+	return cold;
+}
+
+// where the benchmarks ran, each CPU's caches and buffers (keyed by CPU)
+json pinning_record(const harness_context &ctx)
+{
+	json where = json::object(), l1d = json::object(),
+	     kinds = json::object(), pressure = json::object();
+
 	for (size_t i = 0; i < ctx.cpus.size(); i++) {
+		std::string cpu = std::to_string(ctx.cpus[i]);
 		char kind[64] = "";
 
 		if (ctx.topo)
 			pin_cpu_kind(ctx.topo, ctx.cpus[i], kind, sizeof(kind));
-		j += (i ? "," : "") +
-		     harness_json_string(std::to_string(ctx.cpus[i])) + ":" +
-		     json_or_null(kind);
+		where[cpu] = ctx.cpu_desc[i];
+		l1d[cpu] = known(ctx.l1d[i]);
+		// null where the machine has one kind of core (or hwloc knows
+		// none)
+		kinds[cpu] = json_or_null(kind);
+		pressure[cpu] = plan_pressure_bytes(ctx.l1d[i]);
 	}
-	j += "},\"pressure_bytes\":{";
-	for (size_t i = 0; i < ctx.cpus.size(); i++)
-		j += (i ? "," : "") +
-		     harness_json_string(std::to_string(ctx.cpus[i])) + ":" +
-		     std::to_string(plan_pressure_bytes(ctx.l1d[i]));
-	j += "},\"pressure_span\":" + std::to_string(BENCH_PRESSURE_SPAN);
-	// the cold modes' eviction per CPU: hwloc's caches, and the pages read
-	j += ",\"cold\":{\"loads_per_way\":" +
-	     std::to_string(COLD_LOADS_PER_WAY) +
-	     ",\"l2_margin\":" + std::to_string(COLD_L2_MARGIN) +
-	     ",\"span\":" + std::to_string(BENCH_PRESSURE_SPAN) +
-	     ",\"stack_offset\":" + std::to_string(COLD_STACK_OFFSET) +
-	     ",\"outlier_factor\":" + std::to_string(COLD_OUTLIER_FACTOR) +
-	     ",\"dither\":" + std::to_string(COLD_DITHER) +
-	     ",\"bracket\":" +
-#if defined(__x86_64__)
-	     harness_json_string("lfence; rdtsc; lfence") +
-#else
-	     harness_json_string("dsb ish; isb; mrs cntvct_el0; isb") +
-#endif
-	     ",\"cpus\":{";
-	for (size_t i = 0; i < ctx.cpus.size(); i++) {
-		size_t l2 = plan_cold_pages(i, MODE_COLD_L2);
+	return {
+		{"pinned", ctx.pinned},
+		{"cpus", ctx.cpus},
+		{"where", where},
+		{"l1d_bytes", l1d},
+		{"cpu_kinds", kinds},
+		{"pressure_bytes", pressure},
+		{"pressure_span", BENCH_PRESSURE_SPAN},
+		{"cold", cold_record(ctx)},
+		{"writer_cpu", ctx.writer_cpu},
+	};
+}
 
-		j += (i ? "," : "") +
-		     harness_json_string(std::to_string(ctx.cpus[i])) +
-		     ":{\"l1d_ways\":" +
-		     (ctx.l1d_ways[i] ? std::to_string(ctx.l1d_ways[i])
-				      : "null") +
-		     ",\"l2_bytes\":" +
-		     (ctx.l2[i] ? std::to_string(ctx.l2[i]) : "null") +
-		     ",\"l2_ways\":" +
-		     (ctx.l2_ways[i] ? std::to_string(ctx.l2_ways[i]) : "null") +
-		     ",\"cold_pages\":" +
-		     std::to_string(plan_cold_pages(i, MODE_COLD)) +
-		     ",\"cold_l2_pages\":" +
-		     (l2 ? std::to_string(l2) : "null") + "}";
-	}
-	j += "}}";
-	j += ",\"writer_cpu\":" + std::to_string(ctx.writer_cpu) + "}";
-	j += ",\"writer_hz\":" + (ctx.hz ? std::to_string(ctx.hz) : "\"max\"");
-	j += ",\"compute_steps\":" + std::to_string(BENCH_COMPUTE_STEPS);
-	j += ",\"timens_offset_s\":" +
-	     std::to_string(harness_timens_offsets.monotonic.tv_sec);
+json counters_record(const harness_context &ctx)
+{
+	json events = json::array(), dropped = json::array();
 
-	j += ",\"counters\":{\"available\":" +
-	     std::string(ctx.group ? "true" : "false");
-	j += ",\"reason\":" +
-	     json_or_null(ctx.group ? "" : ctx.counters_reason);
-	j += ",\"mode\":" + json_or_null(ctx.counters_mode);
-	j += ",\"mode_reason\":" + json_or_null(ctx.counters_mode_reason);
-	j += ",\"requested\":[";
-	sep = "";
-	for (auto &e : ctx.counters_requested) {
-		j += sep + harness_json_string(e);
-		sep = ",";
-	}
-	j += "],\"events\":[";
 	for (unsigned int i = 0; ctx.group && i < pc_group_nr_events(ctx.group);
 	     i++)
-		j += (i ? "," : "") +
-		     harness_json_string(pc_group_event_name(ctx.group, i));
-	j += "],\"dropped\":[";
-	sep = "";
-	for (auto &d : ctx.counters_dropped) {
-		j += sep + "{\"name\":" + harness_json_string(d.first) +
-		     ",\"reason\":" + harness_json_string(d.second) + "}";
-		sep = ",";
-	}
-	j += "]}";
+		events.push_back(pc_group_event_name(ctx.group, i));
+	for (auto &d : ctx.counters_dropped)
+		dropped.push_back({{"name", d.first}, {"reason", d.second}});
+	return {
+		{"available", ctx.group != nullptr},
+		{"reason", json_or_null(ctx.group ? "" : ctx.counters_reason)},
+		{"mode", json_or_null(ctx.counters_mode)},
+		{"mode_reason", json_or_null(ctx.counters_mode_reason)},
+		{"requested", ctx.counters_requested},
+		{"events", events},
+		{"dropped", dropped},
+	};
+}
 
-	j += ",\"vdso\":{\"available\":" +
-	     std::string(ctx.vdso_reason.empty() ? "true" : "false");
-	j += ",\"reason\":" + json_or_null(ctx.vdso_reason) + ",\"symbols\":{";
-	sep = "";
-	for (auto &s : ctx.vdso_symbols) {
-		j += sep + harness_json_string(s.first) + ":" +
-		     (s.second ? "true" : "false");
-		sep = ",";
-	}
-	j += "}},\"skipped\":[";
-	sep = "";
-	for (auto &s : ctx.skipped) {
-		j += sep + harness_json_string(s);
-		sep = ",";
-	}
-	j += "],\"planned\":" + std::to_string(harness_plan_size());
+json vdso_record(const harness_context &ctx)
+{
+	json symbols = json::object();
 
-	// each CPU locked, and whom this run waited for: run and compare make
-	// warnings of the waits
-	j += ",\"cpu_lock\":{\"policy\":" +
-	     harness_json_string(ctx.cpu_lock_policy);
-	j += ",\"dir\":" + json_or_null(ctx.cpu_lock_dir);
-	j += ",\"error\":" + json_or_null(ctx.cpu_lock_error) + ",\"cpus\":[";
-	sep = "";
+	for (auto &s : ctx.vdso_symbols)
+		symbols[s.first] = s.second;
+	return {
+		{"available", ctx.vdso_reason.empty()},
+		{"reason", json_or_null(ctx.vdso_reason)},
+		{"symbols", symbols},
+	};
+}
+
+// each CPU locked, and whom this run waited for: run and compare make
+// warnings of the waits
+json cpu_lock_record(const harness_context &ctx)
+{
+	json cpus = json::array(), waited = json::array();
+
 	for (auto *l : ctx.cpu_locks) {
-		j += sep + std::to_string(cpu_lock_cpu(l));
-		sep = ",";
+		cpus.push_back(cpu_lock_cpu(l));
+		if (cpu_lock_contended(l))
+			waited.push_back({
+				{"cpu", cpu_lock_cpu(l)},
+				{"seconds",
+				 json_fixed(cpu_lock_waited_s(l), 3)},
+				{"holder", cpu_lock_holder(l)},
+			});
 	}
-	j += "],\"waited\":[";
-	sep = "";
-	for (auto *l : ctx.cpu_locks) {
-		char seconds[32];
+	return {
+		{"policy", ctx.cpu_lock_policy},
+		{"dir", json_or_null(ctx.cpu_lock_dir)},
+		{"error", json_or_null(ctx.cpu_lock_error)},
+		{"cpus", cpus},
+		{"waited", waited},
+	};
+}
 
-		if (!cpu_lock_contended(l))
-			continue;
-		snprintf(seconds, sizeof(seconds), "%.3f",
-			 cpu_lock_waited_s(l));
-		j += sep + "{\"cpu\":" + std::to_string(cpu_lock_cpu(l)) +
-		     ",\"seconds\":" + seconds +
-		     ",\"holder\":" + harness_json_string(cpu_lock_holder(l)) +
-		     "}";
-		sep = ",";
-	}
-	j += "]}}";
-	return j;
+} // namespace
+
+json harness_context_record()
+{
+	const harness_context &ctx = harness();
+
+	return {
+		{"compiler", __VERSION__},
+#ifdef __OPTIMIZE__
+		{"optimized", true},
+#else
+		{"optimized", false},
+#endif
+		{"counter_hz", ctx.tsc_hz},
+		{"pinning", pinning_record(ctx)},
+		{"writer_hz", ctx.hz ? json(ctx.hz) : json("max")},
+		{"compute_steps", BENCH_COMPUTE_STEPS},
+		{"timens_offset_s", harness_timens_offsets.monotonic.tv_sec},
+		{"counters", counters_record(ctx)},
+		{"vdso", vdso_record(ctx)},
+		{"skipped", ctx.skipped},
+		{"planned", harness_plan_size()},
+		{"cpu_lock", cpu_lock_record(ctx)},
+	};
 }

@@ -190,14 +190,18 @@ std::string lost_text(unsigned int retried, unsigned int disturbed)
 
 // The cold modes' figures of a batch: the calls alone with the bracket
 // (raw), the bracket (floor/empty in the same round), their distribution
-void print_cold(FILE *out, const batch &b, const batch &bracket)
+json cold_record(const batch &b, const batch &bracket)
 {
-	fprintf(out,
-		",\"cold\":{\"raw_ns\":%.6f,\"bracket_ns\":%.6f,"
-		"\"min_ns\":%.3f,\"p10_ns\":%.3f,\"median_ns\":%.3f,"
-		"\"p90_ns\":%.3f,\"calls\":%llu,\"kept\":%llu}",
-		b.cold.mean, bracket.cold.mean, b.cold.min, b.cold.p10,
-		b.cold.median, b.cold.p90, b.cold.calls, b.cold.kept);
+	return {
+		{"raw_ns", json_fixed(b.cold.mean, 6)},
+		{"bracket_ns", json_fixed(bracket.cold.mean, 6)},
+		{"min_ns", json_fixed(b.cold.min, 3)},
+		{"p10_ns", json_fixed(b.cold.p10, 3)},
+		{"median_ns", json_fixed(b.cold.median, 3)},
+		{"p90_ns", json_fixed(b.cold.p90, 3)},
+		{"calls", b.cold.calls},
+		{"kept", b.cold.kept},
+	};
 }
 
 // A cold batch's events net of the bracket's (the same eviction)
@@ -208,16 +212,63 @@ void net_counts(batch &b, const batch &bracket)
 			c.second -= bracket.counts.at(c.first);
 }
 
-void print_counts(FILE *out, const std::map<std::string, double> &counts)
+// the run's first line: its context, the design, the lost-CPU rule
+json header_record(unsigned int rounds, double batch_ms, unsigned int copies)
 {
-	const char *sep = "";
+	json lost_cpu = {
+		{"min_share", json_general(LOST_CPU_MIN_SHARE, 6)},
+		{"retries", LOST_CPU_RETRIES},
+	};
 
-	fputs(",\"counters\":{", out);
-	for (auto &c : counts) {
-		fprintf(out, "%s\"%s\":%.6g", sep, c.first.c_str(), c.second);
-		sep = ",";
+	return {
+		{"context", harness_context_record()},
+		{"rounds", rounds},
+		{"batch_ms", json_general(batch_ms, 6)},
+		{"copies", copies},
+		{"lost_cpu", lost_cpu},
+	};
+}
+
+json counts_record(const std::map<std::string, double> &counts)
+{
+	json record = json::object();
+
+	for (auto &c : counts)
+		record[c.first] = json_general(c.second, 6);
+	return record;
+}
+
+// One batch's line: where in the design it ran, what it took, the thread's
+// share of the batch's wall time, its involuntary switches, the retries it
+// took, and whether it still lost the CPU (or why it could not run)
+json batch_record(const std::string &key, unsigned int round, size_t pos,
+		  const entry &e, u64 n, const batch &b, unsigned int retries,
+		  const char *err, bool cold, const batch &bracket)
+{
+	json record = {
+		{"group", key},
+		{"round", round},
+		{"position", pos},
+		{"subject", e.p->subject->name},
+		{"copy", e.copy},
+		{"benchmark", e.p->name},
+		{"iterations", n},
+		{"cpu", sched_getcpu()},
+	};
+
+	if (b.ns < 0) {
+		record["error"] = err ? json(err) : json(nullptr);
+		return record;
 	}
-	fputs("}", out);
+	record["ns_per_call"] = json_fixed(b.ns, 6);
+	record["cpu_share"] = json_fixed(b.loss.share, 4);
+	record["switches"] = b.loss.switches;
+	record["retries"] = retries;
+	record["disturbed"] = b.loss.lost;
+	if (cold)
+		record["cold"] = cold_record(b, bracket);
+	record["counters"] = counts_record(b.counts);
+	return record;
 }
 
 } // namespace
@@ -237,11 +288,7 @@ int rounds_run(unsigned int rounds, double batch_ms, unsigned int copies,
 		for (unsigned int c = 0; c < copies; c++)
 			groups[key].push_back({&p, c});
 	}
-	fprintf(out,
-		"{\"context\":%s,\"rounds\":%u,\"batch_ms\":%g,\"copies\":%u,"
-		"\"lost_cpu\":{\"min_share\":%g,\"retries\":%u}}\n",
-		harness_context_json().c_str(), rounds, batch_ms, copies,
-		LOST_CPU_MIN_SHARE, LOST_CPU_RETRIES);
+	record_line(out, header_record(rounds, batch_ms, copies));
 	for (const std::string &key : order) {
 		const std::vector<entry> &entries = groups[key];
 		auto design = williams_design((int)entries.size());
@@ -251,8 +298,7 @@ int rounds_run(unsigned int rounds, double batch_ms, unsigned int copies,
 		const bool cold = bench_mode_is_cold(entries[0].p->mode);
 
 		g++;
-		fprintf(out, "{\"group\":\"%s\",\"iterations\":%llu}\n",
-			key.c_str(), (unsigned long long)n);
+		record_line(out, {{"group", key}, {"iterations", n}});
 		for (unsigned int r = 0; r < rounds; r++) {
 			const std::vector<int> &row = design[r % design.size()];
 			unsigned int bracket_retries = 0;
@@ -284,39 +330,16 @@ int rounds_run(unsigned int rounds, double batch_ms, unsigned int copies,
 					}
 				}
 
-				fprintf(out,
-					"{\"group\":\"%s\",\"round\":%u,"
-					"\"position\":%zu,"
-					"\"subject\":\"%s\",\"copy\":%u,"
-					"\"benchmark\":\"%s\","
-					"\"iterations\":%llu,\"cpu\":%d",
-					key.c_str(), r, pos, e.p->subject->name,
-					e.copy, e.p->name.c_str(),
-					(unsigned long long)n, sched_getcpu());
+				record_line(out,
+					    batch_record(key, r, pos, e, n, b,
+							 retries, err, cold,
+							 bracket));
 				if (b.ns < 0) {
 					failed++;
-					fprintf(out, ",\"error\":%s}\n",
-						harness_json_string(err)
-							.c_str());
 					continue;
 				}
-				// the thread's share of the batch's wall time,
-				// its involuntary switches, the retries it
-				// took, and whether it still lost the CPU
-				fprintf(out,
-					",\"ns_per_call\":%.6f,\"cpu_share\":%."
-					"4f,"
-					"\"switches\":%ld,\"retries\":%u,"
-					"\"disturbed\":%s",
-					b.ns, b.loss.share, b.loss.switches,
-					retries,
-					b.loss.lost ? "true" : "false");
 				retried += retries != 0;
 				disturbed += b.loss.lost;
-				if (cold)
-					print_cold(out, b, bracket);
-				print_counts(out, b.counts);
-				fputs("}\n", out);
 			}
 			// on a pipe, a line per group
 			if (!quiet && (isatty(2) || r + 1 == rounds))

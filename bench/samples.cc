@@ -8,6 +8,30 @@
 #include "bench/prepared_run.h"
 #include "bench/records.h"
 
+namespace
+{
+
+// a clock's n reads back to back: how many deltas were zero, negative, and
+// their mean (the seed's figure), median and minimum
+json sample_record(const plan &p, unsigned int n, unsigned long long zero,
+		   unsigned long long backwards, double mean, long long median,
+		   long long min)
+{
+	return {
+		{"benchmark", p.name},
+		{"subject", p.subject->name},
+		{"clock", p.clock->name},
+		{"samples", n},
+		{"zero_deltas", zero},
+		{"backwards", backwards},
+		{"mean_delta_ns", json_fixed(mean, 3)},
+		{"median_delta_ns", median},
+		{"min_delta_ns", min},
+	};
+}
+
+} // namespace
+
 int samples_run(unsigned int n, FILE *out)
 {
 	std::vector<struct timespec> ts(n);
@@ -27,9 +51,8 @@ int samples_run(unsigned int n, FILE *out)
 			continue;
 		err = run.enter();
 		if (err) {
-			fprintf(out, "{\"benchmark\":\"%s\",\"error\":%s}\n",
-				p.name.c_str(),
-				harness_json_string(err).c_str());
+			record_line(out,
+				    {{"benchmark", p.name}, {"error", err}});
 			continue;
 		}
 		for (unsigned int i = 0; i < n; i++)
@@ -51,15 +74,10 @@ int samples_run(unsigned int n, FILE *out)
 		std::nth_element(deltas.begin(),
 				 deltas.begin() + deltas.size() / 2,
 				 deltas.end());
-		fprintf(out,
-			"{\"benchmark\":\"%s\",\"subject\":\"%s\","
-			"\"clock\":\"%s\",\"samples\":%u,"
-			"\"zero_deltas\":%llu,\"backwards\":%llu,"
-			"\"mean_delta_ns\":%.3f,\"median_delta_ns\":%lld,"
-			"\"min_delta_ns\":%lld}\n",
-			p.name.c_str(), s->name, p.clock->name, n, zero,
-			backwards, sum / (n - 1), deltas[deltas.size() / 2],
-			min_delta);
+		record_line(out, sample_record(p, n, zero, backwards,
+					       sum / (n - 1),
+					       deltas[deltas.size() / 2],
+					       min_delta));
 		ran++;
 	}
 	return ran ? 0 : 1;

@@ -19,7 +19,7 @@ from .errors import CliError, Failure, UsageError
 
 PACKAGES = (
     "g++", "bazel-bootstrap", "bazel-rules-java", "bazel-platforms",
-    "libbenchmark-dev", "libpfm4-dev", "libhwloc-dev",
+    "libbenchmark-dev", "libpfm4-dev", "libhwloc-dev", "nlohmann-json3-dev",
     "valgrind", "dwarves",
     "python3-numpy", "python3-scipy", "python3-matplotlib", "python3-jsonschema",
     "hyperfine",
