@@ -157,7 +157,8 @@ class PureTest(unittest.TestCase):
                               key("x86_64", ("tarball", "a"), [])}), 6)
 
     def test_missing_tarball_names_the_package(self):
-        with mock.patch("os.geteuid", return_value=1000):
+        with mock.patch("os.geteuid", return_value=1000), \
+                mock.patch.object(packages, "known", return_value=True):
             rc, _, err = vdsobench("import", "/usr/src/linux-source-9.9.tar.xz", "--name", "x")
         one_line(self, rc, err, "linux-source-9.9", "apt-get install")
 

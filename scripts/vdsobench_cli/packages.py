@@ -165,17 +165,66 @@ def install(todo, why=""):
     rc, out = apt(["install", "-y", "-q", *todo])
     still = missing(todo)
     if still:
-        print(tail(out))
-        raise Failure(f"setup: could not install {' '.join(still)} (apt-get exit {rc})")
+        # apt's own reason, one line: its last E: line, else its last line
+        errors = [x for x in out.splitlines() if x.startswith("E:")] or [tail(out, 1)]
+        raise Failure(f"setup: could not install {' '.join(still)} (apt-get exit {rc}: "
+                      f"{errors[-1].strip()})")
     print(f"setup: installed {len(todo)} packages")
+
+
+def known(name):
+    """True when apt knows a package of that name (its lists, no download)."""
+    try:
+        r = subprocess.run(["apt-cache", "show", "--no-all-versions", name],
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    except OSError:
+        return True  # no apt-cache to ask: let the install say
+    return r.returncode == 0
+
+
+def same_kind(name):
+    """The packages apt knows whose names differ from name only in a trailing
+    version (linux-source-9.99 -> linux-source-6.1, linux-source-6.12)."""
+    stem = name.rstrip("0123456789.")
+    if stem == name:
+        return []
+    try:
+        r = subprocess.run(["apt-cache", "pkgnames", stem], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL)
+    except OSError:
+        return []
+    return sorted(n for n in r.stdout.split() if n[len(stem):].replace(".", "").isdigit())
+
+
+def have_lists(path="/var/lib/apt/lists"):
+    """Whether apt has package lists at all (none before a first apt-get update)."""
+    try:
+        return any("_Packages" in n for n in os.listdir(path))
+    except OSError:
+        return False
+
+
+def refuse_unknown(names, what):
+    """UsageError naming the first package apt has never heard of, and the valid ones
+    (on a machine with no package lists yet, as root, after fetching them)."""
+    if not have_lists() and os.geteuid() == 0:
+        apt(["update", "-q"])
+    for name in names:
+        if not known(name):
+            valid = same_kind(name)
+            raise UsageError(f"{what}: Debian has no package {name} (valid: "
+                             f"{', '.join(valid) if valid else 'see apt-cache search'})")
 
 
 def ensure_group(names, what):
     """A group installed on demand (SLURM_PACKAGES): install what is missing of
-    it for `what` (as root), or UsageError naming the packages and how to get them."""
+    it for `what` (as root), or UsageError naming the packages and how to get them
+    (or the one that does not exist, with those that do)."""
     todo = missing(names)
     if not todo:
         return
+    if not build.bundled():
+        refuse_unknown(todo, what)
     if build.bundled() or os.geteuid() != 0:
         raise UsageError(f"{what} needs the Debian packages {' '.join(todo)}: install them "
                          f"as root (apt-get install {' '.join(todo)})")
