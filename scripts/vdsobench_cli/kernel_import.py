@@ -17,49 +17,81 @@ which it stands for) into the variants kernel:NAME+COUNTER+INLINE: every
 counter and inline choice of impls/variants.bzl, like any layout, so list,
 verify, run, compare, sim, layout, gate and the recipes take them.
 
-Where it lives: the imports directory, $VDSOBENCH_IMPORTS or
+Where it lives: the imports directory, $VDSOBENCH_IMPORTS (made absolute) or
 .vdsobench-imports/ in the repository (it ignores itself in git), holds
 imports.json (the table: name -> tree) and trees/<key>/, one per source and
 patch series, keyed by their SHA-256 (a tarball's is remembered by path, size
 and mtime), so a second import of the same thing is a table entry. Bazel reads
 the table through the @vdso_imports repository rule
 (third_party/vdso_imports/repo.bzl), which every command of this CLI re-runs
-when the table changes (VDSOBENCH_IMPORTS_DIGEST); a clean clone has no table
-and builds as it always did.
+when the table or its trees change (VDSOBENCH_IMPORTS_DIGEST); a clean clone
+has no table and builds as it always did.
+
+What it takes in is hostile until checked (other people's trees and patches,
+run as root):
+- every file it reads is a regular file within a size cap, opened without
+  blocking (safe_read); inside a source tree no symbolic link is followed;
+- every path a patch names (---/+++, diff --git, rename and copy headers,
+  git's quoted names too) is a normalised relative path of safe characters,
+  checked before anything is copied, and no patch may create or change a
+  symbolic link (kernel trees have none where import looks; a link that
+  stays inside the tree could still be made to point out by the next patch
+  or a later file, so none at all is the rule that needs no resolving);
+- the staged tree is checked after it is taken and after the patches (no
+  link, no device, only safe names), and import writes into it only through
+  no-follow opens and renames, never through what is there;
+- names handed to tar are literal (only TAKE's own /* patterns are globs).
+The table is changed under a lock (imports/.lock), each change a transaction
+on the table as it is then: a failed or interrupted import puts back only
+its own entry. imports_table.py checks the table and the trees (each file's
+hash) whenever they are read, here and in the repository rule: a bad entry
+is left out, with one line naming it and the command that mends it.
 """
 
 import argparse
 import ast
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import re
+import shutil
+import signal
+import stat
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
-from . import arch, build, bundle, lifecycle, packages, results
+from . import arch, build, imports_table, lifecycle, packages, results, safe_read
 from .errors import Failure, UsageError
 
 ROOT = build.ROOT
 DIR_ENV = "VDSOBENCH_IMPORTS"
 DIGEST_ENV = "VDSOBENCH_IMPORTS_DIGEST"
 GLUE_ENV = "VDSOBENCH_GLUE_DIGEST"
-TABLE = "imports.json"
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}\Z")
+# the imports being built for the first time, comma-separated: the checker
+# keeps their entries (state "building") in the build only for that build
+BUILDING_ENV = "VDSOBENCH_IMPORTS_BUILDING"
+TABLE = imports_table.TABLE
+NAME = imports_table.NAME
 PREFIX = "kernel:"
 # --arch -> the kernel's arch/ directory; the shim and glue are x86-64's
-ARCH_DIRS = {"x86_64": "x86"}
+ARCH_DIRS = imports_table.ARCH_DIRS
 COPTS_BZL = ROOT / "kernel_import" / "copts.bzl"
 GLUE = "kernel_import/glue"
 # What make_tree() writes into a tree besides the tree's files (autoconf.h,
 # kimport_desc.h, kimport_includes.h, kimport.json): raise it with any change
 # to that, so that cached trees are made again (glue_digest()).
-GENERATED = 1
+GENERATED = 2
 VERIFY = "//verify:vdsobench_verify"
 AGREE = "//kernel_import:vdsobench_agree"
+MB = 1 << 20
+PATCH_LIMIT = 16 * MB  # a whole kernel release's patch is larger; a series is not
+FILE_LIMIT = imports_table.FILE_LIMIT
+MODES = ("100644", "100755")  # what a patch may give a file: no link, no submodule
 
 # What is taken from a tree, relative to its top ({arch}: ARCH_DIRS); a pattern
 # ending in /* takes that folder's files. Those in REQUIRED must be there.
@@ -107,42 +139,98 @@ FEATURES = {
     "TK_LOCK_FUNCS": ("kernel/time/timekeeping_internal.h", r"\btimekeeper_lock_irqsave\b"),
 }
 
-HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@.*$", re.M)
+HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@.*$")
+# tar's lines that say nothing of why it failed
+TAR_NOISE = re.compile(r"Not found in archive|Exiting with failure status|Child returned "
+                       r"status|Error is not recoverable|in the future|implausibly old|"
+                       r"Ignoring unknown extended header|Removing leading")
 
 
 # ---- where things are -------------------------------------------------------------------
 
 def imports_dir():
-    return Path(os.environ.get(DIR_ENV) or ROOT / ".vdsobench-imports")
+    """The imports directory, absolute: Bazel's repository rule resolves a
+    relative one elsewhere, and would see no table."""
+    given = os.environ.get(DIR_ENV)
+    return Path(os.path.abspath(given)) if given else ROOT / ".vdsobench-imports"
 
 
 def table_path():
     return imports_dir() / TABLE
 
 
+def where():
+    """How messages name the imports directory."""
+    d = imports_dir()
+    return f"${DIR_ENV}={d}" if os.environ.get(DIR_ENV) else str(d)
+
+
+def refuse_dir(why):
+    return UsageError(f"import: cannot keep imports in {where()}: {why}; set "
+                      f"${DIR_ENV} to a folder this user can write (or unset it for "
+                      ".vdsobench-imports/ in the repository)")
+
+
+def readable_dir():
+    """The imports directory (absent is fine), or UsageError: it is no folder."""
+    d = imports_dir()
+    problem = imports_table.directory_problem(str(d))
+    if problem:
+        raise refuse_dir(problem.removeprefix(f"{d}: "))
+    return d
+
+
+def writable_dir():
+    """The imports directory, made if missing, checked before anything is done:
+    UsageError for one that is no folder or cannot be written."""
+    d = readable_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise refuse_dir(e.strerror or str(e)) from None
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise refuse_dir("it is read-only")
+    try:  # made once, never through a link
+        fd = os.open(d / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o644)
+    except FileExistsError:
+        return d
+    except OSError as e:
+        raise refuse_dir(e.strerror or str(e)) from None
+    with os.fdopen(fd, "w") as f:
+        f.write("# vdsobench import's cache: never committed\n*\n")
+    return d
+
+
+@contextlib.contextmanager
+def table_lock(d):
+    """The imports table's lock (flock on d/.lock), held across a whole
+    read-modify-write-build: imports wait for each other, never undo each other."""
+    try:
+        fd = os.open(d / imports_table.LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise refuse_dir(f"cannot open its lock ({e.strerror or e})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"import: waiting for another import in {d} to finish", flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases it
+
+
 def read_table():
-    """{name: entry} of the imports table ({} when there is none)."""
-    path = table_path()
-    try:
-        obj = json.loads(path.read_text())
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as e:
-        raise Failure(f"{path}: unreadable imports table ({e}); remove it and import "
-                      "again") from None
-    imports = obj.get("imports") if isinstance(obj, dict) else None
-    if not isinstance(imports, dict):
-        raise Failure(f"{path}: not an imports table (no \"imports\" object); remove it "
-                      "and import again")
+    """{name: entry} of the imports table as written ({} when there is none), for
+    changing it; UsageError when it cannot be read (nothing is written over it)."""
+    readable_dir()
+    imports, why = imports_table.read_raw(str(imports_dir()))
+    if imports is None:
+        raise UsageError(f"import: {why}; mend it with: "
+                         f"{imports_table.table_mend(str(imports_dir()))}")
     return imports
-
-
-def digest():
-    """The table's SHA-256 ('none' without one): what @vdso_imports is re-run on."""
-    try:
-        return hashlib.sha256(table_path().read_bytes()).hexdigest()
-    except OSError:
-        return "none"
 
 
 def glue_digest():
@@ -161,31 +249,75 @@ def glue_digest():
     return h.hexdigest()
 
 
+_left_out = []  # the problems sync_env found last, for warn()
+
+
+def state(glue=None):
+    """imports_table.check() of the imports directory as this process sees it."""
+    return imports_table.check(str(imports_dir()), glue or glue_digest(),
+                               os.environ.get(BUILDING_ENV, ""))
+
+
+def checker_digest():
+    here = Path(__file__).parent
+    return hashlib.sha256(b"".join((here / f).read_bytes() for f in
+                                   ("imports_table.py", "safe_read.py"))).hexdigest()
+
+
 def sync_env():
     """Tell Bazel (through the environment every command's bazel inherits) which
-    table it must see, and which glue: @vdso_imports is re-run whenever either
-    value changes."""
+    table it must see, as checked, and which glue: @vdso_imports is re-run
+    whenever either value changes. A tree edited since makes another digest."""
     if build.bundled():  # prebuilt: no Bazel, no imports
         return
-    os.environ[DIGEST_ENV] = digest()
-    os.environ[GLUE_ENV] = glue_digest()
+    if os.environ.get(DIR_ENV):
+        os.environ[DIR_ENV] = str(imports_dir())
+    glue = glue_digest()
+    checked = state(glue)
+    _left_out[:] = checked["problems"]
+    blob = json.dumps([imports_table.rule_view(checked), checker_digest()], sort_keys=True)
+    os.environ[DIGEST_ENV] = hashlib.sha256(blob.encode()).hexdigest()
+    os.environ[GLUE_ENV] = glue
+
+
+def digest():
+    """The value of VDSOBENCH_IMPORTS_DIGEST for the table as it is now."""
+    sync_env()
+    return os.environ.get(DIGEST_ENV, "none")
+
+
+def warn(command):
+    """One line per import left out of the build, before any other command runs
+    (`import` says it itself: --list lists them, the others fail on them)."""
+    if command != "import":
+        for line in _left_out:
+            print(f"vdsobench: warning: {line}", file=sys.stderr)
 
 
 def write_table(imports):
-    d = imports_dir()
-    d.mkdir(parents=True, exist_ok=True)
-    ignore = d / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# vdsobench import's cache: never committed\n*\n")
-    results.write_atomic(table_path(), {"version": 1, "imports": imports}, force=True,
-                         what="the imports table")
+    """The table, whole or not at all (a new file renamed over it, never written
+    through a link). Unlike results files it is written after a signal too: that
+    is how an interrupted import takes its entry back out."""
+    path = table_path()
+    data = (json.dumps({"version": 1, "imports": imports}, indent=1) + "\n").encode()
+    try:
+        fd, tmp = lifecycle.temp_file(path.parent, f".{TABLE}.", ".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        finally:
+            lifecycle.discard(tmp)
+    except OSError as e:
+        raise refuse_dir(f"cannot write {path.name} ({e.strerror or e})") from None
     sync_env()
 
 
 def ident(name):
-    """kernel_<name>, letters and digits kept, any other character as _xx (its hex
-    code): a C identifier and Bazel target name, one per name."""
-    return "kernel_" + "".join(c if c.isalnum() else f"_{ord(c):02x}" for c in name)
+    return imports_table.ident(name)
 
 
 def layout_of(name):
@@ -201,6 +333,28 @@ def object_of(v, bin_dir):
     struct vdso_data, for layout's pahole cross-check."""
     prefix = f"{ident(v['layout'][len(PREFIX):])}__{v['counter']}__{v['inline']}"
     return bin_dir / "impls" / "_objs" / f"variant_{prefix}_tree" / "writer.o"
+
+
+def identities(layouts):
+    """{layout: what names the import} for the imported ones among layouts: its
+    tree's key, kernel version, source and its hash, and each patch's hash and
+    subject, from the table (in a bundle, from BUNDLE.json, which has the
+    table's as it was built). What results files and bundles record."""
+    wanted = sorted({str(x) for x in layouts if is_import(x)})
+    if not wanted:
+        return {}
+    if build.bundled():
+        known = build.bundle_manifest().get("imports") or {}
+    else:
+        known = {layout_of(n): e["identity"] for n, (e, _) in state()["good"].items()}
+    return {x: known.get(x, {"name": x[len(PREFIX):], "key": None}) for x in wanted}
+
+
+def all_identities():
+    """identities() of every import Bazel builds now ({} in a bundle)."""
+    if build.bundled():
+        return {}
+    return identities(layout_of(n) for n in state()["good"])
 
 
 # ---- the source -------------------------------------------------------------------------
@@ -220,15 +374,26 @@ def resolve_source(given):
         path = Path(f"/usr/src/{package}.tar.xz")
         if not path.exists():
             packages.ensure_group((package,), f"import {given}")
-    if path.is_dir() or path.is_file():
+    try:
+        st = path.stat()
+    except OSError:
+        st = None
+    if st is not None and (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
         return path.resolve()
     hint = f"; Debian's {package} package provides it" if package else ""
-    raise UsageError(f"import: {given}: no such kernel tree or tarball (valid: a "
-                     f"directory, a .tar.xz/.tar.gz/.tar, or linux-source-X.Y{hint})")
+    what = (f"is {safe_read.kind(st.st_mode)}" if st is not None else
+            "no such kernel tree or tarball")
+    raise UsageError(f"import: {given}: {what} (valid: a directory, a "
+                     f".tar.xz/.tar.gz/.tar, or linux-source-X.Y{hint})")
 
 
 def expand(patterns, arch_dir):
     return [p.replace("{arch}", arch_dir) for p in patterns]
+
+
+def file_sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def tarball_sha256(path):
@@ -238,107 +403,345 @@ def tarball_sha256(path):
     key = f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
     memo_path = imports_dir() / "sources.json"
     try:
-        memo = json.loads(memo_path.read_text())
-    except (OSError, ValueError):
+        memo = json.loads(safe_read.read_regular(memo_path, "source hashes", 4 * MB))
+    except (UsageError, ValueError):
         memo = {}
     if not isinstance(memo, dict):
         memo = {}
     if key not in memo:
-        memo[key] = bundle.sha256(path)
-        imports_dir().mkdir(parents=True, exist_ok=True)
+        memo[key] = file_sha256(path)
         results.write_atomic(memo_path, memo, force=True, what="the source hashes")
     return memo[key]
 
 
-def tree_files(tree, patterns):
-    """The files of a directory tree the patterns name (relative paths, sorted)."""
-    out = set()
-    for pattern in patterns:
-        if pattern.endswith("/*"):
-            folder = tree / pattern[:-2]
-            if folder.is_dir():
-                out |= {str(f.relative_to(tree)) for f in folder.iterdir() if f.is_file()}
-        elif (tree / pattern).is_file():
-            out.add(pattern)
-    return sorted(out)
+def read_tree(source, patterns, named):
+    """{rel: bytes} of the files of a directory tree that the patterns and the
+    patches name, each read without following a link (on the way either) and
+    within FILE_LIMIT; a name that is not there is left out."""
+    prefix = f"import: {source}/"
+    root = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    out = {}
+
+    def take(rel):
+        data = safe_read.read_regular(rel, "source file", FILE_LIMIT, root=root,
+                                      prefix=prefix, missing=False)
+        if data is not None:
+            out[rel] = data
+
+    try:
+        for pattern in patterns:
+            if not pattern.endswith("/*"):
+                take(pattern)
+                continue
+            try:
+                fd = safe_read.open_dir(root, pattern[:-2], prefix=prefix)
+            except FileNotFoundError:
+                continue
+            try:
+                names = sorted(e.name for e in os.scandir(fd)
+                               if not e.is_dir(follow_symlinks=False))
+            finally:
+                os.close(fd)
+            for name in names:
+                take(f"{pattern[:-2]}/{name}")
+        for rel in named:
+            if rel not in out:
+                take(rel)
+    finally:
+        os.close(root)
+    return out
 
 
-def source_identity(source, patterns):
-    """(kind, SHA-256): a tarball's own hash, or a directory's over the files taken."""
-    if source.is_file():
-        return "tarball", tarball_sha256(source)
+def tree_sha256(files):
     h = hashlib.sha256()
-    for rel in tree_files(source, patterns):
-        h.update(rel.encode() + b"\0" + (source / rel).read_bytes() + b"\0")
-    return "tree", h.hexdigest()
+    for rel, data in sorted(files.items()):
+        h.update(f"{rel}\0{len(data)}\0".encode() + data)
+    return h.hexdigest()
+
+
+def tar_reason(stderr, rc):
+    """Why tar failed, in its own words: its first line that is no warning."""
+    lines = [x.strip() for x in stderr.splitlines() if x.strip()]
+    reasons = [x for x in lines if not TAR_NOISE.search(x)]
+    if reasons:
+        return reasons[0]
+    if rc in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):
+        return f"a member is larger than the {FILE_LIMIT // MB} MB a file of a tree may be"
+    return lines[-1] if lines else f"tar exit {rc}"
 
 
 def tar_top(tarball):
     """The folder every member of a kernel tarball is under (linux-source-6.12)."""
     proc = lifecycle.popen(["tar", "-tf", str(tarball)], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, text=True, errors="replace")
+                           stderr=subprocess.PIPE, text=True, errors="replace")
     with lifecycle.owned(proc):
         first = proc.stdout.readline().strip()
-        proc.kill()
+        err = ""
+        if first:
+            proc.kill()
+        else:
+            err = proc.stderr.read()
+    if not first:
+        raise UsageError(f"import: {tarball}: not a readable tarball "
+                         f"({tar_reason(err, proc.returncode)})")
     top = first.split("/", 1)[0]
-    if not top or top in (".", ".."):
+    if not imports_table.safe_rel(top) or top.startswith("."):
         raise UsageError(f"import: {tarball}: not a kernel source tarball (its first "
-                         f"member is {first!r}, not a top folder)")
+                         f"member is {ascii(first)}, not a top folder)")
     return top
 
 
-def extract(source, patterns, into):
-    """Copy (or untar) the files the patterns name from source into `into`."""
-    if source.is_dir():
-        for rel in tree_files(source, patterns):
-            dst = into / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.write_bytes((source / rel).read_bytes())
-        return
+def untar(source, patterns, named, into):
+    """Untar the files the patterns name (globs: TAKE's /*) and those the patches
+    name (literal names, after --no-wildcards) into `into`; one file over
+    FILE_LIMIT ends it (tar runs under that RLIMIT_FSIZE)."""
     top = tar_top(source)
-    wanted = [f"{top}/{p}" for p in patterns]
-    r = lifecycle.run(["tar", "-xf", str(source), "-C", str(into), "--strip-components=1",
-                       "--wildcards", "--no-wildcards-match-slash", *wanted],
-                      capture_output=True, text=True, errors="replace")
+    limit = [f"--fsize={FILE_LIMIT}"] if shutil.which("prlimit") else []
+    argv = [*(["prlimit", *limit] if limit else []), "tar", "-xf", str(source), "-C",
+            str(into), "--strip-components=1", "--no-same-owner", "--no-same-permissions",
+            "--no-recursion", "--warning=no-timestamp", "--warning=no-unknown-keyword",
+            "--wildcards", "--no-wildcards-match-slash", *[f"{top}/{p}" for p in patterns],
+            "--no-wildcards", *[f"{top}/{n}" for n in named if n not in patterns]]
+    r = lifecycle.run(argv, capture_output=True, text=True, errors="replace")
     # a pattern one version lacks (uapi/linux/bits.h before v6.14) is fine here;
     # REQUIRED is checked afterwards
-    errors = [line for line in r.stderr.splitlines()
-              if "Not found in archive" not in line and "previous errors" not in line]
-    if r.returncode != 0 and errors:
-        raise UsageError(f"import: {source}: tar failed: {errors[0]}")
+    if r.returncode != 0 and not all(TAR_NOISE.search(x) for x in r.stderr.splitlines()
+                                     if x.strip()):
+        raise UsageError(f"import: {source}: not a readable tarball "
+                         f"({tar_reason(r.stderr, r.returncode)})")
+    if r.returncode in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):
+        raise UsageError(f"import: {source}: {tar_reason('', r.returncode)}")
+
+
+# ---- writing into the staged tree --------------------------------------------------------
+
+def write_inside(tree, rel, data):
+    """Write a file of the staged tree: each folder on the way opened without
+    following a link (made if missing), the file written new beside its name and
+    renamed over it, so that nothing already there, a link least of all, is
+    written through."""
+    parts = rel.split("/")
+    data = data.encode() if isinstance(data, str) else data
+    try:
+        top = os.open(tree, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            parent = safe_read.open_dir(top, "/".join(parts[:-1]), create=True,
+                                        prefix=f"{tree}/") if len(parts) > 1 else os.dup(top)
+        finally:
+            os.close(top)
+        try:
+            tmp = f".{parts[-1]}.kimport-tmp"
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=parent)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o644, dir_fd=parent)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.rename(tmp, parts[-1], src_dir_fd=parent, dst_dir_fd=parent)
+        finally:
+            os.close(parent)
+    except OSError as e:
+        raise Failure(f"import: cannot write {rel} in {tree}: {e.strerror or e}") from None
+
+
+def stage_files(tree, given):
+    """The files of the staged tree (relative paths, sorted), or UsageError for the
+    first thing in it that is a link, neither a file nor a folder, or has a
+    name import does not take."""
+    files = []
+    for dirpath, dirnames, filenames in os.walk(tree):  # never into a linked folder
+        for name in sorted(dirnames + filenames):
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, tree)
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                raise UsageError(f"import: {given}: {ascii(rel)[1:-1]} is a symbolic link "
+                                 f"(to {ascii(os.readlink(full))}): import takes no links")
+            if not imports_table.safe_rel(rel):
+                raise UsageError(f"import: {given}: {ascii(rel)}: a file name import does not "
+                                 "take (letters, digits and _.+,=@~- only)")
+            if stat.S_ISREG(st.st_mode):
+                files.append(rel)
+            elif not stat.S_ISDIR(st.st_mode):
+                raise UsageError(f"import: {given}: {rel} is {safe_read.kind(st.st_mode)}, "
+                                 "not a file")
+    return sorted(files)
 
 
 # ---- patches ----------------------------------------------------------------------------
 
-def patch_targets(text):
-    """[(path, [hunk headers])]: each file a unified diff (git's a/ b/, -p1) changes,
-    with its hunks in order."""
-    out = []
+class Patch(NamedTuple):
+    path: Path
+    data: bytes  # as read: what git apply is given, and hashed
+    targets: list  # [(path, [hunk headers])]: each file it changes, with its hunks
+    names: list  # every path it names (old and new, renames, copies), sorted
+    subject: str
+
+
+class PatchError(Exception):
+    """A patch names something import does not take (the why)."""
+
+
+ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def unquote(text):
+    """(name, rest) of the path at the start of text: git's "C-quoted" form
+    (with \\t, \\", \\ooo ...) or up to the first space or tab."""
+    if not text.startswith('"'):
+        m = re.match(r"[^\t ]*", text)
+        return m.group(0), text[m.end():]
+    out, i = bytearray(), 1
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            return out.decode("utf-8", "surrogateescape"), text[i + 1:]
+        if c != "\\":
+            out += c.encode("utf-8", "surrogateescape")
+            i += 1
+        elif text[i + 1:i + 2] in ESCAPES:
+            out.append(ESCAPES[text[i + 1]])
+            i += 2
+        elif re.fullmatch(r"[0-3][0-7]{2}", text[i + 1:i + 4]):
+            out.append(int(text[i + 1:i + 4], 8))
+            i += 4
+        else:
+            raise PatchError(f"a quoted path with a bad escape ({ascii(text[:60])})")
+    raise PatchError(f"an unterminated quoted path ({ascii(text[:60])})")
+
+
+def checked_path(name, strip=True):
+    """name (-p1: its first folder stripped) as a path inside the tree, or PatchError."""
+    rel = name
+    if strip:
+        if "/" not in name:
+            raise PatchError(f"names {ascii(name)}, which has no leading folder to strip "
+                             "(-p1: a/, b/)")
+        rel = name.split("/", 1)[1]
+    if not imports_table.safe_rel(rel):
+        raise PatchError(f"names {ascii(name)}: not a plain path inside the tree (no "
+                         "absolute path, no '..', '.' or '//', letters, digits and _.+,=@~- "
+                         "only)")
+    return rel
+
+
+def header_name(text):
+    """The path of a ---/+++ line ("/dev/null" as is): up to a tab (diff -u's date)."""
+    name, rest = unquote(text)
+    if rest and not rest.startswith("\t"):
+        raise PatchError(f"names {ascii(text.rstrip()[:80])}: a path with a space")
+    return name
+
+
+def git_names(text):
+    """The two paths of a `diff --git a/X b/Y` line."""
+    a, rest = unquote(text)
+    if not rest.startswith(" "):
+        raise PatchError(f"a diff --git line import cannot read ({ascii(text[:80])})")
+    b, rest = unquote(rest[1:])
+    if rest.strip():
+        raise PatchError(f"a diff --git line with a path with a space ({ascii(text[:80])})")
+    return a, b
+
+
+def hunk_lines(lines, i, old, new):
+    """The index past a hunk's body (old and new line counts) starting at lines[i]."""
+    while i < len(lines) and (old > 0 or new > 0):
+        c = lines[i][:1]
+        if c in (" ", ""):
+            old, new = old - 1, new - 1
+        elif c == "-":
+            old -= 1
+        elif c == "+":
+            new -= 1
+        elif c != "\\":
+            break  # a short hunk: git apply says so
+        i += 1
+    while i < len(lines) and lines[i].startswith("\\"):
+        i += 1
+    return i
+
+
+MODE_LINE = re.compile(r"(old mode|new mode|deleted file mode|new file mode) (\d+)\s*$")
+INDEX_LINE = re.compile(r"index [0-9a-f]+\.\.[0-9a-f]+(?: (\d+))?\s*$")
+PLAIN_HEADERS = ("rename from ", "rename to ", "copy from ", "copy to ", "rename old ",
+                 "rename new ")
+
+
+def parse_patch(text):
+    """(targets, names) of a patch as git apply reads it: every file section (a
+    `diff --git` line, or a ---/+++ pair), its hunks skipped by their counts, so
+    that no hunk line is taken for a header. PatchError for a path that is not
+    plainly inside the tree, or a mode other than a plain file's."""
     lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("+++ ") and i and lines[i - 1].startswith("--- "):
-            new, old = line[4:].split("\t")[0].strip(), lines[i - 1][4:].split("\t")[0].strip()
-            name = old if new == "/dev/null" else new
-            out.append((name.split("/", 1)[1] if "/" in name else name, []))
-        elif out and (m := HUNK.match(line)):
-            out[-1][1].append(m.group(0))
-    return out
+    targets, names, i, section = [], set(), 0, None
+    while i < len(lines):
+        line = lines[i]
+        m = HUNK.match(line)
+        if m and section is not None:
+            section[1].append(line)
+            old, new = (int(x) if x is not None else 1 for x in (m.group(2), m.group(3)))
+            i = hunk_lines(lines, i + 1, old, new)
+            continue
+        if line.startswith("diff --git "):
+            a, b = git_names(line[len("diff --git "):])
+            names.update(checked_path(n) for n in (a, b))
+            section = (checked_path(b), [])
+            targets.append(section)
+        elif (line.startswith("--- ") and i + 1 < len(lines)
+              and lines[i + 1].startswith("+++ ")):
+            old, new = header_name(line[4:]), header_name(lines[i + 1][4:])
+            paths = [checked_path(n) for n in (old, new) if n != "/dev/null"]
+            if not paths:
+                raise PatchError("a file section from /dev/null to /dev/null")
+            names.update(paths)
+            if section is None or section[1] or section[0] != paths[-1]:
+                section = (paths[-1], [])
+                targets.append(section)
+            i += 2
+            continue
+        elif line.startswith(PLAIN_HEADERS) and section is not None:
+            names.add(checked_path(unquote(line.split(" ", 2)[2])[0], strip=False))
+        elif (m := MODE_LINE.match(line) or INDEX_LINE.match(line)) and section is not None:
+            mode = m.groups()[-1]
+            if mode is not None and mode not in MODES:
+                raise PatchError(f"gives {section[0]} the mode {mode} ("
+                                 f"{'a symbolic link' if mode == '120000' else 'not a file'}"
+                                 "): a patch may only change files, never make a link")
+        i += 1
+    return targets, sorted(names)
+
+
+def patch_targets(text):
+    """[(path, [hunk headers])]: each file a patch (git's a/ b/, -p1) changes."""
+    return parse_patch(text)[0]
+
+
+def patch_subject(text, path):
+    """A format-patch's Subject: line ([PATCH n/m] dropped), else the file's name;
+    printable ASCII, at most 200 characters."""
+    m = re.search(r"^Subject: *(.+)$", text.split("\ndiff --git ", 1)[0], re.M)
+    subject = re.sub(r"^\[[^\]]*\] *", "", m.group(1).strip()) if m else Path(path).name
+    return "".join(c if " " <= c <= "~" else "?" for c in subject)[:200] or Path(path).name
+
+
+def read_patch(p):
+    """One --patch, read by the safe reader and parsed: Patch, or UsageError."""
+    data = safe_read.read_regular(p, "patch", PATCH_LIMIT, prefix="import: --patch ")
+    text = data.decode("utf-8", "surrogateescape")
+    try:
+        targets, names = parse_patch(text)
+    except PatchError as e:
+        raise UsageError(f"import: --patch {p}: {e}") from None
+    if not targets:
+        raise UsageError(f"import: --patch {p}: not a unified diff (no ---/+++ file "
+                         "lines; git format-patch or diff -u output is)")
+    return Patch(Path(p), data, targets, names, patch_subject(text, p))
 
 
 def check_patches(paths):
-    """[(path, text, targets)] for each --patch, or UsageError naming the bad one."""
-    out = []
-    for p in paths:
-        try:
-            text = Path(p).read_text(errors="replace")
-        except OSError as e:
-            raise UsageError(f"import: --patch {p}: {e.strerror}") from None
-        targets = patch_targets(text)
-        if not targets:
-            raise UsageError(f"import: --patch {p}: not a unified diff (no ---/+++ file "
-                             "lines; git format-patch or diff -u output is)")
-        out.append((Path(p), text, targets))
-    return out
+    """[Patch] for each --patch, or UsageError naming the bad one."""
+    return [read_patch(p) for p in paths]
 
 
 def failing_hunk(patch, targets, stderr):
@@ -366,13 +769,12 @@ def apply_patches(tree, patches):
     """git apply each patch in order in `tree` (outside any repository, whatever
     folder it is in); UsageError with the first failing hunk."""
     env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(tree.parent))
-    for path, text, targets in patches:
-        r = lifecycle.run(["git", "apply", "--whitespace=nowarn", "-"], input=text,
-                          cwd=tree, env=env, capture_output=True, text=True,
-                          errors="replace")
+    for p in patches:
+        r = lifecycle.run(["git", "apply", "--whitespace=nowarn", "-"], input=p.data,
+                          cwd=tree, env=env, capture_output=True)
         if r.returncode != 0:
-            raise UsageError(f"import: {path} does not apply: "
-                             f"{failing_hunk(path, targets, r.stderr)}")
+            why = failing_hunk(p.path, p.targets, r.stderr.decode(errors="replace"))
+            raise UsageError(f"import: {p.path} does not apply: {why}")
 
 
 # ---- the tree's configuration -----------------------------------------------------------
@@ -440,9 +842,7 @@ def write_autoconf(tree, config, found):
              " * KIMPORT_* shape of its interfaces, which kernel_import/glue reads. */"]
     lines += [f"#define CONFIG_{k} {v}" for k, v in config.items()]
     lines += [f"#define KIMPORT_{name} 1" for name in found]
-    out = tree / "include" / "generated" / "autoconf.h"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
+    write_inside(tree, "include/generated/autoconf.h", "\n".join(lines) + "\n")
 
 
 def write_includes(tree):
@@ -453,15 +853,15 @@ def write_includes(tree):
     lines = ["/* include/generated/kimport_includes.h, written by `vdsobench import`:",
              " * lib/vdso/gettimeofday.c's own #include lines, in its order */"]
     lines += re.findall(r"^#\s*include\s*<[^>]+>", text, re.M)
-    out = tree / "include" / "generated" / "kimport_includes.h"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
+    write_inside(tree, "include/generated/kimport_includes.h", "\n".join(lines) + "\n")
 
 
 def c_string(text):
-    """A C string literal of plain ASCII text."""
-    text = text.encode("ascii", "replace").decode()
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A C string literal of any text, on one line: every byte but printable ASCII
+    (a newline would end the #define and start a directive of the text's own),
+    and the quote, backslash and '?' (trigraphs), as an octal escape."""
+    return '"' + "".join(chr(b) if 0x20 <= b < 0x7f and chr(b) not in '"\\?' else f"\\{b:03o}"
+                         for b in str(text).encode("utf-8", "replace")) + '"'
 
 
 def write_desc(tree, version, probe, source_text, summary):
@@ -476,7 +876,7 @@ def write_desc(tree, version, probe, source_text, summary):
               "RAW_CLOCKS": probe["raw_clocks"], "AUX_CLOCKS": probe["aux_clocks"],
               "HAS_GETRES": probe["has_getres"]}
     lines += [f"#define KIMPORT_{k} {v}" for k, v in values.items()]
-    (tree / "include" / "generated" / "kimport_desc.h").write_text("\n".join(lines) + "\n")
+    write_inside(tree, "include/generated/kimport_desc.h", "\n".join(lines) + "\n")
 
 
 # ---- compiling it here ------------------------------------------------------------------
@@ -538,14 +938,14 @@ def syntax_check(tree, arch_dir, given):
 
 def cache_key(arch_name, identity, patches):
     blob = json.dumps({"glue": glue_digest(), "arch": arch_name, "source": identity,
-                       "patches": [hashlib.sha256(t.encode()).hexdigest()
-                                   for _, t, _ in patches]}, sort_keys=True)
+                       "patches": [imports_table.sha256(p.data) for p in patches]},
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def describe(source, version, patches):
     """(source text for list, one-line summary)."""
-    names = [p.name for p, _, _ in patches]
+    names = [p.path.name for p in patches]
     with_patches = f" + {', '.join(names)}" if names else ""
     return (f"lib/vdso/gettimeofday.c, kernel/time/vsyscall.c of {source.name} "
             f"(Linux {version[3]}){with_patches}",
@@ -553,23 +953,48 @@ def describe(source, version, patches):
             (f" with {len(names)} patch{'es' if len(names) > 1 else ''}" if names else ""))
 
 
-def make_tree(source, given, arch_name, patches, key):
-    """trees/<key>/: the taken files, patched, configured and probed. The folder
-    appears whole (renamed into place) or not at all."""
-    arch_dir = ARCH_DIRS[arch_name]
+def trees_dir():
+    """imports/trees/, made if missing; never a link to somewhere else."""
     trees = imports_dir() / "trees"
-    trees.mkdir(parents=True, exist_ok=True)
-    final = trees / key
+    try:
+        trees.mkdir(exist_ok=True)
+    except OSError as e:
+        raise refuse_dir(e.strerror or str(e)) from None
+    if not stat.S_ISDIR(os.lstat(trees).st_mode):
+        raise refuse_dir(f"{trees} is {safe_read.kind(os.lstat(trees).st_mode)}, not a folder")
+    return trees
+
+
+def take_files(source, given, arch_dir, patches, files, stage):
+    """The taken files into the stage (copied from a tree as read, or untarred),
+    checked: the files REQUIRED there, and nothing a link or oddly named."""
+    named = sorted({n for p in patches for n in p.names})
+    if files is not None:
+        for rel, data in files.items():
+            write_inside(stage, rel, data)
+    else:
+        untar(source, expand(TAKE, arch_dir), named, stage)
+    stage_files(stage, given)
+    for rel in expand(REQUIRED, arch_dir):
+        if not os.path.isfile(stage / rel):
+            raise UsageError(f"import: {given}: not a kernel tree with a generic vDSO "
+                             f"for {ARCH_DIRS_NAMES.get(arch_dir, arch_dir)} (no {rel})")
+
+
+ARCH_DIRS_NAMES = {v: k for k, v in ARCH_DIRS.items()}
+
+
+def make_tree(source, given, arch_name, patches, key, files):
+    """trees/<key>/: the taken files, patched, configured and probed. The folder
+    appears whole (renamed into place) or not at all; a damaged one of that key
+    is replaced. (meta, SHA-256 of its kimport.json)."""
+    arch_dir = ARCH_DIRS[arch_name]
+    trees = trees_dir()
     stage = Path(lifecycle.new_temp_dir(trees, ".staging-"))
     try:
-        wanted = expand(TAKE, arch_dir)
-        touched = [t for _, _, targets in patches for t, _ in targets]
-        extract(source, wanted + [t for t in touched if t not in wanted], stage)
-        for rel in expand(REQUIRED, arch_dir):
-            if not (stage / rel).is_file():
-                raise UsageError(f"import: {given}: not a kernel tree with a generic vDSO "
-                                 f"for {arch_name} (no {rel})")
+        take_files(source, given, arch_dir, patches, files, stage)
         apply_patches(stage, patches)
+        stage_files(stage, given)  # what the patches made: still no link
         version = kernel_version((stage / "Makefile").read_text(errors="replace"))
         if version is None:
             raise UsageError(f"import: {given}: its Makefile names no VERSION, PATCHLEVEL "
@@ -583,43 +1008,59 @@ def make_tree(source, given, arch_name, patches, key):
             description = probe(stage, arch_dir, Path(work), given)
         write_desc(stage, version, description, source_text, summary)
         syntax_check(stage, arch_dir, given)
-        files = sorted(str(f.relative_to(stage)) for f in stage.rglob("*") if f.is_file())
         meta = {"glue": glue_digest(), "kernel": version[3], "version": list(version[:3]),
                 "arch": arch_name, "arch_dir": arch_dir, "config": config,
                 "kconfig_skipped": skipped, "features": found, "probe": description,
                 "source": source_text, "summary": summary,
-                "patches": [{"name": p.name, "sha256": hashlib.sha256(t.encode()).hexdigest(),
-                             "files": [f for f, _ in targets]} for p, t, targets in patches],
-                "files": files + ["kimport.json"]}
-        (stage / "kimport.json").write_text(json.dumps(meta, indent=1) + "\n")
-        if final.exists():  # another import made it meanwhile: same content
-            lifecycle.discard(str(stage), "dir")
-        else:
-            os.replace(stage, final)
-            lifecycle.forget(str(stage))
+                "patches": [{"name": p.path.name, "sha256": imports_table.sha256(p.data),
+                             "subject": p.subject, "files": [f for f, _ in p.targets]}
+                            for p in patches],
+                "hashes": {rel: file_sha256(stage / rel) for rel in stage_files(stage, given)}}
+        meta["files"] = sorted(list(meta["hashes"]) + ["kimport.json"])
+        raw = (json.dumps(meta, indent=1) + "\n").encode()
+        write_inside(stage, "kimport.json", raw)
+        place(stage, trees / key)
     except BaseException:
         lifecycle.discard(str(stage), "dir")
         raise
-    return meta
+    return meta, imports_table.sha256(raw)
 
 
-def cached_meta(key):
+def place(stage, final):
+    """The staged tree renamed to final; a damaged tree there moved aside and
+    removed first (the caller holds the table's lock)."""
+    with lifecycle.critical():
+        if os.path.lexists(final):
+            aside = lifecycle.new_temp_dir(final.parent, ".damaged-")
+            os.rename(final, aside)  # over the empty folder new_temp_dir made
+            os.rename(stage, final)
+            lifecycle.forget(str(stage))
+            lifecycle.discard(aside, "dir")
+        else:
+            os.rename(stage, final)
+            lifecycle.forget(str(stage))
+
+
+def cached(key):
+    """(meta, SHA-256 of its kimport.json) of a whole cached tree of that key, else
+    None: a damaged one (a file edited, gone or a link) is made again."""
+    d = str(imports_dir())
     try:
-        meta = json.loads((imports_dir() / "trees" / key / "kimport.json").read_text())
-    except (OSError, ValueError):
+        root = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
         return None
-    return meta if isinstance(meta, dict) and meta.get("glue") == glue_digest() else None
-
-
-def rebuild(previous):
-    """Build the variants as the table now says; on failure put the previous table
-    back (so that the project still builds) and fail."""
     try:
-        build.build([VERIFY])
-    except Failure:
-        restore(previous)
-        build.bazel("build", [VERIFY])  # back to a build of the previous table
-        raise
+        meta, why = imports_table.tree_problem(root, d, {"key": key, "meta_sha256": None},
+                                               glue_digest())
+        if meta is None:
+            return None
+        raw = safe_read.read_regular(f"trees/{key}/kimport.json", "tree description",
+                                     imports_table.META_LIMIT, root=root)
+    except UsageError:
+        return None
+    finally:
+        os.close(root)
+    return meta, imports_table.sha256(raw)
 
 
 def variant_names(name):
@@ -633,78 +1074,169 @@ def check_name(name):
                          "'-', starting with a letter or digit (e.g. 6.12-mine)")
 
 
-def take_in(given, patch_paths, name):
-    """The table entry for SOURCE + patches under a name: its tree made (or found in
-    the cache). (entry, meta, cached, seconds); nothing is registered yet."""
-    check_name(name)
+def check_arch():
     arch_name = arch.current().name
     if arch_name not in ARCH_DIRS:
         raise UsageError(f"import: --arch {arch_name}: imported trees build for "
                          f"{', '.join(ARCH_DIRS)} only (valid: {', '.join(ARCH_DIRS)})")
+    return arch_name
+
+
+class Request(NamedTuple):
+    """One import asked for, checked: name, SOURCE as given and resolved, patches."""
+    name: str
+    given: str
+    source: Path
+    patches: list
+    arch: str
+
+
+def request(given, patch_paths, name):
+    """Every input of an import checked, before anything is written."""
+    check_name(name)
+    arch_name = check_arch()
     patches = check_patches(patch_paths)
-    source = resolve_source(given)
-    packages.ensure_setup()
+    return Request(name, given, resolve_source(given), patches, arch_name)
+
+
+def take_in(req):
+    """The table entry for a request: its tree made (or found whole in the cache).
+    (entry, meta, cached, seconds); nothing is registered yet. Under the lock."""
     t0 = time.monotonic()
-    identity = source_identity(source, expand(TAKE, ARCH_DIRS[arch_name]))
-    key = cache_key(arch_name, identity, patches)
-    meta = cached_meta(key)
-    cached = meta is not None
-    if not cached:
-        meta = make_tree(source, given, arch_name, patches, key)
-    entry = {"key": key, "ident": ident(name), "arch": arch_name,
-             "arch_dir": ARCH_DIRS[arch_name], "kernel": meta["kernel"],
-             "source": str(source), "patches": [str(p) for p, _, _ in patches],
-             "summary": meta["summary"]}
-    return entry, meta, cached, time.monotonic() - t0
-
-
-def restore(previous):
-    """Put a table back as it was (None: there was none)."""
-    if previous is None:
-        table_path().unlink(missing_ok=True)
-        sync_env()
+    files = None
+    if req.source.is_dir():
+        named = sorted({n for p in req.patches for n in p.names})
+        files = read_tree(req.source, expand(TAKE, ARCH_DIRS[req.arch]), named)
+        identity = ("tree", tree_sha256(files))
     else:
-        write_table(previous)
+        identity = ("tarball", tarball_sha256(req.source))
+    key = cache_key(req.arch, identity, req.patches)
+    found = cached(key)
+    meta, meta_sha = found or make_tree(req.source, req.given, req.arch, req.patches, key,
+                                        files)
+    entry = {"key": key, "ident": ident(req.name), "arch": req.arch,
+             "arch_dir": ARCH_DIRS[req.arch], "kernel": meta["kernel"],
+             "source": str(req.source), "patches": [str(p.path) for p in req.patches],
+             "summary": meta["summary"], "meta_sha256": meta_sha,
+             "identity": {"name": req.name, "key": key, "kernel": meta["kernel"],
+                          "arch": req.arch, "source": str(req.source),
+                          "source_kind": identity[0], "source_sha256": identity[1],
+                          "patches": [{"name": p.path.name, "path": str(p.path),
+                                       "sha256": imports_table.sha256(p.data),
+                                       "subject": p.subject} for p in req.patches]}}
+    return entry, meta, found is not None, time.monotonic() - t0
 
 
-def snapshot():
-    return dict(read_table()) if table_path().exists() else None
+# ---- changing the table: transactions under the lock -------------------------------------
+
+def set_entries(changes, building):
+    """Put changes ({name: entry, or None to remove}) into the table as it is now;
+    {name: its entry before} (None: it had none)."""
+    imports = read_table()
+    before = {n: imports.get(n) for n in changes}
+    for n, e in changes.items():
+        if e is None:
+            imports.pop(n, None)
+        else:
+            imports[n] = dict(e, state=imports_table.BUILDING) if building else e
+    write_table(imports)
+    return before
+
+
+def put_back(before):
+    """Each of these names back to its entry before (re-reading the table: the
+    other entries stay as they are now)."""
+    with lifecycle.critical():
+        try:
+            set_entries(before, building=False)
+        except CliErrors:
+            pass  # the table cannot be read or written: nothing of ours to put back
+
+
+@contextlib.contextmanager
+def building(names):
+    """BUILDING_ENV names these imports for the builds in the block."""
+    os.environ[BUILDING_ENV] = ",".join(sorted(names))
+    sync_env()
+    try:
+        yield
+    finally:
+        os.environ.pop(BUILDING_ENV, None)
+        sync_env()
+
+
+def commit(changes, check=None):
+    """Set changes in the table (under the lock) and build the project with them;
+    check() then, inside the transaction. On any failure or interrupt only these
+    names are put back, and (but after a signal) the previous build is rebuilt.
+    Returns (the entries before, what check returned)."""
+    added = {n: e for n, e in changes.items() if e is not None}
+    before = set_entries(changes, building=True)
+    try:
+        with building(added):
+            build.build([VERIFY])
+            result = check() if check else None
+        set_entries(added, building=False)
+    except BaseException as e:
+        put_back(before)
+        if not isinstance(e, lifecycle.Interrupted) and not lifecycle.pending():
+            build.bazel("build", arch.current().bazel_flags() + [VERIFY])
+        raise
+    return before, result
+
+
+CliErrors = (Failure, UsageError)
+
+
+def no_variants(name):
+    return Failure(f"import: {layout_of(name)}: the build made no variants of it (Bazel "
+                   f"did not see the table in {imports_dir()}?); nothing imported")
 
 
 @contextlib.contextmanager
 def temporary(wanted):
     """Import {name: (SOURCE, [patch paths])} for the length of a block (the
-    patch-review recipe's before and after), built; the table is put back as it
-    was afterwards, whatever happens. Yields {name: meta}."""
-    previous = snapshot()
-    metas, imports = {}, dict(previous or {})
+    patch-review recipe's before and after), built; those names are put back
+    as they were afterwards, whatever happens. Yields {name: meta}."""
+    reqs = [request(given, patch_paths, name) for name, (given, patch_paths) in wanted.items()]
+    d = writable_dir()
+    packages.ensure_setup()
+    metas, entries = {}, {}
+    with table_lock(d):
+        for req in reqs:
+            entries[req.name], metas[req.name], _, _ = take_in(req)
+        before, _ = commit(entries)
     try:
-        for name, (given, patch_paths) in wanted.items():
-            imports[name], metas[name], _, _ = take_in(given, patch_paths, name)
-        write_table(imports)
-        build.build([VERIFY])
         yield metas
     finally:
-        restore(previous)
+        with table_lock(d):
+            put_back(before)
 
 
 def do_import(args):
-    entry, meta, cached, t_tree = take_in(args.source, args.patch or [], args.name)
-    imports = read_table()
-    previous = snapshot()
-    replaced = args.name in imports and imports[args.name].get("key") != entry["key"]
-    imports[args.name] = entry
-    write_table(imports)
-    t1 = time.monotonic()
-    rebuild(previous)
-    t_build = time.monotonic() - t1
-    names = variant_names(args.name)
-    how = (f"the tree from the cache in {t_tree:.1f} s" if cached else
+    req = request(args.source, args.patch or [], args.name)
+    d = writable_dir()
+    packages.ensure_setup()
+    with table_lock(d):
+        entry, meta, from_cache, t_tree = take_in(req)
+        old = read_table().get(req.name)
+        replaced = isinstance(old, dict) and old.get("key") != entry["key"]
+        t1 = time.monotonic()
+
+        def made():
+            names = variant_names(req.name)
+            if not names:
+                raise no_variants(req.name)
+            return names
+
+        _, names = commit({req.name: entry}, made)
+        t_build = time.monotonic() - t1
+    how = (f"the tree from the cache in {t_tree:.1f} s" if from_cache else
            f"the tree taken, patched and probed in {t_tree:.1f} s")
-    print(f"import: {layout_of(args.name)}: {meta['summary']}"
+    print(f"import: {layout_of(req.name)}: {meta['summary']}"
           f"{' (replaces the previous import of that name)' if replaced else ''}")
     print(f"import: {how}, built in {t_build:.1f} s; {len(names)} variants: "
-          f"{layout_of(args.name)}+{{{','.join(sorted({n.split('+')[1] for n in names}))}}}"
+          f"{layout_of(req.name)}+{{{','.join(sorted({n.split('+')[1] for n in names}))}}}"
           f"+{{{','.join(sorted({n.split('+')[2] for n in names}))}}}")
     return check_agreement(args)
 
@@ -744,32 +1276,36 @@ def agree(name, layout):
 
 
 def do_list():
-    imports = read_table()
-    if not imports:
+    readable_dir()
+    checked = state()
+    if not checked["good"] and not checked["problems"]:
         print(f"import: no imported trees ({table_path()} has none)")
         return 0
-    for name, e in sorted(imports.items()):
-        stale = "" if cached_meta(str(e.get("key"))) else (
-            "  (made by another vdsobench, left out of the build: import it again)")
-        print(f"{layout_of(name)}  Linux {e.get('kernel')}  {e.get('summary')}  "
-              f"[{str(e.get('key'))[:12]}]{stale}")
-        for p in e.get("patches", []):
+    for name, (e, _) in sorted(checked["good"].items()):
+        print(f"{layout_of(name)}  Linux {e['kernel']}  {e['summary']}  [{e['key'][:12]}]")
+        for p in e["patches"]:
             print(f"    patch {p}")
+    for line in checked["problems"]:
+        print(line)
     return 0
 
 
 def do_remove(name):
-    imports = read_table()
-    if name not in imports:
-        raise UsageError(f"import: --remove {name}: no such import (valid: "
-                         f"{', '.join(sorted(imports)) or 'none imported'})")
-    previous = snapshot()
-    del imports[name]
-    write_table(imports)
-    rebuild(previous)
+    d = writable_dir()
+    with table_lock(d):
+        imports = read_table()
+        if name not in imports:
+            raise UsageError(f"import: --remove {name}: no such import (valid: "
+                             f"{', '.join(sorted(map(str, imports))) or 'none imported'})")
+        set_entries({name: None}, building=False)  # never undone: it cannot break a build
+        build.build([VERIFY])
     print(f"import: removed {layout_of(name)} (its tree stays in the cache, "
           f"{imports_dir() / 'trees'})")
     return 0
+
+
+def imported_names():
+    return sorted(state()["good"])
 
 
 def run(args):
@@ -778,9 +1314,10 @@ def run(args):
     if args.remove:
         return do_remove(args.remove)
     if args.agree and args.name and not args.source:
-        if args.name not in read_table():
+        readable_dir()
+        if args.name not in imported_names():
             raise UsageError(f"import: --name {args.name}: no such import (valid: "
-                             f"{', '.join(sorted(read_table())) or 'none imported'})")
+                             f"{', '.join(imported_names()) or 'none imported'})")
         return check_agreement(args)
     if not args.source or not args.name:
         raise UsageError("import: SOURCE and --name are required (or --list, --remove NAME, "

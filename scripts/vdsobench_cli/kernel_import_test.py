@@ -414,7 +414,7 @@ class UpstreamTreeTest(unittest.TestCase):
         self.addCleanup(d.close)
         out = ok(self, ["import", tree, "--name", "up"])
         self.assertIn("kernel:up: imported: Linux 6.", out)
-        meta = kernel_import.cached_meta(kernel_import.read_table()["up"]["key"])
+        meta, _ = kernel_import.cached(kernel_import.read_table()["up"]["key"])
         self.assertIn("TIME_DATA", meta["features"], "not a v6.15+ tree")
         layout = "generic_6_17" if "AUX_CLOCK_DATA" in meta["features"] else "generic_6_15"
         out = ok(self, ["import", "--name", "up", "--agree", layout])

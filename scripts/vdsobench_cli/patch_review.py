@@ -23,12 +23,11 @@ import contextlib
 import io
 import json
 import os
-import re
 import sys
 import textwrap
 from pathlib import Path
 
-from . import arch, build, inputs, kernel_import
+from . import arch, build, kernel_import
 
 sys.path.insert(0, str(build.ROOT))
 from reports import layout_map, tables, text as text_mod  # noqa: E402
@@ -43,12 +42,10 @@ QUICK_CLOCKS = ["realtime", "monotonic", "monotonic_raw"]
 
 
 def subject(path):
-    """A patch's Subject: line (or its file name), as text to print. The patch is
-    read as every file the CLI is handed is (inputs.read_bytes: a regular file,
-    capped, never blocking): UsageError, one line, for anything else."""
-    text = inputs.read_bytes(path, "patch", inputs.LIMITS["patch"]).decode(errors="replace")
-    m = re.search(r"^Subject: (.+)$", text, re.M)
-    return text_mod.printable(m.group(1).strip() if m else Path(path).name)
+    """A patch's Subject: line (or its file name), the patch read and checked as
+    import reads it (a FIFO, /dev/zero or a path out of the tree: one line, now),
+    as text to print."""
+    return text_mod.printable(kernel_import.read_patch(path).subject)
 
 
 def verdict(rec):
