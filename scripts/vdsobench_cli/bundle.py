@@ -36,7 +36,8 @@ import tarfile
 import time
 from pathlib import Path
 
-from . import arch, build, counters, fingerprint, packages, results, run as run_mod, sim
+from . import (arch, build, counters, fingerprint, kernel_import, packages, results,
+               run as run_mod, sim)
 from . import variants as variants_mod
 from .errors import Failure, UsageError
 
@@ -306,6 +307,9 @@ def make(out, force=False):
                 "system_libraries": facts["system_libraries"], "commands": list(COMMANDS),
                 "build": info,
                 "files": {str(rel): sha256(p) for rel, p in sorted(files.items())}}
+    imports = kernel_import.all_identities()  # built in: what each kernel:NAME is
+    if imports:
+        manifest["imports"] = imports
     results.write_stream_atomic(out, lambda f: write_tarball(f, top, files, manifest), force,
                                 what="bundle")
     size = out.stat().st_size

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from . import arch, cpu_lock, fingerprint, ranged, results, rounds
+from . import arch, cpu_lock, fingerprint, kernel_import, ranged, results, rounds
 from .errors import Failure, UsageError
 from .build import ROOT
 
@@ -155,10 +155,17 @@ def paired_comparison(patterns, options, rounds_n=DEFAULT_ROUNDS, batch_ms=DEFAU
                      refused=list(refused.values()),
                      notes=[f"{k[0]}: {e}" for g in groups for k, e in g.errors.items()]
                      + list(refused.values())
-                     + [w["message"] for w in cpu_lock.warnings(context)]),
+                     + [w["message"] for w in cpu_lock.warnings(context)],
+                     **imports_meta([baseline] + others)),
         "rows": rows,
         "rounds": {g.key: {f"{s}#{c}": v for (s, c), v in g.ns.items()} for g in groups},
     }
+
+
+def imports_meta(subjects):
+    """{"imports": ...} naming the imported trees among the subjects ({} if none)."""
+    imports = kernel_import.identities(s.split("+", 1)[0] for s in subjects)
+    return {"imports": imports} if imports else {}
 
 
 def write_plots(plot_dir, comparison):

@@ -12,8 +12,8 @@ import os
 import re
 import sys
 
-from . import (arch, build, cpu_lock, fingerprint, lifecycle, machine_warnings, packages, ranged,
-               results)
+from . import (arch, build, cpu_lock, fingerprint, kernel_import, lifecycle, machine_warnings,
+               packages, ranged, results)
 from .errors import Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -116,7 +116,16 @@ def vdsobench_context(args, argv, harness, fp, build_info, warnings, names, cpus
         "harness": {k: v for k, v in harness.items()
                     if k not in ("pinning", "counters", "vdso", "compiler", "optimized")},
         "command": ["scripts/vdsobench", *argv],
+        # what each imported tree measured was (the commit alone does not say)
+        **imports_context(names),
     }
+
+
+def imports_context(names):
+    """{"imports": {kernel:NAME: its tree's key, source, patches, ...}} for the
+    imported variants among the benchmark names; {} when there are none."""
+    imports = kernel_import.identities(n.split("+", 1)[0] for n in names)
+    return {"imports": imports} if imports else {}
 
 
 # what Google Benchmark adds to the name of a benchmark with a fixed iteration count
