@@ -1,0 +1,700 @@
+"""Attacks on `vdsobench import` (issue 18), each as a hostile user would try it:
+build the hostile input, run the real command in an imports folder of the
+test's own, and check that nothing outside it changed (a victim folder,
+snapshotted before and after, and the source tree), that the command ended
+with exit 2 and one line, and that what it left still works (`import --list`,
+`list`, a build).
+
+AttackTest needs neither Bazel nor a kernel tarball: a patch, a source tree
+or tarball, or an imports folder that is hostile is refused before anything
+is built. LiveAttackTest imports Debian's 6.12 (taken once from the tarball
+into a directory) and attacks a working imports table: concurrent and
+interrupted imports, a damaged cache and table, a relative imports folder,
+and what results files record of the tree they measured.
+"""
+
+import hashlib
+import io
+import json
+import os
+import resource
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from . import build, compare, imports_table, kernel_import, packages, run
+from .errors import Failure, UsageError
+from .kernel_import_test import ImportsDir, cli, one_line, tarball
+from .new_variant_test import NESTED
+from .run_test import vdsobench
+
+MAKEFILE = "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 1\nEXTRAVERSION =\n"
+
+
+def snapshot(root):
+    """{path: (type, mode, mtime, content or link target)} of everything below root:
+    a file rewritten in place, even with the same bytes, shows."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode):
+                with open(path, "rb") as f:
+                    body = hashlib.sha256(f.read()).hexdigest()
+            else:
+                body = os.readlink(path) if stat.S_ISLNK(st.st_mode) else None
+            out[os.path.relpath(path, root)] = (
+                stat.S_IFMT(st.st_mode), st.st_mode & 0o7777,
+                st.st_mtime_ns if not stat.S_ISDIR(st.st_mode) else None, body)
+    return out
+
+
+def make_victim(parent):
+    """A folder no import may touch: a file, a subfolder, the names patches aim at."""
+    victim = Path(parent) / "victim"
+    (victim / "sub").mkdir(parents=True)
+    (victim / "f").write_text("keep\n")
+    (victim / "sub" / "g").write_text("keep too\n")
+    return victim
+
+
+def fake_tree(parent, name="tree"):
+    """A tree shaped like a kernel's where import looks first (it never gets past
+    the checks these tests make fail)."""
+    tree = Path(parent) / name
+    for rel in ("lib/vdso", "include/vdso", "arch/x86/include/asm/vdso", "kernel/time"):
+        (tree / rel).mkdir(parents=True)
+    (tree / "Makefile").write_text(MAKEFILE)
+    (tree / "include" / "vdso" / "datapage.h").write_text("struct vdso_data { int seq; };\n")
+    (tree / "lib" / "vdso" / "gettimeofday.c").write_text("a\n")
+    return tree
+
+
+def hostile_patches(victim):
+    """{what: patch text}: every way a patch may name a path out of the tree or a
+    link, in git's and diff -u's forms."""
+    up = "../" * 24 + str(victim).lstrip("/")
+    hunk = "@@ -1 +1 @@\n-keep\n+owned\n"
+    return {
+        "a symlink to a folder out of the tree": (
+            "diff --git a/include/generated b/include/generated\nnew file mode 120000\n"
+            f"index 0000000..1111111\n--- /dev/null\n+++ b/include/generated\n@@ -0,0 +1 @@\n"
+            f"+{victim}\n\\ No newline at end of file\n"),
+        "a link made by a mode change": (
+            "diff --git a/Makefile b/Makefile\nold mode 100644\nnew mode 120000\n"),
+        "a link in the index line": (
+            "diff --git a/x b/x\nindex 1111111..2222222 120000\n--- a/x\n+++ b/x\n" + hunk),
+        "a submodule": ("diff --git a/sub b/sub\nnew file mode 160000\nindex 0000000..1111111\n"),
+        "../ in ---/+++": f"--- a/{up}/f\n+++ b/{up}/f\n" + hunk,
+        "an absolute path (b//path)": f"--- a/{victim}/f\n+++ b/{victim}/f\n" + hunk,
+        "../ after diff --git": (f"diff --git a/Makefile b/{up}/f\n--- a/Makefile\n"
+                                 f"+++ b/{up}/f\n" + hunk),
+        "rename to ../": ("diff --git a/Makefile b/Makefile\nsimilarity index 100%\n"
+                          f"rename from Makefile\nrename to {up}/renamed\n"),
+        "copy to an absolute path": ("diff --git a/Makefile b/Makefile\nsimilarity index 100%\n"
+                                     f"copy from Makefile\ncopy to {victim}/copied\n"),
+        "git-quoted ../ (octal escapes)": (
+            'diff --git "a/Makefile" "b/\\056\\056/\\056\\056/x"\n--- "a/Makefile"\n'
+            '+++ "b/\\056\\056/\\056\\056/x"\n' + hunk),
+        "git-quoted control character": '--- "a/lib/\\033x"\n+++ "b/lib/\\033x"\n' + hunk,
+        "a bad quoted escape": '--- "a/lib/\\q"\n+++ "b/lib/\\q"\n' + hunk,
+        "a tar wildcard": "--- a/include/*\n+++ b/include/*\n" + hunk,
+        "a name tar takes for an option": ("--- a/--to-command=sh\n+++ b/--to-command=sh\n"
+                                           + hunk),
+        "no folder to strip": "--- Makefile\n+++ Makefile\n" + hunk,
+        "a header after a hunk": ("--- a/Makefile\n+++ b/Makefile\n" + hunk
+                                  + f"--- a/{up}/f\n+++ b/{up}/f\n" + hunk),
+    }
+
+
+def write_patch(directory, i, text):
+    path = Path(directory) / f"{i:04d}-hostile.patch"
+    path.write_text(text)
+    return str(path)
+
+
+class Workspace:
+    """A victim, a source tree and an imports folder of the test's own."""
+
+    def __init__(self, test):
+        tmp = tempfile.mkdtemp(prefix="vdsobench-attack-")
+        test.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        self.tmp = Path(tmp)
+        self.victim = make_victim(tmp)
+        self.tree = fake_tree(tmp)
+        self.imports = self.tmp / "imports"
+        self.before = self.outside()
+        saved = os.environ.get(kernel_import.DIR_ENV)
+        os.environ[kernel_import.DIR_ENV] = str(self.imports)
+        test.addCleanup(self.restore, saved)
+
+    @staticmethod
+    def restore(saved):
+        if saved is None:
+            os.environ.pop(kernel_import.DIR_ENV, None)
+        else:
+            os.environ[kernel_import.DIR_ENV] = saved
+        kernel_import.sync_env()
+
+    def outside(self):
+        return snapshot(self.victim), snapshot(self.tree)
+
+    def check(self, test, rc, err, *needles):
+        """Refused (exit 2, one line), the victim and the source as they were, no
+        table written, and the imports folder still listed."""
+        one_line(test, rc, err, *needles)
+        test.assertEqual(self.outside(), self.before, "something outside was written")
+        test.assertFalse((self.imports / imports_table.TABLE).exists(), "a table was written")
+        leftovers = [p.name for p in (self.imports / "trees").glob(".*")] \
+            if (self.imports / "trees").is_dir() else []
+        test.assertEqual(leftovers, [], "a staged tree was left behind")
+        rc, out, err = vdsobench("import", "--list")
+        test.assertEqual((rc, err), (0, ""), out)
+
+
+class AttackTest(unittest.TestCase):
+    """No Bazel and no tarball: each hostile input is refused before a build."""
+
+    def setUp(self):
+        self.ws = Workspace(self)
+
+    def test_hostile_patches_are_refused_before_anything_is_copied(self):
+        for i, (what, text) in enumerate(hostile_patches(self.ws.victim).items()):
+            with self.subTest(what):
+                path = write_patch(self.ws.tmp, i, text)
+                rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path,
+                                       "--name", "x")
+                self.ws.check(self, rc, err, path)
+
+    def test_patch_that_is_no_regular_file(self):
+        """A FIFO, /dev/zero, a 17 MB sparse file: refused at once, without reading
+        (its own process, with a memory cap: a regression must not take the machine)."""
+        fifo = self.ws.tmp / "fifo"
+        os.mkfifo(fifo)
+        big = self.ws.tmp / "big.patch"
+        with open(big, "wb") as f:
+            f.truncate(17 << 20)
+        for path, needle in ((fifo, "is a FIFO"), ("/dev/zero", "is a character device"),
+                             (big, "larger than the 16 MB")):
+            with self.subTest(str(path)):
+                r = subprocess.run(
+                    [sys.executable, str(build.ROOT / "scripts" / "vdsobench"), "import",
+                     str(self.ws.tree), "--patch", str(path), "--name", "x"],
+                    capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
+                    preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (2 << 30,) * 2))
+                self.ws.check(self, r.returncode, r.stderr, needle)
+
+    def test_source_that_is_no_tree_or_tarball(self):
+        fifo = self.ws.tmp / "fifo"
+        os.mkfifo(fifo)
+        for source, needle in ((fifo, "is a FIFO"), ("/dev/zero", "is a character device")):
+            with self.subTest(str(source)):
+                rc, _, err = vdsobench("import", str(source), "--name", "x")
+                self.ws.check(self, rc, err, needle, "valid: a directory")
+
+    def test_table_that_is_a_fifo(self):
+        """Read by every command (to tell Bazel what to build): never waited on."""
+        self.ws.imports.mkdir()
+        os.mkfifo(self.ws.imports / imports_table.TABLE)
+        for argv, rc_want in ((("import", "--list"), 0), (("import", "--remove", "x"), 2)):
+            with self.subTest(argv):
+                r = subprocess.run([sys.executable, str(build.ROOT / "scripts" / "vdsobench"),
+                                    *argv], capture_output=True, text=True, timeout=120,
+                                   stdin=subprocess.DEVNULL)
+                self.assertEqual(r.returncode, rc_want, r.stderr)
+                self.assertIn("is a FIFO", r.stdout + r.stderr)
+                self.assertLessEqual(len(r.stderr.splitlines()), 1, r.stderr)
+
+    def test_link_in_the_source_tree(self):
+        """A symbolic link on the way in a directory SOURCE (a folder or a file of
+        those taken) is refused, not followed."""
+        (self.ws.tree / "include" / "vdso" / "evil.h").symlink_to(self.ws.victim / "f")
+        self.ws.before = self.ws.outside()
+        rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "x")
+        self.ws.check(self, rc, err, "include/vdso/evil.h: is a symbolic link")
+        os.unlink(self.ws.tree / "include" / "vdso" / "evil.h")
+        shutil.rmtree(self.ws.tree / "lib")
+        (self.ws.tree / "lib").symlink_to(self.ws.victim)
+        self.ws.before = self.ws.outside()
+        rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "x")
+        self.ws.check(self, rc, err, "lib: is a symbolic link, not a folder")
+
+    def tarball(self, members, name="hostile.tar.xz"):
+        path = self.ws.tmp / name
+        with tarfile.open(path, "w:xz") as tar:
+            for member, body in members:
+                if isinstance(body, bytes):
+                    member.size = len(body)
+                tar.addfile(member, io.BytesIO(body) if isinstance(body, bytes) else None)
+        return path
+
+    def test_tarball_with_links(self):
+        """A link member (to the victim) that TAKE's globs match, and a member under
+        it that a patch names: refused, nothing written through it."""
+        def member(name, kind=tarfile.REGTYPE, target=""):
+            m = tarfile.TarInfo(f"linux-x/{name}")
+            m.type, m.linkname = kind, target
+            return m
+
+        path = self.tarball([
+            (member("Makefile"), MAKEFILE.encode()),
+            (member("include/vdso/evil", tarfile.SYMTYPE, str(self.ws.victim)), None),
+            (member("include/vdso/evil/f"), b"owned\n"),
+            (member("include/vdso/data.h", tarfile.SYMTYPE, str(self.ws.victim / "f")), None)])
+        patch = write_patch(self.ws.tmp, 0, "--- a/include/vdso/evil/f\n"
+                            "+++ b/include/vdso/evil/f\n@@ -1 +1 @@\n-owned\n+more\n")
+        rc, _, err = vdsobench("import", str(path), "--patch", patch, "--name", "x")
+        self.ws.check(self, rc, err, str(path))
+
+    def test_unreadable_tarballs_say_why(self):
+        garbage = self.ws.tmp / "garbage.tar.xz"
+        garbage.write_bytes(os.urandom(4096))
+        rc, _, err = vdsobench("import", str(garbage), "--name", "x")
+        self.ws.check(self, rc, err, "not a readable tarball", "File format not recognized")
+        whole = self.tarball([(tarfile.TarInfo("linux-x/Makefile"), os.urandom(1 << 20))])
+        cut = self.ws.tmp / "cut.tar.xz"
+        cut.write_bytes(whole.read_bytes()[:200000])
+        rc, _, err = vdsobench("import", str(cut), "--name", "x")
+        self.ws.check(self, rc, err, "not a readable tarball", "Unexpected end of input")
+
+    def test_tarball_top_that_tar_would_read_as_an_option(self):
+        path = self.tarball([(tarfile.TarInfo("--to-command=sh/Makefile"), b"x")], "opt.tar.xz")
+        rc, _, err = vdsobench("import", str(path), "--name", "x")
+        self.ws.check(self, rc, err, "not a kernel source tarball")
+
+    def test_tar_takes_patch_names_literally(self):
+        """untar() itself: a name from a patch is no glob, whatever checked it."""
+        members = [(tarfile.TarInfo(f"linux-x/lib/{n}"), b"x\n") for n in ("a1", "a2")]
+        path = self.tarball(members, "lit.tar.xz")
+        into = self.ws.tmp / "into"
+        into.mkdir()
+        kernel_import.untar(path, ["Makefile"], ["lib/a*"], into)
+        self.assertEqual(list(into.rglob("*")), [], "a patch's name was a wildcard")
+        kernel_import.untar(path, ["lib/*"], [], into)
+        self.assertEqual(sorted(p.name for p in (into / "lib").iterdir()), ["a1", "a2"])
+
+    def test_writes_never_follow_a_link(self):
+        """write_inside(): a linked folder on the way is refused; a link (or a hard
+        link) at the name is replaced, never written through."""
+        stage = self.ws.tmp / "stage"
+        (stage / "include").mkdir(parents=True)
+        (stage / "include" / "generated").symlink_to(self.ws.victim)
+        with self.assertRaises(UsageError) as e:
+            kernel_import.write_inside(stage, "include/generated/autoconf.h", "x")
+        self.assertIn("include/generated: is a symbolic link", str(e.exception))
+        (stage / "kimport.json").symlink_to(self.ws.victim / "f")
+        os.link(self.ws.victim / "sub" / "g", stage / "hard")
+        kernel_import.write_inside(stage, "kimport.json", "{}")
+        kernel_import.write_inside(stage, "hard", "x")
+        self.assertEqual((stage / "kimport.json").read_text(), "{}")
+        self.assertFalse((stage / "kimport.json").is_symlink())
+        self.assertEqual(self.ws.outside(), self.ws.before)
+
+    def test_a_link_left_in_the_staged_tree_is_refused(self):
+        stage = self.ws.tmp / "stage"
+        (stage / "include").mkdir(parents=True)
+        (stage / "include" / "generated").symlink_to(self.ws.victim)
+        with self.assertRaises(UsageError) as e:
+            kernel_import.stage_files(stage, "SRC")
+        self.assertIn("include/generated is a symbolic link", str(e.exception))
+        os.unlink(stage / "include" / "generated")
+        (stage / "include" / 'a"b').write_text("x")
+        with self.assertRaises(UsageError) as e:
+            kernel_import.stage_files(stage, "SRC")
+        self.assertIn("a file name import does not take", str(e.exception))
+
+    def test_generated_c_strings_stay_one_line(self):
+        """A source folder named with a newline must not start a directive in
+        kimport_desc.h."""
+        text = kernel_import.c_string('x"\n#include </etc/shadow>\\??=')
+        self.assertNotIn("\n", text)
+        self.assertEqual(text.count('"'), 2)
+        self.assertNotIn("??", text)
+
+    def test_patch_parser_follows_hunks(self):
+        """Hunk lines that look like headers (a removed '-- a/x', an added '++ b/x')
+        are not headers; a quoted name is unquoted."""
+        text = ("--- a/lib/f.c\n+++ b/lib/f.c\n@@ -1,2 +1,2 @@\n--- a/../x\n+++ b/../x\n"
+                " ctx\n"
+                'diff --git "a/lib/t\\tx" "b/lib/t\\tx"\n')
+        with self.assertRaises(kernel_import.PatchError):  # a tab: not a safe name
+            kernel_import.parse_patch(text)
+        targets, names = kernel_import.parse_patch(text.rsplit("diff", 1)[0])
+        self.assertEqual((targets, names), ([("lib/f.c", ["@@ -1,2 +1,2 @@"])], ["lib/f.c"]))
+        self.assertEqual(kernel_import.unquote('"a/\\303\\251 b" rest'), ("a/\xe9 b", " rest"))
+
+    def test_subject_is_recorded(self):
+        data = "From x\nSubject: [PATCH 2/3] vdso: \x1b[31mred\n\n---\n--- a/f\n+++ b/f\n"
+        self.assertEqual(kernel_import.patch_subject(data, "/p/0002-x.patch"), "vdso: ?[31mred")
+        self.assertEqual(kernel_import.patch_subject("--- a/f\n", "/p/x.patch"), "x.patch")
+
+    def test_imports_folder_that_is_no_folder(self):
+        plain = self.ws.tmp / "plain"
+        plain.write_text("")
+        for bad in (str(plain), "/dev/null"):
+            os.environ[kernel_import.DIR_ENV] = bad
+            for argv in (("import", str(self.ws.tree), "--name", "x"), ("import", "--list"),
+                         ("import", "--remove", "x")):
+                with self.subTest(bad=bad, argv=argv):
+                    rc, _, err = vdsobench(*argv)
+                    one_line(self, rc, err, bad, "not a folder")
+        self.assertEqual(plain.read_text(), "")
+
+    def test_read_only_imports_folder(self):
+        ro = self.ws.tmp / "ro"
+        ro.mkdir()
+        if subprocess.run(["chattr", "+i", str(ro)], capture_output=True).returncode != 0:
+            self.skipTest("no chattr +i here (not root, or not ext4)")
+        self.addCleanup(subprocess.run, ["chattr", "-i", str(ro)])
+        for d in (ro, ro / "sub"):
+            os.environ[kernel_import.DIR_ENV] = str(d)
+            with self.subTest(str(d)):
+                rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "x")
+                one_line(self, rc, err, str(d), "cannot keep imports")
+        self.assertEqual(list(ro.iterdir()), [])
+
+    def test_relative_imports_folder_is_made_absolute(self):
+        """Bazel's repository rule would resolve it elsewhere (and see no table):
+        the CLI hands it the absolute path, and the rule's checker refuses a
+        relative one."""
+        cwd = os.getcwd()
+        self.addCleanup(os.chdir, cwd)
+        os.chdir(self.ws.tmp)
+        os.environ[kernel_import.DIR_ENV] = "rel"
+        kernel_import.sync_env()
+        self.assertEqual(os.environ[kernel_import.DIR_ENV], str(self.ws.tmp / "rel"))
+        out = io.StringIO()
+        with mock.patch("sys.stdout", out):
+            imports_table.main(["rel"])
+        self.assertEqual(json.loads(out.getvalue())["imports"], {})
+        self.assertIn("not an absolute path", out.getvalue())
+
+    def test_package_that_does_not_exist(self):
+        if shutil.which("apt-cache") is None or not packages.known("linux-source-6.12"):
+            self.skipTest("no apt-cache, or its lists have no linux-source-6.12")
+        rc, out, err = vdsobench("import", "linux-source-9.99", "--name", "x")
+        one_line(self, rc, err, "no package linux-source-9.99", "linux-source-6.12")
+        self.assertEqual(out, "")
+
+    def test_failed_install_is_one_line(self):
+        with mock.patch.object(packages, "apt", return_value=(100, "Reading...\nE: Unable to "
+                                                              "fetch\nmore\n")), \
+                mock.patch.object(packages, "add_architectures"), \
+                mock.patch.object(packages, "missing", return_value=["x"]), \
+                mock.patch("sys.stdout", io.StringIO()), self.assertRaises(Failure) as e:
+            packages.install(["x"])
+        self.assertIn("E: Unable to fetch", str(e.exception))
+        self.assertEqual(len(str(e.exception).splitlines()), 1)
+
+
+def entry(name, key="0" * 64, **fields):
+    e = {"key": key, "ident": kernel_import.ident(name), "arch": "x86_64", "arch_dir": "x86",
+         "kernel": "6.12.1", "source": "/src", "patches": [], "summary": "s",
+         "meta_sha256": "0" * 64, "identity": {"name": name}}
+    e.update(fields)
+    return e
+
+
+class TransactionTest(unittest.TestCase):
+    """The table's transactions, with the build mocked: a failing import takes
+    out only its own entry, whatever another did meanwhile."""
+
+    def setUp(self):
+        self.ws = Workspace(self)
+        kernel_import.writable_dir()
+        kernel_import.write_table({"a": entry("a")})
+
+    def test_failing_build_puts_back_only_its_own_entry(self):
+        def failing_build(targets):
+            raw = kernel_import.read_table()
+            self.assertEqual(raw["c"]["state"], imports_table.BUILDING)
+            self.assertEqual(os.environ[kernel_import.BUILDING_ENV], "c")
+            kernel_import.write_table(dict(raw, b=entry("b")))  # another import, meanwhile
+            raise Failure("bazel build failed")
+
+        with mock.patch.object(build, "build", side_effect=failing_build), \
+                mock.patch.object(build, "bazel", return_value=(0, "")), \
+                self.assertRaises(Failure):
+            kernel_import.commit({"c": entry("c")})
+        self.assertEqual(sorted(kernel_import.read_table()), ["a", "b"])
+        self.assertNotIn(kernel_import.BUILDING_ENV, os.environ)
+
+    def test_interrupt_puts_back_and_does_not_rebuild(self):
+        from . import lifecycle
+        with mock.patch.object(build, "build",
+                               side_effect=lifecycle.Interrupted(signal.SIGINT)), \
+                mock.patch.object(build, "bazel") as bazel, \
+                self.assertRaises(lifecycle.Interrupted):
+            kernel_import.commit({"a": entry("a", key="1" * 64)})
+        self.assertEqual(kernel_import.read_table(), {"a": entry("a")})
+        bazel.assert_not_called()
+
+    def test_success_clears_the_building_state(self):
+        with mock.patch.object(build, "build"):
+            kernel_import.commit({"c": entry("c")})
+        self.assertNotIn("state", kernel_import.read_table()["c"])
+
+    def test_the_lock_is_exclusive(self):
+        import fcntl
+        with kernel_import.table_lock(self.ws.imports):
+            fd = os.open(self.ws.imports / imports_table.LOCK, os.O_RDONLY)
+            try:
+                with self.assertRaises(BlockingIOError):
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self.assertTrue(imports_table.import_running(str(self.ws.imports)))
+            finally:
+                os.close(fd)
+        self.assertFalse(imports_table.import_running(str(self.ws.imports)))
+
+    def test_bad_entries_are_left_out_one_line_each(self):
+        """The checker both the CLI and the repository rule use."""
+        bad = {"key": entry("k", key="../../etc"),
+               "ident": entry("i", ident='x"])\ngenrule(name = "p", cmd = "touch /x")\n#'),
+               "state": entry("state", state=imports_table.BUILDING), "type": 5,
+               "bad name": entry("bad name"), "gone": entry("gone")}
+        kernel_import.write_table(bad)
+        checked = kernel_import.state()
+        self.assertEqual(checked["good"], {})
+        self.assertEqual(len(checked["problems"]), len(bad))
+        for line in checked["problems"]:
+            self.assertEqual(len(line.splitlines()), 1)
+            self.assertIn("mend it with: ", line)
+        text = "\n".join(checked["problems"])
+        for needle in ("kernel:key left out: its entry has a bad 'key'",
+                       "its import did not finish", "kernel:'bad name'",
+                       "kernel:gone left out: its tree", "--remove type"):
+            self.assertIn(needle, text)
+
+    def test_unreadable_table_is_refused_for_writing(self):
+        for body in (b'{"version": 1, "imports": {"a": {"key"', b"\xff", b"[]"):
+            (self.ws.imports / imports_table.TABLE).write_bytes(body)
+            with self.subTest(body):
+                self.assertEqual(kernel_import.state()["good"], {})
+                rc, _, err = vdsobench("import", "--remove", "a")
+                one_line(self, rc, err, "not an imports table", "mv ")
+                self.assertEqual((self.ws.imports / imports_table.TABLE).read_bytes(), body)
+
+
+class LiveAttackTest(unittest.TestCase):
+    """A working imports table (Debian's 6.12 imported as kernel:a), attacked."""
+
+    @classmethod
+    def setUpClass(cls):
+        if os.environ.get(NESTED):
+            raise unittest.SkipTest("inside the new-variant test's copy of the project")
+        src = tarball("6.12")
+        if src is None:
+            raise unittest.SkipTest("no /usr/src/linux-source-6.12.tar.xz (as root: "
+                                    "scripts/vdsobench setup --kernel-sources)")
+        cls.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-live-attack-"))
+        cls.tree = cls.tmp / "linux-6.12"
+        cls.tree.mkdir()
+        kernel_import.untar(src, kernel_import.expand(kernel_import.TAKE, "x86"), [], cls.tree)
+        cls.victim = make_victim(cls.tmp)
+        cls.dir = ImportsDir()
+        cls.imports = Path(cls.dir.tmp.name)
+        rc, out, err = cli("import", str(cls.tree), "--name", "a")
+        if rc != 0:
+            cls.tearDownClass()
+            raise AssertionError(f"the base import failed: {err}{out}")
+        cls.table = (cls.imports / imports_table.TABLE).read_bytes()
+        cls.failing = cls.tmp / "fails-to-build.patch"
+        cls.failing.write_text(failing_patch(cls.tree))
+        cls.comment = cls.tmp / "comment.patch"
+        cls.comment.write_text("From x\nSubject: [PATCH] vdso: a comment\n\n---\n"
+                               + append_patch(cls.tree, "/* a comment */\n"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.before = snapshot(self.victim), snapshot(self.tree)
+        self.addCleanup(self.reset)
+
+    def reset(self):
+        """The table back to kernel:a alone (as a user's --remove would leave it)."""
+        path = self.imports / imports_table.TABLE
+        path.write_bytes(self.table)
+        kernel_import.sync_env()
+
+    def still_works(self, warnings=0):
+        """Nothing outside written; import --list and list (a build) show kernel:a,
+        with `warnings` lines on stderr, one per import left out."""
+        self.assertEqual((snapshot(self.victim), snapshot(self.tree)), self.before)
+        rc, out, err = cli("import", "--list")
+        self.assertEqual((rc, err), (0, ""), out)
+        self.assertIn("kernel:a  Linux 6.12.", out)
+        rc, out, err = cli("list")
+        self.assertEqual(rc, 0, err + out[-2000:])
+        self.assertIn("kernel:a+rdtsc+always", out)
+        lines = err.strip().splitlines()
+        self.assertEqual(len(lines), warnings, err)
+        for line in lines:
+            self.assertRegex(line, r"^vdsobench: warning: import kernel:\S+ left out: .*"
+                             r"; mend it with: ")
+        return out, err
+
+    def test_hostile_patch_on_a_working_table(self):
+        patches = hostile_patches(self.victim)
+        for i, what in enumerate(("a symlink to a folder out of the tree",
+                                  "an absolute path (b//path)")):
+            path = write_patch(self.tmp, 100 + i, patches[what])
+            rc, _, err = cli("import", str(self.tree), "--patch", path, "--name", "x")
+            one_line(self, rc, err, path)
+        self.assertEqual((self.imports / imports_table.TABLE).read_bytes(), self.table)
+        self.still_works()
+
+    def test_failing_import_next_to_a_good_one(self):
+        """Started together: each waits for the table's lock, and the failing one's
+        rollback leaves the good one (which exited 0) in the table."""
+        procs = [subprocess.Popen(
+            [sys.executable, str(build.ROOT / "scripts" / "vdsobench"), "import",
+             str(self.tree), "--patch", str(p), "--name", name], stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for p, name in ((self.failing, "c"), (self.comment, "b"))]
+        (_, c_err), (b_out, b_err) = [p.communicate(timeout=600) for p in procs]
+        self.assertEqual(procs[0].returncode, 1, c_err)
+        self.assertEqual(procs[1].returncode, 0, b_err + b_out)
+        self.assertEqual(sorted(kernel_import.read_table()), ["a", "b"])
+        out, _ = self.still_works()
+        self.assertIn("kernel:b+rdtsc+always", out)
+
+    def test_interrupted_failing_build_leaves_nothing(self):
+        proc = subprocess.Popen(
+            [sys.executable, str(build.ROOT / "scripts" / "vdsobench"), "import",
+             str(self.tree), "--patch", str(self.failing), "--name", "c"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for_building(self, proc, self.imports, "c")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=300)
+        self.assertEqual(proc.returncode, 128 + signal.SIGINT, err)
+        self.assertIn("interrupted by SIGINT", err)
+        self.assertEqual(sorted(kernel_import.read_table()), ["a"])
+        self.still_works()
+
+    def test_killed_import_is_left_out_until_mended(self):
+        """SIGKILL during the first build leaves the entry in state "building"
+        (made here as the killed import leaves it): left out, one line, mended by
+        the command that line names."""
+        raw = kernel_import.read_table()
+        kernel_import.write_table(dict(raw, c=dict(raw["a"], ident=kernel_import.ident("c"),
+                                                   state=imports_table.BUILDING)))
+        _, err = self.still_works(warnings=1)
+        self.assertIn("kernel:c left out: its import did not finish", err)
+        _, out, _ = cli("import", "--list")
+        self.assertIn("import kernel:c left out", out)
+        rc, out, err = cli("import", "--remove", "c")
+        self.assertEqual(rc, 0, err)
+        self.still_works()
+
+    def test_edited_cache_is_noticed_and_healed(self):
+        key = kernel_import.read_table()["a"]["key"]
+        victim = self.imports / "trees" / key / "lib" / "vdso" / "gettimeofday.c"
+        victim.write_text(victim.read_text() + "/* edited */\n")
+        _, _, err = cli("list")
+        self.assertIn("gettimeofday.c was changed since its import", err)
+        self.assertIn(f"mend it with: vdsobench import {self.tree} --name a", err)
+        rc, out, err = cli("import", str(self.tree), "--name", "a")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("the tree taken, patched and probed", out)  # not "from the cache"
+        self.assertNotIn("edited", victim.read_text())
+        self.still_works()
+
+    def test_damaged_table_leaves_the_rest_working(self):
+        raw = kernel_import.read_table()
+        hostile = {"ident": dict(raw["a"], ident='x"])\ngenrule(name="p", outs=["o"], '
+                                                  'cmd="touch /tmp/pwned")\n#'),
+                   "key": dict(raw["a"], key="../../../etc"),
+                   "meta": dict(raw["a"], meta_sha256="f" * 64), "num": 5}
+        kernel_import.write_table(dict(raw, **hostile))
+        _, err = self.still_works(warnings=len(hostile))
+        path = self.imports / imports_table.TABLE
+        path.write_bytes(self.table[:len(self.table) // 2])
+        rc, out, err = cli("list")
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("kernel:a+", out)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("not an imports table", err)
+        self.assertIn(f"mv {path} {path}.bad", err)
+
+    def test_relative_imports_folder_builds_its_variants(self):
+        env = dict(os.environ, VDSOBENCH_IMPORTS=os.path.relpath(self.imports, self.tmp))
+        r = subprocess.run([sys.executable, str(build.ROOT / "scripts" / "vdsobench"), "import",
+                            str(self.tree), "--name", "a"], cwd=self.tmp, env=env,
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("the tree from the cache", r.stdout)
+        self.assertIn("10 variants", r.stdout)
+        self.still_works()
+
+    def test_results_name_the_tree(self):
+        """Two trees under one name are told apart by what a results file records."""
+        out = self.tmp / "r.json"
+        rc, _, err = cli("run", "--variants", "kernel:a+rdtsc+always", "--clocks", "monotonic",
+                         "--modes", "hot", "--min-time", "0.01", "--repetitions", "1",
+                         "--cpus", "0", "--out", str(out))
+        self.assertEqual(rc, 0, err)
+        imports = json.loads(out.read_text())["context"]["vdsobench"]["imports"]
+        mine = imports["kernel:a"]
+        self.assertEqual(mine["key"], kernel_import.read_table()["a"]["key"])
+        self.assertEqual((mine["source"], mine["source_kind"], mine["kernel"][:5]),
+                         (str(self.tree), "tree", "6.12."))
+        self.assertRegex(mine["source_sha256"], r"^[0-9a-f]{64}$")
+        req = kernel_import.request(str(self.tree), [str(self.comment)], "a")
+        other, _, _, _ = kernel_import.take_in(req)  # the same name, another tree
+        self.assertNotEqual(other["identity"]["key"], mine["key"])
+        self.assertEqual(other["identity"]["patches"][0]["subject"], "vdso: a comment")
+        self.assertEqual(run.imports_context(["kernel:a+rdtsc+always/monotonic/hot/cpu0"]),
+                         {"imports": {"kernel:a": mine}})
+        self.assertEqual(compare.imports_meta(["kernel:a+rdtsc+always", "sys/vdso"]),
+                         {"imports": {"kernel:a": mine}})
+        self.assertEqual(kernel_import.all_identities(), {"kernel:a": mine})  # BUNDLE.json's
+        with mock.patch.object(build, "bundled", return_value=True), \
+                mock.patch.object(build, "bundle_manifest",
+                                  return_value={"imports": {"kernel:a": mine}}):
+            self.assertEqual(run.imports_context(["kernel:a+rdtsc+always/monotonic/hot/cpu0"]),
+                             {"imports": {"kernel:a": mine}})  # a run from the bundle
+
+
+def append_patch(tree, text):
+    """A diff -u that appends text to lib/vdso/gettimeofday.c."""
+    lines = (tree / "lib" / "vdso" / "gettimeofday.c").read_text().splitlines()
+    n = len(lines)
+    body = "".join(f" {x}\n" for x in lines[-3:]) + "".join(f"+{x}\n" for x in text.splitlines())
+    return (f"--- a/lib/vdso/gettimeofday.c\n+++ b/lib/vdso/gettimeofday.c\n"
+            f"@@ -{n - 2},3 +{n - 2},{3 + len(text.splitlines())} @@\n{body}")
+
+
+def failing_patch(tree):
+    """Builds with the fake counter (the probe and import's own compile check use
+    it) and fails with every real one, in the Bazel build."""
+    return append_patch(tree, "#if VDSO_COUNTER_REAL\n#error \"fake counter only\"\n#endif\n")
+
+
+def wait_for_building(test, proc, imports, name):
+    """Until the table shows the import in its first build (or the import ended)."""
+    path = imports / imports_table.TABLE
+    while proc.poll() is None:
+        try:
+            if (json.loads(path.read_text())["imports"].get(name) or {}).get("state"):
+                return
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.05)
+    test.fail(f"the import ended (exit {proc.returncode}) before its build: "
+              f"{proc.stderr.read()}")
+
+
+if __name__ == "__main__":
+    unittest.main()
