@@ -122,6 +122,8 @@ def read_raw(directory):
         return None, str(e)
     try:
         obj = json.loads(data.decode("utf-8"))
+    except RecursionError:
+        return None, f"{path}: not an imports table (nested too deep)"
     except (UnicodeDecodeError, ValueError) as e:
         return None, f"{path}: not an imports table (not valid JSON: {e})"
     imports = obj.get("imports") if isinstance(obj, dict) else None
@@ -189,7 +191,7 @@ def tree_meta(tree, where, e, glue):
         return None, f"its tree is damaged ({where}kimport.json was changed)"
     try:
         meta = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return None, f"its tree is damaged ({where}kimport.json is not JSON)"
     if glue and (not isinstance(meta, dict) or meta.get("glue") != glue):
         return None, "its tree was made by another vdsobench (other glue)"
@@ -222,7 +224,12 @@ def check(directory, glue, building=""):
         return out
     if not imports:
         return out
-    root = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        root = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        out["table"] = f"{directory}: {e.strerror}"
+        out["problems"].append(f"{out['table']}: every import left out")
+        return out
     try:
         running = None
         for name in sorted(imports, key=str):

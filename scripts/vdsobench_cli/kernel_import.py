@@ -1188,9 +1188,14 @@ def commit(changes, check=None):
 CliErrors = (Failure, UsageError)
 
 
-def no_variants(name):
-    return Failure(f"import: {layout_of(name)}: the build made no variants of it (Bazel "
-                   f"did not see the table in {imports_dir()}?); nothing imported")
+def built_variants(name):
+    """The import's variant names as the build made them; Failure if it made none
+    (Bazel saw another table than this one), inside the transaction: undone."""
+    names = variant_names(name)
+    if not names:
+        raise Failure(f"import: {layout_of(name)}: the build made no variants of it (Bazel "
+                      f"did not see the table in {imports_dir()}?); nothing imported")
+    return names
 
 
 @contextlib.contextmanager
@@ -1222,14 +1227,7 @@ def do_import(args):
         old = read_table().get(req.name)
         replaced = isinstance(old, dict) and old.get("key") != entry["key"]
         t1 = time.monotonic()
-
-        def made():
-            names = variant_names(req.name)
-            if not names:
-                raise no_variants(req.name)
-            return names
-
-        _, names = commit({req.name: entry}, made)
+        _, names = commit({req.name: entry}, lambda: built_variants(req.name))
         t_build = time.monotonic() - t1
     how = (f"the tree from the cache in {t_tree:.1f} s" if from_cache else
            f"the tree taken, patched and probed in {t_tree:.1f} s")

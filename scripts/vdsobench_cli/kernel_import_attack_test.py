@@ -438,6 +438,16 @@ class TransactionTest(unittest.TestCase):
         self.assertEqual(kernel_import.read_table(), {"a": entry("a")})
         bazel.assert_not_called()
 
+    def test_an_import_that_made_no_variants_fails(self):
+        """As with a relative $VDSOBENCH_IMPORTS before: Bazel saw no table."""
+        with mock.patch.object(build, "build"), \
+                mock.patch.object(build, "bazel", return_value=(0, "")), \
+                mock.patch("vdsobench_cli.variants.load", return_value=[]), \
+                self.assertRaises(Failure) as e:
+            kernel_import.commit({"c": entry("c")}, lambda: kernel_import.built_variants("c"))
+        self.assertIn("made no variants", str(e.exception))
+        self.assertEqual(sorted(kernel_import.read_table()), ["a"])
+
     def test_success_clears_the_building_state(self):
         with mock.patch.object(build, "build"):
             kernel_import.commit({"c": entry("c")})
@@ -475,9 +485,10 @@ class TransactionTest(unittest.TestCase):
             self.assertIn(needle, text)
 
     def test_unreadable_table_is_refused_for_writing(self):
-        for body in (b'{"version": 1, "imports": {"a": {"key"', b"\xff", b"[]"):
+        for body in (b'{"version": 1, "imports": {"a": {"key"', b"\xff", b"[]",
+                     b"[" * 100000 + b"]" * 100000):
             (self.ws.imports / imports_table.TABLE).write_bytes(body)
-            with self.subTest(body):
+            with self.subTest(body[:40]):
                 self.assertEqual(kernel_import.state()["good"], {})
                 rc, _, err = vdsobench("import", "--remove", "a")
                 one_line(self, rc, err, "not an imports table", "mv ")
