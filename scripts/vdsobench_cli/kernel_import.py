@@ -700,6 +700,9 @@ def parse_patch(text):
                 targets.append(section)
             i += 2
             continue
+        elif line.startswith("GIT binary patch"):
+            raise PatchError(f"a binary patch of {section[0] if section else '?'}: import "
+                             "takes text patches only (a deflated literal can be any size)")
         elif line.startswith(PLAIN_HEADERS) and section is not None:
             names.add(checked_path(unquote(line.split(" ", 2)[2])[0], strip=False))
         elif (m := MODE_LINE.match(line) or INDEX_LINE.match(line)) and section is not None:
@@ -717,12 +720,17 @@ def patch_targets(text):
     return parse_patch(text)[0]
 
 
+def printable(text, limit=200):
+    """Text as printable ASCII (anything else '?'), at most limit characters: what
+    came from a patch or a file name, before it is printed or recorded."""
+    return "".join(c if " " <= c <= "~" else "?" for c in str(text))[:limit]
+
+
 def patch_subject(text, path):
-    """A format-patch's Subject: line ([PATCH n/m] dropped), else the file's name;
-    printable ASCII, at most 200 characters."""
+    """A format-patch's Subject: line ([PATCH n/m] dropped), else the file's name."""
     m = re.search(r"^Subject: *(.+)$", text.split("\ndiff --git ", 1)[0], re.M)
-    subject = re.sub(r"^\[[^\]]*\] *", "", m.group(1).strip()) if m else Path(path).name
-    return "".join(c if " " <= c <= "~" else "?" for c in subject)[:200] or Path(path).name
+    subject = re.sub(r"^\[[^\]]*\] *", "", m.group(1).strip()) if m else ""
+    return printable(subject) or printable(Path(path).name)
 
 
 def read_patch(p):
@@ -787,7 +795,9 @@ def kernel_version(makefile):
         v, p, s = (int(values[k]) for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL"))
     except (KeyError, ValueError):
         return None
-    return v, p, s, f"{v}.{p}.{s}{values.get('EXTRAVERSION', '')}"
+    # what a release names itself with (-rc1); nothing that would reach a terminal
+    extra = re.match(r"[-A-Za-z0-9._+~]{0,40}", values.get("EXTRAVERSION", "")).group(0)
+    return v, p, s, f"{v}.{p}.{s}{extra}"
 
 
 def kconfig_selects(text):
@@ -945,11 +955,12 @@ def cache_key(arch_name, identity, patches):
 
 def describe(source, version, patches):
     """(source text for list, one-line summary)."""
-    names = [p.path.name for p in patches]
+    names = [printable(p.path.name) for p in patches]
     with_patches = f" + {', '.join(names)}" if names else ""
-    return (f"lib/vdso/gettimeofday.c, kernel/time/vsyscall.c of {source.name} "
-            f"(Linux {version[3]}){with_patches}",
-            f"imported: Linux {version[3]} from {source.name}" +
+    source_name, kernel = printable(source.name), printable(version[3], 40)
+    return (f"lib/vdso/gettimeofday.c, kernel/time/vsyscall.c of {source_name} "
+            f"(Linux {kernel}){with_patches}",
+            f"imported: Linux {kernel} from {source_name}" +
             (f" with {len(names)} patch{'es' if len(names) > 1 else ''}" if names else ""))
 
 
@@ -974,10 +985,15 @@ def take_files(source, given, arch_dir, patches, files, stage):
             write_inside(stage, rel, data)
     else:
         untar(source, expand(TAKE, arch_dir), named, stage)
-    stage_files(stage, given)
+    check_stage(stage, given, arch_dir)
+
+
+def check_stage(stage, given, arch_dir, after=""):
+    """Nothing in the stage a link or oddly named, and every REQUIRED file there."""
+    stage_files(stage, given)  # no link in it now: isfile() below follows none
     for rel in expand(REQUIRED, arch_dir):
         if not os.path.isfile(stage / rel):
-            raise UsageError(f"import: {given}: not a kernel tree with a generic vDSO "
+            raise UsageError(f"import: {given}{after}: not a kernel tree with a generic vDSO "
                              f"for {ARCH_DIRS_NAMES.get(arch_dir, arch_dir)} (no {rel})")
 
 
@@ -994,7 +1010,7 @@ def make_tree(source, given, arch_name, patches, key, files):
     try:
         take_files(source, given, arch_dir, patches, files, stage)
         apply_patches(stage, patches)
-        stage_files(stage, given)  # what the patches made: still no link
+        check_stage(stage, given, arch_dir, " with its patches")  # what they made
         version = kernel_version((stage / "Makefile").read_text(errors="replace"))
         if version is None:
             raise UsageError(f"import: {given}: its Makefile names no VERSION, PATCHLEVEL "

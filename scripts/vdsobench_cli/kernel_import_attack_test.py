@@ -71,11 +71,10 @@ def fake_tree(parent, name="tree"):
     """A tree shaped like a kernel's where import looks first (it never gets past
     the checks these tests make fail)."""
     tree = Path(parent) / name
-    for rel in ("lib/vdso", "include/vdso", "arch/x86/include/asm/vdso", "kernel/time"):
-        (tree / rel).mkdir(parents=True)
+    for rel in kernel_import.expand(kernel_import.REQUIRED, "x86"):
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text("a\n")
     (tree / "Makefile").write_text(MAKEFILE)
-    (tree / "include" / "vdso" / "datapage.h").write_text("struct vdso_data { int seq; };\n")
-    (tree / "lib" / "vdso" / "gettimeofday.c").write_text("a\n")
     return tree
 
 
@@ -111,6 +110,8 @@ def hostile_patches(victim):
         "a name tar takes for an option": ("--- a/--to-command=sh\n+++ b/--to-command=sh\n"
                                            + hunk),
         "no folder to strip": "--- Makefile\n+++ Makefile\n" + hunk,
+        "a binary patch": ("diff --git a/Makefile b/Makefile\nindex 1111111..2222222 100644\n"
+                           "GIT binary patch\nliteral 1000000000\nzcmeAS@N?(olHy`uVBq!ia0vp^\n\n"),
         "a header after a hunk": ("--- a/Makefile\n+++ b/Makefile\n" + hunk
                                   + f"--- a/{up}/f\n+++ b/{up}/f\n" + hunk),
     }
@@ -174,6 +175,23 @@ class AttackTest(unittest.TestCase):
                 rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path,
                                        "--name", "x")
                 self.ws.check(self, rc, err, path)
+
+    def test_patch_that_deletes_what_import_needs(self):
+        """Checked again after the patches: one line, not a traceback later."""
+        path = write_patch(self.ws.tmp, 0, (
+            "diff --git a/lib/vdso/gettimeofday.c b/lib/vdso/gettimeofday.c\n"
+            "deleted file mode 100644\nindex 7898192..0000000\n"
+            "--- a/lib/vdso/gettimeofday.c\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n"))
+        rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "x")
+        self.ws.check(self, rc, err, "with its patches", "no lib/vdso/gettimeofday.c")
+
+    def test_names_reach_the_terminal_printable(self):
+        patch = kernel_import.Patch(Path("/p/0001-\x1b[2J.patch"), b"", [], [], "s")
+        text = "".join(kernel_import.describe(Path("/s/a\x1b]0;x\x07b"),
+                                              (6, 12, 1, "6.12.1"), [patch]))
+        self.assertTrue(text.isprintable() and text.isascii(), text)
+        self.assertEqual(kernel_import.kernel_version(MAKEFILE.replace(
+            "EXTRAVERSION =", "EXTRAVERSION = -rc1\x1b[31m"))[3], "6.12.1-rc1")
 
     def test_patch_that_is_no_regular_file(self):
         """A FIFO, /dev/zero, a 17 MB sparse file: refused at once, without reading
