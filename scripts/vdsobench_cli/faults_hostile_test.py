@@ -169,9 +169,11 @@ class NotAFileTest(Attack):
                              f"{fifo}: is a named pipe (FIFO); a patch must be a regular file")
         self.assertFalse((self.dir / "review").exists())
         patch = self.dir / "good.patch"
-        patch.write_text("From x\nSubject: [PATCH] vdso: \x1b]0;owned\x07move max_cycles\n")
+        patch.write_text("From x\nSubject: [PATCH] vdso: \x1b]0;owned\x07move max_cycles\n\n"
+                         "--- a/lib/vdso/gettimeofday.c\n+++ b/lib/vdso/gettimeofday.c\n"
+                         "@@ -1 +1 @@\n-a\n+b\n")
         self.assertEqual(patch_review.subject(str(patch)),
-                         "[PATCH] vdso: \\x1b]0;owned\\x07move max_cycles")
+                         "vdso: \\x1b]0;owned\\x07move max_cycles")
 
     def test_the_reader_opens_without_blocking_what_it_checked(self):
         # a FIFO put in place between the stat and the open: the open does

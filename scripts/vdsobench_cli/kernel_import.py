@@ -68,6 +68,9 @@ from typing import NamedTuple
 from . import arch, build, imports_table, lifecycle, packages, results, safe_read
 from .errors import Failure, UsageError
 
+sys.path.insert(0, str(build.ROOT))
+from reports import text as text_mod  # noqa: E402
+
 ROOT = build.ROOT
 DIR_ENV = "VDSOBENCH_IMPORTS"
 DIGEST_ENV = "VDSOBENCH_IMPORTS_DIGEST"
@@ -721,9 +724,9 @@ def patch_targets(text):
 
 
 def printable(text, limit=200):
-    """Text as printable ASCII (anything else '?'), at most limit characters: what
-    came from a patch or a file name, before it is printed or recorded."""
-    return "".join(c if " " <= c <= "~" else "?" for c in str(text))[:limit]
+    """What came from a patch or a file name, before it is printed or recorded:
+    reports' one sanitiser (escapes, not raw control characters)."""
+    return text_mod.printable(str(text), limit)
 
 
 def patch_subject(text, path):

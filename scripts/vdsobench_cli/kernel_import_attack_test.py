@@ -201,7 +201,7 @@ class AttackTest(unittest.TestCase):
         big = self.ws.tmp / "big.patch"
         with open(big, "wb") as f:
             f.truncate(17 << 20)
-        for path, needle in ((fifo, "is a FIFO"), ("/dev/zero", "is a character device"),
+        for path, needle in ((fifo, "is a named pipe (FIFO)"), ("/dev/zero", "is a character device"),
                              (big, "larger than the 16 MB")):
             with self.subTest(str(path)):
                 r = subprocess.run(
@@ -214,7 +214,7 @@ class AttackTest(unittest.TestCase):
     def test_source_that_is_no_tree_or_tarball(self):
         fifo = self.ws.tmp / "fifo"
         os.mkfifo(fifo)
-        for source, needle in ((fifo, "is a FIFO"), ("/dev/zero", "is a character device")):
+        for source, needle in ((fifo, "is a named pipe (FIFO)"), ("/dev/zero", "is a character device")):
             with self.subTest(str(source)):
                 rc, _, err = vdsobench("import", str(source), "--name", "x")
                 self.ws.check(self, rc, err, needle, "valid: a directory")
@@ -229,7 +229,7 @@ class AttackTest(unittest.TestCase):
                                     *argv], capture_output=True, text=True, timeout=120,
                                    stdin=subprocess.DEVNULL)
                 self.assertEqual(r.returncode, rc_want, r.stderr)
-                self.assertIn("is a FIFO", r.stdout + r.stderr)
+                self.assertIn("is a named pipe (FIFO)", r.stdout + r.stderr)
                 self.assertLessEqual(len(r.stderr.splitlines()), 1, r.stderr)
 
     def test_link_in_the_source_tree(self):
@@ -352,7 +352,7 @@ class AttackTest(unittest.TestCase):
 
     def test_subject_is_recorded(self):
         data = "From x\nSubject: [PATCH 2/3] vdso: \x1b[31mred\n\n---\n--- a/f\n+++ b/f\n"
-        self.assertEqual(kernel_import.patch_subject(data, "/p/0002-x.patch"), "vdso: ?[31mred")
+        self.assertEqual(kernel_import.patch_subject(data, "/p/0002-x.patch"), "vdso: \\x1b[31mred")
         self.assertEqual(kernel_import.patch_subject("--- a/f\n", "/p/x.patch"), "x.patch")
 
     def test_imports_folder_that_is_no_folder(self):

@@ -29,11 +29,11 @@ MB = 1 << 20
 NONBLOCK = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link"),
          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-         (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
+         (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"))
 
 
 def kind(mode):
-    """'a FIFO', 'a directory', ... ('a regular file' for one)."""
+    """'a named pipe (FIFO)', 'a directory', ... ('a regular file' for one)."""
     return next((k for test, k in KINDS if test(mode)), "a regular file")
 
 
@@ -89,7 +89,7 @@ def too_large(name, size, what, limit):
 def read_fd(fd, name, what, limit):
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
-        raise UsageError(f"{name}: is {kind(st.st_mode)}, not a {what} (a regular file)")
+        raise UsageError(f"{name}: is {kind(st.st_mode)}; a {what} must be a regular file")
     if st.st_size > limit:
         raise too_large(name, st.st_size, what, limit)
     chunks, size = [], 0
@@ -116,8 +116,9 @@ def read_regular(path, what, limit, root=None, prefix="", missing=None):
         if root is None:
             st = os.stat(path)  # refuse a FIFO or device before opening it
             if not stat.S_ISREG(st.st_mode):
-                raise UsageError(f"{name}: is {kind(st.st_mode)}, not a {what} "
-                                 "(a regular file)")
+                via = " (through a symbolic link)" if os.path.islink(path) else ""
+                raise UsageError(f"{name}: is {kind(st.st_mode)}{via}; a {what} must be "
+                                 "a regular file")
             fd = os.open(path, NONBLOCK)
         else:
             parts = parts_of(path)
@@ -125,7 +126,8 @@ def read_regular(path, what, limit, root=None, prefix="", missing=None):
             try:
                 st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
                 if not stat.S_ISREG(st.st_mode):  # never opened: a device may act on it
-                    raise UsageError(f"{name}: is {kind(st.st_mode)}, not a {what}")
+                    raise UsageError(f"{name}: is {kind(st.st_mode)}; a {what} must be a "
+                                     "regular file")
                 fd = os.open(parts[-1], NONBLOCK | os.O_NOFOLLOW, dir_fd=parent)
             except OSError as e:
                 if e.errno != errno.ELOOP:
