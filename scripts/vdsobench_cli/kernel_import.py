@@ -238,14 +238,17 @@ def read_table():
 
 def glue_digest():
     """The SHA-256 of what decides a cached tree's generated headers (the probe's
-    reading of the tree, its configuration): the shim, the probe and the headers
-    it shares with writer.c, the compile line, and GENERATED. Part of the cache
+    reading of the tree, its configuration): the shim, the probe, the headers
+    it shares with writer.c, the JSON writer it includes, the compile line, and
+    GENERATED. Part of the cache
     key; a tree made with other glue is left out of the build (writer.c checks
     kimport_desc.h against the tree, and would fail to build it)."""
     h = hashlib.sha256(f"generated {GENERATED}\0".encode())
     glue = ROOT / "kernel_import" / "glue"
     files = sorted((ROOT / "kernel_import").glob("shim/**/*.h"))
     files += [glue / f for f in ("probe.c", "fields.h", "tree.h", "kimport.h")]
+    # probe.c includes the C programs' JSON writer whole
+    files += [ROOT / "common" / f for f in ("json_writer.c", "json_writer.h")]
     files += [COPTS_BZL]
     for f in files:
         h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
