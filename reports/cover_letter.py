@@ -1,0 +1,181 @@
+"""The patch-review block: what a patch author pastes under the `---`.
+
+A maintainer reads it once, so it is short (at most MAX_LINES lines of at
+most WIDTH columns), says what was measured before any number, gives one
+statistic per row (reports/review.py), defines each term once, and never
+names the project's internals. render() takes plain data, so its shape is
+tested without a machine:
+
+  review = {
+    "subject": "vdso: reorder ...",  "patches": 1,
+    "measured": "the tree's lib/vdso read path, rebuilt in userspace",
+    "tree": "Linux 6.12.117", "commit": "1a2b3c4d5e6f" or None,
+    "compiler": "gcc 12.2.0", "line": "kernel vDSO line (kbuild, Debian
+        config.amd64_none_amd64)",
+    "machine": {"cpu": ..., "microcode": ..., "kernel": ..., "hypervisor": ...,
+                "counter": "rdtscp", "cpu_pinned": 1},
+    "verify": {"after": (ok, "PASS (exact, edges, concurrency)"),
+               "before": (ok, text)},
+    "torn": None or "where it tore" (verify's failure on the patched tree),
+    "code": "identical" or ["MONOTONIC: +3 instructions", ...] or None,
+    "sim": [(clock, mode, instr_before, instr_after, miss_before, miss_after)],
+    "rows": [(clock, mode, review.row(...))],
+    "page": ["offs_boot added at 120..127 (line 1)", ...],
+    "why": [sentence, ...],   # where time and simulation disagree
+    "notes": ["lost the CPU in 6 to 34 of 40 rounds on 9 rows", ...],
+    "target": 0.005, "rounds": 120,
+  }
+"""
+
+import textwrap
+
+from . import review as review_mod
+from . import stats
+from .text import printable
+
+WIDTH = 72
+MAX_LINES = 40
+VERDICT_WORDS = {"faster": "faster", "slower": "slower",
+                 stats.NO_DIFFERENCE: "same", review_mod.INCOMPLETE: "?"}
+MODE_WORDS = {"hot": "hot: back-to-back calls, the data in L1",
+              "pressure": "pressure: each call after the caller evicted L1",
+              "cold": "cold: each call's data lines flushed first",
+              "warm": "warm: data in L2, not L1",
+              "footprint": "footprint: the caller's lines the call evicts"}
+
+
+def wrap(text, indent="  "):
+    return textwrap.wrap(printable(text, None), WIDTH, subsequent_indent=indent) or [""]
+
+
+def clock_label(clock):
+    return clock.upper()
+
+
+def _ns(x):
+    return "-" if x is None else f"{x:.1f}"
+
+
+def _interval(r):
+    if r["ci_low"] is None:
+        return "-"
+    return (f"[{(r['ci_low'] - 1) * 100:+.1f},{(r['ci_high'] - 1) * 100:+.1f}]")
+
+
+def table(rows):
+    head = f"{'clock':<17}{'mode':<9}{'before':>7}{'after':>7}{'change':>8}  {'95% CI %':<13}"
+    out = [head + "verdict"]
+    for clock, mode, r in rows:
+        change = "-" if r["ratio"] is None else review_mod.percent(r["ratio"])
+        out.append(f"{clock_label(clock):<17}{mode:<9}{_ns(r['before']):>7}{_ns(r['after']):>7}"
+                   f"{change:>8}  {_interval(r):<13}{VERDICT_WORDS.get(r['verdict'], '?')}")
+    return out
+
+
+def sim_lines(sim):
+    """One line when nothing changed, else the rows that changed."""
+    changed = [s for s in sim if s[2] != s[3] or s[4] != s[5]]
+    if not sim:
+        return []
+    if not changed:
+        return ["Simulated (cachegrind): instructions and L1D misses per call",
+                "  unchanged on every row."]
+    out = ["Simulated (cachegrind) per call, before -> after:"]
+    for clock, mode, i0, i1, m0, m1 in changed:
+        out.append(f"  {clock_label(clock)} {mode}: instructions {i0:g} -> {i1:g}, "
+                   f"L1D misses {m0:g} -> {m1:g}")
+    return out
+
+
+def machine_line(m):
+    bits = [m.get("cpu"), f"microcode {m['microcode']}" if m.get("microcode") else None,
+            f"Linux {m['kernel']}" if m.get("kernel") else None, m.get("hypervisor"),
+            m.get("counter"), f"CPU {m['cpu_pinned']}" if m.get("cpu_pinned") is not None
+            else None]
+    return "Machine: " + ", ".join(printable(b) for b in bits if b)
+
+
+def incomplete_reason(rows, capped):
+    missing = [r for _, _, r in rows if not r["complete"]]
+    if not missing:
+        return None
+    why = "the time budget ran out" if capped else "the rounds were too noisy"
+    if any(r["reason"] and "lost the CPU" in r["reason"] for r in missing):
+        why = "the CPU was lost too often"
+    return f"INCOMPLETE: {len(missing)} of {len(rows)} rows without a verdict ({why})"
+
+
+def legend(rows, target):
+    modes = sorted({mode for _, mode, _ in rows})
+    out = wrap("Legend: ns per call, before = the tree, after = with the patch; "
+               "change = median of paired per-round ratios, after = before x ratio; "
+               "same = no difference beyond the interval, which is at most "
+               f"+-{target * 100:g}% wide; ? = no verdict. "
+               + "; ".join(MODE_WORDS[m] for m in modes if m in MODE_WORDS) + ".")
+    return out
+
+
+def detectable(rows):
+    d = [r["detectable"] for _, _, r in rows if r.get("detectable")]
+    if not d:
+        return []
+    return [f"Smallest change these rounds detect (80% power): "
+            f"{(min(d) - 1) * 100:.1f}% to {(max(d) - 1) * 100:.1f}%"]
+
+
+def render(rv):
+    """The block as a list of lines (at most WIDTH columns each)."""
+    lines = []
+    rows = rv.get("rows") or []
+    status = None
+    if rv.get("torn"):
+        status = "WRONG: the patched tree fails verify; do not post"
+    else:
+        status = incomplete_reason(rows, rv.get("capped"))
+    if status:
+        lines += wrap(status)
+    n = rv.get("patches", 1)
+    more = f" (+{n - 1} more)" if n > 1 else ""
+    lines += wrap(f"vdsobench patch-review: {rv['subject']}{more}")
+    tree = rv["tree"] + (f" (git {rv['commit'][:12]})" if rv.get("commit") else "")
+    lines += wrap(f"Measured: {rv['measured']}, {tree}")
+    lines += wrap(f"Compiler: {rv['compiler']}, {rv['line']}")
+    lines += wrap(machine_line(rv["machine"]))
+    for side in ("after", "before"):
+        if side in rv.get("verify", {}):
+            ok, text = rv["verify"][side]
+            lines += wrap(f"verify ({side}): {text}")
+    if rv.get("torn"):
+        lines += wrap(f"Where it tore: {rv['torn']}")
+        return [printable(x, None) for x in lines]
+    code = rv.get("code")
+    if code == "identical":
+        lines.append("Read path object code: identical")
+    elif code:
+        lines.append("Read path object code differs:")
+        lines += [f"  {printable(c, WIDTH - 2)}" for c in code[:4]]
+    lines += sim_lines(rv.get("sim") or [])
+    lines.append("")
+    lines += table(rows)
+    lines += detectable(rows)
+    lines += legend(rows, rv.get("target", review_mod.TARGET))
+    if rv.get("page"):
+        lines.append("Data page:")
+        lines += [f"  {printable(p, WIDTH - 2)}" for p in rv["page"][:6]]
+    for w in rv.get("why") or []:
+        lines += wrap(w)
+    for note in rv.get("notes") or []:
+        lines += wrap(f"Note: {note}")
+    return lines
+
+
+def group_lost(rows):
+    """'lost the CPU in 6 to 34 of 40 rounds on 9 rows', from each row's
+    (lost, rounds), or None when no row lost any."""
+    hit = [(lost, n) for lost, n in rows if lost]
+    if not hit:
+        return None
+    lo, hi = min(h[0] for h in hit), max(h[0] for h in hit)
+    n = max(h[1] for h in hit)
+    span = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    return f"lost the CPU in {span} of {n} rounds on {len(hit)} row{'s' if len(hit) > 1 else ''}"

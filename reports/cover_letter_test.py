@@ -1,0 +1,117 @@
+"""The patch-review block's shape, from synthetic rows: no machine, no timing."""
+
+import random
+import unittest
+
+from reports import cover_letter, review, stats
+
+CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse",
+          "monotonic_coarse")
+
+
+def rows(effect=1.0, sigma=0.002, n=60, seed=1, refused=None):
+    rng = random.Random(seed)
+    out = []
+    for clock in CLOCKS:
+        for mode in ("hot", "pressure"):
+            b, a = stats.simulate_rounds(rng, n, effect, sigma, 0.0)
+            out.append((clock, mode, review.row(b, a, comparisons=14, refused=refused)))
+    return out
+
+
+def review_of(**over):
+    rv = {"subject": "vdso: Reorder the do_hres() loads", "patches": 1,
+          "measured": "the tree's lib/vdso read path rebuilt in userspace",
+          "tree": "Linux 6.12.117", "commit": "0123456789abcdef0123",
+          "compiler": "gcc 12.2.0", "line": "the kernel's vDSO line (kbuild, Debian config)",
+          "machine": {"cpu": "AMD EPYC 7B13 64-Core Processor", "microcode": "0xa0011d1",
+                      "kernel": "6.18.44", "hypervisor": "KVM", "counter": "rdtscp",
+                      "cpu_pinned": 1},
+          "verify": {"after": (True, "PASS (exact, edges, concurrency)"),
+                     "before": (True, "PASS (exact, edges, concurrency)")},
+          "code": "identical",
+          "sim": [(c, m, 60, 60, 1, 1) for c in CLOCKS for m in ("hot", "pressure")],
+          "rows": rows(), "page": ["no field moved; every path loads the same lines"],
+          "why": [], "notes": [], "target": review.TARGET}
+    rv.update(over)
+    return rv
+
+
+class ShapeTest(unittest.TestCase):
+    def check_shape(self, lines):
+        self.assertLessEqual(len(lines), cover_letter.MAX_LINES, "\n".join(lines))
+        for line in lines:
+            self.assertLessEqual(len(line), cover_letter.WIDTH, line)
+        text = "\n".join(lines)
+        self.assertNotIn("kernel:", text)
+        self.assertNotIn("+always", text)
+
+    def test_full_review_fits(self):
+        lines = cover_letter.render(review_of())
+        self.check_shape(lines)
+        text = "\n".join(lines)
+        self.assertIn("Read path object code: identical", text)
+        self.assertIn("unchanged on every row", text)
+        self.assertIn("git 0123456789ab", text)
+        self.assertIn("Compiler: gcc 12.2.0", text)
+        self.assertEqual(sum(line.startswith("MONOTONIC ") for line in lines), 2)
+        self.assertTrue(lines[0].startswith("vdsobench patch-review:"))
+
+    def test_every_row_is_arithmetic(self):
+        for clock, mode, r in review_of()["rows"]:
+            self.assertAlmostEqual(r["after"] / r["before"], r["ratio"], places=12)
+
+    def test_incomplete_says_so_first(self):
+        rv = review_of(rows=rows(sigma=0.05, n=12))
+        lines = cover_letter.render(rv)
+        self.check_shape(lines)
+        self.assertTrue(lines[0].startswith("INCOMPLETE: "), lines[0])
+        self.assertIn("?", "\n".join(lines))
+
+    def test_lost_cpu_is_the_reason(self):
+        rv = review_of(rows=rows(refused="lost the CPU in 9 of 40 rounds"),
+                       notes=[cover_letter.group_lost([(6, 40), (34, 40), (0, 40)])])
+        lines = cover_letter.render(rv)
+        self.check_shape(lines)
+        self.assertIn("the CPU was lost too often", lines[0])
+        self.assertIn("Note: lost the CPU in 6 to 34 of 40 rounds on 2 rows", "\n".join(lines))
+
+    def test_wrong_patch_has_no_table(self):
+        rv = review_of(torn="concurrency: CLOCK_MONOTONIC went back 1000000 ns",
+                       verify={"after": (False, "CAUGHT: concurrency")})
+        lines = cover_letter.render(rv)
+        self.check_shape(lines)
+        self.assertTrue(lines[0].startswith("WRONG:"))
+        self.assertFalse(any(line.startswith("clock ") for line in lines))
+        self.assertIn("Where it tore", "\n".join(lines))
+
+    def test_code_and_sim_differences_shown(self):
+        sim = [("monotonic", "hot", 60, 63, 1, 2), ("realtime", "hot", 60, 60, 1, 1)]
+        rv = review_of(code=["MONOTONIC: +3 instructions"], sim=sim,
+                       page=["offs_boot: added at 120..127 (line 1)",
+                             "struct vdso_data: 496 -> 528 bytes, 8 -> 9 lines"])
+        lines = cover_letter.render(rv)
+        self.check_shape(lines)
+        text = "\n".join(lines)
+        self.assertIn("object code differs", text)
+        self.assertIn("MONOTONIC hot: instructions 60 -> 63, L1D misses 1 -> 2", text)
+        self.assertNotIn("REALTIME hot: instructions", text)
+        self.assertIn("offs_boot", text)
+
+    def test_hostile_strings_are_escaped(self):
+        m = dict(review_of()["machine"], cpu="EPYC\x1b[2J\u202eevil")
+        lines = cover_letter.render(review_of(machine=m, subject="x\x07y"))
+        text = "\n".join(lines)
+        self.assertNotIn("\x1b", text)
+        self.assertNotIn("\u202e", text)
+        self.assertIn("\\x1b", text)
+
+    def test_terms_defined_once(self):
+        text = "\n".join(cover_letter.render(review_of()))
+        self.assertEqual(text.count("Legend:"), 1)
+        self.assertIn("hot: back-to-back calls", text)
+        self.assertIn("pressure:", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
