@@ -396,6 +396,11 @@ class Import612Test(TarballTest):
         self.assertEqual(out, "")
         self.assertEqual(len(err.strip().splitlines()), 1, err)
         self.assertIn("--source needs --patch", err)
+        rc, out, err = vdsobench("recipe", "patch-review", "--source", "linux-source-6.99",
+                                 "--patch", TORN_612)
+        self.assertEqual((rc, out), (2, ""), err + out)  # refused before the banner
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("Debian has no package linux-source-6.99", err)
 
 
 class Import61Test(TarballTest):

@@ -128,11 +128,14 @@ def progress(text):
 
 def check_inputs(source, patches):
     """One line before anything is printed: a tree without a patch would
-    review the demonstration patch on it, which is never what was meant."""
+    review the demonstration patch on it, which is never what was meant; a
+    source or patch that import would refuse is refused now, as import
+    words it."""
     if source and not patches:
         raise UsageError("recipe patch-review: --source needs --patch FILE (the patch to "
                          "review on it); without both it reviews the demonstration patch "
                          f"on {DEFAULT_SOURCE}")
+    kernel_import.request(source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)], BEFORE)
 
 
 def git_commit(source):
