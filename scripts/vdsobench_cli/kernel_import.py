@@ -239,16 +239,14 @@ def read_table():
 def glue_digest():
     """The SHA-256 of what decides a cached tree's generated headers (the probe's
     reading of the tree, its configuration): the shim, the probe, the headers
-    it shares with writer.c, the JSON writer it includes, the compile line, and
-    GENERATED. Part of the cache
+    it shares with writer.c, the compile line, and GENERATED (and the way
+    import reads the probe, raise it with parse_probe). Part of the cache
     key; a tree made with other glue is left out of the build (writer.c checks
     kimport_desc.h against the tree, and would fail to build it)."""
     h = hashlib.sha256(f"generated {GENERATED}\0".encode())
     glue = ROOT / "kernel_import" / "glue"
     files = sorted((ROOT / "kernel_import").glob("shim/**/*.h"))
     files += [glue / f for f in ("probe.c", "fields.h", "tree.h", "kimport.h")]
-    # probe.c includes the C programs' JSON writer whole
-    files += [ROOT / "common" / f for f in ("json_writer.c", "json_writer.h")]
     files += [COPTS_BZL]
     for f in files:
         h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
@@ -918,22 +916,138 @@ def first_error(text, tree):
     return " ".join(line.replace(f"{tree}/", "").replace(f"{ROOT}/", "").split())
 
 
+# What a compile of tree code may take and how long: a header that includes a
+# FIFO, /dev/zero or a huge file ends in one line, not a hang or the OOM killer.
+COMPILE_LIMITS = {"as": 4 << 30, "cpu": 120, "fsize": 64 * MB}
+COMPILE_TIMEOUT_S = 180
+
+
+def limited_run(argv, limits, timeout, **kwargs):
+    """lifecycle.run under resource limits (RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE,
+    set in the child before it runs), stdin /dev/null unless input is given, and a
+    wall-clock timeout: CompletedProcess, or None when it ran out of time (its
+    whole process group is stopped)."""
+    import resource
+
+    def preexec():
+        for res, value in ((resource.RLIMIT_AS, limits["as"]),
+                           (resource.RLIMIT_CPU, limits["cpu"]),
+                           (resource.RLIMIT_FSIZE, limits["fsize"])):
+            resource.setrlimit(res, (value, value))
+
+    data = kwargs.pop("input", None)
+    kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
+    kwargs["stdin"] = subprocess.PIPE if data is not None else subprocess.DEVNULL
+    proc = lifecycle.popen(argv, preexec_fn=preexec, **kwargs)
+    with lifecycle.owned(proc):
+        try:
+            out, err = proc.communicate(data, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            lifecycle.stop(proc)
+            return None
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def allowed_includes(tree):
+    """The folders tree code may include from: the tree, the shim and glue, the
+    project's counter headers, GCC's own headers and the system's (the shim's
+    asm/unistd.h takes the system call numbers from there): regular header
+    files of packages, never a device, a FIFO or a user's file."""
+    gcc_include = subprocess.run(["gcc", "-print-file-name=include"], capture_output=True,
+                                 text=True).stdout.strip()
+    dirs = [os.path.realpath(tree), str(ROOT / "kernel_import"), str(ROOT / "impls"),
+            str(ROOT / "common")]
+    dirs += [os.path.realpath(gcc_include), "/usr/include"]
+    return [d for d in dirs if d and os.path.isabs(d)]
+
+
+INCLUDED = re.compile(r"^\.+ (.+)$")
+
+
+def outside_include(stderr, tree):
+    """The first file gcc -H says it opened outside allowed_includes(), else None."""
+    allowed = allowed_includes(tree)
+    for line in stderr.splitlines():
+        m = INCLUDED.match(line)
+        if not m:
+            continue
+        path = m.group(1)
+        real = os.path.realpath(path if os.path.isabs(path) else ROOT / path)
+        if not any(real == d or real.startswith(d + "/") for d in allowed):
+            return path
+    return None
+
+
+def compile_tree(argv, tree, given, what):
+    """gcc on tree code (argv without -H): limited (limited_run), and every file
+    it includes checked to be inside the tree, the shim or GCC's own headers
+    (an include of /dev/stdin, an absolute path or a FIFO is refused, one line).
+    CompletedProcess with text output, or UsageError."""
+    r = limited_run([argv[0], "-H", *argv[1:]], COMPILE_LIMITS, COMPILE_TIMEOUT_S, cwd=ROOT)
+    if r is None:
+        raise UsageError(f"import: {given}: compiling {what} took over {COMPILE_TIMEOUT_S} s "
+                         "(a header that includes a FIFO or a device?); nothing imported")
+    stderr = r.stderr.decode(errors="replace")
+    outside = outside_include(stderr, tree)
+    if outside is not None:
+        raise UsageError(f"import: {given}: {what} includes {printable(outside, 120)}, outside "
+                         "the tree and the shim: import takes no include from elsewhere")
+    if r.returncode in (-signal.SIGXCPU, -signal.SIGKILL, -signal.SIGXFSZ):
+        raise UsageError(f"import: {given}: compiling {what} ran out of its limits (exit "
+                         f"{r.returncode}: CPU time, memory or file size); nothing imported")
+    return subprocess.CompletedProcess(r.args, r.returncode, r.stdout.decode(errors="replace"),
+                                       "\n".join(x for x in stderr.splitlines()
+                                                 if not INCLUDED.match(x)))
+
+
+MARKER = re.compile(r'^\s*\.ascii\s+"->(\w+) (.*)"\s*$')
+PROBE_VALUES = ("data_size", "hres_clocks", "coarse_clocks", "raw_clocks", "aux_clocks",
+                "has_getres", "has_time")
+
+
+def parse_probe(asm):
+    """{value: int, "fields": [{name, offset, size}]} from the probe's assembly
+    ("->NAME VALUE" markers), or None when a value is missing or malformed."""
+    out, fields = {}, []
+    for line in asm.splitlines():
+        m = MARKER.match(line)
+        if not m:
+            continue
+        name, rest = m.groups()
+        if name == "FIELD":
+            f = re.fullmatch(r"(\d+) (\d+) ([][A-Za-z0-9_.]+)", rest)
+            if not f:
+                return None
+            fields.append({"name": f.group(3), "offset": int(f.group(1)),
+                           "size": int(f.group(2))})
+        elif name in PROBE_VALUES and re.fullmatch(r"\d+", rest):
+            out[name] = int(rest)
+        else:
+            return None
+    if set(out) != set(PROBE_VALUES) or not fields:
+        return None
+    out["fields"] = fields
+    return out
+
+
 def probe(tree, arch_dir, workdir, given):
-    """Compile and run kernel_import/glue/probe.c against the tree: its data size,
-    field table and clock masks; UsageError with what the shim could not provide."""
-    binary = workdir / "probe"
-    r = lifecycle.run([*compile_line(tree, arch_dir), "-o", str(binary),
-                       f"{GLUE}/probe.c"], cwd=ROOT, capture_output=True, text=True,
-                      errors="replace")
+    """Compile kernel_import/glue/probe.c against the tree to assembly (gcc -S,
+    nothing linked, nothing run) and read its markers: its data size, field
+    table and clock masks; UsageError with what the shim could not provide."""
+    asm = workdir / "probe.s"
+    r = compile_tree([*compile_line(tree, arch_dir), "-S", "-o", str(asm),
+                      f"{GLUE}/probe.c"], tree, given, "the probe of its vDSO data")
     if r.returncode != 0:
         raise UsageError(f"import: {given}: the shim cannot build this tree's vDSO data: "
                          f"{first_error(r.stderr, tree)}")
-    r = lifecycle.run([str(binary)], capture_output=True, text=True, errors="replace")
     try:
-        return json.loads(r.stdout)
-    except ValueError:
-        raise Failure(f"import: the probe of {given} printed no description "
-                      f"(exit {r.returncode})") from None
+        text = asm.read_text(errors="replace")
+    except OSError:
+        text = ""
+    found = parse_probe(text)
+    if found is None:
+        raise Failure(f"import: the probe of {given} left no description in its assembly")
+    return found
 
 
 def syntax_check(tree, arch_dir, given):
@@ -942,9 +1056,8 @@ def syntax_check(tree, arch_dir, given):
     shim cannot build is one line now, not a Bazel failure later."""
     for unit, what in (("reader.c", "lib/vdso/gettimeofday.c"),
                        ("writer.c", "kernel/time/vsyscall.c")):
-        r = lifecycle.run([*compile_line(tree, arch_dir), "-c", "-o", os.devnull,
-                           f"{GLUE}/{unit}"], cwd=ROOT, capture_output=True, text=True,
-                          errors="replace")
+        r = compile_tree([*compile_line(tree, arch_dir), "-c", "-o", os.devnull,
+                          f"{GLUE}/{unit}"], tree, given, what)
         if r.returncode != 0:
             raise UsageError(f"import: {given}: the shim cannot build this tree's {what}: "
                              f"{first_error(r.stderr, tree)}")

@@ -414,6 +414,105 @@ class AttackTest(unittest.TestCase):
         self.assertEqual(len(str(e.exception).splitlines()), 1)
 
 
+def untarred_612(tmp):
+    """Debian's 6.12, only what import takes, in tmp/linux-6.12 (about 13 s), or
+    SkipTest."""
+    src = tarball("6.12")
+    if src is None:
+        raise unittest.SkipTest("no /usr/src/linux-source-6.12.tar.xz (as root: "
+                                "scripts/vdsobench setup --kernel-sources)")
+    tree = Path(tmp) / "linux-6.12"
+    tree.mkdir()
+    kernel_import.untar(src, kernel_import.expand(kernel_import.TAKE, "x86"), [], tree)
+    return tree
+
+
+class CompileAttackTest(unittest.TestCase):
+    """A real tree whose headers attack the compile: import executes nothing of
+    the tree (the probe is read from assembly), includes nothing from outside it,
+    and a header that blocks the compiler ends in one line. Each stops before the
+    Bazel build (vsyscall.c is made to fail), so each takes a second or two."""
+
+    @classmethod
+    def setUpClass(cls):
+        if os.environ.get(NESTED):
+            raise unittest.SkipTest("inside the new-variant test's copy of the project")
+        cls.tmp = tempfile.mkdtemp(prefix="vdsobench-compile-attack-")
+        try:
+            cls.pristine = untarred_612(cls.tmp)
+        except BaseException:
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.ws = Workspace(self)
+        shutil.rmtree(self.ws.tree)
+        shutil.copytree(self.pristine, self.ws.tree)
+        self.ws.before = self.ws.outside()
+
+    def hostile_header(self, text, stop=True):
+        """text put at the top of the arch's asm/vdso/gettimeofday.h (which the
+        probe includes), inside its guard; vsyscall.c made to fail when stop."""
+        h = self.ws.tree / "arch/x86/include/asm/vdso/gettimeofday.h"
+        body = h.read_text()
+        guard = "#define __ASM_VDSO_GETTIMEOFDAY_H\n"
+        self.assertIn(guard, body)
+        h.write_text(body.replace(guard, guard + text + "\n", 1))
+        if stop:
+            v = self.ws.tree / "kernel/time/vsyscall.c"
+            v.write_text(v.read_text() + "\n#error stop before the build\n")
+        self.ws.before = self.ws.outside()
+
+    def test_a_constructor_in_a_header_is_never_run(self):
+        owned = self.ws.victim / "owned"
+        self.hostile_header("int creat(const char *, unsigned int);\n"
+                            "static void __attribute__((constructor, used)) "
+                            f"kimport_owned(void) {{ creat(\"{owned}\", 0644); }}")
+        rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "ctor")
+        self.assertFalse(owned.exists(), "import ran the tree's constructor")
+        self.ws.check(self, rc, err, "kernel/time/vsyscall.c", "stop before the build")
+
+    def test_includes_from_outside_the_tree_are_refused(self):
+        (self.ws.tmp / "fifo").unlink(missing_ok=True)
+        for include in ("/dev/stdin", str(self.ws.victim / "f"), "/etc/passwd",
+                        "/proc/self/environ"):
+            with self.subTest(include=include):
+                self.setUp()
+                self.hostile_header(f'#define KIMPORT_EVIL "{include}"\n'
+                                    "#include KIMPORT_EVIL", stop=False)
+                rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "inc")
+                self.ws.check(self, rc, err, f"includes {include}, outside the tree")
+                self.assertNotIn("keep", err)  # nothing of the file's text shown
+
+    def test_an_include_that_blocks_is_one_line(self):
+        fifo = self.ws.tmp / "fifo"
+        os.mkfifo(fifo)
+        self.hostile_header(f'%:include "{fifo}"', stop=False)  # a digraph, as C99 allows
+        t0 = time.monotonic()
+        with mock.patch.object(kernel_import, "COMPILE_TIMEOUT_S", 2):
+            rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "fifo")
+        self.assertLess(time.monotonic() - t0, 30)
+        self.ws.check(self, rc, err, "took over 2 s")
+
+    def test_probe_reads_the_values_from_assembly(self):
+        """The markers as probe.c writes them, and what a hostile one gets."""
+        asm = "\n".join(['\t.ascii "->%s %d"' % (n, i) for i, n in
+                         enumerate(kernel_import.PROBE_VALUES)] +
+                        ['\t.ascii "->FIELD 8 4 clock_data[CS_RAW].seq"'])
+        got = kernel_import.parse_probe(asm)
+        self.assertEqual(got["fields"], [{"name": "clock_data[CS_RAW].seq", "offset": 8,
+                                          "size": 4}])
+        self.assertEqual(got["raw_clocks"], 3)
+        for bad in ('\t.ascii "->FIELD 8 4 x\\033y"', '\t.ascii "->data_size -1"',
+                    '\t.ascii "->evil 1"'):
+            self.assertIsNone(kernel_import.parse_probe(asm + "\n" + bad), bad)
+        self.assertIsNone(kernel_import.parse_probe(asm.split("\n", 1)[1]))
+
+
 def entry(name, key="0" * 64, **fields):
     e = {"key": key, "ident": kernel_import.ident(name), "arch": "x86_64", "arch_dir": "x86",
          "kernel": "6.12.1", "source": "/src", "patches": [], "summary": "s",
