@@ -93,6 +93,16 @@ VERIFY = "//verify:vdsobench_verify"
 AGREE = "//kernel_import:vdsobench_agree"
 MB = 1 << 20
 PATCH_LIMIT = 16 * MB  # a whole kernel release's patch is larger; a series is not
+# A series, bounded: what reaches git's and tar's argv and memory cannot overflow
+# (E2BIG) or grow without end. A vDSO series is a few patches of a few files.
+MAX_PATCHES = 100
+SERIES_LIMIT = 32 * MB  # all the patches together
+MAX_NAMES = 200  # the paths one patch names
+MAX_SERIES_NAMES = 1000  # ... and the whole series (each goes to tar's argv)
+MAX_PATH = 400  # bytes of one path (the kernel's longest are about 100)
+# git apply's limits: a patch that makes it loop or grow ends in one line
+APPLY_LIMITS = {"as": 2 << 30, "cpu": 60, "fsize": 16 * MB}
+APPLY_TIMEOUT_S = 120
 FILE_LIMIT = imports_table.FILE_LIMIT
 MODES = ("100644", "100755")  # what a patch may give a file: no link, no submodule
 
@@ -617,6 +627,8 @@ def unquote(text):
 def checked_path(name, strip=True):
     """name (-p1: its first folder stripped) as a path inside the tree, or PatchError."""
     rel = name
+    if len(name.encode("utf-8", "surrogateescape")) > MAX_PATH:
+        raise PatchError(f"names a path of over {MAX_PATH} bytes ({ascii(name[:60])}...)")
     if strip:
         if "/" not in name:
             raise PatchError(f"names {ascii(name)}, which has no leading folder to strip "
@@ -676,8 +688,10 @@ def parse_patch(text):
     """(targets, names) of a patch as git apply reads it: every file section (a
     `diff --git` line, or a ---/+++ pair), its hunks skipped by their counts, so
     that no hunk line is taken for a header. PatchError for a path that is not
-    plainly inside the tree, or a mode other than a plain file's."""
-    lines = text.splitlines()
+    plainly inside the tree, or a mode other than a plain file's. Lines end at
+    "\n" only, as git reads them (str.splitlines() would also end one at \v,
+    \f, \x1c-\x1e, \x85, U+2028 and U+2029, and a path could hide there)."""
+    lines = text.split("\n")
     targets, names, i, section = [], set(), 0, None
     while i < len(lines):
         line = lines[i]
@@ -715,6 +729,8 @@ def parse_patch(text):
                 raise PatchError(f"gives {section[0]} the mode {mode} ("
                                  f"{'a symbolic link' if mode == '120000' else 'not a file'}"
                                  "): a patch may only change files, never make a link")
+        if len(names) > MAX_NAMES:
+            raise PatchError(f"names over {MAX_NAMES} paths (a vDSO patch names a few)")
         i += 1
     return targets, sorted(names)
 
@@ -752,8 +768,24 @@ def read_patch(p):
 
 
 def check_patches(paths):
-    """[Patch] for each --patch, or UsageError naming the bad one."""
-    return [read_patch(p) for p in paths]
+    """[Patch] for each --patch, or UsageError naming the bad one; the series
+    within MAX_PATCHES, SERIES_LIMIT and MAX_SERIES_NAMES."""
+    if len(paths) > MAX_PATCHES:
+        raise UsageError(f"import: --patch given {len(paths)} times: at most {MAX_PATCHES} "
+                         "patches in a series")
+    patches, size, names = [], 0, set()
+    for p in paths:
+        patch = read_patch(p)
+        size += len(patch.data)
+        names.update(patch.names)
+        if size > SERIES_LIMIT:
+            raise UsageError(f"import: --patch {p}: the series is over "
+                             f"{SERIES_LIMIT // MB} MB with it")
+        if len(names) > MAX_SERIES_NAMES:
+            raise UsageError(f"import: --patch {p}: the series names over "
+                             f"{MAX_SERIES_NAMES} paths with it")
+        patches.append(patch)
+    return patches
 
 
 def failing_hunk(patch, targets, stderr):
@@ -782,8 +814,15 @@ def apply_patches(tree, patches):
     folder it is in); UsageError with the first failing hunk."""
     env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(tree.parent))
     for p in patches:
-        r = lifecycle.run(["git", "apply", "--whitespace=nowarn", "-"], input=p.data,
-                          cwd=tree, env=env, capture_output=True)
+        r = limited_run(["git", "apply", "--whitespace=nowarn", "-"], APPLY_LIMITS,
+                        APPLY_TIMEOUT_S, input=p.data, cwd=tree, env=env)
+        if r is None:
+            raise UsageError(f"import: {p.path}: git apply took over {APPLY_TIMEOUT_S} s; "
+                             "nothing imported")
+        if r.returncode < 0:
+            raise UsageError(f"import: {p.path}: git apply ran out of its limits (signal "
+                             f"{-r.returncode}: CPU time, memory or file size); nothing "
+                             "imported")
         if r.returncode != 0:
             why = failing_hunk(p.path, p.targets, r.stderr.decode(errors="replace"))
             raise UsageError(f"import: {p.path} does not apply: {why}")

@@ -176,6 +176,74 @@ class AttackTest(unittest.TestCase):
                                        "--name", "x")
                 self.ws.check(self, rc, err, path)
 
+    def test_paths_hidden_by_other_line_ends_are_seen(self):
+        """git ends a line at \\n only: a \\v, \\f, \\x1c, \\x85, U+2028 in a
+        header is part of its path, which is refused (str.splitlines() hid it)."""
+        up = "../" * 24 + str(self.ws.victim).lstrip("/")
+        hunk = "@@ -1 +1 @@\n-VERSION = 6\n+VERSION = 7\n"
+        for i, sep in enumerate(("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028",
+                                 "\u2029", "\r")):
+            with self.subTest(sep=ascii(sep)):
+                path = write_patch(self.ws.tmp, i, f"--- a/Makefile{sep}/{up}/f\n"
+                                   f"+++ b/Makefile{sep}/{up}/f\n" + hunk)
+                rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path,
+                                       "--name", "x")
+                self.ws.check(self, rc, err, path, "not a plain path inside the tree")
+        # a hunk whose body a form feed would have cut short: its last line read as
+        # a header, the real header after it hidden inside the hunk
+        path = write_patch(self.ws.tmp, 99, (
+            "--- a/Makefile\n+++ b/Makefile\n@@ -1,2 +1,2 @@\n-VERSION = 6\x0c\n"
+            f"+VERSION = 7\n PATCHLEVEL = 12\n--- a/{up}/f\n+++ b/{up}/f\n"
+            "@@ -1 +1 @@\n-keep\n+owned\n"))
+        rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "x")
+        self.ws.check(self, rc, err, path, "not a plain path inside the tree")
+
+    def test_series_is_bounded(self):
+        """Caps on patches, paths per patch and in the series, a path's length and
+        the series' size: one line before git or tar are given any of it."""
+        hunk = "@@ -1 +1 @@\n-a\n+b\n"
+        one = write_patch(self.ws.tmp, 0, "--- a/Makefile\n+++ b/Makefile\n" + hunk)
+        many_paths = write_patch(self.ws.tmp, 1, "".join(
+            f"--- a/lib/f{n}\n+++ b/lib/f{n}\n" + hunk for n in range(201)))
+        long = "a/" + "/".join(["d" * 200] * 3)
+        long_path = write_patch(self.ws.tmp, 2, f"--- {long}\n+++ {long}\n" + hunk)
+        series = [write_patch(self.ws.tmp, 10 + k, "".join(
+            f"--- a/lib/s{k}_{n}\n+++ b/lib/s{k}_{n}\n" + hunk for n in range(150)))
+            for k in range(7)]
+        cases = (([one] * 101, "at most 100 patches"),
+                 ([many_paths], "names over 200 paths"),
+                 ([long_path], "names a path of over 400 bytes"),
+                 (series, "the series names over 1000 paths"))
+        for paths, needle in cases:
+            with self.subTest(needle):
+                argv = [a for p in paths for a in ("--patch", p)]
+                rc, _, err = vdsobench("import", str(self.ws.tree), *argv, "--name", "x")
+                self.ws.check(self, rc, err, needle)
+        with mock.patch.object(kernel_import, "SERIES_LIMIT", 1000):
+            rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", series[0],
+                                   "--name", "x")
+            self.ws.check(self, rc, err, "the series is over")
+
+    def test_git_apply_runs_under_limits(self):
+        """A git apply that would run long or grow is stopped: one line."""
+        path = write_patch(self.ws.tmp, 0, "--- a/Makefile\n+++ b/Makefile\n"
+                           "@@ -1 +1 @@\n-VERSION = 6\n+VERSION = 7\n")
+        fake_git = self.ws.tmp / "bin" / "git"
+        fake_git.parent.mkdir()
+        fake_git.write_text("#!/bin/sh\nexec sleep 60\n")
+        fake_git.chmod(0o755)
+        env = {"PATH": f"{fake_git.parent}:{os.environ['PATH']}"}
+        with mock.patch.object(kernel_import, "APPLY_TIMEOUT_S", 1), \
+                mock.patch.dict(os.environ, env):
+            t0 = time.monotonic()
+            rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "x")
+        self.assertLess(time.monotonic() - t0, 20)
+        self.ws.check(self, rc, err, "git apply took over 1 s")
+        fake_git.write_text("#!/bin/sh\nexec head -c 20000000 /dev/zero > big\n")
+        with mock.patch.dict(os.environ, env):
+            rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "x")
+        self.ws.check(self, rc, err, "git apply ran out of its limits")
+
     def test_patch_that_deletes_what_import_needs(self):
         """Checked again after the patches: one line, not a traceback later."""
         path = write_patch(self.ws.tmp, 0, (
