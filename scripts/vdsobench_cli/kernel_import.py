@@ -942,10 +942,17 @@ def tree_copts(tree, arch_dir):
             for c in ast.literal_eval(m.group(1))]
 
 
-def compile_line(tree, arch_dir):
+def compile_line(tree, arch_dir, counter="fake", always=1):
     return ["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-iquote", ".",
-            "-DVDSO_PREFIX=kimport_probe", "-DVDSO_INLINE_ALWAYS=1",
-            "-DVDSO_COUNTER_HEADER=impls/counters/fake.h", *tree_copts(tree, arch_dir)]
+            "-DVDSO_PREFIX=kimport_probe", f"-DVDSO_INLINE_ALWAYS={always}",
+            f"-DVDSO_COUNTER_HEADER=impls/counters/{counter}.h", *tree_copts(tree, arch_dir)]
+
+
+def counters(arch_name):
+    """The counters impls/variants.bzl builds an import with on arch_name."""
+    text = (ROOT / "impls" / "variants.bzl").read_text()
+    table = ast.literal_eval(re.search(r"^COUNTERS = (\{.*?^\})", text, re.M | re.S).group(1))
+    return sorted(c for c, a in table.items() if a in (arch_name, "any"))
 
 
 def first_error(text, tree):
@@ -1089,17 +1096,85 @@ def probe(tree, arch_dir, workdir, given):
     return found
 
 
-def syntax_check(tree, arch_dir, given):
+def syntax_check(tree, arch_dir, given, arch_name="x86_64"):
     """Compile the tree's read and update paths (optimised, as the build will: some
     warnings come from the optimiser), output thrown away: a tree or patch the
-    shim cannot build is one line now, not a Bazel failure later."""
-    for unit, what in (("reader.c", "lib/vdso/gettimeofday.c"),
-                       ("writer.c", "kernel/time/vsyscall.c")):
+    shim cannot build is one line now, not a Bazel failure later. Then
+    preprocess them as the build will, with every counter and inline choice:
+    what each includes is checked (compile_tree) before Bazel opens any of it."""
+    units = (("reader.c", "lib/vdso/gettimeofday.c"), ("writer.c", "kernel/time/vsyscall.c"))
+    for unit, what in units:
         r = compile_tree([*compile_line(tree, arch_dir), "-c", "-o", os.devnull,
                           f"{GLUE}/{unit}"], tree, given, what)
         if r.returncode != 0:
             raise UsageError(f"import: {given}: the shim cannot build this tree's {what}: "
                              f"{first_error(r.stderr, tree)}")
+    for counter in counters(arch_name):
+        for always in (1, 0):
+            for unit, what in units:
+                compile_tree([*compile_line(tree, arch_dir, counter, always), "-E", "-o",
+                              os.devnull, f"{GLUE}/{unit}"], tree, given,
+                             f"{what} (counter {counter})")
+
+
+# What the tree's code may not carry into the programs that link it: code the C
+# library runs before main (or at exit) without being called.
+RUN_SECTIONS = (".init_array", ".fini_array", ".preinit_array", ".ctors", ".dtors", ".init",
+                ".fini")
+RUN_TYPES = {14: ".init_array", 15: ".fini_array", 16: ".preinit_array"}  # SHT_*
+
+
+def elf_sections(data):
+    """[(name, sh_type)] of an ELF64 little-endian object, or None if it is not one."""
+    import struct
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return None
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+    if shentsize < 64 or shoff + shnum * shentsize > len(data) or shstrndx >= max(shnum, 1):
+        return None
+    heads = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    str_off, str_size = heads[shstrndx][4], heads[shstrndx][5]
+    names = data[str_off:str_off + str_size]
+    out = []
+    for name_off, sh_type, *_ in heads:
+        end = names.find(b"\0", name_off)
+        out.append((names[name_off:end if end >= 0 else None].decode("latin-1"), sh_type))
+    return out
+
+
+def run_section(path):
+    """The first section of an object that runs code uncalled (RUN_SECTIONS,
+    RUN_TYPES), "not an ELF object" for one that cannot be read, else None."""
+    try:
+        sections = elf_sections(Path(path).read_bytes())
+    except OSError as e:
+        return f"unreadable ({e.strerror or e})"
+    if sections is None:
+        return "not an ELF object"
+    for name, sh_type in sections:
+        if sh_type in RUN_TYPES or any(name == s or name.startswith(s + ".")
+                                       for s in RUN_SECTIONS):
+            return printable(name, 60)
+    return None
+
+
+def check_no_constructors(names):
+    """The imports' built tree objects (reader.o, writer.o of every variant) carry
+    no constructor or destructor: UsageError before any program that links them
+    runs (import runs vdsobench_verify --list-json; a constructor would run then)."""
+    objs = build.bin_dir() / "impls" / "_objs"
+    for name in sorted(names):
+        found = sorted(objs.glob(f"variant_{ident(name)}__*_tree/*.o"))
+        if not found:
+            raise Failure(f"import: {layout_of(name)}: the build made no objects of its tree "
+                          f"in {objs}; nothing imported")
+        for obj in found:
+            why = run_section(obj)
+            if why:
+                raise UsageError(f"import: {layout_of(name)}: {obj.parent.name}/{obj.name}: "
+                                 f"the tree's code has {why} (code run before main or at exit, "
+                                 "uncalled): import takes none; nothing imported")
 
 
 # ---- import -----------------------------------------------------------------------------
@@ -1181,7 +1256,7 @@ def make_tree(source, given, arch_name, patches, key, files):
         with lifecycle.temp_dir(prefix="vdsobench-probe-") as work:
             description = probe(stage, arch_dir, Path(work), given)
         write_desc(stage, version, description, source_text, summary)
-        syntax_check(stage, arch_dir, given)
+        syntax_check(stage, arch_dir, given, arch_name)
         meta = {"glue": glue_digest(), "kernel": version[3], "version": list(version[:3]),
                 "arch": arch_name, "arch_dir": arch_dir, "config": config,
                 "kconfig_skipped": skipped, "features": found, "probe": description,
@@ -1349,6 +1424,7 @@ def commit(changes, check=None):
     try:
         with building(added):
             build.build([VERIFY])
+            check_no_constructors(added)  # before anything that links them runs
             result = check() if check else None
         set_entries(added, building=False)
     except BaseException as e:

@@ -556,6 +556,15 @@ class CompileAttackTest(unittest.TestCase):
                 self.ws.check(self, rc, err, f"includes {include}, outside the tree")
                 self.assertNotIn("keep", err)  # nothing of the file's text shown
 
+    def test_includes_only_another_build_would_make_are_refused(self):
+        """The Bazel build compiles every counter and inline choice: an include
+        made only under one of them is checked too, before Bazel sees it."""
+        self.hostile_header('#if !VDSO_INLINE_ALWAYS && defined(KIMPORT_X)\n#else\n'
+                            '#if !VDSO_INLINE_ALWAYS\n#include "/etc/passwd"\n#endif\n#endif',
+                            stop=False)
+        rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "inc")
+        self.ws.check(self, rc, err, "includes /etc/passwd, outside the tree", "(counter ")
+
     def test_an_include_that_blocks_is_one_line(self):
         fifo = self.ws.tmp / "fifo"
         os.mkfifo(fifo)
@@ -581,6 +590,58 @@ class CompileAttackTest(unittest.TestCase):
         self.assertIsNone(kernel_import.parse_probe(asm.split("\n", 1)[1]))
 
 
+class ConstructorTest(unittest.TestCase):
+    """The built objects of an import's tree are refused when they carry code the
+    C library would run uncalled, however the section is spelled (real objects,
+    compiled here; the Bazel build is stood in for by its _objs folder)."""
+
+    SOURCES = {
+        "attribute": "static void __attribute__((constructor, used)) f(void) { kimport_x = 1; }",
+        "destructor": "static void __attribute__((destructor, used)) f(void) { kimport_x = 1; }",
+        "init_array by asm": 'asm(".section .init_array,\\"aw\\"\\n.quad 0\\n.previous");',
+        "prioritised": ("static void __attribute__((constructor(200), used)) f(void) "
+                        "{ kimport_x = 1; }"),
+        "ctors by asm": 'asm(".pushsection .ctors,\\"aw\\"\\n.quad 0\\n.popsection");',
+        "type, other name": ('asm(".section .evil,\\"aw\\",@init_array\\n.quad 0\\n'
+                             '.previous");'),
+        "name built by a macro": ('asm(".macro m a,b\\n.section \\\\a\\\\b,\\"aw\\"\\n'
+                                  '.quad 0\\n.previous\\n.endm\\nm .preinit,_array");'),
+    }
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-ctor-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def objects(self, name, code):
+        d = self.tmp / "impls" / "_objs" / f"variant_{kernel_import.ident(name)}__fake__always_tree"
+        d.mkdir(parents=True, exist_ok=True)
+        (self.tmp / "x.c").write_text("extern volatile int kimport_x;\n" + code
+                                      + "\nint kimport_ok(void) { return 1; }\n")
+        subprocess.run(["gcc", "-O2", "-c", "-o", str(d / "reader.o"), str(self.tmp / "x.c")],
+                       check=True)
+
+    def test_each_spelling_is_refused(self):
+        with mock.patch.object(build, "bin_dir", return_value=self.tmp):
+            self.objects("good", "")
+            kernel_import.check_no_constructors(["good"])
+            for i, (what, code) in enumerate(self.SOURCES.items()):
+                with self.subTest(what):
+                    name = f"bad{i}"
+                    self.objects(name, code)
+                    with self.assertRaises(UsageError) as e:
+                        kernel_import.check_no_constructors([name])
+                    self.assertIn("code run before main or at exit", str(e.exception))
+                    self.assertEqual(len(str(e.exception).splitlines()), 1)
+            with self.assertRaises(Failure):
+                kernel_import.check_no_constructors(["never-built"])
+            junk = self.tmp / "impls/_objs/variant_kernel_junk__fake__always_tree"
+            junk.mkdir()
+            (junk / "reader.o").write_bytes(b"\x7fELF" + b"\xff" * 100)
+            with self.assertRaises(UsageError) as e:
+                kernel_import.check_no_constructors(["junk"])
+            self.assertIn("not an ELF object", str(e.exception))
+
+
 def entry(name, key="0" * 64, **fields):
     e = {"key": key, "ident": kernel_import.ident(name), "arch": "x86_64", "arch_dir": "x86",
          "kernel": "6.12.1", "source": "/src", "patches": [], "summary": "s",
@@ -597,6 +658,10 @@ class TransactionTest(unittest.TestCase):
         self.ws = Workspace(self)
         kernel_import.writable_dir()
         kernel_import.write_table({"a": entry("a")})
+        # the build is mocked: no objects to look into (ConstructorTest does)
+        patcher = mock.patch.object(kernel_import, "check_no_constructors")
+        patcher.start()
+        self.addCleanup(patcher.stop)
 
     def test_failing_build_puts_back_only_its_own_entry(self):
         def failing_build(targets):
