@@ -830,13 +830,24 @@ def apply_patches(tree, patches):
 
 # ---- the tree's configuration -----------------------------------------------------------
 
+# What a version of a tree may be (VERSION.PATCHLEVEL from 2.6 to 9.99, SUBLEVEL
+# under 1000): anything else is refused before it reaches a table or a name.
+VERSION_RANGE = ((2, 6), (9, 99))
+SUBLEVEL_MAX = 999
+
+
 def kernel_version(makefile):
-    """(VERSION, PATCHLEVEL, SUBLEVEL, 'X.Y.Z<EXTRAVERSION>') of the top Makefile."""
-    values = dict(re.findall(r"^(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION)\s*=[ \t]*(\S*)",
-                             makefile, re.M))
-    try:
-        v, p, s = (int(values[k]) for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL"))
-    except (KeyError, ValueError):
+    """(VERSION, PATCHLEVEL, SUBLEVEL, 'X.Y.Z<EXTRAVERSION>') of the top Makefile;
+    None when one is missing or not plain decimal digits (int() would take
+    '1_000' and other scripts' digits), or out of VERSION_RANGE and SUBLEVEL_MAX."""
+    values = dict(re.findall(r"^(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION)[ \t]*=[ \t]*"
+                             r"([^\n]*?)[ \t]*$", makefile, re.M))
+    texts = [values.get(k, "") for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL")]
+    if not all(re.fullmatch(r"[0-9]{1,4}", t) for t in texts):
+        return None
+    v, p, s = map(int, texts)
+    if (not VERSION_RANGE[0] <= (v, p) <= VERSION_RANGE[1] or p > VERSION_RANGE[1][1]
+            or s > SUBLEVEL_MAX):
         return None
     # what a release names itself with (-rc1); nothing that would reach a terminal
     extra = re.match(r"[-A-Za-z0-9._+~]{0,40}", values.get("EXTRAVERSION", "")).group(0)
@@ -1247,7 +1258,8 @@ def make_tree(source, given, arch_name, patches, key, files):
         version = kernel_version((stage / "Makefile").read_text(errors="replace"))
         if version is None:
             raise UsageError(f"import: {given}: its Makefile names no VERSION, PATCHLEVEL "
-                             "and SUBLEVEL")
+                             "and SUBLEVEL of a kernel (plain numbers, 2.6 to 9.99, "
+                             f"SUBLEVEL 0 to {SUBLEVEL_MAX})")
         config, skipped = configuration(stage, arch_dir)
         found = features(stage)
         write_autoconf(stage, config, found)

@@ -244,6 +244,25 @@ class AttackTest(unittest.TestCase):
             rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "x")
         self.ws.check(self, rc, err, "git apply ran out of its limits")
 
+    def test_absurd_versions_are_refused(self):
+        """A Makefile's version reaches tables and names: bounded, plain digits."""
+        for i, (v, p, s) in enumerate((("99999999999999999999", "1", "0"), ("6", "12", "1000"),
+                                       ("1", "0", "0"), ("2", "4", "0"), ("10", "0", "0"),
+                                       ("6", "100", "0"), ("-6", "12", "1"), ("6", "1_2", "1"),
+                                       ("\u0666", "12", "1"), ("6", "12", "1\x1b[2J"),
+                                       ("6", "", "1"), ("6", "12", "0x10"))):
+            with self.subTest(version=(v, p, s)):
+                (self.ws.tree / "Makefile").write_text(
+                    f"VERSION = {v}\nPATCHLEVEL = {p}\nSUBLEVEL = {s}\nEXTRAVERSION =\n")
+                self.ws.before = self.ws.outside()
+                rc, _, err = vdsobench("import", str(self.ws.tree), "--name", f"v{i}")
+                self.ws.check(self, rc, err, "names no VERSION, PATCHLEVEL and SUBLEVEL",
+                              "2.6 to 9.99")
+        for text, want in (("VERSION = 2\nPATCHLEVEL = 6\nSUBLEVEL = 39\n", (2, 6, 39)),
+                           ("VERSION = 9\nPATCHLEVEL = 99\nSUBLEVEL = 999\n", (9, 99, 999)),
+                           (MAKEFILE, (6, 12, 1))):
+            self.assertEqual(kernel_import.kernel_version(text)[:3], want)
+
     def test_patch_that_deletes_what_import_needs(self):
         """Checked again after the patches: one line, not a traceback later."""
         path = write_patch(self.ws.tmp, 0, (
