@@ -276,7 +276,7 @@ def choose(nodes, partitions, partition=None, constraint=None, count=None,
         if ok:
             candidates.append(n)
         else:
-            skipped.append((name, why))
+            skipped.append((name, fleet_slurm.printable(why, 500)))  # a node's own words
     out = {"partition": partition, "skipped": skipped, "groups": None}
     if one_per_feature:
         groups = {}
@@ -751,10 +751,11 @@ def srun_reasons(text):
     for line in (text or "").splitlines():
         m = SRUN_TASK.search(line)
         if m:
-            out.setdefault(m.group(1), m.group(2).strip())
+            out.setdefault(fleet_slurm.printable(m.group(1), 100),
+                           fleet_slurm.printable(m.group(2).strip(), 500))
         m = SRUN_NODE.search(line)
         if m:
-            out[m.group(1)] = "node failure (srun: Node failure)"
+            out[fleet_slurm.printable(m.group(1), 100)] = "node failure (srun: Node failure)"
     return out
 
 

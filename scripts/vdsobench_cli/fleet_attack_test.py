@@ -267,11 +267,23 @@ class ClusterSaysTest(Work):
         c = fleet.choose(nodes, parts, count="all")
         self.assertEqual(c["nodelist"], ["n1"])
         self.assertEqual([why for _, why in c["skipped"]],
-                         ["not a Slurm node name", "DOWN: ?]0;owned?"])
+                         ["not a Slurm node name", "DOWN: \\x1b]0;owned\\x07"])
         with self.assertRaises(UsageError) as cm:
             fleet.choose(nodes, fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n[a-b]"),
                          count="all")
         self.assertIn("not a host list", str(cm.exception))
+        # a node's architecture and srun's reasons, as they reach the terminal
+        arm = fleet_slurm.parse_pairs("NodeName=n4 State=IDLE Partitions=p")
+        arm["Arch"] = "aarch64\x1b[2J\u202e"  # as a JSON-speaking controller could give it
+        with self.assertRaises(UsageError) as cm:
+            fleet.choose([arm], fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n4"),
+                         count="all", arch="x86_64")
+        self.assertTrue(str(cm.exception).isprintable(), str(cm.exception))
+        self.assertIn("aarch64\\x1b[2J", str(cm.exception))
+        reasons = fleet.srun_reasons("srun: error: n1: task 0: Exited \x1b]0;x\x07\u2028y\n"
+                                     "srun: error: n\x1b2: tasks 1-2: Killed\n")
+        self.assertTrue(all(k.isprintable() and v.isprintable() for k, v in reasons.items()),
+                        reasons)
         # what it says of the job is kept printable and read back
         jobs = self.tmp / "jobs"
         (jobs / "9").mkdir(parents=True)
@@ -280,7 +292,7 @@ class ClusterSaysTest(Work):
                                        "NodeList=n[x-y]")
         fleet.save_record(jobs, fleet.remember(record, info))
         back = fleet.read_record(jobs, "9")
-        self.assertEqual(back["slurm"]["Reason"], "?[2Jgone")
+        self.assertEqual(back["slurm"]["Reason"], "\\x1b[2Jgone")
         self.assertEqual(back["nodes"], ["n1"])  # not a host list: the nodes as they were
 
 
@@ -519,7 +531,7 @@ class ExitRecordTest(RecordWork):
         with open(self.d / "9-n1.err", "wb") as f:
             f.write(b"x" * (8 << 20) + "\n\x1b[2Jlast \u202e line\n".encode())
         o = self.outcome()
-        self.assertEqual(o["reason"], "exit 3: ?[2Jlast ? line")
+        self.assertEqual(o["reason"], "exit 3: \\x1b[2Jlast \\u202e line")
         # a results file that is a link is not taken, nor copied
         self.write_record(json.dumps(good_record(command=["run"], output="file")))
         self.exit.write_text(json.dumps(good_exit()))

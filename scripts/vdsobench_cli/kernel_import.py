@@ -305,7 +305,7 @@ def warn(command):
     (`import` says it itself: --list lists them, the others fail on them)."""
     if command != "import":
         for line in _left_out:
-            print(f"vdsobench: warning: {line}", file=sys.stderr)
+            print(f"vdsobench: warning: {printable(line, None)}", file=sys.stderr)
 
 
 def write_table(imports):
@@ -1493,7 +1493,7 @@ def do_import(args):
         t_build = time.monotonic() - t1
     how = (f"the tree from the cache in {t_tree:.1f} s" if from_cache else
            f"the tree taken, patched and probed in {t_tree:.1f} s")
-    print(f"import: {layout_of(req.name)}: {meta['summary']}"
+    print(f"import: {layout_of(req.name)}: {printable(meta['summary'], None)}"
           f"{' (replaces the previous import of that name)' if replaced else ''}")
     print(f"import: {how}, built in {t_build:.1f} s; {len(names)} variants: "
           f"{layout_of(req.name)}+{{{','.join(sorted({n.split('+')[1] for n in names}))}}}"
@@ -1539,14 +1539,16 @@ def do_list():
     readable_dir()
     checked = state()
     if not checked["good"] and not checked["problems"]:
-        print(f"import: no imported trees ({table_path()} has none)")
+        print(f"import: no imported trees ({printable(table_path(), None)} has none)")
         return 0
+    # every field came from the table, a tree or a patch: printable() before print
     for name, (e, _) in sorted(checked["good"].items()):
-        print(f"{layout_of(name)}  Linux {e['kernel']}  {e['summary']}  [{e['key'][:12]}]")
+        print(printable(f"{layout_of(name)}  Linux {e['kernel']}  {e['summary']}  "
+                        f"[{e['key'][:12]}]", None))
         for p in e["patches"]:
-            print(f"    patch {p}")
+            print(f"    patch {printable(p, None)}")
     for line in checked["problems"]:
-        print(line)
+        print(printable(line, None))
     return 0
 
 

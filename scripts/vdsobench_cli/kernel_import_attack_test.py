@@ -669,6 +669,53 @@ def entry(name, key="0" * 64, **fields):
     return e
 
 
+ESCAPES = "\x1b]0;owned\x07\x1b[2J\u202e\x85\r"
+
+
+def printable_out(test, text):
+    """Every line of text prints as what it is: no control character, escape or
+    bidi override reaches the terminal."""
+    for line in text.splitlines():
+        test.assertTrue(line.isprintable(), ascii(line))
+
+
+class EscapesTest(unittest.TestCase):
+    """What import prints of its table, and the warnings of the other commands,
+    came from files, trees and patches: escapes printed as escapes."""
+
+    def setUp(self):
+        self.ws = Workspace(self)
+
+    def test_import_list(self):
+        hostile = entry("a", kernel="6.12" + ESCAPES, summary="s" + ESCAPES,
+                        patches=[f"/p/0001-{ESCAPES}.patch"])
+        checked = {"good": {"a": (hostile, {"kernel": "6.12", "files": []})}, "problems": [f"import kernel:x{ESCAPES} "
+                                                                 "left out: bad"]}
+        with mock.patch.object(kernel_import, "state", return_value=checked), \
+                mock.patch.object(kernel_import, "sync_env"):
+            rc, out, err = vdsobench("import", "--list")
+        self.assertEqual(rc, 0, err)
+        printable_out(self, out)
+        self.assertIn("\\x1b]0;owned", out)  # shown, not acted on
+        kernel_import._left_out[:] = [f"import kernel:x{ESCAPES} left out"]
+        err = io.StringIO()
+        with mock.patch.object(sys, "stderr", err):
+            kernel_import.warn("list")
+        kernel_import._left_out[:] = []
+        printable_out(self, err.getvalue())
+
+    def test_machine_warnings(self):
+        from . import machine_warnings
+        fp = {"cpus": {"online": [0], "governors": {"0": "powersave" + ESCAPES}},
+              "clocksource": {"current": "hpet" + ESCAPES}, "arch": "x86_64",
+              "hypervisor": {"vendor": "KVM" + ESCAPES}}
+        lines = machine_warnings.format_warnings(
+            machine_warnings.check(fp, True, [0], sample_s=0, root=str(self.ws.tmp))
+            + [{"id": "read-back", "message": "from a results file" + ESCAPES}])
+        self.assertTrue(lines)
+        printable_out(self, "\n".join(lines))
+
+
 class TransactionTest(unittest.TestCase):
     """The table's transactions, with the build mocked: a failing import takes
     out only its own entry, whatever another did meanwhile."""
