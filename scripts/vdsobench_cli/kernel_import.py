@@ -20,9 +20,9 @@ verify, run, compare, sim, layout, gate and the recipes take them.
 Where it lives: the imports directory, $VDSOBENCH_IMPORTS (made absolute) or
 .vdsobench-imports/ in the repository (it ignores itself in git), holds
 imports.json (the table: name -> tree) and trees/<key>/, one per source and
-patch series, keyed by their SHA-256 (a tarball's is remembered by path, size
-and mtime), so a second import of the same thing is a table entry. Bazel reads
-the table through the @vdso_imports repository rule
+patch series, keyed by their SHA-256 (a tarball's is remembered by path, size,
+mtime, ctime and inode), so a second import of the same thing is a table
+entry. Bazel reads the table through the @vdso_imports repository rule
 (third_party/vdso_imports/repo.bzl), which every command of this CLI re-runs
 when the table or its trees change (VDSOBENCH_IMPORTS_DIGEST); a clean clone
 has no table and builds as it always did.
@@ -410,11 +410,16 @@ def file_sha256(path):
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
+MEMO_ENTRIES = 64  # sources.json keeps the most recent tarballs' hashes
+
+
 def tarball_sha256(path):
-    """A tarball's SHA-256, remembered by path, size, mtime and inode (sources.json):
-    hashing 150 MB again would make a cached import take a second."""
+    """A tarball's SHA-256, remembered by path, size, mtime, ctime, device and
+    inode (sources.json): hashing 150 MB again would make a cached import take a
+    second. `touch -d` sets mtime back after an edit, but not ctime, which any
+    write, touch or rename changes: then the tarball is hashed again."""
     st = path.stat()
-    key = f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+    key = f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_dev}:{st.st_ino}"
     memo_path = imports_dir() / "sources.json"
     try:
         memo = json.loads(safe_read.read_regular(memo_path, "source hashes", 4 * MB))
@@ -422,7 +427,9 @@ def tarball_sha256(path):
         memo = {}
     if not isinstance(memo, dict):
         memo = {}
-    if key not in memo:
+    if not (isinstance(memo.get(key), str) and re.fullmatch(r"[0-9a-f]{64}", memo[key])):
+        memo.pop(key, None)
+        memo = dict(list(memo.items())[-(MEMO_ENTRIES - 1):])
         memo[key] = file_sha256(path)
         results.write_atomic(memo_path, memo, force=True, what="the source hashes")
     return memo[key]

@@ -263,6 +263,33 @@ class AttackTest(unittest.TestCase):
                            (MAKEFILE, (6, 12, 1))):
             self.assertEqual(kernel_import.kernel_version(text)[:3], want)
 
+    def test_tarball_memo_is_not_fooled_by_touch(self):
+        """An edit in place, its mtime set back (touch -d): hashed again, as is a
+        memo whose value is not a hash."""
+        path = self.ws.tmp / "memo.tar.xz"  # only hashed here: any bytes do
+        path.write_bytes(os.urandom(2000))
+        writable = kernel_import.writable_dir()
+        first = kernel_import.tarball_sha256(path)
+        st = path.stat()
+        data = bytearray(path.read_bytes())
+        data[600] ^= 1  # inside the member's body: same size
+        with open(path, "r+b") as f:
+            f.write(bytes(data))
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        self.assertEqual(path.stat().st_mtime_ns, st.st_mtime_ns)
+        second = kernel_import.tarball_sha256(path)
+        self.assertNotEqual(first, second)
+        self.assertEqual(second, hashlib.sha256(bytes(data)).hexdigest())
+        memo_path = writable / "sources.json"
+        memo = json.loads(memo_path.read_text())
+        memo = {k: "../../x\x1b" for k in memo}
+        memo_path.write_text(json.dumps(memo))
+        self.assertEqual(kernel_import.tarball_sha256(path), second)
+        many = {f"/t/{i}:1:1:1:1:1": "0" * 64 for i in range(200)}
+        memo_path.write_text(json.dumps(many))
+        self.assertEqual(kernel_import.tarball_sha256(path), second)
+        self.assertLessEqual(len(json.loads(memo_path.read_text())), kernel_import.MEMO_ENTRIES)
+
     def test_patch_that_deletes_what_import_needs(self):
         """Checked again after the patches: one line, not a traceback later."""
         path = write_patch(self.ws.tmp, 0, (
