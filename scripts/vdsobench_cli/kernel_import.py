@@ -230,9 +230,14 @@ def table_lock(d):
         except BlockingIOError:
             print(f"import: waiting for another import in {d} to finish", flush=True)
             fcntl.flock(fd, fcntl.LOCK_EX)
+        _lock_since[:] = [time.time()]
         yield
     finally:
+        _lock_since[:] = []
         os.close(fd)  # releases it
+
+
+_lock_since = []  # when this process took the table's lock, while it holds it
 
 
 def read_table():
@@ -1227,6 +1232,24 @@ def trees_dir():
     return trees
 
 
+STALE = (".staging-", ".damaged-")
+
+
+def sweep_stale(trees):
+    """Remove what an import killed by SIGKILL left in trees/ (.staging-*,
+    .damaged-*): only while this process holds the table's lock, under which
+    alone such folders are made, and only those older than its taking it, so
+    never a live import's."""
+    if not _lock_since:
+        return
+    with os.scandir(trees) as entries:
+        stale = [e for e in entries if e.name.startswith(STALE)
+                 and e.is_dir(follow_symlinks=False)
+                 and e.stat(follow_symlinks=False).st_mtime < _lock_since[0]]
+    for e in stale:
+        shutil.rmtree(e.path, ignore_errors=True)
+
+
 def take_files(source, given, arch_dir, patches, files, stage):
     """The taken files into the stage (copied from a tree as read, or untarred),
     checked: the files REQUIRED there, and nothing a link or oddly named."""
@@ -1371,6 +1394,7 @@ def take_in(req):
     """The table entry for a request: its tree made (or found whole in the cache).
     (entry, meta, cached, seconds); nothing is registered yet. Under the lock."""
     t0 = time.monotonic()
+    sweep_stale(trees_dir())  # what a killed import left
     files = None
     if req.source.is_dir():
         named = sorted({n for p in req.patches for n in p.names})

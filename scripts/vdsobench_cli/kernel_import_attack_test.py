@@ -290,6 +290,59 @@ class AttackTest(unittest.TestCase):
         self.assertEqual(kernel_import.tarball_sha256(path), second)
         self.assertLessEqual(len(json.loads(memo_path.read_text())), kernel_import.MEMO_ENTRIES)
 
+    def test_a_file_added_to_a_cached_tree_is_noticed(self):
+        """A header added to trees/<key>/ would be found by the compile's
+        -I{root}/include before the shim's: the tree is damaged, made again."""
+        key = "e" * 64
+        tree = kernel_import.writable_dir() / "trees" / key
+        (tree / "include" / "vdso").mkdir(parents=True)
+        (tree / "include" / "vdso" / "datapage.h").write_text("x\n")
+        meta = {"glue": kernel_import.glue_digest(), "kernel": "6.12.1",
+                "hashes": {"include/vdso/datapage.h": hashlib.sha256(b"x\n").hexdigest()}}
+        meta["files"] = ["include/vdso/datapage.h", "kimport.json"]
+        (tree / "kimport.json").write_text(json.dumps(meta))
+        self.assertIsNotNone(kernel_import.cached(key))
+        for extra, make in (("include/vdso/evil.h", lambda p: p.write_text("#error\n")),
+                            ("include/vdso/link.h", lambda p: p.symlink_to("/etc/passwd")),
+                            ("include/asm", lambda p: p.mkdir()),
+                            ("fifo", os.mkfifo)):
+            with self.subTest(extra):
+                path = tree / extra
+                make(path)
+                self.assertIsNone(kernel_import.cached(key))
+                root = os.open(self.ws.imports, os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    _, why = imports_table.tree_problem(root, str(self.ws.imports),
+                                                        {"key": key, "meta_sha256": None}, None)
+                finally:
+                    os.close(root)
+                self.assertIn(f"{extra} was added since its import", why)
+                path.rmdir() if path.is_dir() and not path.is_symlink() else path.unlink()
+        self.assertIsNotNone(kernel_import.cached(key))
+
+    def test_killed_imports_leftovers_are_swept_under_the_lock(self):
+        """.staging-* and .damaged-* of an import killed by SIGKILL: removed by the
+        next import, which holds the lock; one made after it took it is kept."""
+        trees = kernel_import.writable_dir() / "trees"
+        old = [trees / ".staging-dead1", trees / ".damaged-dead2"]
+        for d in old:
+            (d / "include").mkdir(parents=True)
+            (d / "include" / "x.h").write_text("x")
+            os.utime(d, (time.time() - 60,) * 2)
+        victim_link = trees / ".staging-link"
+        victim_link.symlink_to(self.ws.victim)
+        os.utime(victim_link, (time.time() - 60,) * 2, follow_symlinks=False)
+        kernel_import.sweep_stale(trees)  # without the lock: nothing
+        self.assertTrue(all(d.exists() for d in old))
+        with kernel_import.table_lock(self.ws.imports):
+            young = trees / ".staging-live"
+            young.mkdir()
+            os.utime(young, (time.time() + 5,) * 2)
+            kernel_import.sweep_stale(trees)
+            self.assertEqual(sorted(p.name for p in trees.iterdir()),
+                             [".staging-link", ".staging-live"])
+        self.assertEqual(self.ws.outside(), self.ws.before)
+
     def test_patch_that_deletes_what_import_needs(self):
         """Checked again after the patches: one line, not a traceback later."""
         path = write_patch(self.ws.tmp, 0, (
