@@ -1119,25 +1119,37 @@ def probe(tree, arch_dir, workdir, given):
     return found
 
 
+# Assembler directives that read a file (.incbin would put /etc/shadow into the
+# object, and so into every program and bundle; .include reads one as source)
+# or build directives out of parts (macros, repeats): the tree's inline asm may
+# have none (the kernel's vDSO read and update paths have none).
+ASM_READS = re.compile(r"\.(?:incbin|include|macro|irpc?|rept|altmacro|purgem)\b", re.I)
+
+
 def syntax_check(tree, arch_dir, given, arch_name="x86_64"):
-    """Compile the tree's read and update paths (optimised, as the build will: some
-    warnings come from the optimiser), output thrown away: a tree or patch the
-    shim cannot build is one line now, not a Bazel failure later. Then
-    preprocess them as the build will, with every counter and inline choice:
-    what each includes is checked (compile_tree) before Bazel opens any of it."""
+    """Compile the tree's read and update paths to assembly as the build will,
+    with every counter and inline choice (optimised: some warnings come from
+    the optimiser): a tree or patch the shim cannot build is one line now,
+    not a Bazel failure later; what each includes is checked (compile_tree),
+    and its assembly may have no directive that reads a file (ASM_READS),
+    all before Bazel or the assembler opens any of it."""
     units = (("reader.c", "lib/vdso/gettimeofday.c"), ("writer.c", "kernel/time/vsyscall.c"))
-    for unit, what in units:
-        r = compile_tree([*compile_line(tree, arch_dir), "-c", "-o", os.devnull,
-                          f"{GLUE}/{unit}"], tree, given, what)
-        if r.returncode != 0:
-            raise UsageError(f"import: {given}: the shim cannot build this tree's {what}: "
-                             f"{first_error(r.stderr, tree)}")
-    for counter in counters(arch_name):
-        for always in (1, 0):
-            for unit, what in units:
-                compile_tree([*compile_line(tree, arch_dir, counter, always), "-E", "-o",
-                              os.devnull, f"{GLUE}/{unit}"], tree, given,
-                             f"{what} (counter {counter})")
+    with lifecycle.temp_dir(prefix="vdsobench-check-") as work:
+        asm = Path(work) / "unit.s"
+        for counter in ["fake"] + [c for c in counters(arch_name) if c != "fake"]:
+            for always in (1, 0):
+                for unit, what in units:
+                    r = compile_tree([*compile_line(tree, arch_dir, counter, always), "-S",
+                                      "-o", str(asm), f"{GLUE}/{unit}"], tree, given, what)
+                    if r.returncode != 0:
+                        how = "" if counter == "fake" else f" (with the {counter} counter)"
+                        raise UsageError(f"import: {given}: the shim cannot build this tree's "
+                                         f"{what}{how}: {first_error(r.stderr, tree)}")
+                    m = ASM_READS.search(asm.read_text(errors="replace"))
+                    if m:
+                        raise UsageError(f"import: {given}: {what}'s inline assembly has "
+                                         f"{m.group(0)}, which reads a file or makes "
+                                         "directives: import takes none; nothing imported")
 
 
 # What the tree's code may not carry into the programs that link it: code the C

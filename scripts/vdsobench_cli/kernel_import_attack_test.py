@@ -662,7 +662,20 @@ class CompileAttackTest(unittest.TestCase):
                             '#if !VDSO_INLINE_ALWAYS\n#include "/etc/passwd"\n#endif\n#endif',
                             stop=False)
         rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "inc")
-        self.ws.check(self, rc, err, "includes /etc/passwd, outside the tree", "(counter ")
+        self.ws.check(self, rc, err, "lib/vdso/gettimeofday.c includes /etc/passwd, outside")
+
+    def test_inline_asm_that_reads_a_file_is_refused(self):
+        """.incbin would put the file into every program (and bundle) that links
+        the tree; .include would read it as source; a macro could spell either."""
+        for directive in ('.incbin \\"/etc/passwd\\"', '.INCBIN \\"/dev/zero\\"',
+                          '.include \\"/etc/passwd\\"',
+                          ".macro m\\n.endm", ".rept 1\\n.endr"):
+            with self.subTest(directive):
+                self.setUp()
+                self.hostile_header(f'asm(".pushsection .rodata\\nnop; {directive}\\n'
+                                    '.popsection");', stop=False)
+                rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "asm")
+                self.ws.check(self, rc, err, "inline assembly has .")
 
     def test_an_include_that_blocks_is_one_line(self):
         fifo = self.ws.tmp / "fifo"
