@@ -13,8 +13,14 @@ check() returns [{"id": ..., "message": ...}], at most one per id:
                     over sample_s seconds of /proc/stat
 """
 
+import sys
 import time
 from pathlib import Path
+
+from .build import ROOT
+
+sys.path.insert(0, str(ROOT))
+from reports import text  # noqa: E402
 
 LOAD_PER_CPU = 0.5
 SIBLING_BUSY = 0.10
@@ -28,7 +34,9 @@ CLOCKSOURCE_PARAVIRT = {"kvm-clock": "the KVM pvclock page",
 
 
 def warning(id_, message):
-    return {"id": id_, "message": message}
+    """A warning; its message carries what the machine said (a governor, a
+    clocksource, a hypervisor's name), so it is made printable here, once."""
+    return {"id": id_, "message": text.printable(message, None)}
 
 
 def cpu_names(cpus):
@@ -176,4 +184,4 @@ def check(fp, pinned, bench_cpus, sample_s=0.2, root="/"):
 
 
 def format_warnings(warnings):
-    return [f"warning: {w['message']}" for w in warnings]
+    return [f"warning: {text.printable(w['message'], None)}" for w in warnings]
