@@ -1097,9 +1097,10 @@ def append_patch(tree, text):
 
 
 def failing_patch(tree):
-    """Builds with the fake counter (the probe and import's own compile check use
-    it) and fails with every real one, in the Bazel build."""
-    return append_patch(tree, "#if VDSO_COUNTER_REAL\n#error \"fake counter only\"\n#endif\n")
+    """Compiles to assembly with every counter (import's own checks stop at
+    -S) and fails to assemble with every real one: in the Bazel build."""
+    return append_patch(tree, "#if VDSO_COUNTER_REAL\n__asm__(\".error \\\"fake counter "
+                              "only\\\"\");\n#endif\n")
 
 
 def wait_for_building(test, proc, imports, name):
