@@ -32,10 +32,14 @@ Running kbuild runs the tree's Makefiles and scripts: import does it by
 default for Debian's own packages (linux-source-X.Y), and for any other
 tree only when asked (--kbuild or --config).
 
-The result is cached in the imports directory, kbuild/<key>/ (line.json,
-vclock_gettime.o, vdso64.so), the key the SHA-256 of the tree's identity
-(its hash and its patches'), the configuration's hash and the compiler's
-path and version: a second import is a lookup.
+The result is cached in ~/.cache/vdsobench/kbuild/<key>/ ($VDSOBENCH_KBUILD_CACHE;
+line.json, vclock_gettime.o, vdso64.so), shared by every imports directory,
+the key the SHA-256 of the tree's identity (its hash and its patches'), the
+configuration's hash and the compiler's path and version: a second import
+is a lookup. Patches that touch none of kbuild's inputs (Makefiles, Kbuild,
+Kconfig, scripts/, the vDSO's linker scripts) leave the line as it is: such
+an import takes the unpatched tree's line (and its objects are the
+unpatched tree's: the record's tree.patches is then []).
 """
 
 import hashlib
@@ -283,7 +287,35 @@ def cached(cache_dir):
     return rec if isinstance(rec, dict) and rec.get("format") == FORMAT else None
 
 
-def line_for(source, tree_identity, series, patches, apply_patches, imports_dir,
+def cache_dir():
+    """$VDSOBENCH_KBUILD_CACHE, else ~/.cache/vdsobench/kbuild: shared by every
+    imports directory (the import tests make their own) and checkout."""
+    d = Path(os.environ.get("VDSOBENCH_KBUILD_CACHE") or
+             Path.home() / ".cache" / "vdsobench" / "kbuild")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"kbuild: cache {d}: {e.strerror or e}")
+    if d.is_symlink() or not d.is_dir():
+        raise UsageError(f"kbuild: cache {d} is not a folder")
+    return d
+
+
+# A patch that touches none of these leaves kbuild's line as it is (the line
+# depends on the Makefiles, kbuild's scripts and the configuration, not on the
+# code): its import takes the unpatched tree's line, and kbuild runs once per
+# tree, not once per patch series.
+LINE_INPUTS = re.compile(r"(^|/)(Makefile[^/]*|Kbuild[^/]*|Kconfig[^/]*|[^/]*\.mk)$|"
+                         r"^scripts/|^include/config/|^arch/[^/]+/entry/vdso/[^/]*\.lds")
+
+
+def line_patches(patches):
+    """The patches that can change the line: all of them if one touches kbuild."""
+    touches = any(LINE_INPUTS.search(n) for p in patches for n in p.names)
+    return list(patches) if touches else []
+
+
+def line_for(source, tree_identity, series, patches, apply_patches,
              config=None, say=print):
     """The kbuild record of a tree (from the cache, or kbuild run once): what
     import records. None, with one line said, when kbuild cannot run here."""
@@ -299,8 +331,7 @@ def line_for(source, tree_identity, series, patches, apply_patches, imports_dir,
         return None
     compiler = compiler_identity("gcc")
     key = cache_key(tree_identity, conf["sha256"], compiler)
-    top = Path(imports_dir) / "kbuild"
-    top.mkdir(exist_ok=True)
+    top = cache_dir()
     final = top / key
     rec = cached(final)
     if rec is not None:
@@ -323,7 +354,8 @@ def line_for(source, tree_identity, series, patches, apply_patches, imports_dir,
             f"{conf['kind']} configuration {conf['path']} (about a minute the first time)")
         build_dir = run_kbuild(src, data, work, separate)
         rec = extract(build_dir)
-        rec.update(format=FORMAT, key=key, config=conf, seconds=round(time.monotonic() - t0, 1),
+        rec.update(format=FORMAT, key=key, config=conf, tree=tree_identity,
+                   source=str(source), seconds=round(time.monotonic() - t0, 1),
                    made=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         stage = Path(lifecycle.new_temp_dir(top, ".staging-"))
         try:

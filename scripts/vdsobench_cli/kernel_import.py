@@ -1163,13 +1163,14 @@ def take_in(req):
 
 def kbuild_line(req, identity, meta):
     """kbuild.py's record of the tree's vDSO line (cached), or None (said why)."""
+    patches = kbuild.line_patches(req.patches)
     tree_id = {"source": list(identity), "patches": [imports_table.sha256(p.data)
-                                                     for p in req.patches]}
+                                                     for p in patches]}
     if req.source.is_dir():
         tree_id["kbuild_files"] = kbuild.tree_files_sha256(req.source)
     series = ".".join(str(v) for v in meta["version"][:2])
-    return kbuild.line_for(req.source, tree_id, series, req.patches, apply_patches,
-                           imports_dir(), config=req.config)
+    return kbuild.line_for(req.source, tree_id, series, patches, apply_patches,
+                           config=req.config)
 
 
 # ---- changing the table: transactions under the lock -------------------------------------
