@@ -8,7 +8,10 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from . import imports_table, kernel_lines
+from unittest import mock
+
+from . import arch, imports_table, kernel_lines, run
+from .errors import UsageError
 
 VARIANTS = kernel_lines.ROOT / "impls" / "variants.bzl"
 
@@ -46,6 +49,24 @@ class CommittedTest(unittest.TestCase):
                 self.assertEqual(kernel_lines.read(), table)
             finally:
                 kernel_lines.LINES = old
+
+
+class LineChoiceTest(unittest.TestCase):
+    def test_plain_by_default_kernel_on_request_bad_value_named(self):
+        x86 = arch.Target("x86_64", "x86_64")
+        with mock.patch.dict("os.environ", {arch.LINE_ENV: ""}):
+            self.assertEqual(arch.line(), "plain")
+            self.assertEqual(x86.bazel_flags(), [])
+        with mock.patch.dict("os.environ", {arch.LINE_ENV: "kernel"}):
+            self.assertEqual(x86.bazel_flags(), ["--config=kline"])
+            self.assertEqual(arch.Target("arm64", "arm64").bazel_flags(), [])  # x86's line
+            with mock.patch.object(arch, "current", return_value=x86):
+                ctx = run.line_context()
+            self.assertEqual(ctx["layouts"], "kernel")
+            self.assertEqual(set(ctx["families"]), set(kernel_lines.read()))
+        with mock.patch.dict("os.environ", {arch.LINE_ENV: "kline; rm -rf /"}):
+            with self.assertRaisesRegex(UsageError, r"VDSOBENCH_LINE=.*valid: plain, kernel"):
+                x86.bazel_flags()
 
 
 class AgainstKbuildTest(unittest.TestCase):
