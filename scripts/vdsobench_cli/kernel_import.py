@@ -1157,6 +1157,8 @@ def take_in(req):
     rec = kbuild_line(req, identity, meta) if req.kbuild else None
     if rec is not None:
         entry["kbuild"] = {"copts": rec["copts"], "key": rec["key"]}
+        kbuild.offer_image(imports_dir(), trees_dir() / key, ARCH_DIRS[req.arch], rec,
+                           req.given, own=kbuild.line_patches(req.patches) == req.patches)
     entry["identity"]["kbuild"] = kbuild.context(rec)
     return entry, meta, found is not None, time.monotonic() - t0
 
