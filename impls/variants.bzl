@@ -16,6 +16,7 @@ load(
     "imported_layouts",
     "is_imported",
 )
+load("//impls/kernel_lines:lines.bzl", "KERNEL_LINES")
 
 # name -> source; every layout builds on every architecture.
 LAYOUTS = {
@@ -29,6 +30,23 @@ LAYOUTS = {
     "generic_6_17": "layouts/generic_6_17.c",
     "generic_timens": "layouts/generic_timens.c",
     "generic_timens_switch": "layouts/generic_timens_switch.c",
+}
+
+# layout -> the version family whose kernel vDSO line (impls/kernel_lines/
+# lines.bzl, from Debian's trees) builds it under --config=kline: the nearest
+# Debian tree at or after the layout's version (6.1 for the v4.20-v5.6 ones,
+# 6.12 for v6.10 on; the v6.15 and v6.17 ones have no newer Debian tree).
+LAYOUT_FAMILY = {
+    "x86_gtod": "6.1",
+    "x86_gtod_raw_branch": "6.1",
+    "x86_gtod_raw_copy": "6.1",
+    "x86_gtod_ts_multshift": "6.1",
+    "generic_5_3": "6.1",
+    "generic_6_10": "6.12",
+    "generic_6_15": "6.12",
+    "generic_6_17": "6.12",
+    "generic_timens": "6.1",
+    "generic_timens_switch": "6.1",
 }
 
 # name -> the architecture whose instructions it reads ("any": fake).
@@ -88,6 +106,17 @@ def _variant_copts(layout, counter, inline):
         "-DVDSO_INLINE_ALWAYS=%d" % INLINES[inline],
     ]
 
+def _kline(layout, counter):
+    """The kernel line of the layout's family under --config=kline (x86 code
+    generation: only where the counter is x86's, or the fake one on x86)."""
+    line = KERNEL_LINES.get(LAYOUT_FAMILY.get(layout, ""), [])
+    if not line or COUNTERS[counter] not in ("x86_64", "any"):
+        return []
+    return select({
+        "//impls/kernel_lines:kline_x86_64": line,
+        "//conditions:default": [],
+    })
+
 def _compat(counter):
     if COUNTERS[counter] == "any":
         return []
@@ -110,7 +139,7 @@ def _per_variant(name, srcs, with_layout, symbol, ctype, header, table, deps,
         native.cc_library(
             name = libs[(layout, counter, inline)],
             srcs = srcs + ([LAYOUTS[layout]] if with_layout else []),
-            copts = _variant_copts(layout, counter, inline),
+            copts = _variant_copts(layout, counter, inline) + _kline(layout, counter),
             deps = deps,
             linkstatic = True,
             target_compatible_with = (import_compat(layout) if is_imported(layout)

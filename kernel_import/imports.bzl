@@ -9,7 +9,11 @@ escaped>) names its libraries and symbols. Each variant is two libraries:
   <lib>_tree  the tree's own code, kernel_import/glue/reader.c (the tree's
               lib/vdso/gettimeofday.c) and writer.c (its
               kernel/time/vsyscall.c), compiled against kernel_import/shim
-              with the tree's headers, as the kernel's build orders them;
+              with the tree's headers, as the kernel's build orders them,
+              and with the code generation of the tree's own kbuild line
+              for vclock_gettime.o when the import ran kbuild (kline:
+              scripts/vdsobench_cli/kbuild.py; last on the line, so it
+              wins over Bazel's defaults and the project's);
   <lib>       kernel_import/glue/variant.c, the variant contract, compiled
               as a layout source with the tree's configuration and
               kimport_desc.h.
@@ -48,7 +52,7 @@ def import_variant(name, layout, copts, deps):
             "//kernel_import:glue/reader.c",
             "//kernel_import:glue/writer.c",
         ],
-        copts = copts + tree_copts(root, imp["arch_dir"]),
+        copts = copts + tree_copts(root, imp["arch_dir"]) + imp.get("kline", []),
         deps = [
             "//impls:headers",
             "//kernel_import:glue",

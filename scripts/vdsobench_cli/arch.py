@@ -37,6 +37,20 @@ ALIASES = {"aarch64": "arm64", "amd64": "x86_64", "x86-64": "x86_64"}
 TRIPLET = {"x86_64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}
 # the Bazel configuration (.bazelrc) that cross-builds for it from x86-64
 CROSS_CONFIG = {"arm64": "--config=arm64"}
+# $VDSOBENCH_LINE: the compile line of the transcribed layouts. plain: the
+# project's (the default); kernel: the kernel's own vDSO line of each layout's
+# version family (impls/kernel_lines/lines.bzl, x86-64's; .bazelrc --config=kline).
+LINE_ENV = "VDSOBENCH_LINE"
+LINES = {"plain": [], "kernel": ["--config=kline"]}
+
+
+def line():
+    """The compile line $VDSOBENCH_LINE asks for: plain or kernel."""
+    value = os.environ.get(LINE_ENV) or "plain"
+    if value not in LINES:
+        raise UsageError(f"${LINE_ENV}={value!r}: not a compile line vdsobench builds "
+                         f"(valid: {', '.join(LINES)})")
+    return value
 # where Debian's cross toolchain has its programs: toolchains/BUILD names them
 # by absolute path there (a name of its own, so that a test can point it at an
 # empty folder)
@@ -128,9 +142,10 @@ class Target:
         return not self.native
 
     def bazel_flags(self):
-        """The flags that select this architecture's build ([] for the host's)."""
+        """The flags that select this architecture's build ([] for the host's
+        with the plain line; $VDSOBENCH_LINE=kernel adds --config=kline on x86-64)."""
         if self.native:
-            return []
+            return list(LINES[line()]) if self.name == "x86_64" else []
         if self.host != "x86_64" or self.name not in CROSS_CONFIG:
             raise UsageError(f"--arch {self.name}: cross-building from {self.host} is not "
                              f"set up (valid here: {self.host}"

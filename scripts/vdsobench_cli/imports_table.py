@@ -137,6 +137,27 @@ def table_mend(directory):
     return f"mv {shlex.quote(path)} {shlex.quote(path + '.bad')} (then import again)"
 
 
+# The kernel's vDSO compile line an entry carries (kbuild.py keeps only these
+# shapes of the tree's kbuild line, and the table is checked again here, being
+# input like any other): code generation flags, plain defines, and the few
+# undefines of Bazel's defaults; never one that loads code or writes files.
+KLINE_FLAG = re.compile(r"-(O[0-3sgz]?|std=[a-z0-9+]+|g[a-z0-9-]*|"
+                        r"[fm][A-Za-z0-9][A-Za-z0-9-]*(=[A-Za-z0-9_.,+=-]*)?|"
+                        r"D[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_]*)?|U_FORTIFY_SOURCE)")
+KLINE_UNSAFE = re.compile(r"-f(plugin|profile|dump|debug-prefix-map|macro-prefix-map|"
+                          r"file-prefix-map|instrument|auto-profile|record-gcc-switches|"
+                          r"sanitize|coverage|test-coverage|stack-usage|callgraph-info|"
+                          r"opt-info|save-optimization-record|diagnostics)")
+KLINE_ONLY_OURS = ("-U_FORTIFY_SOURCE",)  # appended by kbuild.py, never taken from a tree
+
+
+def kline_ok(copts):
+    """An entry's kbuild copts: a list of at most 400 flags of those shapes."""
+    return (isinstance(copts, list) and len(copts) <= 400
+            and all(isinstance(c, str) and KLINE_FLAG.fullmatch(c)
+                    and not KLINE_UNSAFE.match(c) for c in copts))
+
+
 def entry_problem(name, e):
     """What is wrong with a table entry's own fields (None: nothing)."""
     if not isinstance(name, str) or not NAME.match(name):
@@ -153,7 +174,9 @@ def entry_problem(name, e):
               ("summary", lambda v: isinstance(v, str)),
               ("meta_sha256", lambda v: isinstance(v, str) and KEY.match(v)),
               ("identity", lambda v: isinstance(v, dict)),
-              ("state", lambda v: v in (None, BUILDING)))
+              ("state", lambda v: v in (None, BUILDING)),
+              ("kbuild", lambda v: v is None or (isinstance(v, dict)
+                                                 and kline_ok(v.get("copts")))))
     for field, ok in checks:
         if not ok(e.get(field)):
             return (f"its entry has a bad {field!r} ({ascii(e.get(field))[:60]})"
@@ -280,7 +303,8 @@ def rule_view(checked):
     """What the repository rule needs of each good import."""
     return {"imports": {name: {"ident": e["ident"], "arch": e["arch"],
                                "arch_dir": e["arch_dir"], "kernel": meta["kernel"],
-                               "key": e["key"], "files": sorted(meta["files"])}
+                               "key": e["key"], "files": sorted(meta["files"]),
+                               "kline": (e.get("kbuild") or {}).get("copts", [])}
                         for name, (e, meta) in checked["good"].items()},
             "problems": checked["problems"]}
 

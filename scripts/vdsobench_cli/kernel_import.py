@@ -65,7 +65,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from . import arch, build, imports_table, lifecycle, packages, results, safe_read
+from . import arch, build, imports_table, kbuild, lifecycle, packages, results, safe_read
 from .errors import Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -1392,14 +1392,22 @@ class Request(NamedTuple):
     source: Path
     patches: list
     arch: str
+    kbuild: bool = False  # run the tree's kbuild for its vDSO line (kbuild.py)
+    config: str = None  # --config FILE, else Debian's for the tree's version
 
 
-def request(given, patch_paths, name):
-    """Every input of an import checked, before anything is written."""
+def request(given, patch_paths, name, use_kbuild=None, config=None):
+    """Every input of an import checked, before anything is written. kbuild by
+    default for Debian's own packages only (it runs the tree's Makefiles)."""
     check_name(name)
     arch_name = check_arch()
     patches = check_patches(patch_paths)
-    return Request(name, given, resolve_source(given), patches, arch_name)
+    if config is not None:
+        safe_read.read_regular(config, "--config", kbuild.CONFIG_LIMIT)
+    source = resolve_source(given)
+    if use_kbuild is None:
+        use_kbuild = config is not None or kbuild.is_debian(source)
+    return Request(name, given, source, patches, arch_name, use_kbuild, config)
 
 
 def take_in(req):
@@ -1428,7 +1436,25 @@ def take_in(req):
                           "patches": [{"name": p.path.name, "path": str(p.path),
                                        "sha256": imports_table.sha256(p.data),
                                        "subject": p.subject} for p in req.patches]}}
+    rec = kbuild_line(req, identity, meta) if req.kbuild else None
+    if rec is not None:
+        entry["kbuild"] = {"copts": rec["copts"], "key": rec["key"]}
+        kbuild.offer_image(imports_dir(), trees_dir() / key, ARCH_DIRS[req.arch], rec,
+                           req.given, own=kbuild.line_patches(req.patches) == req.patches)
+    entry["identity"]["kbuild"] = kbuild.context(rec)
     return entry, meta, found is not None, time.monotonic() - t0
+
+
+def kbuild_line(req, identity, meta):
+    """kbuild.py's record of the tree's vDSO line (cached), or None (said why)."""
+    patches = kbuild.line_patches(req.patches)
+    tree_id = {"source": list(identity), "patches": [imports_table.sha256(p.data)
+                                                     for p in patches]}
+    if req.source.is_dir():
+        tree_id["kbuild_files"] = kbuild.tree_files_sha256(req.source)
+    series = ".".join(str(v) for v in meta["version"][:2])
+    return kbuild.line_for(req.source, tree_id, series, patches, apply_patches,
+                           config=req.config)
 
 
 # ---- changing the table: transactions under the lock -------------------------------------
@@ -1524,7 +1550,7 @@ def temporary(wanted):
 
 
 def do_import(args):
-    req = request(args.source, args.patch or [], args.name)
+    req = request(args.source, args.patch or [], args.name, args.kbuild, args.config)
     d = writable_dir()
     packages.ensure_setup()
     with table_lock(d):
@@ -1662,6 +1688,16 @@ def add_parser(sub):
                         "generic_6_10 for a 6.12 tree) reading by reading on the fake "
                         "counter: every clock, getres, gettimeofday and time in a series "
                         "of kernel states; exit 1 on any difference")
+    p.add_argument("--kbuild", action=argparse.BooleanOptionalAction, default=None,
+                   help="run the tree's own kbuild (make olddefconfig prepare "
+                        "arch/x86/entry/vdso/, about a minute once, then cached) and build "
+                        "the read path with its vclock_gettime.o line; the default for "
+                        "Debian's linux-source-X.Y, asked for any other tree (it runs the "
+                        "tree's Makefiles)")
+    p.add_argument("--config", metavar="FILE",
+                   help="the kernel configuration kbuild uses (implies --kbuild); else "
+                        "Debian's for the tree's version, /usr/src/linux-config-X.Y/"
+                        "config.amd64_none_amd64.xz")
     p.add_argument("--list", action="store_true", help="the imported trees, and exit")
     p.add_argument("--remove", metavar="NAME", help="forget an import (its variants go)")
     arch.add_argument(p, "the architecture whose vDSO to take (x86_64; the only one "

@@ -14,6 +14,7 @@ saying so.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -21,7 +22,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from . import build, kernel_import, packages
+from . import build, kbuild, kernel_import, objcmp, packages
 from .errors import UsageError
 from .new_variant_test import NESTED
 from .run_test import vdsobench
@@ -300,6 +301,10 @@ class Import612Test(TarballTest):
         self.assertEqual(rc, 1, out)
         self.assertRegex(out, r"differ: .*clock_gettime\(1\)")
 
+    def test_built_with_kbuilds_line(self):
+        self.assertEqual(self.rc, 0, self.err + self.out)
+        check_kbuild(self, "t", "6.12")
+
     def test_second_import_comes_from_the_cache(self):
         out = ok(self, ["import", "linux-source-6.12", "--name", "t-again"])
         self.assertIn("the tree from the cache", out)
@@ -403,6 +408,48 @@ class Import612Test(TarballTest):
         self.assertIn("Debian has no package linux-source-6.99", err)
 
 
+# What a read path built with the kbuild line may have in its DW_AT_producer
+# that kbuild's own vclock_gettime.o has not: Bazel's (no code) and the
+# undoing of its defaults (kbuild.NEUTRALISE; GCC's defaults themselves).
+PRODUCER_OURS = re.compile(r"-frandom-seed=.*|-fno-canonical-system-headers|-g0|"
+                           r"-fno-function-sections|-fno-data-sections")
+
+
+def producer(obj):
+    r = subprocess.run(["readelf", "--debug-dump=info", str(obj)], capture_output=True,
+                       text=True)
+    line = next(x for x in r.stdout.splitlines() if "DW_AT_producer" in x)
+    return set(line.split(": GNU C")[1].split()[2:])  # past "11 12.2.0"
+
+
+def check_kbuild(test, name, series):
+    """The import recorded Debian's kbuild line and built its read path with
+    it: the same code generation flags as kbuild's object, and the same
+    instructions (objcmp) but for what docs/kernel-import.md explains."""
+    entry = kernel_import.read_table()[name]
+    ident = entry["identity"]["kbuild"]
+    test.assertEqual(ident["config"]["kind"], "debian")
+    test.assertIn(f"linux-config-{series}/", ident["config"]["path"])
+    test.assertRegex(ident["line"], r"^gcc .*-mindirect-branch=thunk-inline.* -c -o ")
+    test.assertIn("gcc", ident["compiler"]["version"])
+    test.assertIn("-fno-stack-protector", entry["kbuild"]["copts"])
+    k_obj = kbuild.cache_dir() / entry["kbuild"]["key"] / "vclock_gettime.o"
+    ours = (build.bin_dir() / "impls" / "_objs" /
+            f"variant_{kernel_import.ident(name)}__rdtsc__always_tree" / "reader.o")
+    theirs, mine = producer(k_obj), producer(ours)
+    test.assertEqual(theirs - mine, set())
+    test.assertEqual({f for f in mine - theirs if not PRODUCER_OURS.fullmatch(f)}, set())
+    rep = objcmp.report(k_obj, ours)
+    # the namespace page's address: one object's neighbour here, a symbol there
+    ns = [(["lea [vdso_data+0x0](%rip),%rdx"], []), ([], ["lea -0x1000(%rax),%rdx"])]
+    test.assertEqual(rep["time"]["differences"], ns)
+    test.assertEqual(rep["clock_getres"]["differences"][:2], ns)
+    test.assertIn("call fallback_clock_getres", rep["clock_getres"]["differences"][2][1])
+    # Debian's pvclock and hvclock reads, which the shim leaves out
+    test.assertGreater(rep["clock_gettime"]["kbuild_instructions"],
+                       rep["clock_gettime"]["shim_instructions"])
+
+
 class Import61Test(TarballTest):
     """Debian's linux-source-6.1 (v5.3..v6.9 data page, no max_cycles)."""
 
@@ -412,6 +459,7 @@ class Import61Test(TarballTest):
         out = ok(self, ["import", str(self.src), "--name", "u", "--agree", "generic_timens"])
         self.assertIn("kernel:u: imported: Linux 6.1.", out)
         self.assertRegex(out, r"generic_timens\+fake\+always: 0 of [1-9]\d+ readings differ")
+        check_kbuild(self, "u", "6.1")
         out = ok(self, ["verify", "kernel:u+fake+always", "kernel:u+rdtsc+always"])
         self.assertIn("2 PASS, 0 FAIL", out)
         ok(self, ["import", str(self.src), "--patch", TORN_61, "--name", "u-torn"])

@@ -53,6 +53,12 @@ SLURM_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
 # otherwise one line naming the package), and `setup --kernel-sources` both
 # (.ci/run does that).
 KERNEL_SOURCES = ("linux-source-6.1", "linux-source-6.12")
+# What the tree's own kbuild needs to give import its vDSO compile line
+# (kbuild.py): the tools `make prepare` runs and Debian's configurations of
+# those trees (small); `setup --kernel-sources` installs them with the sources,
+# and import without them says so and builds with the project's line.
+KBUILD_PACKAGES = ("bc", "bison", "flex", "libelf-dev", "linux-config-6.1",
+                   "linux-config-6.12")
 
 # The Python modules commands import beyond the standard library, each with
 # the Debian package that provides it for /usr/bin/python3.
@@ -233,13 +239,13 @@ def ensure_group(names, what):
 
 def setup_kernel_sources(check=False):
     """setup --kernel-sources: the KERNEL_SOURCES group (--check: only say)."""
-    todo = missing(KERNEL_SOURCES)
+    todo = missing(KERNEL_SOURCES + KBUILD_PACKAGES)
     if check and todo:
         print(f"setup: missing kernel sources: {' '.join(todo)}")
         return 1
-    ensure_group(KERNEL_SOURCES, "setup --kernel-sources")
+    ensure_group(KERNEL_SOURCES + KBUILD_PACKAGES, "setup --kernel-sources")
     if not todo:
-        print(f"setup: kernel sources present: {' '.join(KERNEL_SOURCES)}")
+        print(f"setup: kernel sources present: {' '.join(KERNEL_SOURCES + KBUILD_PACKAGES)}")
     return 0
 
 

@@ -118,7 +118,20 @@ def vdsobench_context(args, argv, harness, fp, build_info, warnings, names, cpus
         "command": ["scripts/vdsobench", *argv],
         # what each imported tree measured was (the commit alone does not say)
         **imports_context(names),
+        # how the transcribed layouts were compiled ($VDSOBENCH_LINE)
+        "line": line_context(),
     }
+
+
+def line_context():
+    """{"layouts": plain|kernel, "families": {family: where its line came from}}:
+    the kernel line's provenance (impls/kernel_lines/lines.bzl) when it is used."""
+    which = arch.line() if arch.current().name == "x86_64" else "plain"
+    if which == "plain":
+        return {"layouts": "plain", "families": {}}
+    from . import kernel_lines
+    return {"layouts": which,
+            "families": {f: e["provenance"] for f, e in kernel_lines.read().items()}}
 
 
 def imports_context(names):

@@ -8,7 +8,8 @@ ignores itself in git). This rule reads that table and makes:
 
   //:imports.bzl   IMPORTS = {layout: {...}}: each import's layout name
                    (kernel:NAME), its C identifier, architecture, kernel
-                   version and the labels of its files; loaded by
+                   version, the labels of its files and the flags of
+                   its tree's kbuild vDSO line (kline); loaded by
                    impls/variants.bzl (through kernel_import/imports.bzl),
                    so imports join the one variant table;
   //:<ident>       a cc_library of the tree's files (textual: the tree's
@@ -109,6 +110,9 @@ def _impl(ctx):
             "kernel": entry["kernel"],
             "tree": "@vdso_imports//:" + ident,
             "root": "external/vdso_imports/" + ident,
+            # the tree's own vDSO compile line (scripts/vdsobench_cli/kbuild.py),
+            # checked by imports_table.py; [] when imported without kbuild
+            "kline": entry.get("kline", []),
         }
     ctx.file("BUILD", "\n".join(build) + "\n")
     ctx.file("WORKSPACE", 'workspace(name = "vdso_imports")\n')
