@@ -452,6 +452,14 @@ def provenance(s, metas, source, patches, subjects, checked):
         if v.split("+")[1] != "fake":
             continue
         verify_lines[label] = (rec.get("status") == "PASS", verdict(rec))
+    kb = (kernel_import.read_table().get(AFTER) or {}).get("identity", {}).get("kbuild") or {}
+    line = "the project's userspace build line (Bazel opt, -O2)"
+    if kb.get("line"):
+        conf = kb.get("config") or {}
+        whose = {"debian": "Debian's", "given": "your"}.get(conf.get("kind"), "a")
+        line = (f"the kernel's vDSO line (the tree's kbuild, {whose} config "
+                f"{Path(str(conf.get('path', '?'))).name})")
+        cc_path = (kb.get("compiler") or {}).get("path") or cc_path
     return {"subject": subjects[0], "patches": len(patches),
             "patch_files": [Path(p).name for p in patches],
             "measured": MEASURED,
@@ -459,7 +467,7 @@ def provenance(s, metas, source, patches, subjects, checked):
             "source": text_mod.printable(str(source)),
             "compiler": f"gcc {cc_version}" if cc_version else cc_path,
             "compiler_path": cc_path, "compiler_version": cc_version,
-            "line": "the project's userspace build line (Bazel opt, -O2)",
+            "line": line, "kbuild": kb or None,
             "flags": {k: build_flags.get(k) for k in ("compilation_mode", "copts", "conlyopts")},
             "machine": machine(s, None), "verify": verify_lines, "torn": None,
             "code": None, "sim": [], "rows": [], "page": [], "why": [], "notes": [],
