@@ -1501,14 +1501,20 @@ def commit(changes, check=None):
     names are put back, and (but after a signal) the previous build is rebuilt.
     Returns (the entries before, what check returned)."""
     added = {n: e for n, e in changes.items() if e is not None}
-    before = set_entries(changes, building=True)
+    before = None
     try:
+        # a signal between the table's write and `before` would leave the
+        # entries building with nothing to put them back: it waits till here
+        with lifecycle.critical():
+            before = set_entries(changes, building=True)
         with building(added):
             build.build([VERIFY])
             check_no_constructors(added)  # before anything that links them runs
             result = check() if check else None
         set_entries(added, building=False)
     except BaseException as e:
+        if before is None:
+            raise
         put_back(before)
         if not isinstance(e, lifecycle.Interrupted) and not lifecycle.pending():
             build.bazel("build", arch.current().bazel_flags() + [VERIFY])
