@@ -988,7 +988,7 @@ def first_error(text, tree):
 # What a compile of tree code may take and how long: a header that includes a
 # FIFO, /dev/zero or a huge file ends in one line, not a hang or the OOM killer.
 COMPILE_LIMITS = {"as": 4 << 30, "cpu": 120, "fsize": 64 * MB}
-COMPILE_TIMEOUT_S = 180
+COMPILE_TIMEOUT_S = 60  # a tree's unit compiles in under 2 s
 
 
 def limited_run(argv, limits, timeout, **kwargs):
@@ -1274,9 +1274,23 @@ def take_files(source, given, arch_dir, patches, files, stage):
     check_stage(stage, given, arch_dir)
 
 
+# What opens a file by name in the preprocessor without gcc -H listing it (an
+# existence oracle on the machine, a FIFO that blocks): the kernel's vDSO read
+# and update paths use none of them.
+CPP_OPENS = re.compile(rb"\b__has_include(?:_next)?\b|\b_Pragma\b|"
+                       rb"^[ \t]*(?:#|%:)[ \t]*pragma\b[^\n]*\bdependency\b", re.M)
+
+
 def check_stage(stage, given, arch_dir, after=""):
-    """Nothing in the stage a link or oddly named, and every REQUIRED file there."""
-    stage_files(stage, given)  # no link in it now: isfile() below follows none
+    """Nothing in the stage a link or oddly named, no file with CPP_OPENS, and
+    every REQUIRED file there."""
+    for rel in stage_files(stage, given):  # no link in it now: isfile() below follows none
+        with open(stage / rel, "rb") as f:
+            m = CPP_OPENS.search(f.read().replace(b"\\\n", b""))
+        if m:
+            raise UsageError(f"import: {given}{after}: {rel} has "
+                             f"{printable(m.group(0).decode('latin-1').strip(), 60)}, which "
+                             "opens files by name in the preprocessor: import takes none")
     for rel in expand(REQUIRED, arch_dir):
         if not os.path.isfile(stage / rel):
             raise UsageError(f"import: {given}{after}: not a kernel tree with a generic vDSO "

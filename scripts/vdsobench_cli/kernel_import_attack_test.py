@@ -244,6 +244,30 @@ class AttackTest(unittest.TestCase):
             rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "x")
         self.ws.check(self, rc, err, "git apply ran out of its limits")
 
+    def test_preprocessor_opens_by_name_are_refused(self):
+        """__has_include and #pragma GCC dependency open a file that gcc -H does not
+        list (a FIFO blocks, an existence oracle): refused in the tree's files, and
+        in what a patch makes."""
+        header = self.ws.tree / "include" / "vdso" / "datapage.h"
+        for i, text in enumerate(('#if __has_include("/etc/shadow")\n#endif',
+                                  "#if __has_include_next(<x.h>)\n#endif",
+                                  '#pragma GCC dependency "/tmp/fifo"',
+                                  '  %:  pragma GCC \\\ndependency "/tmp/fifo"',
+                                  '_Pragma("GCC dependency \\"/tmp/fifo\\"")')):
+            with self.subTest(text):
+                header.write_text(text + "\n")
+                self.ws.before = self.ws.outside()
+                rc, _, err = vdsobench("import", str(self.ws.tree), "--name", f"p{i}")
+                self.ws.check(self, rc, err, "include/vdso/datapage.h has",
+                              "opens files by name")
+        header.write_text("a\n")
+        self.ws.before = self.ws.outside()
+        path = write_patch(self.ws.tmp, 0, "--- a/include/vdso/datapage.h\n"
+                           "+++ b/include/vdso/datapage.h\n@@ -1 +1 @@\n-a\n"
+                           '+#if __has_include("/etc/shadow")\n')
+        rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "pp")
+        self.ws.check(self, rc, err, "with its patches: include/vdso/datapage.h has")
+
     def test_absurd_versions_are_refused(self):
         """A Makefile's version reaches tables and names: bounded, plain digits."""
         for i, (v, p, s) in enumerate((("99999999999999999999", "1", "0"), ("6", "12", "1000"),
