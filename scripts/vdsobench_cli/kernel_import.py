@@ -636,6 +636,11 @@ def unquote(text):
     raise PatchError(f"an unterminated quoted path ({ascii(text[:60])})")
 
 
+# What import writes into a staged tree: no patch may make or change it first
+# (a folder where write_inside puts its temporary file, a file to rename over).
+WRITTEN = ("include/generated", "kimport.json")
+
+
 def checked_path(name, strip=True):
     """name (-p1: its first folder stripped) as a path inside the tree, or PatchError."""
     rel = name
@@ -650,6 +655,9 @@ def checked_path(name, strip=True):
         raise PatchError(f"names {ascii(name)}: not a plain path inside the tree (no "
                          "absolute path, no '..', '.' or '//', letters, digits and _.+,=@~- "
                          "only)")
+    if rel in WRITTEN or rel.startswith(tuple(f"{w}/" for w in WRITTEN)):
+        raise PatchError(f"names {rel}, which import writes itself (a kernel's "
+                         "include/generated/ is its build's output, never its source)")
     return rel
 
 

@@ -112,6 +112,11 @@ def hostile_patches(victim):
         "no folder to strip": "--- Makefile\n+++ Makefile\n" + hunk,
         "a binary patch": ("diff --git a/Makefile b/Makefile\nindex 1111111..2222222 100644\n"
                            "GIT binary patch\nliteral 1000000000\nzcmeAS@N?(olHy`uVBq!ia0vp^\n\n"),
+        "what import writes (include/generated/)": (
+            "--- /dev/null\n+++ b/include/generated/.autoconf.h.kimport-tmp/x\n"
+            "@@ -0,0 +1 @@\n+x\n"),
+        "what import writes (kimport.json)": (
+            "--- /dev/null\n+++ b/kimport.json\n@@ -0,0 +1 @@\n+{}\n"),
         "a header after a hunk": ("--- a/Makefile\n+++ b/Makefile\n" + hunk
                                   + f"--- a/{up}/f\n+++ b/{up}/f\n" + hunk),
     }
