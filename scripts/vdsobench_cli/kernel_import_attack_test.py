@@ -333,7 +333,8 @@ class AttackTest(unittest.TestCase):
         self.assertIsNotNone(kernel_import.cached(key))
         for extra, make in (("include/vdso/evil.h", lambda p: p.write_text("#error\n")),
                             ("include/vdso/link.h", lambda p: p.symlink_to("/etc/passwd")),
-                            ("include/asm", lambda p: p.mkdir()),
+                            ("include/asm/x.h", lambda p: (p.parent.mkdir(),
+                                                           p.write_text("x"))),
                             ("fifo", os.mkfifo)):
             with self.subTest(extra):
                 path = tree / extra
@@ -346,7 +347,9 @@ class AttackTest(unittest.TestCase):
                 finally:
                     os.close(root)
                 self.assertIn(f"{extra} was added since its import", why)
-                path.rmdir() if path.is_dir() and not path.is_symlink() else path.unlink()
+                path.unlink()
+        self.assertIsNotNone(kernel_import.cached(key))
+        (tree / "include" / "empty").mkdir()  # as a tarball's folder members make
         self.assertIsNotNone(kernel_import.cached(key))
 
     def test_killed_imports_leftovers_are_swept_under_the_lock(self):
