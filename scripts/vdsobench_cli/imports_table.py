@@ -258,7 +258,7 @@ def check(directory, glue, building=""):
             mend = f"vdsobench import --remove {shlex.quote(str(name))}"
             if why is None:
                 mend = f"{reimport_command(name, e)}, or {mend}"
-                if e.get("state") == BUILDING and name != building:
+                if e.get("state") == BUILDING and name not in building.split(","):
                     if running is None:
                         running = import_running(directory)
                     why = ("an import of it is still running" if running else

@@ -889,6 +889,17 @@ class TransactionTest(unittest.TestCase):
         self.assertIn("made no variants", str(e.exception))
         self.assertEqual(sorted(kernel_import.read_table()), ["a"])
 
+    def test_every_name_being_built_is_kept(self):
+        """patch-review builds two imports at once: both are in BUILDING_ENV, and
+        neither may be left out as an import that never finished."""
+        b = imports_table.BUILDING
+        kernel_import.write_table({"x": entry("x", state=b), "y": entry("y", state=b),
+                                   "z": entry("z", state=b)})
+        problems = imports_table.check(str(self.ws.imports), None, "x,y")["problems"]
+        unfinished = [p for p in problems if "did not finish" in p or "still running" in p]
+        self.assertEqual(len(unfinished), 1, problems)
+        self.assertIn("kernel:z", unfinished[0])
+
     def test_success_clears_the_building_state(self):
         with mock.patch.object(build, "build"):
             kernel_import.commit({"c": entry("c")})
