@@ -485,6 +485,8 @@ def cluster_of(args):
 BUNDLE_MAX = 1 << 30  # a bundle is tens of MB
 MANIFEST_MAX = 1 << 20  # its BUNDLE.json, a few KB
 MEMBERS_MAX = 100_000  # members looked at for it (a bundle has a few thousand)
+UNPACKED_MAX = 2 << 30  # bytes unpacked to reach it (BUNDLE.json is last; a bundle
+#                         unpacks to about 100 MB): a gzip bomb is refused, not inflated
 
 
 def bundle_facts(name, data):
@@ -498,6 +500,8 @@ def bundle_facts(name, data):
             for n, m in enumerate(tar):
                 if n >= MEMBERS_MAX:
                     raise bad(f"no BUNDLE.json in its first {MEMBERS_MAX} members")
+                if m.offset_data + max(m.size, 0) > UNPACKED_MAX:
+                    raise bad(f"it unpacks to over {UNPACKED_MAX >> 30} GiB")
                 if m.name.count("/") == 1 and m.name.endswith("/BUNDLE.json"):
                     break
             else:

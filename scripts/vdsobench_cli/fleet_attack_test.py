@@ -716,6 +716,23 @@ class BundleAttackTest(Work):
                 self.refused(self.bundle(manifest, f"m{i}.tar.gz"), words)
         self.refused(self.bundle({}, "link.tar.gz", link=True), "not a regular file")
 
+    def test_a_bundle_that_unpacks_too_far(self):
+        """BUNDLE.json is the last member: a bomb before it is refused as soon as a
+        member's header says how far it reaches, not inflated."""
+        path = self.tmp / "bomb.tar.gz"
+        with tarfile.open(path, "w:gz") as tar:
+            info = tarfile.TarInfo("vdsobench-x/big")
+            info.size = 5000
+            tar.addfile(info, io.BytesIO(b"\0" * 5000))
+            info = tarfile.TarInfo("vdsobench-x/BUNDLE.json")
+            raw = json.dumps({"arch": "x86_64"}).encode()
+            info.size = len(raw)
+            tar.addfile(info, io.BytesIO(raw))
+        with mock.patch.object(fleet, "UNPACKED_MAX", 4096):
+            self.refused(path, "unpacks to over")
+        with mock.patch.object(fleet, "MEMBERS_MAX", 1):
+            self.refused(path, "first 1 members")
+
     def test_a_failed_submit_leaves_its_record(self):
         self.cluster.submit.side_effect = fleet_slurm.Failure(
             "sbatch: error: Batch job submission failed: Invalid partition")

@@ -240,17 +240,15 @@ def tree_meta(tree, where, e, glue):
 
 def extra_entry(tree, files):
     """The first thing under the tree (a directory fd; no link followed) that is
-    neither a listed file nor a folder on the way to one, else None."""
-    folders = {"/".join(f.split("/")[:i]) for f in files for i in range(1, f.count("/") + 1)}
+    neither a listed file nor a folder (an empty one is harmless: a tarball's
+    folder members make some), else None."""
     for dirpath, dirnames, filenames, dirfd in os.fwalk(".", dir_fd=tree,
                                                          follow_symlinks=False):
         base = os.path.normpath(dirpath)
         for name in sorted(dirnames) + sorted(filenames):
             rel = name if base == "." else f"{base}/{name}"
             st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
-            if stat.S_ISDIR(st.st_mode) and rel in folders:
-                continue
-            if stat.S_ISREG(st.st_mode) and rel in files:
+            if stat.S_ISDIR(st.st_mode) or (stat.S_ISREG(st.st_mode) and rel in files):
                 continue
             return rel
     return None
@@ -283,7 +281,7 @@ def check(directory, glue, building=""):
             mend = f"vdsobench import --remove {shlex.quote(str(name))}"
             if why is None:
                 mend = f"{reimport_command(name, e)}, or {mend}"
-                if e.get("state") == BUILDING and name != building:
+                if e.get("state") == BUILDING and name not in building.split(","):
                     if running is None:
                         running = import_running(directory)
                     why = ("an import of it is still running" if running else

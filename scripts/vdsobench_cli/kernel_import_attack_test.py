@@ -112,6 +112,11 @@ def hostile_patches(victim):
         "no folder to strip": "--- Makefile\n+++ Makefile\n" + hunk,
         "a binary patch": ("diff --git a/Makefile b/Makefile\nindex 1111111..2222222 100644\n"
                            "GIT binary patch\nliteral 1000000000\nzcmeAS@N?(olHy`uVBq!ia0vp^\n\n"),
+        "what import writes (include/generated/)": (
+            "--- /dev/null\n+++ b/include/generated/.autoconf.h.kimport-tmp/x\n"
+            "@@ -0,0 +1 @@\n+x\n"),
+        "what import writes (kimport.json)": (
+            "--- /dev/null\n+++ b/kimport.json\n@@ -0,0 +1 @@\n+{}\n"),
         "a header after a hunk": ("--- a/Makefile\n+++ b/Makefile\n" + hunk
                                   + f"--- a/{up}/f\n+++ b/{up}/f\n" + hunk),
     }
@@ -244,6 +249,30 @@ class AttackTest(unittest.TestCase):
             rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "x")
         self.ws.check(self, rc, err, "git apply ran out of its limits")
 
+    def test_preprocessor_opens_by_name_are_refused(self):
+        """__has_include and #pragma GCC dependency open a file that gcc -H does not
+        list (a FIFO blocks, an existence oracle): refused in the tree's files, and
+        in what a patch makes."""
+        header = self.ws.tree / "include" / "vdso" / "datapage.h"
+        for i, text in enumerate(('#if __has_include("/etc/shadow")\n#endif',
+                                  "#if __has_include_next(<x.h>)\n#endif",
+                                  '#pragma GCC dependency "/tmp/fifo"',
+                                  '  %:  pragma GCC \\\ndependency "/tmp/fifo"',
+                                  '_Pragma("GCC dependency \\"/tmp/fifo\\"")')):
+            with self.subTest(text):
+                header.write_text(text + "\n")
+                self.ws.before = self.ws.outside()
+                rc, _, err = vdsobench("import", str(self.ws.tree), "--name", f"p{i}")
+                self.ws.check(self, rc, err, "include/vdso/datapage.h has",
+                              "opens files by name")
+        header.write_text("a\n")
+        self.ws.before = self.ws.outside()
+        path = write_patch(self.ws.tmp, 0, "--- a/include/vdso/datapage.h\n"
+                           "+++ b/include/vdso/datapage.h\n@@ -1 +1 @@\n-a\n"
+                           '+#if __has_include("/etc/shadow")\n')
+        rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "pp")
+        self.ws.check(self, rc, err, "with its patches: include/vdso/datapage.h has")
+
     def test_absurd_versions_are_refused(self):
         """A Makefile's version reaches tables and names: bounded, plain digits."""
         for i, (v, p, s) in enumerate((("99999999999999999999", "1", "0"), ("6", "12", "1000"),
@@ -304,7 +333,8 @@ class AttackTest(unittest.TestCase):
         self.assertIsNotNone(kernel_import.cached(key))
         for extra, make in (("include/vdso/evil.h", lambda p: p.write_text("#error\n")),
                             ("include/vdso/link.h", lambda p: p.symlink_to("/etc/passwd")),
-                            ("include/asm", lambda p: p.mkdir()),
+                            ("include/asm/x.h", lambda p: (p.parent.mkdir(),
+                                                           p.write_text("x"))),
                             ("fifo", os.mkfifo)):
             with self.subTest(extra):
                 path = tree / extra
@@ -317,7 +347,9 @@ class AttackTest(unittest.TestCase):
                 finally:
                     os.close(root)
                 self.assertIn(f"{extra} was added since its import", why)
-                path.rmdir() if path.is_dir() and not path.is_symlink() else path.unlink()
+                path.unlink()
+        self.assertIsNotNone(kernel_import.cached(key))
+        (tree / "include" / "empty").mkdir()  # as a tarball's folder members make
         self.assertIsNotNone(kernel_import.cached(key))
 
     def test_killed_imports_leftovers_are_swept_under_the_lock(self):
@@ -856,6 +888,17 @@ class TransactionTest(unittest.TestCase):
             kernel_import.commit({"c": entry("c")}, lambda: kernel_import.built_variants("c"))
         self.assertIn("made no variants", str(e.exception))
         self.assertEqual(sorted(kernel_import.read_table()), ["a"])
+
+    def test_every_name_being_built_is_kept(self):
+        """patch-review builds two imports at once: both are in BUILDING_ENV, and
+        neither may be left out as an import that never finished."""
+        b = imports_table.BUILDING
+        kernel_import.write_table({"x": entry("x", state=b), "y": entry("y", state=b),
+                                   "z": entry("z", state=b)})
+        problems = imports_table.check(str(self.ws.imports), None, "x,y")["problems"]
+        unfinished = [p for p in problems if "did not finish" in p or "still running" in p]
+        self.assertEqual(len(unfinished), 1, problems)
+        self.assertIn("kernel:z", unfinished[0])
 
     def test_success_clears_the_building_state(self):
         with mock.patch.object(build, "build"):
