@@ -3,10 +3,8 @@
 import os
 import signal
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from reports.text import printable  # noqa: E402
+from reports.text import printable
 
 
 class CliError(Exception):

@@ -62,8 +62,7 @@ from pathlib import Path
 from . import build, bundle, errors, fleet_local, fleet_slurm, lifecycle, ranged, results
 from .errors import Failure, UsageError
 
-sys.path.insert(0, str(build.ROOT))
-from reports import uarch  # noqa: E402
+from reports import uarch
 
 FORMAT = "vdsobench-fleet-job/1"
 JOB_RECORD = "job.json"

@@ -23,21 +23,18 @@ import contextlib
 import io
 import json
 import os
-import sys
 import textwrap
 from pathlib import Path
 
 from . import arch, build, kernel_import
 
-sys.path.insert(0, str(build.ROOT))
-from reports import layout_map, tables, text as text_mod  # noqa: E402
+from reports import layout_map, tables, text as text_mod, vocab
 
 NAME = "patch-review"
 BEFORE, AFTER = "patch-review-before", "patch-review-after"
 DEFAULT_SOURCE = "linux-source-6.12"
 DEFAULT_PATCH = build.ROOT / "kernel_import" / "testdata" / "6.12-max-cycles-last.patch"
-CLOCKS = ["realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse",
-          "monotonic_coarse"]
+CLOCKS = list(vocab.CLOCKS)
 QUICK_CLOCKS = ["realtime", "monotonic", "monotonic_raw"]
 
 

@@ -15,8 +15,7 @@ import textwrap
 from . import arch, build, compare, fingerprint, results
 from .errors import CliError, Failure, UsageError
 
-sys.path.insert(0, str(build.ROOT))
-from reports import tables  # noqa: E402
+from reports import tables
 
 WIDTH = 72
 OUT_DIR_BYTES = 4 * 1024 * 1024  # a recipe's comparisons and charts, with room to spare

@@ -12,17 +12,15 @@ import contextlib
 import io
 import json
 import statistics
-import sys
 from dataclasses import dataclass
 from typing import Callable
 
-from . import arch, build, code_metrics, lifecycle, results, rounds as rounds_mod
+from . import arch, code_metrics, lifecycle, results, rounds as rounds_mod
 from . import patch_review
 from .errors import Failure, UsageError
 from .recipe import calls_diff, ci_text, row, rows, verdict_line
 
-sys.path.insert(0, str(build.ROOT))
-from reports import stats, tables  # noqa: E402
+from reports import stats, tables, vocab
 
 # The seeds' x86 layouts with the kernel's own counter read on this CPU (rdtscp,
 # or lfence_rdtsc where the CPU has no RDTSCP: arch.timed_counter()), so that a
@@ -38,8 +36,7 @@ G610 = f"generic_6_10+{_TIMED}+always"
 TIMENS = f"generic_timens+{_TIMED}+always"
 TIMENS_SWITCH = f"generic_timens_switch+{_TIMED}+always"
 CLOCKS3 = ["monotonic", "monotonic_raw", "realtime"]
-ALL_CLOCKS = ["realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse",
-              "monotonic_coarse"]
+ALL_CLOCKS = list(vocab.CLOCKS)
 
 
 @dataclass
@@ -333,7 +330,7 @@ def layout_diff(s, a, b):
         s.say("(layout diff: the layout command is not available in this build)")
         return
     s.heading(f"the data page: {a} against {b}")
-    s.block(layout.diff_text(a.split("+")[0], b.split("+")[0]))
+    s.block(layout.diff_text(vocab.layout_of(a), vocab.layout_of(b)))
 
 
 def generic_unified(s):
@@ -660,7 +657,7 @@ def inline_emulated(s):
         diff = b["net_instructions_per_call"] - a["net_instructions_per_call"]
         s.say(f"{clock}: always {a['net_instructions_per_call']:g}, auto "
               f"{b['net_instructions_per_call']:g} ({diff:+g})")
-    s.say(f"Measured as {counts[0]['measured_as'].split('+')[0]}+fake+<inline> (the same "
+    s.say(f"Measured as {vocab.layout_of(counts[0]['measured_as'])}+fake+<inline> (the same "
           "code, the counter read from TLS) by the sim driver under qemu-user with one "
           "instruction per translation block, net of floor/empty; the same on every run.")
     path = f"{s.out_dir}/code.json"
