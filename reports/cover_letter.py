@@ -63,12 +63,12 @@ def _interval(r):
 
 
 def table(rows):
-    head = f"{'clock':<17}{'mode':<9}{'before':>7}{'after':>7}{'change':>8}  {'95% CI %':<13}"
+    head = f"{'clock':<17}{'mode':<9}{'before':>7}{'after':>7}{'change':>8}  {'95% CI %':<14}"
     out = [head + "verdict"]
     for clock, mode, r in rows:
         change = "-" if r["ratio"] is None else review_mod.percent(r["ratio"])
         out.append(f"{clock_label(clock):<17}{mode:<9}{_ns(r['before']):>7}{_ns(r['after']):>7}"
-                   f"{change:>8}  {_interval(r):<13}{VERDICT_WORDS.get(r['verdict'], '?')}")
+                   f"{change:>8}  {_interval(r):<14}{VERDICT_WORDS.get(r['verdict'], '?')}")
     return out
 
 
@@ -81,9 +81,11 @@ def sim_lines(sim):
         return ["Simulated (cachegrind): instructions and L1D misses per call",
                 "  unchanged on every row."]
     out = ["Simulated (cachegrind) per call, before -> after:"]
-    for clock, mode, i0, i1, m0, m1 in changed:
+    for clock, mode, i0, i1, m0, m1 in changed[:4]:
         out.append(f"  {clock_label(clock)} {mode}: instructions {i0:g} -> {i1:g}, "
                    f"L1D misses {m0:g} -> {m1:g}")
+    if len(changed) > 4:
+        out.append(f"  and {len(changed) - 4} more rows")
     return out
 
 
@@ -141,32 +143,44 @@ def render(rv):
     lines += wrap(f"Measured: {rv['measured']}, {tree}")
     lines += wrap(f"Compiler: {rv['compiler']}, {rv['line']}")
     lines += wrap(machine_line(rv["machine"]))
-    for side in ("after", "before"):
-        if side in rv.get("verify", {}):
-            ok, text = rv["verify"][side]
-            lines += wrap(f"verify ({side}): {text}")
+    checked = rv.get("verify", {})
+    if checked.get("after") and checked.get("after") == checked.get("before"):
+        lines += wrap(f"verify, before and after: {checked['after'][1]}")
+    else:
+        for side in ("after", "before"):
+            if side in checked:
+                lines += wrap(f"verify ({side}): {checked[side][1]}")
     if rv.get("torn"):
-        lines += wrap(f"Where it tore: {rv['torn']}")
+        after = (rv.get("verify") or {}).get("after", (None, ""))[1]
+        if rv["torn"] not in after:
+            lines += wrap(f"Where it tore: {rv['torn']}")
         return [printable(x, None) for x in lines]
     code = rv.get("code")
     if code == "identical":
         lines.append("Read path object code: identical")
     elif code:
         lines.append("Read path object code differs:")
-        lines += [f"  {printable(c, WIDTH - 2)}" for c in code[:4]]
+        lines += [f"  {printable(c, WIDTH - 2)}" for c in code[:3]]
+        if len(code) > 3:
+            lines.append(f"  and {len(code) - 3} more functions")
     lines += sim_lines(rv.get("sim") or [])
     lines.append("")
     lines += table(rows)
     lines += detectable(rows)
     lines += legend(rows, rv.get("target", review_mod.TARGET))
-    if rv.get("page"):
-        lines.append("Data page:")
-        lines += [f"  {printable(p, WIDTH - 2)}" for p in rv["page"][:6]]
+    tail = []
     for w in rv.get("why") or []:
-        lines += wrap(w)
+        tail += wrap(w)
     for note in rv.get("notes") or []:
-        lines += wrap(f"Note: {note}")
-    return lines
+        tail += wrap(f"Note: {note}")
+    page = [f"  {printable(p, WIDTH - 2)}" for p in rv.get("page") or []]
+    room = MAX_LINES - len(lines) - len(tail) - 1
+    if page and room > 0:
+        if len(page) > room:
+            page = page[:room - 1] + [f"  and {len(page) - room + 1} more lines: "
+                                      "patch-review.json"]
+        lines += ["Data page:"] + page
+    return lines + tail
 
 
 def group_lost(rows):

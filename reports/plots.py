@@ -641,6 +641,12 @@ def _short_row_label(label):
     return short_clock(clock) + (f"\n{rest}" if rest else "")
 
 
+# a verdict that is a difference (reports/stats.py's words); anything else but
+# "no significant difference" and "same" is no verdict (tables.NO_VERDICT)
+DIFFERENCES = tuple(w for pair in stats.LABELS.values() for w in pair)
+NO_VERDICT_FACE = "0.7"
+
+
 def ratios(comparison, metric="ns/call"):
     """A comparison's after/before ratios per clock with their intervals,
     a dashed line at 1.0 (no change), filled markers where the verdict is a
@@ -657,13 +663,16 @@ def ratios(comparison, metric="ns/call"):
     step = 0.6 / max(1, len(series))
     with _rc():
         fig, (ax,) = _figure()
-        handles, lows, highs = [], [], []
+        handles, lows, highs, labels_drawn = [], [], [], []
         for si, s in enumerate(series):
             marker = MARKERS[si % len(MARKERS)]
             for r in (r for r in rows if r["variant"] == s):
                 x = groups.index(tables.row_label(r, rows)) - 0.3 + step * (si + 0.5)
                 lo, hi = r.get("ci_low"), r.get("ci_high")
-                differs = r.get("verdict") not in (stats.NO_DIFFERENCE, stats.SAME)
+                verdict = r.get("verdict")
+                differs = verdict in DIFFERENCES
+                face = ("black" if differs else NO_VERDICT_FACE if verdict not in
+                        (stats.NO_DIFFERENCE, stats.SAME) else "white")
                 if lo is not None and hi is not None:
                     ax.errorbar([x], [r["ratio"]], yerr=[[r["ratio"] - lo], [hi - r["ratio"]]],
                                 fmt="none", ecolor="black", elinewidth=0.8, capsize=2.5,
@@ -672,37 +681,49 @@ def ratios(comparison, metric="ns/call"):
                     highs.append(hi)
                 ax.plot([x], [r["ratio"]], marker=marker, markersize=5.5, linestyle="none",
                         markeredgecolor="black", markeredgewidth=0.9,
-                        markerfacecolor="black" if differs else "white", zorder=4,
+                        markerfacecolor=face, zorder=4,
                         path_effects=[patheffects.withStroke(linewidth=2, foreground="white")])
                 lows.append(r["ratio"])
                 highs.append(r["ratio"])
                 if len(series) == 1:
-                    ax.annotate(tables.ratio_text(r["ratio"]) + (
+                    labels_drawn.append(ax.annotate(tables.ratio_text(r["ratio"]) + (
                         f"\n{tables.ci_text(lo, hi)}" if lo is not None else ""),
                         (x, r["ratio"]), xytext=(9, 0), textcoords="offset points",
-                        ha="left", va="center", fontsize=SMALL, linespacing=1.1)
+                        ha="left", va="center", fontsize=SMALL, linespacing=1.1))
             handles.append(ax.plot([], [], marker=marker, linestyle="none", color="black",
                                    markersize=5.5)[0])
         line = _no_change(ax)
         open_marker = ax.plot([], [], marker="o", linestyle="none", markeredgecolor="black",
                               markerfacecolor="white", markersize=5.5)[0]
+        grey_marker = ax.plot([], [], marker="o", linestyle="none", markeredgecolor="black",
+                              markerfacecolor=NO_VERDICT_FACE, markersize=5.5)[0]
         _groups(ax, [_short_row_label(g) for g in groups])
         _value_axis(ax, lows, highs, f"ratio after/before, {tables.metric_label(metric, None)}",
                     one=True)
+        # value labels that would run into each other (or a tick) are left to
+        # the table: drawn over one another they say nothing
+        if labels_drawn and overlapping_labels(fig):
+            for text in labels_drawn:
+                text.remove()
+        no_verdict = any(r.get("verdict") not in DIFFERENCES + (stats.NO_DIFFERENCE, stats.SAME)
+                         for r in rows)
         no_ci = any(r.get("ci_low") is None for r in rows)
         caption = " ".join(filter(None, [
             f"Before: {', '.join(baselines)}.",
             tables.rounds_text(comparison),
             f"Markers: the median ratio; whiskers: its {tables.confidence_text(comparison)}"
             + ("; no whiskers where too few rounds for an interval" if no_ci else "") + ".",
-            "Filled: a significant difference; open: none (the interval includes 1).",
+            "Filled: a significant difference; open: none (the interval includes 1)"
+            + ("; grey: no verdict (the CPU was lost, or too few rounds)." if no_verdict
+               else "."),
             CLOCK_NOTE, (f"Method: {meta['method']}." if meta.get("method") else "")]
             + [f"Note: {n}" for n in tables.notes(comparison)]))
         return _finish(fig, [ax], f"Ratio after/before per clock ({metric})\n"
                                   + tables.machine_text(meta).removeprefix("Machine: "),
-                       caption, handles + [open_marker, line],
-                       [f"after: {s}" for s in series]
-                       + ["open: no significant difference", "1.0: no change"])
+                       caption, handles + [open_marker] + ([grey_marker] if no_verdict else [])
+                       + [line],
+                       [f"after: {s}" for s in series] + ["open: no significant difference"]
+                       + (["grey: no verdict"] if no_verdict else []) + ["1.0: no change"])
 
 
 # ---- writing ------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from reports import merge, plots
+from reports import merge, plots, tables
 from reports.merge_test import ROOT, SMALL, fixture, zen5
 
 LAYOUTS = "*+rdtscp+always"
@@ -72,6 +72,27 @@ class ChartsTest(unittest.TestCase):
             with self.subTest(chart=name):
                 self.assertEqual(plots.overlapping_labels(fig), [])
                 self.assertEqual(plots.clipped_labels(fig), [])
+
+    def test_ratio_markers_say_the_verdict(self):
+        # a row without a verdict is grey, never filled as a difference; one
+        # series over 14 rows keeps no value label that runs into another
+        rows = []
+        for i, clock in enumerate(["realtime", "monotonic", "monotonic_raw", "boottime", "tai",
+                                   "realtime_coarse", "monotonic_coarse"]):
+            for mode in ("hot", "pressure"):
+                verdict = ["slower", "no significant difference", tables.NO_VERDICT][i % 3]
+                rows.append({"clock": clock, "mode": mode, "metric": "ns/call", "cpu": 1,
+                             "baseline": "a", "variant": "b", "ratio": 1.01,
+                             "ci_low": 1.0 + (verdict == "slower") * 0.005, "ci_high": 1.02,
+                             "verdict": verdict})
+        fig = plots.ratios({"meta": {}, "rows": rows})
+        self.assertEqual(plots.overlapping_labels(fig), [])
+        faces = [line.get_markerfacecolor() for line in fig.axes[0].lines
+                 if len(line.get_xdata()) == 1 and line.get_marker() in plots.MARKERS]
+        self.assertEqual(faces.count("black"), sum(r["verdict"] == "slower" for r in rows))
+        self.assertEqual(faces.count(plots.NO_VERDICT_FACE),
+                         sum(r["verdict"] == tables.NO_VERDICT for r in rows))
+        self.assertIn("grey: no verdict", all_text(fig))
 
     def test_eight_variants_by_seven_clocks(self):
         fig = self.figs["bars-8x7"]

@@ -26,7 +26,12 @@ def flatten(structs, name, base=0, prefix="", depth=0):
     out = {}
     if st is None or depth > 8:
         return out
+    starts = set()
     for member, m in st["members"].items():
+        # a union's later members alias its first (offset[] over basetime[])
+        if (m["offset"], m["size"]) in starts:
+            continue
+        starts.add((m["offset"], m["size"]))
         inner = STRUCT_TYPE.match(m["type"])
         dims = m.get("dims") or []
         count = 1

@@ -417,15 +417,18 @@ static void *reader_main(void *arg)
 		}
 		ra->stats.checked++;
 		if (!ok) {
+			const char *unit = what == READ_TIME	     ? " s" :
+					   what == READ_GETTIMEOFDAY ? " us" :
+								       " ns";
+
 			fail(sh,
 			     "torn read: %s = %lld%s matches no snapshot of "
-			     "generations %llu..%llu (nearest is %lld off) after "
-			     "%llu good reads",
-			     what_name(what), (long long)got,
-			     what == READ_TIME ? " s" :
-			     what == READ_GETTIMEOFDAY ? " us" : " ns",
+			     "generations %llu..%llu (nearest is %lld%s off) "
+			     "after %llu good reads",
+			     what_name(what), (long long)got, unit,
 			     (unsigned long long)(g0 ? g0 - 1 : 0),
 			     (unsigned long long)g1, (long long)(got - nearest),
+			     unit,
 			     (unsigned long long)ra->stats.checked);
 			break;
 		}

@@ -9,18 +9,22 @@
  * import up against a transcription field by field. A tree that lacks
  * one of these members fails to compile here, naming it.
  *
- * KIMPORT_FIELDS expands to the initialisers; the probe (probe.c) counts
- * them for kimport_desc.h, which variant.c needs as constants.
+ * KIMPORT_FIELDS expands to the initialisers; the probe (probe.c), with
+ * its own KIMPORT_FIELD_AT, to asm markers that it counts for
+ * kimport_desc.h, which variant.c needs as constants.
  */
 #ifndef KIMPORT_FIELDS_H
 #define KIMPORT_FIELDS_H
 
+/* the probe (probe.c) defines its own: each entry as an asm marker */
+#ifndef KIMPORT_FIELD_AT
 #define KIMPORT_FIELD_AT(type, base, member, label)                          \
 	{                                                                   \
 		.name = (label),                                            \
 		.offset = (u32)((base) + __builtin_offsetof(type, member)), \
 		.size = (u32)sizeof(((type *)0)->member)                    \
 	}
+#endif
 
 #ifndef KIMPORT_TIME_DATA
 

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Run once by `vdsobench import`, compiled like reader.c and writer.c
- * (the shim, the tree, its configuration): prints, as JSON, what
+ * Compiled, never run, by `vdsobench import` (like reader.c and writer.c:
+ * the shim, the tree, its configuration), to assembly only (gcc -S): what
  * variant.c must know as constants about this tree's data (its size, the
  * field table, the clocks each path serves) for
- * include/generated/kimport_desc.h. writer.c checks the size and the
- * count again at build time, so the header cannot go stale.
+ * include/generated/kimport_desc.h, as the kernel's own asm-offsets.c
+ * gets struct offsets (include/linux/kbuild.h, v6.12): each value is an
+ * "i" operand of an asm statement that writes a "->NAME VALUE" line into
+ * the assembly, which import reads. Nothing of the tree is linked or
+ * executed at import time (a constructor in a tree header stays inert).
+ * writer.c checks the size and the count again at build time, so the
+ * header cannot go stale.
  */
 #include "kernel_import/glue/kimport.h"
 
@@ -14,11 +19,20 @@
 #include <asm/vdso/gettimeofday.h>
 
 #include "kernel_import/glue/tree.h"
-#include "kernel_import/glue/fields.h"
 
-/* the project's JSON writer, whole: it needs no C library header */
-#define JSON_FREESTANDING
-#include "common/json_writer.c"
+/* "->NAME VALUE": include/linux/kbuild.h's DEFINE(), the value printed bare (%c) */
+#define KIMPORT_DEFINE(sym, val) \
+	asm volatile("\n.ascii \"->" #sym " %c0\"\n" : : "i"(val))
+
+/* a field of the table: "->FIELD OFFSET SIZE LABEL" (the labels are fields.h's) */
+#define KIMPORT_FIELD_AT(type, base, member, label)                          \
+	({                                                                  \
+		asm volatile("\n.ascii \"->FIELD %c0 %c1 " label "\"\n"     \
+			     : : "i"((u32)((base) + __builtin_offsetof(type, member))), \
+			       "i"((u32)sizeof(((type *)0)->member)));      \
+	})
+
+#include "kernel_import/glue/fields.h"
 
 #ifdef KIMPORT_TIME_DATA
 #define KIMPORT_DATA_BYTES sizeof(struct vdso_time_data)
@@ -26,50 +40,28 @@
 #define KIMPORT_DATA_BYTES (sizeof(struct vdso_data) * CS_BASES)
 #endif
 
-static const struct vdso_field fields[] = { KIMPORT_FIELDS };
+void kimport_probe_values(void);
 
-/* the C library's printf, which the compiler knows without <stdio.h> */
-static void put_stdout(void *ctx, const char *s, unsigned long n)
+void kimport_probe_values(void)
 {
-	__builtin_printf("%.*s", (int)n, s);
-}
-
-int main(void)
-{
-	unsigned long n = sizeof(fields) / sizeof(fields[0]);
-	struct json_writer w;
-
-	json_init(&w, put_stdout, 0);
-	json_begin_object(&w);
-	json_kv_uint(&w, "data_size", KIMPORT_DATA_BYTES);
-	json_kv_uint(&w, "hres_clocks", VDSO_HRES);
-	json_kv_uint(&w, "coarse_clocks", VDSO_COARSE);
-	json_kv_uint(&w, "raw_clocks", VDSO_RAW);
+	KIMPORT_DEFINE(data_size, KIMPORT_DATA_BYTES);
+	KIMPORT_DEFINE(hres_clocks, VDSO_HRES);
+	KIMPORT_DEFINE(coarse_clocks, VDSO_COARSE);
+	KIMPORT_DEFINE(raw_clocks, VDSO_RAW);
 #if defined(VDSO_AUX) && defined(CONFIG_POSIX_AUX_CLOCKS)
-	json_kv_uint(&w, "aux_clocks", VDSO_AUX);
+	KIMPORT_DEFINE(aux_clocks, VDSO_AUX);
 #else
-	json_kv_uint(&w, "aux_clocks", 0);
+	KIMPORT_DEFINE(aux_clocks, 0);
 #endif
 #ifdef VDSO_HAS_CLOCK_GETRES
-	json_kv_int(&w, "has_getres", 1);
+	KIMPORT_DEFINE(has_getres, 1);
 #else
-	json_kv_int(&w, "has_getres", 0);
+	KIMPORT_DEFINE(has_getres, 0);
 #endif
 #ifdef VDSO_HAS_TIME
-	json_kv_int(&w, "has_time", 1);
+	KIMPORT_DEFINE(has_time, 1);
 #else
-	json_kv_int(&w, "has_time", 0);
+	KIMPORT_DEFINE(has_time, 0);
 #endif
-	json_key(&w, "fields");
-	json_begin_array(&w);
-	for (unsigned long i = 0; i < n; i++) {
-		json_begin_object(&w);
-		json_kv_string(&w, "name", fields[i].name);
-		json_kv_uint(&w, "offset", fields[i].offset);
-		json_kv_uint(&w, "size", fields[i].size);
-		json_end_object(&w);
-	}
-	json_end_array(&w);
-	json_end_object(&w);
-	return json_end_line(&w) ? 1 : 0;
+	KIMPORT_FIELDS;
 }

@@ -56,10 +56,12 @@ import stat
 import statistics
 import sys
 import tarfile
+import zlib
 import time
 from pathlib import Path
 
-from . import build, bundle, errors, fleet_local, fleet_slurm, lifecycle, ranged, results
+from . import (build, bundle, errors, fleet_local, fleet_slurm, lifecycle, ranged, results,
+               safe_read)
 from .errors import Failure, UsageError
 
 from reports import uarch
@@ -273,7 +275,7 @@ def choose(nodes, partitions, partition=None, constraint=None, count=None,
         if ok:
             candidates.append(n)
         else:
-            skipped.append((name, why))
+            skipped.append((name, fleet_slurm.printable(why, 500)))  # a node's own words
     out = {"partition": partition, "skipped": skipped, "groups": None}
     if one_per_feature:
         groups = {}
@@ -479,27 +481,96 @@ def cluster_of(args):
     return fleet_slurm.Cluster(fleet_slurm.conf_path(getattr(args, "slurm_conf", None)))
 
 
+BUNDLE_MAX = 1 << 30  # a bundle is tens of MB
+MANIFEST_MAX = 1 << 20  # its BUNDLE.json, a few KB
+MEMBERS_MAX = 100_000  # members looked at for it (a bundle has a few thousand)
+
+
+def bundle_facts(name, data):
+    """BUNDLE.json of a bundle's bytes, its fields as fleet uses them checked:
+    UsageError (one line) for anything else."""
+    def bad(why):
+        return UsageError(f"--bundle {name}: not a vdsobench bundle ({why}; make one with "
+                          "`scripts/vdsobench bundle --out FILE.tar.gz`)")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            for n, m in enumerate(tar):
+                if n >= MEMBERS_MAX:
+                    raise bad(f"no BUNDLE.json in its first {MEMBERS_MAX} members")
+                if m.name.count("/") == 1 and m.name.endswith("/BUNDLE.json"):
+                    break
+            else:
+                raise bad("no BUNDLE.json")
+            if not m.isfile():
+                raise bad(f"{fleet_slurm.printable(m.name)} is not a regular file")
+            if m.size > MANIFEST_MAX:
+                raise bad(f"its BUNDLE.json is over {MANIFEST_MAX // 1024} KB")
+            raw = tar.extractfile(m).read(MANIFEST_MAX + 1)
+    except (OSError, EOFError, tarfile.TarError, zlib.error) as e:
+        raise bad(fleet_slurm.printable(str(e))) from None
+    try:
+        facts = json.loads(raw)
+    except (ValueError, RecursionError) as e:
+        raise bad(f"its BUNDLE.json is not JSON: {fleet_slurm.printable(str(e))}") from None
+    if not isinstance(facts, dict) or not facts:
+        raise bad("its BUNDLE.json is not a JSON object")
+    arch = facts.get("arch")
+    if arch is not None and not (isinstance(arch, str) and arch in ("x86_64", "aarch64")):
+        raise bad(f"its BUNDLE.json's arch is {brief(arch, 30)}, not x86_64 or aarch64")
+    b = facts.get("build")
+    if b is not None and not isinstance(b, dict):
+        raise bad(f"its BUNDLE.json's build is {brief(b, 30)}, not an object")
+    b = b or {}
+    if b.get("short") is not None and not (is_text(b["short"], 64)
+                                           and re.fullmatch(r"[0-9a-f]{1,64}", b["short"])):
+        raise bad(f"its BUNDLE.json's build.short is {brief(b['short'], 30)}, not a commit")
+    if b.get("dirty") is not None and not isinstance(b["dirty"], bool):
+        raise bad(f"its BUNDLE.json's build.dirty is {brief(b['dirty'], 30)}, not "
+                  "true or false")
+    return facts
+
+
 def bundle_for(args, tmp):
-    """A bundle to stage: --bundle as given, else one built now into tmp."""
+    """A bundle to stage: --bundle as given (read once by the safe reader, a regular
+    file within BUNDLE_MAX, checked and copied into tmp: what is staged is what
+    was checked), else one built now into tmp."""
     if args.bundle:
-        path = Path(args.bundle)
-        try:
-            with tarfile.open(path) as tar:
-                manifest = next((m for m in tar.getmembers()
-                                 if m.name.count("/") == 1 and m.name.endswith("/BUNDLE.json")),
-                                None)
-                facts = json.load(tar.extractfile(manifest)) if manifest else None
-        except (OSError, tarfile.TarError, ValueError) as e:
-            raise UsageError(f"--bundle {path}: not a vdsobench bundle ({e})") from None
-        if not facts:
-            raise UsageError(f"--bundle {path}: not a vdsobench bundle (no BUNDLE.json; make "
-                             "one with `scripts/vdsobench bundle --out FILE.tar.gz`)")
+        data = safe_read.read_regular(args.bundle, "bundle", BUNDLE_MAX, prefix="--bundle ")
+        facts = bundle_facts(args.bundle, data)
+        path = Path(tmp) / "given.tar.gz"
+        path.write_bytes(data)
         return path, facts
     path = Path(tmp) / "vdsobench.tar.gz"
     bundle.make(str(path))
     with tarfile.open(path) as tar:
         manifest = next(m for m in tar.getmembers() if m.name.endswith("/BUNDLE.json"))
         return path, json.load(tar.extractfile(manifest))
+
+
+SUBMISSION = "submission-{stamp}-{pid}.json"
+
+
+def submission(jobs_dir, command, choice):
+    """A record of a submission about to be made (jobs_dir/submission-*.json),
+    written now; returns update(**fields) to say how it ended, or update() to
+    remove it once the job's own record is written."""
+    path = Path(jobs_dir) / SUBMISSION.format(
+        stamp=datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S%f"),
+        pid=os.getpid())
+    record = {"format": FORMAT, "state": "submitting", "started": now_text(),
+              "command": command, "partition": choice["partition"],
+              "nodes": choice["nodelist"] or [], "count": choice["count"]}
+    results.write_atomic(path, record, what="submission record")
+
+    def update(**more):
+        if not more:
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return
+        record.update(more, ended=now_text())
+        with contextlib.suppress(errors.CliError, OSError):  # the error itself is the line
+            results.write_atomic(path, record, force=True, what="submission record")
+    return update
 
 
 def sbatch_options(choice, args, jobs_dir):
@@ -554,7 +625,15 @@ def run_fleet(args):
         script = Path(tmp) / BATCH
         fleet_argv = [fleet_slurm.printable(a) for a in getattr(args, "argv", [])[1:]]
         script.write_text(batch_script(jobs_dir, command, output, args.node_tmp))
-        job = cluster.submit(sbatch_options(choice, args, jobs_dir), script)
+        options = sbatch_options(choice, args, jobs_dir)
+        # written before sbatch: a submit that fails, or is killed, leaves a record
+        attempt = submission(jobs_dir, command, choice)
+        try:
+            job = cluster.submit(options, script)
+        except BaseException as e:
+            attempt(state="submit failed",
+                    reason=fleet_slurm.printable(str(e) or type(e).__name__))
+            raise
         try:
             d = job_dir(jobs_dir, job)
             try:
@@ -578,9 +657,12 @@ def run_fleet(args):
                       "nodes": choice["nodelist"] or [], "fleet": fleet_argv}
             save_record(jobs_dir, record)
             cluster.release(job)
-        except BaseException:
+        except BaseException as e:
             cluster.cancel(job)
+            attempt(state="cancelled", job=job,
+                    reason=fleet_slurm.printable(str(e) or type(e).__name__))
             raise
+        attempt()
     print(f"fleet: job {job} submitted: {' '.join(command)} on "
           + (", ".join(choice["nodelist"]) if choice["nodelist"] else f"{choice['count']} nodes")
           + f" ({'exclusive' if args.exclusive else 'shared'}); files in {d}", flush=True)
@@ -668,10 +750,11 @@ def srun_reasons(text):
     for line in (text or "").splitlines():
         m = SRUN_TASK.search(line)
         if m:
-            out.setdefault(m.group(1), m.group(2).strip())
+            out.setdefault(fleet_slurm.printable(m.group(1), 100),
+                           fleet_slurm.printable(m.group(2).strip(), 500))
         m = SRUN_NODE.search(line)
         if m:
-            out[m.group(1)] = "node failure (srun: Node failure)"
+            out[fleet_slurm.printable(m.group(1), 100)] = "node failure (srun: Node failure)"
     return out
 
 

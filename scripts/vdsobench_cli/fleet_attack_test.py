@@ -16,6 +16,7 @@ import os
 import shutil
 import stat
 import subprocess
+import tarfile
 import tempfile
 import unittest
 from pathlib import Path
@@ -266,11 +267,23 @@ class ClusterSaysTest(Work):
         c = fleet.choose(nodes, parts, count="all")
         self.assertEqual(c["nodelist"], ["n1"])
         self.assertEqual([why for _, why in c["skipped"]],
-                         ["not a Slurm node name", "DOWN: ?]0;owned?"])
+                         ["not a Slurm node name", "DOWN: \\x1b]0;owned\\x07"])
         with self.assertRaises(UsageError) as cm:
             fleet.choose(nodes, fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n[a-b]"),
                          count="all")
         self.assertIn("not a host list", str(cm.exception))
+        # a node's architecture and srun's reasons, as they reach the terminal
+        arm = fleet_slurm.parse_pairs("NodeName=n4 State=IDLE Partitions=p")
+        arm["Arch"] = "aarch64\x1b[2J\u202e"  # as a JSON-speaking controller could give it
+        with self.assertRaises(UsageError) as cm:
+            fleet.choose([arm], fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n4"),
+                         count="all", arch="x86_64")
+        self.assertTrue(str(cm.exception).isprintable(), str(cm.exception))
+        self.assertIn("aarch64\\x1b[2J", str(cm.exception))
+        reasons = fleet.srun_reasons("srun: error: n1: task 0: Exited \x1b]0;x\x07\u2028y\n"
+                                     "srun: error: n\x1b2: tasks 1-2: Killed\n")
+        self.assertTrue(all(k.isprintable() and v.isprintable() for k, v in reasons.items()),
+                        reasons)
         # what it says of the job is kept printable and read back
         jobs = self.tmp / "jobs"
         (jobs / "9").mkdir(parents=True)
@@ -279,7 +292,7 @@ class ClusterSaysTest(Work):
                                        "NodeList=n[x-y]")
         fleet.save_record(jobs, fleet.remember(record, info))
         back = fleet.read_record(jobs, "9")
-        self.assertEqual(back["slurm"]["Reason"], "?[2Jgone")
+        self.assertEqual(back["slurm"]["Reason"], "\\x1b[2Jgone")
         self.assertEqual(back["nodes"], ["n1"])  # not a host list: the nodes as they were
 
 
@@ -518,7 +531,7 @@ class ExitRecordTest(RecordWork):
         with open(self.d / "9-n1.err", "wb") as f:
             f.write(b"x" * (8 << 20) + "\n\x1b[2Jlast \u202e line\n".encode())
         o = self.outcome()
-        self.assertEqual(o["reason"], "exit 3: ?[2Jlast ? line")
+        self.assertEqual(o["reason"], "exit 3: \\x1b[2Jlast \\u202e line")
         # a results file that is a link is not taken, nor copied
         self.write_record(json.dumps(good_record(command=["run"], output="file")))
         self.exit.write_text(json.dumps(good_exit()))
@@ -633,6 +646,95 @@ class CollectTest(RecordWork):
 
 
 # ---- the local cluster's directory ---------------------------------------------------------------
+
+class BundleAttackTest(Work):
+    """fleet run --bundle: the file read by the safe reader, its BUNDLE.json's
+    fields checked, and a failed submit leaving a record that says so."""
+
+    def setUp(self):
+        super().setUp()
+        from vdsobench_cli.fleet_test import SubmitTest
+        helper = SubmitTest("test_not_a_bundle")
+        helper.setUp()
+        self.addCleanup(helper.doCleanups)
+        self.cluster, self.jobs = helper.cluster, self.tmp / "jobs"
+
+    def fleet_run(self, bundle_path):
+        with mock.patch.object(fleet, "cluster_of", return_value=self.cluster):
+            return cli("fleet", "run", "--jobs-dir", str(self.jobs), "--bundle",
+                       str(bundle_path), "--no-wait", "--nodes", "1", "--", "verify")
+
+    def bundle(self, manifest, name="b.tar.gz", link=False):
+        """A bundle whose vdsobench-x/BUNDLE.json holds manifest (bytes or JSON)."""
+        path = self.tmp / name
+        raw = manifest if isinstance(manifest, bytes) else json.dumps(manifest).encode()
+        with tarfile.open(path, "w:gz") as tar:
+            info = tarfile.TarInfo("vdsobench-x/BUNDLE.json")
+            if link:
+                info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+                tar.addfile(info)
+            else:
+                info.size = len(raw)
+                tar.addfile(info, io.BytesIO(raw))
+        return path
+
+    def refused(self, bundle_path, *words):
+        rc, out, err = self.fleet_run(bundle_path)
+        self.assert_one_line(rc, err, "--bundle", *words)
+        self.cluster.submit.assert_not_called()
+        self.assert_victim_untouched()
+        self.assertEqual(list(self.jobs.glob("*/job.json")), [])
+
+    def test_odd_files(self):
+        fifo = self.tmp / "fifo"
+        os.mkfifo(fifo)
+        big = self.tmp / "big.tar.gz"
+        with open(big, "wb") as f:
+            f.truncate(fleet.BUNDLE_MAX + 1)
+        (self.tmp / "to-fifo").symlink_to(fifo)
+        (self.tmp / "dir").mkdir()
+        truncated = self.tmp / "cut.tar.gz"
+        truncated.write_bytes(self.bundle({"arch": "x86_64"}).read_bytes()[:40])
+        for path, words in ((fifo, ("named pipe",)), ("/dev/zero", ("character device",)),
+                            (big, ("larger than",)), (self.tmp / "to-fifo", ("named pipe",)),
+                            (self.tmp / "dir", ("directory",)),
+                            (truncated, ("not a vdsobench bundle",))):
+            with self.subTest(str(path)):
+                self.refused(path, *words)
+
+    def test_manifest_fields_checked(self):
+        cases = ((["x86_64"], "not a JSON object"), ({}, "not a JSON object"),
+                 ({"arch": 5}, "arch is 5"), ({"arch": "x86_64\nx"}, "not x86_64"),
+                 ({"arch": "x86_64", "build": "abc"}, "build is"),
+                 ({"arch": "x86_64", "build": {"short": [1]}}, "build.short"),
+                 ({"arch": "x86_64", "build": {"short": "\x1b[2J"}}, "build.short"),
+                 ({"arch": "x86_64", "build": {"dirty": "yes"}}, "build.dirty"),
+                 (b"[" * 100000, "not JSON"), (b"\xff", "not JSON"),
+                 (b" " * (fleet.MANIFEST_MAX + 1), "over 1024 KB"))
+        for i, (manifest, words) in enumerate(cases):
+            with self.subTest(words=words, i=i):
+                self.refused(self.bundle(manifest, f"m{i}.tar.gz"), words)
+        self.refused(self.bundle({}, "link.tar.gz", link=True), "not a regular file")
+
+    def test_a_failed_submit_leaves_its_record(self):
+        self.cluster.submit.side_effect = fleet_slurm.Failure(
+            "sbatch: error: Batch job submission failed: Invalid partition")
+        rc, out, err = self.fleet_run(self.bundle({"arch": "x86_64"}))
+        self.assertEqual(rc, 1, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        [path] = self.jobs.glob("submission-*.json")
+        record = json.loads(path.read_text())
+        self.assertEqual(record["state"], "submit failed")
+        self.assertIn("Invalid partition", record["reason"])
+        self.assertEqual(record["command"], ["verify"])
+        self.assert_victim_untouched()
+
+    def test_a_good_submit_leaves_only_the_job(self):
+        rc, out, err = self.fleet_run(self.bundle({"arch": "x86_64"}))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(list(self.jobs.glob("submission-*")), [])
+        self.assertTrue((self.jobs / "77" / "job.json").is_file())
+
 
 class LocalClusterTest(Work):
     def test_conf_values(self):

@@ -374,11 +374,11 @@ def command_word(text):
     return text
 
 
-def printable(text, limit=4096):
-    """text with each character a terminal or a record should not take as it is
-    (a control character, an escape, a bidi override) replaced by '?', cut to limit."""
-    text = str(text)[:limit]
-    return text if text.isprintable() else "".join(c if c.isprintable() else "?" for c in text)
+def printable(value, limit=4096):
+    """value with each character a terminal or a record should not take as it is
+    (a control character, an escape, a bidi override) as its escape, cut to
+    limit: reports/text.py's printable(), the one sanitiser."""
+    return fingerprint.text.printable(str(value), limit)
 
 
 def checked(check, option, text, *args):

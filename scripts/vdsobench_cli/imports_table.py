@@ -209,7 +209,28 @@ def tree_meta(tree, where, e, glue):
             return None, f"its tree is damaged ({err})"
         if sha256(data) != want:
             return None, f"its tree is damaged ({where}{rel} was changed since its import)"
+    extra = extra_entry(tree, set(files))
+    if extra:  # a header added there would be found by the compile's -I{root}/include
+        return None, f"its tree is damaged ({where}{ascii(extra)[1:-1]} was added since its import)"
     return meta, None
+
+
+def extra_entry(tree, files):
+    """The first thing under the tree (a directory fd; no link followed) that is
+    neither a listed file nor a folder on the way to one, else None."""
+    folders = {"/".join(f.split("/")[:i]) for f in files for i in range(1, f.count("/") + 1)}
+    for dirpath, dirnames, filenames, dirfd in os.fwalk(".", dir_fd=tree,
+                                                         follow_symlinks=False):
+        base = os.path.normpath(dirpath)
+        for name in sorted(dirnames) + sorted(filenames):
+            rel = name if base == "." else f"{base}/{name}"
+            st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode) and rel in folders:
+                continue
+            if stat.S_ISREG(st.st_mode) and rel in files:
+                continue
+            return rel
+    return None
 
 
 def check(directory, glue, building=""):

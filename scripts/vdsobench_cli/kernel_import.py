@@ -20,9 +20,9 @@ verify, run, compare, sim, layout, gate and the recipes take them.
 Where it lives: the imports directory, $VDSOBENCH_IMPORTS (made absolute) or
 .vdsobench-imports/ in the repository (it ignores itself in git), holds
 imports.json (the table: name -> tree) and trees/<key>/, one per source and
-patch series, keyed by their SHA-256 (a tarball's is remembered by path, size
-and mtime), so a second import of the same thing is a table entry. Bazel reads
-the table through the @vdso_imports repository rule
+patch series, keyed by their SHA-256 (a tarball's is remembered by path, size,
+mtime, ctime and inode), so a second import of the same thing is a table
+entry. Bazel reads the table through the @vdso_imports repository rule
 (third_party/vdso_imports/repo.bzl), which every command of this CLI re-runs
 when the table or its trees change (VDSOBENCH_IMPORTS_DIGEST); a clean clone
 has no table and builds as it always did.
@@ -92,6 +92,16 @@ VERIFY = "//verify:vdsobench_verify"
 AGREE = "//kernel_import:vdsobench_agree"
 MB = 1 << 20
 PATCH_LIMIT = 16 * MB  # a whole kernel release's patch is larger; a series is not
+# A series, bounded: what reaches git's and tar's argv and memory cannot overflow
+# (E2BIG) or grow without end. A vDSO series is a few patches of a few files.
+MAX_PATCHES = 100
+SERIES_LIMIT = 32 * MB  # all the patches together
+MAX_NAMES = 200  # the paths one patch names
+MAX_SERIES_NAMES = 1000  # ... and the whole series (each goes to tar's argv)
+MAX_PATH = 400  # bytes of one path (the kernel's longest are about 100)
+# git apply's limits: a patch that makes it loop or grow ends in one line
+APPLY_LIMITS = {"as": 2 << 30, "cpu": 60, "fsize": 16 * MB}
+APPLY_TIMEOUT_S = 120
 FILE_LIMIT = imports_table.FILE_LIMIT
 MODES = ("100644", "100755")  # what a patch may give a file: no link, no submodule
 
@@ -219,9 +229,14 @@ def table_lock(d):
         except BlockingIOError:
             print(f"import: waiting for another import in {d} to finish", flush=True)
             fcntl.flock(fd, fcntl.LOCK_EX)
+        _lock_since[:] = [time.time()]
         yield
     finally:
+        _lock_since[:] = []
         os.close(fd)  # releases it
+
+
+_lock_since = []  # when this process took the table's lock, while it holds it
 
 
 def read_table():
@@ -238,16 +253,14 @@ def read_table():
 def glue_digest():
     """The SHA-256 of what decides a cached tree's generated headers (the probe's
     reading of the tree, its configuration): the shim, the probe, the headers
-    it shares with writer.c, the JSON writer it includes, the compile line, and
-    GENERATED. Part of the cache
+    it shares with writer.c, the compile line, and GENERATED (and the way
+    import reads the probe, raise it with parse_probe). Part of the cache
     key; a tree made with other glue is left out of the build (writer.c checks
     kimport_desc.h against the tree, and would fail to build it)."""
     h = hashlib.sha256(f"generated {GENERATED}\0".encode())
     glue = ROOT / "kernel_import" / "glue"
     files = sorted((ROOT / "kernel_import").glob("shim/**/*.h"))
     files += [glue / f for f in ("probe.c", "fields.h", "tree.h", "kimport.h")]
-    # probe.c includes the C programs' JSON writer whole
-    files += [ROOT / "common" / f for f in ("json_writer.c", "json_writer.h")]
     files += [COPTS_BZL]
     for f in files:
         h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
@@ -296,7 +309,7 @@ def warn(command):
     (`import` says it itself: --list lists them, the others fail on them)."""
     if command != "import":
         for line in _left_out:
-            print(f"vdsobench: warning: {line}", file=sys.stderr)
+            print(f"vdsobench: warning: {printable(line, None)}", file=sys.stderr)
 
 
 def write_table(imports):
@@ -401,11 +414,16 @@ def file_sha256(path):
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
+MEMO_ENTRIES = 64  # sources.json keeps the most recent tarballs' hashes
+
+
 def tarball_sha256(path):
-    """A tarball's SHA-256, remembered by path, size, mtime and inode (sources.json):
-    hashing 150 MB again would make a cached import take a second."""
+    """A tarball's SHA-256, remembered by path, size, mtime, ctime, device and
+    inode (sources.json): hashing 150 MB again would make a cached import take a
+    second. `touch -d` sets mtime back after an edit, but not ctime, which any
+    write, touch or rename changes: then the tarball is hashed again."""
     st = path.stat()
-    key = f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+    key = f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_dev}:{st.st_ino}"
     memo_path = imports_dir() / "sources.json"
     try:
         memo = json.loads(safe_read.read_regular(memo_path, "source hashes", 4 * MB))
@@ -413,7 +431,9 @@ def tarball_sha256(path):
         memo = {}
     if not isinstance(memo, dict):
         memo = {}
-    if key not in memo:
+    if not (isinstance(memo.get(key), str) and re.fullmatch(r"[0-9a-f]{64}", memo[key])):
+        memo.pop(key, None)
+        memo = dict(list(memo.items())[-(MEMO_ENTRIES - 1):])
         memo[key] = file_sha256(path)
         results.write_atomic(memo_path, memo, force=True, what="the source hashes")
     return memo[key]
@@ -618,6 +638,8 @@ def unquote(text):
 def checked_path(name, strip=True):
     """name (-p1: its first folder stripped) as a path inside the tree, or PatchError."""
     rel = name
+    if len(name.encode("utf-8", "surrogateescape")) > MAX_PATH:
+        raise PatchError(f"names a path of over {MAX_PATH} bytes ({ascii(name[:60])}...)")
     if strip:
         if "/" not in name:
             raise PatchError(f"names {ascii(name)}, which has no leading folder to strip "
@@ -677,8 +699,10 @@ def parse_patch(text):
     """(targets, names) of a patch as git apply reads it: every file section (a
     `diff --git` line, or a ---/+++ pair), its hunks skipped by their counts, so
     that no hunk line is taken for a header. PatchError for a path that is not
-    plainly inside the tree, or a mode other than a plain file's."""
-    lines = text.splitlines()
+    plainly inside the tree, or a mode other than a plain file's. Lines end at
+    "\n" only, as git reads them (str.splitlines() would also end one at \v,
+    \f, \x1c-\x1e, \x85, U+2028 and U+2029, and a path could hide there)."""
+    lines = text.split("\n")
     targets, names, i, section = [], set(), 0, None
     while i < len(lines):
         line = lines[i]
@@ -716,6 +740,8 @@ def parse_patch(text):
                 raise PatchError(f"gives {section[0]} the mode {mode} ("
                                  f"{'a symbolic link' if mode == '120000' else 'not a file'}"
                                  "): a patch may only change files, never make a link")
+        if len(names) > MAX_NAMES:
+            raise PatchError(f"names over {MAX_NAMES} paths (a vDSO patch names a few)")
         i += 1
     return targets, sorted(names)
 
@@ -753,8 +779,24 @@ def read_patch(p):
 
 
 def check_patches(paths):
-    """[Patch] for each --patch, or UsageError naming the bad one."""
-    return [read_patch(p) for p in paths]
+    """[Patch] for each --patch, or UsageError naming the bad one; the series
+    within MAX_PATCHES, SERIES_LIMIT and MAX_SERIES_NAMES."""
+    if len(paths) > MAX_PATCHES:
+        raise UsageError(f"import: --patch given {len(paths)} times: at most {MAX_PATCHES} "
+                         "patches in a series")
+    patches, size, names = [], 0, set()
+    for p in paths:
+        patch = read_patch(p)
+        size += len(patch.data)
+        names.update(patch.names)
+        if size > SERIES_LIMIT:
+            raise UsageError(f"import: --patch {p}: the series is over "
+                             f"{SERIES_LIMIT // MB} MB with it")
+        if len(names) > MAX_SERIES_NAMES:
+            raise UsageError(f"import: --patch {p}: the series names over "
+                             f"{MAX_SERIES_NAMES} paths with it")
+        patches.append(patch)
+    return patches
 
 
 def failing_hunk(patch, targets, stderr):
@@ -783,8 +825,15 @@ def apply_patches(tree, patches):
     folder it is in); UsageError with the first failing hunk."""
     env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(tree.parent))
     for p in patches:
-        r = lifecycle.run(["git", "apply", "--whitespace=nowarn", "-"], input=p.data,
-                          cwd=tree, env=env, capture_output=True)
+        r = limited_run(["git", "apply", "--whitespace=nowarn", "-"], APPLY_LIMITS,
+                        APPLY_TIMEOUT_S, input=p.data, cwd=tree, env=env)
+        if r is None:
+            raise UsageError(f"import: {p.path}: git apply took over {APPLY_TIMEOUT_S} s; "
+                             "nothing imported")
+        if r.returncode < 0:
+            raise UsageError(f"import: {p.path}: git apply ran out of its limits (signal "
+                             f"{-r.returncode}: CPU time, memory or file size); nothing "
+                             "imported")
         if r.returncode != 0:
             why = failing_hunk(p.path, p.targets, r.stderr.decode(errors="replace"))
             raise UsageError(f"import: {p.path} does not apply: {why}")
@@ -792,13 +841,24 @@ def apply_patches(tree, patches):
 
 # ---- the tree's configuration -----------------------------------------------------------
 
+# What a version of a tree may be (VERSION.PATCHLEVEL from 2.6 to 9.99, SUBLEVEL
+# under 1000): anything else is refused before it reaches a table or a name.
+VERSION_RANGE = ((2, 6), (9, 99))
+SUBLEVEL_MAX = 999
+
+
 def kernel_version(makefile):
-    """(VERSION, PATCHLEVEL, SUBLEVEL, 'X.Y.Z<EXTRAVERSION>') of the top Makefile."""
-    values = dict(re.findall(r"^(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION)\s*=[ \t]*(\S*)",
-                             makefile, re.M))
-    try:
-        v, p, s = (int(values[k]) for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL"))
-    except (KeyError, ValueError):
+    """(VERSION, PATCHLEVEL, SUBLEVEL, 'X.Y.Z<EXTRAVERSION>') of the top Makefile;
+    None when one is missing or not plain decimal digits (int() would take
+    '1_000' and other scripts' digits), or out of VERSION_RANGE and SUBLEVEL_MAX."""
+    values = dict(re.findall(r"^(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION)[ \t]*=[ \t]*"
+                             r"([^\n]*?)[ \t]*$", makefile, re.M))
+    texts = [values.get(k, "") for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL")]
+    if not all(re.fullmatch(r"[0-9]{1,4}", t) for t in texts):
+        return None
+    v, p, s = map(int, texts)
+    if (not VERSION_RANGE[0] <= (v, p) <= VERSION_RANGE[1] or p > VERSION_RANGE[1][1]
+            or s > SUBLEVEL_MAX):
         return None
     # what a release names itself with (-rc1); nothing that would reach a terminal
     extra = re.match(r"[-A-Za-z0-9._+~]{0,40}", values.get("EXTRAVERSION", "")).group(0)
@@ -904,10 +964,17 @@ def tree_copts(tree, arch_dir):
             for c in ast.literal_eval(m.group(1))]
 
 
-def compile_line(tree, arch_dir):
+def compile_line(tree, arch_dir, counter="fake", always=1):
     return ["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-iquote", ".",
-            "-DVDSO_PREFIX=kimport_probe", "-DVDSO_INLINE_ALWAYS=1",
-            "-DVDSO_COUNTER_HEADER=impls/counters/fake.h", *tree_copts(tree, arch_dir)]
+            "-DVDSO_PREFIX=kimport_probe", f"-DVDSO_INLINE_ALWAYS={always}",
+            f"-DVDSO_COUNTER_HEADER=impls/counters/{counter}.h", *tree_copts(tree, arch_dir)]
+
+
+def counters(arch_name):
+    """The counters impls/variants.bzl builds an import with on arch_name."""
+    text = (ROOT / "impls" / "variants.bzl").read_text()
+    table = ast.literal_eval(re.search(r"^COUNTERS = (\{.*?^\})", text, re.M | re.S).group(1))
+    return sorted(c for c, a in table.items() if a in (arch_name, "any"))
 
 
 def first_error(text, tree):
@@ -917,36 +984,231 @@ def first_error(text, tree):
     return " ".join(line.replace(f"{tree}/", "").replace(f"{ROOT}/", "").split())
 
 
+# What a compile of tree code may take and how long: a header that includes a
+# FIFO, /dev/zero or a huge file ends in one line, not a hang or the OOM killer.
+COMPILE_LIMITS = {"as": 4 << 30, "cpu": 120, "fsize": 64 * MB}
+COMPILE_TIMEOUT_S = 180
+
+
+def limited_run(argv, limits, timeout, **kwargs):
+    """lifecycle.run under resource limits (RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE,
+    set in the child before it runs), stdin /dev/null unless input is given, and a
+    wall-clock timeout: CompletedProcess, or None when it ran out of time (its
+    whole process group is stopped)."""
+    import resource
+
+    def preexec():
+        for res, value in ((resource.RLIMIT_AS, limits["as"]),
+                           (resource.RLIMIT_CPU, limits["cpu"]),
+                           (resource.RLIMIT_FSIZE, limits["fsize"])):
+            resource.setrlimit(res, (value, value))
+
+    data = kwargs.pop("input", None)
+    kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
+    kwargs["stdin"] = subprocess.PIPE if data is not None else subprocess.DEVNULL
+    proc = lifecycle.popen(argv, preexec_fn=preexec, **kwargs)
+    with lifecycle.owned(proc):
+        try:
+            out, err = proc.communicate(data, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            lifecycle.stop(proc)
+            return None
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def allowed_includes(tree):
+    """The folders tree code may include from: the tree, the shim and glue, the
+    project's counter headers, GCC's own headers and the system's (the shim's
+    asm/unistd.h takes the system call numbers from there): regular header
+    files of packages, never a device, a FIFO or a user's file."""
+    gcc_include = subprocess.run(["gcc", "-print-file-name=include"], capture_output=True,
+                                 text=True).stdout.strip()
+    dirs = [os.path.realpath(tree), str(ROOT / "kernel_import"), str(ROOT / "impls"),
+            str(ROOT / "common")]
+    dirs += [os.path.realpath(gcc_include), "/usr/include"]
+    return [d for d in dirs if d and os.path.isabs(d)]
+
+
+INCLUDED = re.compile(r"^\.+ (.+)$")
+
+
+def outside_include(stderr, tree):
+    """The first file gcc -H says it opened outside allowed_includes(), else None."""
+    allowed = allowed_includes(tree)
+    for line in stderr.splitlines():
+        m = INCLUDED.match(line)
+        if not m:
+            continue
+        path = m.group(1)
+        real = os.path.realpath(path if os.path.isabs(path) else ROOT / path)
+        if not any(real == d or real.startswith(d + "/") for d in allowed):
+            return path
+    return None
+
+
+def compile_tree(argv, tree, given, what):
+    """gcc on tree code (argv without -H): limited (limited_run), and every file
+    it includes checked to be inside the tree, the shim or GCC's own headers
+    (an include of /dev/stdin, an absolute path or a FIFO is refused, one line).
+    CompletedProcess with text output, or UsageError."""
+    r = limited_run([argv[0], "-H", *argv[1:]], COMPILE_LIMITS, COMPILE_TIMEOUT_S, cwd=ROOT)
+    if r is None:
+        raise UsageError(f"import: {given}: compiling {what} took over {COMPILE_TIMEOUT_S} s "
+                         "(a header that includes a FIFO or a device?); nothing imported")
+    stderr = r.stderr.decode(errors="replace")
+    outside = outside_include(stderr, tree)
+    if outside is not None:
+        raise UsageError(f"import: {given}: {what} includes {printable(outside, 120)}, outside "
+                         "the tree and the shim: import takes no include from elsewhere")
+    if r.returncode in (-signal.SIGXCPU, -signal.SIGKILL, -signal.SIGXFSZ):
+        raise UsageError(f"import: {given}: compiling {what} ran out of its limits (exit "
+                         f"{r.returncode}: CPU time, memory or file size); nothing imported")
+    return subprocess.CompletedProcess(r.args, r.returncode, r.stdout.decode(errors="replace"),
+                                       "\n".join(x for x in stderr.splitlines()
+                                                 if not INCLUDED.match(x)))
+
+
+MARKER = re.compile(r'^\s*\.ascii\s+"->(\w+) (.*)"\s*$')
+PROBE_VALUES = ("data_size", "hres_clocks", "coarse_clocks", "raw_clocks", "aux_clocks",
+                "has_getres", "has_time")
+
+
+def parse_probe(asm):
+    """{value: int, "fields": [{name, offset, size}]} from the probe's assembly
+    ("->NAME VALUE" markers), or None when a value is missing or malformed."""
+    out, fields = {}, []
+    for line in asm.splitlines():
+        m = MARKER.match(line)
+        if not m:
+            continue
+        name, rest = m.groups()
+        if name == "FIELD":
+            f = re.fullmatch(r"(\d+) (\d+) ([][A-Za-z0-9_.]+)", rest)
+            if not f:
+                return None
+            fields.append({"name": f.group(3), "offset": int(f.group(1)),
+                           "size": int(f.group(2))})
+        elif name in PROBE_VALUES and re.fullmatch(r"\d+", rest):
+            out[name] = int(rest)
+        else:
+            return None
+    if set(out) != set(PROBE_VALUES) or not fields:
+        return None
+    out["fields"] = fields
+    return out
+
+
 def probe(tree, arch_dir, workdir, given):
-    """Compile and run kernel_import/glue/probe.c against the tree: its data size,
-    field table and clock masks; UsageError with what the shim could not provide."""
-    binary = workdir / "probe"
-    r = lifecycle.run([*compile_line(tree, arch_dir), "-o", str(binary),
-                       f"{GLUE}/probe.c"], cwd=ROOT, capture_output=True, text=True,
-                      errors="replace")
+    """Compile kernel_import/glue/probe.c against the tree to assembly (gcc -S,
+    nothing linked, nothing run) and read its markers: its data size, field
+    table and clock masks; UsageError with what the shim could not provide."""
+    asm = workdir / "probe.s"
+    r = compile_tree([*compile_line(tree, arch_dir), "-S", "-o", str(asm),
+                      f"{GLUE}/probe.c"], tree, given, "the probe of its vDSO data")
     if r.returncode != 0:
         raise UsageError(f"import: {given}: the shim cannot build this tree's vDSO data: "
                          f"{first_error(r.stderr, tree)}")
-    r = lifecycle.run([str(binary)], capture_output=True, text=True, errors="replace")
     try:
-        return json.loads(r.stdout)
-    except ValueError:
-        raise Failure(f"import: the probe of {given} printed no description "
-                      f"(exit {r.returncode})") from None
+        text = asm.read_text(errors="replace")
+    except OSError:
+        text = ""
+    found = parse_probe(text)
+    if found is None:
+        raise Failure(f"import: the probe of {given} left no description in its assembly")
+    return found
 
 
-def syntax_check(tree, arch_dir, given):
-    """Compile the tree's read and update paths (optimised, as the build will: some
-    warnings come from the optimiser), output thrown away: a tree or patch the
-    shim cannot build is one line now, not a Bazel failure later."""
-    for unit, what in (("reader.c", "lib/vdso/gettimeofday.c"),
-                       ("writer.c", "kernel/time/vsyscall.c")):
-        r = lifecycle.run([*compile_line(tree, arch_dir), "-c", "-o", os.devnull,
-                           f"{GLUE}/{unit}"], cwd=ROOT, capture_output=True, text=True,
-                          errors="replace")
-        if r.returncode != 0:
-            raise UsageError(f"import: {given}: the shim cannot build this tree's {what}: "
-                             f"{first_error(r.stderr, tree)}")
+# Assembler directives that read a file (.incbin would put /etc/shadow into the
+# object, and so into every program and bundle; .include reads one as source)
+# or build directives out of parts (macros, repeats): the tree's inline asm may
+# have none (the kernel's vDSO read and update paths have none).
+ASM_READS = re.compile(r"\.(?:incbin|include|macro|irpc?|rept|altmacro|purgem)\b", re.I)
+
+
+def syntax_check(tree, arch_dir, given, arch_name="x86_64"):
+    """Compile the tree's read and update paths to assembly as the build will,
+    with every counter and inline choice (optimised: some warnings come from
+    the optimiser): a tree or patch the shim cannot build is one line now,
+    not a Bazel failure later; what each includes is checked (compile_tree),
+    and its assembly may have no directive that reads a file (ASM_READS),
+    all before Bazel or the assembler opens any of it."""
+    units = (("reader.c", "lib/vdso/gettimeofday.c"), ("writer.c", "kernel/time/vsyscall.c"))
+    with lifecycle.temp_dir(prefix="vdsobench-check-") as work:
+        asm = Path(work) / "unit.s"
+        for counter in ["fake"] + [c for c in counters(arch_name) if c != "fake"]:
+            for always in (1, 0):
+                for unit, what in units:
+                    r = compile_tree([*compile_line(tree, arch_dir, counter, always), "-S",
+                                      "-o", str(asm), f"{GLUE}/{unit}"], tree, given, what)
+                    if r.returncode != 0:
+                        how = "" if counter == "fake" else f" (with the {counter} counter)"
+                        raise UsageError(f"import: {given}: the shim cannot build this tree's "
+                                         f"{what}{how}: {first_error(r.stderr, tree)}")
+                    m = ASM_READS.search(asm.read_text(errors="replace"))
+                    if m:
+                        raise UsageError(f"import: {given}: {what}'s inline assembly has "
+                                         f"{m.group(0)}, which reads a file or makes "
+                                         "directives: import takes none; nothing imported")
+
+
+# What the tree's code may not carry into the programs that link it: code the C
+# library runs before main (or at exit) without being called.
+RUN_SECTIONS = (".init_array", ".fini_array", ".preinit_array", ".ctors", ".dtors", ".init",
+                ".fini")
+RUN_TYPES = {14: ".init_array", 15: ".fini_array", 16: ".preinit_array"}  # SHT_*
+
+
+def elf_sections(data):
+    """[(name, sh_type)] of an ELF64 little-endian object, or None if it is not one."""
+    import struct
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return None
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+    if shentsize < 64 or shoff + shnum * shentsize > len(data) or shstrndx >= max(shnum, 1):
+        return None
+    heads = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    str_off, str_size = heads[shstrndx][4], heads[shstrndx][5]
+    names = data[str_off:str_off + str_size]
+    out = []
+    for name_off, sh_type, *_ in heads:
+        end = names.find(b"\0", name_off)
+        out.append((names[name_off:end if end >= 0 else None].decode("latin-1"), sh_type))
+    return out
+
+
+def run_section(path):
+    """The first section of an object that runs code uncalled (RUN_SECTIONS,
+    RUN_TYPES), "not an ELF object" for one that cannot be read, else None."""
+    try:
+        sections = elf_sections(Path(path).read_bytes())
+    except OSError as e:
+        return f"unreadable ({e.strerror or e})"
+    if sections is None:
+        return "not an ELF object"
+    for name, sh_type in sections:
+        if sh_type in RUN_TYPES or any(name == s or name.startswith(s + ".")
+                                       for s in RUN_SECTIONS):
+            return printable(name, 60)
+    return None
+
+
+def check_no_constructors(names):
+    """The imports' built tree objects (reader.o, writer.o of every variant) carry
+    no constructor or destructor: UsageError before any program that links them
+    runs (import runs vdsobench_verify --list-json; a constructor would run then)."""
+    objs = build.bin_dir() / "impls" / "_objs"
+    for name in sorted(names):
+        found = sorted(objs.glob(f"variant_{ident(name)}__*_tree/*.o"))
+        if not found:
+            raise Failure(f"import: {layout_of(name)}: the build made no objects of its tree "
+                          f"in {objs}; nothing imported")
+        for obj in found:
+            why = run_section(obj)
+            if why:
+                raise UsageError(f"import: {layout_of(name)}: {obj.parent.name}/{obj.name}: "
+                                 f"the tree's code has {why} (code run before main or at exit, "
+                                 "uncalled): import takes none; nothing imported")
 
 
 # ---- import -----------------------------------------------------------------------------
@@ -979,6 +1241,24 @@ def trees_dir():
     if not stat.S_ISDIR(os.lstat(trees).st_mode):
         raise refuse_dir(f"{trees} is {safe_read.kind(os.lstat(trees).st_mode)}, not a folder")
     return trees
+
+
+STALE = (".staging-", ".damaged-")
+
+
+def sweep_stale(trees):
+    """Remove what an import killed by SIGKILL left in trees/ (.staging-*,
+    .damaged-*): only while this process holds the table's lock, under which
+    alone such folders are made, and only those older than its taking it, so
+    never a live import's."""
+    if not _lock_since:
+        return
+    with os.scandir(trees) as entries:
+        stale = [e for e in entries if e.name.startswith(STALE)
+                 and e.is_dir(follow_symlinks=False)
+                 and e.stat(follow_symlinks=False).st_mtime < _lock_since[0]]
+    for e in stale:
+        shutil.rmtree(e.path, ignore_errors=True)
 
 
 def take_files(source, given, arch_dir, patches, files, stage):
@@ -1019,7 +1299,8 @@ def make_tree(source, given, arch_name, patches, key, files):
         version = kernel_version((stage / "Makefile").read_text(errors="replace"))
         if version is None:
             raise UsageError(f"import: {given}: its Makefile names no VERSION, PATCHLEVEL "
-                             "and SUBLEVEL")
+                             "and SUBLEVEL of a kernel (plain numbers, 2.6 to 9.99, "
+                             f"SUBLEVEL 0 to {SUBLEVEL_MAX})")
         config, skipped = configuration(stage, arch_dir)
         found = features(stage)
         write_autoconf(stage, config, found)
@@ -1028,7 +1309,7 @@ def make_tree(source, given, arch_name, patches, key, files):
         with lifecycle.temp_dir(prefix="vdsobench-probe-") as work:
             description = probe(stage, arch_dir, Path(work), given)
         write_desc(stage, version, description, source_text, summary)
-        syntax_check(stage, arch_dir, given)
+        syntax_check(stage, arch_dir, given, arch_name)
         meta = {"glue": glue_digest(), "kernel": version[3], "version": list(version[:3]),
                 "arch": arch_name, "arch_dir": arch_dir, "config": config,
                 "kconfig_skipped": skipped, "features": found, "probe": description,
@@ -1124,6 +1405,7 @@ def take_in(req):
     """The table entry for a request: its tree made (or found whole in the cache).
     (entry, meta, cached, seconds); nothing is registered yet. Under the lock."""
     t0 = time.monotonic()
+    sweep_stale(trees_dir())  # what a killed import left
     files = None
     if req.source.is_dir():
         named = sorted({n for p in req.patches for n in p.names})
@@ -1196,6 +1478,7 @@ def commit(changes, check=None):
     try:
         with building(added):
             build.build([VERIFY])
+            check_no_constructors(added)  # before anything that links them runs
             result = check() if check else None
         set_entries(added, building=False)
     except BaseException as e:
@@ -1252,7 +1535,7 @@ def do_import(args):
         t_build = time.monotonic() - t1
     how = (f"the tree from the cache in {t_tree:.1f} s" if from_cache else
            f"the tree taken, patched and probed in {t_tree:.1f} s")
-    print(f"import: {layout_of(req.name)}: {meta['summary']}"
+    print(f"import: {layout_of(req.name)}: {printable(meta['summary'], None)}"
           f"{' (replaces the previous import of that name)' if replaced else ''}")
     print(f"import: {how}, built in {t_build:.1f} s; {len(names)} variants: "
           f"{layout_of(req.name)}+{{{','.join(sorted({n.split('+')[1] for n in names}))}}}"
@@ -1298,14 +1581,16 @@ def do_list():
     readable_dir()
     checked = state()
     if not checked["good"] and not checked["problems"]:
-        print(f"import: no imported trees ({table_path()} has none)")
+        print(f"import: no imported trees ({printable(table_path(), None)} has none)")
         return 0
+    # every field came from the table, a tree or a patch: printable() before print
     for name, (e, _) in sorted(checked["good"].items()):
-        print(f"{layout_of(name)}  Linux {e['kernel']}  {e['summary']}  [{e['key'][:12]}]")
+        print(printable(f"{layout_of(name)}  Linux {e['kernel']}  {e['summary']}  "
+                        f"[{e['key'][:12]}]", None))
         for p in e["patches"]:
-            print(f"    patch {p}")
+            print(f"    patch {printable(p, None)}")
     for line in checked["problems"]:
-        print(line)
+        print(printable(line, None))
     return 0
 
 

@@ -176,6 +176,173 @@ class AttackTest(unittest.TestCase):
                                        "--name", "x")
                 self.ws.check(self, rc, err, path)
 
+    def test_paths_hidden_by_other_line_ends_are_seen(self):
+        """git ends a line at \\n only: a \\v, \\f, \\x1c, \\x85, U+2028 in a
+        header is part of its path, which is refused (str.splitlines() hid it)."""
+        up = "../" * 24 + str(self.ws.victim).lstrip("/")
+        hunk = "@@ -1 +1 @@\n-VERSION = 6\n+VERSION = 7\n"
+        for i, sep in enumerate(("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028",
+                                 "\u2029", "\r")):
+            with self.subTest(sep=ascii(sep)):
+                path = write_patch(self.ws.tmp, i, f"--- a/Makefile{sep}/{up}/f\n"
+                                   f"+++ b/Makefile{sep}/{up}/f\n" + hunk)
+                rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path,
+                                       "--name", "x")
+                self.ws.check(self, rc, err, path, "not a plain path inside the tree")
+        # a hunk whose body a form feed would have cut short: its last line read as
+        # a header, the real header after it hidden inside the hunk
+        path = write_patch(self.ws.tmp, 99, (
+            "--- a/Makefile\n+++ b/Makefile\n@@ -1,2 +1,2 @@\n-VERSION = 6\x0c\n"
+            f"+VERSION = 7\n PATCHLEVEL = 12\n--- a/{up}/f\n+++ b/{up}/f\n"
+            "@@ -1 +1 @@\n-keep\n+owned\n"))
+        rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "x")
+        self.ws.check(self, rc, err, path, "not a plain path inside the tree")
+
+    def test_series_is_bounded(self):
+        """Caps on patches, paths per patch and in the series, a path's length and
+        the series' size: one line before git or tar are given any of it."""
+        hunk = "@@ -1 +1 @@\n-a\n+b\n"
+        one = write_patch(self.ws.tmp, 0, "--- a/Makefile\n+++ b/Makefile\n" + hunk)
+        many_paths = write_patch(self.ws.tmp, 1, "".join(
+            f"--- a/lib/f{n}\n+++ b/lib/f{n}\n" + hunk for n in range(201)))
+        long = "a/" + "/".join(["d" * 200] * 3)
+        long_path = write_patch(self.ws.tmp, 2, f"--- {long}\n+++ {long}\n" + hunk)
+        series = [write_patch(self.ws.tmp, 10 + k, "".join(
+            f"--- a/lib/s{k}_{n}\n+++ b/lib/s{k}_{n}\n" + hunk for n in range(150)))
+            for k in range(7)]
+        cases = (([one] * 101, "at most 100 patches"),
+                 ([many_paths], "names over 200 paths"),
+                 ([long_path], "names a path of over 400 bytes"),
+                 (series, "the series names over 1000 paths"))
+        for paths, needle in cases:
+            with self.subTest(needle):
+                argv = [a for p in paths for a in ("--patch", p)]
+                rc, _, err = vdsobench("import", str(self.ws.tree), *argv, "--name", "x")
+                self.ws.check(self, rc, err, needle)
+        with mock.patch.object(kernel_import, "SERIES_LIMIT", 1000):
+            rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", series[0],
+                                   "--name", "x")
+            self.ws.check(self, rc, err, "the series is over")
+
+    def test_git_apply_runs_under_limits(self):
+        """A git apply that would run long or grow is stopped: one line."""
+        path = write_patch(self.ws.tmp, 0, "--- a/Makefile\n+++ b/Makefile\n"
+                           "@@ -1 +1 @@\n-VERSION = 6\n+VERSION = 7\n")
+        fake_git = self.ws.tmp / "bin" / "git"
+        fake_git.parent.mkdir()
+        fake_git.write_text("#!/bin/sh\nexec sleep 60\n")
+        fake_git.chmod(0o755)
+        env = {"PATH": f"{fake_git.parent}:{os.environ['PATH']}"}
+        with mock.patch.object(kernel_import, "APPLY_TIMEOUT_S", 1), \
+                mock.patch.dict(os.environ, env):
+            t0 = time.monotonic()
+            rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "x")
+        self.assertLess(time.monotonic() - t0, 20)
+        self.ws.check(self, rc, err, "git apply took over 1 s")
+        fake_git.write_text("#!/bin/sh\nexec head -c 20000000 /dev/zero > big\n")
+        with mock.patch.dict(os.environ, env):
+            rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "x")
+        self.ws.check(self, rc, err, "git apply ran out of its limits")
+
+    def test_absurd_versions_are_refused(self):
+        """A Makefile's version reaches tables and names: bounded, plain digits."""
+        for i, (v, p, s) in enumerate((("99999999999999999999", "1", "0"), ("6", "12", "1000"),
+                                       ("1", "0", "0"), ("2", "4", "0"), ("10", "0", "0"),
+                                       ("6", "100", "0"), ("-6", "12", "1"), ("6", "1_2", "1"),
+                                       ("\u0666", "12", "1"), ("6", "12", "1\x1b[2J"),
+                                       ("6", "", "1"), ("6", "12", "0x10"))):
+            with self.subTest(version=(v, p, s)):
+                (self.ws.tree / "Makefile").write_text(
+                    f"VERSION = {v}\nPATCHLEVEL = {p}\nSUBLEVEL = {s}\nEXTRAVERSION =\n")
+                self.ws.before = self.ws.outside()
+                rc, _, err = vdsobench("import", str(self.ws.tree), "--name", f"v{i}")
+                self.ws.check(self, rc, err, "names no VERSION, PATCHLEVEL and SUBLEVEL",
+                              "2.6 to 9.99")
+        for text, want in (("VERSION = 2\nPATCHLEVEL = 6\nSUBLEVEL = 39\n", (2, 6, 39)),
+                           ("VERSION = 9\nPATCHLEVEL = 99\nSUBLEVEL = 999\n", (9, 99, 999)),
+                           (MAKEFILE, (6, 12, 1))):
+            self.assertEqual(kernel_import.kernel_version(text)[:3], want)
+
+    def test_tarball_memo_is_not_fooled_by_touch(self):
+        """An edit in place, its mtime set back (touch -d): hashed again, as is a
+        memo whose value is not a hash."""
+        path = self.ws.tmp / "memo.tar.xz"  # only hashed here: any bytes do
+        path.write_bytes(os.urandom(2000))
+        writable = kernel_import.writable_dir()
+        first = kernel_import.tarball_sha256(path)
+        st = path.stat()
+        data = bytearray(path.read_bytes())
+        data[600] ^= 1  # inside the member's body: same size
+        with open(path, "r+b") as f:
+            f.write(bytes(data))
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        self.assertEqual(path.stat().st_mtime_ns, st.st_mtime_ns)
+        second = kernel_import.tarball_sha256(path)
+        self.assertNotEqual(first, second)
+        self.assertEqual(second, hashlib.sha256(bytes(data)).hexdigest())
+        memo_path = writable / "sources.json"
+        memo = json.loads(memo_path.read_text())
+        memo = {k: "../../x\x1b" for k in memo}
+        memo_path.write_text(json.dumps(memo))
+        self.assertEqual(kernel_import.tarball_sha256(path), second)
+        many = {f"/t/{i}:1:1:1:1:1": "0" * 64 for i in range(200)}
+        memo_path.write_text(json.dumps(many))
+        self.assertEqual(kernel_import.tarball_sha256(path), second)
+        self.assertLessEqual(len(json.loads(memo_path.read_text())), kernel_import.MEMO_ENTRIES)
+
+    def test_a_file_added_to_a_cached_tree_is_noticed(self):
+        """A header added to trees/<key>/ would be found by the compile's
+        -I{root}/include before the shim's: the tree is damaged, made again."""
+        key = "e" * 64
+        tree = kernel_import.writable_dir() / "trees" / key
+        (tree / "include" / "vdso").mkdir(parents=True)
+        (tree / "include" / "vdso" / "datapage.h").write_text("x\n")
+        meta = {"glue": kernel_import.glue_digest(), "kernel": "6.12.1",
+                "hashes": {"include/vdso/datapage.h": hashlib.sha256(b"x\n").hexdigest()}}
+        meta["files"] = ["include/vdso/datapage.h", "kimport.json"]
+        (tree / "kimport.json").write_text(json.dumps(meta))
+        self.assertIsNotNone(kernel_import.cached(key))
+        for extra, make in (("include/vdso/evil.h", lambda p: p.write_text("#error\n")),
+                            ("include/vdso/link.h", lambda p: p.symlink_to("/etc/passwd")),
+                            ("include/asm", lambda p: p.mkdir()),
+                            ("fifo", os.mkfifo)):
+            with self.subTest(extra):
+                path = tree / extra
+                make(path)
+                self.assertIsNone(kernel_import.cached(key))
+                root = os.open(self.ws.imports, os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    _, why = imports_table.tree_problem(root, str(self.ws.imports),
+                                                        {"key": key, "meta_sha256": None}, None)
+                finally:
+                    os.close(root)
+                self.assertIn(f"{extra} was added since its import", why)
+                path.rmdir() if path.is_dir() and not path.is_symlink() else path.unlink()
+        self.assertIsNotNone(kernel_import.cached(key))
+
+    def test_killed_imports_leftovers_are_swept_under_the_lock(self):
+        """.staging-* and .damaged-* of an import killed by SIGKILL: removed by the
+        next import, which holds the lock; one made after it took it is kept."""
+        trees = kernel_import.writable_dir() / "trees"
+        old = [trees / ".staging-dead1", trees / ".damaged-dead2"]
+        for d in old:
+            (d / "include").mkdir(parents=True)
+            (d / "include" / "x.h").write_text("x")
+            os.utime(d, (time.time() - 60,) * 2)
+        victim_link = trees / ".staging-link"
+        victim_link.symlink_to(self.ws.victim)
+        os.utime(victim_link, (time.time() - 60,) * 2, follow_symlinks=False)
+        kernel_import.sweep_stale(trees)  # without the lock: nothing
+        self.assertTrue(all(d.exists() for d in old))
+        with kernel_import.table_lock(self.ws.imports):
+            young = trees / ".staging-live"
+            young.mkdir()
+            os.utime(young, (time.time() + 5,) * 2)
+            kernel_import.sweep_stale(trees)
+            self.assertEqual(sorted(p.name for p in trees.iterdir()),
+                             [".staging-link", ".staging-live"])
+        self.assertEqual(self.ws.outside(), self.ws.before)
+
     def test_patch_that_deletes_what_import_needs(self):
         """Checked again after the patches: one line, not a traceback later."""
         path = write_patch(self.ws.tmp, 0, (
@@ -414,12 +581,232 @@ class AttackTest(unittest.TestCase):
         self.assertEqual(len(str(e.exception).splitlines()), 1)
 
 
+def untarred_612(tmp):
+    """Debian's 6.12, only what import takes, in tmp/linux-6.12 (about 13 s), or
+    SkipTest."""
+    src = tarball("6.12")
+    if src is None:
+        raise unittest.SkipTest("no /usr/src/linux-source-6.12.tar.xz (as root: "
+                                "scripts/vdsobench setup --kernel-sources)")
+    tree = Path(tmp) / "linux-6.12"
+    tree.mkdir()
+    kernel_import.untar(src, kernel_import.expand(kernel_import.TAKE, "x86"), [], tree)
+    return tree
+
+
+class CompileAttackTest(unittest.TestCase):
+    """A real tree whose headers attack the compile: import executes nothing of
+    the tree (the probe is read from assembly), includes nothing from outside it,
+    and a header that blocks the compiler ends in one line. Each stops before the
+    Bazel build (vsyscall.c is made to fail), so each takes a second or two."""
+
+    @classmethod
+    def setUpClass(cls):
+        if os.environ.get(NESTED):
+            raise unittest.SkipTest("inside the new-variant test's copy of the project")
+        cls.tmp = tempfile.mkdtemp(prefix="vdsobench-compile-attack-")
+        try:
+            cls.pristine = untarred_612(cls.tmp)
+        except BaseException:
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.ws = Workspace(self)
+        shutil.rmtree(self.ws.tree)
+        shutil.copytree(self.pristine, self.ws.tree)
+        self.ws.before = self.ws.outside()
+
+    def hostile_header(self, text, stop=True):
+        """text put at the top of the arch's asm/vdso/gettimeofday.h (which the
+        probe includes), inside its guard; vsyscall.c made to fail when stop."""
+        h = self.ws.tree / "arch/x86/include/asm/vdso/gettimeofday.h"
+        body = h.read_text()
+        guard = "#define __ASM_VDSO_GETTIMEOFDAY_H\n"
+        self.assertIn(guard, body)
+        h.write_text(body.replace(guard, guard + text + "\n", 1))
+        if stop:
+            v = self.ws.tree / "kernel/time/vsyscall.c"
+            v.write_text(v.read_text() + "\n#error stop before the build\n")
+        self.ws.before = self.ws.outside()
+
+    def test_a_constructor_in_a_header_is_never_run(self):
+        owned = self.ws.victim / "owned"
+        self.hostile_header("int creat(const char *, unsigned int);\n"
+                            "static void __attribute__((constructor, used)) "
+                            f"kimport_owned(void) {{ creat(\"{owned}\", 0644); }}")
+        rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "ctor")
+        self.assertFalse(owned.exists(), "import ran the tree's constructor")
+        self.ws.check(self, rc, err, "kernel/time/vsyscall.c", "stop before the build")
+
+    def test_includes_from_outside_the_tree_are_refused(self):
+        (self.ws.tmp / "fifo").unlink(missing_ok=True)
+        for include in ("/dev/stdin", str(self.ws.victim / "f"), "/etc/passwd",
+                        "/proc/self/environ"):
+            with self.subTest(include=include):
+                self.setUp()
+                self.hostile_header(f'#define KIMPORT_EVIL "{include}"\n'
+                                    "#include KIMPORT_EVIL", stop=False)
+                rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "inc")
+                self.ws.check(self, rc, err, f"includes {include}, outside the tree")
+                self.assertNotIn("keep", err)  # nothing of the file's text shown
+
+    def test_includes_only_another_build_would_make_are_refused(self):
+        """The Bazel build compiles every counter and inline choice: an include
+        made only under one of them is checked too, before Bazel sees it."""
+        self.hostile_header('#if !VDSO_INLINE_ALWAYS && defined(KIMPORT_X)\n#else\n'
+                            '#if !VDSO_INLINE_ALWAYS\n#include "/etc/passwd"\n#endif\n#endif',
+                            stop=False)
+        rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "inc")
+        self.ws.check(self, rc, err, "lib/vdso/gettimeofday.c includes /etc/passwd, outside")
+
+    def test_inline_asm_that_reads_a_file_is_refused(self):
+        """.incbin would put the file into every program (and bundle) that links
+        the tree; .include would read it as source; a macro could spell either."""
+        for directive in ('.incbin \\"/etc/passwd\\"', '.INCBIN \\"/dev/zero\\"',
+                          '.include \\"/etc/passwd\\"',
+                          ".macro m\\n.endm", ".rept 1\\n.endr"):
+            with self.subTest(directive):
+                self.setUp()
+                self.hostile_header(f'asm(".pushsection .rodata\\nnop; {directive}\\n'
+                                    '.popsection");', stop=False)
+                rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "asm")
+                self.ws.check(self, rc, err, "inline assembly has .")
+
+    def test_an_include_that_blocks_is_one_line(self):
+        fifo = self.ws.tmp / "fifo"
+        os.mkfifo(fifo)
+        self.hostile_header(f'%:include "{fifo}"', stop=False)  # a digraph, as C99 allows
+        t0 = time.monotonic()
+        with mock.patch.object(kernel_import, "COMPILE_TIMEOUT_S", 2):
+            rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "fifo")
+        self.assertLess(time.monotonic() - t0, 30)
+        self.ws.check(self, rc, err, "took over 2 s")
+
+    def test_probe_reads_the_values_from_assembly(self):
+        """The markers as probe.c writes them, and what a hostile one gets."""
+        asm = "\n".join(['\t.ascii "->%s %d"' % (n, i) for i, n in
+                         enumerate(kernel_import.PROBE_VALUES)] +
+                        ['\t.ascii "->FIELD 8 4 clock_data[CS_RAW].seq"'])
+        got = kernel_import.parse_probe(asm)
+        self.assertEqual(got["fields"], [{"name": "clock_data[CS_RAW].seq", "offset": 8,
+                                          "size": 4}])
+        self.assertEqual(got["raw_clocks"], 3)
+        for bad in ('\t.ascii "->FIELD 8 4 x\\033y"', '\t.ascii "->data_size -1"',
+                    '\t.ascii "->evil 1"'):
+            self.assertIsNone(kernel_import.parse_probe(asm + "\n" + bad), bad)
+        self.assertIsNone(kernel_import.parse_probe(asm.split("\n", 1)[1]))
+
+
+class ConstructorTest(unittest.TestCase):
+    """The built objects of an import's tree are refused when they carry code the
+    C library would run uncalled, however the section is spelled (real objects,
+    compiled here; the Bazel build is stood in for by its _objs folder)."""
+
+    SOURCES = {
+        "attribute": "static void __attribute__((constructor, used)) f(void) { kimport_x = 1; }",
+        "destructor": "static void __attribute__((destructor, used)) f(void) { kimport_x = 1; }",
+        "init_array by asm": 'asm(".section .init_array,\\"aw\\"\\n.quad 0\\n.previous");',
+        "prioritised": ("static void __attribute__((constructor(200), used)) f(void) "
+                        "{ kimport_x = 1; }"),
+        "ctors by asm": 'asm(".pushsection .ctors,\\"aw\\"\\n.quad 0\\n.popsection");',
+        "type, other name": ('asm(".section .evil,\\"aw\\",@init_array\\n.quad 0\\n'
+                             '.previous");'),
+        "name built by a macro": ('asm(".macro m a,b\\n.section \\\\a\\\\b,\\"aw\\"\\n'
+                                  '.quad 0\\n.previous\\n.endm\\nm .preinit,_array");'),
+    }
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-ctor-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def objects(self, name, code):
+        d = self.tmp / "impls" / "_objs" / f"variant_{kernel_import.ident(name)}__fake__always_tree"
+        d.mkdir(parents=True, exist_ok=True)
+        (self.tmp / "x.c").write_text("extern volatile int kimport_x;\n" + code
+                                      + "\nint kimport_ok(void) { return 1; }\n")
+        subprocess.run(["gcc", "-O2", "-c", "-o", str(d / "reader.o"), str(self.tmp / "x.c")],
+                       check=True)
+
+    def test_each_spelling_is_refused(self):
+        with mock.patch.object(build, "bin_dir", return_value=self.tmp):
+            self.objects("good", "")
+            kernel_import.check_no_constructors(["good"])
+            for i, (what, code) in enumerate(self.SOURCES.items()):
+                with self.subTest(what):
+                    name = f"bad{i}"
+                    self.objects(name, code)
+                    with self.assertRaises(UsageError) as e:
+                        kernel_import.check_no_constructors([name])
+                    self.assertIn("code run before main or at exit", str(e.exception))
+                    self.assertEqual(len(str(e.exception).splitlines()), 1)
+            with self.assertRaises(Failure):
+                kernel_import.check_no_constructors(["never-built"])
+            junk = self.tmp / "impls/_objs/variant_kernel_junk__fake__always_tree"
+            junk.mkdir()
+            (junk / "reader.o").write_bytes(b"\x7fELF" + b"\xff" * 100)
+            with self.assertRaises(UsageError) as e:
+                kernel_import.check_no_constructors(["junk"])
+            self.assertIn("not an ELF object", str(e.exception))
+
+
 def entry(name, key="0" * 64, **fields):
     e = {"key": key, "ident": kernel_import.ident(name), "arch": "x86_64", "arch_dir": "x86",
          "kernel": "6.12.1", "source": "/src", "patches": [], "summary": "s",
          "meta_sha256": "0" * 64, "identity": {"name": name}}
     e.update(fields)
     return e
+
+
+ESCAPES = "\x1b]0;owned\x07\x1b[2J\u202e\x85\r"
+
+
+def printable_out(test, text):
+    """Every line of text prints as what it is: no control character, escape or
+    bidi override reaches the terminal."""
+    for line in text.splitlines():
+        test.assertTrue(line.isprintable(), ascii(line))
+
+
+class EscapesTest(unittest.TestCase):
+    """What import prints of its table, and the warnings of the other commands,
+    came from files, trees and patches: escapes printed as escapes."""
+
+    def setUp(self):
+        self.ws = Workspace(self)
+
+    def test_import_list(self):
+        hostile = entry("a", kernel="6.12" + ESCAPES, summary="s" + ESCAPES,
+                        patches=[f"/p/0001-{ESCAPES}.patch"])
+        checked = {"good": {"a": (hostile, {"kernel": "6.12", "files": []})}, "problems": [f"import kernel:x{ESCAPES} "
+                                                                 "left out: bad"]}
+        with mock.patch.object(kernel_import, "state", return_value=checked), \
+                mock.patch.object(kernel_import, "sync_env"):
+            rc, out, err = vdsobench("import", "--list")
+        self.assertEqual(rc, 0, err)
+        printable_out(self, out)
+        self.assertIn("\\x1b]0;owned", out)  # shown, not acted on
+        kernel_import._left_out[:] = [f"import kernel:x{ESCAPES} left out"]
+        err = io.StringIO()
+        with mock.patch.object(sys, "stderr", err):
+            kernel_import.warn("list")
+        kernel_import._left_out[:] = []
+        printable_out(self, err.getvalue())
+
+    def test_machine_warnings(self):
+        from . import machine_warnings
+        fp = {"cpus": {"online": [0], "governors": {"0": "powersave" + ESCAPES}},
+              "clocksource": {"current": "hpet" + ESCAPES}, "arch": "x86_64",
+              "hypervisor": {"vendor": "KVM" + ESCAPES}}
+        lines = machine_warnings.format_warnings(
+            machine_warnings.check(fp, True, [0], sample_s=0, root=str(self.ws.tmp))
+            + [{"id": "read-back", "message": "from a results file" + ESCAPES}])
+        self.assertTrue(lines)
+        printable_out(self, "\n".join(lines))
 
 
 class TransactionTest(unittest.TestCase):
@@ -430,6 +817,10 @@ class TransactionTest(unittest.TestCase):
         self.ws = Workspace(self)
         kernel_import.writable_dir()
         kernel_import.write_table({"a": entry("a")})
+        # the build is mocked: no objects to look into (ConstructorTest does)
+        patcher = mock.patch.object(kernel_import, "check_no_constructors")
+        patcher.start()
+        self.addCleanup(patcher.stop)
 
     def test_failing_build_puts_back_only_its_own_entry(self):
         def failing_build(targets):

@@ -374,14 +374,33 @@ class Import612Test(TarballTest):
                                      "linux-source-6.12", "--patch", TORN_612, "--out", out_dir)
             self.assertEqual(rc, 1, err + out[-3000:])  # the patched tree fails verify
             letter = Path(out_dir, "cover-letter.txt").read_text()
+            record = json.loads(Path(out_dir, "patch-review.json").read_text())
         self.assertIn("-- for the cover letter", out)
-        self.assertRegex(letter, r"verify \(after, fake counter\): FAIL: concurrency: torn")
-        self.assertRegex(letter, r"verify \(before, fake counter\): PASS")
-        self.assertIn("CLOCK_MONOTONIC hot", letter)  # the LKML table
-        self.assertIn("95% CI", letter)
-        self.assertIn("L1D misses", letter)
-        self.assertIn("Data page (vdsobench layout --diff):", letter)
+        lines = letter.splitlines()
+        self.assertEqual(lines[0], "WRONG: the patched tree fails verify; do not post")
+        self.assertRegex(letter, r"verify \(after\): FAIL: concurrency: torn read")
+        self.assertRegex(letter, r"nearest is -?\d+\s+ns off")
+        self.assertRegex(letter, r"verify \(before\): PASS")
+        self.assertNotIn("95% CI", letter)  # a wrong patch is not timed
+        self.assertIn("Compiler: gcc", letter)
+        self.assertLessEqual(len(lines), 40)
+        self.assertLessEqual(max(map(len, lines)), 72)
+        self.assertTrue(record["compiler_version"])
+        self.assertEqual(record["rows"], [])
+        self.assertIn("patch-review: verify after", err)  # progress on stderr
         self.assertEqual(kernel_import.read_table(), table, "the recipe's imports are gone")
+
+    def test_patch_review_source_without_patch(self):
+        rc, out, err = vdsobench("recipe", "patch-review", "--source", "linux-source-6.12")
+        self.assertEqual(rc, 2, err + out)
+        self.assertEqual(out, "")
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("--source needs --patch", err)
+        rc, out, err = vdsobench("recipe", "patch-review", "--source", "linux-source-6.99",
+                                 "--patch", TORN_612)
+        self.assertEqual((rc, out), (2, ""), err + out)  # refused before the banner
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("Debian has no package linux-source-6.99", err)
 
 
 class Import61Test(TarballTest):

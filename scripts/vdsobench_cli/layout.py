@@ -190,6 +190,7 @@ def check_path(path, what):
 MEMBER = re.compile(r"^\s*(?P<type>[^/;{}]*?)[\s*](?P<name>\w+)(?P<dims>(?:\[\d+\])*)\s*;"
                     r"\s*/\*\s*(?P<offset>\d+)\s+(?P<size>\d+)\s*\*/")
 STRUCT = re.compile(r"^struct (\w+) \{")
+OTHER_TOP = re.compile(r"^(?:union|enum|typedef)\b")
 SIZE = re.compile(r"/\* size: (\d+),")
 USED_AT = re.compile(r"^/\* Used at: (.+?) \*/")
 DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+([\w\s()+\-*]+?)\s*(?:/[*/].*)?$", re.M)
@@ -208,6 +209,9 @@ def parse_pahole(text):
         elif m := STRUCT.match(line):
             cur = {"struct": m.group(1), "size": None, "compile_unit": unit, "members": {}}
             found.append(cur)
+        elif line.startswith("}") or OTHER_TOP.match(line):
+            # a top-level union (the vvar page's) is no struct's members
+            cur = None
         elif cur is not None and (m := SIZE.search(line)):
             cur["size"] = int(m.group(1))
         elif cur is not None and (m := MEMBER.match(line)):

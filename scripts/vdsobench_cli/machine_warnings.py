@@ -16,6 +16,10 @@ check() returns [{"id": ..., "message": ...}], at most one per id:
 import time
 from pathlib import Path
 
+from .build import ROOT
+
+from reports import text
+
 LOAD_PER_CPU = 0.5
 SIBLING_BUSY = 0.10
 # The clocksources the system vDSO reads directly (x86 VDSO_CLOCKMODE_TSC, arm64
@@ -28,7 +32,9 @@ CLOCKSOURCE_PARAVIRT = {"kvm-clock": "the KVM pvclock page",
 
 
 def warning(id_, message):
-    return {"id": id_, "message": message}
+    """A warning; its message carries what the machine said (a governor, a
+    clocksource, a hypervisor's name), so it is made printable here, once."""
+    return {"id": id_, "message": text.printable(message, None)}
 
 
 def cpu_names(cpus):
@@ -176,4 +182,4 @@ def check(fp, pinned, bench_cpus, sample_s=0.2, root="/"):
 
 
 def format_warnings(warnings):
-    return [f"warning: {w['message']}" for w in warnings]
+    return [f"warning: {text.printable(w['message'], None)}" for w in warnings]

@@ -51,10 +51,11 @@ class Session:
         self.say()
         self.say(f"-- {text}")
 
-    def compare(self, variants, clocks=None, modes=None, sim=False, tag="compare"):
+    def compare(self, variants, clocks=None, modes=None, sim=False, tag="compare",
+                rounds=None):
         options = argparse.Namespace(clocks=clocks, modes=modes)
-        comparison = compare.paired_comparison(variants, options, self.rounds, self.batch_ms,
-                                               sim=sim)
+        comparison = compare.paired_comparison(variants, options, rounds or self.rounds,
+                                               self.batch_ms, sim=sim)
         self.save(comparison, tag)
         return comparison
 
@@ -128,6 +129,8 @@ def run_recipe(args):
     if (args.source or args.patch) and recipe.name != recipes.patch_review.NAME:
         raise UsageError(f"recipe {recipe.name}: --source and --patch are for "
                          f"{recipes.patch_review.NAME} (it reviews a patch on a kernel tree)")
+    if recipe.name == recipes.patch_review.NAME:
+        recipes.patch_review.check_inputs(args.source, args.patch)
     for patch in args.patch or []:
         recipes.patch_review.subject(patch)  # each readable, or one line now
     target = arch.current()

@@ -23,7 +23,14 @@ class EveryRecipeTest(unittest.TestCase):
                     tempfile.TemporaryDirectory(prefix="vdsobench-recipe-") as tmp:
                 out = os.path.join(tmp, "out")
                 rc, stdout, err = vdsobench("recipe", recipe.name, "--quick", "--out", out)
-                self.assertEqual(rc, 0, err + stdout[-2000:])
+                if recipe.name == recipes.patch_review.NAME:
+                    # a row without a verdict (too few rounds on a busy machine)
+                    # exits 1, and then the block says so first, and only then
+                    with open(os.path.join(out, "cover-letter.txt")) as f:
+                        incomplete = f.readline().startswith("INCOMPLETE: ")
+                    self.assertEqual(rc, 1 if incomplete else 0, err + stdout[-2000:])
+                else:
+                    self.assertEqual(rc, 0, err + stdout[-2000:])
                 self.assertIn(f"== recipe {recipe.name}", stdout)
                 self.assertIn("-- the seed", stdout)
                 self.assertIn("This machine:", stdout)
