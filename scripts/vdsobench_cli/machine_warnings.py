@@ -16,8 +16,6 @@ check() returns [{"id": ..., "message": ...}], at most one per id:
 import time
 from pathlib import Path
 
-from .build import ROOT
-
 from reports import text
 
 LOAD_PER_CPU = 0.5

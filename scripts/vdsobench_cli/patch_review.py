@@ -35,6 +35,7 @@ from pathlib import Path
 
 from . import arch, build, compare, kernel_import, lifecycle
 from .errors import UsageError
+from .recipe_session import verify_one
 
 from reports import cover_letter as letter_mod, layout_map, review, struct_diff
 from reports import text as text_mod, uarch, vocab
@@ -362,7 +363,6 @@ def timed(s, before, after, clocks, progress_fn=progress):
 def run(s):
     """The recipe (recipes.RECIPES): False when the patched tree fails verify
     or a row has no verdict."""
-    from . import recipes
     source = getattr(s, "source", None)
     patches = getattr(s, "patches", None)
     check_inputs(source, patches)
@@ -383,7 +383,7 @@ def run(s):
         for label, name in (("after", AFTER), ("before", BEFORE)):
             for v in (f"kernel:{name}+fake+always", f"kernel:{name}+{counter}+always"):
                 progress(f"verify {label} ({v.split('+')[1]} counter)")
-                checked[(label, v)] = rec = recipes.verify_one(s, v)
+                checked[(label, v)] = rec = verify_one(s, v)
                 s.say(f"{label}: {v}: {verdict(rec)}")
         failed = [rec for (label, _), rec in checked.items()
                   if label == "after" and rec.get("status") != "PASS"]

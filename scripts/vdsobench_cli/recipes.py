@@ -18,7 +18,7 @@ from typing import Callable
 from . import arch, code_metrics, lifecycle, results, rounds as rounds_mod
 from . import patch_review
 from .errors import Failure, UsageError
-from .recipe import calls_diff, ci_text, row, rows, verdict_line
+from .recipe_session import calls_diff, ci_text, row, rows, verdict_line, verify_one
 
 from reports import stats, tables, vocab
 
@@ -182,20 +182,6 @@ def raw_branch(s):
               + (f": {rec['first_failure']}" if rec.get("first_failure") else ""))
     s.say(machine_reasons(s, "x86-64 bare metal, v4.x kernel, 2018"))
     return ok
-
-
-def verify_one(s, variant):
-    from . import build, variants as variants_mod
-
-    build.build([variants_mod.VERIFY])
-    cmd = [*build.program(variants_mod.VERIFY), "--duration-ms",
-           "100" if s.quick else "300", "--system-ms", "200", variant]
-    r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
-    for line in r.stdout.splitlines():
-        rec = json.loads(line)
-        if rec.get("variant") == variant:
-            return rec
-    return {"status": f"no result (exit {r.returncode})"}
 
 
 def multshift_in_base(s):
