@@ -50,15 +50,10 @@ class InputError(ValueError):
 def machine(results):
     """The machine of a results file: MACHINE_FIELDS from its fingerprint; "uarch"
     as recorded, else from the table (files written before it was recorded)."""
-    fp = results["context"]["vdsobench"]["fingerprint"]
-    cpu, kernel, hyp = fp.get("cpu") or {}, fp.get("kernel") or {}, fp.get("hypervisor") or {}
+    m = uarch.machine(results["context"]["vdsobench"]["fingerprint"])
     emu = emulation.of_results(results)
-    return {"emulated": emulation.label(emu) or None, "emulation": emu,
-            "uarch": uarch.name(cpu),
-            "vendor": cpu.get("vendor"), "family": cpu.get("family"), "model": cpu.get("model"),
-            "stepping": cpu.get("stepping"), "model_name": cpu.get("model_name"),
-            "microcode": cpu.get("microcode"), "kernel": kernel.get("release"),
-            "hypervisor": hyp.get("vendor") if hyp.get("present") else None}
+    return {"emulated": emulation.label(emu) or None, "emulation": emu} | {
+        k: m[k] for k in MACHINE_FIELDS[1:]}
 
 
 def meta(m):

@@ -2,7 +2,7 @@
 
 import statistics
 
-from reports import emulation as emulation_mod
+from reports import emulation as emulation_mod, vocab
 
 # per-benchmark user counters the harness adds that are not perf events
 HARNESS_COUNTERS = ("cpu", "counted_fraction", "writer_hz", "writer_cpu",
@@ -13,11 +13,12 @@ HARNESS_COUNTERS = ("cpu", "counted_fraction", "writer_hz", "writer_cpu",
 
 
 def split_name(name):
-    """'sys/vdso/monotonic/hot/cpu0' -> ('sys/vdso', 'monotonic', 'hot', 0), or None."""
-    parts = name.rsplit("/", 3)
-    if len(parts) != 4 or not parts[3].startswith("cpu") or not parts[3][3:].isdigit():
+    """vocab.parse_benchmark, or None for a name not in its form (a results file
+    may hold another suite's benchmarks: they are shown, not grouped)."""
+    try:
+        return vocab.parse_benchmark(name)
+    except vocab.BadName:
         return None
-    return parts[0], parts[1], parts[2], int(parts[3][3:])
 
 
 def to_ns(value, unit):

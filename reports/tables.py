@@ -18,7 +18,7 @@ import io
 import json
 import textwrap
 
-from reports import emulation, stats
+from reports import emulation, stats, vocab
 from reports.text import printable
 
 FORMATS = ("table", "lkml", "markdown", "csv", "json")
@@ -27,8 +27,7 @@ WIDTH = 72
 ROW_FIELDS = ("clock", "mode", "cpu", "metric", "emulated", "baseline", "variant", "base", "value",
               "ratio", "ci_low", "ci_high", "confidence", "p", "p_adjusted", "verdict", "n",
               "retries", "lost", "note")
-POSIX_CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai",
-                "realtime_coarse", "monotonic_coarse")
+POSIX_CLOCKS = vocab.CLOCKS
 NOT_SIGNIFICANT = "~"
 # a row whose rounds lost the CPU too often to be believed (compare sets it)
 NO_VERDICT = "no verdict: the CPU was lost"

@@ -242,3 +242,18 @@ def label(cpu):
     if known:
         return printable(f"{known} ({maker + ', ' if maker else ''}{ids(cpu)})")
     return printable(unknown_text(cpu) + (f" ({maker})" if maker else ""))
+
+
+def machine(fp):
+    """A fingerprint (scripts/vdsobench_cli/fingerprint.py) -> the machine every
+    table, baseline and fleet report names: the CPU's ids, its name and label()
+    ("Zen 3 (AMD EPYC, 25/1/1)"), microcode, kernel release, and the
+    hypervisor's vendor only where one is present (a bare-metal host may still
+    report a vendor string in its DMI tables)."""
+    fp = fp or {}
+    cpu, kernel, hyp = fp.get("cpu") or {}, fp.get("kernel") or {}, fp.get("hypervisor") or {}
+    return {"vendor": cpu.get("vendor"), "family": cpu.get("family"), "model": cpu.get("model"),
+            "stepping": cpu.get("stepping"), "model_name": cpu.get("model_name"),
+            "microcode": cpu.get("microcode"), "uarch": name(cpu), "label": label(cpu),
+            "kernel": kernel.get("release"),
+            "hypervisor": hyp.get("vendor") if hyp.get("present") else None}

@@ -5,7 +5,8 @@
 generic_5_3+rdtscp+always,generic_6_10+rdtscp+always,sys/vdso,sys/syscall' \
         --clocks realtime,monotonic,monotonic_raw,realtime_coarse --cpus 0,1 \
         --repetitions 6 --min-time 0.02 --out /tmp/src.json
-    reports/testdata/make_intel_fixture.py /tmp/src.json reports/testdata/intel-xeon.json
+    /usr/bin/python3 -m reports.testdata.make_intel_fixture /tmp/src.json \
+        reports/testdata/intel-xeon.json      # from the repository root
 
 The structure (names, fields, aggregates, order) is the real run's; the
 fingerprint is replaced by a 16-core Intel Xeon VM's, cpu1 becomes cpu8, and
@@ -17,6 +18,8 @@ coarse 5.5, syscall 174-185), keeping a quarter of each repetition's spread.
 import json
 import statistics
 import sys
+
+from reports import vocab
 
 # ns/call medians on cpu0; cpu8 is 1% slower
 VDSO = {"realtime": 32.9, "monotonic": 31.7, "monotonic_raw": 33.6, "realtime_coarse": 5.5}
@@ -73,9 +76,9 @@ def main(src, dst):
         if b["run_type"] == "iteration":
             runs.setdefault(b["run_name"], []).append(b)
     for name, reps in runs.items():
-        variant, clock, mode, cpu = name.rsplit("/", 3)
+        variant, clock, mode, cpu = vocab.parse_benchmark(name)
         median = statistics.median(b["real_time"] for b in reps)
-        goal = target(variant, clock, 8 if cpu == "cpu1" else 0)
+        goal = target(variant, clock, 8 if cpu == 1 else 0)
         for b in reps:
             scale = goal * (1 + (b["real_time"] / median - 1) * SPREAD) / b["real_time"]
             b["real_time"] *= scale

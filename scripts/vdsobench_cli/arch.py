@@ -21,13 +21,11 @@ import platform
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from .errors import UsageError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from reports import emulation as emulation_mod  # noqa: E402
+from reports import emulation as emulation_mod, vocab
 
 NAMES = ("x86_64", "arm64")
 # what each is called by uname -m (the kernel's and Python's platform.machine())
@@ -74,6 +72,17 @@ TIMED_COUNTER = {"x86_64": ("rdtscp", "rdtscp", "lfence_rdtsc"),
                  "arm64": ("ecv", "cntvctss", "isb_cntvct_dep")}
 
 _current = None
+
+
+def default_counter():
+    """DEFAULT_COUNTER of the current architecture: what a bare layout name and the
+    simulated and baseline defaults read."""
+    return DEFAULT_COUNTER[current().name]
+
+
+def default_variants():
+    """Every layout with the default counter, inlined: '*+rdtscp+always' on x86-64."""
+    return vocab.variant("*", default_counter())
 
 
 @functools.lru_cache(maxsize=None)

@@ -26,6 +26,7 @@ from fractions import Fraction
 
 from . import arch, build, lifecycle, sim
 from .errors import Failure
+from reports import vocab
 
 DRIVER = sim.DRIVER
 # qemu-user's options as environment variables, so the runner script passes them
@@ -52,7 +53,7 @@ def object_of(variant):
     """The variant's layout object in the current --arch's build: the one its
     library builds for the binaries (not the .pic.o beside it)."""
     prefix = variant.replace("+", "__")
-    layout = variant.split("+", 1)[0]
+    layout = vocab.layout_of(variant)
     return build.bin_dir() / "impls" / "_objs" / f"variant_{prefix}" / f"{layout}.o"
 
 
@@ -143,7 +144,7 @@ def executed_per_call(variants, clocks, mode="hot", jobs=None, iterations=sim.IT
     "net_instructions_per_call"}] for each variant x clock, under qemu-user.
     iterations: the two call counts (the same number of digits)."""
     build.build([DRIVER])
-    subjects = {v: sim.twin({"layout": v.split("+")[0], "inline": v.split("+")[2]})
+    subjects = {v: sim.twin(dict(zip(("layout", "counter", "inline"), vocab.split_variant(v))))
                 for v in variants}
     points = [(s, c, mode) for s in dict.fromkeys(subjects.values()) for c in clocks]
     points.append((sim.FLOOR, "none", mode))

@@ -13,10 +13,8 @@ import sys
 
 from . import arch, cpu_lock, fingerprint, kernel_import, ranged, results, rounds
 from .errors import Failure, UsageError
-from .build import ROOT
 
-sys.path.insert(0, str(ROOT))
-from reports import emulation as emulation_mod, run_table, stats, tables, uarch  # noqa: E402
+from reports import emulation as emulation_mod, run_table, stats, tables, uarch, vocab
 
 FORMATS = ("table", "lkml", "markdown", "csv", "json")
 DEFAULT_ROUNDS = 40
@@ -28,9 +26,8 @@ def machine_meta(fp, emulation=None):
     microarchitecture ("Zen 3 (AMD EPYC, 25/1/1)"), kernel, hypervisor; and,
     measured under emulation (arch.emulation()), the emulation record, which
     every table and plot of the comparison shows."""
-    cpu, kernel, hyp = fp.get("cpu") or {}, fp.get("kernel") or {}, fp.get("hypervisor") or {}
-    return {"cpu_model": uarch.label(cpu), "kernel": kernel.get("release"),
-            "hypervisor": hyp.get("vendor") if hyp.get("present") else None,
+    m = uarch.machine(fp)
+    return {"cpu_model": m["label"], "kernel": m["kernel"], "hypervisor": m["hypervisor"],
             "emulation": emulation}
 
 
@@ -164,7 +161,7 @@ def paired_comparison(patterns, options, rounds_n=DEFAULT_ROUNDS, batch_ms=DEFAU
 
 def imports_meta(subjects):
     """{"imports": ...} naming the imported trees among the subjects ({} if none)."""
-    imports = kernel_import.identities(s.split("+", 1)[0] for s in subjects)
+    imports = kernel_import.identities(map(vocab.layout_of, subjects))
     return {"imports": imports} if imports else {}
 
 

@@ -3,10 +3,11 @@
 import os
 import signal
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from reports.text import printable  # noqa: E402
+from reports.text import printable
+
+from . import lifecycle
+from .pydeps import MODULES
 
 
 class CliError(Exception):
@@ -48,7 +49,6 @@ def guard(fn, *args):
     """Run fn(*args) in a lifecycle session and turn expected errors into an exit
     status: SIGINT, SIGTERM and SIGHUP end it with its children stopped, its
     temporary files removed and 128 + the signal."""
-    from . import lifecycle
     try:
         with lifecycle.session():
             try:
@@ -69,7 +69,6 @@ def guard(fn, *args):
     except ModuleNotFoundError as e:
         # A module beyond the standard library that some code path imported
         # without packages.require(): still one line, naming the package.
-        from .packages import MODULES
         top = (e.name or "").partition(".")[0]
         if top not in MODULES:
             raise

@@ -11,15 +11,12 @@ import re
 import shlex
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 from . import build
-from .build import ROOT
 from .errors import one_line
 
-sys.path.insert(0, str(ROOT))
-from reports import text, uarch  # noqa: E402
+from reports import text, uarch
 
 CPU_SYS = "sys/devices/system/cpu"
 CLOCKSOURCE = "sys/devices/system/clocksource/clocksource0"

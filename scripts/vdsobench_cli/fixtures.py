@@ -3,7 +3,7 @@ prints it, and what a live compare may end with."""
 
 import json
 
-from .compare import tables  # reports' own, on the path compare sets
+from reports import tables, vocab
 
 # A live compare is a timing, so a test of its plumbing takes any of these:
 # exit 1 is a live "slower", or no verdict because the CPU was lost (another
@@ -14,7 +14,7 @@ LIVE_VERDICTS = ("faster", "slower", "no significant difference", tables.NO_VERD
 
 
 def variant(name, known_bad=None, hres=("realtime", "monotonic", "tai"), raw=()):
-    layout, counter, inline = name.split("+")
+    layout, counter, inline = vocab.split_variant(name)
     return {"name": name, "layout": layout, "counter": counter, "inline": inline,
             "source": f"impls/layouts/{layout}.c", "summary": "", "known_bad": known_bad,
             "hres_clocks": list(hres), "coarse_clocks": ["realtime_coarse", "monotonic_coarse"],

@@ -64,8 +64,7 @@ from . import (build, bundle, errors, fleet_local, fleet_slurm, lifecycle, range
                safe_read)
 from .errors import Failure, UsageError
 
-sys.path.insert(0, str(build.ROOT))
-from reports import uarch  # noqa: E402
+from reports import uarch
 
 FORMAT = "vdsobench-fleet-job/1"
 JOB_RECORD = "job.json"
@@ -198,9 +197,11 @@ def batch_script(jobs_dir, command, output, node_tmp="/tmp"):
         payload=PAYLOAD, output=output, command=" ".join(map(shlex.quote, words)))
 
 
-def node_command(words):
+def node_command(words, parser):
     """(command words, output kind) for what every node runs; UsageError for a
-    command the bundle cannot run or options fleet sets itself."""
+    command the bundle cannot run or options fleet sets itself. parser: the
+    whole command line's (main.parser(), handed down as args.parser), which
+    checks the command's own options as a node would."""
     words = list(words)
     if words and words[0] == "--":
         words = words[1:]
@@ -220,8 +221,7 @@ def node_command(words):
                              "output itself (<job>-<node>.json in the job's directory)")
     # the command's own options checked here, as the nodes would: one line now
     # rather than the same error from every node after the queue
-    from . import main
-    main.parser().parse_args(words)
+    parser.parse_args(words)
     return words, "file" if words[0] in FILE_OUTPUT else "none"
 
 
@@ -601,7 +601,7 @@ def sbatch_options(choice, args, jobs_dir):
 
 
 def run_fleet(args):
-    command, output = node_command(args.command)
+    command, output = node_command(args.command, args.parser)
     if args.nodes is None and not args.one_per_feature:
         raise UsageError("fleet run: say which nodes: --nodes N, --nodes all or "
                          "--one-per-feature")

@@ -149,7 +149,7 @@ class BatchScriptTest(Work):
                      "\u202eevil", "a\u00a0b", "x" * 5000):
             with self.subTest(word=word):
                 with self.assertRaises(UsageError) as cm:
-                    fleet.node_command(["verify", "--variants", word])
+                    fleet.node_command(["verify", "--variants", word], main.parser())
                 self.assertIn("the node command", str(cm.exception))
                 with self.assertRaises(UsageError):
                     fleet.batch_script("/jobs", ["verify", word], "none")

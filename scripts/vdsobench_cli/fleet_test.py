@@ -315,17 +315,18 @@ class ChooseTest(unittest.TestCase):
 
 class CommandTest(unittest.TestCase):
     def test_node_command(self):
-        self.assertEqual(fleet.node_command(["--", "run", "--clocks", "monotonic"]),
+        self.assertEqual(fleet.node_command(["--", "run", "--clocks", "monotonic"],
+                                            main.parser()),
                          (["run", "--clocks", "monotonic"], "file"))
-        self.assertEqual(fleet.node_command(["compare", "a", "b"])[1], "file")
-        self.assertEqual(fleet.node_command(["verify"])[1], "none")
+        self.assertEqual(fleet.node_command(["compare", "a", "b"], main.parser())[1], "file")
+        self.assertEqual(fleet.node_command(["verify"], main.parser())[1], "none")
         for bad, word in ((["recipe", "raw-vdso"], "recipe"), (["sim"], "sim"), ([], "--"),
                           (["run", "--out", "x"], "--out"), (["compare", "--out=x"], "--out"),
                           (["compare", "a", "b", "--plot", "d"], "--plot"),
                           (["run", "--repetitions", "0"], "out of range"),
                           (["verify", "--no-such-option"], "--no-such-option")):
             with self.assertRaises(UsageError) as cm:
-                fleet.node_command(bad)
+                fleet.node_command(bad, main.parser())
             self.assertIn(word, str(cm.exception))
 
     def test_cli_usage(self):
@@ -549,7 +550,7 @@ class OutcomeTest(unittest.TestCase):
 
     def record(self, command=("run",), nodes=("n1", "n2", "n3", "n7"), state="FAILED", **more):
         r = {"format": fleet.FORMAT, "job": "9", "command": list(command),
-             "output": fleet.node_command(command)[1], "nodes": list(nodes),
+             "output": fleet.node_command(command, main.parser())[1], "nodes": list(nodes),
              "partition": "fleet", "conf": "/c", "exclusive": True,
              "slurm": {"JobState": state, "Reason": "NonZeroExitCode"}, **more}
         fleet.save_record(self.jobs, r)

@@ -22,18 +22,17 @@ import os
 import shutil
 import sys
 
-from . import (build, fingerprint, inputs, kernel_import, ranged, results, rounds,
+from . import (arch, build, fingerprint, inputs, kernel_import, ranged, results, rounds,
                variants as variants_mod)
 from .errors import Failure, UsageError
 
-sys.path.insert(0, str(build.ROOT))
-from reports import emulation, stats, uarch  # noqa: E402
+from reports import emulation, stats, uarch
 
 SCHEMA = "vdsobench-baseline/1"
 DEFAULT_BASELINE = "results/baselines/ci.json"
 SCHEMA_PATH = build.ROOT / "results" / "schema" / "baseline-v1.schema.json"
 SIM_METRICS = (("instructions", "instructions_per_call"), ("l1d_misses", "l1d_misses_per_call"))
-NEW_DEFAULTS = {"variants": ["*+rdtscp+always"],
+NEW_DEFAULTS = {"variants": None,  # arch.default_variants(), once --arch is known
                 "clocks": ["monotonic", "monotonic_raw", "realtime_coarse"],
                 "modes": ["hot", "pressure"]}
 
@@ -42,11 +41,9 @@ def machine_of(fp):
     """The machine a timing baseline was recorded on: the CPU's ids (same_cpu
     matches vendor/family/model and model name), its uarch.label() to show
     ("Zen 3 (AMD EPYC, 25/1/1)"), kernel, hypervisor."""
-    cpu = fp.get("cpu") or {}
-    return {k: cpu.get(k) for k in ("vendor", "family", "model", "stepping", "model_name")} | {
-        "label": uarch.label(cpu),
-        "kernel": (fp.get("kernel") or {}).get("release"),
-        "hypervisor": (fp.get("hypervisor") or {}).get("vendor")}
+    m = uarch.machine(fp)
+    return {k: m[k] for k in ("vendor", "family", "model", "stepping", "model_name", "label",
+                              "kernel", "hypervisor")}
 
 
 def emulated_timing(baseline):
@@ -262,7 +259,7 @@ def record(args, target, old):
             sel[label] = (sel[label] or kept.get(label)
                           or ([] if key == "variant" else
                               list(dict.fromkeys(r[key] for r in recorded))))
-    sel = {k: v or NEW_DEFAULTS[k] for k, v in sel.items()}
+    sel = {k: v or NEW_DEFAULTS[k] or [arch.default_variants()] for k, v in sel.items()}
     names = [v["name"] for v in baseline_variants(sel["variants"], "--variants")]
     if not names:
         raise UsageError(f"--variants: {','.join(sel['variants'])} names only imported "
@@ -403,7 +400,7 @@ def add_parser(sub):
                    help="timing: gate even if the baseline's CPU model differs")
     p.add_argument("--variants", action="append", metavar="LIST",
                    help="only these (they must be in the baseline); with --update-baseline, "
-                        "what to record (default '*+rdtscp+always')")
+                        f"what to record (default {arch.default_variants()!r})")
     p.add_argument("--clocks", action="append", metavar="LIST",
                    help="likewise (new baselines: monotonic,monotonic_raw,realtime_coarse)")
     p.add_argument("--modes", action="append", metavar="LIST",

@@ -34,14 +34,11 @@ import operator
 import os
 import re
 import stat
-import sys
 
 from . import packages
-from .build import ROOT
 from .errors import Failure, UsageError
 
-sys.path.insert(0, str(ROOT))
-from reports.text import cleaned  # noqa: E402
+from reports.text import cleaned
 
 MB = 1 << 20
 # Caps well above real files: a default run is about 0.3 MB per CPU, every

@@ -68,8 +68,7 @@ from typing import NamedTuple
 from . import arch, build, imports_table, kbuild, lifecycle, packages, results, safe_read
 from .errors import Failure, UsageError
 
-sys.path.insert(0, str(build.ROOT))
-from reports import text as text_mod  # noqa: E402
+from reports import text as text_mod
 
 ROOT = build.ROOT
 DIR_ENV = "VDSOBENCH_IMPORTS"

@@ -5,7 +5,7 @@ Fields: the registry's offsetof() table (vdsobench_verify --list-json),
 cross-checked against pahole's reading of the DWARF of the layout's own
 compile unit where dwarves is installed. The table does not depend on the
 counter or the inlining (every <layout>+*+* prints the same one), so a bare
-layout name means <layout>+rdtscp+always.
+layout name means <layout>+<arch.default_counter()>+always.
 
 Read sets: //bench:vdsobench_sim_driver_static (the sim driver, statically
 linked: the same objects without the dynamic loader's start-up, which is
@@ -36,21 +36,19 @@ from . import (arch, build, kernel_import, lifecycle, live, packages, ranged, re
                variants as variant_list)
 from .errors import Failure, UsageError
 
-sys.path.insert(0, str(build.ROOT))
-from reports import layout_map  # noqa: E402
+from reports import layout_map, vocab
 
 DRIVER = "//bench:vdsobench_sim_driver_static"
 ITERATIONS = (2, 3)
-DEFAULT_SUFFIX = "+rdtscp+always"
 
 
 def default_suffix():
     """What a bare layout name means: +<the architecture's default counter>+always
     (the field table is the same for every counter and inline choice)."""
-    return f"+{arch.DEFAULT_COUNTER[arch.current().name]}+always"
-# each path's clock, in the order they are shown
-CLOCKS = ("realtime", "monotonic", "boottime", "tai", "realtime_coarse",
-          "monotonic_coarse", "monotonic_raw")
+    return vocab.variant("", arch.default_counter())
+# each path's clock, in the order they are shown: the raw clock, a path of its
+# own, last
+CLOCKS = tuple(c for c in vocab.CLOCKS if c != "monotonic_raw") + ("monotonic_raw",)
 FORMATS = ("text", "json", "png")
 LOAD = re.compile(r"^ [LM] ([0-9a-fA-F]+),(\d+)$", re.M)
 DRIVER_ERROR = "vdsobench_sim_driver:"
@@ -61,7 +59,8 @@ CONSTANT_SOURCES = (Path("/usr/include/linux/time.h"), build.ROOT / "impls" / "l
 # ---- choosing ---------------------------------------------------------------------------
 
 def resolve(names, registry):
-    """Layout names (or globs over them) -> <layout>+rdtscp+always; full variant
+    """Layout names (or globs over them) -> <layout>+<default counter>+always
+    (arch.default_counter(): rdtscp on x86-64); full variant
     names (or globs) as given. In the order asked, each once."""
     layouts = variant_list.axis_values(registry, "layout")
     by_name = {v["name"]: v for v in registry}
@@ -550,7 +549,8 @@ def add_parser(sub):
                     "compiled code under valgrind lackey (hres, coarse, raw, a task in a "
                     "time namespace, getres; a clock the layout does not serve goes to "
                     "the syscall).",
-        epilog="A layout name (x86_gtod) means <layout>+rdtscp+always; the field table "
+        epilog=f"A layout name (x86_gtod) means "
+               f"{vocab.variant('<layout>', arch.default_counter())}; the field table "
                "does not depend on the counter or the inlining. "
                "`layout --diff x86_gtod x86_gtod_ts_multshift` is tglx's comparison in "
                "seed 000. Needs valgrind (scripts/vdsobench setup).")

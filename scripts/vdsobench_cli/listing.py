@@ -3,6 +3,7 @@
 import json
 
 from . import arch, packages, variants as variants_mod
+from reports import vocab
 
 
 def clocks(v):
@@ -50,7 +51,7 @@ def references():
     from . import rounds, run as run_mod
 
     names, skipped = run_mod.planned(rounds.binary(), ["--variants", "sys/*,floor/*"])
-    subjects = list(dict.fromkeys(n.rsplit("/", 3)[0] for n in names))
+    subjects = list(dict.fromkeys(map(vocab.subject, names)))
     return reference_lines(subjects, skipped)
 
 

@@ -13,14 +13,10 @@ check() returns [{"id": ..., "message": ...}], at most one per id:
                     over sample_s seconds of /proc/stat
 """
 
-import sys
 import time
 from pathlib import Path
 
-from .build import ROOT
-
-sys.path.insert(0, str(ROOT))
-from reports import text  # noqa: E402
+from reports import text
 
 LOAD_PER_CPU = 0.5
 SIBLING_BUSY = 0.10

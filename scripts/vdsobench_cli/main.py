@@ -41,6 +41,7 @@ def dispatch(argv):
         raise errors.UsageError(f"a command is required: {', '.join(p.commands)} "
                                 "(see --help)")
     args.argv = list(argv)  # recorded in results files
+    args.parser = p  # fleet checks the command its nodes will run with it
     kernel_import.warn(args.command)  # an import left out of the build: one line each
     # one architecture per process (--arch, where the command has it)
     target = arch.use(getattr(args, "arch", None))

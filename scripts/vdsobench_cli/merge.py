@@ -15,11 +15,9 @@ import sys
 from pathlib import Path
 
 from . import plot, results
-from .build import ROOT
 from .errors import UsageError
 
-sys.path.insert(0, str(ROOT))
-from reports import merge  # noqa: E402
+from reports import merge
 
 
 def merged(args):

@@ -15,6 +15,7 @@ import sys
 
 from . import arch, build
 from .build import tail
+from .pydeps import MODULES  # the table is a leaf: errors reads it too
 from .errors import CliError, Failure, UsageError
 
 PACKAGES = (
@@ -60,10 +61,6 @@ KERNEL_SOURCES = ("linux-source-6.1", "linux-source-6.12")
 KBUILD_PACKAGES = ("bc", "bison", "flex", "libelf-dev", "linux-config-6.1",
                    "linux-config-6.12")
 
-# The Python modules commands import beyond the standard library, each with
-# the Debian package that provides it for /usr/bin/python3.
-MODULES = {"numpy": "python3-numpy", "scipy": "python3-scipy",
-           "matplotlib": "python3-matplotlib", "jsonschema": "python3-jsonschema"}
 
 APT_ENV = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
 

@@ -27,26 +27,25 @@ import contextlib
 import io
 import json
 import os
-import sys
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from . import arch, build, compare, kernel_import, lifecycle
 from .errors import UsageError
+from .recipe_session import verify_one
 
-sys.path.insert(0, str(build.ROOT))
-from reports import cover_letter as letter_mod, layout_map, review, struct_diff  # noqa: E402
-from reports import text as text_mod, uarch  # noqa: E402
+from reports import cover_letter as letter_mod, layout_map, review, struct_diff
+from reports import text as text_mod, uarch, vocab
 
 NAME = "patch-review"
 BEFORE, AFTER = "patch-review-before", "patch-review-after"
 DEFAULT_SOURCE = "linux-source-6.12"
 DEFAULT_PATCH = build.ROOT / "kernel_import" / "testdata" / "6.12-max-cycles-last.patch"
-CLOCKS = ["realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse",
-          "monotonic_coarse"]
+CLOCKS = list(vocab.CLOCKS)
 QUICK_CLOCKS = ["realtime", "monotonic", "monotonic_raw"]
 MODES = ["hot", "pressure"]
 # seconds the timed rounds may take, pilot included; --quick's is for CI
@@ -421,7 +420,6 @@ def timed(s, before, after, clocks, progress_fn=progress):
 def run(s):
     """The recipe (recipes.RECIPES): False when the patched tree fails verify
     or a row has no verdict."""
-    from . import recipes
     source = getattr(s, "source", None)
     patches = getattr(s, "patches", None)
     check_inputs(source, patches)
@@ -442,7 +440,7 @@ def run(s):
         for label, name in (("after", AFTER), ("before", BEFORE)):
             for v in (f"kernel:{name}+fake+always", f"kernel:{name}+{counter}+always"):
                 progress(f"verify {label} ({v.split('+')[1]} counter)")
-                checked[(label, v)] = rec = recipes.verify_one(s, v)
+                checked[(label, v)] = rec = verify_one(s, v)
                 s.say(f"{label}: {v}: {verdict(rec)}")
         failed = [rec for (label, _), rec in checked.items()
                   if label == "after" and rec.get("status") != "PASS"]

@@ -12,7 +12,6 @@ the files, chooses the charts, and writes them all or none.
 import argparse
 import os
 import re
-import sys
 from pathlib import Path
 
 from . import inputs, packages, results
@@ -20,9 +19,8 @@ from .build import ROOT
 from .errors import UsageError
 from .variants import split_patterns
 
-sys.path.insert(0, str(ROOT))
-from reports import merge  # noqa: E402  (reports.plots, and matplotlib, only when drawing)
-from reports.text import printable  # noqa: E402
+from reports import merge
+from reports.text import printable
 
 FORMATS = ("png", "svg")
 

@@ -6,108 +6,12 @@ result differs from the seed's and why that may be; it writes the comparison
 and its plots into a fresh directory (never over an earlier run's).
 """
 
-import argparse
 import datetime
 import os
-import sys
-import textwrap
 
-from . import arch, build, compare, fingerprint, results
+from . import arch, build, fingerprint, recipes, results
 from .errors import CliError, Failure, UsageError
-
-sys.path.insert(0, str(build.ROOT))
-from reports import tables  # noqa: E402
-
-WIDTH = 72
-OUT_DIR_BYTES = 4 * 1024 * 1024  # a recipe's comparisons and charts, with room to spare
-
-
-class Session:
-    """What a recipe's steps share: the mode (quick for CI), where files go,
-    and the machine, so the recipe can say how it differs from the seed's."""
-
-    def __init__(self, name, quick, out_dir, out=None):
-        self.name, self.quick, self.out_dir = name, quick, out_dir
-        self.out = out or sys.stdout
-        # enough for an interval at 99.9% (Bonferroni over a dozen rows)
-        self.rounds = 12 if quick else compare.DEFAULT_ROUNDS
-        self.batch_ms = 1 if quick else compare.DEFAULT_BATCH_MS
-        self.files = []
-        fp = fingerprint.collect([])
-        self.machine = compare.machine_meta(fp)
-        self.fingerprint = fp
-
-    def say(self, text=""):
-        for para in str(text).split("\n"):
-            print(textwrap.fill(para, WIDTH, subsequent_indent="  ") if para else "",
-                  file=self.out)
-        self.out.flush()
-
-    def block(self, text):
-        """Preformatted lines (tables): printed as they are."""
-        print(text.rstrip("\n"), file=self.out)
-        self.out.flush()
-
-    def heading(self, text):
-        self.say()
-        self.say(f"-- {text}")
-
-    def compare(self, variants, clocks=None, modes=None, sim=False, tag="compare",
-                rounds=None):
-        options = argparse.Namespace(clocks=clocks, modes=modes)
-        comparison = compare.paired_comparison(variants, options, rounds or self.rounds,
-                                               self.batch_ms, sim=sim)
-        self.save(comparison, tag)
-        return comparison
-
-    def table(self, comparison, calls_per=None, metric="ns/call"):
-        shown = dict(comparison, rows=[r for r in comparison["rows"] if r["metric"] == metric])
-        self.block(tables.render(shown, "lkml", calls_per=calls_per))
-
-    def save(self, comparison, tag):
-        path = os.path.join(self.out_dir, f"{tag}.json")
-        results.write_atomic(path, comparison)
-        self.files.append(path)
-        try:
-            from . import plot
-        except ImportError:  # plotting is optional for a recipe's numbers
-            return
-        self.files += [str(p) for p in plot.plot_comparison(
-            comparison, os.path.join(self.out_dir, tag))]
-
-    def machine_line(self):
-        m = self.machine
-        hyp = f", under {m['hypervisor']}" if m.get("hypervisor") else ", bare metal"
-        return f"{m.get('cpu_model')}, kernel {m.get('kernel')}{hyp}"
-
-
-def rows(comparison, metric="ns/call", **match):
-    return [r for r in comparison["rows"] if r["metric"] == metric
-            and all(r.get(k) == v for k, v in match.items())]
-
-
-def row(comparison, metric="ns/call", **match):
-    found = rows(comparison, metric, **match)
-    if not found:
-        raise KeyError(f"no {metric} row for {match}")
-    return found[0]
-
-
-def calls_diff(r):
-    """The seeds' Diff: change in calls per time, so faster is positive."""
-    return f"{(1 / r['ratio'] - 1) * 100:+.0f}%"
-
-
-def ci_text(r):
-    if r.get("ci_low") is None:
-        return "(too few rounds for an interval)"
-    return f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
-
-
-def verdict_line(r, label=None):
-    ci = ci_text(r)
-    who = label or f"{r['variant']} vs {r['baseline']}"
-    return f"{who}, {r['clock']} {r['mode']}: time ratio {r['ratio']:.3f} {ci}: {r['verdict']}"
+from .recipe_session import OUT_DIR_BYTES, Session
 
 
 def default_out(name):
@@ -117,8 +21,6 @@ def default_out(name):
 
 
 def run_recipe(args):
-    from . import recipes
-
     if args.list or not args.name:
         if not args.list:
             raise UsageError(f"recipe: a name is required (valid: {', '.join(recipes.NAMES)}; "

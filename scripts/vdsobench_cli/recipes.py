@@ -12,17 +12,15 @@ import contextlib
 import io
 import json
 import statistics
-import sys
 from dataclasses import dataclass
 from typing import Callable
 
-from . import arch, build, code_metrics, lifecycle, results, rounds as rounds_mod
+from . import arch, code_metrics, lifecycle, results, rounds as rounds_mod
 from . import patch_review
 from .errors import Failure, UsageError
-from .recipe import calls_diff, ci_text, row, rows, verdict_line
+from .recipe_session import calls_diff, ci_text, row, rows, verdict_line, verify_one
 
-sys.path.insert(0, str(build.ROOT))
-from reports import stats, tables  # noqa: E402
+from reports import stats, tables, vocab
 
 # The seeds' x86 layouts with the kernel's own counter read on this CPU (rdtscp,
 # or lfence_rdtsc where the CPU has no RDTSCP: arch.timed_counter()), so that a
@@ -38,8 +36,7 @@ G610 = f"generic_6_10+{_TIMED}+always"
 TIMENS = f"generic_timens+{_TIMED}+always"
 TIMENS_SWITCH = f"generic_timens_switch+{_TIMED}+always"
 CLOCKS3 = ["monotonic", "monotonic_raw", "realtime"]
-ALL_CLOCKS = ["realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse",
-              "monotonic_coarse"]
+ALL_CLOCKS = list(vocab.CLOCKS)
 
 
 @dataclass
@@ -187,20 +184,6 @@ def raw_branch(s):
     return ok
 
 
-def verify_one(s, variant):
-    from . import build, variants as variants_mod
-
-    build.build([variants_mod.VERIFY])
-    cmd = [*build.program(variants_mod.VERIFY), "--duration-ms",
-           "100" if s.quick else "300", "--system-ms", "200", variant]
-    r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
-    for line in r.stdout.splitlines():
-        rec = json.loads(line)
-        if rec.get("variant") == variant:
-            return rec
-    return {"status": f"no result (exit {r.returncode})"}
-
-
 def multshift_in_base(s):
     s.heading("the seed: v3 (mult and shift in each clock's base), calls in 10 s")
     s.block(SEED_000_V3)
@@ -333,7 +316,7 @@ def layout_diff(s, a, b):
         s.say("(layout diff: the layout command is not available in this build)")
         return
     s.heading(f"the data page: {a} against {b}")
-    s.block(layout.diff_text(a.split("+")[0], b.split("+")[0]))
+    s.block(layout.diff_text(vocab.layout_of(a), vocab.layout_of(b)))
 
 
 def generic_unified(s):
@@ -660,7 +643,7 @@ def inline_emulated(s):
         diff = b["net_instructions_per_call"] - a["net_instructions_per_call"]
         s.say(f"{clock}: always {a['net_instructions_per_call']:g}, auto "
               f"{b['net_instructions_per_call']:g} ({diff:+g})")
-    s.say(f"Measured as {counts[0]['measured_as'].split('+')[0]}+fake+<inline> (the same "
+    s.say(f"Measured as {vocab.layout_of(counts[0]['measured_as'])}+fake+<inline> (the same "
           "code, the counter read from TLS) by the sim driver under qemu-user with one "
           "instruction per translation block, net of floor/empty; the same on every run.")
     path = f"{s.out_dir}/code.json"

@@ -8,7 +8,6 @@ aggregates are named <run_name>_<aggregate>, as Google Benchmark names them.
 import datetime
 import json
 import os
-import re
 import stat
 import tempfile
 from pathlib import Path
@@ -16,10 +15,10 @@ from pathlib import Path
 from . import inputs, lifecycle
 from .build import ROOT
 from .errors import Failure, UsageError
+from reports import vocab
 
 SCHEMA_ID = "vdsobench-results/1"
 SCHEMA_PATH = ROOT / "results" / "schema" / "results-v1.schema.json"
-CPU_PART = re.compile(r"cpu([0-9]+)")
 
 
 def default_path(repo_root, host, when, short_hash):
@@ -37,11 +36,10 @@ def benchmark_key(name):
 
     For an aggregate, pass its run_name (its name has an _<aggregate> suffix).
     """
-    parts = str(name).rsplit("/", 3)
-    m = CPU_PART.fullmatch(parts[-1])
-    if len(parts) != 4 or not all(parts) or not m:
-        raise UsageError(f"benchmark name {name!r} is not <variant>/<clock>/<mode>/cpu<N>")
-    return parts[0], parts[1], parts[2], int(m.group(1))
+    try:
+        return vocab.parse_benchmark(name)
+    except vocab.BadName as e:
+        raise UsageError(str(e)) from None
 
 
 # ---- writing ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import subprocess
 
 from . import build, lifecycle, run
 from .errors import Failure, UsageError
+from reports import vocab
 
 
 class Series:
@@ -33,15 +34,15 @@ class Series:
 
     @property
     def clock(self):
-        return self.key.split("/")[0]
+        return vocab.parse_group(self.key)[0]
 
     @property
     def mode(self):
-        return self.key.split("/")[1]
+        return vocab.parse_group(self.key)[1]
 
     @property
     def cpu(self):
-        return int(self.key.split("/")[2][3:])
+        return vocab.parse_group(self.key)[2]
 
     def subjects(self):
         return list(dict.fromkeys(s for s, _ in self.ns))
@@ -134,7 +135,7 @@ def lost_cpu(context, groups, max_lost=MAX_LOST):
 def subjects_of(binary, hargs):
     """The subjects a selection expands to, in the harness's order."""
     names, _ = run.planned(binary, hargs)
-    return list(dict.fromkeys(n.rsplit("/", 3)[0] for n in names))
+    return list(dict.fromkeys(map(vocab.subject, names)))
 
 
 def harness_args(patterns, args):

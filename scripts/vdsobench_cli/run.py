@@ -16,8 +16,7 @@ from . import (arch, build, cpu_lock, fingerprint, kernel_import, lifecycle, mac
                packages, ranged, results)
 from .errors import Failure, UsageError
 
-sys.path.insert(0, str(build.ROOT))
-from reports import run_table  # noqa: E402
+from reports import run_table, vocab
 
 BENCH = "//bench:vdsobench_bench"
 SCHEMA = "vdsobench-results/1"
@@ -137,7 +136,7 @@ def line_context():
 def imports_context(names):
     """{"imports": {kernel:NAME: its tree's key, source, patches, ...}} for the
     imported variants among the benchmark names; {} when there are none."""
-    imports = kernel_import.identities(n.split("+", 1)[0] for n in names)
+    imports = kernel_import.identities(map(vocab.layout_of, names))
     return {"imports": imports} if imports else {}
 
 

@@ -40,11 +40,10 @@ import subprocess
 import sys
 import time
 
-from . import arch, build, lifecycle, ranged, rounds
+from . import arch, lifecycle, ranged, rounds
 from .errors import UsageError
 
-sys.path.insert(0, str(build.ROOT))
-from reports import stats  # noqa: E402
+from reports import stats
 
 SHIFTS = (1.01, 1.02, 1.05)
 KNOWN = (("sys/syscall", "sys/vdso", "monotonic"),

@@ -30,8 +30,9 @@ import shutil
 import sys
 from fractions import Fraction
 
-from . import build, lifecycle, ranged, variants as variant_names
+from . import arch, build, lifecycle, ranged, variants as variant_names
 from .errors import Failure, UsageError
+from reports import vocab
 
 DRIVER = "//bench:vdsobench_sim_driver"
 TOOL = "cachegrind"
@@ -43,9 +44,7 @@ MODES = ("hot", "pressure")
 # every mode the driver simulates that `compare --sim` pairs with a timed mode
 ALL_MODES = ("hot", "pressure", "cold")
 FLOOR = "floor/empty"
-DEFAULT_VARIANTS = ("*+rdtscp+always",)
-DEFAULT_CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai",
-                  "realtime_coarse", "monotonic_coarse")
+DEFAULT_CLOCKS = vocab.CLOCKS
 # events a --cache-sim=yes run writes (valgrind 3.19)
 EVENTS = ("Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw")
 
@@ -105,7 +104,7 @@ def catalog(binary):
 
 
 def twin(variant):
-    return f"{variant['layout']}+fake+{variant['inline']}"
+    return vocab.variant(variant["layout"], "fake", variant["inline"])
 
 
 def as_list(value):
@@ -190,7 +189,7 @@ def figure(x):
     return round(float(x), 3)
 
 
-def measure(variants=DEFAULT_VARIANTS, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None):
+def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None):
     """Simulated per-call metrics for every variant x clock x mode.
 
     variants, clocks, modes: names or fnmatch globs (commas allowed in an
@@ -204,7 +203,7 @@ def measure(variants=DEFAULT_VARIANTS, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=
     binary = build.binary_path(DRIVER)
     cat = catalog(binary)
     all_variants = cat["variants"]
-    names = variant_names.split_patterns(as_list(variants))
+    names = variant_names.split_patterns(as_list(variants or arch.default_variants()))
     if not names:
         raise UsageError("sim: variant: empty list")
     chosen = variant_names.select(all_variants, names, "sim: variant")
@@ -281,7 +280,7 @@ def format_table(results):
 
 
 def run(args):
-    results = measure(args.variants or DEFAULT_VARIANTS,
+    results = measure(args.variants or None,
                       args.clocks or DEFAULT_CLOCKS, args.modes or MODES, args.jobs)
     if args.format == "json":
         json.dump(results, sys.stdout, indent=1)
@@ -308,7 +307,8 @@ def add_parser(sub):
                "before each call), timens (generic_timens* only). "
                "Needs valgrind (scripts/vdsobench setup).")
     p.add_argument("variants", nargs="*", metavar="VARIANT",
-                   help="names or globs (default '*+rdtscp+always': every layout in the table)")
+                   help=f"names or globs (default {arch.default_variants()!r}: every layout in the "
+                        "table)")
     p.add_argument("--clocks", action="append", metavar="LIST",
                    help="comma-separated (default the seven clocks); also getres:<clock>, "
                         "gettimeofday, time")

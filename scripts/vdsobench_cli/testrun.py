@@ -1,5 +1,6 @@
 """`test`: the whole suite (bazel tests + Python unit tests), one count at the end."""
 
+import os
 import re
 import subprocess
 import sys
@@ -17,6 +18,9 @@ RAN = PASSED + ("FAILED", "TIMEOUT")
 TAP = re.compile(r"^(not )?ok\b")
 # (start directory, top-level directory) for unittest discovery
 PY_TEST_DIRS = (("scripts", "scripts"), ("reports", "."))
+# what --quick leaves out: the new-variant test builds and runs the whole suite
+# again in a copy of the tree; everything else runs
+QUICK_SKIP = ("new_variant_test.py",)
 # bazel test exit statuses: 0 all passed, 3 some test failed, 4 no test targets.
 BAZEL_OK = (0, 3, 4)
 
@@ -113,12 +117,31 @@ def bazel_tests(asan, quick, out):
     return results
 
 
-def python_tests(out):
+def quick_modules(d, top, skip=QUICK_SKIP):
+    """The test modules discovery would find under d, as dotted names from top,
+    less those in skip."""
+    root = build.ROOT / top
+    return [".".join(p.relative_to(root).with_suffix("").parts)
+            for p in sorted((build.ROOT / d).rglob("*_test.py")) if p.name not in skip]
+
+
+def unittest_command(d, top, quick):
+    if not quick:
+        return ["/usr/bin/python3", "-m", "unittest", "discover", "-s", d, "-t", top,
+                "-p", "*_test.py"]
+    return ["/usr/bin/python3", "-m", "unittest", *quick_modules(d, top)]
+
+
+def python_tests(out, quick=False):
     results = []
     for d, top in PY_TEST_DIRS:
-        r = lifecycle.run(["/usr/bin/python3", "-m", "unittest", "discover", "-s", d,
-                           "-t", top, "-p", "*_test.py"], cwd=build.ROOT, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, errors="replace")
+        # from the root, with top on the path (as discovery puts it there): the
+        # CLI package imports reports/ from the root
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            filter(None, [str(build.ROOT / top), os.environ.get("PYTHONPATH")])))
+        r = lifecycle.run(unittest_command(d, top, quick), cwd=build.ROOT, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          errors="replace")
         good, bad = parse_unittest(r.stderr, r.returncode)
         if bad:
             print(build.tail(r.stderr), file=out)
@@ -147,7 +170,7 @@ def run(args, out=sys.stdout):
         # the Python tests run the plain build's binaries: an ASan pass of
         # them would repeat the plain pass, minutes for nothing; another
         # architecture's pass, the host's Python against the same code
-        results += python_tests(out)
+        results += python_tests(out, args.quick)
     for label, good, bad, details in results:
         print(f"{'FAIL' if bad else 'PASS'}  {label}  {good} passed, {bad} failed", file=out)
         for line in details:
@@ -165,7 +188,11 @@ def add_parser(sub):
     p.add_argument("--asan", action="store_true",
                    help="only the C tests, built with ASan + UBSan (the Python tests use the "
                         "plain build; run them without --asan)")
-    p.add_argument("--quick", action="store_true", help="skip bazel tests tagged \"slow\"")
+    p.add_argument("--quick", action="store_true",
+                   help="skip bazel tests tagged \"slow\" and the Python new-variant test "
+                        "(it runs the whole suite again in a copy of the tree): the other "
+                        "Python tests and every untagged bazel test still run (see "
+                        "docs/building.md)")
     arch.add_argument(p, "run this architecture's C suites instead (bazel test --config=arm64 "
                       "under qemu-user; the Python tests are the host's: run them without "
                       '--arch)')

@@ -136,3 +136,21 @@ class DiskCachePruneTest(unittest.TestCase):
         line = next(line for line in rc.splitlines() if line.startswith("build --disk_cache="))
         path = line.split("=", 1)[1]
         self.assertEqual(Path(path.replace("~", str(Path.home()), 1)), build.DISK_CACHE)
+
+
+class QuickTest(unittest.TestCase):
+    def test_quick_leaves_out_only_the_new_variant_test(self):
+        full = testrun.quick_modules("scripts", "scripts", skip=())
+        quick = testrun.quick_modules("scripts", "scripts")
+        self.assertIn("vdsobench_cli.new_variant_test", full)
+        self.assertIn("vdsobench_cli.testrun_test", quick)
+        self.assertEqual(sorted(set(full) - set(quick)), ["vdsobench_cli.new_variant_test"])
+        self.assertIn("reports.vocab_test", testrun.quick_modules("reports", "."))
+
+    def test_commands(self):
+        self.assertEqual(testrun.unittest_command("reports", ".", False)[3:],
+                         ["discover", "-s", "reports", "-t", ".", "-p", "*_test.py"])
+        quick = testrun.unittest_command("scripts", "scripts", True)
+        self.assertEqual(quick[:3], ["/usr/bin/python3", "-m", "unittest"])
+        self.assertNotIn("discover", quick)
+        self.assertNotIn("vdsobench_cli.new_variant_test", quick)

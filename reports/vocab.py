@@ -1,0 +1,93 @@
+"""The suite's vocabulary: benchmark names, variant names, the clocks and modes.
+
+One owner for each word, so that a name is parsed and written one way:
+
+    benchmark  <variant>/<clock>/<mode>/cpu<N>  (bench/harness.cc names each
+               benchmark so; a variant may hold "/": sys/vdso, floor/empty)
+    group      <clock>/<mode>/cpu<N>            (a rounds group, rounds.py)
+    variant    <layout>+<counter>+<inline>      (impls/variants.bzl)
+
+CLOCKS and BENCH_MODES are the harness's own tables as the sim driver prints
+them (bench/sim_driver.c --list-json: default_clocks, bench_modes, from
+common/clocks.h and bench/subjects.c); they are written here as well because
+a command's defaults and its --help are needed before anything is built, and
+vocab_test checks that the two agree with a built driver. The default counter
+is the architecture's (scripts/vdsobench_cli/arch.py DEFAULT_COUNTER).
+"""
+
+import re
+
+# the seven clocks of the harness's default selection, in its order
+CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse",
+          "monotonic_coarse")
+# every mode of `run --modes`, in the harness's order
+BENCH_MODES = ("hot", "pressure", "compute", "writer", "timens", "pointer", "cold", "cold-l2",
+               "warm")
+CPU_PART = re.compile(r"cpu([0-9]+)")
+BENCHMARK_FORM = "<variant>/<clock>/<mode>/cpu<N>"
+GROUP_FORM = "<clock>/<mode>/cpu<N>"
+VARIANT_FORM = "LAYOUT+COUNTER+INLINE"
+
+
+class BadName(ValueError):
+    """A name not in its form; the message names the name and the form."""
+
+
+def _cpu(part, name, form):
+    m = CPU_PART.fullmatch(part)
+    if not m:
+        raise BadName(f"benchmark name {name!r} is not {form}")
+    return int(m.group(1))
+
+
+def parse_benchmark(name):
+    """'sys/vdso/monotonic/hot/cpu0' -> ('sys/vdso', 'monotonic', 'hot', 0); BadName
+    otherwise. For an aggregate, pass its run_name (its name has an _<aggregate>
+    suffix)."""
+    parts = str(name).rsplit("/", 3)
+    if len(parts) != 4 or not all(parts):
+        raise BadName(f"benchmark name {name!r} is not {BENCHMARK_FORM}")
+    return parts[0], parts[1], parts[2], _cpu(parts[3], name, BENCHMARK_FORM)
+
+
+def benchmark(variant, clock, mode, cpu):
+    """The inverse of parse_benchmark."""
+    return f"{variant}/{clock}/{mode}/cpu{cpu}"
+
+
+def subject(name):
+    """The variant (or floor) part of a benchmark name."""
+    return parse_benchmark(name)[0]
+
+
+def parse_group(key):
+    """'monotonic/hot/cpu1' -> ('monotonic', 'hot', 1); BadName otherwise."""
+    parts = str(key).split("/")
+    if len(parts) != 3 or not all(parts):
+        raise BadName(f"group {key!r} is not {GROUP_FORM}")
+    return parts[0], parts[1], _cpu(parts[2], key, GROUP_FORM)
+
+
+def group(clock, mode, cpu):
+    """The inverse of parse_group."""
+    return f"{clock}/{mode}/cpu{cpu}"
+
+
+def split_variant(name):
+    """'generic_5_3+rdtscp+always' -> ('generic_5_3', 'rdtscp', 'always'); BadName
+    otherwise."""
+    parts = str(name).split("+")
+    if len(parts) != 3 or not all(parts):
+        raise BadName(f"variant {name!r} is not {VARIANT_FORM}")
+    return tuple(parts)
+
+
+def layout_of(name):
+    """The layout of a variant name (everything before the first "+"); a name
+    without one (sys/vdso, floor/empty) is its own layout."""
+    return str(name).split("+", 1)[0]
+
+
+def variant(layout, counter, inline="always"):
+    """The inverse of split_variant."""
+    return f"{layout}+{counter}+{inline}"
