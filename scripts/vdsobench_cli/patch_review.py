@@ -273,13 +273,10 @@ def data_page(before, after, diff):
 
 
 def machine(s, cpu):
-    fp = s.fingerprint
-    c = fp.get("cpu") or {}
-    hyp = fp.get("hypervisor") or {}
-    return {"cpu": uarch.label(c), "microcode": c.get("microcode"),
-            "kernel": (fp.get("kernel") or {}).get("release"),
-            "hypervisor": hyp.get("vendor") if hyp.get("present") else "bare metal",
-            "counter": arch.timed_counter(), "cpu_pinned": cpu}
+    m = uarch.machine(s.fingerprint)
+    return {"cpu": m["label"], "microcode": m["microcode"], "kernel": m["kernel"],
+            "hypervisor": m["hypervisor"] or "bare metal", "counter": arch.timed_counter(),
+            "cpu_pinned": cpu}
 
 
 def measured_rows(c, before, after, target):
@@ -458,6 +455,8 @@ def run(s):
             c, plan, seconds = timed(s, before, after, clocks)
             rv["rows"], lost = measured_rows(c, before, after, review.TARGET)
             restate(c, rv["rows"])
+            cpus = sorted({r["cpu"] for r in c["rows"] if r.get("cpu") is not None})
+            rv["machine"]["cpu_pinned"] = ",".join(map(str, cpus)) or None
             s.save(c, "comparison")
             rv["capped"] = plan["capped"]
             rv["sim"] = sim_table(c)
