@@ -767,8 +767,11 @@ def printable(text, limit=200):
 
 def patch_subject(text, path):
     """A format-patch's Subject: line ([PATCH n/m] dropped), else the file's name."""
-    m = re.search(r"^Subject: *(.+)$", text.split("\ndiff --git ", 1)[0], re.M)
-    subject = re.sub(r"^\[[^\]]*\] *", "", m.group(1).strip()) if m else ""
+    # a long Subject is folded (RFC 5322): its next lines begin with a blank
+    m = re.search(r"^Subject: *(.+(?:\n[ \t]+\S.*)*)$", text.split("\ndiff --git ", 1)[0],
+                  re.M)
+    subject = " ".join(m.group(1).split()) if m else ""
+    subject = re.sub(r"^\[[^\]]*\] *", "", subject)
     return printable(subject) or printable(Path(path).name)
 
 

@@ -553,6 +553,9 @@ class AttackTest(unittest.TestCase):
         data = "From x\nSubject: [PATCH 2/3] vdso: \x1b[31mred\n\n---\n--- a/f\n+++ b/f\n"
         self.assertEqual(kernel_import.patch_subject(data, "/p/0002-x.patch"), "vdso: \\x1b[31mred")
         self.assertEqual(kernel_import.patch_subject("--- a/f\n", "/p/x.patch"), "x.patch")
+        folded = "Subject: [PATCH] vdso: a subject long enough\n to be folded\n\nbody\n"
+        self.assertEqual(kernel_import.patch_subject(folded, "/p/x.patch"),
+                         "vdso: a subject long enough to be folded")
 
     def test_imports_folder_that_is_no_folder(self):
         plain = self.ws.tmp / "plain"
