@@ -259,7 +259,8 @@ def rule_view(checked):
     """What the repository rule needs of each good import."""
     return {"imports": {name: {"ident": e["ident"], "arch": e["arch"],
                                "arch_dir": e["arch_dir"], "kernel": meta["kernel"],
-                               "key": e["key"], "files": sorted(meta["files"])}
+                               "key": e["key"], "files": sorted(meta["files"]),
+                               "image": isinstance(meta.get("image"), dict)}
                         for name, (e, meta) in checked["good"].items()},
             "problems": checked["problems"]}
 

@@ -66,6 +66,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from . import arch, build, imports_table, lifecycle, packages, results, safe_read
+from . import vdso_image
 from .errors import Failure, UsageError
 
 sys.path.insert(0, str(build.ROOT))
@@ -1006,7 +1007,7 @@ def check_stage(stage, given, arch_dir, after=""):
 ARCH_DIRS_NAMES = {v: k for k, v in ARCH_DIRS.items()}
 
 
-def make_tree(source, given, arch_name, patches, key, files):
+def make_tree(source, given, arch_name, patches, key, files, image=None):
     """trees/<key>/: the taken files, patched, configured and probed. The folder
     appears whole (renamed into place) or not at all; a damaged one of that key
     is replaced. (meta, SHA-256 of its kimport.json)."""
@@ -1030,6 +1031,8 @@ def make_tree(source, given, arch_name, patches, key, files):
             description = probe(stage, arch_dir, Path(work), given)
         write_desc(stage, version, description, source_text, summary)
         syntax_check(stage, arch_dir, given)
+        # --vdso-image: the tree's own vdso64.so beside it (vdso_image.py)
+        image_meta = image and vdso_image.take(imports_dir(), stage, arch_name, *image)
         meta = {"glue": glue_digest(), "kernel": version[3], "version": list(version[:3]),
                 "arch": arch_name, "arch_dir": arch_dir, "config": config,
                 "kconfig_skipped": skipped, "features": found, "probe": description,
@@ -1038,6 +1041,8 @@ def make_tree(source, given, arch_name, patches, key, files):
                              "subject": p.subject, "files": [f for f, _ in p.targets]}
                             for p in patches],
                 "hashes": {rel: file_sha256(stage / rel) for rel in stage_files(stage, given)}}
+        if image_meta:
+            meta["image"] = image_meta
         meta["files"] = sorted(list(meta["hashes"]) + ["kimport.json"])
         raw = (json.dumps(meta, indent=1) + "\n").encode()
         write_inside(stage, "kimport.json", raw)
@@ -1111,14 +1116,16 @@ class Request(NamedTuple):
     source: Path
     patches: list
     arch: str
+    image: tuple = None  # (bytes of --vdso-image, FILE as given), checked
 
 
-def request(given, patch_paths, name):
+def request(given, patch_paths, name, image_path=None):
     """Every input of an import checked, before anything is written."""
     check_name(name)
     arch_name = check_arch()
     patches = check_patches(patch_paths)
-    return Request(name, given, resolve_source(given), patches, arch_name)
+    image = vdso_image.given(image_path)
+    return Request(name, given, resolve_source(given), patches, arch_name, image)
 
 
 def take_in(req):
@@ -1132,10 +1139,10 @@ def take_in(req):
         identity = ("tree", tree_sha256(files))
     else:
         identity = ("tarball", tarball_sha256(req.source))
-    key = cache_key(req.arch, identity, req.patches)
+    key = vdso_image.keyed(cache_key(req.arch, identity, req.patches), req.image)
     found = cached(key)
     meta, meta_sha = found or make_tree(req.source, req.given, req.arch, req.patches, key,
-                                        files)
+                                        files, req.image)
     entry = {"key": key, "ident": ident(req.name), "arch": req.arch,
              "arch_dir": ARCH_DIRS[req.arch], "kernel": meta["kernel"],
              "source": str(req.source), "patches": [str(p.path) for p in req.patches],
@@ -1241,7 +1248,7 @@ def temporary(wanted):
 
 
 def do_import(args):
-    req = request(args.source, args.patch or [], args.name)
+    req = request(args.source, args.patch or [], args.name, args.vdso_image)
     d = writable_dir()
     packages.ensure_setup()
     with table_lock(d):
@@ -1377,6 +1384,10 @@ def add_parser(sub):
                         "generic_6_10 for a 6.12 tree) reading by reading on the fake "
                         "counter: every clock, getres, gettimeofday and time in a series "
                         "of kernel states; exit 1 on any difference")
+    p.add_argument("--vdso-image", metavar="FILE",
+                   help="the tree's own vdso64.so (kbuild's, or its .dbg): stored beside "
+                        "the import and mapped as the variants "
+                        "kernel:NAME+{rdtsc,lfence_rdtsc,rdtscp,fake}+image (x86_64)")
     p.add_argument("--list", action="store_true", help="the imported trees, and exit")
     p.add_argument("--remove", metavar="NAME", help="forget an import (its variants go)")
     arch.add_argument(p, "the architecture whose vDSO to take (x86_64; the only one "

@@ -109,6 +109,7 @@ def _impl(ctx):
             "kernel": entry["kernel"],
             "tree": "@vdso_imports//:" + ident,
             "root": "external/vdso_imports/" + ident,
+            "image": 1 if entry.get("image") else 0,  # JSON-encoded below: no booleans
         }
     ctx.file("BUILD", "\n".join(build) + "\n")
     ctx.file("WORKSPACE", 'workspace(name = "vdso_imports")\n')

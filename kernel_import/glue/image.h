@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The image half of an imported variant kernel:NAME+COUNTER+image
+ * (variant.c with KIMPORT_IMAGE): the tree's own vdso64.so, embedded as
+ * include/generated/kimport_image.h (scripts/vdsobench_cli/vdso_image.py),
+ * mapped by impls/image/loader.c into a static page-aligned area, so its
+ * entry points have addresses the linker knows and the variant table
+ * calls them directly, as it calls every layout's.
+ *
+ * The vvar area follows v6.1..v6.12's arch/x86/entry/vdso/vdso-layout.lds.S:
+ * vvar, pvclock, hvclock, timens pages before the text, the data at offset
+ * 128 of the vvar page (asm/vvar.h). The vvar and timens pages are the
+ * two pages of variant.c's memfd, which the tree's update_vsyscall()
+ * writes; a task in a time namespace gets them swapped, as the kernel's
+ * vvar fault handler (vma.c vvar_fault()) serves them. The pvclock and
+ * hvclock pages stay zeros: the clocksource is the TSC.
+ */
+#ifndef KIMPORT_GLUE_IMAGE_H
+#define KIMPORT_GLUE_IMAGE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "impls/image/loader.h"
+
+#define KIMAGE_VVAR_LEN (KIMPORT_IMAGE_VVAR_PAGES * PAGE_SIZE)
+#define KIMAGE_MAP_LEN                                                       \
+	(KIMAGE_VVAR_LEN + KIMPORT_IMAGE_SPAN_PAGES * PAGE_SIZE + PAGE_SIZE)
+#define KIMAGE_TIMENS_SLOT (KIMPORT_IMAGE_VVAR_PAGES - 1)
+
+/* where the image is mapped: the linker's address, the loader's MAP_FIXED */
+static u8 kimage_area[KIMAGE_MAP_LEN] __aligned(PAGE_SIZE);
+static struct vdso_image kimage;
+
+#define KIMAGE_FN(type, off) ((type)(void *)(kimage_area + KIMAGE_VVAR_LEN + (off)))
+
+_Static_assert(KIMPORT_IMAGE_CLOCK_GETTIME >= 0, "the image has __vdso_clock_gettime");
+
+/* KIMPORT_IMAGE_COUNTER: the variant's counter, from kernel_import/imports.bzl */
+
+static u64 kimage_fake_read(void)
+{
+	return vdso_read_cycles();
+}
+
+static int kimage_map(void)
+{
+	struct vdso_image_opts o = {
+		.counter = KIMPORT_IMAGE_COUNTER,
+		.fake_read = kimage_fake_read,
+		.vvar_start = KIMPORT_IMAGE_VVAR_START,
+		.vvar_pages = KIMPORT_IMAGE_VVAR_PAGES,
+		.at = kimage_area,
+		.at_len = sizeof(kimage_area),
+	};
+	char why[160];
+
+	if (kimage.map)
+		return 0;
+	if (vdso_image_map(&kimage, kimport_image_bytes, sizeof(kimport_image_bytes), &o, why,
+			   sizeof(why))) {
+		fprintf(stderr, "vdsobench: %s: its vdso64.so: %s\n", KIMPORT_SOURCE, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* the reader's vvar and timens slots from the memfd's pages 0 and 1 */
+static int kimage_map_vvar(const struct vvar_memfd *m, bool timens_task)
+{
+	static const int slot[2] = { 0, KIMAGE_TIMENS_SLOT };
+
+	for (int page = 0; page < 2; page++) {
+		int s = slot[timens_task ? page ^ 1 : page];
+		void *p = mmap(kimage_area + (size_t)s * PAGE_SIZE, PAGE_SIZE, PROT_READ,
+			       MAP_SHARED | MAP_FIXED, m->fd, (off_t)page * PAGE_SIZE);
+
+		if (p == MAP_FAILED)
+			return -1;
+	}
+	return 0;
+}
+
+/* once: the image, then the memfd (its slots in a scratch area), then the slots */
+static int kimage_init(struct vvar_memfd *m)
+{
+	static u8 scratch[2 * PAGE_SIZE] __aligned(PAGE_SIZE);
+
+	if (m->k)
+		return 0;
+	if (kimage_map() || vvar_memfd_init(m, "vdsobench-kernel-image", scratch, 2))
+		return -1;
+	return kimage_map_vvar(m, false);
+}
+
+#endif /* KIMPORT_GLUE_IMAGE_H */
