@@ -18,9 +18,18 @@
 #ifndef KIMPORT_GLUE_IMAGE_H
 #define KIMPORT_GLUE_IMAGE_H
 
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
 
 #include "impls/image/loader.h"
 
@@ -92,6 +101,98 @@ static int kimage_init(struct vvar_memfd *m)
 	if (kimage_map() || vvar_memfd_init(m, "vdsobench-kernel-image", scratch, 2))
 		return -1;
 	return kimage_map_vvar(m, false);
+}
+
+/*
+ * The image's fallbacks are its own syscall instructions, which would ask
+ * the real kernel. For the checkers only (trap_fallbacks, never called by
+ * a benchmark): a seccomp filter traps clock_gettime, clock_getres,
+ * gettimeofday and time made from the image's pages (SECCOMP_RET_TRAP),
+ * and the SIGSYS handler answers from the simulated kernel, as every
+ * layout's fallbacks do (impls/common/variant_prelude.h). Another image
+ * variant's trap is chained to.
+ */
+static struct sigaction kimage_prev_sigsys;
+
+static void kimage_sigsys(int sig, siginfo_t *info, void *uctx)
+{
+	ucontext_t *uc = uctx;
+	greg_t *r = uc->uc_mcontext.gregs;
+	const u8 *at = info->si_call_addr;
+
+	if (at < kimage_area || at >= kimage_area + sizeof(kimage_area)) {
+		if (kimage_prev_sigsys.sa_flags & SA_SIGINFO)
+			kimage_prev_sigsys.sa_sigaction(sig, info, uctx);
+		return;
+	}
+	switch (info->si_syscall) {
+	case SYS_clock_gettime:
+		r[REG_RAX] = clock_gettime_fallback((clockid_t)r[REG_RDI],
+						    (struct timespec *)r[REG_RSI]);
+		break;
+	case SYS_clock_getres:
+		r[REG_RAX] = clock_getres_fallback((clockid_t)r[REG_RDI],
+						   (struct timespec *)r[REG_RSI]);
+		break;
+	case SYS_gettimeofday:
+		r[REG_RAX] = gettimeofday_fallback((struct timeval *)r[REG_RDI],
+						   (struct timezone *)r[REG_RSI]);
+		break;
+	case SYS_time: {
+		struct timeval tv;
+
+		r[REG_RAX] = gettimeofday_fallback(&tv, NULL);
+		if (!r[REG_RAX]) {
+			r[REG_RAX] = tv.tv_sec;
+			if (r[REG_RDI])
+				*(time_t *)r[REG_RDI] = tv.tv_sec;
+		}
+		break;
+	}
+	default:
+		r[REG_RAX] = -ENOSYS;
+	}
+}
+
+static int kimage_trap_fallbacks(void)
+{
+	uintptr_t lo = (uintptr_t)kimage_area, hi = lo + sizeof(kimage_area);
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 12),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clock_gettime, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clock_getres, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_gettimeofday, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_time, 0, 7),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, instruction_pointer) + 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (u32)(lo >> 32), 0, 5),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, instruction_pointer)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (u32)lo, 0, 3),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (u32)hi, 2, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	struct sigaction sa = { .sa_sigaction = kimage_sigsys, .sa_flags = SA_SIGINFO };
+	static bool trapped;
+
+	if (trapped)
+		return 0;
+	if ((lo >> 32) != ((hi - 1) >> 32)) {
+		errno = ERANGE; /* the filter compares the low words only */
+		return -1;
+	}
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSYS, &sa, &kimage_prev_sigsys) ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return -1;
+	trapped = true;
+	return 0;
 }
 
 #endif /* KIMPORT_GLUE_IMAGE_H */

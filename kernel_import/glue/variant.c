@@ -182,7 +182,8 @@ static int kimport_timens_leave(void)
 				  KIMPORT_IMAGE_CLOCK_GETRES),                \
 	.gettimeofday = KIMAGE_FN(int (*)(struct timeval *, struct timezone *), \
 				  KIMPORT_IMAGE_GETTIMEOFDAY),                \
-	.time = KIMAGE_FN(time_t(*)(time_t *), KIMPORT_IMAGE_TIME)
+	.time = KIMAGE_FN(time_t(*)(time_t *), KIMPORT_IMAGE_TIME),          \
+	.trap_fallbacks = kimage_trap_fallbacks
 #else
 #define KIMPORT_VVAR &KIMPORT_SYM(vvar_area), .vvar_size = KIMPORT_VVAR_PAGES * PAGE_SIZE
 #define KIMPORT_IMAGE_ENTRIES
