@@ -21,15 +21,70 @@ const char *const vdso_image_sym_names[VDSO_IMAGE_NR_SYMS] = {
 	[VDSO_IMAGE_CLOCK_GETRES] = "__vdso_clock_getres",
 };
 
-/* arch/x86/include/asm/alternative.h (v6.1..v6.12): 14 bytes, packed */
+/* [off, off + n) inside [0, len), without overflow */
+static bool inside(uint64_t off, uint64_t n, uint64_t len)
+{
+	return off <= len && n <= len - off;
+}
+
+/*
+ * arch/x86/include/asm/alternative.h struct alt_instr, packed: 14 bytes
+ * from v6.3 (u32 ft_flags), 12 before (u16 cpuid, as in v6.1). Both
+ * divide some section sizes, so the size is the one whose every entry
+ * points inside the image and its replacements inside .altinstr_replacement.
+ */
 struct alt_instr {
 	int32_t instr_offset;
 	int32_t repl_offset;
 	uint32_t ft_flags;
 	uint8_t instrlen;
 	uint8_t replacementlen;
-} __attribute__((packed));
-_Static_assert(sizeof(struct alt_instr) == 14, "struct alt_instr is 14 bytes");
+};
+
+static void alt_at(const uint8_t *p, unsigned int size, struct alt_instr *a)
+{
+	memcpy(&a->instr_offset, p, 4);
+	memcpy(&a->repl_offset, p + 4, 4);
+	a->ft_flags = 0;
+	memcpy(&a->ft_flags, p + 8, size - 10);
+	a->instrlen = p[size - 2];
+	a->replacementlen = p[size - 1];
+}
+
+/* instr and repl of entry k at address at, when both are in bounds */
+static bool alt_ok(const struct alt_instr *a, uint64_t at, uint64_t len, const Elf64_Shdr *rs,
+		   int64_t *instr, int64_t *repl)
+{
+	*instr = (int64_t)at + a->instr_offset;
+	*repl = (int64_t)at + 4 + a->repl_offset;
+	if (*instr < 0 || *repl < 0 || !inside((uint64_t)*instr, a->instrlen, len) ||
+	    !inside((uint64_t)*repl, a->replacementlen, len) ||
+	    a->replacementlen > a->instrlen)
+		return false;
+	return !rs || (rs->sh_addr <= (uint64_t)*repl &&
+		       inside((uint64_t)*repl - rs->sh_addr, a->replacementlen, rs->sh_size));
+}
+
+static unsigned int alt_size(const uint8_t *base, uint64_t addr, uint64_t size, uint64_t len,
+			     const Elf64_Shdr *rs)
+{
+	static const unsigned int sizes[] = { 14, 12 };
+
+	for (unsigned int i = 0; i < 2; i++) {
+		bool ok = size % sizes[i] == 0;
+
+		for (uint64_t k = 0; ok && k < size; k += sizes[i]) {
+			struct alt_instr a;
+			int64_t instr, repl;
+
+			alt_at(base + addr + k, sizes[i], &a);
+			ok = alt_ok(&a, addr + k, len, rs, &instr, &repl);
+		}
+		if (ok)
+			return sizes[i];
+	}
+	return 0;
+}
 
 /* arch/x86/include/asm/nops.h: x86_nops[], the 64-bit ones */
 static const uint8_t nops[9][8] = {
@@ -57,12 +112,6 @@ static int fail(char *why, size_t n, const char *fmt, ...)
 		vsnprintf(why, n, fmt, ap);
 	va_end(ap);
 	return -1;
-}
-
-/* [off, off + n) inside [0, len), without overflow */
-static bool inside(uint64_t off, uint64_t n, uint64_t len)
-{
-	return off <= len && n <= len - off;
 }
 
 /* alternative.c add_nop(): the longest nops first */
@@ -265,14 +314,20 @@ static int alternatives(struct vdso_image *img, const struct elf_view *e,
 			const struct vdso_image_opts *o, uint8_t *thunk, char *why, size_t n)
 {
 	const Elf64_Shdr *s = section(e, ".altinstructions");
+	const Elf64_Shdr *rs = section(e, ".altinstr_replacement");
+	unsigned int size;
 
 	if (!s)
 		return o->counter == VDSO_IMAGE_RDTSC || o->counter == VDSO_IMAGE_KEEP
 			       ? 0
 			       : fail(why, n, "it has no .altinstructions to patch the counter in");
-	if (!inside(s->sh_addr, s->sh_size, img->len) || s->sh_size % sizeof(struct alt_instr))
+	if (!inside(s->sh_addr, s->sh_size, img->len))
 		return fail(why, n, "its .altinstructions is outside the image");
-	for (uint64_t k = 0; k < s->sh_size; k += sizeof(struct alt_instr)) {
+	size = alt_size(img->base, s->sh_addr, s->sh_size, img->len, rs);
+	if (!size)
+		return fail(why, n, "its .altinstructions is neither of 14- nor of 12-byte "
+			    "entries pointing inside the image");
+	for (uint64_t k = 0; k < s->sh_size; k += size) {
 		struct alt_instr a;
 		uint64_t at = s->sh_addr + k;
 		int64_t instr, repl;
@@ -280,14 +335,8 @@ static int alternatives(struct vdso_image *img, const struct elf_view *e,
 		uint8_t *p;
 		unsigned int len;
 
-		memcpy(&a, img->base + at, sizeof(a));
-		instr = (int64_t)at + a.instr_offset;
-		repl = (int64_t)at + 4 + a.repl_offset;
-		if (instr < 0 || repl < 0 || !inside((uint64_t)instr, a.instrlen, img->len) ||
-		    !inside((uint64_t)repl, a.replacementlen, img->len) ||
-		    a.replacementlen > a.instrlen)
-			return fail(why, n, "alternative %llu points outside the image",
-				    (unsigned long long)(k / sizeof(a)));
+		alt_at(img->base + at, size, &a);
+		alt_ok(&a, at, img->len, rs, &instr, &repl); /* alt_size() checked each */
 		img->alts++;
 		p = img->base + instr;
 		r = img->base + repl;

@@ -23,7 +23,8 @@ SYMS = ("__vdso_clock_gettime", "__vdso_gettimeofday", "__vdso_time", "__vdso_cl
 RDTSC = b"\x0f\x31"
 LFENCE_RDTSC = b"\x0f\xae\xe8\x0f\x31"
 RDTSCP = b"\x0f\x01\xf9"
-ALT = struct.Struct("<iiIBB")  # struct alt_instr, packed: 14 bytes
+# struct alt_instr, packed: 14 bytes from v6.3 (u32 ft_flags), 12 before (u16 cpuid)
+ALTS = (struct.Struct("<iiIBB"), struct.Struct("<iiHBB"))
 HEADER = "include/generated/kimport_image.h"
 STORED = "vdso/vdso64.so"
 COUNTERS = ("rdtsc", "lfence_rdtsc", "rdtscp", "fake")
@@ -100,6 +101,29 @@ class Elf:
         return out
 
 
+def alt_entries(data, addr, size, length, rs):
+    """(instr, repl, feature, instrlen, replacementlen) of each alternative,
+    read with the entry size (14, else 12) for which every one points inside
+    the image and its replacement inside .altinstr_replacement (both sizes
+    divide some sections: 84 bytes in Debian's 6.1)."""
+    for alt in ALTS:
+        if size % alt.size:
+            continue
+        out = []
+        for k in range(0, size, alt.size):
+            instr_off, repl_off, ft_flags, instrlen, repllen = alt.unpack_from(data, addr + k)
+            instr, repl = addr + k + instr_off, addr + k + 4 + repl_off
+            if not (_inside(instr, instrlen, length) and _inside(repl, repllen, length)) \
+                    or repllen > instrlen or (rs is not None and not (
+                        rs[3] <= repl and _inside(repl - rs[3], repllen, rs[5]))):
+                break
+            out.append((instr, repl, ft_flags & 0xffff, instrlen, repllen))
+        else:
+            return out
+    raise ImageError("its .altinstructions is neither of 14- nor of 12-byte entries "
+                     "pointing inside the image")
+
+
 def parse(data):
     """What the loader will find in an image: {span, vvar_start, syms, alts,
     slots}; ImageError when it would refuse it."""
@@ -125,20 +149,17 @@ def parse(data):
     if sh is None:
         raise ImageError("it has no .altinstructions (no counter slot to patch)")
     addr, size = sh[3], sh[5]
-    if not _inside(addr, size, min(span, len(data))) or size % ALT.size:
+    if not _inside(addr, size, min(span, len(data))):
         raise ImageError("its .altinstructions is outside the image")
-    for k in range(0, size, ALT.size):
-        instr_off, repl_off, ft_flags, instrlen, repllen = ALT.unpack_from(data, addr + k)
-        instr, repl = addr + k + instr_off, addr + k + 4 + repl_off
-        if not (_inside(instr, instrlen, len(data)) and _inside(repl, repllen, len(data))) \
-                or repllen > instrlen:
-            raise ImageError(f"alternative {k // ALT.size} points outside the image")
+    entries = alt_entries(data, addr, size, min(span, len(data)),
+                          elf.sections.get(".altinstr_replacement"))
+    for instr, repl, ft_flags, instrlen, repllen in entries:
         alts += 1
         orig, rep = data[instr:instr + instrlen], data[repl:repl + repllen]
         if orig.startswith(RDTSC) and (rep.startswith(LFENCE_RDTSC) or rep.startswith(RDTSCP)):
             kind = "lfence_rdtsc" if rep.startswith(LFENCE_RDTSC) else "rdtscp"
             slots.append({"at": instr, "len": instrlen, "replacement": kind,
-                          "feature": ft_flags & 0xffff})
+                          "feature": ft_flags})
     if not slots:
         raise ImageError(f"it has no rdtsc_ordered() slot among its {alts} alternatives")
     if any(s["len"] < 5 for s in slots):
