@@ -253,7 +253,7 @@ static int check_header(struct elf_view *e, char *why, size_t n)
 }
 
 /* DT_RELA: only R_X86_64_RELATIVE, as the vDSO's link (-shared, no imports) has */
-static int relocate(struct vdso_image *img, const struct elf_view *e, const Elf64_Phdr *dyn,
+static int relocate(struct vdso_loaded *img, const struct elf_view *e, const Elf64_Phdr *dyn,
 		    char *why, size_t n)
 {
 	uint64_t rela = 0, relasz = 0, relaent = sizeof(Elf64_Rela);
@@ -310,7 +310,7 @@ static int relocate(struct vdso_image *img, const struct elf_view *e, const Elf6
  * 3*32+18 in v6.1 and 20*32+2 in v6.12) need not be known. Other sites
  * (vgetcpu's RDPID) keep their original, as on a CPU without the feature.
  */
-static int alternatives(struct vdso_image *img, const struct elf_view *e,
+static int alternatives(struct vdso_loaded *img, const struct elf_view *e,
 			const struct vdso_image_opts *o, uint8_t *thunk, char *why, size_t n)
 {
 	const Elf64_Shdr *s = section(e, ".altinstructions");
@@ -380,7 +380,7 @@ static int alternatives(struct vdso_image *img, const struct elf_view *e,
 	return 0;
 }
 
-static int entry_points(struct vdso_image *img, const struct elf_view *e, char *why, size_t n)
+static int entry_points(struct vdso_loaded *img, const struct elf_view *e, char *why, size_t n)
 {
 	for (int i = 0; i < VDSO_IMAGE_NR_SYMS; i++) {
 		uint64_t v;
@@ -397,7 +397,7 @@ static int entry_points(struct vdso_image *img, const struct elf_view *e, char *
 	return 0;
 }
 
-int vdso_image_map(struct vdso_image *img, const void *elf, size_t len,
+int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,
 		   const struct vdso_image_opts *o, char *why, size_t n)
 {
 	struct elf_view e = { .p = elf, .len = len };
@@ -470,7 +470,7 @@ out:
 	return -1;
 }
 
-void vdso_image_unmap(struct vdso_image *img)
+void vdso_image_unmap(struct vdso_loaded *img)
 {
 	if (img->map && img->fixed)
 		mmap(img->map, img->map_len, PROT_READ | PROT_WRITE,

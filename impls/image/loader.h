@@ -63,7 +63,7 @@ struct vdso_image_opts {
 	 (((size_t)(len) + VDSO_IMAGE_PAGE - 1) & ~(size_t)(VDSO_IMAGE_PAGE - 1)) + \
 	 VDSO_IMAGE_PAGE)
 
-struct vdso_image {
+struct vdso_loaded {
 	uint8_t *map; /* the whole mapping: vvar area, image, thunk page */
 	size_t map_len;
 	uint8_t *base; /* the image's address 0 */
@@ -79,8 +79,8 @@ struct vdso_image {
 
 extern const char *const vdso_image_sym_names[VDSO_IMAGE_NR_SYMS];
 
-int vdso_image_map(struct vdso_image *img, const void *elf, size_t len,
+int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,
 		   const struct vdso_image_opts *opts, char *why, size_t why_len);
-void vdso_image_unmap(struct vdso_image *img);
+void vdso_image_unmap(struct vdso_loaded *img);
 
 #endif /* VDSOBENCH_IMAGE_LOADER_H */

@@ -40,7 +40,7 @@
 
 /* where the image is mapped: the linker's address, the loader's MAP_FIXED */
 static u8 kimage_area[KIMAGE_MAP_LEN] __aligned(PAGE_SIZE);
-static struct vdso_image kimage;
+static struct vdso_loaded kimage;
 
 #define KIMAGE_FN(type, off) ((type)(void *)(kimage_area + KIMAGE_VVAR_LEN + (off)))
 
