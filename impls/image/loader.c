@@ -132,39 +132,30 @@ static bool starts(const uint8_t *p, unsigned int n, const uint8_t *op, unsigned
 }
 
 /*
- * The thunk the fake counter's slot calls: rdtsc's contract (only eax and
- * edx change; the vDSO is built with -mno-red-zone and -mno-sse), the C
- * function called with an aligned stack and every caller-saved register
- * of the vDSO's code kept.
+ * The thunk the fake counter's slot calls, rdtsc's contract (only eax and
+ * edx change; the vDSO is built with -mno-red-zone): the counter is a
+ * thread-local variable of the executable (static TLS: one offset from
+ * the thread pointer in every thread), loaded fs-relative, as the
+ * project's fake counter read (impls/counters/fake.h) loads it. Five
+ * instructions and the call, where the layouts' fake read is one load.
  */
-static size_t write_thunk(uint8_t *t, uint64_t (*fn)(void))
+static size_t write_thunk(uint8_t *t, int32_t tls_offset)
 {
-	static const uint8_t pre[] = {
-		0x51, 0x56, 0x57, 0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41, 0x53,
-		0x53,			/* push rcx, rsi, rdi, r8-r11, rbx */
-		0x48, 0x89, 0xe3,	/* mov rbx, rsp */
-		0x48, 0x83, 0xe4, 0xf0, /* and rsp, -16 */
-		0x48, 0xb8,		/* movabs rax, fn */
-	};
-	static const uint8_t post[] = {
-		0xff, 0xd0,		/* call rax */
-		0x48, 0x89, 0xdc,	/* mov rsp, rbx */
+	static const uint8_t load[] = { 0x64, 0x48, 0x8b, 0x04, 0x25 }; /* mov rax, fs:[d32] */
+	static const uint8_t rest[] = {
 		0x48, 0x89, 0xc2,	/* mov rdx, rax */
 		0x48, 0xc1, 0xea, 0x20, /* shr rdx, 32 */
 		0x89, 0xc0,		/* mov eax, eax */
-		0x5b, 0x41, 0x5b, 0x41, 0x5a, 0x41, 0x59, 0x41, 0x58,
-		0x5f, 0x5e, 0x59,	/* pop rbx, r11-r8, rdi, rsi, rcx */
 		0xc3,			/* ret */
 	};
-	uint64_t a = (uint64_t)(uintptr_t)fn;
 	size_t n = 0;
 
-	memcpy(t, pre, sizeof(pre));
-	n += sizeof(pre);
-	memcpy(t + n, &a, 8);
-	n += 8;
-	memcpy(t + n, post, sizeof(post));
-	return n + sizeof(post);
+	memcpy(t, load, sizeof(load));
+	n += sizeof(load);
+	memcpy(t + n, &tls_offset, 4);
+	n += 4;
+	memcpy(t + n, rest, sizeof(rest));
+	return n + sizeof(rest);
 }
 
 struct elf_view {
@@ -453,11 +444,13 @@ int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,
 	    entry_points(img, &e, why, n))
 		goto out;
 	if (o->counter == VDSO_IMAGE_FAKE) {
-		if (!o->fake_read) {
-			fail(why, n, "the fake counter needs fake_read");
+		intptr_t off = (intptr_t)o->fake_counter - (intptr_t)__builtin_thread_pointer();
+
+		if (!o->fake_counter || off != (int32_t)off) {
+			fail(why, n, "the fake counter is not a static thread-local variable");
 			goto out;
 		}
-		write_thunk(img->base + img->len, o->fake_read);
+		write_thunk(img->base + img->len, (int32_t)off);
 	}
 	if (mprotect(img->vvar, vvar_len, PROT_READ) ||
 	    mprotect(img->base, img->len + VDSO_IMAGE_PAGE, PROT_READ | PROT_EXEC)) {

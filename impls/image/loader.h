@@ -39,8 +39,11 @@ enum vdso_image_sym {
 
 struct vdso_image_opts {
 	enum vdso_image_counter counter;
-	/* the counter for VDSO_IMAGE_FAKE: returns the cycles (edx:eax made of it) */
-	uint64_t (*fake_read)(void);
+	/*
+	 * the counter for VDSO_IMAGE_FAKE: this thread's copy of a __thread
+	 * variable of the executable, which each thread's read then loads
+	 */
+	const volatile uint64_t *fake_counter;
 	/*
 	 * the vvar area's start and size relative to the image, used when the
 	 * image has no symbol table (a stripped vdso64.so): -4 pages and 4

@@ -32,6 +32,7 @@
 #include <ucontext.h>
 
 #include "impls/image/loader.h"
+#include "impls/kernel/fake_counter.h"
 
 #define KIMAGE_VVAR_LEN (KIMPORT_IMAGE_VVAR_PAGES * PAGE_SIZE)
 #define KIMAGE_MAP_LEN                                                       \
@@ -48,16 +49,11 @@ _Static_assert(KIMPORT_IMAGE_CLOCK_GETTIME >= 0, "the image has __vdso_clock_get
 
 /* KIMPORT_IMAGE_COUNTER: the variant's counter, from kernel_import/imports.bzl */
 
-static u64 kimage_fake_read(void)
-{
-	return vdso_read_cycles();
-}
-
 static int kimage_map(void)
 {
 	struct vdso_image_opts o = {
 		.counter = KIMPORT_IMAGE_COUNTER,
-		.fake_read = kimage_fake_read,
+		.fake_counter = &vdso_fake_cycles,
 		.vvar_start = KIMPORT_IMAGE_VVAR_START,
 		.vvar_pages = KIMPORT_IMAGE_VVAR_PAGES,
 		.at = kimage_area,
