@@ -73,8 +73,8 @@ def import_variant(name, layout, copts, deps, inline = None):
         image_deps = ["//impls/image:loader"]
     native.cc_library(
         name = name + "_tree",
-        srcs = [
-            "//kernel_import:glue/reader.c",
+        # an +image variant's reader is the image: the tree's update path only
+        srcs = ([] if image else ["//kernel_import:glue/reader.c"]) + [
             "//kernel_import:glue/writer.c",
         ],
         copts = copts + tree_copts(root, imp["arch_dir"]),

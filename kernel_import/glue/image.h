@@ -40,12 +40,42 @@
 #define KIMAGE_TIMENS_SLOT (KIMPORT_IMAGE_VVAR_PAGES - 1)
 
 /* where the image is mapped: the linker's address, the loader's MAP_FIXED */
-static u8 kimage_area[KIMAGE_MAP_LEN] __aligned(PAGE_SIZE);
+__attribute__((used)) u8 VDSO_SYM(image_area)[KIMAGE_MAP_LEN] __aligned(PAGE_SIZE);
+#define kimage_area VDSO_SYM(image_area)
 static struct vdso_loaded kimage;
 
-#define KIMAGE_FN(type, off) ((type)(void *)(kimage_area + KIMAGE_VVAR_LEN + (off)))
+/*
+ * The variant's entry points VDSO_SYM(clock_gettime) ... are the image's
+ * own functions: symbols at their addresses in the area, so the harness's
+ * loops, which call a variant's entry points by name, call the image's
+ * code directly, as a program calls its vDSO's. One the image does not
+ * export is a function returning -ENOSYS (the kernel's vDSO of before
+ * v5.3 had no clock_getres).
+ */
+#define KIMAGE_ENTRY(name, off)                                              \
+	asm(".globl " __stringify(VDSO_SYM(name)) "\n\t"                       \
+	    ".type " __stringify(VDSO_SYM(name)) ", @function\n\t"              \
+	    ".set " __stringify(VDSO_SYM(name)) ", " __stringify(               \
+		    VDSO_SYM(image_area)) " + " __stringify(KIMAGE_VVAR_LEN_BYTES) \
+	    " + " __stringify(off))
+#define KIMAGE_VVAR_LEN_BYTES (KIMPORT_IMAGE_VVAR_PAGES * 4096)
 
 _Static_assert(KIMPORT_IMAGE_CLOCK_GETTIME >= 0, "the image has __vdso_clock_gettime");
+_Static_assert(KIMPORT_IMAGE_GETTIMEOFDAY >= 0 && KIMPORT_IMAGE_TIME >= 0,
+	       "the image has __vdso_gettimeofday and __vdso_time");
+KIMAGE_ENTRY(clock_gettime, KIMPORT_IMAGE_CLOCK_GETTIME);
+KIMAGE_ENTRY(gettimeofday, KIMPORT_IMAGE_GETTIMEOFDAY);
+KIMAGE_ENTRY(time, KIMPORT_IMAGE_TIME);
+#if KIMPORT_IMAGE_CLOCK_GETRES >= 0
+KIMAGE_ENTRY(clock_getres, KIMPORT_IMAGE_CLOCK_GETRES);
+#else
+VDSO_ENTRY int VDSO_SYM(clock_getres)(clockid_t clock, struct timespec *res)
+{
+	(void)clock;
+	(void)res;
+	return -ENOSYS;
+}
+#endif
 
 /* KIMPORT_IMAGE_COUNTER: the variant's counter, from kernel_import/imports.bzl */
 

@@ -173,26 +173,14 @@ static int kimport_timens_leave(void)
 }
 
 #ifdef KIMPORT_IMAGE
-/* the image's own entry points, at the addresses glue/image.h maps them */
+/* the image's own entry points are the variant's (glue/image.h) */
 #define KIMPORT_VVAR kimage_area, .vvar_size = KIMAGE_VVAR_LEN
-#define KIMPORT_IMAGE_ENTRIES                                                \
-	, .clock_gettime = KIMAGE_FN(int (*)(clockid_t, struct timespec *),   \
-				     KIMPORT_IMAGE_CLOCK_GETTIME),            \
-	.clock_getres = KIMAGE_FN(int (*)(clockid_t, struct timespec *),      \
-				  KIMPORT_IMAGE_CLOCK_GETRES),                \
-	.gettimeofday = KIMAGE_FN(int (*)(struct timeval *, struct timezone *), \
-				  KIMPORT_IMAGE_GETTIMEOFDAY),                \
-	.time = KIMAGE_FN(time_t(*)(time_t *), KIMPORT_IMAGE_TIME),          \
-	.trap_fallbacks = kimage_trap_fallbacks
+#define KIMPORT_IMAGE_ENTRIES , .trap_fallbacks = kimage_trap_fallbacks
 #else
 #define KIMPORT_VVAR &KIMPORT_SYM(vvar_area), .vvar_size = KIMPORT_VVAR_PAGES * PAGE_SIZE
 #define KIMPORT_IMAGE_ENTRIES
 #endif
 
-#ifdef KIMPORT_IMAGE
-/* the prelude's defaults for the entry points are replaced by the image's */
-#pragma GCC diagnostic ignored "-Woverride-init"
-#endif
 VDSO_VARIANT_DEFINE(.source = KIMPORT_SOURCE, .summary = KIMPORT_SUMMARY,
 		    .vvar = KIMPORT_VVAR, .data_size = KIMPORT_DATA_SIZE,
 		    .hres_clocks = KIMPORT_HRES_CLOCKS,
