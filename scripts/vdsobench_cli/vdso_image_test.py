@@ -143,6 +143,24 @@ class Hostile(unittest.TestCase):
             self.assertIn("--vdso-image " + p, str(cm.exception))
             with self.assertRaises(UsageError):
                 vdso_image.given(os.path.join(d, "missing.so"))
+        with self.assertRaises(UsageError):  # a device: never read
+            vdso_image.given("/dev/zero")
+
+    def test_take_refuses_another_arch(self):
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaises(UsageError) as cm:
+                vdso_image.take(d, d, "aarch64", synth(), "x.so")
+            self.assertIn("valid: x86_64", str(cm.exception))
+            self.assertEqual(os.listdir(d), [])
+
+    def test_take_writes_the_image_and_its_header(self):
+        with tempfile.TemporaryDirectory() as d:
+            meta = vdso_image.take(d, d, "x86_64", synth(), "x.so")
+            with open(os.path.join(d, vdso_image.STORED), "rb") as f:
+                self.assertEqual(f.read(), synth())
+            with open(os.path.join(d, vdso_image.HEADER)) as f:
+                self.assertIn("kimport_image_bytes", f.read())
+            self.assertEqual((meta["counter_sites"], meta["alternatives"]), (1, 2))
 
     def test_key_changes_with_the_image(self):
         a, b = (synth(), "a"), (synth(12, alts=[(0x100, 0x110, 114, 5, 5)]), "b")
