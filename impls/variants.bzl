@@ -10,6 +10,7 @@ from kernel_import/imports.bzl, without an edit here.
 
 load(
     "//kernel_import:imports.bzl",
+    "image_inlines",
     "import_compat",
     "import_ident",
     "import_variant",
@@ -82,7 +83,7 @@ def variants_for_arch(arch):
         for counter, counter_arch in COUNTERS.items():
             if counter_arch not in (arch, "any"):
                 continue
-            for inline in INLINES:
+            for inline in list(INLINES) + image_inlines(layout, counter):
                 out.append((layout, counter, inline))
     return out
 
@@ -103,7 +104,7 @@ def _variant_copts(layout, counter, inline):
         "-DVDSO_COUNTER=" + counter,
         "-DVDSO_INLINE=" + inline,
         "-DVDSO_COUNTER_HEADER=impls/counters/%s.h" % counter,
-        "-DVDSO_INLINE_ALWAYS=%d" % INLINES[inline],
+        "-DVDSO_INLINE_ALWAYS=%d" % INLINES.get(inline, 0),  # image: its own
     ]
 
 def _kline(layout, counter):
@@ -134,7 +135,7 @@ def _per_variant(name, srcs, with_layout, symbol, ctype, header, table, deps,
         libs[(layout, counter, inline)] = "%s_%s" % (name, prefix)
         if with_layout and is_imported(layout):
             import_variant(libs[(layout, counter, inline)], layout,
-                           _variant_copts(layout, counter, inline), deps)
+                           _variant_copts(layout, counter, inline), deps, inline)
             continue
         native.cc_library(
             name = libs[(layout, counter, inline)],

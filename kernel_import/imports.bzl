@@ -41,15 +41,44 @@ def tree_copts(root, arch):
     """copts.bzl's compile line for the tree at root (execroot-relative)."""
     return [c.replace("{root}", root).replace("{arch}", arch) for c in TREE_COPTS]
 
-def import_variant(name, layout, copts, deps):
+# the +image variants of an import with --vdso-image: counter -> the
+# loader's counter (impls/image/loader.h)
+IMAGE_COUNTERS = {
+    "rdtsc": "VDSO_IMAGE_RDTSC",
+    "lfence_rdtsc": "VDSO_IMAGE_LFENCE_RDTSC",
+    "rdtscp": "VDSO_IMAGE_RDTSCP",
+    "fake": "VDSO_IMAGE_FAKE",
+}
+
+def image_inlines(layout, counter):
+    """["image"] for the counters an import's own vDSO image is patched with
+    (`import --vdso-image`), else []: the inline axis's third value, whose
+    reader is the tree's vdso64.so rather than its gettimeofday.c."""
+    if layout in IMPORTS and IMPORTS[layout].get("image") and counter in IMAGE_COUNTERS:
+        return ["image"]
+    return []
+
+def import_variant(name, layout, copts, deps, inline = None):
     """The two libraries of one variant of an imported layout: `name`
-    (what the registry links) and name + "_tree"."""
+    (what the registry links) and name + "_tree". An +image variant's
+    `name` is variant.c with KIMPORT_IMAGE: the image, not reader.c, reads."""
     imp = IMPORTS[layout]
     root = imp["root"]
+    image = []
+    image_deps = []
+    if inline == "image":
+        counter = [c[len("-DVDSO_COUNTER="):] for c in copts if c.startswith("-DVDSO_COUNTER=")][0]
+        image = [
+            "-DKIMPORT_IMAGE=1",
+            "-DKIMPORT_IMAGE_COUNTER=" + IMAGE_COUNTERS[counter],
+            "-include",
+            root + "/include/generated/kimport_image.h",
+        ]
+        image_deps = ["//impls/image:loader"]
     native.cc_library(
         name = name + "_tree",
-        srcs = [
-            "//kernel_import:glue/reader.c",
+        # an +image variant's reader is the image: the tree's update path only
+        srcs = ([] if image else ["//kernel_import:glue/reader.c"]) + [
             "//kernel_import:glue/writer.c",
         ],
         copts = copts + tree_copts(root, imp["arch_dir"]) + imp.get("kline", []),
@@ -70,8 +99,8 @@ def import_variant(name, layout, copts, deps):
             root + "/include/generated/autoconf.h",
             "-include",
             root + "/include/generated/kimport_desc.h",
-        ],
-        deps = deps + [
+        ] + image,
+        deps = deps + image_deps + [
             ":" + name + "_tree",
             "//kernel_import:glue",
             imp["tree"],

@@ -38,6 +38,13 @@ void check_note(struct check_report *r, const char *fmt, ...)
  * without aux clocks gets -EINVAL for their ids from the fallback, as
  * kernels before v6.17 did; one with them -ENODEV for a disabled one.
  */
+/*
+ * sim_kernel_attach() for a checker: first the variant's trap_fallbacks(),
+ * where it has one (an image's own fallback syscalls answered by the
+ * simulated kernel; benchmarks never take it). 0, or -1 with errno.
+ */
+int check_attach(const struct vdso_variant *v);
+
 int check_exact(const struct vdso_variant *v, struct check_report *r);
 
 /*

@@ -83,6 +83,13 @@ int check_clock_ns(const struct vdso_variant *v, const struct timekeeper *tk,
  * a wall clock in 2023, MONOTONIC at 12345.987654321 s, 37 s of TAI
  * offset, 4.5 s asleep, and mono's mult NTP-adjusted away from raw's.
  */
+int check_attach(const struct vdso_variant *v)
+{
+	if (v->trap_fallbacks && v->trap_fallbacks())
+		return -1;
+	return sim_kernel_attach(v);
+}
+
 void check_reset_fake_kernel(struct tk_clocksource *cs, u64 now)
 {
 	const struct timespec64 wall = { 1700000000, 123456789 };

@@ -551,7 +551,7 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 					sim_read_tsc_ordered() - REAL_LAG :
 					LAST);
 	sh.base_mult = cs.mult;
-	if (sim_kernel_attach(v))
+	if (check_attach(v))
 		return check_fail(r, "attach: %m"), -1;
 
 	if (run_phase(&sh, PHASE_TORN, nreaders, &total))

@@ -452,7 +452,7 @@ int check_edges(const struct vdso_variant *v, struct check_report *r)
 	for (unsigned int i = 0; i < ARRAY_SIZE(edges) && r->ok; i++) {
 		/* each edge case starts from a fresh kernel, which detaches all */
 		check_reset_fake_kernel(&cs, LAST);
-		if (sim_kernel_attach(v)) {
+		if (check_attach(v)) {
 			check_fail(r, "attach: %m");
 			break;
 		}

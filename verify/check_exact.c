@@ -260,7 +260,7 @@ int check_exact(const struct vdso_variant *v, struct check_report *r)
 	}
 	check_reset_fake_kernel(&cs, last);
 	setup_aux_clocks(last);
-	if (sim_kernel_attach(v))
+	if (check_attach(v))
 		return check_fail(r, "attach: %m"), -1;
 
 	for (int i = 0; i < NR_IDS; i++) {

@@ -271,6 +271,9 @@ int main(int argc, char **argv)
 			continue;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (v->trap_fallbacks && v->trap_fallbacks())
+			fprintf(stderr, "verify: %s: its fallback syscalls cannot be trapped (%m): "
+				"they reach the real kernel\n", v->name);
 		check_exact(v, &r[0]);
 		check_edges(v, &r[1]);
 		check_concurrency(v,

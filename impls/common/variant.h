@@ -107,6 +107,13 @@ struct vdso_variant {
 	 * (tk->id) under its own clock's seqcount; NULL without aux_clocks
 	 */
 	void (*update_vsyscall_aux)(const struct timekeeper *tk);
+	/*
+	 * checkers only (verify), never a benchmark: make the variant's own
+	 * fallback syscalls (an image's syscall instruction) answer from the
+	 * simulated kernel, as every layout's fallbacks do; NULL where they
+	 * already do. 0, or -1 with errno.
+	 */
+	int (*trap_fallbacks)(void);
 	/* time namespaces: swap the vvar mappings as timens_commit() does */
 	int (*timens_enter)(const struct timens_offsets *offs);
 	int (*timens_leave)(void);

@@ -12,6 +12,11 @@
  * vvar and timens pages and for the kernel as its own view), the
  * fallbacks, update_vsyscall() handing the simulated timekeeper to the
  * tree's, and the time-namespace switch.
+ *
+ * With KIMPORT_IMAGE (the +image variants) the reader is the tree's own
+ * vdso64.so instead of reader.c: glue/image.h maps it, with the same
+ * memfd's pages as its vvar and timens pages and the data at offset 128
+ * of each, as the image's linker script puts it.
  */
 #define VDSO_KERNEL_VERSION                                                 \
 	KERNEL_VERSION(KIMPORT_VERSION, KIMPORT_PATCHLEVEL, KIMPORT_SUBLEVEL)
@@ -20,6 +25,12 @@
 
 #include "impls/common/vvar_memfd.h"
 #include "kernel_import/glue/kimport.h"
+#ifdef KIMPORT_IMAGE
+#include "kernel_import/glue/image.h"
+#define KIMPORT_DATA_OFFSET KIMPORT_IMAGE_DATA_OFFSET
+#else
+#define KIMPORT_DATA_OFFSET 0
+#endif
 
 _Static_assert(KIMPORT_PAGE_SIZE == PAGE_SIZE, "one page size");
 
@@ -48,6 +59,9 @@ static u8 *k_pages;
 
 static int vvar_map(bool timens_task)
 {
+#ifdef KIMPORT_IMAGE
+	return kimage_map_vvar(&vvar_mem, timens_task);
+#endif
 	return vvar_memfd_map(&vvar_mem, &KIMPORT_SYM(vvar_area), KIMPORT_VVAR_PAGES,
 			      timens_task);
 }
@@ -56,10 +70,16 @@ static int kimport_init(void)
 {
 	if (k_pages)
 		return 0;
+#ifdef KIMPORT_IMAGE
+	if (kimage_init(&vvar_mem))
+		return -1;
+#else
 	if (vvar_memfd_init(&vvar_mem, "vdsobench-kernel-import", &KIMPORT_SYM(vvar_area),
 			    KIMPORT_VVAR_PAGES))
 		return -1;
-	k_pages = vvar_mem.k;
+#endif
+	/* where the data sits in each page: the tree's update path writes there */
+	k_pages = (u8 *)vvar_mem.k + KIMPORT_DATA_OFFSET;
 	KIMPORT_SYM(attach)(k_pages);
 	return 0;
 }
@@ -152,9 +172,17 @@ static int kimport_timens_leave(void)
 	return vvar_map(false);
 }
 
+#ifdef KIMPORT_IMAGE
+/* the image's own entry points are the variant's (glue/image.h) */
+#define KIMPORT_VVAR kimage_area, .vvar_size = KIMAGE_VVAR_LEN
+#define KIMPORT_IMAGE_ENTRIES , .trap_fallbacks = kimage_trap_fallbacks
+#else
+#define KIMPORT_VVAR &KIMPORT_SYM(vvar_area), .vvar_size = KIMPORT_VVAR_PAGES * PAGE_SIZE
+#define KIMPORT_IMAGE_ENTRIES
+#endif
+
 VDSO_VARIANT_DEFINE(.source = KIMPORT_SOURCE, .summary = KIMPORT_SUMMARY,
-		    .vvar = &KIMPORT_SYM(vvar_area), .data_size = KIMPORT_DATA_SIZE,
-		    .vvar_size = KIMPORT_VVAR_PAGES * PAGE_SIZE,
+		    .vvar = KIMPORT_VVAR, .data_size = KIMPORT_DATA_SIZE,
 		    .hres_clocks = KIMPORT_HRES_CLOCKS,
 		    .coarse_clocks = KIMPORT_COARSE_CLOCKS,
 		    .raw_clocks = KIMPORT_RAW_CLOCKS, KIMPORT_AUX_HOOKS,
@@ -163,4 +191,4 @@ VDSO_VARIANT_DEFINE(.source = KIMPORT_SOURCE, .summary = KIMPORT_SUMMARY,
 		    .has_timens = IS_ENABLED(CONFIG_TIME_NS),
 		    .fields = KIMPORT_SYM(fields), .nr_fields = KIMPORT_NR_FIELDS,
 		    .init = kimport_init, .timens_enter = kimport_timens_enter,
-		    .timens_leave = kimport_timens_leave);
+		    .timens_leave = kimport_timens_leave KIMPORT_IMAGE_ENTRIES);

@@ -201,7 +201,11 @@ void KIMPORT_SYM(timens_setup)(void *ns_page, const struct kimport_timens *o)
 {
 	kimport_clock_t *vc = KIMPORT_CLOCKS(ns_page);
 
-	__builtin_memset(ns_page, 0, KIMPORT_PAGE_SIZE);
+	/*
+	 * the data, not the page: an image's data sits at offset 128 of it
+	 * (the rest of a fresh page is zeros, as namespace.c allocates it)
+	 */
+	__builtin_memset(ns_page, 0, sizeof(kimport_data_t));
 	for (int i = 0; i < CS_BASES; i++)
 		kimport_timens_setup_one(&vc[i], o);
 #if defined(KIMPORT_AUX_CLOCK_DATA) && defined(CONFIG_POSIX_AUX_CLOCKS)

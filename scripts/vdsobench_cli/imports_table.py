@@ -302,7 +302,8 @@ def rule_view(checked):
     return {"imports": {name: {"ident": e["ident"], "arch": e["arch"],
                                "arch_dir": e["arch_dir"], "kernel": meta["kernel"],
                                "key": e["key"], "files": sorted(meta["files"]),
-                               "kline": (e.get("kbuild") or {}).get("copts", [])}
+                               "kline": (e.get("kbuild") or {}).get("copts", []),
+                               "image": isinstance(meta.get("image"), dict)}
                         for name, (e, meta) in checked["good"].items()},
             "problems": checked["problems"]}
 

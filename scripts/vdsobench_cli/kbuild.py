@@ -374,19 +374,12 @@ def line_for(source, tree_identity, series, patches, apply_patches,
     return dict(rec, cached=False)
 
 
-def offer_image(imports_dir, tree_dir, arch_dir, rec, given, own):
-    """The tree's own vdso64.so, as kbuild made it, to vdso_image.py (the image
-    variant, issue 20 item 3) where that module is there; only when the image
-    is this tree's (own: not the unpatched tree's, whose line a series that
-    leaves kbuild alone takes). Returns what it returned, or None."""
+def own_image(rec, own):
+    """The vdso64.so kbuild made for this tree, or None: only when the image is
+    this tree's (own: not the unpatched tree's, whose line a series that
+    leaves kbuild alone takes)."""
     image = cache_dir() / rec["key"] / Path(IMAGE).name
-    if not own or not image.is_file():
-        return None
-    try:
-        from . import vdso_image
-    except ImportError:
-        return None
-    return vdso_image.take(imports_dir, tree_dir, arch_dir, image, given)
+    return image if own and image.is_file() else None
 
 
 def context(rec):

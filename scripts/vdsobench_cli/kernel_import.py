@@ -66,6 +66,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from . import arch, build, imports_table, kbuild, lifecycle, packages, results, safe_read
+from . import vdso_image
 from .errors import Failure, UsageError
 
 from reports import text as text_mod
@@ -1316,7 +1317,7 @@ def check_stage(stage, given, arch_dir, after=""):
 ARCH_DIRS_NAMES = {v: k for k, v in ARCH_DIRS.items()}
 
 
-def make_tree(source, given, arch_name, patches, key, files):
+def make_tree(source, given, arch_name, patches, key, files, image=None):
     """trees/<key>/: the taken files, patched, configured and probed. The folder
     appears whole (renamed into place) or not at all; a damaged one of that key
     is replaced. (meta, SHA-256 of its kimport.json)."""
@@ -1341,6 +1342,8 @@ def make_tree(source, given, arch_name, patches, key, files):
             description = probe(stage, arch_dir, Path(work), given)
         write_desc(stage, version, description, source_text, summary)
         syntax_check(stage, arch_dir, given, arch_name)
+        # --vdso-image: the tree's own vdso64.so beside it (vdso_image.py)
+        image_meta = image and vdso_image.take(imports_dir(), stage, arch_name, *image)
         meta = {"glue": glue_digest(), "kernel": version[3], "version": list(version[:3]),
                 "arch": arch_name, "arch_dir": arch_dir, "config": config,
                 "kconfig_skipped": skipped, "features": found, "probe": description,
@@ -1349,6 +1352,8 @@ def make_tree(source, given, arch_name, patches, key, files):
                              "subject": p.subject, "files": [f for f, _ in p.targets]}
                             for p in patches],
                 "hashes": {rel: file_sha256(stage / rel) for rel in stage_files(stage, given)}}
+        if image_meta:
+            meta["image"] = image_meta
         meta["files"] = sorted(list(meta["hashes"]) + ["kimport.json"])
         raw = (json.dumps(meta, indent=1) + "\n").encode()
         write_inside(stage, "kimport.json", raw)
@@ -1424,9 +1429,10 @@ class Request(NamedTuple):
     arch: str
     kbuild: bool = False  # run the tree's kbuild for its vDSO line (kbuild.py)
     config: str = None  # --config FILE, else Debian's for the tree's version
+    image: tuple = None  # (bytes of --vdso-image, FILE as given), checked
 
 
-def request(given, patch_paths, name, use_kbuild=None, config=None):
+def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=None):
     """Every input of an import checked, before anything is written. kbuild by
     default for Debian's own packages only (it runs the tree's Makefiles)."""
     check_name(name)
@@ -1434,10 +1440,11 @@ def request(given, patch_paths, name, use_kbuild=None, config=None):
     patches = check_patches(patch_paths)
     if config is not None:
         safe_read.read_regular(config, "--config", kbuild.CONFIG_LIMIT)
+    image = vdso_image.given(image_path)
     source = resolve_source(given)
     if use_kbuild is None:
         use_kbuild = config is not None or kbuild.is_debian(source)
-    return Request(name, given, source, patches, arch_name, use_kbuild, config)
+    return Request(name, given, source, patches, arch_name, use_kbuild, config, image)
 
 
 def take_in(req):
@@ -1452,10 +1459,10 @@ def take_in(req):
         identity = ("tree", tree_sha256(files))
     else:
         identity = ("tarball", tarball_sha256(req.source))
-    key = cache_key(req.arch, identity, req.patches)
+    key = vdso_image.keyed(cache_key(req.arch, identity, req.patches), req.image)
     found = cached(key)
     meta, meta_sha = found or make_tree(req.source, req.given, req.arch, req.patches, key,
-                                        files)
+                                        files, req.image)
     entry = {"key": key, "ident": ident(req.name), "arch": req.arch,
              "arch_dir": ARCH_DIRS[req.arch], "kernel": meta["kernel"],
              "source": str(req.source), "patches": [str(p.path) for p in req.patches],
@@ -1469,8 +1476,11 @@ def take_in(req):
     rec = kbuild_line(req, identity, meta) if req.kbuild else None
     if rec is not None:
         entry["kbuild"] = {"copts": rec["copts"], "key": rec["key"]}
-        kbuild.offer_image(imports_dir(), trees_dir() / key, ARCH_DIRS[req.arch], rec,
-                           req.given, own=kbuild.line_patches(req.patches) == req.patches)
+        image = kbuild.own_image(rec, own=kbuild.line_patches(req.patches) == req.patches)
+        if image is not None and req.image is None:
+            # the tree's own vdso64.so, as its kbuild made it: the +image variants
+            # (vdso_image.py), the tree taken again with the image in its key
+            return take_in(req._replace(image=vdso_image.given(str(image))))
     entry["identity"]["kbuild"] = kbuild.context(rec)
     return entry, meta, found is not None, time.monotonic() - t0
 
@@ -1586,7 +1596,8 @@ def temporary(wanted):
 
 
 def do_import(args):
-    req = request(args.source, args.patch or [], args.name, args.kbuild, args.config)
+    req = request(args.source, args.patch or [], args.name, args.kbuild, args.config,
+                  args.vdso_image)
     d = writable_dir()
     packages.ensure_setup()
     with table_lock(d):
@@ -1734,6 +1745,10 @@ def add_parser(sub):
                    help="the kernel configuration kbuild uses (implies --kbuild); else "
                         "Debian's for the tree's version, /usr/src/linux-config-X.Y/"
                         "config.amd64_none_amd64.xz")
+    p.add_argument("--vdso-image", metavar="FILE",
+                   help="the tree's own vdso64.so (kbuild's, or its .dbg): stored beside "
+                        "the import and mapped as the variants "
+                        "kernel:NAME+{rdtsc,lfence_rdtsc,rdtscp,fake}+image (x86_64)")
     p.add_argument("--list", action="store_true", help="the imported trees, and exit")
     p.add_argument("--remove", metavar="NAME", help="forget an import (its variants go)")
     arch.add_argument(p, "the architecture whose vDSO to take (x86_64; the only one "

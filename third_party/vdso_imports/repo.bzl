@@ -113,6 +113,7 @@ def _impl(ctx):
             # the tree's own vDSO compile line (scripts/vdsobench_cli/kbuild.py),
             # checked by imports_table.py; [] when imported without kbuild
             "kline": entry.get("kline", []),
+            "image": 1 if entry.get("image") else 0,  # JSON-encoded below: no booleans
         }
     ctx.file("BUILD", "\n".join(build) + "\n")
     ctx.file("WORKSPACE", 'workspace(name = "vdso_imports")\n')

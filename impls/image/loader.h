@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A vDSO image (a kernel's vdso64.so) mapped in userspace, as the x86-64
+ * kernel of v6.1..v6.12 maps it (arch/x86/entry/vdso/vma.c map_vdso(),
+ * vdso-layout.lds.S): its PT_LOAD segment at the image's address 0, the
+ * vvar area (vvar, pvclock, hvclock and timens pages) right before it,
+ * the image's alternatives applied for the chosen counter read as
+ * arch/x86/kernel/alternative.c apply_alternatives() does at boot, and
+ * its exported __vdso_* functions resolved from .dynsym.
+ *
+ * Everything the file says is checked before it is used: an image is
+ * other people's input (a tree's build, a saved snapshot of [vdso]).
+ * hwloc-style: 0, or -1 with a reason in why.
+ */
+#ifndef VDSOBENCH_IMAGE_LOADER_H
+#define VDSOBENCH_IMAGE_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VDSO_IMAGE_PAGE 4096
+
+/* the counter read put in the image's rdtsc_ordered() slot */
+enum vdso_image_counter {
+	VDSO_IMAGE_RDTSC,	 /* the original: rdtsc, nop-padded */
+	VDSO_IMAGE_LFENCE_RDTSC, /* X86_FEATURE_LFENCE_RDTSC's replacement */
+	VDSO_IMAGE_RDTSCP,	 /* X86_FEATURE_RDTSCP's replacement */
+	VDSO_IMAGE_FAKE,	 /* a call to fake_read: tests only */
+	VDSO_IMAGE_KEEP,	 /* the bytes as they are (a running kernel's copy) */
+};
+
+enum vdso_image_sym {
+	VDSO_IMAGE_CLOCK_GETTIME,
+	VDSO_IMAGE_GETTIMEOFDAY,
+	VDSO_IMAGE_TIME,
+	VDSO_IMAGE_CLOCK_GETRES,
+	VDSO_IMAGE_NR_SYMS,
+};
+
+struct vdso_image_opts {
+	enum vdso_image_counter counter;
+	/*
+	 * the counter for VDSO_IMAGE_FAKE: this thread's copy of a __thread
+	 * variable of the executable, which each thread's read then loads
+	 */
+	const volatile uint64_t *fake_counter;
+	/*
+	 * the vvar area's start and size relative to the image, used when the
+	 * image has no symbol table (a stripped vdso64.so): -4 pages and 4
+	 * for v6.1..v6.12
+	 */
+	long vvar_start;
+	int vvar_pages;
+	/*
+	 * NULL, or where to map it (MAP_FIXED over a page-aligned area of
+	 * at_len bytes the caller owns, e.g. a static array, so that the entry
+	 * points have addresses the linker knows)
+	 */
+	void *at;
+	size_t at_len;
+};
+
+/* the bytes a mapping of an image of PT_LOAD span len with vvar_pages needs */
+#define VDSO_IMAGE_MAP_LEN(len, vvar_pages)                                  \
+	((size_t)(vvar_pages) * VDSO_IMAGE_PAGE +                           \
+	 (((size_t)(len) + VDSO_IMAGE_PAGE - 1) & ~(size_t)(VDSO_IMAGE_PAGE - 1)) + \
+	 VDSO_IMAGE_PAGE)
+
+struct vdso_loaded {
+	uint8_t *map; /* the whole mapping: vvar area, image, thunk page */
+	size_t map_len;
+	uint8_t *base; /* the image's address 0 */
+	size_t len;    /* the PT_LOAD span, page-rounded */
+	uint8_t *vvar; /* base + vvar_start: the vvar area, read-only zeros until mapped */
+	long vvar_start;
+	int vvar_pages;
+	/* the counter slots patched (rdtsc_ordered() sites), and how many alternatives */
+	int slots, alts, relocs;
+	int fixed; /* mapped over the caller's area: given back as zeros */
+	void *sym[VDSO_IMAGE_NR_SYMS]; /* NULL where the image has none */
+};
+
+extern const char *const vdso_image_sym_names[VDSO_IMAGE_NR_SYMS];
+
+int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,
+		   const struct vdso_image_opts *opts, char *why, size_t why_len);
+void vdso_image_unmap(struct vdso_loaded *img);
+
+#endif /* VDSOBENCH_IMAGE_LOADER_H */

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * impls/image/loader.c on real images: the running kernel's own [vdso]
+ * (copied out of this process, its vvar area found in /proc/self/maps),
+ * and, when VDSOBENCH_TEST_VDSO_IMAGE names one, a kbuild vdso64.so of
+ * v6.1..v6.12 (Debian's 6.12 tree: docs/image.md says how to build it),
+ * each counter's slot checked byte by byte. With the vvar area all zeros
+ * (clock_mode VDSO_CLOCKMODE_NONE) every read takes the image's own
+ * fallback syscall, so its answer is the real kernel's. Then hostile
+ * images: each refused with a reason, none crashes.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+
+#include "impls/image/loader.h"
+#include "testing/tap.h"
+
+typedef int (*gettime_fn)(clockid_t, struct timespec *);
+
+static long long ns_of(const struct timespec *ts)
+{
+	return ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
+/* its __vdso_clock_gettime(CLOCK_MONOTONIC) between two of libc's */
+static bool reads_between(const struct vdso_loaded *img)
+{
+	struct timespec a, v = { 0 }, b;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	rc = ((gettime_fn)img->sym[VDSO_IMAGE_CLOCK_GETTIME])(CLOCK_MONOTONIC, &v);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return rc == 0 && ns_of(&a) <= ns_of(&v) && ns_of(&v) <= ns_of(&b);
+}
+
+/* the [vdso] mapping and the [vvar*] ones right before it */
+static int system_vdso(uint8_t **copy, size_t *len, long *vvar_start)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long lo, hi, vvar_lo = 0, vvar_hi = 0, base = getauxval(AT_SYSINFO_EHDR);
+	size_t n = 0;
+
+	if (!f || !base)
+		return f ? fclose(f), -1 : -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			continue;
+		if (strstr(line, "[vvar")) {
+			if (lo != vvar_hi)
+				vvar_lo = lo;
+			vvar_hi = hi;
+		} else if (lo == base && strstr(line, "[vdso]")) {
+			n = hi - lo;
+		}
+	}
+	fclose(f);
+	if (!n || vvar_hi != base)
+		return -1;
+	*copy = malloc(n);
+	if (!*copy)
+		return -1;
+	memcpy(*copy, (void *)base, n);
+	*len = n;
+	*vvar_start = -(long)(base - vvar_lo);
+	return 0;
+}
+
+static void test_system(void)
+{
+	struct vdso_image_opts o = { .counter = VDSO_IMAGE_KEEP };
+	struct vdso_loaded img;
+	uint8_t *copy;
+	size_t len;
+	char why[160] = "";
+
+	if (system_vdso(&copy, &len, &o.vvar_start)) {
+		tap_ok(true, "the system's vDSO # SKIP no [vdso] with [vvar] before it here");
+		return;
+	}
+	o.vvar_pages = (int)(-o.vvar_start / VDSO_IMAGE_PAGE);
+	if (!tap_ok(vdso_image_map(&img, copy, len, &o, why, sizeof(why)) == 0,
+		    "the system's vDSO maps (%zu bytes, vvar at %ld)%s%s", len, o.vvar_start,
+		    *why ? ": " : "", why)) {
+		free(copy);
+		return;
+	}
+	tap_ok(img.sym[VDSO_IMAGE_GETTIMEOFDAY] && img.sym[VDSO_IMAGE_TIME],
+	       "its __vdso_gettimeofday and __vdso_time are found");
+	tap_ok(reads_between(&img), "its clock_gettime, on zeros, falls back to the real kernel");
+	vdso_image_unmap(&img);
+
+	/* hostile copies of it */
+	{
+		static const struct {
+			size_t at, n;
+			uint8_t byte;
+			const char *what;
+		} cuts[] = {
+			{ 0, 1, 0x00, "not ELF" },
+			{ offsetof(Elf64_Ehdr, e_machine), 1, 0x03, "another machine" },
+			{ offsetof(Elf64_Ehdr, e_phoff), 8, 0xff, "program headers past the end" },
+			{ offsetof(Elf64_Ehdr, e_phnum), 2, 0x00, "no PT_LOAD" },
+		};
+		uint8_t *bad = malloc(len);
+
+		for (size_t i = 0; bad && i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+			memcpy(bad, copy, len);
+			memset(bad + cuts[i].at, cuts[i].byte, cuts[i].n);
+			*why = 0;
+			tap_ok(vdso_image_map(&img, bad, len, &o, why, sizeof(why)) == -1 && *why,
+			       "refused: %s (%s)", cuts[i].what, why);
+		}
+		tap_ok(vdso_image_map(&img, copy, 40, &o, why, sizeof(why)) == -1,
+		       "refused: 40 bytes (%s)", why);
+		free(bad);
+	}
+	free(copy);
+}
+
+static void test_kbuild(const char *path)
+{
+	static const struct {
+		enum vdso_image_counter c;
+		const char *name;
+		uint8_t op[5];
+		unsigned int n;
+	} counters[] = {
+		{ VDSO_IMAGE_RDTSC, "rdtsc", { 0x0f, 0x31 }, 2 },
+		{ VDSO_IMAGE_LFENCE_RDTSC, "lfence_rdtsc", { 0x0f, 0xae, 0xe8, 0x0f, 0x31 }, 5 },
+		{ VDSO_IMAGE_RDTSCP, "rdtscp", { 0x0f, 0x01, 0xf9 }, 3 },
+	};
+	static uint8_t buf[1 << 20];
+	FILE *f = fopen(path, "rb");
+	size_t len = f ? fread(buf, 1, sizeof(buf), f) : 0;
+	char why[160] = "";
+
+	if (f)
+		fclose(f);
+	if (!tap_ok(len > 0, "%s is readable", path))
+		return;
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		struct vdso_image_opts o = { .counter = counters[i].c,
+					     .vvar_start = -4 * VDSO_IMAGE_PAGE,
+					     .vvar_pages = 4 };
+		struct vdso_loaded img, orig;
+		struct vdso_image_opts keep = o;
+		int same = 0;
+
+		keep.counter = VDSO_IMAGE_KEEP;
+		if (!tap_ok(vdso_image_map(&img, buf, len, &o, why, sizeof(why)) == 0 &&
+				    vdso_image_map(&orig, buf, len, &keep, why, sizeof(why)) == 0,
+			    "%s: maps with %s%s%s", path, counters[i].name, *why ? ": " : "", why))
+			continue;
+		/* each slot now begins with the counter's bytes: find them where rdtsc was */
+		for (size_t k = 0; k + 5 <= img.len; k++)
+			if (!memcmp(orig.base + k, "\x0f\x31\x90\x90\x90", 5) &&
+			    !memcmp(img.base + k, counters[i].op, counters[i].n))
+				same++;
+		tap_ok(img.slots > 0 && same == img.slots,
+		       "%s: %d slots, %d of them hold %s", counters[i].name, img.slots, same,
+		       counters[i].name);
+		tap_ok(reads_between(&img), "%s: clock_gettime on zeros falls back to the kernel",
+		       counters[i].name);
+		vdso_image_unmap(&img);
+		vdso_image_unmap(&orig);
+	}
+}
+
+int main(void)
+{
+	const char *path = getenv("VDSOBENCH_TEST_VDSO_IMAGE");
+
+	test_system();
+	if (path && *path)
+		test_kbuild(path);
+	else
+		tap_ok(true, "a kbuild vdso64.so # SKIP VDSOBENCH_TEST_VDSO_IMAGE is unset (build "
+			     "one with make arch/x86/entry/vdso/, docs/image.md)");
+	return tap_done();
+}

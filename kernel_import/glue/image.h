@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The image half of an imported variant kernel:NAME+COUNTER+image
+ * (variant.c with KIMPORT_IMAGE): the tree's own vdso64.so, embedded as
+ * include/generated/kimport_image.h (scripts/vdsobench_cli/vdso_image.py),
+ * mapped by impls/image/loader.c into a static page-aligned area, so its
+ * entry points have addresses the linker knows and the variant table
+ * calls them directly, as it calls every layout's.
+ *
+ * The vvar area follows v6.1..v6.12's arch/x86/entry/vdso/vdso-layout.lds.S:
+ * vvar, pvclock, hvclock, timens pages before the text, the data at offset
+ * 128 of the vvar page (asm/vvar.h). The vvar and timens pages are the
+ * two pages of variant.c's memfd, which the tree's update_vsyscall()
+ * writes; a task in a time namespace gets them swapped, as the kernel's
+ * vvar fault handler (vma.c vvar_fault()) serves them. The pvclock and
+ * hvclock pages stay zeros: the clocksource is the TSC.
+ */
+#ifndef KIMPORT_GLUE_IMAGE_H
+#define KIMPORT_GLUE_IMAGE_H
+
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+
+#include "impls/image/loader.h"
+#include "impls/kernel/fake_counter.h"
+
+#define KIMAGE_VVAR_LEN (KIMPORT_IMAGE_VVAR_PAGES * PAGE_SIZE)
+#define KIMAGE_MAP_LEN                                                       \
+	(KIMAGE_VVAR_LEN + KIMPORT_IMAGE_SPAN_PAGES * PAGE_SIZE + PAGE_SIZE)
+#define KIMAGE_TIMENS_SLOT (KIMPORT_IMAGE_VVAR_PAGES - 1)
+
+/* where the image is mapped: the linker's address, the loader's MAP_FIXED */
+__attribute__((used)) u8 VDSO_SYM(image_area)[KIMAGE_MAP_LEN] __aligned(PAGE_SIZE);
+#define kimage_area VDSO_SYM(image_area)
+static struct vdso_loaded kimage;
+
+/*
+ * The variant's entry points VDSO_SYM(clock_gettime) ... are the image's
+ * own functions: symbols at their addresses in the area, so the harness's
+ * loops, which call a variant's entry points by name, call the image's
+ * code directly, as a program calls its vDSO's. One the image does not
+ * export is a function returning -ENOSYS (the kernel's vDSO of before
+ * v5.3 had no clock_getres).
+ */
+#define KIMAGE_ENTRY(name, off)                                              \
+	asm(".globl " __stringify(VDSO_SYM(name)) "\n\t"                       \
+	    ".type " __stringify(VDSO_SYM(name)) ", @function\n\t"              \
+	    ".set " __stringify(VDSO_SYM(name)) ", " __stringify(               \
+		    VDSO_SYM(image_area)) " + " __stringify(KIMAGE_VVAR_LEN_BYTES) \
+	    " + " __stringify(off))
+#define KIMAGE_VVAR_LEN_BYTES (KIMPORT_IMAGE_VVAR_PAGES * 4096)
+
+_Static_assert(KIMPORT_IMAGE_CLOCK_GETTIME >= 0, "the image has __vdso_clock_gettime");
+_Static_assert(KIMPORT_IMAGE_GETTIMEOFDAY >= 0 && KIMPORT_IMAGE_TIME >= 0,
+	       "the image has __vdso_gettimeofday and __vdso_time");
+KIMAGE_ENTRY(clock_gettime, KIMPORT_IMAGE_CLOCK_GETTIME);
+KIMAGE_ENTRY(gettimeofday, KIMPORT_IMAGE_GETTIMEOFDAY);
+KIMAGE_ENTRY(time, KIMPORT_IMAGE_TIME);
+#if KIMPORT_IMAGE_CLOCK_GETRES >= 0
+KIMAGE_ENTRY(clock_getres, KIMPORT_IMAGE_CLOCK_GETRES);
+#else
+VDSO_ENTRY int VDSO_SYM(clock_getres)(clockid_t clock, struct timespec *res)
+{
+	(void)clock;
+	(void)res;
+	return -ENOSYS;
+}
+#endif
+
+/* KIMPORT_IMAGE_COUNTER: the variant's counter, from kernel_import/imports.bzl */
+
+static int kimage_map(void)
+{
+	struct vdso_image_opts o = {
+		.counter = KIMPORT_IMAGE_COUNTER,
+		.fake_counter = &vdso_fake_cycles,
+		.vvar_start = KIMPORT_IMAGE_VVAR_START,
+		.vvar_pages = KIMPORT_IMAGE_VVAR_PAGES,
+		.at = kimage_area,
+		.at_len = sizeof(kimage_area),
+	};
+	char why[160];
+
+	if (kimage.map)
+		return 0;
+	if (vdso_image_map(&kimage, kimport_image_bytes, sizeof(kimport_image_bytes), &o, why,
+			   sizeof(why))) {
+		fprintf(stderr, "vdsobench: %s: its vdso64.so: %s\n", KIMPORT_SOURCE, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* the reader's vvar and timens slots from the memfd's pages 0 and 1 */
+static int kimage_map_vvar(const struct vvar_memfd *m, bool timens_task)
+{
+	static const int slot[2] = { 0, KIMAGE_TIMENS_SLOT };
+
+	for (int page = 0; page < 2; page++) {
+		int s = slot[timens_task ? page ^ 1 : page];
+		void *p = mmap(kimage_area + (size_t)s * PAGE_SIZE, PAGE_SIZE, PROT_READ,
+			       MAP_SHARED | MAP_FIXED, m->fd, (off_t)page * PAGE_SIZE);
+
+		if (p == MAP_FAILED)
+			return -1;
+	}
+	return 0;
+}
+
+/* once: the image, then the memfd (its slots in a scratch area), then the slots */
+static int kimage_init(struct vvar_memfd *m)
+{
+	static u8 scratch[2 * PAGE_SIZE] __aligned(PAGE_SIZE);
+
+	if (m->k)
+		return 0;
+	if (kimage_map() || vvar_memfd_init(m, "vdsobench-kernel-image", scratch, 2))
+		return -1;
+	return kimage_map_vvar(m, false);
+}
+
+/*
+ * The image's fallbacks are its own syscall instructions, which would ask
+ * the real kernel. For the checkers only (trap_fallbacks, never called by
+ * a benchmark): a seccomp filter traps clock_gettime, clock_getres,
+ * gettimeofday and time made from the image's pages (SECCOMP_RET_TRAP),
+ * and the SIGSYS handler answers from the simulated kernel, as every
+ * layout's fallbacks do (impls/common/variant_prelude.h). Another image
+ * variant's trap is chained to.
+ */
+static struct sigaction kimage_prev_sigsys;
+
+static void kimage_sigsys(int sig, siginfo_t *info, void *uctx)
+{
+	ucontext_t *uc = uctx;
+	greg_t *r = uc->uc_mcontext.gregs;
+	const u8 *at = info->si_call_addr;
+
+	if (at < kimage_area || at >= kimage_area + sizeof(kimage_area)) {
+		if (kimage_prev_sigsys.sa_flags & SA_SIGINFO)
+			kimage_prev_sigsys.sa_sigaction(sig, info, uctx);
+		return;
+	}
+	switch (info->si_syscall) {
+	case SYS_clock_gettime:
+		r[REG_RAX] = clock_gettime_fallback((clockid_t)r[REG_RDI],
+						    (struct timespec *)r[REG_RSI]);
+		break;
+	case SYS_clock_getres:
+		r[REG_RAX] = clock_getres_fallback((clockid_t)r[REG_RDI],
+						   (struct timespec *)r[REG_RSI]);
+		break;
+	case SYS_gettimeofday:
+		r[REG_RAX] = gettimeofday_fallback((struct timeval *)r[REG_RDI],
+						   (struct timezone *)r[REG_RSI]);
+		break;
+	case SYS_time: {
+		struct timeval tv;
+
+		r[REG_RAX] = gettimeofday_fallback(&tv, NULL);
+		if (!r[REG_RAX]) {
+			r[REG_RAX] = tv.tv_sec;
+			if (r[REG_RDI])
+				*(time_t *)r[REG_RDI] = tv.tv_sec;
+		}
+		break;
+	}
+	default:
+		r[REG_RAX] = -ENOSYS;
+	}
+}
+
+static int kimage_trap_fallbacks(void)
+{
+	uintptr_t lo = (uintptr_t)kimage_area, hi = lo + sizeof(kimage_area);
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 12),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clock_gettime, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clock_getres, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_gettimeofday, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_time, 0, 7),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, instruction_pointer) + 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (u32)(lo >> 32), 0, 5),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, instruction_pointer)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (u32)lo, 0, 3),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (u32)hi, 2, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	struct sigaction sa = { .sa_sigaction = kimage_sigsys, .sa_flags = SA_SIGINFO };
+	static bool trapped;
+
+	if (trapped)
+		return 0;
+	if ((lo >> 32) != ((hi - 1) >> 32)) {
+		errno = ERANGE; /* the filter compares the low words only */
+		return -1;
+	}
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSYS, &sa, &kimage_prev_sigsys) ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return -1;
+	trapped = true;
+	return 0;
+}
+
+#endif /* KIMPORT_GLUE_IMAGE_H */
