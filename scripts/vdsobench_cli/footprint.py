@@ -41,6 +41,14 @@ def _field(group, who, name):
     return {r: rec[name] for r, rec in group.footprint.get(who, {}).items() if name in rec}
 
 
+def median_ci(values, confidence=0.95):
+    """stats.median_ci() of values of either sign (it takes none below 0): the
+    order statistics move with the values, so shift them by their minimum."""
+    low = min(values)
+    ci = stats.median_ci([v - low for v in values], confidence)
+    return None if ci is None else (ci[0] + low, ci[1] + low)
+
+
 def _diff_of_diff(mono, real, a, b, per_round):
     """Per round, (B - A on MONOTONIC) - (B - A on REALTIME) of per_round(group, who)."""
     diffs = []
@@ -76,10 +84,10 @@ def extra(groups, pair=PAIR, confidence=0.95):
         extra_lines[clock] = statistics.median(lb[r] - la[r] for r in both) if both else None
     return {
         "ns": statistics.median(walk) if walk else None,
-        "ci": stats.median_ci(walk, confidence) if walk else None,
+        "ci": median_ci(walk, confidence) if walk else None,
         "n": len(walk),
         "total_ns": statistics.median(total) if total else None,
-        "total_ci": stats.median_ci(total, confidence) if total else None,
+        "total_ci": median_ci(total, confidence) if total else None,
         "line_ns": statistics.median(line_costs) if line_costs else None,
         "lines": lines,
         "extra_lines": extra_lines,
@@ -134,3 +142,66 @@ def measure(binary, trial_rounds, batch_ms, cpus=None):
     lost = rounds.lost_cpu(context, groups)
     return (extra(groups), "; ".join(lost.values()) or None,
             time.monotonic() - started)
+
+
+# what a comparison keeps of each footprint batch (compare --out: "footprint")
+KEPT = ("lines_displaced", "line_ns", "walk_net_ns", "data_lines")
+
+
+def comparison_part(groups):
+    """{"footprint": clock/mode/cpuN -> subject#copy -> round -> KEPT of the
+    batch's object} for a comparison, or {} when no group is in the mode."""
+    part = {g.key: {f"{s}#{c}": {str(r): {k: rec[k] for k in KEPT if k in rec}
+                                 for r, rec in per.items()}
+                    for (s, c), per in g.footprint.items()}
+            for g in groups if g.footprint}
+    return {"footprint": part} if part else {}
+
+
+def _of(c, clock, variant, field):
+    """{round: field} of one subject's footprint batches in comparison c."""
+    key = next((k for k in c.get("footprint", {}) if k.startswith(f"{clock}/footprint/")), None)
+    per = c["footprint"][key].get(f"{variant}#0", {}) if key else {}
+    return {r: rec[field] for r, rec in per.items() if field in rec}
+
+
+def recipe_lines(c, before, after, control="realtime"):
+    """A recipe's footprint verdict, as lines of text: per clock the lines each
+    side displaces from its caller (and which, as probed), and for each clock
+    but control the extra walk cost over control's, round by round (the code
+    cancels), in ns and in lines of the controls' cost."""
+    if not c.get("footprint"):
+        return ["footprint: not measured"]
+    clocks = sorted({k.split("/")[0] for k in c["footprint"]})
+    costs = [v for clock in clocks for who in (before, after)
+             for v in _of(c, clock, who, "line_ns").values()]
+    line = statistics.median(costs) if costs else None
+    out = [f"footprint: the caller's lines a call displaces (one line costs the caller "
+           + (f"{line:.2f} ns here, " if line else "")
+           + "from the controls); extra cost over "
+           + f"{control.upper()}'s per round, so that the code cancels; intervals 95%"]
+
+    def walk_diff(clock):
+        a, b = _of(c, clock, before, "walk_net_ns"), _of(c, clock, after, "walk_net_ns")
+        return {r: b[r] - a[r] for r in a if r in b}
+
+    for clock in clocks:
+        la, lb = (_of(c, clock, v, "lines_displaced") for v in (before, after))
+        da = next(iter(_of(c, clock, before, "data_lines").values()), None)
+        db = next(iter(_of(c, clock, after, "data_lines").values()), None)
+        text = (f"  {clock.upper()}: lines displaced "
+                + (f"{statistics.median(la.values()):.2f}" if la else "-") + " -> "
+                + (f"{statistics.median(lb.values()):.2f}" if lb else "-")
+                + (f" (probed data lines {da} -> {db})" if da is not None else ""))
+        if clock != control and clock in clocks and control in clocks:
+            d, k = walk_diff(clock), walk_diff(control)
+            dd = [d[r] - k[r] for r in d if r in k]
+            if dd:
+                m, ci = statistics.median(dd), median_ci(dd)
+                seen = ci is not None and (ci[0] > 0 or ci[1] < 0)
+                text += (f"; beyond {control.upper()}: {m:+.2f} ns"
+                         + (f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else "")
+                         + (f" = {m / line:+.2f} lines" if line else "")
+                         + (": the caller pays for it" if seen else ": not seen"))
+        out.append(text)
+    return out

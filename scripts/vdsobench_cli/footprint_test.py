@@ -80,6 +80,21 @@ PAIR = footprint.PAIR
 
 
 class KnownDifferenceTest(unittest.TestCase):
+    def test_median_ci_of_either_sign(self):
+        values = [-3.0, -1.0, 2.0, 0.5, -0.5, 1.5, 4.0, -2.0, 3.0, 1.0]
+        shifted = footprint.stats.median_ci([v + 10 for v in values])
+        lo, hi = footprint.median_ci(values)
+        self.assertAlmostEqual(lo, shifted[0] - 10)
+        self.assertAlmostEqual(hi, shifted[1] - 10)
+        self.assertLess(lo, 0)
+
+    def test_negative_differences_have_an_interval(self):
+        groups = [series("monotonic", {PAIR[0]: (30, 8, 2), PAIR[1]: (26, 4, 1)}),
+                  series("realtime", {PAIR[0]: (30, 4, 1), PAIR[1]: (30, 4, 1)})]
+        r = footprint.extra(groups)
+        self.assertLess(r["ci"][1], 0)
+        self.assertFalse(footprint.verdict(r)[0], "one line fewer is not one more")
+
     def test_one_line_more_on_monotonic_passes(self):
         groups = [series("monotonic", {PAIR[0]: (30, 4, 1), PAIR[1]: (35, 8, 2)}),
                   series("realtime", {PAIR[0]: (29, 4, 1), PAIR[1]: (30, 4.2, 1)})]
@@ -127,6 +142,40 @@ class KnownDifferenceTest(unittest.TestCase):
         ok, lines = footprint.verdict(footprint.extra(few))
         self.assertFalse(ok)
         self.assertIn("too few", lines[0])
+
+
+class ComparisonTest(unittest.TestCase):
+    """What compare keeps of the batches, and the recipes' verdict from it."""
+
+    def comparison(self, extra_walk):
+        groups = [series("monotonic", {PAIR[0]: (30, 4, 1), PAIR[1]: (35, 4 + extra_walk, 2)}),
+                  series("realtime", {PAIR[0]: (29, 4, 1), PAIR[1]: (30, 4.2, 1)})]
+        for g in groups:
+            for per in g.footprint.values():
+                for rec in per.values():
+                    rec["data_lines"] = [0]
+                    rec["kept_out"] = 1
+        return footprint.comparison_part(groups)
+
+    def test_kept_fields_with_string_rounds(self):
+        c = self.comparison(4)
+        rec = c["footprint"]["monotonic/footprint/cpu1"][f"{PAIR[1]}#0"]["3"]
+        self.assertEqual(sorted(rec), sorted(footprint.KEPT))
+        self.assertEqual(footprint.comparison_part([rounds.Series("x/hot/cpu1", 1)]), {})
+
+    def test_recipe_sees_the_line(self):
+        lines = footprint.recipe_lines(self.comparison(4), *PAIR)
+        self.assertIn("4.00 ns here", lines[0])
+        mono = next(x for x in lines if x.startswith("  MONOTONIC"))
+        self.assertIn("1.00 -> 2.00", mono)
+        self.assertIn("+3.80 ns", mono)
+        self.assertIn("the caller pays for it", mono)
+
+    def test_recipe_without_the_line(self):
+        lines = footprint.recipe_lines(self.comparison(0.2), *PAIR)
+        mono = next(x for x in lines if x.startswith("  MONOTONIC"))
+        self.assertIn("not seen", mono)
+        self.assertEqual(footprint.recipe_lines({}, *PAIR), ["footprint: not measured"])
 
 
 if __name__ == "__main__":
