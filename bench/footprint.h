@@ -26,7 +26,9 @@
  * run once with its data pages protected, each fault records the line and
  * single-steps the access with the page open (x86-64); elsewhere, or when
  * the pages cannot be protected, every line of the data's first
- * BENCH_PRESSURE_SPAN bytes is taken, and the record says so.
+ * BENCH_PRESSURE_SPAN bytes is taken, and the record says so. A fault
+ * gives the access's first byte, not its size: of a load that straddles
+ * two lines (a 16-byte basetime at 120..135) only the first is recorded.
  *
  * Follows no kernel code: the lines it measures are those of the layouts
  * (impls/layouts/, v4.20 to v6.17), as `vdsobench layout` shows them.

@@ -189,8 +189,8 @@ int harness_plan(const struct selection &sel, char *err, size_t errlen)
 			 "the selection is empty: no selected mode applies to "
 			 "the selected variants and clocks (writer and timens "
 			 "are for variants, timens only for generic_timens*; "
-			 "floors run in hot, pressure, compute, cold, cold-l2, "
-			 "warm and footprint)%s%s",
+			 "floors run in hot, pressure, compute, cold, cold-l2 "
+			 "and warm)%s%s",
 			 ctx.skipped.empty() ? "" : "; skipped ",
 			 ctx.skipped.empty() ? "" : ctx.skipped[0].c_str());
 		return -1;

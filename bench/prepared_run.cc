@@ -200,8 +200,8 @@ const char *prepared_run::footprint(footprint_result *out) const
 				 "(fewer than 320 in the batch, or all past "
 				 "the fence)"
 			       : "footprint: the controls' lines cost the "
-				 "walk nothing: the chain is not in their "
-				 "sets here";
+				 "walk nothing measurable (noise, or the "
+				 "chain is not in their sets here)";
 	out->lines = lines_;
 	out->sets.assign(sets_.set, sets_.set + sets_.nr);
 	out->probe = probe_;

@@ -184,8 +184,7 @@ bool subject_applies(const struct subject *s, const struct clock_choice *c,
 	if (s->floor)
 		return c == &bench_clock_none &&
 		       (mode == MODE_HOT || mode == MODE_PRESSURE ||
-			mode == MODE_COMPUTE || bench_mode_is_cold(mode) ||
-			mode == MODE_FOOTPRINT);
+			mode == MODE_COMPUTE || bench_mode_is_cold(mode));
 	if (c == &bench_clock_none)
 		return false;
 	switch (mode) {
