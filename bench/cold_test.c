@@ -465,6 +465,15 @@ static void test_modes(void)
 		       sys->loops->op[BENCH_OP_GETTIME][BENCH_BODY_COLD] !=
 			       NULL,
 	       "every subject has a cold loop");
+	tap_ok(empty && sys && mono &&
+		       !subject_applies(empty, &bench_clock_none,
+					MODE_FOOTPRINT) &&
+		       subject_applies(sys, mono, MODE_FOOTPRINT) &&
+		       sys->loops->op[BENCH_OP_GETTIME][BENCH_BODY_FOOTPRINT] !=
+			       NULL &&
+		       !strcmp(bench_modes[MODE_FOOTPRINT].name, "footprint"),
+	       "footprint: every call has its loop; floors (no call) do not "
+	       "run it");
 }
 
 /* ---- hwloc's L2 ---- */

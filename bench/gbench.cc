@@ -169,6 +169,50 @@ void run_cold(benchmark::State &state, const plan &p)
 	state.counters["cpu"] = sched_getcpu();
 }
 
+// A footprint benchmark (manual time): per batch, the call and its walk
+// net of the walk alone in the same batch (footprint.h); the counters say
+// what went into it, the lines displaced among them.
+void run_footprint(benchmark::State &state, const plan &p)
+{
+	prepared_run run(p);
+	footprint_result r;
+	double net = 0, lines = 0, line_ns = 0, t0, t1;
+	u64 calls = 0;
+	const char *err = run.enter();
+
+	if (err) {
+		state.SkipWithError(err);
+		return;
+	}
+	t0 = thread_seconds();
+	while (state.KeepRunningBatch(state.max_iterations)) {
+		u64 n = (u64)state.max_iterations;
+
+		run.loop(n);
+		err = run.footprint(&r);
+		if (err) {
+			state.SkipWithError(err);
+			break;
+		}
+		state.SetIterationTime(std::max(r.f.net_ns, 0.0) * n / 1e9);
+		net += r.f.net_ns * n;
+		lines += r.f.displaced * n;
+		line_ns += r.f.line_ns * n;
+		calls += n;
+	}
+	t1 = thread_seconds();
+	progress_batch(p.name, t1 - t0);
+	run.leave();
+	if (err || !calls)
+		return;
+	state.counters["footprint_net_ns"] = net / calls;
+	state.counters["footprint_lines"] = lines / calls;
+	state.counters["footprint_line_ns"] = line_ns / calls;
+	state.counters["footprint_walk_alone_ns"] = r.f.walk_alone;
+	state.counters["footprint_chain_lines"] = (double)r.chain_lines;
+	state.counters["cpu"] = sched_getcpu();
+}
+
 // Google Benchmark picks a manual-time benchmark's iterations from the
 // reported time, which in the cold modes is a small part of the real one
 // (the eviction is most of it): a fixed count instead, from a short
@@ -192,7 +236,12 @@ u64 cold_iterations(const plan &p, double min_time)
 	run.leave();
 	if (took <= 0)
 		return 16;
-	return std::max<u64>(16, (u64)(min_time / 2 / (took / n)));
+	n = std::max<u64>(16, (u64)(min_time / 2 / (took / n)));
+	// footprint: whole rounds of the call and its controls
+	if (p.mode == MODE_FOOTPRINT)
+		n = (n + FOOTPRINT_ROUND - 1) / FOOTPRINT_ROUND *
+		    FOOTPRINT_ROUND;
+	return n;
 }
 
 } // namespace
@@ -203,6 +252,19 @@ void harness_register(double min_time)
 	for (const plan &entry : harness_plans()) {
 		const plan *p = &entry;
 
+		if (p->mode == MODE_FOOTPRINT) {
+			benchmark::RegisterBenchmark(
+				p->name.c_str(),
+				[p](benchmark::State &st) {
+					run_footprint(st, *p);
+				})
+				->Unit(benchmark::kNanosecond)
+				->UseManualTime()
+				->Iterations((benchmark::IterationCount)
+						     cold_iterations(*p,
+								     min_time));
+			continue;
+		}
 		if (!bench_mode_is_cold(p->mode)) {
 			benchmark::RegisterBenchmark(
 				p->name.c_str(),

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "bench/cold.h"
+#include "bench/footprint.h"
 #include "impls/common/compiler.h"
 
 #ifdef __cplusplus
@@ -44,6 +45,7 @@ enum bench_body {
 	BENCH_BODY_PRESSURE, /* read every line of an L1D-sized buffer */
 	BENCH_BODY_COMPUTE,  /* BENCH_COMPUTE_STEPS dependent multiply-adds */
 	BENCH_BODY_COLD,     /* evict the data's lines; time each call alone */
+	BENCH_BODY_FOOTPRINT, /* walk the caller's chain over the data's sets */
 	BENCH_NR_BODIES,
 };
 
@@ -70,6 +72,8 @@ struct bench_env {
 	struct cold_evict cold;
 	/* each call's ticks, counted by the cold loop (NULL: not counted) */
 	struct cold_hist *cold_hist;
+	/* the footprint mode: the caller's chain and the controls */
+	struct footprint_env footprint;
 };
 
 typedef void (*bench_loop_fn)(const struct bench_env *env, u64 n);
@@ -144,6 +148,56 @@ static __always_inline void bench_between(enum bench_body body,
 		}                                                              \
 	}
 
+/*
+ * The footprint mode (footprint.h): blocks of FOOTPRINT_BLOCK iterations of
+ * each kind in turn (the call, then controls loading 0..3 lines); each
+ * iteration a dither, the bracket, the call or control, the bracket, the
+ * walk, the bracket; the ticks added up per kind, the sums stored at the
+ * end. The environment is copied into the frame, which the harness places
+ * above the data's offsets, as the cold loop's.
+ */
+#define BENCH_FOOTPRINT_LOOP(sym, call)                                        \
+	static void sym(const struct bench_env *fp_env_, u64 n)                \
+	{                                                                      \
+		const struct bench_env fp_copy_ = *fp_env_;                    \
+		const struct bench_env *env = &fp_copy_;                       \
+		const struct footprint_env *fe_ = &env->footprint;             \
+		struct footprint_acc acc_ = {};                                \
+		struct footprint_node *p_ = fe_->head;                         \
+		u32 fp_state_ = COLD_DITHER_SEED;                              \
+		bool back_ = false;                                            \
+		if (!p_)                                                       \
+			return;                                                \
+		for (u64 i = 0; i < n; i++) {                                  \
+			unsigned int kind_ = (unsigned int)(                   \
+				(i / FOOTPRINT_BLOCK) % FOOTPRINT_KINDS);      \
+			u64 t0, t1, t2;                                        \
+			if (fe_->dither)                                       \
+				for (u32 k = cold_random(&fp_state_) %         \
+					     fe_->dither;                      \
+				     k; k--)                                   \
+					__asm__ __volatile__("" : "+r"(k));    \
+			t0 = cold_bracket();                                   \
+			if (kind_ == FOOTPRINT_KIND_CALL)                      \
+				call;                                          \
+			else                                                   \
+				footprint_control(fe_, kind_ - 1);             \
+			t1 = cold_bracket();                                   \
+			p_ = footprint_walk(p_, fe_->chain_len, back_);        \
+			t2 = cold_bracket();                                   \
+			back_ = !back_;                                        \
+			if (t2 - t0 > fe_->fence) {                            \
+				acc_.dropped[kind_]++;                         \
+				continue;                                      \
+			}                                                      \
+			acc_.n[kind_]++;                                       \
+			acc_.action[kind_] += t1 - t0;                         \
+			acc_.walk[kind_] += t2 - t1;                           \
+		}                                                              \
+		if (fe_->acc)                                                  \
+			*fe_->acc = acc_;                                      \
+	}
+
 #define BENCH_CALL_GETTIME(fn)                                                 \
 	do {                                                                   \
 		struct timespec ts;                                            \
@@ -162,11 +216,13 @@ static __always_inline void bench_between(enum bench_body body,
 	BENCH_LOOP(sym##_none, BENCH_BODY_NONE, call)                          \
 	BENCH_LOOP(sym##_pressure, BENCH_BODY_PRESSURE, call)                  \
 	BENCH_LOOP(sym##_compute, BENCH_BODY_COMPUTE, call)                    \
-	BENCH_COLD_LOOP(sym##_cold, call)
+	BENCH_COLD_LOOP(sym##_cold, call)                                      \
+	BENCH_FOOTPRINT_LOOP(sym##_footprint, call)
 
 #define BENCH_BODIES_OF(sym)                                                   \
 	{                                                                      \
-		sym##_none, sym##_pressure, sym##_compute, sym##_cold          \
+		sym##_none, sym##_pressure, sym##_compute, sym##_cold,         \
+			sym##_footprint                                        \
 	}
 
 /*

@@ -61,6 +61,23 @@ int plan_cold(plan &p, size_t k, char *err, size_t errlen)
 	return 0;
 }
 
+// the footprint mode's L1D geometry, the k-th CPU's: -1 and err if unknown
+int plan_footprint(plan &p, size_t k, char *err, size_t errlen)
+{
+	harness_context &ctx = harness();
+
+	p.l1d = ctx.l1d[k];
+	p.l1d_ways = ctx.l1d_ways[k];
+	if (!p.l1d || !p.l1d_ways) {
+		snprintf(err, errlen,
+			 "--modes footprint: hwloc knows no L1D size and ways "
+			 "for CPU %d (the chain needs the sets)",
+			 p.cpu);
+		return -1;
+	}
+	return 0;
+}
+
 // the writer mode's CPU for p: another than p's, or -1 and err
 int plan_writer(plan &p, char *err, size_t errlen)
 {
@@ -86,13 +103,15 @@ int plan_cpus(const struct subject *s, const struct clock_choice *clk,
 	harness_context &ctx = harness();
 
 	for (size_t k = 0; k < ctx.cpus.size(); k++) {
-		plan p = {s, clk, m, ctx.cpus[k], -1, 0, 0, ""};
+		plan p = {s, clk, m, ctx.cpus[k], -1, 0, 0, "", 0, 0};
 
 		if (m == MODE_PRESSURE)
 			p.pressure_len = plan_pressure_bytes(ctx.l1d[k]);
 		if (bench_mode_is_cold(m) && plan_cold(p, k, err, errlen))
 			return -1;
 		if (m == MODE_WRITER && plan_writer(p, err, errlen))
+			return -1;
+		if (m == MODE_FOOTPRINT && plan_footprint(p, k, err, errlen))
 			return -1;
 		p.name = name_of(s, clk, m, p.cpu);
 		plans.push_back(p);

@@ -25,6 +25,9 @@ struct plan {
 	size_t pressure_len;
 	size_t cold_pages; // the cold modes: pages each eviction reads
 	std::string name;
+	// the footprint mode: the CPU's L1D, size and ways (footprint.h)
+	size_t l1d;
+	unsigned int l1d_ways;
 };
 
 // expand the selection; -1 with err when it is empty

@@ -10,10 +10,13 @@
 #include <stddef.h>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "bench/plan.h"
 
 extern "C" {
+#include "bench/footprint.h"
 #include "impls/kernel/sim_system.h"
 }
 
@@ -22,6 +25,15 @@ struct cold_figures {
 	double mean = 0; // over the calls within COLD_OUTLIER_FACTOR x median
 	double min = 0, p10 = 0, median = 0, p90 = 0;
 	unsigned long long calls = 0, kept = 0;
+};
+
+// One footprint batch: its figures, and the chain it walked
+struct footprint_result {
+	struct footprint_figures f = {};
+	std::vector<uintptr_t> lines; // the data lines, offsets in the vvar
+	std::vector<unsigned int> sets; // the L1D sets they map to
+	std::string probe; // "fault", or "span: why the probe did not run"
+	size_t chain_lines = 0, l1d_sets = 0, l1d_ways = 0;
 };
 
 class writer_thread;
@@ -33,11 +45,15 @@ class prepared_run
 	~prepared_run();
 	// nullptr, or why it cannot run
 	const char *enter();
+	// the footprint mode's chain and controls (nullptr, or why not)
+	const char *footprint_enter();
 	// n calls (in the cold modes, each timed alone into the histogram)
 	void loop(u64 n);
 	void leave();
 	// after loop() in a cold mode: nullptr, or why there is no figure
 	const char *cold(cold_figures *out) const;
+	// after loop() in the footprint mode: nullptr, or why no figure
+	const char *footprint(footprint_result *out) const;
 	double writer_rate() const
 	{
 		return writer_rate_;
@@ -50,6 +66,12 @@ class prepared_run
 	std::unique_ptr<writer_thread> writer_;
 	bool in_timens_ = false;
 	double writer_rate_ = 0;
+	// the footprint mode: the chain's and the controls' buffers
+	void *chain_buf_ = nullptr, *control_buf_ = nullptr;
+	struct footprint_acc acc_ = {};
+	struct footprint_sets sets_ = {};
+	std::vector<uintptr_t> lines_;
+	std::string probe_;
 };
 
 // the timens mode's namespace: ten days ahead, as a container migrated in

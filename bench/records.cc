@@ -203,3 +203,30 @@ json harness_context_record()
 		{"cpu_lock", cpu_lock_record(ctx)},
 	};
 }
+
+json footprint_record(const footprint_result &r)
+{
+	const struct footprint_figures &f = r.f;
+	json controls = json::array();
+
+	for (unsigned int k = 1; k < FOOTPRINT_KINDS; k++)
+		controls.push_back(json_fixed(f.walk_ns[k], 6));
+	return {
+		{"probe", r.probe},
+		{"data_lines", r.lines},
+		{"sets", r.sets},
+		{"l1d_sets", r.l1d_sets},
+		{"l1d_ways", r.l1d_ways},
+		{"chain_lines", r.chain_lines},
+		{"net_ns", json_fixed(f.net_ns, 6)},
+		{"action_ns", json_fixed(f.action_ns[FOOTPRINT_KIND_CALL], 6)},
+		{"walk_ns", json_fixed(f.walk_ns[FOOTPRINT_KIND_CALL], 6)},
+		{"walk_alone_ns", json_fixed(f.walk_alone, 6)},
+		{"walk_net_ns", json_fixed(f.walk_net, 6)},
+		{"line_ns", json_fixed(f.line_ns, 6)},
+		{"lines_displaced", json_fixed(f.displaced, 4)},
+		{"controls_walk_ns", controls},
+		{"kept", f.kept},
+		{"dropped", f.dropped},
+	};
+}

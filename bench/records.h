@@ -33,6 +33,11 @@ std::string record_text(const json &record);
 // the record and a newline: one line of JSON lines
 void record_line(FILE *f, const json &record);
 
+struct footprint_result;
+// a footprint batch's "footprint" object: the chain it walked (the data
+// lines, their sets, how they were found) and its figures (footprint.h)
+json footprint_record(const footprint_result &r);
+
 // the run's setting: compiler, pinning and caches, the cold modes'
 // constants, counters, the system's vDSO, the plan's size, the CPU locks
 json harness_context_record();

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "bench/harness.h"
+#include "bench/prepared_run.h"
 #include "bench/records.h"
 
 extern "C" {
@@ -144,11 +145,48 @@ void test_context()
 
 } // namespace
 
+// a footprint batch's object, from made-up figures, to the byte
+void test_footprint()
+{
+	footprint_result r;
+
+	r.probe = "fault";
+	r.lines = {0, 64};
+	r.sets = {0, 1};
+	r.l1d_sets = 64;
+	r.l1d_ways = 12;
+	r.chain_lines = 24;
+	r.f.action_ns[0] = 20.5;
+	r.f.walk_ns[0] = 48;
+	for (unsigned int k = 1; k < FOOTPRINT_KINDS; k++)
+		r.f.walk_ns[k] = 40 + 4 * (k - 1);
+	r.f.walk_alone = 40;
+	r.f.walk_net = 8;
+	r.f.line_ns = 4;
+	r.f.displaced = 2;
+	r.f.net_ns = 18.25;
+	r.f.kept = 3200;
+	r.f.dropped = 3;
+	std::string got = record_text(footprint_record(r));
+	const char *want =
+		"{\"probe\":\"fault\",\"data_lines\":[0,64],\"sets\":[0,1],"
+		"\"l1d_sets\":64,\"l1d_ways\":12,\"chain_lines\":24,"
+		"\"net_ns\":18.25,\"action_ns\":20.5,\"walk_ns\":48.0,"
+		"\"walk_alone_ns\":40.0,\"walk_net_ns\":8.0,\"line_ns\":4.0,"
+		"\"lines_displaced\":2.0,"
+		"\"controls_walk_ns\":[40.0,44.0,48.0,52.0],\"kept\":3200,"
+		"\"dropped\":3}";
+
+	if (!tap_ok(got == want, "the footprint object, keys in order"))
+		tap_diag("%s", got.c_str());
+}
+
 int main()
 {
 	test_fixed();
 	test_general();
 	test_strings();
 	test_context();
+	test_footprint();
 	return tap_done();
 }

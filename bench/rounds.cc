@@ -62,6 +62,7 @@ struct batch {
 	double ns = -1; // per call; negative: it could not run
 	double wall_ns = 0; // per call, the whole loop (cold: eviction too)
 	cold_figures cold;  // the cold modes: the calls alone
+	footprint_result fp; // the footprint mode: the chain and its figures
 	struct batch_loss loss = {1.0, 0, false};
 	std::map<std::string, double> counts;
 };
@@ -103,6 +104,13 @@ batch time_batch(const plan &p, u64 n, bool want_counts, const char **err)
 		}
 		// each call alone, the bracket included (the round subtracts it)
 		out.ns = out.cold.mean;
+	}
+	if (p.mode == MODE_FOOTPRINT) {
+		*err = run.footprint(&out.fp);
+		// the call and its walk, net of the walk alone (same batch)
+		out.ns = *err ? -1 : out.fp.f.net_ns;
+		if (*err)
+			return out;
 	}
 	out.loss = batch_lost_cpu(&ua, ub.wall_ns ? &ub : &ua);
 	if (want_counts && ctx.group) {
@@ -155,7 +163,9 @@ u64 calibrate(const std::vector<entry> &entries, double batch_ms)
 		// (by the whole loop's time: a cold batch's calls are a part),
 		// and never from the first batch alone, which may be the one
 		// that warmed it (cold-l2's first calls take many times longer)
-		for (u64 n = 16; n < (1ULL << 40); n *= 4) {
+		// footprint: whole rounds of the call and its controls
+		for (u64 n = e.p->mode == MODE_FOOTPRINT ? FOOTPRINT_ROUND : 16;
+		     n < (1ULL << 40); n *= 4) {
 			batch b = time_batch(*e.p, n, false, &err);
 
 			ns = b.ns < 0 ? -1 : b.wall_ns;
@@ -166,7 +176,12 @@ u64 calibrate(const std::vector<entry> &entries, double batch_ms)
 	}
 	if (slowest <= 0)
 		return 0;
-	return std::max<u64>(16, (u64)(batch_ms * 1e6 / slowest));
+	u64 n = std::max<u64>(16, (u64)(batch_ms * 1e6 / slowest));
+
+	if (entries[0].p->mode == MODE_FOOTPRINT)
+		n = (n + FOOTPRINT_ROUND - 1) / FOOTPRINT_ROUND *
+		    FOOTPRINT_ROUND;
+	return n;
 }
 
 std::string key_of(const plan &p)
@@ -267,6 +282,8 @@ json batch_record(const std::string &key, unsigned int round, size_t pos,
 	record["disturbed"] = b.loss.lost;
 	if (cold)
 		record["cold"] = cold_record(b, bracket);
+	if (e.p->mode == MODE_FOOTPRINT)
+		record["footprint"] = footprint_record(b.fp);
 	record["counters"] = counts_record(b.counts);
 	return record;
 }

@@ -47,6 +47,13 @@ const struct mode_info bench_modes[NR_MODES] = {
 	[MODE_WARM] = {"warm", BENCH_BODY_COLD,
 		       "each call timed alone as in cold, nothing evicted: "
 		       "cold minus warm is what the evicted lines cost"},
+	[MODE_FOOTPRINT] = {"footprint", BENCH_BODY_FOOTPRINT,
+			    "after each call, walk a dependent chain of ways "
+			    "lines in each L1D set the call's data maps to: "
+			    "ns of call + walk net of the walk alone, and the "
+			    "lines the call displaced (the walk's extra over "
+			    "the cost of a line, from controls loading 0-3 "
+			    "lines, same batch)"},
 };
 
 #define GETTIME_CHOICE(name, id, coarse) {name, BENCH_OP_GETTIME, id},

@@ -53,6 +53,7 @@ enum bench_mode {
 	MODE_COLD,
 	MODE_COLD_L2,
 	MODE_WARM,
+	MODE_FOOTPRINT,
 	NR_MODES,
 };
 

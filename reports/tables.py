@@ -34,7 +34,8 @@ NO_VERDICT = "no verdict: the CPU was lost"
 NO_VERDICT_MARK = "?"
 LOST_LEGEND = ("retries: batches that lost the CPU to another task and were measured again; "
                "lost: rounds that lost it even so")
-# what a row's time means in the modes that time each call alone (bench/cold.h)
+# what a row's time means in the modes that time each call alone (bench/cold.h,
+# bench/footprint.h)
 MODE_NOTES = {
     "cold": "cold: each call timed alone after its data page's lines were evicted from "
             "L1D, net of the bracket (floor/empty cold, timed in the same round)",
@@ -42,6 +43,9 @@ MODE_NOTES = {
                "from L1D and L2, net of the bracket (floor/empty cold-l2, same round)",
     "warm": "warm: each call timed alone, nothing evicted, net of the bracket (floor/empty "
             "warm, same round)",
+    "footprint": "footprint: each call and the walk after it of a chain of the caller's lines "
+                 "over the L1D sets the call's data maps to, net of the walk alone (same "
+                 "batch): the call and the lines it displaced from its caller",
 }
 SIMULATED = ("Simulated by cachegrind: exact counts per call, the same on every run of "
              "this build, compared exactly (no rounds, no intervals).")

@@ -22,7 +22,7 @@ CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime
           "monotonic_coarse")
 # every mode of `run --modes`, in the harness's order
 BENCH_MODES = ("hot", "pressure", "compute", "writer", "timens", "pointer", "cold", "cold-l2",
-               "warm")
+               "warm", "footprint")
 CPU_PART = re.compile(r"cpu([0-9]+)")
 BENCHMARK_FORM = "<variant>/<clock>/<mode>/cpu<N>"
 GROUP_FORM = "<clock>/<mode>/cpu<N>"

@@ -2,8 +2,8 @@
 what the rounds' lines carry and how they relate (each call's figure is the
 calls' mean net of the bracket timed in the same round; floor/empty is the
 bracket itself), the eviction recorded in the context, `run`'s names and
-counters; and the decisions built on them (selftest-stats' cold check, the
-recipes' line cost), on made-up numbers. No timing is asserted: only how the
+counters; and the decisions built on them (the recipes' line cost), on
+made-up numbers. No timing is asserted: only how the
 figures relate, which holds on any machine."""
 
 import argparse
@@ -14,7 +14,7 @@ import os
 import tempfile
 import unittest
 
-from . import main, recipes, rounds, run, selftest_stats
+from . import main, recipes, rounds, run
 from .run_test import vdsobench
 
 GTOD = "x86_gtod+lfence_rdtsc+always"
@@ -121,45 +121,6 @@ class RunTest(unittest.TestCase):
         self.assertEqual(done.exception.code, 0)
         for mode in COLD_MODES:
             self.assertIn(f"  {mode} ", out.getvalue())
-
-
-def result(ratio, low, high, verdict):
-    return {"ratio": ratio, "ci_low": low, "ci_high": high, "verdict": verdict}
-
-
-class SelftestColdTest(unittest.TestCase):
-    def test_as_expected(self):
-        ok, lines = selftest_stats.cold_verdict({
-            "monotonic": (result(1.04, 1.02, 1.06, "slower"), None),
-            "realtime": (result(1.0, 0.99, 1.01, "no significant difference"), None)})
-        self.assertTrue(ok, lines)
-        self.assertIn("as expected", lines[0])
-        self.assertIn("1.040", lines[-1], "MONOTONIC over REALTIME")
-
-    def test_the_code_slower_on_both_clocks_is_missed(self):
-        ok, lines = selftest_stats.cold_verdict({
-            "monotonic": (result(1.022, 1.021, 1.025, "slower"), None),
-            "realtime": (result(1.021, 1.020, 1.022, "slower"), None)})
-        self.assertFalse(ok)
-        self.assertIn("MISSED: expected no significant difference", lines[1])
-        self.assertIn("1.001", lines[-1])
-
-    def test_no_line_cost_is_missed(self):
-        ok, _ = selftest_stats.cold_verdict({
-            "monotonic": (result(1.0, 0.99, 1.01, "no significant difference"), None),
-            "realtime": (result(1.0, 0.99, 1.01, "no significant difference"), None)})
-        self.assertFalse(ok)
-
-    def test_lost_rounds_or_a_missing_clock_fail(self):
-        ok, lines = selftest_stats.cold_verdict({
-            "monotonic": (result(1.04, 1.02, 1.06, "slower"), "monotonic/cold/cpu1: lost"),
-            "realtime": (result(1.0, 0.99, 1.01, "no significant difference"), None)})
-        self.assertFalse(ok)
-        self.assertIn("lost", lines[0])
-        ok, lines = selftest_stats.cold_verdict({
-            "monotonic": (result(1.04, 1.02, 1.06, "slower"), None)})
-        self.assertFalse(ok)
-        self.assertIn("not measured", lines[1])
 
 
 def comparison(cold, warm, rounds_n=12):

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from . import arch, cpu_lock, fingerprint, kernel_import, ranged, results, rounds
+from . import arch, cpu_lock, fingerprint, footprint, kernel_import, ranged, results, rounds
 from .errors import Failure, UsageError
 
 from reports import emulation as emulation_mod, run_table, stats, tables, uarch, vocab
@@ -156,6 +156,7 @@ def paired_comparison(patterns, options, rounds_n=DEFAULT_ROUNDS, batch_ms=DEFAU
                      **imports_meta([baseline] + others)),
         "rows": rows,
         "rounds": {g.key: {f"{s}#{c}": v for (s, c), v in g.ns.items()} for g in groups},
+        **footprint.comparison_part(groups),
     }
 
 

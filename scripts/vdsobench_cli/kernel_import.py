@@ -1343,7 +1343,8 @@ def make_tree(source, given, arch_name, patches, key, files, image=None):
         write_desc(stage, version, description, source_text, summary)
         syntax_check(stage, arch_dir, given, arch_name)
         # --vdso-image: the tree's own vdso64.so beside it (vdso_image.py)
-        image_meta = image and vdso_image.take(imports_dir(), stage, arch_name, *image)
+        image_meta = image and vdso_image.take(imports_dir(), stage, arch_name, *image,
+                                                  write_inside)
         meta = {"glue": glue_digest(), "kernel": version[3], "version": list(version[:3]),
                 "arch": arch_name, "arch_dir": arch_dir, "config": config,
                 "kconfig_skipped": skipped, "features": found, "probe": description,

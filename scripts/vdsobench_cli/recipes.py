@@ -15,7 +15,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable
 
-from . import arch, code_metrics, lifecycle, results, rounds as rounds_mod
+from . import arch, code_metrics, footprint, lifecycle, results, rounds as rounds_mod
 from . import patch_review
 from .errors import Failure, UsageError
 from .recipe_session import calls_diff, ci_text, row, rows, verdict_line, verify_one
@@ -191,7 +191,7 @@ def multshift_in_base(s):
           "salt. Let's look at the cache side effects\": basetime[CLOCK_MONOTONIC] moves from "
           "48..63 to 48..71 and straddles two cache lines.")
     c = s.compare([X86, MULTSHIFT], clocks=["monotonic", "realtime"],
-                  modes=["hot", "compute", "cold", "warm"], sim=True)
+                  modes=["hot", "compute", "cold", "warm", "footprint"], sim=True)
     s.heading(f"this machine: ns per call; Before = {X86}, After = v3")
     s.table(c)
     s.heading("simulated (cachegrind, deterministic): net L1D misses per call")
@@ -207,6 +207,7 @@ def multshift_in_base(s):
     s.say(f"Hot, MONOTONIC: {calls_diff(hot)} calls ({hot['verdict']}) against the seed's "
           "+1%: a hot loop keeps both lines in L1 and cannot see the straddle.")
     cache_side(s, c, X86, MULTSHIFT)
+    footprint_side(s, c, X86, MULTSHIFT)
     s.say(machine_reasons(s, "x86-64 bare metal, v4.x kernel, 2018"))
     return True
 
@@ -309,6 +310,13 @@ def cache_side(s, c, before, after):
                  "pages landed, in cold - warm)."))
 
 
+def footprint_side(s, c, before, after):
+    """The footprint verdict beside the cold one (bench/footprint.h)."""
+    s.heading("the caller's side: the footprint mode")
+    for line in footprint.recipe_lines(c, before, after):
+        s.say(line)
+
+
 def layout_diff(s, a, b):
     try:
         from . import layout
@@ -357,7 +365,8 @@ def max_cycles(s):
     s.say("generic_6_10 is today's x86 layout (CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT): "
           "max_cycles after cycle_last moves basetime to 40, so MONOTONIC sits at 56..71 and "
           "straddles two lines, the straddle tglx refused in 2019. Does it cost anything?")
-    c = s.compare([G53, G610], clocks=CLOCKS3, modes=["hot", "cold", "warm"], sim=True)
+    c = s.compare([G53, G610], clocks=CLOCKS3, modes=["hot", "cold", "warm", "footprint"],
+                  sim=True)
     s.heading(f"this machine: ns per call; Before = {G53}, After = {G610}")
     s.table(c)
     s.heading("simulated (cachegrind, deterministic): net L1D misses per call")
@@ -369,6 +378,7 @@ def max_cycles(s):
     for r in rows(c):
         s.say(verdict_line(r, "6.10 vs 5.3"))
     cache_side(s, c, G53, G610)
+    footprint_side(s, c, G53, G610)
     layout_diff(s, G53, G610)
     return True
 

@@ -31,6 +31,9 @@ class Series:
         # "cold" record}: raw_ns (the calls with the bracket), bracket_ns (floor/empty
         # in the same round; ns = raw - bracket), the single calls' spread
         self.cold = {}
+        # the footprint mode (bench/footprint.h): per (subject, copy), {round: the
+        # batch's "footprint" record} (lines_displaced, line_ns, the chain's sets)
+        self.footprint = {}
 
     @property
     def clock(self):
@@ -103,6 +106,8 @@ def parse(lines):
             g.ns.setdefault(who, {})[rec["round"]] = rec["ns_per_call"]
             if "cold" in rec:
                 g.cold.setdefault(who, {})[rec["round"]] = rec["cold"]
+            if "footprint" in rec:
+                g.footprint.setdefault(who, {})[rec["round"]] = rec["footprint"]
             g.counters.setdefault(who, {})[rec["round"]] = rec.get("counters", {})
             # absent in rounds recorded before the check: nothing known lost
             g.retries.setdefault(who, {})[rec["round"]] = rec.get("retries", 0)

@@ -260,6 +260,9 @@ def add_parser(sub):
              "  cold-l2   as cold, the lines evicted from L2 too (hwloc's L2)\n"
              "  warm      each call timed alone as in cold, nothing evicted: the\n"
              "            control (cold - warm: what the evicted lines cost)\n"
+             "  footprint after each call, walk a chain of the caller's lines over the\n"
+             "            L1D sets the call's data maps to: ns of call and walk net of\n"
+             "            the walk alone, and the lines the call displaced\n"
              "\nsubjects: variants (LAYOUT+COUNTER+INLINE, real counters), sys/syscall,\n"
              "sys/libc, sys/vdso (the kernel's __vdso_clock_gettime), floor/rdtsc,\n"
              "floor/lfence_rdtsc, floor/mfence_rdtsc, floor/rdtscp, floor/empty (the loop);\n"
@@ -282,7 +285,7 @@ def add_parser(sub):
                         "monotonic_coarse, getres:<clock>, gettimeofday, time")
     p.add_argument("--modes", action="append", metavar="LIST",
                    help="hot, pressure, compute, writer, timens, pointer, cold, cold-l2, "
-                        "warm (default hot)")
+                        "warm, footprint (default hot)")
     p.add_argument("--cpus", metavar="LIST", help="CPUs, one at a time: 0,2 or 1-3 or all "
                                                   "(default: the last CPU allowed)")
     p.add_argument("--writer-cpu", metavar="N", type=ranged.CPU,

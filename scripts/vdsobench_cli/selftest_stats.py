@@ -12,12 +12,16 @@ harness and checks them on the machine's own noise:
    are detected at the rate sign_test_power() claims for the measured noise.
 3. Known differences, where the answer is not in doubt: sys/vdso against
    sys/syscall and floor/rdtsc against floor/lfence_rdtsc must come out
-   faster with an interval excluding 1. And the cold mode's (bench/cold.h):
-   x86_gtod_ts_multshift against x86_gtod, whose MONOTONIC reads one cache
-   line more (seed 000's straddle, basetime 48..71), must come out slower
-   on MONOTONIC with an interval excluding 1 and with no significant
-   difference on REALTIME (one line in both); the MONOTONIC ratio relative
-   to REALTIME's is printed too, the line's cost net of the code's.
+   faster with an interval excluding 1. And the footprint mode's
+   (bench/footprint.h): x86_gtod_ts_multshift against x86_gtod, whose
+   MONOTONIC reads one cache line more (seed 000's straddle, basetime
+   48..71), REALTIME one line in both: MONOTONIC's extra cost to the
+   caller's walk over REALTIME's (a difference of differences, so that the
+   pair's code cancels) must exclude 0 and be one displaced line's cost
+   within half a line, and REALTIME's extra lines displaced must stay under
+   half a line. (The cold mode's difference, MONOTONIC slower in the call
+   itself, is not checked: the second line's miss overlaps the first's and
+   costs the call nothing measurable on the CPUs tried.)
 4. The minimum detectable effect of a --trial-rounds compare (95% confidence,
    80% power) at the measured noise, and how long such a compare takes.
 5. Another process on the measured CPU: a busy loop pinned there while
@@ -28,7 +32,7 @@ harness and checks them on the machine's own noise:
    pulled toward 1 unnoticed fails.
 
 Exit 0 when the false-alarm rate is within alpha, the known differences
-are found (the cold one as expected on both clocks) and the busy loop is
+are found (the footprint one as expected) and the busy loop is
 noticed or harmless; 1 otherwise.
 """
 
@@ -40,7 +44,7 @@ import subprocess
 import sys
 import time
 
-from . import arch, lifecycle, ranged, rounds
+from . import arch, footprint, lifecycle, ranged, rounds
 from .errors import UsageError
 
 from reports import stats
@@ -48,11 +52,6 @@ from reports import stats
 SHIFTS = (1.01, 1.02, 1.05)
 KNOWN = (("sys/syscall", "sys/vdso", "monotonic"),
          ("floor/lfence_rdtsc", "floor/rdtsc", "none"))
-# the cold mode's known difference: after x before, and each clock's expected verdict
-# (with the kernel's own counter read here: rdtscp, or lfence_rdtsc without it)
-COLD_PAIR = tuple(f"{layout}+{arch.timed_counter()}+always"
-                  for layout in ("x86_gtod", "x86_gtod_ts_multshift"))
-COLD_EXPECT = {"monotonic": "slower", "realtime": stats.NO_DIFFERENCE}
 # the difference measured beside a busy loop, and how far its ratio may stray
 # from the idle interval (each end moved out by 3%): the loss this check is
 # about pulled 0.613 [0.612, 0.614] to 0.787, far outside
@@ -137,46 +136,6 @@ def known_differences(binary, trial_rounds, batch_ms, alpha):
     return [(slow, fast, clock)
             + known_difference(binary, slow, fast, clock, trial_rounds, batch_ms, alpha)
             for slow, fast, clock in KNOWN]
-
-
-def cold_difference(binary, trial_rounds, batch_ms, alpha):
-    """The cold mode's known difference: {clock: (the paired result of COLD_PAIR's
-    second against its first, why the rounds lost the CPU too often or None)},
-    Bonferroni over the clocks as a compare of both would be, and the seconds."""
-    ns = argparse.Namespace(clocks=list(COLD_EXPECT), modes=["cold"])
-    started = time.monotonic()
-    context, groups = rounds.measure(binary, rounds.harness_args(list(COLD_PAIR), ns),
-                                     trial_rounds, batch_ms, quiet=True)
-    out = {}
-    for g in groups:
-        base, other = g.paired((COLD_PAIR[0], 0), (COLD_PAIR[1], 0))
-        out[g.clock] = (stats.paired(base, other, alpha=alpha, comparisons=len(COLD_EXPECT)),
-                        rounds.lost_cpu(context, [g]).get(g.key))
-    return out, time.monotonic() - started
-
-
-def cold_verdict(results):
-    """(passed, lines) for the cold known difference: every clock of COLD_EXPECT
-    measured, none lost, each with its expected verdict; then MONOTONIC's ratio
-    over REALTIME's (the extra line net of whatever else differs)."""
-    ok, lines = True, []
-    for clock, expect in COLD_EXPECT.items():
-        if clock not in results:
-            ok = False
-            lines.append(f"  {clock} cold: not measured (MISSED)")
-            continue
-        res, lost = results[clock]
-        good = res["verdict"] == expect and not lost
-        ok &= good
-        lines.append(f"  {COLD_PAIR[1]} vs {COLD_PAIR[0]} ({clock}, cold): ratio "
-                     f"{res['ratio']:.3f} [{res['ci_low']:.3f}, {res['ci_high']:.3f}], "
-                     f"{res['verdict']} ({'as expected' if good else 'MISSED: expected ' + expect})"
-                     + (f"; {lost}" if lost else ""))
-    if "monotonic" in results and "realtime" in results:
-        mono, real = results["monotonic"][0]["ratio"], results["realtime"][0]["ratio"]
-        lines.append(f"  MONOTONIC's ratio over REALTIME's: {mono / real:.3f} (the straddled "
-                     "line's cost net of the code's)")
-    return ok, lines
 
 
 @contextlib.contextmanager
@@ -269,12 +228,13 @@ def run_selftest(args):
               f"[{res['ci_low']:.3f}, {res['ci_high']:.3f}], p {res['p']:.2g}: "
               f"{res['verdict']} ({'as expected' if ok else 'MISSED'}; {seconds:.1f} s)"
               + (f"; {lost}" if lost else ""))
-    cold, seconds = cold_difference(binary, args.trial_rounds, args.batch_ms, args.alpha)
-    cold_ok, lines = cold_verdict(cold)
-    found &= cold_ok
-    print(f"known difference in the cold mode (each call alone, its data evicted from L1D; "
-          f"{seconds:.1f} s):")
-    for line in lines:
+    result, lost, seconds = footprint.measure(binary, args.trial_rounds, args.batch_ms)
+    fp_ok, lines = footprint.verdict(result)
+    fp_ok &= not lost
+    found &= fp_ok
+    print(f"known difference in the footprint mode (the lines a call displaces from its "
+          f"caller's L1D sets; {seconds:.1f} s):")
+    for line in lines + ([f"  {lost} (MISSED)"] if lost else []):
         print(line)
     print("another process on the measured CPU:")
     busy_ok, line = busy_check(binary, *idle[BUSY_PAIR], args.trial_rounds, args.batch_ms,

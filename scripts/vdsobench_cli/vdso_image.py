@@ -207,20 +207,20 @@ def checked(data, given):
         raise UsageError(f"import: --vdso-image {given}: truncated ELF structures") from None
 
 
-def take(imports_dir, tree_dir, arch, image_path, given):
+def take(imports_dir, tree_dir, arch, image_path, given, write_inside):
     """Store an image beside an import's staged tree (tree_dir, under
     imports_dir): vdso/vdso64.so and include/generated/kimport_image.h,
-    which the tree's hashes then cover. Returns the description for its
-    kimport.json. kbuild's import calls this with the vdso64.so it built."""
-    from . import kernel_import
+    which the tree's hashes then cover, written by the import's own
+    write_inside(tree, rel, data) (no symlink followed out of the tree).
+    Returns the description for its kimport.json."""
     del imports_dir  # the tree is already inside it; kept for kbuild's call
     if arch != "x86_64":
         raise UsageError(f"import: --vdso-image {given}: an image is x86_64 only "
                          f"(not {arch}; valid: x86_64)")
     data = read_image(image_path) if not isinstance(image_path, bytes) else image_path
     info = checked(data, given)
-    kernel_import.write_inside(tree_dir, STORED, data)
-    kernel_import.write_inside(tree_dir, HEADER, c_header(data, info, given).encode())
+    write_inside(tree_dir, STORED, data)
+    write_inside(tree_dir, HEADER, c_header(data, info, given).encode())
     return {"file": STORED, "given": str(given), "sha256": info["sha256"],
             "size": info["size"], "vvar_start": info["vvar_start"],
             "alternatives": info["alts"], "counter_sites": len(info["sites"]),

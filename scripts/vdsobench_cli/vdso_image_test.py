@@ -7,7 +7,7 @@ import struct
 import tempfile
 import unittest
 
-from . import vdso_image
+from . import kernel_import, vdso_image
 from .errors import UsageError
 
 SLOT = b"\x0f\x31\x90\x90\x90"  # rdtsc, nop-padded: rdtsc_ordered()'s original
@@ -149,13 +149,13 @@ class Hostile(unittest.TestCase):
     def test_take_refuses_another_arch(self):
         with tempfile.TemporaryDirectory() as d:
             with self.assertRaises(UsageError) as cm:
-                vdso_image.take(d, d, "aarch64", synth(), "x.so")
+                vdso_image.take(d, d, "aarch64", synth(), "x.so", kernel_import.write_inside)
             self.assertIn("valid: x86_64", str(cm.exception))
             self.assertEqual(os.listdir(d), [])
 
     def test_take_writes_the_image_and_its_header(self):
         with tempfile.TemporaryDirectory() as d:
-            meta = vdso_image.take(d, d, "x86_64", synth(), "x.so")
+            meta = vdso_image.take(d, d, "x86_64", synth(), "x.so", kernel_import.write_inside)
             with open(os.path.join(d, vdso_image.STORED), "rb") as f:
                 self.assertEqual(f.read(), synth())
             with open(os.path.join(d, vdso_image.HEADER)) as f:
