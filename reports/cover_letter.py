@@ -37,7 +37,7 @@ WIDTH = 72
 MAX_LINES = 40
 VERDICT_WORDS = {"faster": "faster", "slower": "slower",
                  stats.NO_DIFFERENCE: "same", review_mod.INCOMPLETE: "?"}
-MODE_WORDS = {"hot": "hot: back-to-back calls, the data in L1",
+MODE_WORDS = {"hot": "hot: back-to-back calls, data in L1",
               "pressure": "pressure: each call after the caller evicted L1",
               "cold": "cold: each call's data lines flushed first",
               "warm": "warm: data in L2, not L1",
@@ -81,11 +81,11 @@ def sim_lines(sim):
         return ["Simulated (cachegrind): instructions and L1D misses per call",
                 "  unchanged on every row."]
     out = ["Simulated (cachegrind) per call, before -> after:"]
-    for clock, mode, i0, i1, m0, m1 in changed[:4]:
+    for clock, mode, i0, i1, m0, m1 in changed[:3]:
         out.append(f"  {clock_label(clock)} {mode}: instructions {i0:g} -> {i1:g}, "
                    f"L1D misses {m0:g} -> {m1:g}")
-    if len(changed) > 4:
-        out.append(f"  and {len(changed) - 4} more rows")
+    if len(changed) > 3:
+        out.append(f"  and {len(changed) - 3} more rows (patch-review.json)")
     return out
 
 
@@ -109,11 +109,10 @@ def incomplete_reason(rows, capped):
 
 def legend(rows, target):
     modes = sorted({mode for _, mode, _ in rows})
-    out = wrap("Legend: ns per call, before = the tree, after = with the patch; "
-               "change = median of paired per-round ratios, after = before x ratio; "
-               "same = no difference beyond the interval, which is at most "
-               f"+-{target * 100:g}% wide; ? = no verdict. "
-               + "; ".join(MODE_WORDS[m] for m in modes if m in MODE_WORDS) + ".")
+    out = wrap("Legend: ns/call; change: median of paired ratios, after = "
+               f"before x change; same: no difference, interval within +-{target * 100:g}%; "
+               "?: no verdict; " + "; ".join(MODE_WORDS[m] for m in modes if m in MODE_WORDS)
+               + ".")
     return out
 
 
@@ -140,7 +139,7 @@ def render(rv):
     more = f" (+{n - 1} more)" if n > 1 else ""
     lines += wrap(f"vdsobench patch-review: {rv['subject']}{more}")
     tree = rv["tree"] + (f" (git {rv['commit'][:12]})" if rv.get("commit") else "")
-    lines += wrap(f"Measured: {rv['measured']}, {tree}")
+    lines += wrap(f"Measured: {tree}, {rv['measured']}")
     lines += wrap(f"Compiler: {rv['compiler']}, {rv['line']}")
     lines += wrap(machine_line(rv["machine"]))
     checked = rv.get("verify", {})
@@ -160,9 +159,9 @@ def render(rv):
         lines.append("Read path object code: identical")
     elif code:
         lines.append("Read path object code differs:")
-        lines += [f"  {printable(c, WIDTH - 2)}" for c in code[:3]]
-        if len(code) > 3:
-            lines.append(f"  and {len(code) - 3} more functions")
+        lines += [f"  {printable(c, WIDTH - 2)}" for c in code[:2]]
+        if len(code) > 2:
+            lines.append(f"  and {len(code) - 2} more functions")
     lines += sim_lines(rv.get("sim") or [])
     lines.append("")
     lines += table(rows)
@@ -175,12 +174,18 @@ def render(rv):
         tail += wrap(f"Note: {note}")
     page = [f"  {printable(p, WIDTH - 2)}" for p in rv.get("page") or []]
     room = MAX_LINES - len(lines) - len(tail) - 1
-    if page and room > 0:
+    if page:
+        # the page's first lines (each clock's lines) are worth more than a
+        # note; keep at least two of them, and cut notes to make room
+        room = max(room, 2)
         if len(page) > room:
             page = page[:room - 1] + [f"  and {len(page) - room + 1} more lines: "
                                       "patch-review.json"]
         lines += ["Data page:"] + page
-    return lines + tail
+    out = lines + tail
+    if len(out) > MAX_LINES:
+        out = out[:MAX_LINES - 1] + ["Note: more notes in patch-review.json"]
+    return out
 
 
 def group_lost(rows):

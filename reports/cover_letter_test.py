@@ -98,6 +98,20 @@ class ShapeTest(unittest.TestCase):
         self.assertNotIn("REALTIME hot: instructions", text)
         self.assertIn("offs_boot", text)
 
+    def test_everything_at_once_still_fits(self):
+        sim = [(c, m, 60, 61, 1, 2) for c in CLOCKS for m in ("hot", "pressure")]
+        rv = review_of(rows=rows(sigma=0.05, n=12), sim=sim,
+                       code=[f"f{i}: 1 of 30 instructions differ" for i in range(6)],
+                       page=[f"FIELD{i}: moved" for i in range(9)],
+                       why=["A sentence long enough to wrap onto a second line of the "
+                            "block, as the reconciliation does."],
+                       notes=["lost the CPU in 9 to 29 of 40 rounds on 14 rows",
+                              "pressure is simulated, not timed", "--quick"])
+        lines = cover_letter.render(rv)
+        self.check_shape(lines)
+        self.assertIn("Data page:", lines)
+        self.assertTrue(lines[0].startswith("INCOMPLETE"))
+
     def test_hostile_strings_are_escaped(self):
         m = dict(review_of()["machine"], cpu="EPYC\x1b[2J\u202eevil")
         lines = cover_letter.render(review_of(machine=m, subject="x\x07y"))

@@ -47,7 +47,15 @@ DEFAULT_SOURCE = "linux-source-6.12"
 DEFAULT_PATCH = build.ROOT / "kernel_import" / "testdata" / "6.12-max-cycles-last.patch"
 CLOCKS = list(vocab.CLOCKS)
 QUICK_CLOCKS = ["realtime", "monotonic", "monotonic_raw"]
-MODES = ["hot", "pressure"]
+# Timed: hot only. Under pressure two imports of the very same tree differ by
+# a third on an Emerald Rapids guest (0.65 [0.60, 0.73], the same way round
+# whichever is the baseline): where the build puts an import decides, not its
+# code, so a pressure row would give a verdict on the placement. Simulated:
+# both (cachegrind has no such placement effect).
+MODES = ["hot"]
+SIM_MODES = ["hot", "pressure"]
+PRESSURE_NOTE = ("pressure is simulated, not timed: two builds of the same tree "
+                 "differ by a third in time under pressure on some CPUs")
 # seconds the timed rounds may take, pilot included; --quick's is for CI
 BUDGET_S, QUICK_BUDGET_S = 900, 60
 MEASURED = "the tree's lib/vdso read path, rebuilt in userspace against a shim"
@@ -410,7 +418,7 @@ def timed(s, before, after, clocks, progress_fn=progress):
     c = staged_rounds(s, [before, after], clocks, p, t0 + budget, progress_fn)
     seconds = time.monotonic() - t0
     progress("simulating (cachegrind)")
-    c["rows"] += compare.sim_rows([before, after], clocks, MODES, before)
+    c["rows"] += compare.sim_rows([before, after], clocks, SIM_MODES, before)
     return c, p, seconds
 
 
@@ -461,6 +469,7 @@ def run(s):
             rv["capped"] = plan["capped"]
             rv["sim"] = sim_table(c)
             rv["why"] = why_lines(rv["rows"], rv["sim"])
+            rv["notes"].append(PRESSURE_NOTE)
             grouped = letter_mod.group_lost(lost)
             if grouped:
                 rv["notes"].append(grouped)
