@@ -249,10 +249,12 @@ int footprint_probe(void *page, size_t bytes, size_t line,
 		    void (*fn)(void *), void *arg, uintptr_t *offsets,
 		    unsigned int max, unsigned int *nr)
 {
-	(void)page, (void)bytes, (void)line, (void)fn, (void)arg;
-	(void)offsets, (void)max;
+	(void)fn, (void)arg, (void)offsets, (void)max;
 	*nr = 0;
-	errno = ENOTSUP; /* no single step from userspace */
+	if (!line || (uintptr_t)page % 4096 || !bytes || bytes % 4096)
+		errno = EINVAL; /* bad arguments first, as on x86-64 */
+	else
+		errno = ENOTSUP; /* no single step from userspace */
 	return -1;
 }
 #endif
