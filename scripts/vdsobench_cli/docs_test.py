@@ -105,12 +105,12 @@ class LinkParsingTest(unittest.TestCase):
             (root / "docs").mkdir()
             (root / "docs" / "here.md").write_text("x")
             page = root / "docs" / "page.md"
-            page.write_text("[ok](here.md#a) [gone](missing.md) [up](../../shared/x.md)\n"
+            page.write_text("[ok](here.md#a) [gone](missing.md) [up](../../elsewhere/x.md)\n"
                             "[web](https://example.org) [self](#top) ![img](../pic.png)\n"
                             "[ref]: nowhere.md\n")
             self.assertEqual(broken_links(page, root),
                              [("missing.md", "no such file"),
-                              ("../../shared/x.md", "outside the repository"),
+                              ("../../elsewhere/x.md", "outside the repository"),
                               ("../pic.png", "no such file"),
                               ("nowhere.md", "no such file")])
 
