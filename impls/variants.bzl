@@ -19,35 +19,22 @@ load(
 )
 load("//impls/kernel_lines:lines.bzl", "KERNEL_LINES")
 
-# name -> source; every layout builds on every architecture.
+# name -> (source, family); every layout builds on every architecture. The
+# family is the Debian tree whose kernel vDSO line (impls/kernel_lines/
+# lines.bzl) builds the layout under --config=kline: the nearest Debian tree
+# at or after the layout's version (6.1 for the v4.20-v5.6 ones, 6.12 for
+# v6.10 on; the v6.15 and v6.17 ones have no newer Debian tree).
 LAYOUTS = {
-    "x86_gtod": "layouts/x86_gtod.c",
-    "x86_gtod_raw_branch": "layouts/x86_gtod_raw_branch.c",
-    "x86_gtod_raw_copy": "layouts/x86_gtod_raw_copy.c",
-    "x86_gtod_ts_multshift": "layouts/x86_gtod_ts_multshift.c",
-    "generic_5_3": "layouts/generic_5_3.c",
-    "generic_6_10": "layouts/generic_6_10.c",
-    "generic_6_15": "layouts/generic_6_15.c",
-    "generic_6_17": "layouts/generic_6_17.c",
-    "generic_timens": "layouts/generic_timens.c",
-    "generic_timens_switch": "layouts/generic_timens_switch.c",
-}
-
-# layout -> the version family whose kernel vDSO line (impls/kernel_lines/
-# lines.bzl, from Debian's trees) builds it under --config=kline: the nearest
-# Debian tree at or after the layout's version (6.1 for the v4.20-v5.6 ones,
-# 6.12 for v6.10 on; the v6.15 and v6.17 ones have no newer Debian tree).
-LAYOUT_FAMILY = {
-    "x86_gtod": "6.1",
-    "x86_gtod_raw_branch": "6.1",
-    "x86_gtod_raw_copy": "6.1",
-    "x86_gtod_ts_multshift": "6.1",
-    "generic_5_3": "6.1",
-    "generic_6_10": "6.12",
-    "generic_6_15": "6.12",
-    "generic_6_17": "6.12",
-    "generic_timens": "6.1",
-    "generic_timens_switch": "6.1",
+    "x86_gtod": ("layouts/x86_gtod.c", "6.1"),
+    "x86_gtod_raw_branch": ("layouts/x86_gtod_raw_branch.c", "6.1"),
+    "x86_gtod_raw_copy": ("layouts/x86_gtod_raw_copy.c", "6.1"),
+    "x86_gtod_ts_multshift": ("layouts/x86_gtod_ts_multshift.c", "6.1"),
+    "generic_5_3": ("layouts/generic_5_3.c", "6.1"),
+    "generic_6_10": ("layouts/generic_6_10.c", "6.12"),
+    "generic_6_15": ("layouts/generic_6_15.c", "6.12"),
+    "generic_6_17": ("layouts/generic_6_17.c", "6.12"),
+    "generic_timens": ("layouts/generic_timens.c", "6.1"),
+    "generic_timens_switch": ("layouts/generic_timens_switch.c", "6.1"),
 }
 
 # name -> the architecture whose instructions it reads ("any": fake).
@@ -110,7 +97,13 @@ def _variant_copts(layout, counter, inline):
 def _kline(layout, counter):
     """The kernel line of the layout's family under --config=kline (x86 code
     generation: only where the counter is x86's, or the fake one on x86)."""
-    line = KERNEL_LINES.get(LAYOUT_FAMILY.get(layout, ""), [])
+    line = []
+    if layout in LAYOUTS:
+        family = LAYOUTS[layout][1]
+        if family not in KERNEL_LINES:
+            fail("layout %s: family %r has no kernel line in impls/kernel_lines/lines.bzl " %
+                 (layout, family) + "(valid: %s)" % ", ".join(sorted(KERNEL_LINES)))
+        line = KERNEL_LINES[family]
     if not line or COUNTERS[counter] not in ("x86_64", "any"):
         return []
     return select({
@@ -139,7 +132,7 @@ def _per_variant(name, srcs, with_layout, symbol, ctype, header, table, deps,
             continue
         native.cc_library(
             name = libs[(layout, counter, inline)],
-            srcs = srcs + ([LAYOUTS[layout]] if with_layout else []),
+            srcs = srcs + ([LAYOUTS[layout][0]] if with_layout else []),
             copts = _variant_copts(layout, counter, inline) + _kline(layout, counter),
             deps = deps,
             linkstatic = True,

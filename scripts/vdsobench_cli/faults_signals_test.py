@@ -132,7 +132,7 @@ class LifecycleSignalTest(SignalCase):
 
     BODY = textwrap.dedent("""
         import os, sys
-        sys.path.insert(0, {scripts!r})
+        sys.path[:0] = [{scripts!r}, {root!r}]  # as scripts/vdsobench does
         from vdsobench_cli import errors, lifecycle
 
         def body():
@@ -147,12 +147,16 @@ class LifecycleSignalTest(SignalCase):
         """)
 
     def run_body(self, work):
-        code = self.BODY.format(scripts=str(SCRIPTS), work=work)
+        code = self.BODY.format(scripts=str(SCRIPTS), root=str(SCRIPTS.parent), work=work)
         return self.start([sys.executable, "-c", code])
 
     def sleeping(self, proc, n):
-        return wait_for(lambda: len([c for _, c in alive_in_session(proc.pid)
-                                     if c == "sleep"]) >= n, f"{n} sleep children")
+        def ready():
+            if proc.poll() is not None:  # not two minutes of waiting for nothing
+                raise AssertionError(f"the command ended (exit {proc.returncode}) before "
+                                     f"its children started:\n{proc.stderr.read()[-3000:]}")
+            return len([c for _, c in alive_in_session(proc.pid) if c == "sleep"]) >= n
+        return wait_for(ready, f"{n} sleep children")
 
     def test_sighup_stops_a_child_and_its_children(self):
         proc = self.run_body('lifecycle.run(["sh", "-c", "sleep 300 & sleep 300 & wait"])')
@@ -176,7 +180,8 @@ class LifecycleSignalTest(SignalCase):
 
     def test_sigtstp_stops_the_children_with_it_and_sigcont_continues_them(self):
         # not a new session: a stop signal is ignored by an orphaned process group
-        code = self.BODY.format(scripts=str(SCRIPTS), work='lifecycle.run(["sleep", "300"])')
+        code = self.BODY.format(scripts=str(SCRIPTS), root=str(SCRIPTS.parent),
+                                work='lifecycle.run(["sleep", "300"])')
         env = dict(os.environ, TMPDIR=self.dirs["tmp"], XDG_STATE_HOME=self.dirs["state"])
         proc = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=self.dirs["out"],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -17,9 +17,9 @@ VARIANTS = kernel_lines.ROOT / "impls" / "variants.bzl"
 
 
 def layout_families():
-    text = VARIANTS.read_text()
-    block = re.search(r"LAYOUT_FAMILY = \{(.*?)\n\}", text, re.S).group(1)
-    return dict(re.findall(r'"(\w+)": "([\d.]+)"', block))
+    """layout -> family, from the LAYOUTS rows ("name": ("source", "family"))."""
+    block = re.search(r"LAYOUTS = \{(.*?)\n\}", VARIANTS.read_text(), re.S).group(1)
+    return dict(re.findall(r'"(\w+)": \("[^"]+", "([\d.]+)"\)', block))
 
 
 class CommittedTest(unittest.TestCase):
@@ -27,8 +27,8 @@ class CommittedTest(unittest.TestCase):
         table = kernel_lines.read()
         layouts = re.search(r"LAYOUTS = \{(.*?)\n\}", VARIANTS.read_text(), re.S).group(1)
         fams = layout_families()
-        for layout in re.findall(r'"(\w+)":', layouts):
-            self.assertIn(layout, fams, f"{layout} has no LAYOUT_FAMILY")
+        for layout in re.findall(r'(?m)^    "(\w+)":', layouts):
+            self.assertIn(layout, fams, f"{layout}: its LAYOUTS row names no family")
         for fam in set(fams.values()):
             if fam not in table:
                 self.skipTest(f"no committed line for {fam} yet")

@@ -57,7 +57,7 @@ class NewVariantTest(unittest.TestCase):
         shutil.copy(impls / "counters" / "lfence_rdtsc.h", impls / "counters" / f"{COUNTER}.h")
         # ... and one row each
         table = (impls / "variants.bzl").read_text()
-        table = add_row(table, "LAYOUTS", f'"{LAYOUT}": "layouts/{LAYOUT}.c",')
+        table = add_row(table, "LAYOUTS", f'"{LAYOUT}": ("layouts/{LAYOUT}.c", "6.12"),')
         table = add_row(table, "COUNTERS", f'"{COUNTER}": "x86_64",')
         (impls / "variants.bzl").write_text(table)
         cls.env = dict(os.environ, **{NESTED: "1"})
