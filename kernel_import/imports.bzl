@@ -12,7 +12,7 @@ escaped>) names its libraries and symbols. Each variant is two libraries:
               with the tree's headers, as the kernel's build orders them,
               and with the code generation of the tree's own kbuild line
               for vclock_gettime.o when the import ran kbuild (kline:
-              scripts/vdsobench_cli/kbuild.py; last on the line, so it
+              scripts/vdsobench_cli/kimport/kbuild.py; last on the line, so it
               wins over Bazel's defaults and the project's);
   <lib>       kernel_import/glue/variant.c, the variant contract, compiled
               as a layout source with the tree's configuration and

@@ -5,7 +5,7 @@ as text, JSON and a PNG figure.
 
 Pure functions. The fields are the registry's offsetof() table (as
 `vdsobench_verify --list-json` prints it) and the read sets are measured
-loads per call (scripts/vdsobench_cli/layout.py traces them); nothing here
+loads per call (scripts/vdsobench_cli/commands/layout.py traces them); nothing here
 knows a layout by name.
 
 Offsets are from the start of the variant's vvar area. The data page is its

@@ -14,7 +14,7 @@ from reports import merge
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTDATA = Path(__file__).resolve().parent / "testdata"
-SMALL = ROOT / "scripts" / "vdsobench_cli" / "testdata" / "results_small.json"
+SMALL = ROOT / "scripts" / "vdsobench_cli" / "tests" / "testdata" / "results_small.json"
 
 
 def fixture(name):

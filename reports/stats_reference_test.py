@@ -373,7 +373,7 @@ out = {"paired": stats.paired(base, other), "unpaired": stats.unpaired(base, oth
 foreign = sorted({m.partition(".")[0] for m in set(sys.modules) - started}
                  - set(sys.stdlib_module_names) - {"reports"})
 sys.path.insert(0, ROOT + "/scripts")
-from vdsobench_cli import compare, selftest_stats  # the commands a bundle runs
+from vdsobench_cli.commands import compare, selftest_stats  # the commands a bundle runs
 print(json.dumps({"results": out, "foreign": foreign}))
 """
 

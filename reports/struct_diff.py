@@ -3,7 +3,7 @@
 layout's field table names the fields the read paths are known to read; a
 patch that adds a field (offs_boot before basetime[]) is then invisible
 there. This walks every member of the struct the read path uses, as pahole
-prints it (scripts/vdsobench_cli/layout.py parse_pahole: {struct: {size,
+prints it (scripts/vdsobench_cli/commands/layout.py parse_pahole: {struct: {size,
 members: {name: {offset, size, dims, type}}}}), nested structs flattened to
 dotted names with offsets from the start of the outer struct, arrays of
 structs as one entry per element (basetime[1].sec), and compares the two

@@ -1,6 +1,6 @@
 """The microarchitecture of a CPU, from the ids /proc/cpuinfo gives.
 
-A results file's fingerprint (scripts/vdsobench_cli/fingerprint.py) keeps the
+A results file's fingerprint (scripts/vdsobench_cli/measure/fingerprint.py) keeps the
 CPU as cpuinfo has it: vendor, family, model, stepping, microcode and model
 name on x86; on arm64 the implementer, architecture, part and revision in
 the same fields (vendor "0x41", family 8, model 0xd0c, stepping 1). The model
@@ -245,7 +245,7 @@ def label(cpu):
 
 
 def machine(fp):
-    """A fingerprint (scripts/vdsobench_cli/fingerprint.py) -> the machine every
+    """A fingerprint (scripts/vdsobench_cli/measure/fingerprint.py) -> the machine every
     table, baseline and fleet report names: the CPU's ids, its name and label()
     ("Zen 3 (AMD EPYC, 25/1/1)"), microcode, kernel release, and the
     hypervisor's vendor only where one is present (a bare-metal host may still

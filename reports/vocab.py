@@ -12,7 +12,7 @@ them (bench/sim_driver.c --list-json: default_clocks, bench_modes, from
 common/clocks.h and bench/subjects.c); they are written here as well because
 a command's defaults and its --help are needed before anything is built, and
 vocab_test checks that the two agree with a built driver. The default counter
-is the architecture's (scripts/vdsobench_cli/arch.py DEFAULT_COUNTER).
+is the architecture's (scripts/vdsobench_cli/cli/arch.py DEFAULT_COUNTER).
 """
 
 import re

@@ -2,7 +2,7 @@
 /*
  * The image half of an imported variant kernel:NAME+COUNTER+image
  * (variant.c with KIMPORT_IMAGE): the tree's own vdso64.so, embedded as
- * include/generated/kimport_image.h (scripts/vdsobench_cli/vdso_image.py),
+ * include/generated/kimport_image.h (scripts/vdsobench_cli/kimport/vdso_image.py),
  * mapped by impls/image/loader.c into a static page-aligned area, so its
  * entry points have addresses the linker knows and the variant table
  * calls them directly, as it calls every layout's.

@@ -18,7 +18,7 @@ ignores itself in git). This rule reads that table and makes:
 A clean clone has no table: IMPORTS is empty and `bazel build //...` builds
 the project as it is. The rule runs again when either environment variable
 changes: the CLI sets VDSOBENCH_IMPORTS_DIGEST to the table's SHA-256 for
-every Bazel command (scripts/vdsobench_cli/kernel_import.py), so a new or
+every Bazel command (scripts/vdsobench_cli/kimport/kernel_import.py), so a new or
 removed import reaches the build at once; a bare `bazel build` after an
 import sees the table as the last CLI command left it (or, the variable
 being unset then, reads it again). The CLI also sets VDSOBENCH_GLUE_DIGEST,
@@ -26,7 +26,7 @@ the hash of kernel_import/'s glue and shim: a tree imported with other glue
 (its probed kimport_desc.h could be stale) is left out until imported again,
 and VDSOBENCH_IMPORTS_BUILDING, the imports whose first build is running.
 
-The table and the trees are checked by scripts/vdsobench_cli/imports_table.py,
+The table and the trees are checked by scripts/vdsobench_cli/kimport/imports_table.py,
 run here as the CLI runs it (the same code): a damaged entry, a tree that is
 missing or was edited since its import (each file's SHA-256), an import that
 never finished, a table that is not JSON: each is left out with one line
@@ -44,13 +44,13 @@ def _imports_dir(ctx):
     return str(_workspace(ctx).get_child(".vdsobench-imports"))
 
 def _checked(ctx, root):
-    """The table as scripts/vdsobench_cli/imports_table.py checks it: the
+    """The table as scripts/vdsobench_cli/kimport/imports_table.py checks it: the
     imports to build and a line for each left out. Starlark has no way to
     survive a bad JSON file, so the checker reads it; whatever goes wrong
     there leaves every import out, with one line."""
-    checker = _workspace(ctx).get_child("scripts").get_child("vdsobench_cli").get_child(
-        "imports_table.py",
-    )
+    # run as a module of the CLI package from scripts/ (-E: no PYTHONPATH of
+    # the user's; -m puts the working directory first on the path)
+    scripts = _workspace(ctx).get_child("scripts")
     python = ctx.which("python3")
     if python == None:
         return {"imports": {}, "problems": [
@@ -61,11 +61,12 @@ def _checked(ctx, root):
         "-E",
         "-s",
         "-B",
-        str(checker),
+        "-m",
+        "vdsobench_cli.kimport.imports_table",
         root,
         ctx.os.environ.get("VDSOBENCH_GLUE_DIGEST", ""),
         ctx.os.environ.get("VDSOBENCH_IMPORTS_BUILDING", ""),
-    ], quiet = True)
+    ], quiet = True, working_directory = str(scripts))
     if r.return_code != 0 or not r.stdout.startswith("{"):
         lines = (r.stderr.strip() or "exit %d" % r.return_code).splitlines()
         return {"imports": {}, "problems": [
@@ -110,7 +111,7 @@ def _impl(ctx):
             "kernel": entry["kernel"],
             "tree": "@vdso_imports//:" + ident,
             "root": "external/vdso_imports/" + ident,
-            # the tree's own vDSO compile line (scripts/vdsobench_cli/kbuild.py),
+            # the tree's own vDSO compile line (scripts/vdsobench_cli/kimport/kbuild.py),
             # checked by imports_table.py; [] when imported without kbuild
             "kline": entry.get("kline", []),
             "image": 1 if entry.get("image") else 0,  # JSON-encoded below: no booleans

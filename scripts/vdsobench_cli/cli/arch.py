@@ -1,0 +1,226 @@
+"""`--arch`: which architecture's build a command uses, and how it runs here.
+
+x86_64 and arm64 are built. The host's own architecture builds natively; on an
+x86-64 machine arm64 is cross-built (bazel --config=arm64: Debian's
+gcc-aarch64-linux-gnu and the multiarch :arm64 libraries, toolchains/BUILD)
+and its programs run under qemu-user (toolchains/qemu_aarch64.sh, which calls
+qemu-aarch64-static). Under emulation everything that checks correctness is
+as good as natively (the code is the same, the emulator runs it
+instruction by instruction), but a time measures the emulator: every timing
+is labelled EMULATED and `gate` will not take one.
+
+One architecture per process: main.dispatch() calls use() with the
+command's --arch before the command runs, and build.py asks current() for
+its Bazel flags, its output folder and how to start a program.
+"""
+
+import argparse
+import functools
+import os
+import platform
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from vdsobench_cli.cli.errors import UsageError
+
+from reports import emulation as emulation_mod, vocab
+
+NAMES = ("x86_64", "arm64")
+# what each is called by uname -m (the kernel's and Python's platform.machine())
+MACHINE = {"x86_64": "x86_64", "arm64": "aarch64"}
+ALIASES = {"aarch64": "arm64", "amd64": "x86_64", "x86-64": "x86_64"}
+# GNU triplets: the cross binutils' prefix (aarch64-linux-gnu-objdump)
+TRIPLET = {"x86_64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}
+# the Bazel configuration (.bazelrc) that cross-builds for it from x86-64
+CROSS_CONFIG = {"arm64": "--config=arm64"}
+# $VDSOBENCH_LINE: the compile line of the transcribed layouts. plain: the
+# project's (the default); kernel: the kernel's own vDSO line of each layout's
+# version family (impls/kernel_lines/lines.bzl, x86-64's; .bazelrc --config=kline).
+LINE_ENV = "VDSOBENCH_LINE"
+LINES = {"plain": [], "kernel": ["--config=kline"]}
+
+
+def line():
+    """The compile line $VDSOBENCH_LINE asks for: plain or kernel."""
+    value = os.environ.get(LINE_ENV) or "plain"
+    if value not in LINES:
+        raise UsageError(f"${LINE_ENV}={value!r}: not a compile line vdsobench builds "
+                         f"(valid: {', '.join(LINES)})")
+    return value
+# where Debian's cross toolchain has its programs: toolchains/BUILD names them
+# by absolute path there (a name of its own, so that a test can point it at an
+# empty folder)
+CROSS_BIN = "/usr/bin"
+CROSS_TOOLS = ("gcc", "g++")
+# the emulator package's programs, in order of preference
+QEMU = {"arm64": ("qemu-aarch64-static", "qemu-aarch64")}
+RUNNER = "toolchains/qemu_aarch64.sh"
+# how every emulated timing is labelled, everywhere it is shown
+LABEL = emulation_mod.LABEL
+# the counter read the field tables and the simulated counts name a layout by
+# (the layout is the same whatever the read; valgrind runs RDTSCP on any CPU)
+DEFAULT_COUNTER = {"x86_64": "rdtscp", "arm64": "isb_cntvct_dep"}
+# what a timed command reads by default, as the harness's default selection
+# (bench/subjects.h, bench_default_counter()): the kernel's own read on this
+# CPU, the optional instruction where the CPU has it, else the one every CPU of
+# the architecture has. The kernel says which in /proc/cpuinfo: x86's "rdtscp"
+# flag is the X86_FEATURE_RDTSCP its rdtsc_ordered() alternative keys on,
+# arm64's "ecv" feature the ARM64_HAS_ECV its counter read does.
+TIMED_COUNTER = {"x86_64": ("rdtscp", "rdtscp", "lfence_rdtsc"),
+                 "arm64": ("ecv", "cntvctss", "isb_cntvct_dep")}
+
+_current = None
+
+
+def default_counter():
+    """DEFAULT_COUNTER of the current architecture: what a bare layout name and the
+    simulated and baseline defaults read."""
+    return DEFAULT_COUNTER[current().name]
+
+
+def default_variants():
+    """Every layout with the default counter, inlined: '*+rdtscp+always' on x86-64."""
+    return vocab.variant("*", default_counter())
+
+
+@functools.lru_cache(maxsize=None)
+def _host_cpuinfo():
+    """/proc/cpuinfo, read once per process: recipes and selftest-stats ask for
+    their default names when the command line is built, whatever command runs."""
+    try:
+        return Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def timed_counter(cpuinfo=None):
+    """The counter read a timed command (a recipe, selftest-stats) measures a
+    layout with by default: see TIMED_COUNTER. cpuinfo: /proc/cpuinfo's text
+    (tests give any); an emulated target gets its DEFAULT_COUNTER (qemu-user
+    has no FEAT_ECV)."""
+    target = current()
+    if target.emulated:
+        return DEFAULT_COUNTER[target.name]
+    flag, optional, everyone = TIMED_COUNTER[target.name]
+    if cpuinfo is None:
+        cpuinfo = _host_cpuinfo()
+    m = re.search(r"^(?:flags|Features)\s*:(.*)$", cpuinfo, re.M)
+    return optional if m and flag in m.group(1).split() else everyone
+
+
+def name_of(machine):
+    """uname -m ('aarch64', 'x86_64') -> vdsobench's name, or the machine as it is."""
+    return ALIASES.get(machine, machine)
+
+
+def host():
+    return name_of(platform.machine())
+
+
+def parse(text):
+    """An --arch value: a name or an alias (aarch64); argparse makes the error one
+    line, "argument --arch: 'mips' is not ... (valid: x86_64, arm64)"."""
+    name = ALIASES.get(text, text)
+    if name not in NAMES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an architecture vdsobench "
+                                         f"builds (valid: {', '.join(NAMES)})")
+    return name
+
+
+def add_argument(p, help=None):
+    p.add_argument("--arch", type=parse, metavar="ARCH",
+                   help=(help or "which architecture's build to use") +
+                   f": {', '.join(NAMES)} (default: this machine's, {host()}); arm64 on an "
+                   f"x86-64 machine is cross-built and runs under qemu-user, its timings "
+                   f"labelled {LABEL!r}")
+
+
+class Target:
+    """One architecture as this machine builds and runs it."""
+
+    def __init__(self, name, host_name=None):
+        self.name = name
+        self.host = host_name or host()
+        self.machine = MACHINE[name]
+        self.native = name == self.host
+
+    @property
+    def emulated(self):
+        return not self.native
+
+    def bazel_flags(self):
+        """The flags that select this architecture's build ([] for the host's
+        with the plain line; $VDSOBENCH_LINE=kernel adds --config=kline on x86-64)."""
+        if self.native:
+            return list(LINES[line()]) if self.name == "x86_64" else []
+        if self.host != "x86_64" or self.name not in CROSS_CONFIG:
+            raise UsageError(f"--arch {self.name}: cross-building from {self.host} is not "
+                             f"set up (valid here: {self.host}"
+                             + (", arm64" if self.host == "x86_64" else "") + ")")
+        return [CROSS_CONFIG[self.name]]
+
+    def missing_toolchain(self):
+        """The cross compiler's programs that a build for this architecture
+        calls and this machine does not have ([] for the host's own)."""
+        if self.native:
+            return []
+        names = [f"{TRIPLET[self.name]}-{tool}" for tool in CROSS_TOOLS]
+        return [n for n in names if not os.access(os.path.join(CROSS_BIN, n), os.X_OK)]
+
+    def __repr__(self):
+        return f"Target({self.name!r}, host={self.host!r})"
+
+
+def use(name=None):
+    """Make `name` (None: the host's) the architecture of this process."""
+    global _current
+    _current = Target(name or host())
+    return _current
+
+
+def current():
+    return _current or use()
+
+
+def emulator():
+    """The qemu-user program that runs the current architecture here, or None."""
+    for program in QEMU.get(current().name, ()):
+        found = shutil.which(program)
+        if found:
+            return found
+    return None
+
+
+def emulator_version(program):
+    """'7.2.22' from `qemu-aarch64-static --version`, or None."""
+    try:
+        r = subprocess.run([program, "--version"], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"version (\S+)", r.stdout)
+    return m.group(1) if m else None
+
+
+def emulation():
+    """None natively; else what a results file records in context.vdsobench.emulation
+    (reports/emulation.py reads it): {"label", "emulator", "program", "version",
+    "guest", "host", "note"}."""
+    t = current()
+    if t.native:
+        return None
+    program = emulator()
+    emu = {"label": LABEL, "emulator": "qemu-user",
+           "program": program.rsplit("/", 1)[-1] if program else QEMU[t.name][0],
+           "version": emulator_version(program) if program else None,
+           "guest": t.machine, "host": MACHINE.get(t.host, t.host)}
+    return dict(emu, note=emulation_mod.describe(emu))
+
+
+def warnings(emu):
+    """The run's warning for an emulation record (machine_warnings' shape), or []."""
+    if not emu:
+        return []
+    return [{"id": "emulated", "message": emu["note"]}]

@@ -1,0 +1,141 @@
+"""Bazel invocations, run from the repository root with output captured."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from vdsobench_cli.cli import arch, lifecycle
+from vdsobench_cli.cli.errors import Failure, UsageError
+
+ROOT = Path(__file__).resolve().parents[3]
+# Present only in a relocatable bundle (`vdsobench bundle`): there the
+# binaries are prebuilt in bin/ and nothing is built or installed.
+BUNDLE_MANIFEST = ROOT / "BUNDLE.json"
+
+# Plain text for captured output; progress lines would only bloat it.
+FLAGS = ["--color=no", "--curses=no", "--noshow_progress"]
+
+
+# .bazelrc's --disk_cache, shared by every checkout here; Bazel 4 never
+# shrinks it, so prune_disk_cache() drops what no build wrote for this long.
+DISK_CACHE = Path.home() / ".cache" / "vdsobench" / "bazel-disk"
+DISK_CACHE_DAYS = 30
+
+
+def prune_disk_cache(now=None, days=DISK_CACHE_DAYS):
+    """Remove the disk cache's files older than `days`; return how many.
+
+    A removed entry costs its action a rebuild, no more: a build that has the
+    file open keeps reading it whole, and one that looks for it after is told
+    it is missing, a cache miss."""
+    cutoff = (time.time() if now is None else now) - days * 86400
+    removed = 0
+    for parent, _, files in os.walk(DISK_CACHE):
+        for name in files:
+            path = os.path.join(parent, name)
+            try:
+                if os.lstat(path).st_mtime < cutoff:
+                    os.unlink(path)
+                    removed += 1
+            except OSError:
+                pass  # gone already, or not ours to remove: leave it
+    return removed
+
+
+def tail(text, n=40):
+    return "\n".join(text.rstrip("\n").splitlines()[-n:])
+
+
+def bundled():
+    """True when running from an unpacked bundle rather than the repository."""
+    return BUNDLE_MANIFEST.is_file()
+
+
+def bundle_manifest():
+    """The bundle's BUNDLE.json as a dict (bundled() must be true)."""
+    import json
+    try:
+        return json.loads(BUNDLE_MANIFEST.read_text())
+    except (OSError, ValueError) as e:
+        raise Failure(f"{BUNDLE_MANIFEST}: unreadable bundle manifest ({e}); "
+                      "unpack the bundle again") from None
+
+
+def bazel(command, args):
+    """Run `bazel COMMAND FLAGS ARGS`; return (exit status, combined output)."""
+    if bundled():
+        raise Failure(f"bazel {command}: not in a bundle; use the repository for this")
+    try:
+        r = lifecycle.run(["bazel", command, *FLAGS, *args], cwd=ROOT,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace")
+    except OSError as e:
+        raise Failure(f"cannot run bazel ({e.strerror}); "
+                      "run scripts/vdsobench setup") from None
+    return r.returncode, r.stdout
+
+
+def check_toolchain():
+    """One line, before Bazel, when the current --arch is cross-built here and
+    its compiler is missing (as `setup --check --arch` would find): Bazel's
+    own report of it is a dozen lines of its toolchain resolution."""
+    target = arch.current()
+    missing = target.missing_toolchain()
+    if missing:
+        raise UsageError(f"--arch {target.name}: the cross compiler is not installed "
+                         f"({', '.join(missing)} not in {arch.CROSS_BIN}): install it as "
+                         f"root with scripts/vdsobench setup --arch {target.name}")
+
+
+def build(targets):
+    if bundled():
+        # prebuilt: say so if one went missing rather than fail to run it
+        for label in targets:
+            if not label.startswith("-") and not binary_path(label).is_file():
+                raise Failure(f"{binary_path(label)} is missing from the bundle; "
+                              "unpack it again")
+        return
+    check_toolchain()
+    args = arch.current().bazel_flags() + list(targets)
+    rc, out = bazel("build", args)
+    if rc != 0:
+        print(tail(out), file=sys.stderr)
+        raise Failure(f"bazel build {' '.join(args)} failed (exit {rc})")
+
+
+_bin_dirs = {}
+
+
+def bin_dir(flags=None):
+    """Where Bazel puts the binaries of the build these flags select (default: the
+    current --arch's). bazel-bin follows the last build, whichever it was, so a
+    configuration of its own asks Bazel (once per process)."""
+    flags = tuple(arch.current().bazel_flags() if flags is None else flags)
+    if not flags:
+        return ROOT / "bazel-bin"
+    if flags not in _bin_dirs:
+        rc, out = bazel("info", [*flags, "bazel-bin"])
+        lines = [line for line in out.splitlines() if line.startswith("/")]
+        if rc != 0 or not lines:
+            raise Failure(f"bazel info {' '.join(flags)} bazel-bin failed (exit {rc}): "
+                          f"{tail(out, 1)}")
+        _bin_dirs[flags] = Path(lines[-1])
+    return _bin_dirs[flags]
+
+
+def binary_path(label):
+    """//pkg/sub:name -> <root>/bazel-bin/pkg/sub/name (the current --arch's build)"""
+    package, _, name = label.lstrip("/").partition(":")
+    name = name or package.rsplit("/", 1)[-1]
+    return ROOT / "bin" / name if bundled() else bin_dir() / package / name
+
+
+def program(label):
+    """The command line that starts a built binary here: the binary itself, or,
+    for an architecture this machine emulates, the qemu-user runner and it."""
+    path = str(binary_path(label))
+    if bundled() or arch.current().native:
+        return [path]
+    return [str(ROOT / arch.RUNNER), path]

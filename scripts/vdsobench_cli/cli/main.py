@@ -1,0 +1,58 @@
+"""Argument parsing and dispatch for `scripts/vdsobench`."""
+
+import argparse
+import sys
+
+from vdsobench_cli.cli import arch, build, errors, packages
+from vdsobench_cli.fleet import bundle, fleet
+from vdsobench_cli.commands import (compare, counters, gate, layout, listing, merge, plot,
+                                     recipe, run, selftest_stats, sim, testrun, verify)
+from vdsobench_cli.kimport import kernel_import
+
+COMMANDS = (packages, listing, verify, run, compare, gate, sim, layout, plot, merge, recipe,
+            selftest_stats, counters, testrun, bundle, fleet, kernel_import)
+
+
+class Parser(argparse.ArgumentParser):
+    # argparse prints usage plus a message; the contract is one line and exit 2.
+    def error(self, message):
+        raise errors.UsageError(message)
+
+
+def parser():
+    p = Parser(prog="vdsobench",
+               description="Benchmarks and correctness checks for vDSO clock_gettime() variants.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for module in COMMANDS:
+        module.add_parser(sub)
+    if build.bundled():
+        # a bundle has no Bazel, valgrind or matplotlib: offer what it can run
+        for name in [n for n in sub.choices if n not in bundle.COMMANDS]:
+            del sub.choices[name]
+        sub._choices_actions[:] = [a for a in sub._choices_actions
+                                   if a.dest in bundle.COMMANDS]
+    p.commands = list(sub.choices)
+    return p
+
+
+def dispatch(argv):
+    if build.bundled():
+        bundle.check_host(build.bundle_manifest())
+    p = parser()
+    args = p.parse_args(argv)
+    if args.command is None:
+        raise errors.UsageError(f"a command is required: {', '.join(p.commands)} "
+                                "(see --help)")
+    args.argv = list(argv)  # recorded in results files
+    args.parser = p  # fleet checks the command its nodes will run with it
+    kernel_import.warn(args.command)  # an import left out of the build: one line each
+    # one architecture per process (--arch, where the command has it)
+    target = arch.use(getattr(args, "arch", None))
+    if build.bundled() and target.emulated:
+        raise errors.UsageError(f"--arch {target.name}: this bundle runs on {target.host} "
+                                f"only (valid: {target.host})")
+    return args.func(args)
+
+
+def main(argv=None):
+    return errors.guard(dispatch, sys.argv[1:] if argv is None else argv)

@@ -1,0 +1,111 @@
+"""`merge` and `report`: results from several machines and cores as one table and one plot.
+
+`merge` prints the merged table (reports/merge.py: a column per machine and
+CPU, keyed by CPU model, microcode, kernel and hypervisor; a row per
+benchmark; the median and its 95% interval; with --reference, each cell's
+ratio to that variant on the same CPU) and writes it as JSON with --out.
+`report` writes the table as Markdown (index.md, which embeds the charts),
+the JSON, the per-CPU chart and each machine's bars into a directory. Both
+call out differences between the runs that are not the machine: project
+commit, build flags, compiler, clocksource, pinning.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from vdsobench_cli.commands import plot
+from vdsobench_cli.measure import results
+from vdsobench_cli.cli.errors import UsageError
+
+from reports import merge
+
+
+def merged(args):
+    inputs = plot.load_results(args.files, args.command)
+    variants, clocks, modes = plot.patterns(args)
+    return inputs, plot.drawing(merge.merge, inputs, reference=args.reference,
+                                variants=variants, clocks=clocks, modes=modes)
+
+
+def run_merge(args):
+    if args.format not in merge.FORMATS:
+        raise UsageError(f"--format: {args.format!r} is not a format "
+                         f"(valid: {', '.join(merge.FORMATS)})")
+    if args.out:
+        # before the work, and again (atomically) when writing
+        results.refuse_existing(Path(args.out), args.force)
+        plot.check_out_dir(Path(args.out).parent)
+    _, table = merged(args)
+    text = merge.render_merge(table, args.format)
+    if args.out:
+        results.write_atomic(args.out, table, force=args.force)
+    print(text, end="")
+    if args.out:
+        print(f"merged: {plot.shown_path(args.out)}", file=sys.stderr)
+    return 0
+
+
+def index(table, figures, formats, argv):
+    """index.md: the machines, what differs, the table, and the charts."""
+    lines = ["# vdsobench: results across machines and CPUs", "",
+             merge.render_merge(table, "markdown").rstrip(), ""]
+    image = "png" if "png" in formats else formats[0]
+    for stem, _ in figures:
+        lines += [f"![{stem}]({stem}.{image})", ""]
+    lines.append("The merged table as JSON: [merged.json](merged.json). "
+                 "Made by `" + " ".join(["scripts/vdsobench"] + argv) + "`.")
+    return "\n".join(lines) + "\n"
+
+
+def run_report(args):
+    plots = plot.plots_module("report")
+    formats = plot.plot_formats(args.format)
+    plot.check_out_dir(args.out)
+    inputs, table = merged(args)
+    variants, clocks, modes = plot.patterns(args)
+    figures = plot.results_figures(inputs, variants, clocks, modes, table["reference"])
+    # per-CPU first: it is the answer to "and on other CPUs?"
+    figures.sort(key=lambda f: not f[0].startswith("per-cpu"))
+    argv = list(getattr(args, "argv", ["report"]))
+    outputs = ([plots.text_output("index.md", index(table, figures, formats, argv)),
+                plots.text_output("merged.json", merge.render_merge(table, "json"))]
+               + plot.outputs(figures, formats))
+    plot.print_paths(plot.write(args.out, outputs))
+    return 0
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "merge", help="results from several machines and CPUs as one table",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="One table across machines and cores: a column per machine and CPU\n"
+                    "(keyed by CPU model, microcode, kernel, hypervisor), a row per\n"
+                    "benchmark, the median ns per call and its 95% interval; differing\n"
+                    "project commits, build flags, compilers are called out. With\n"
+                    "--reference, each cell also shows its ratio to that variant on the same\n"
+                    "CPU, so machines of different speed compare.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="results files from `run`")
+    p.add_argument("--out", metavar="FILE", help="also write the merged table (JSON) here")
+    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument("--format", default="table", metavar="FMT",
+                   help=f"one of {', '.join(merge.FORMATS)} (default table)")
+    p.add_argument("--reference", metavar="VARIANT",
+                   help="show each cell's ratio to this variant on the same machine and CPU")
+    plot.add_filters(p)
+    p.set_defaults(func=run_merge)
+
+    r = sub.add_parser(
+        "report", help="the merged table (Markdown) and its charts in a directory",
+        description="Write into DIR: index.md (machines, differences between the runs, the "
+                    "merged table, the charts embedded), merged.json, the per-CPU chart and "
+                    "each file's bars, as PNG and SVG. All are written, or none. "
+                    + plot.chart_limit())
+    r.add_argument("files", nargs="+", metavar="FILE", help="results files from `run`")
+    r.add_argument("--out", required=True, metavar="DIR", help="directory for the report")
+    r.add_argument("--format", metavar="LIST", help="chart formats: png, svg or both "
+                                                   "(default png,svg)")
+    r.add_argument("--reference", metavar="VARIANT",
+                   help="ratios to this variant on the same CPU, in the table and the chart")
+    plot.add_filters(r)
+    r.set_defaults(func=run_report)

@@ -1,0 +1,100 @@
+"""`recipe NAME`: one experiment from the seeds, end to end.
+
+Each recipe (recipes.py) prints the seed's own table, today's measurement in
+the same shape, the verdicts with their intervals, and where this machine's
+result differs from the seed's and why that may be; it writes the comparison
+and its plots into a fresh directory (never over an earlier run's).
+"""
+
+import datetime
+import os
+
+from vdsobench_cli.cli import arch, build
+from vdsobench_cli.measure import fingerprint, results
+from vdsobench_cli.recipes import recipes
+from vdsobench_cli.cli.errors import CliError, Failure, UsageError
+from vdsobench_cli.recipes.recipe_session import OUT_DIR_BYTES, Session
+
+
+def default_out(name):
+    now = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return os.path.join(build.ROOT, "results", "recipes", name,
+                        f"{fingerprint.short_host()}-{now}")
+
+
+def run_recipe(args):
+    if args.list or not args.name:
+        if not args.list:
+            raise UsageError(f"recipe: a name is required (valid: {', '.join(recipes.NAMES)}; "
+                             "--list describes them)")
+        for r in recipes.RECIPES:
+            print(f"{r.name:18} {r.title}")
+        return 0
+    recipe = recipes.by_name(args.name)
+    if (args.source or args.patch) and recipe.name != recipes.patch_review.NAME:
+        raise UsageError(f"recipe {recipe.name}: --source and --patch are for "
+                         f"{recipes.patch_review.NAME} (it reviews a patch on a kernel tree)")
+    if recipe.name == recipes.patch_review.NAME:
+        recipes.patch_review.check_inputs(args.source, args.patch)
+    for patch in args.patch or []:
+        recipes.patch_review.subject(patch)  # each readable, or one line now
+    target = arch.current()
+    if target.emulated and recipe.name not in recipes.EMULATED:
+        raise UsageError(f"recipe {recipe.name} --arch {target.name}: this machine runs "
+                         f"{target.name} under qemu-user, where every time is the "
+                         "emulator's; the recipes that compare code there: "
+                         f"{', '.join(recipes.EMULATED)}")
+    # checked now, filled as the recipe goes in a hidden directory beside it, moved
+    # into place at the end: an interrupted recipe leaves nothing there
+    stage = results.StagedDir(args.out or default_out(recipe.name), args.force,
+                              need=OUT_DIR_BYTES)
+    from vdsobench_cli.cli import packages
+    packages.ensure_setup()
+    session = Session(recipe.name, args.quick, str(stage.path))
+    session.source, session.patches = args.source, args.patch
+    session.say(f"== recipe {recipe.name}: {recipe.title}")
+    session.say(f"Seed: {recipe.seed}")
+    if target.emulated:
+        session.say(f"This machine: {session.machine_line()}; {target.machine} cross-built "
+                    f"here and run under qemu-user ({arch.LABEL}): code is compared, "
+                    "never time.")
+    else:
+        session.say(f"This machine: {session.machine_line()}; {session.rounds} interleaved "
+                    "rounds" + (" (--quick: a smoke run, too few rounds for small effects)"
+                                if args.quick else "") + ".")
+    try:
+        ok = recipe.run(session)
+    except CliError as e:
+        if not session.files:
+            raise
+        raise Failure(f"{e}; {stage.keep()}") from None
+    stage.publish()
+    session.heading("files")
+    for path in session.files:
+        session.say(os.path.relpath(stage.final(path)))
+    return 0 if ok is not False else 1
+
+
+def add_parser(sub):
+    p = sub.add_parser("recipe", help="replay one experiment from the seeds end to end",
+                       description="Replay one experiment from the mailing-list seeds: the "
+                                   "seed's table next to this machine's, verdicts with "
+                                   "intervals, plots. `recipe --list` names them.")
+    p.add_argument("name", nargs="?", metavar="NAME", help="the recipe (see --list)")
+    p.add_argument("--list", action="store_true", help="list the recipes")
+    p.add_argument("--quick", action="store_true",
+                   help="a short smoke run (12 rounds of 1 ms): for CI, not for conclusions")
+    p.add_argument("--out", metavar="DIR",
+                   help="where the comparisons and plots go (default "
+                        "results/recipes/NAME/<host>-<date>): a new or empty directory; "
+                        "written when the recipe ends (an interrupted one leaves nothing, "
+                        "a failed one keeps what it wrote in DIR.recovered-<date>)")
+    p.add_argument("--force", action="store_true",
+                   help="write into a non-empty --out (files of the same names replaced)")
+    p.add_argument("--source", metavar="SOURCE",
+                   help="patch-review: the kernel tree or tarball (as `vdsobench import` "
+                        "takes it; default linux-source-6.12)")
+    p.add_argument("--patch", action="append", metavar="FILE",
+                   help="patch-review: a patch on --source, in order; repeat for a series")
+    arch.add_argument(p, "run the recipe on this architecture's build (arm64: inline only)")
+    p.set_defaults(func=run_recipe)

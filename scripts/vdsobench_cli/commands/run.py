@@ -1,0 +1,322 @@
+"""`run`: benchmark a selection on pinned CPUs; write a results file; print the table.
+
+The harness (//bench:vdsobench_bench) does the measuring and writes Google
+Benchmark JSON; this command checks the output path first, collects the
+machine fingerprint and the warnings, runs it, and writes the results file
+(that JSON plus context.vdsobench) atomically.
+"""
+
+import datetime
+import json
+import os
+import re
+import sys
+
+from vdsobench_cli.cli import arch, build, lifecycle, packages, ranged
+from vdsobench_cli.measure import cpu_lock, fingerprint, machine_warnings, results
+from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.cli.errors import Failure, UsageError
+
+from reports import run_table, vocab
+
+BENCH = "//bench:vdsobench_bench"
+SCHEMA = "vdsobench-results/1"
+# the harness's options that take a value, as `run` spells them
+VALUED = ("variants", "clocks", "modes", "cpus", "writer_cpu", "hz", "events",
+          "min_time", "repetitions", "cpu_lock")
+DEFAULTS = {"min_time": "0.1", "repetitions": "3"}
+
+
+def option_args(args, keys, defaults=None):
+    """The harness's options for these argument names (lists joined with commas,
+    unset ones left to the harness unless defaults names them), and its flags."""
+    out = []
+    for key in keys:
+        value = getattr(args, key, None)
+        if isinstance(value, list):
+            value = ",".join(value) if value else None
+        if value is None:
+            value = (defaults or {}).get(key)
+        if value is not None:
+            out += ["--" + key.replace("_", "-"), str(value)]
+    for flag in ("no_pin", "sequential"):
+        if getattr(args, flag, False):
+            out.append("--" + flag.replace("_", "-"))
+    return out
+
+
+def harness_args(args):
+    return option_args(args, VALUED, DEFAULTS)
+
+
+def call(cmd, capture):
+    """Run the harness (stopped with us on a signal); its one-line usage errors
+    become ours (exit 2)."""
+    try:
+        r = lifecycle.run(cmd, capture_output=capture, text=True, errors="replace")
+    except OSError as e:
+        raise Failure(f"cannot run {cmd[0]}: {e.strerror}") from None
+    if r.returncode == 2:
+        line = (r.stderr or "").strip().splitlines()[-1:] or ["bad usage"]
+        raise UsageError(line[0].removeprefix("vdsobench_bench: "))
+    return r
+
+
+def planned(binary, hargs):
+    """binary: the harness's command line (build.program)."""
+    r = call([*binary, *hargs, "--list"], capture=True)
+    if r.returncode != 0:
+        raise Failure(f"vdsobench_bench --list failed (exit {r.returncode}): "
+                      f"{build.tail(r.stderr, 1)}")
+    names = r.stdout.split()
+    skipped = [line for line in r.stderr.splitlines() if line.startswith("skipped ")]
+    return names, skipped
+
+
+def cpus_of(names):
+    return sorted({key[3] for key in map(run_table.split_name, names) if key})
+
+
+def git_short_hash():
+    info = fingerprint.build_info(build.ROOT)
+    return info, (info.get("short") or "nogit")
+
+
+def output_path(args, build_info_short, emulation=None):
+    if args.out:
+        return args.out  # as given: "-" is refused by name
+    now = datetime.datetime.now()
+    # an emulated run's file says so in its name too: <host>-aarch64-emulated-...
+    host = fingerprint.short_host()
+    if emulation:
+        host += f"-{emulation['guest']}-emulated"
+    return str(results.default_path(build.ROOT, host, now, build_info_short))
+
+
+def vdsobench_context(args, argv, harness, fp, build_info, warnings, names, cpus):
+    fp = dict(fp)
+    fp.setdefault("kernel", {})["vdso"] = harness.get("vdso")
+    build_info = dict(build_info, compiler=harness.get("compiler"),
+                      optimized=harness.get("optimized"))
+    fp["build"] = build_info
+    return {
+        "schema": SCHEMA,
+        "fingerprint": fp,
+        "warnings": warnings,
+        "pinning": harness.get("pinning", {}),
+        "counters": harness.get("counters", {}),
+        "selection": {
+            "variants": args.variants or None, "clocks": args.clocks or None,
+            "modes": args.modes or None, "cpus": cpus,
+            "min_time": str(args.min_time or DEFAULTS["min_time"]),
+            "repetitions": int(args.repetitions or DEFAULTS["repetitions"]),
+            "benchmarks": len(names),
+            "interleaved": not args.sequential,
+        },
+        "harness": {k: v for k, v in harness.items()
+                    if k not in ("pinning", "counters", "vdso", "compiler", "optimized")},
+        "command": ["scripts/vdsobench", *argv],
+        # what each imported tree measured was (the commit alone does not say)
+        **imports_context(names),
+        # how the transcribed layouts were compiled ($VDSOBENCH_LINE)
+        "line": line_context(),
+    }
+
+
+def line_context():
+    """{"layouts": plain|kernel, "families": {family: where its line came from}}:
+    the kernel line's provenance (impls/kernel_lines/lines.bzl) when it is used."""
+    which = arch.line() if arch.current().name == "x86_64" else "plain"
+    if which == "plain":
+        return {"layouts": "plain", "families": {}}
+    from vdsobench_cli.kimport import kernel_lines
+    return {"layouts": which,
+            "families": {f: e["provenance"] for f, e in kernel_lines.read().items()}}
+
+
+def imports_context(names):
+    """{"imports": {kernel:NAME: its tree's key, source, patches, ...}} for the
+    imported variants among the benchmark names; {} when there are none."""
+    imports = kernel_import.identities(map(vocab.layout_of, names))
+    return {"imports": imports} if imports else {}
+
+
+# what Google Benchmark adds to the name of a benchmark with a fixed iteration count
+# and manual time, as the harness registers the cold modes' (their reported time is
+# the calls' alone, net of the bracket, not the loop's)
+GB_SUFFIX = re.compile(r"/iterations:\d+|/manual_time")
+
+
+def plain_names(data):
+    """Every benchmark named <subject>/<clock>/<mode>/cpu<N>, as planned: the cold
+    modes' Google Benchmark suffixes taken off name and run_name."""
+    for b in data.get("benchmarks", []):
+        for key in ("name", "run_name"):
+            if isinstance(b.get(key), str):
+                b[key] = GB_SUFFIX.sub("", b[key])
+    return data
+
+
+def expected_size(benchmarks, repetitions):
+    """Bytes a results file may take: about 500 per repetition and aggregate (mean,
+    median, stddev, cv) of each benchmark, doubled, plus the context."""
+    return 64 * 1024 + benchmarks * (repetitions + 4) * 1024
+
+
+def run(args):
+    argv = getattr(args, "argv", sys.argv[1:])
+    packages.ensure_setup()
+    build.build([BENCH])
+    binary = build.program(BENCH)
+    hargs = harness_args(args)
+    names, skipped = planned(binary, hargs)
+    if args.list:
+        for line in skipped:
+            print(line)
+        for name in names:
+            print(name)
+        print(f"{len(names)} benchmarks", file=sys.stderr)
+        return 0
+
+    info, short = git_short_hash()
+    repetitions = int(args.repetitions or DEFAULTS["repetitions"])
+    emulation = arch.emulation()  # None natively
+    # before measuring: a full disk or a taken name must not cost the whole run
+    target = results.check_writable(output_path(args, short, emulation), args.force,
+                                    need=expected_size(len(names), repetitions))
+    cpus = cpus_of(names)
+    fp = fingerprint.collect(cpus)
+    warnings = arch.warnings(emulation) + machine_warnings.check(fp, not args.no_pin, cpus)
+    for line in machine_warnings.format_warnings(warnings):
+        print(line, file=sys.stderr)
+    for line in skipped:
+        print(line, file=sys.stderr)
+    print(f"run: {len(names)} benchmarks on CPU {','.join(map(str, cpus))}, "
+          f"{args.repetitions or DEFAULTS['repetitions']} repetitions of "
+          f"{args.min_time or DEFAULTS['min_time']} s", file=sys.stderr, flush=True)
+
+    with lifecycle.temp_dir(prefix="vdsobench-run-") as tmp:
+        raw = os.path.join(tmp, "gbench.json")
+        r = call([*binary, *hargs, "--out", raw] + (["--quiet"] if args.quiet else []),
+                 capture=False)
+        if r.returncode != 0 and not os.path.exists(raw):
+            # refused before measuring (a CPU lock held, --cpu-lock=fail): the
+            # harness said why on our stderr, in its one line
+            return 1
+        try:
+            with open(raw) as f:
+                data = plain_names(json.load(f))
+        except (OSError, json.JSONDecodeError) as e:
+            raise Failure(f"the harness wrote no usable results (exit {r.returncode}): "
+                          f"{e}") from None
+    context = data.setdefault("context", {})
+    try:
+        harness = json.loads(context.pop("vdsobench_harness", "{}"))
+    except json.JSONDecodeError:
+        raise Failure("the harness's context is not JSON") from None
+    waited = cpu_lock.warnings(harness)  # known only after the harness ran
+    for line in machine_warnings.format_warnings(waited):
+        print(line, file=sys.stderr)
+    warnings = warnings + waited
+    context["vdsobench"] = vdsobench_context(args, argv, harness, fp, info, warnings,
+                                             names, cpus)
+    context["vdsobench"]["emulation"] = emulation
+    path = target.write_json(data)  # not writable now: Failure naming a recovery file
+
+    rows = run_table.summarize(data.get("benchmarks", []), order=names)
+    counters = context["vdsobench"]["counters"]
+    if warnings:
+        print(f"warnings (above, and in the results): "
+              f"{', '.join(w['id'] for w in warnings)}")
+    if not counters.get("available"):
+        print(f"counters: unavailable ({counters.get('reason')}); time only")
+    for line in run_table.format_table(rows, counters.get("events", []),
+                                       context["vdsobench"]["pinning"].get("cpu_kinds"),
+                                       emulation):
+        print(line)
+    print(f"results: {os.path.relpath(path)}")
+    failed = [row["name"] for row in rows if row["error"]]
+    if failed or r.returncode != 0:
+        print(f"run: {len(failed)} benchmarks failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+def add_parser(sub):
+    modes = ("modes (what real effect each exposes):\n"
+             "  hot       back-to-back calls (the seeds' microbenchmark)\n"
+             "  pressure  an L1D-sized buffer read between calls evicts the data page:\n"
+             "            each call pays for the cache lines its layout touches\n"
+             "  compute   20 dependent multiply-adds between calls: out-of-order\n"
+             "            overlap can hide a hot-loop advantage\n"
+             "  writer    a thread on --writer-cpu runs update_vsyscall() at --hz:\n"
+             "            invalidated lines and seqlock retries\n"
+             "  timens    the reader is a task in a time namespace (generic_timens*)\n"
+             "  pointer   calls through a function pointer, as glibc calls the vDSO\n"
+             "  cold      before each call, evict the data page's lines from L1D\n"
+             "            (2 x hwloc's L1D ways of loads in each of their sets) and\n"
+             "            time the call alone between ordered counter reads: ns per\n"
+             "            call net of that bracket (floor/empty cold), which holds\n"
+             "            what the lines found in L2 cost the call\n"
+             "  cold-l2   as cold, the lines evicted from L2 too (hwloc's L2)\n"
+             "  warm      each call timed alone as in cold, nothing evicted: the\n"
+             "            control (cold - warm: what the evicted lines cost)\n"
+             "  footprint after each call, walk a chain of the caller's lines over the\n"
+             "            L1D sets the call's data maps to: ns of call and walk net of\n"
+             "            the walk alone, and the lines the call displaced\n"
+             "\nsubjects: variants (LAYOUT+COUNTER+INLINE, real counters), sys/syscall,\n"
+             "sys/libc, sys/vdso (the kernel's __vdso_clock_gettime), floor/rdtsc,\n"
+             "floor/lfence_rdtsc, floor/mfence_rdtsc, floor/rdtscp, floor/empty (the loop);\n"
+             "on arm64 floor/isb_cntvct_isb, floor/isb_cntvct_dep, floor/cntvctss.\n"
+             "Default: '*+C+always,sys/*,floor/*', C the kernel's own counter read here:\n"
+             "rdtscp, or lfence_rdtsc on a CPU without RDTSCP (arm64: cntvctss with FEAT_ECV,\n"
+             "else isb_cntvct_dep),\n"
+             "the seven clocks, hot, 3 x 0.1 s. Under emulation (--arch arm64 on x86-64)\n"
+             "every time is the emulator's and is labelled 'emulated (qemu-user)'.")
+    p = sub.add_parser("run", help="benchmark variants next to the system's vDSO; write results",
+                       formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
+                       description="Benchmark each <variant>/<clock>/<mode>/cpu<N> on pinned\n"
+                                   "CPUs with Google Benchmark (perf counters where the machine\n"
+                                   "has them), write the results file, print the table.",
+                       epilog=modes)
+    p.add_argument("--variants", action="append", metavar="LIST",
+                   help="names or globs, comma-separated: 'generic_*+rdtscp+always,sys/vdso'")
+    p.add_argument("--clocks", action="append", metavar="LIST",
+                   help="realtime, monotonic, monotonic_raw, boottime, tai, realtime_coarse, "
+                        "monotonic_coarse, getres:<clock>, gettimeofday, time")
+    p.add_argument("--modes", action="append", metavar="LIST",
+                   help="hot, pressure, compute, writer, timens, pointer, cold, cold-l2, "
+                        "warm, footprint (default hot)")
+    p.add_argument("--cpus", metavar="LIST", help="CPUs, one at a time: 0,2 or 1-3 or all "
+                                                  "(default: the last CPU allowed)")
+    p.add_argument("--writer-cpu", metavar="N", type=ranged.CPU,
+                   help="the writer's CPU (default: another core, else another PU)")
+    p.add_argument("--hz", metavar="N|max", type=ranged.HZ,
+                   help=f"writer updates per second (default 1000; {ranged.HZ.valid})")
+    cpu_lock.add_argument(p)
+    p.add_argument("--no-pin", action="store_true",
+                   help="run unpinned (a warning); otherwise a refused binding is an error")
+    p.add_argument("--events", metavar="LIST",
+                   help="perf events by libpfm4 name (default cycles,instructions,"
+                        "L1-dcache-load-misses; none to skip)")
+    p.add_argument("--min-time", metavar="S", type=ranged.MIN_TIME,
+                   help=f"seconds per benchmark run (default 0.1; {ranged.MIN_TIME.valid})")
+    p.add_argument("--repetitions", metavar="N", type=ranged.REPETITIONS,
+                   help=f"runs per benchmark (default 3; {ranged.REPETITIONS.valid})")
+    p.add_argument("--out", metavar="FILE",
+                   help="results file (default results/runs/<host>-<date>-<commit>.json); "
+                        "checked before measuring (its directory, free space, an existing "
+                        "file); if it still cannot be written, the results are kept in "
+                        "$XDG_STATE_HOME/vdsobench/recovered-*.json; '-' is refused")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing results file: a regular file only, never a "
+                        "directory, device, FIFO, socket or symbolic link (nor its target), "
+                        "and only if no other run replaced it meanwhile")
+    p.add_argument("--list", action="store_true",
+                   help="print what the selection expands to, and run nothing")
+    p.add_argument("--sequential", action="store_true",
+                   help="run each benchmark's repetitions back to back (default: all "
+                        "repetitions in random order, so drift does not favour one)")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    arch.add_argument(p, "benchmark this architecture's build")
+    p.set_defaults(func=run)

@@ -1,0 +1,207 @@
+"""`test`: the whole suite (bazel tests + Python unit tests), one count at the end."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from vdsobench_cli.cli import arch, build, lifecycle, packages
+from vdsobench_cli.cli.errors import CliError, UsageError, one_line
+
+# Bazel's per-target summary line, e.g. "//impls:x_test   (cached) PASSED in 0.1s".
+SUMMARY = re.compile(r"^(//\S*|@\S+)\s+(?:\(cached\)\s+)?"
+                     r"(PASSED|FLAKY|FAILED TO BUILD|FAILED|TIMEOUT|NO STATUS|INCOMPLETE"
+                     r"|REMOTE FAILURE|SKIPPED)\b")
+PASSED = ("PASSED", "FLAKY")
+RAN = PASSED + ("FAILED", "TIMEOUT")
+TAP = re.compile(r"^(not )?ok\b")
+# (start directory, top-level directory) for unittest discovery
+PY_TEST_DIRS = (("scripts", "scripts"), ("reports", "."))
+# What --quick leaves out, with its cost on a 2-core machine (seconds, 2026-12):
+# the modules that rebuild or re-import a world of their own. None of them reads
+# the variant table's new rows, so the new-variant test's copy runs the rest.
+SLOW = {
+    "new_variant_test.py": 490,         # a copy of the tree, built, with its suite
+    "kernel_import_test.py": 240,       # Debian's 6.12 and 6.1 imported, kbuild, recipes
+    "recipe_test.py": 150,              # each recipe's --quick run, live
+    "kernel_import_attack_test.py": 110,  # hostile trees and patches, imported
+    "bundle_test.py": 40,               # a bundle built and run
+}
+QUICK_SKIP = tuple(SLOW)
+# bazel test exit statuses: 0 all passed, 3 some test failed, 4 no test targets.
+BAZEL_OK = (0, 3, 4)
+
+
+def parse_summary(output):
+    """[(label, status)] from bazel test's output."""
+    found = {}
+    for line in output.splitlines():
+        m = SUMMARY.match(line)
+        if m:
+            found[m.group(1)] = m.group(2)
+    return list(found.items())
+
+
+def count_tap(text):
+    """(ok lines, not-ok lines)."""
+    good = bad = 0
+    for line in text.splitlines():
+        m = TAP.match(line)
+        if m:
+            bad += bool(m.group(1))
+            good += not m.group(1)
+    return good, bad
+
+
+def target_counts(passed, tap):
+    """A target's (passed, failed), such that a failure never counts as zero."""
+    good, bad = tap
+    if passed:
+        return (good or 1), bad
+    return good, max(bad, 1)
+
+
+def log_text(testlogs, label):
+    """All test.log files of a target (more than one when sharded)."""
+    package, _, name = label.lstrip("/@").partition(":")
+    target_dir = Path(testlogs, package, name)
+    return "\n".join(p.read_text(errors="replace") for p in sorted(target_dir.rglob("test.log")))
+
+
+def failure_details(text, n=5):
+    """The first `not ok` lines, or else how the log ends (a crash, an abort)."""
+    lines = text.splitlines()
+    return [line for line in lines if line.startswith("not ok")][:n] or lines[-n:]
+
+
+def parse_unittest(output, returncode):
+    # unittest prints its own summary last: a test that runs another suite
+    # (the new-variant test runs the whole suite in a copy) prints one of
+    # its own earlier, so only the last "Ran N tests" and what follows count.
+    ran = list(re.finditer(r"^Ran (\d+) tests?", output, re.M))
+    total = int(ran[-1].group(1)) if ran else 0
+    tail = output[ran[-1].end():] if ran else output
+    # Only unittest's closing "FAILED (failures=1, errors=2)" line: test output may
+    # contain the same words.
+    verdict = re.search(r"^FAILED \((.*)\)$", tail, re.M)
+    bad = sum(int(n) for n in re.findall(r"(?:failures|errors|unexpected successes)=(\d+)",
+                                         verdict.group(1) if verdict else ""))
+    if returncode != 0 and bad == 0:
+        bad = 1
+    return total - min(bad, total), bad
+
+
+def failed_unittests(output, n=20):
+    """The failed tests' names, from unittest's "FAIL: name (module.Class.name)"
+    headers (a nested suite's own failures among them, as it printed them)."""
+    names = re.findall(r"^(?:FAIL|ERROR): (\S+ \(\S+\))", output, re.M)
+    return list(dict.fromkeys(names))[:n]
+
+
+def bazel_tests(asan, quick, out):
+    args = ["//...", "--test_output=errors", "--test_summary=short"]
+    if asan:
+        args.append("--config=asan")
+    # another architecture's build: its tests run under qemu-user
+    # (.bazelrc's test:arm64 --run_under)
+    args += arch.current().bazel_flags()
+    if quick:
+        args.append("--test_tag_filters=-slow")
+    print(f"test: bazel test {' '.join(args)}", file=out, flush=True)
+    rc, output = build.bazel("test", args)
+    results = []
+    for label, status in parse_summary(output):
+        # Targets that did not run this time may have a stale log: ignore it.
+        text = log_text(build.ROOT / "bazel-testlogs", label) if status in RAN else ""
+        good, bad = target_counts(status in PASSED, count_tap(text))
+        details = failure_details(text) if bad else []
+        results.append((f"{label} ({status})" if status not in RAN else label, good, bad,
+                        details))
+    if rc not in BAZEL_OK:
+        print(build.tail(output), file=out)
+    if rc not in (0, 4) and not any(r[2] for r in results):
+        results.append((f"bazel test (exit {rc})", 0, 1, []))
+    return results
+
+
+def quick_modules(d, top, skip=QUICK_SKIP):
+    """The test modules discovery would find under d, as dotted names from top,
+    less those in skip."""
+    root = build.ROOT / top
+    return [".".join(p.relative_to(root).with_suffix("").parts)
+            for p in sorted((build.ROOT / d).rglob("*_test.py")) if p.name not in skip]
+
+
+def unittest_command(d, top, quick):
+    if not quick:
+        return ["/usr/bin/python3", "-m", "unittest", "discover", "-s", d, "-t", top,
+                "-p", "*_test.py"]
+    return ["/usr/bin/python3", "-m", "unittest", *quick_modules(d, top)]
+
+
+def python_tests(out, quick=False):
+    results = []
+    for d, top in PY_TEST_DIRS:
+        # from the root, with top on the path (as discovery puts it there): the
+        # CLI package imports reports/ from the root
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            filter(None, [str(build.ROOT / top), os.environ.get("PYTHONPATH")])))
+        r = lifecycle.run(unittest_command(d, top, quick), cwd=build.ROOT, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          errors="replace")
+        good, bad = parse_unittest(r.stderr, r.returncode)
+        if bad:
+            print(build.tail(r.stderr), file=out)
+        # the tail shows how the last failure ended; the names say which failed
+        results.append((f"python unittest ({d})", good, bad,
+                        failed_unittests(r.stderr) if bad else []))
+    return results
+
+
+def run(args, out=sys.stdout):
+    target = arch.current()
+    if args.asan and target.emulated:
+        raise UsageError(f"test: --asan with --arch {target.name}: the sanitizers are not "
+                         "set up under qemu-user (LeakSanitizer dies there); give one or "
+                         "the other")
+    results = []
+    try:
+        packages.ensure_setup()
+    except CliError as e:
+        # Keep going: CI reads the final count, which must still come last.
+        print(f"test: setup: {one_line(e)}", file=out)
+        results.append(("setup", 0, 1, []))
+    build.prune_disk_cache()
+    results += bazel_tests(args.asan, args.quick, out)
+    if not args.asan and target.native:
+        # the Python tests run the plain build's binaries: an ASan pass of
+        # them would repeat the plain pass, minutes for nothing; another
+        # architecture's pass, the host's Python against the same code
+        results += python_tests(out, args.quick)
+    for label, good, bad, details in results:
+        print(f"{'FAIL' if bad else 'PASS'}  {label}  {good} passed, {bad} failed", file=out)
+        for line in details:
+            print(f"      {line}", file=out)
+    passed = sum(r[1] for r in results)
+    failed = sum(r[2] for r in results)
+    print(f"{passed} passed, {failed} failed", file=out, flush=True)
+    return 0 if failed == 0 else 1
+
+
+def add_parser(sub):
+    p = sub.add_parser("test", help="the whole test suite; last line 'N passed, N failed'",
+                       description="Install what is missing, run bazel test //... and the "
+                                   "Python unit tests; the last line is 'N passed, N failed'.")
+    p.add_argument("--asan", action="store_true",
+                   help="only the C tests, built with ASan + UBSan (the Python tests use the "
+                        "plain build; run them without --asan)")
+    p.add_argument("--quick", action="store_true",
+                   help="skip bazel tests tagged \"slow\" and the slow Python modules "
+                        "(the new-variant copy, the kernel imports and their attacks, the "
+                        "recipes, the bundle: about 17 of the Python tests' 20 minutes on "
+                        "2 cores); everything else runs (see docs/building.md)")
+    arch.add_argument(p, "run this architecture's C suites instead (bazel test --config=arm64 "
+                      "under qemu-user; the Python tests are the host's: run them without "
+                      '--arch)')
+    p.set_defaults(func=run)

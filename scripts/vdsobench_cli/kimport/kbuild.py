@@ -1,0 +1,392 @@
+"""The kernel's own compile line for its vDSO, from the tree's own kbuild.
+
+For an imported tree (`vdsobench import`), with a real configuration
+(Debian's for the tree's version, /usr/src/linux-config-X.Y/
+config.amd64_none_amd64.xz, or the user's --config FILE):
+
+    make olddefconfig && make prepare && make V=1 arch/x86/entry/vdso/
+
+then the exact command kbuild ran for arch/x86/entry/vdso/vclock_gettime.o,
+from the .vclock_gettime.o.cmd file kbuild writes beside it (savedcmd_ from
+v6.2 on, cmd_ before; the V=1 output carries the same line but interleaved
+with everything else). Follows the kbuild of Linux v6.1 and v6.12.
+
+The line is split into what the import's read path is built with (the code
+generation: -O, -f, -m, -std, -g and the plain -D switches, in the kernel's
+order, so that the last of two contradicting flags wins as it does there)
+and what cannot apply (each with the reason: kbuild's include paths and
+force-included headers, which kernel_import/shim and copts.bzl stand for;
+dependency files, output names and module names, which are Bazel's; the
+warnings, which copts.bzl has as the kernel's own). The tree is hostile
+input like any other: only flags of those shapes are kept, and a flag that
+would load code or write files (-fplugin, -fprofile-*, -fdump-*, -wrapper,
+-specs, -B, @file) is dropped, with its reason.
+
+Bazel puts its own defaults (opt: -ffunction-sections -fdata-sections
+-D_FORTIFY_SOURCE=1, the toolchain's -fstack-protector) before a target's
+copts; NEUTRALISE undoes those the kernel line does not already undo, so
+the code generation is the kernel line's (kbuild_test checks the object's
+DW_AT_producer).
+
+Running kbuild runs the tree's Makefiles and scripts: import does it by
+default for Debian's own packages (linux-source-X.Y), and for any other
+tree only when asked (--kbuild or --config).
+
+The result is cached in ~/.cache/vdsobench/kbuild/<key>/ ($VDSOBENCH_KBUILD_CACHE;
+line.json, vclock_gettime.o, vdso64.so), shared by every imports directory,
+the key the SHA-256 of the tree's identity (its hash and its patches'), the
+configuration's hash and the compiler's path and version: a second import
+is a lookup. Patches that touch none of kbuild's inputs (Makefiles, Kbuild,
+Kconfig, scripts/, the vDSO's linker scripts) leave the line as it is: such
+an import takes the unpatched tree's line (and its objects are the
+unpatched tree's: the record's tree.patches is then []).
+"""
+
+import hashlib
+import json
+import lzma
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from vdsobench_cli.kimport import imports_table
+from vdsobench_cli.cli import lifecycle, safe_read
+from vdsobench_cli.cli.errors import UsageError
+
+VDSO_DIR = "arch/x86/entry/vdso"
+OBJ = f"{VDSO_DIR}/vclock_gettime.o"
+CMD_FILE = f"{VDSO_DIR}/.vclock_gettime.o.cmd"
+IMAGE = f"{VDSO_DIR}/vdso64.so"
+DEBIAN_CONFIG = "/usr/src/linux-config-{series}/config.amd64_none_amd64.xz"
+TOOLS = ("make", "flex", "bison", "bc")
+CONFIG_LIMIT = 4 << 20
+CMD_LIMIT = 1 << 20
+MAKE_TIMEOUT = 1800
+# raise with any change to what is kept or dropped: cached lines are made again
+FORMAT = 1
+
+# Bazel's defaults (toolchain and --compilation_mode=opt) the kernel line does
+# not itself undo; appended after it.
+NEUTRALISE = (
+    ("-fno-function-sections", "Bazel's opt adds -ffunction-sections; kbuild does not"),
+    ("-fno-data-sections", "Bazel's opt adds -fdata-sections; kbuild does not"),
+    ("-U_FORTIFY_SOURCE", "Bazel's opt defines _FORTIFY_SOURCE=1; kbuild does not"),
+)
+
+KEEP = imports_table.KLINE_FLAG
+UNSAFE_F = imports_table.KLINE_UNSAFE
+WITH_ARG = ("-include", "-imacros", "-isystem", "-iquote", "-idirafter", "-I", "-o",
+            "-MF", "-MT", "-MQ", "-x", "-Xassembler", "-Xlinker", "-Xpreprocessor")
+
+
+def classify(argv):
+    """(kept, dropped): the compiler's arguments (after the compiler) split into
+    the flags the read path is built with, in order, and [flag, why] for the rest."""
+    kept, dropped = [], []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in WITH_ARG and i + 1 < len(argv):
+            a = f"{a} {argv[i + 1]}"
+            i += 1
+        i += 1
+        why = reason(a)
+        if why is None:
+            kept.append(a)
+        else:
+            dropped.append([a, why])
+    last_model = [k for k in kept if k.startswith("-mcmodel=")][-1:]
+    if last_model == ["-mcmodel=kernel"]:
+        kept = [k for k in kept if not k.startswith("-mcmodel=")]
+        dropped.append(["-mcmodel=kernel", "the kernel code model links only above "
+                        "-2 GB; a userspace object cannot"])
+    return kept, dropped
+
+
+def reason(a):
+    """None for a flag kept, else why it cannot apply here."""
+    if a.startswith(("-I", "-include ", "-isystem ", "-iquote ", "-idirafter ",
+                     "-imacros ")) or a == "-nostdinc":
+        return "kbuild's include paths and forced headers: kernel_import/shim and copts.bzl stand for them"
+    if a == "-D__KERNEL__":
+        return "copts.bzl defines it (the tree's headers need it, the shim stands for the rest)"
+    if a.startswith(("-DKBUILD_", "-D__KBUILD_")):
+        return "kbuild's object and module names: strings the vDSO never uses"
+    if a.startswith(("-Wp,", "-MD", "-MMD", "-MF ", "-MT ", "-MQ ", "-M")):
+        return "kbuild's dependency file: Bazel tracks its own"
+    if a in ("-c",) or a.startswith("-o "):
+        return "kbuild's output: Bazel names its own"
+    if not a.startswith("-"):
+        return "the source file: the import's glue/reader.c and writer.c include it"
+    if a.startswith("-W") and not a.startswith(("-Wa,", "-Wl,")):
+        return "a warning, no code: copts.bzl has the kernel's warnings for the glue"
+    if UNSAFE_F.match(a):
+        return "loads code, writes files or names paths: never passed on from a tree"
+    if KEEP.fullmatch(a) and a not in imports_table.KLINE_ONLY_OURS:
+        return None
+    return "not a code generation flag vdsobench passes on from a tree"
+
+
+def parse_cmd(text):
+    """(compiler, [arguments]) of the saved command in a .vclock_gettime.o.cmd."""
+    for line in text.splitlines():
+        m = re.match(r"(?:saved)?cmd_\S*vclock_gettime\.o := (.*)$", line)
+        if m:
+            try:
+                words = shlex.split(m.group(1))
+            except ValueError as e:
+                raise UsageError(f"kbuild: {CMD_FILE}: its command does not parse ({e})")
+            if not words:
+                break
+            return words[0], words[1:]
+    raise UsageError(f"kbuild: {CMD_FILE}: no saved command for vclock_gettime.o")
+
+
+def compiler_identity(cc):
+    """{path, version}: where the compiler is and its first --version line."""
+    path = shutil.which(cc) or cc
+    try:
+        r = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
+        version = (r.stdout.splitlines() or ["?"])[0].strip()
+    except (OSError, subprocess.SubprocessError) as e:
+        version = f"unknown ({e})"
+    return {"path": os.path.realpath(path), "version": version}
+
+
+def config_for(series, given=None):
+    """{kind, path, sha256} and the configuration's text: the user's FILE, else
+    Debian's for the tree's series; None when there is none (with why)."""
+    if given:
+        data = safe_read.read_regular(given, "--config", CONFIG_LIMIT)
+        kind, path = "given", os.path.abspath(given)
+    else:
+        path = DEBIAN_CONFIG.format(series=series)
+        if not os.path.isfile(path):
+            return None, (f"no configuration: Debian's linux-config-{series} is not "
+                          f"installed ({path}) and no --config FILE was given")
+        raw = safe_read.read_regular(path, "Debian configuration", CONFIG_LIMIT)
+        try:
+            data = lzma.decompress(raw)
+        except lzma.LZMAError as e:
+            return None, f"{path}: not xz ({e})"
+        kind = "debian"
+    return ({"kind": kind, "path": path, "sha256": hashlib.sha256(data).hexdigest()},
+            data), None
+
+
+def cache_key(tree_identity, config_sha, compiler):
+    blob = json.dumps({"format": FORMAT, "tree": tree_identity, "config": config_sha,
+                       "compiler": compiler}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def is_debian(source):
+    """Whether SOURCE is Debian's own source package tarball (trusted to run)."""
+    return re.fullmatch(r"/usr/src/linux-source-\d+\.\d+\.tar\.xz", str(source)) is not None
+
+
+# What kbuild reads beyond the import's files that shapes the vDSO line: a
+# directory tree's kbuild cache key covers these too (a tarball's hash has all).
+LINE_FILES = ("Makefile", "arch/x86/Makefile", f"{VDSO_DIR}/Makefile",
+              "scripts/Makefile.lib", "scripts/Makefile.build", "scripts/Kbuild.include",
+              "scripts/Makefile.compiler")
+
+
+def tree_files_sha256(tree):
+    out = {}
+    for rel in LINE_FILES:
+        try:
+            out[rel] = hashlib.sha256(safe_read.read_regular(
+                str(Path(tree) / rel), "kbuild file", CMD_LIMIT)).hexdigest()
+        except UsageError:
+            out[rel] = None
+    return out
+
+
+def missing_tools():
+    return [t for t in TOOLS if shutil.which(t) is None]
+
+
+def untar_all(tarball, into):
+    """The whole tarball into `into`, its one top folder stripped (names literal)."""
+    r = subprocess.run(["tar", "-x", "-f", str(tarball), "-C", str(into),
+                        "--strip-components=1", "--no-same-owner", "--no-same-permissions"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise UsageError(f"kbuild: {tarball}: tar failed ({(r.stderr.strip() or '?')[:200]})")
+
+
+def copy_tree(source, into):
+    """A kernel tree's files (not .git) into `into`, for patches to apply on."""
+    r = subprocess.run(f"tar -C {shlex.quote(str(source))} --exclude=./.git -c . | "
+                       f"tar -x -C {shlex.quote(str(into))} --no-same-owner",
+                       shell=True, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise UsageError(f"kbuild: {source}: copy failed ({(r.stderr.strip() or '?')[:200]})")
+
+
+def make(tree, targets, log, out=None):
+    jobs = str(max(1, min(os.cpu_count() or 1, 16)))
+    cmd = ["make", "-C", str(tree), f"-j{jobs}", "ARCH=x86_64"]
+    if out is not None:
+        cmd.append(f"O={out}")
+    env = dict(os.environ, LC_ALL="C", KBUILD_BUILD_TIMESTAMP="vdsobench",
+               KBUILD_BUILD_USER="vdsobench", KBUILD_BUILD_HOST="vdsobench")
+    with open(log, "ab") as f:
+        r = subprocess.run(cmd + targets, stdout=f, stderr=subprocess.STDOUT, env=env,
+                           timeout=MAKE_TIMEOUT)
+    return r.returncode
+
+
+def tail(log, n=3):
+    try:
+        lines = Path(log).read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "?"
+    return " | ".join(line.strip() for line in lines[-n:])[:400]
+
+
+def run_kbuild(src, config_data, work, separate):
+    """kbuild in src (or, `separate`, out of tree in work/out); the build folder."""
+    out = work / "out" if separate else None
+    build_dir = out or src
+    if out is not None:
+        out.mkdir()
+    (build_dir / ".config").write_bytes(config_data)
+    log = work / "kbuild.log"
+    for targets in (["olddefconfig"], ["prepare"], ["V=1", VDSO_DIR + "/"]):
+        rc = make(src, targets, log, out)
+        if rc != 0:
+            raise UsageError(f"kbuild: make {' '.join(targets)} failed (exit {rc}): "
+                             f"{tail(log)}")
+    return build_dir
+
+
+def extract(build_dir):
+    """The record of a finished kbuild: compiler, line, kept and dropped flags."""
+    text = safe_read.read_regular(str(build_dir / CMD_FILE), "kbuild command file",
+                                  CMD_LIMIT).decode(errors="replace")
+    cc, argv = parse_cmd(text)
+    kept, dropped = classify(argv)
+    return {"compiler": compiler_identity(cc),
+            "line": " ".join(shlex.quote(w) for w in [cc] + argv),
+            "copts": kept + [f for f, _ in NEUTRALISE],
+            "dropped": dropped,
+            "neutralised": [list(n) for n in NEUTRALISE]}
+
+
+def cached(cache_dir):
+    try:
+        raw = safe_read.read_regular(str(cache_dir / "line.json"), "kbuild record", CMD_LIMIT)
+        rec = json.loads(raw)
+    except (UsageError, ValueError, OSError):
+        return None
+    return rec if isinstance(rec, dict) and rec.get("format") == FORMAT else None
+
+
+def cache_dir():
+    """$VDSOBENCH_KBUILD_CACHE, else ~/.cache/vdsobench/kbuild: shared by every
+    imports directory (the import tests make their own) and checkout."""
+    d = Path(os.environ.get("VDSOBENCH_KBUILD_CACHE") or
+             Path.home() / ".cache" / "vdsobench" / "kbuild")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"kbuild: cache {d}: {e.strerror or e}")
+    if d.is_symlink() or not d.is_dir():
+        raise UsageError(f"kbuild: cache {d} is not a folder")
+    return d
+
+
+# A patch that touches none of these leaves kbuild's line as it is (the line
+# depends on the Makefiles, kbuild's scripts and the configuration, not on the
+# code): its import takes the unpatched tree's line, and kbuild runs once per
+# tree, not once per patch series.
+LINE_INPUTS = re.compile(r"(^|/)(Makefile[^/]*|Kbuild[^/]*|Kconfig[^/]*|[^/]*\.mk)$|"
+                         r"^scripts/|^include/config/|^arch/[^/]+/entry/vdso/[^/]*\.lds")
+
+
+def line_patches(patches):
+    """The patches that can change the line: all of them if one touches kbuild."""
+    touches = any(LINE_INPUTS.search(n) for p in patches for n in p.names)
+    return list(patches) if touches else []
+
+
+def line_for(source, tree_identity, series, patches, apply_patches,
+             config=None, say=print):
+    """The kbuild record of a tree (from the cache, or kbuild run once): what
+    import records. None, with one line said, when kbuild cannot run here."""
+    conf, why = config_for(series, config)
+    if conf is None:
+        say(f"import: kbuild: {why}; built with the project's line")
+        return None
+    conf, data = conf
+    missing = missing_tools()
+    if missing:
+        say(f"import: kbuild: {' '.join(missing)} missing (scripts/vdsobench setup "
+            f"--kernel-sources installs them); built with the project's line")
+        return None
+    compiler = compiler_identity("gcc")
+    key = cache_key(tree_identity, conf["sha256"], compiler)
+    top = cache_dir()
+    final = top / key
+    rec = cached(final)
+    if rec is not None:
+        return dict(rec, cached=True)
+    t0 = time.monotonic()
+    with lifecycle.temp_dir(prefix="vdsobench-kbuild-") as work:
+        work = Path(work)
+        src = work / "src"
+        src.mkdir()
+        if Path(source).is_dir() and not patches:
+            src, separate = Path(source), True  # out of tree: the user's tree untouched
+        else:
+            if Path(source).is_dir():
+                copy_tree(source, src)
+            else:
+                untar_all(source, src)
+            apply_patches(src, patches)
+            separate = False
+        say(f"import: kbuild: make olddefconfig prepare {VDSO_DIR}/ with the "
+            f"{conf['kind']} configuration {conf['path']} (about a minute the first time)")
+        build_dir = run_kbuild(src, data, work, separate)
+        rec = extract(build_dir)
+        rec.update(format=FORMAT, key=key, config=conf, tree=tree_identity,
+                   source=str(source), seconds=round(time.monotonic() - t0, 1),
+                   made=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        stage = Path(lifecycle.new_temp_dir(top, ".staging-"))
+        try:
+            for rel in (OBJ, IMAGE):
+                if (build_dir / rel).is_file():
+                    shutil.copyfile(build_dir / rel, stage / Path(rel).name)
+            (stage / "line.json").write_text(json.dumps(rec, indent=1) + "\n")
+            with lifecycle.critical():
+                if os.path.lexists(final):
+                    shutil.rmtree(final)
+                os.rename(stage, final)
+                lifecycle.forget(str(stage))
+        except BaseException:
+            lifecycle.discard(str(stage), "dir")
+            raise
+    return dict(rec, cached=False)
+
+
+def own_image(rec, own):
+    """The vdso64.so kbuild made for this tree, or None: only when the image is
+    this tree's (own: not the unpatched tree's, whose line a series that
+    leaves kbuild alone takes)."""
+    image = cache_dir() / rec["key"] / Path(IMAGE).name
+    return image if own and image.is_file() else None
+
+
+def context(rec):
+    """What results name of a kbuild record: the configuration, the compiler and
+    the whole line (None: built with the project's line)."""
+    if not rec:
+        return {"line": None, "why": "built with the project's line (no kbuild)"}
+    return {"config": rec["config"], "compiler": rec["compiler"], "line": rec["line"],
+            "key": rec["key"], "dropped": [f for f, _ in rec["dropped"]]}

@@ -1,0 +1,1758 @@
+"""`import`: a kernel tree's own vDSO read path and update path, with patches on
+top, as a variant, measured and checked without booting it.
+
+    vdsobench import SOURCE [--patch FILE]... --name NAME [--arch x86_64]
+
+SOURCE is a kernel tree (a directory) or a kernel source tarball (Debian's
+/usr/src/linux-source-6.12.tar.xz; the package name linux-source-6.12 names
+that file). Only what the read and update paths need is taken (TAKE below),
+the patches are applied in order with `git apply` (-p1, as `git format-patch`
+writes them; one that does not apply is one line naming it and its first
+failing hunk, exit 2, nothing imported), and the tree's configuration is
+written as its build would (include/generated/autoconf.h: what its
+arch/x86/Kconfig selects, CONFIG_TIME_NS=y as Debian builds it). The tree's
+own lib/vdso/gettimeofday.c and kernel/time/vsyscall.c are then compiled,
+unmodified, against kernel_import/shim (a few kernel headers, each saying
+which it stands for) into the variants kernel:NAME+COUNTER+INLINE: every
+counter and inline choice of impls/variants.bzl, like any layout, so list,
+verify, run, compare, sim, layout, gate and the recipes take them.
+
+Where it lives: the imports directory, $VDSOBENCH_IMPORTS (made absolute) or
+.vdsobench-imports/ in the repository (it ignores itself in git), holds
+imports.json (the table: name -> tree) and trees/<key>/, one per source and
+patch series, keyed by their SHA-256 (a tarball's is remembered by path, size,
+mtime, ctime and inode), so a second import of the same thing is a table
+entry. Bazel reads the table through the @vdso_imports repository rule
+(third_party/vdso_imports/repo.bzl), which every command of this CLI re-runs
+when the table or its trees change (VDSOBENCH_IMPORTS_DIGEST); a clean clone
+has no table and builds as it always did.
+
+What it takes in is hostile until checked (other people's trees and patches,
+run as root):
+- every file it reads is a regular file within a size cap, opened without
+  blocking (safe_read); inside a source tree no symbolic link is followed;
+- every path a patch names (---/+++, diff --git, rename and copy headers,
+  git's quoted names too) is a normalised relative path of safe characters,
+  checked before anything is copied, and no patch may create or change a
+  symbolic link (kernel trees have none where import looks; a link that
+  stays inside the tree could still be made to point out by the next patch
+  or a later file, so none at all is the rule that needs no resolving);
+- the staged tree is checked after it is taken and after the patches (no
+  link, no device, only safe names), and import writes into it only through
+  no-follow opens and renames, never through what is there;
+- names handed to tar are literal (only TAKE's own /* patterns are globs).
+The table is changed under a lock (imports/.lock), each change a transaction
+on the table as it is then: a failed or interrupted import puts back only
+its own entry. imports_table.py checks the table and the trees (each file's
+hash) whenever they are read, here and in the repository rule: a bad entry
+is left out, with one line naming it and the command that mends it.
+"""
+
+import argparse
+import ast
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+from vdsobench_cli.cli import arch, build, lifecycle, packages, safe_read
+from vdsobench_cli.kimport import imports_table, kbuild
+from vdsobench_cli.measure import results
+from vdsobench_cli.kimport import vdso_image
+from vdsobench_cli.cli.errors import Failure, UsageError
+
+from reports import text as text_mod
+
+ROOT = build.ROOT
+DIR_ENV = "VDSOBENCH_IMPORTS"
+DIGEST_ENV = "VDSOBENCH_IMPORTS_DIGEST"
+GLUE_ENV = "VDSOBENCH_GLUE_DIGEST"
+# the imports being built for the first time, comma-separated: the checker
+# keeps their entries (state "building") in the build only for that build
+BUILDING_ENV = "VDSOBENCH_IMPORTS_BUILDING"
+TABLE = imports_table.TABLE
+NAME = imports_table.NAME
+PREFIX = "kernel:"
+# --arch -> the kernel's arch/ directory; the shim and glue are x86-64's
+ARCH_DIRS = imports_table.ARCH_DIRS
+COPTS_BZL = ROOT / "kernel_import" / "copts.bzl"
+GLUE = "kernel_import/glue"
+# What make_tree() writes into a tree besides the tree's files (autoconf.h,
+# kimport_desc.h, kimport_includes.h, kimport.json): raise it with any change
+# to that, so that cached trees are made again (glue_digest()).
+GENERATED = 2
+VERIFY = "//verify:vdsobench_verify"
+AGREE = "//kernel_import:vdsobench_agree"
+MB = 1 << 20
+PATCH_LIMIT = 16 * MB  # a whole kernel release's patch is larger; a series is not
+# A series, bounded: what reaches git's and tar's argv and memory cannot overflow
+# (E2BIG) or grow without end. A vDSO series is a few patches of a few files.
+MAX_PATCHES = 100
+SERIES_LIMIT = 32 * MB  # all the patches together
+MAX_NAMES = 200  # the paths one patch names
+MAX_SERIES_NAMES = 1000  # ... and the whole series (each goes to tar's argv)
+MAX_PATH = 400  # bytes of one path (the kernel's longest are about 100)
+# git apply's limits: a patch that makes it loop or grow ends in one line
+APPLY_LIMITS = {"as": 2 << 30, "cpu": 60, "fsize": 16 * MB}
+APPLY_TIMEOUT_S = 120
+FILE_LIMIT = imports_table.FILE_LIMIT
+MODES = ("100644", "100755")  # what a patch may give a file: no link, no submodule
+
+# What is taken from a tree, relative to its top ({arch}: ARCH_DIRS); a pattern
+# ending in /* takes that folder's files. Those in REQUIRED must be there.
+TAKE = (
+    "Makefile",  # VERSION, PATCHLEVEL, SUBLEVEL
+    "arch/{arch}/Kconfig",  # what the architecture selects
+    "lib/vdso/gettimeofday.c",  # the read path
+    "include/vdso/*",  # its data page, helpers, math
+    "include/asm-generic/vdso/*",  # the update path's generic arch hooks
+    "arch/{arch}/include/asm/vdso/*",  # the architecture's hooks
+    "kernel/time/vsyscall.c",  # the update path
+    "kernel/time/timekeeping_internal.h",
+    "include/linux/timekeeper_internal.h",  # struct timekeeper
+    "include/uapi/linux/time.h",  # clock ids, struct timezone
+    "include/uapi/linux/time_types.h",  # __kernel_timespec
+    "include/uapi/linux/const.h",
+    "include/uapi/linux/bits.h",
+    "include/uapi/asm-generic/errno-base.h",
+)
+REQUIRED = ("Makefile", "arch/{arch}/Kconfig", "lib/vdso/gettimeofday.c",
+            "include/vdso/datapage.h", "include/vdso/helpers.h", "kernel/time/vsyscall.c",
+            "include/linux/timekeeper_internal.h",
+            "arch/{arch}/include/asm/vdso/gettimeofday.h")
+
+# The Kconfig symbols the vDSO and the update path test, as the architecture
+# selects them (config X86 / X86_64 / 64BIT); a select whose condition is one of
+# TRUE counts (GCC has __int128, the build is 64-bit).
+KCONFIG = ("GENERIC_GETTIMEOFDAY", "GENERIC_TIME_VSYSCALL", "GENERIC_VDSO_TIME_NS",
+           "GENERIC_VDSO_OVERFLOW_PROTECT", "HAVE_GENERIC_VDSO", "ARCH_SUPPORTS_INT128",
+           "GENERIC_VDSO_DATA_STORE", "ARCH_HAS_VDSO_TIME_DATA", "ARCH_HAS_VDSO_ARCH_DATA",
+           "VDSO_GETRANDOM")
+KCONFIG_BLOCKS = ("X86", "X86_64", "64BIT")
+TRUE = {"X86", "X86_64", "64BIT", "CC_HAS_INT128"}
+# Always set: the build is x86-64 with 4 KiB pages and HZ=250 (Debian's), and
+# CONFIG_TIME_NS (default y, Debian's) wherever the architecture allows it.
+BASE_CONFIG = {"X86": 1, "X86_64": 1, "64BIT": 1, "PAGE_SHIFT": 12, "HZ": 250}
+
+# What differs between tree shapes, found by looking (name -> file, pattern): each
+# becomes a KIMPORT_<name> define the glue reads (kernel_import/glue/writer.c).
+FEATURES = {
+    "TIME_DATA": ("include/vdso/datapage.h", r"struct\s+vdso_time_data\s*\{"),
+    "TZ_STRUCT": ("include/vdso/datapage.h", r"struct\s+timezone\s+tz\s*;"),
+    "AUX_CLOCK_DATA": ("include/vdso/datapage.h", r"\baux_clock_data\b"),
+    "TK_COARSE_NSEC": ("include/linux/timekeeper_internal.h", r"\bcoarse_nsec\b"),
+    "TK_LOCK_FUNCS": ("kernel/time/timekeeping_internal.h", r"\btimekeeper_lock_irqsave\b"),
+}
+
+HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@.*$")
+# tar's lines that say nothing of why it failed
+TAR_NOISE = re.compile(r"Not found in archive|Exiting with failure status|Child returned "
+                       r"status|Error is not recoverable|in the future|implausibly old|"
+                       r"Ignoring unknown extended header|Removing leading")
+
+
+# ---- where things are -------------------------------------------------------------------
+
+def imports_dir():
+    """The imports directory, absolute: Bazel's repository rule resolves a
+    relative one elsewhere, and would see no table."""
+    given = os.environ.get(DIR_ENV)
+    return Path(os.path.abspath(given)) if given else ROOT / ".vdsobench-imports"
+
+
+def table_path():
+    return imports_dir() / TABLE
+
+
+def where():
+    """How messages name the imports directory."""
+    d = imports_dir()
+    return f"${DIR_ENV}={d}" if os.environ.get(DIR_ENV) else str(d)
+
+
+def refuse_dir(why):
+    return UsageError(f"import: cannot keep imports in {where()}: {why}; set "
+                      f"${DIR_ENV} to a folder this user can write (or unset it for "
+                      ".vdsobench-imports/ in the repository)")
+
+
+def readable_dir():
+    """The imports directory (absent is fine), or UsageError: it is no folder."""
+    d = imports_dir()
+    problem = imports_table.directory_problem(str(d))
+    if problem:
+        raise refuse_dir(problem.removeprefix(f"{d}: "))
+    return d
+
+
+def writable_dir():
+    """The imports directory, made if missing, checked before anything is done:
+    UsageError for one that is no folder or cannot be written."""
+    d = readable_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise refuse_dir(e.strerror or str(e)) from None
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise refuse_dir("it is read-only")
+    try:  # made once, never through a link
+        fd = os.open(d / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o644)
+    except FileExistsError:
+        return d
+    except OSError as e:
+        raise refuse_dir(e.strerror or str(e)) from None
+    with os.fdopen(fd, "w") as f:
+        f.write("# vdsobench import's cache: never committed\n*\n")
+    return d
+
+
+@contextlib.contextmanager
+def table_lock(d):
+    """The imports table's lock (flock on d/.lock), held across a whole
+    read-modify-write-build: imports wait for each other, never undo each other."""
+    try:
+        fd = os.open(d / imports_table.LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise refuse_dir(f"cannot open its lock ({e.strerror or e})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"import: waiting for another import in {d} to finish", flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        _lock_since[:] = [time.time()]
+        yield
+    finally:
+        _lock_since[:] = []
+        os.close(fd)  # releases it
+
+
+_lock_since = []  # when this process took the table's lock, while it holds it
+
+
+def read_table():
+    """{name: entry} of the imports table as written ({} when there is none), for
+    changing it; UsageError when it cannot be read (nothing is written over it)."""
+    readable_dir()
+    imports, why = imports_table.read_raw(str(imports_dir()))
+    if imports is None:
+        raise UsageError(f"import: {why}; mend it with: "
+                         f"{imports_table.table_mend(str(imports_dir()))}")
+    return imports
+
+
+def glue_digest():
+    """The SHA-256 of what decides a cached tree's generated headers (the probe's
+    reading of the tree, its configuration): the shim, the probe, the headers
+    it shares with writer.c, the compile line, and GENERATED (and the way
+    import reads the probe, raise it with parse_probe). Part of the cache
+    key; a tree made with other glue is left out of the build (writer.c checks
+    kimport_desc.h against the tree, and would fail to build it)."""
+    h = hashlib.sha256(f"generated {GENERATED}\0".encode())
+    glue = ROOT / "kernel_import" / "glue"
+    files = sorted((ROOT / "kernel_import").glob("shim/**/*.h"))
+    files += [glue / f for f in ("probe.c", "fields.h", "tree.h", "kimport.h")]
+    files += [COPTS_BZL]
+    for f in files:
+        h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+_left_out = []  # the problems sync_env found last, for warn()
+
+
+def state(glue=None):
+    """imports_table.check() of the imports directory as this process sees it."""
+    return imports_table.check(str(imports_dir()), glue or glue_digest(),
+                               os.environ.get(BUILDING_ENV, ""))
+
+
+def checker_digest():
+    return hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in
+                                   (imports_table, safe_read))).hexdigest()
+
+
+def sync_env():
+    """Tell Bazel (through the environment every command's bazel inherits) which
+    table it must see, as checked, and which glue: @vdso_imports is re-run
+    whenever either value changes. A tree edited since makes another digest."""
+    if build.bundled():  # prebuilt: no Bazel, no imports
+        return
+    if os.environ.get(DIR_ENV):
+        os.environ[DIR_ENV] = str(imports_dir())
+    glue = glue_digest()
+    checked = state(glue)
+    _left_out[:] = checked["problems"]
+    blob = json.dumps([imports_table.rule_view(checked), checker_digest()], sort_keys=True)
+    os.environ[DIGEST_ENV] = hashlib.sha256(blob.encode()).hexdigest()
+    os.environ[GLUE_ENV] = glue
+
+
+def digest():
+    """The value of VDSOBENCH_IMPORTS_DIGEST for the table as it is now."""
+    sync_env()
+    return os.environ.get(DIGEST_ENV, "none")
+
+
+def warn(command):
+    """One line per import left out of the build, before any other command runs
+    (`import` says it itself: --list lists them, the others fail on them)."""
+    if command != "import":
+        for line in _left_out:
+            print(f"vdsobench: warning: {printable(line, None)}", file=sys.stderr)
+
+
+def write_table(imports):
+    """The table, whole or not at all (a new file renamed over it, never written
+    through a link). Unlike results files it is written after a signal too: that
+    is how an interrupted import takes its entry back out."""
+    path = table_path()
+    data = (json.dumps({"version": 1, "imports": imports}, indent=1) + "\n").encode()
+    try:
+        fd, tmp = lifecycle.temp_file(path.parent, f".{TABLE}.", ".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        finally:
+            lifecycle.discard(tmp)
+    except OSError as e:
+        raise refuse_dir(f"cannot write {path.name} ({e.strerror or e})") from None
+    sync_env()
+
+
+def ident(name):
+    return imports_table.ident(name)
+
+
+def layout_of(name):
+    return PREFIX + name
+
+
+def is_import(layout):
+    return str(layout).startswith(PREFIX)
+
+
+def object_of(v, bin_dir):
+    """writer.o of an imported variant: the compile unit with the tree's own
+    struct vdso_data, for layout's pahole cross-check."""
+    prefix = f"{ident(v['layout'][len(PREFIX):])}__{v['counter']}__{v['inline']}"
+    return bin_dir / "impls" / "_objs" / f"variant_{prefix}_tree" / "writer.o"
+
+
+def identities(layouts):
+    """{layout: what names the import} for the imported ones among layouts: its
+    tree's key, kernel version, source and its hash, and each patch's hash and
+    subject, from the table (in a bundle, from BUNDLE.json, which has the
+    table's as it was built). What results files and bundles record."""
+    wanted = sorted({str(x) for x in layouts if is_import(x)})
+    if not wanted:
+        return {}
+    if build.bundled():
+        known = build.bundle_manifest().get("imports") or {}
+    else:
+        known = {layout_of(n): e["identity"] for n, (e, _) in state()["good"].items()}
+    return {x: known.get(x, {"name": x[len(PREFIX):], "key": None}) for x in wanted}
+
+
+def all_identities():
+    """identities() of every import Bazel builds now ({} in a bundle)."""
+    if build.bundled():
+        return {}
+    return identities(layout_of(n) for n in state()["good"])
+
+
+# ---- the source -------------------------------------------------------------------------
+
+def debian_package(source):
+    """The Debian package that provides a source tarball path (or is named), else None."""
+    m = re.fullmatch(r"(?:/usr/src/)?(linux-source-\d+\.\d+)(?:\.tar\.xz)?", str(source))
+    return m.group(1) if m else None
+
+
+def resolve_source(given):
+    """The tree or tarball SOURCE names, installing Debian's package for a
+    /usr/src/linux-source-X.Y.tar.xz (or linux-source-X.Y) that is missing."""
+    path = Path(given)
+    package = debian_package(given)
+    if package and not path.exists():
+        path = Path(f"/usr/src/{package}.tar.xz")
+        if not path.exists():
+            packages.ensure_group((package,), f"import {given}")
+    try:
+        st = path.stat()
+    except OSError:
+        st = None
+    if st is not None and (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+        return path.resolve()
+    hint = f"; Debian's {package} package provides it" if package else ""
+    what = (f"is {safe_read.kind(st.st_mode)}" if st is not None else
+            "no such kernel tree or tarball")
+    raise UsageError(f"import: {given}: {what} (valid: a directory, a "
+                     f".tar.xz/.tar.gz/.tar, or linux-source-X.Y{hint})")
+
+
+def expand(patterns, arch_dir):
+    return [p.replace("{arch}", arch_dir) for p in patterns]
+
+
+def file_sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+MEMO_ENTRIES = 64  # sources.json keeps the most recent tarballs' hashes
+
+
+def tarball_sha256(path):
+    """A tarball's SHA-256, remembered by path, size, mtime, ctime, device and
+    inode (sources.json): hashing 150 MB again would make a cached import take a
+    second. `touch -d` sets mtime back after an edit, but not ctime, which any
+    write, touch or rename changes: then the tarball is hashed again."""
+    st = path.stat()
+    key = f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_dev}:{st.st_ino}"
+    memo_path = imports_dir() / "sources.json"
+    try:
+        memo = json.loads(safe_read.read_regular(memo_path, "source hashes", 4 * MB))
+    except (UsageError, ValueError):
+        memo = {}
+    if not isinstance(memo, dict):
+        memo = {}
+    if not (isinstance(memo.get(key), str) and re.fullmatch(r"[0-9a-f]{64}", memo[key])):
+        memo.pop(key, None)
+        memo = dict(list(memo.items())[-(MEMO_ENTRIES - 1):])
+        memo[key] = file_sha256(path)
+        results.write_atomic(memo_path, memo, force=True, what="the source hashes")
+    return memo[key]
+
+
+def read_tree(source, patterns, named):
+    """{rel: bytes} of the files of a directory tree that the patterns and the
+    patches name, each read without following a link (on the way either) and
+    within FILE_LIMIT; a name that is not there is left out."""
+    prefix = f"import: {source}/"
+    root = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    out = {}
+
+    def take(rel):
+        data = safe_read.read_regular(rel, "source file", FILE_LIMIT, root=root,
+                                      prefix=prefix, missing=False)
+        if data is not None:
+            out[rel] = data
+
+    try:
+        for pattern in patterns:
+            if not pattern.endswith("/*"):
+                take(pattern)
+                continue
+            try:
+                fd = safe_read.open_dir(root, pattern[:-2], prefix=prefix)
+            except FileNotFoundError:
+                continue
+            try:
+                names = sorted(e.name for e in os.scandir(fd)
+                               if not e.is_dir(follow_symlinks=False))
+            finally:
+                os.close(fd)
+            for name in names:
+                take(f"{pattern[:-2]}/{name}")
+        for rel in named:
+            if rel not in out:
+                take(rel)
+    finally:
+        os.close(root)
+    return out
+
+
+def tree_sha256(files):
+    h = hashlib.sha256()
+    for rel, data in sorted(files.items()):
+        h.update(f"{rel}\0{len(data)}\0".encode() + data)
+    return h.hexdigest()
+
+
+def tar_reason(stderr, rc):
+    """Why tar failed, in its own words: its first line that is no warning."""
+    lines = [x.strip() for x in stderr.splitlines() if x.strip()]
+    reasons = [x for x in lines if not TAR_NOISE.search(x)]
+    if reasons:
+        return reasons[0]
+    if rc in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):
+        return f"a member is larger than the {FILE_LIMIT // MB} MB a file of a tree may be"
+    return lines[-1] if lines else f"tar exit {rc}"
+
+
+def tar_top(tarball):
+    """The folder every member of a kernel tarball is under (linux-source-6.12)."""
+    proc = lifecycle.popen(["tar", "-tf", str(tarball)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, errors="replace")
+    with lifecycle.owned(proc):
+        first = proc.stdout.readline().strip()
+        err = ""
+        if first:
+            proc.kill()
+        else:
+            err = proc.stderr.read()
+    if not first:
+        raise UsageError(f"import: {tarball}: not a readable tarball "
+                         f"({tar_reason(err, proc.returncode)})")
+    top = first.split("/", 1)[0]
+    if not imports_table.safe_rel(top) or top.startswith("."):
+        raise UsageError(f"import: {tarball}: not a kernel source tarball (its first "
+                         f"member is {ascii(first)}, not a top folder)")
+    return top
+
+
+def untar(source, patterns, named, into):
+    """Untar the files the patterns name (globs: TAKE's /*) and those the patches
+    name (literal names, after --no-wildcards) into `into`; one file over
+    FILE_LIMIT ends it (tar runs under that RLIMIT_FSIZE)."""
+    top = tar_top(source)
+    limit = [f"--fsize={FILE_LIMIT}"] if shutil.which("prlimit") else []
+    argv = [*(["prlimit", *limit] if limit else []), "tar", "-xf", str(source), "-C",
+            str(into), "--strip-components=1", "--no-same-owner", "--no-same-permissions",
+            "--no-recursion", "--warning=no-timestamp", "--warning=no-unknown-keyword",
+            "--wildcards", "--no-wildcards-match-slash", *[f"{top}/{p}" for p in patterns],
+            "--no-wildcards", *[f"{top}/{n}" for n in named if n not in patterns]]
+    r = lifecycle.run(argv, capture_output=True, text=True, errors="replace")
+    # a pattern one version lacks (uapi/linux/bits.h before v6.14) is fine here;
+    # REQUIRED is checked afterwards
+    if r.returncode != 0 and not all(TAR_NOISE.search(x) for x in r.stderr.splitlines()
+                                     if x.strip()):
+        raise UsageError(f"import: {source}: not a readable tarball "
+                         f"({tar_reason(r.stderr, r.returncode)})")
+    if r.returncode in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):
+        raise UsageError(f"import: {source}: {tar_reason('', r.returncode)}")
+
+
+# ---- writing into the staged tree --------------------------------------------------------
+
+def write_inside(tree, rel, data):
+    """Write a file of the staged tree: each folder on the way opened without
+    following a link (made if missing), the file written new beside its name and
+    renamed over it, so that nothing already there, a link least of all, is
+    written through."""
+    parts = rel.split("/")
+    data = data.encode() if isinstance(data, str) else data
+    try:
+        top = os.open(tree, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            parent = safe_read.open_dir(top, "/".join(parts[:-1]), create=True,
+                                        prefix=f"{tree}/") if len(parts) > 1 else os.dup(top)
+        finally:
+            os.close(top)
+        try:
+            tmp = f".{parts[-1]}.kimport-tmp"
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=parent)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o644, dir_fd=parent)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.rename(tmp, parts[-1], src_dir_fd=parent, dst_dir_fd=parent)
+        finally:
+            os.close(parent)
+    except OSError as e:
+        raise Failure(f"import: cannot write {rel} in {tree}: {e.strerror or e}") from None
+
+
+def stage_files(tree, given):
+    """The files of the staged tree (relative paths, sorted), or UsageError for the
+    first thing in it that is a link, neither a file nor a folder, or has a
+    name import does not take."""
+    files = []
+    for dirpath, dirnames, filenames in os.walk(tree):  # never into a linked folder
+        for name in sorted(dirnames + filenames):
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, tree)
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                raise UsageError(f"import: {given}: {ascii(rel)[1:-1]} is a symbolic link "
+                                 f"(to {ascii(os.readlink(full))}): import takes no links")
+            if not imports_table.safe_rel(rel):
+                raise UsageError(f"import: {given}: {ascii(rel)}: a file name import does not "
+                                 "take (letters, digits and _.+,=@~- only)")
+            if stat.S_ISREG(st.st_mode):
+                files.append(rel)
+            elif not stat.S_ISDIR(st.st_mode):
+                raise UsageError(f"import: {given}: {rel} is {safe_read.kind(st.st_mode)}, "
+                                 "not a file")
+    return sorted(files)
+
+
+# ---- patches ----------------------------------------------------------------------------
+
+class Patch(NamedTuple):
+    path: Path
+    data: bytes  # as read: what git apply is given, and hashed
+    targets: list  # [(path, [hunk headers])]: each file it changes, with its hunks
+    names: list  # every path it names (old and new, renames, copies), sorted
+    subject: str
+
+
+class PatchError(Exception):
+    """A patch names something import does not take (the why)."""
+
+
+ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def unquote(text):
+    """(name, rest) of the path at the start of text: git's "C-quoted" form
+    (with \\t, \\", \\ooo ...) or up to the first space or tab."""
+    if not text.startswith('"'):
+        m = re.match(r"[^\t ]*", text)
+        return m.group(0), text[m.end():]
+    out, i = bytearray(), 1
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            return out.decode("utf-8", "surrogateescape"), text[i + 1:]
+        if c != "\\":
+            out += c.encode("utf-8", "surrogateescape")
+            i += 1
+        elif text[i + 1:i + 2] in ESCAPES:
+            out.append(ESCAPES[text[i + 1]])
+            i += 2
+        elif re.fullmatch(r"[0-3][0-7]{2}", text[i + 1:i + 4]):
+            out.append(int(text[i + 1:i + 4], 8))
+            i += 4
+        else:
+            raise PatchError(f"a quoted path with a bad escape ({ascii(text[:60])})")
+    raise PatchError(f"an unterminated quoted path ({ascii(text[:60])})")
+
+
+# What import writes into a staged tree: no patch may make or change it first
+# (a folder where write_inside puts its temporary file, a file to rename over).
+WRITTEN = ("include/generated", "kimport.json")
+
+
+def checked_path(name, strip=True):
+    """name (-p1: its first folder stripped) as a path inside the tree, or PatchError."""
+    rel = name
+    if len(name.encode("utf-8", "surrogateescape")) > MAX_PATH:
+        raise PatchError(f"names a path of over {MAX_PATH} bytes ({ascii(name[:60])}...)")
+    if strip:
+        if "/" not in name:
+            raise PatchError(f"names {ascii(name)}, which has no leading folder to strip "
+                             "(-p1: a/, b/)")
+        rel = name.split("/", 1)[1]
+    if not imports_table.safe_rel(rel):
+        raise PatchError(f"names {ascii(name)}: not a plain path inside the tree (no "
+                         "absolute path, no '..', '.' or '//', letters, digits and _.+,=@~- "
+                         "only)")
+    if rel in WRITTEN or rel.startswith(tuple(f"{w}/" for w in WRITTEN)):
+        raise PatchError(f"names {rel}, which import writes itself (a kernel's "
+                         "include/generated/ is its build's output, never its source)")
+    return rel
+
+
+def header_name(text):
+    """The path of a ---/+++ line ("/dev/null" as is): up to a tab (diff -u's date)."""
+    name, rest = unquote(text)
+    if rest and not rest.startswith("\t"):
+        raise PatchError(f"names {ascii(text.rstrip()[:80])}: a path with a space")
+    return name
+
+
+def git_names(text):
+    """The two paths of a `diff --git a/X b/Y` line."""
+    a, rest = unquote(text)
+    if not rest.startswith(" "):
+        raise PatchError(f"a diff --git line import cannot read ({ascii(text[:80])})")
+    b, rest = unquote(rest[1:])
+    if rest.strip():
+        raise PatchError(f"a diff --git line with a path with a space ({ascii(text[:80])})")
+    return a, b
+
+
+def hunk_lines(lines, i, old, new):
+    """The index past a hunk's body (old and new line counts) starting at lines[i]."""
+    while i < len(lines) and (old > 0 or new > 0):
+        c = lines[i][:1]
+        if c in (" ", ""):
+            old, new = old - 1, new - 1
+        elif c == "-":
+            old -= 1
+        elif c == "+":
+            new -= 1
+        elif c != "\\":
+            break  # a short hunk: git apply says so
+        i += 1
+    while i < len(lines) and lines[i].startswith("\\"):
+        i += 1
+    return i
+
+
+MODE_LINE = re.compile(r"(old mode|new mode|deleted file mode|new file mode) (\d+)\s*$")
+INDEX_LINE = re.compile(r"index [0-9a-f]+\.\.[0-9a-f]+(?: (\d+))?\s*$")
+PLAIN_HEADERS = ("rename from ", "rename to ", "copy from ", "copy to ", "rename old ",
+                 "rename new ")
+
+
+def parse_patch(text):
+    """(targets, names) of a patch as git apply reads it: every file section (a
+    `diff --git` line, or a ---/+++ pair), its hunks skipped by their counts, so
+    that no hunk line is taken for a header. PatchError for a path that is not
+    plainly inside the tree, or a mode other than a plain file's. Lines end at
+    "\n" only, as git reads them (str.splitlines() would also end one at \v,
+    \f, \x1c-\x1e, \x85, U+2028 and U+2029, and a path could hide there)."""
+    lines = text.split("\n")
+    targets, names, i, section = [], set(), 0, None
+    while i < len(lines):
+        line = lines[i]
+        m = HUNK.match(line)
+        if m and section is not None:
+            section[1].append(line)
+            old, new = (int(x) if x is not None else 1 for x in (m.group(2), m.group(3)))
+            i = hunk_lines(lines, i + 1, old, new)
+            continue
+        if line.startswith("diff --git "):
+            a, b = git_names(line[len("diff --git "):])
+            names.update(checked_path(n) for n in (a, b))
+            section = (checked_path(b), [])
+            targets.append(section)
+        elif (line.startswith("--- ") and i + 1 < len(lines)
+              and lines[i + 1].startswith("+++ ")):
+            old, new = header_name(line[4:]), header_name(lines[i + 1][4:])
+            paths = [checked_path(n) for n in (old, new) if n != "/dev/null"]
+            if not paths:
+                raise PatchError("a file section from /dev/null to /dev/null")
+            names.update(paths)
+            if section is None or section[1] or section[0] != paths[-1]:
+                section = (paths[-1], [])
+                targets.append(section)
+            i += 2
+            continue
+        elif line.startswith("GIT binary patch"):
+            raise PatchError(f"a binary patch of {section[0] if section else '?'}: import "
+                             "takes text patches only (a deflated literal can be any size)")
+        elif line.startswith(PLAIN_HEADERS) and section is not None:
+            names.add(checked_path(unquote(line.split(" ", 2)[2])[0], strip=False))
+        elif (m := MODE_LINE.match(line) or INDEX_LINE.match(line)) and section is not None:
+            mode = m.groups()[-1]
+            if mode is not None and mode not in MODES:
+                raise PatchError(f"gives {section[0]} the mode {mode} ("
+                                 f"{'a symbolic link' if mode == '120000' else 'not a file'}"
+                                 "): a patch may only change files, never make a link")
+        if len(names) > MAX_NAMES:
+            raise PatchError(f"names over {MAX_NAMES} paths (a vDSO patch names a few)")
+        i += 1
+    return targets, sorted(names)
+
+
+def patch_targets(text):
+    """[(path, [hunk headers])]: each file a patch (git's a/ b/, -p1) changes."""
+    return parse_patch(text)[0]
+
+
+def printable(text, limit=200):
+    """What came from a patch or a file name, before it is printed or recorded:
+    reports' one sanitiser (escapes, not raw control characters)."""
+    return text_mod.printable(str(text), limit)
+
+
+def patch_subject(text, path):
+    """A format-patch's Subject: line ([PATCH n/m] dropped), else the file's name."""
+    # a long Subject is folded (RFC 5322): its next lines begin with a blank
+    m = re.search(r"^Subject: *(.+(?:\n[ \t]+\S.*)*)$", text.split("\ndiff --git ", 1)[0],
+                  re.M)
+    subject = " ".join(m.group(1).split()) if m else ""
+    subject = re.sub(r"^\[[^\]]*\] *", "", subject)
+    return printable(subject) or printable(Path(path).name)
+
+
+def read_patch(p):
+    """One --patch, read by the safe reader and parsed: Patch, or UsageError."""
+    data = safe_read.read_regular(p, "patch", PATCH_LIMIT, prefix="import: --patch ")
+    text = data.decode("utf-8", "surrogateescape")
+    try:
+        targets, names = parse_patch(text)
+    except PatchError as e:
+        raise UsageError(f"import: --patch {p}: {e}") from None
+    if not targets:
+        raise UsageError(f"import: --patch {p}: not a unified diff (no ---/+++ file "
+                         "lines; git format-patch or diff -u output is)")
+    return Patch(Path(p), data, targets, names, patch_subject(text, p))
+
+
+def check_patches(paths):
+    """[Patch] for each --patch, or UsageError naming the bad one; the series
+    within MAX_PATCHES, SERIES_LIMIT and MAX_SERIES_NAMES."""
+    if len(paths) > MAX_PATCHES:
+        raise UsageError(f"import: --patch given {len(paths)} times: at most {MAX_PATCHES} "
+                         "patches in a series")
+    patches, size, names = [], 0, set()
+    for p in paths:
+        patch = read_patch(p)
+        size += len(patch.data)
+        names.update(patch.names)
+        if size > SERIES_LIMIT:
+            raise UsageError(f"import: --patch {p}: the series is over "
+                             f"{SERIES_LIMIT // MB} MB with it")
+        if len(names) > MAX_SERIES_NAMES:
+            raise UsageError(f"import: --patch {p}: the series names over "
+                             f"{MAX_SERIES_NAMES} paths with it")
+        patches.append(patch)
+    return patches
+
+
+def failing_hunk(patch, targets, stderr):
+    """The one line for a patch git apply refused: the file and first failing hunk."""
+    m = re.search(r"patch failed: (.+):(\d+)", stderr)
+    if m:
+        name, line = m.group(1), int(m.group(2))
+        for path, hunks in targets:
+            if path != name:
+                continue
+            for n, header in enumerate(hunks, 1):
+                if int(HUNK.match(header).group(1)) == line:
+                    return f"{name} hunk #{n} ({header.strip()})"
+        return f"{name} at line {line}"
+    m = re.search(r"error: (.+?): (No such file or directory|does not exist in index)",
+                  stderr)
+    if m:
+        return f"{m.group(1)} is not in the tree"
+    first = next((x for x in stderr.splitlines() if x.startswith("error:")),
+                 build.tail(stderr, 1))
+    return first.removeprefix("error: ").strip()
+
+
+def apply_patches(tree, patches):
+    """git apply each patch in order in `tree` (outside any repository, whatever
+    folder it is in); UsageError with the first failing hunk."""
+    env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(tree.parent))
+    for p in patches:
+        r = limited_run(["git", "apply", "--whitespace=nowarn", "-"], APPLY_LIMITS,
+                        APPLY_TIMEOUT_S, input=p.data, cwd=tree, env=env)
+        if r is None:
+            raise UsageError(f"import: {p.path}: git apply took over {APPLY_TIMEOUT_S} s; "
+                             "nothing imported")
+        if r.returncode < 0:
+            raise UsageError(f"import: {p.path}: git apply ran out of its limits (signal "
+                             f"{-r.returncode}: CPU time, memory or file size); nothing "
+                             "imported")
+        if r.returncode != 0:
+            why = failing_hunk(p.path, p.targets, r.stderr.decode(errors="replace"))
+            raise UsageError(f"import: {p.path} does not apply: {why}")
+
+
+# ---- the tree's configuration -----------------------------------------------------------
+
+# What a version of a tree may be (VERSION.PATCHLEVEL from 2.6 to 9.99, SUBLEVEL
+# under 1000): anything else is refused before it reaches a table or a name.
+VERSION_RANGE = ((2, 6), (9, 99))
+SUBLEVEL_MAX = 999
+
+
+def kernel_version(makefile):
+    """(VERSION, PATCHLEVEL, SUBLEVEL, 'X.Y.Z<EXTRAVERSION>') of the top Makefile;
+    None when one is missing or not plain decimal digits (int() would take
+    '1_000' and other scripts' digits), or out of VERSION_RANGE and SUBLEVEL_MAX."""
+    values = dict(re.findall(r"^(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION)[ \t]*=[ \t]*"
+                             r"([^\n]*?)[ \t]*$", makefile, re.M))
+    texts = [values.get(k, "") for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL")]
+    if not all(re.fullmatch(r"[0-9]{1,4}", t) for t in texts):
+        return None
+    v, p, s = map(int, texts)
+    if (not VERSION_RANGE[0] <= (v, p) <= VERSION_RANGE[1] or p > VERSION_RANGE[1][1]
+            or s > SUBLEVEL_MAX):
+        return None
+    # what a release names itself with (-rc1); nothing that would reach a terminal
+    extra = re.match(r"[-A-Za-z0-9._+~]{0,40}", values.get("EXTRAVERSION", "")).group(0)
+    return v, p, s, f"{v}.{p}.{s}{extra}"
+
+
+def kconfig_selects(text):
+    """The KCONFIG symbols the architecture's main config blocks select, and the
+    selects left out because their condition is not known here."""
+    chosen, skipped, block = set(), [], None
+    for line in text.splitlines():
+        if m := re.match(r"^(?:menu)?config\s+(\w+)", line):
+            block = m.group(1)
+            continue
+        if block not in KCONFIG_BLOCKS:
+            continue
+        m = re.match(r"^\s+select\s+(\w+)(?:\s+if\s+(.+?))?\s*(?:#.*)?$", line)
+        if not m or m.group(1) not in KCONFIG:
+            continue
+        cond = m.group(2)
+        if cond is None or cond.strip() in TRUE:
+            chosen.add(m.group(1))
+        else:
+            skipped.append(f"{m.group(1)} if {cond}")
+    return chosen, skipped
+
+
+def configuration(tree, arch_dir):
+    """{CONFIG name: value} as the tree's build would set them for the vDSO."""
+    chosen, skipped = kconfig_selects((tree / f"arch/{arch_dir}/Kconfig").read_text(
+        errors="replace"))
+    config = dict(BASE_CONFIG)
+    config.update({name: 1 for name in sorted(chosen)})
+    if "GENERIC_VDSO_TIME_NS" in chosen:
+        config["TIME_NS"] = 1
+    # v6.17's auxiliary clocks, where the tree's vDSO has them, as generic_6_17 is built
+    datapage = tree / "include" / "vdso" / "datapage.h"
+    if re.search(FEATURES["AUX_CLOCK_DATA"][1], datapage.read_text(errors="replace")):
+        config["POSIX_AUX_CLOCKS"] = 1
+    return config, skipped
+
+
+def features(tree):
+    found = []
+    for name, (rel, pattern) in FEATURES.items():
+        path = tree / rel
+        if path.is_file() and re.search(pattern, path.read_text(errors="replace")):
+            found.append(name)
+    return found
+
+
+def write_autoconf(tree, config, found):
+    lines = ["/* include/generated/autoconf.h, written by `vdsobench import`: the",
+             " * configuration the tree's vDSO and update path are built with (what",
+             " * its arch Kconfig selects, TIME_NS as Debian sets it), and the",
+             " * KIMPORT_* shape of its interfaces, which kernel_import/glue reads. */"]
+    lines += [f"#define CONFIG_{k} {v}" for k, v in config.items()]
+    lines += [f"#define KIMPORT_{name} 1" for name in found]
+    write_inside(tree, "include/generated/autoconf.h", "\n".join(lines) + "\n")
+
+
+def write_includes(tree):
+    """include/generated/kimport_includes.h: the #include lines of the tree's
+    lib/vdso/gettimeofday.c, in its order, which reader.c and probe.c include
+    before the read path itself (kernel_import/glue/reader.c says why)."""
+    text = (tree / "lib" / "vdso" / "gettimeofday.c").read_text(errors="replace")
+    lines = ["/* include/generated/kimport_includes.h, written by `vdsobench import`:",
+             " * lib/vdso/gettimeofday.c's own #include lines, in its order */"]
+    lines += re.findall(r"^#\s*include\s*<[^>]+>", text, re.M)
+    write_inside(tree, "include/generated/kimport_includes.h", "\n".join(lines) + "\n")
+
+
+def c_string(text):
+    """A C string literal of any text, on one line: every byte but printable ASCII
+    (a newline would end the #define and start a directive of the text's own),
+    and the quote, backslash and '?' (trigraphs), as an octal escape."""
+    return '"' + "".join(chr(b) if 0x20 <= b < 0x7f and chr(b) not in '"\\?' else f"\\{b:03o}"
+                         for b in str(text).encode("utf-8", "replace")) + '"'
+
+
+def write_desc(tree, version, probe, source_text, summary):
+    lines = ["/* include/generated/kimport_desc.h, written by `vdsobench import` from",
+             " * kernel_import/glue/probe.c's reading of the tree (writer.c checks the",
+             " * sizes again when it is built) */"]
+    values = {"VERSION": version[0], "PATCHLEVEL": version[1],
+              "SUBLEVEL": min(version[2], 255),
+              "SOURCE": c_string(source_text), "SUMMARY": c_string(summary),
+              "DATA_SIZE": probe["data_size"], "NR_FIELDS": len(probe["fields"]),
+              "HRES_CLOCKS": probe["hres_clocks"], "COARSE_CLOCKS": probe["coarse_clocks"],
+              "RAW_CLOCKS": probe["raw_clocks"], "AUX_CLOCKS": probe["aux_clocks"],
+              "HAS_GETRES": probe["has_getres"]}
+    lines += [f"#define KIMPORT_{k} {v}" for k, v in values.items()]
+    write_inside(tree, "include/generated/kimport_desc.h", "\n".join(lines) + "\n")
+
+
+# ---- compiling it here ------------------------------------------------------------------
+
+def tree_copts(tree, arch_dir):
+    """kernel_import/copts.bzl's TREE_COPTS for this tree: the one compile line,
+    read as Bazel reads it."""
+    m = re.search(r"^TREE_COPTS = (\[.*?^\])", COPTS_BZL.read_text(), re.M | re.S)
+    return [c.replace("{root}", str(tree)).replace("{arch}", arch_dir)
+            for c in ast.literal_eval(m.group(1))]
+
+
+def compile_line(tree, arch_dir, counter="fake", always=1):
+    return ["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-iquote", ".",
+            "-DVDSO_PREFIX=kimport_probe", f"-DVDSO_INLINE_ALWAYS={always}",
+            f"-DVDSO_COUNTER_HEADER=impls/counters/{counter}.h", *tree_copts(tree, arch_dir)]
+
+
+def counters(arch_name):
+    """The counters impls/variants.bzl builds an import with on arch_name."""
+    text = (ROOT / "impls" / "variants.bzl").read_text()
+    table = ast.literal_eval(re.search(r"^COUNTERS = (\{.*?^\})", text, re.M | re.S).group(1))
+    return sorted(c for c, a in table.items() if a in (arch_name, "any"))
+
+
+def first_error(text, tree):
+    """gcc's first error, one line, paths shown relative to the tree or project."""
+    lines = [x for x in text.splitlines() if ": error: " in x or ": fatal error: " in x]
+    line = lines[0] if lines else build.tail(text, 1)
+    return " ".join(line.replace(f"{tree}/", "").replace(f"{ROOT}/", "").split())
+
+
+# What a compile of tree code may take and how long: a header that includes a
+# FIFO, /dev/zero or a huge file ends in one line, not a hang or the OOM killer.
+COMPILE_LIMITS = {"as": 4 << 30, "cpu": 120, "fsize": 64 * MB}
+COMPILE_TIMEOUT_S = 60  # a tree's unit compiles in under 2 s
+
+
+def limited_run(argv, limits, timeout, **kwargs):
+    """lifecycle.run under resource limits (RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE,
+    set in the child before it runs), stdin /dev/null unless input is given, and a
+    wall-clock timeout: CompletedProcess, or None when it ran out of time (its
+    whole process group is stopped)."""
+    import resource
+
+    def preexec():
+        for res, value in ((resource.RLIMIT_AS, limits["as"]),
+                           (resource.RLIMIT_CPU, limits["cpu"]),
+                           (resource.RLIMIT_FSIZE, limits["fsize"])):
+            resource.setrlimit(res, (value, value))
+
+    data = kwargs.pop("input", None)
+    kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
+    kwargs["stdin"] = subprocess.PIPE if data is not None else subprocess.DEVNULL
+    proc = lifecycle.popen(argv, preexec_fn=preexec, **kwargs)
+    with lifecycle.owned(proc):
+        try:
+            out, err = proc.communicate(data, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            lifecycle.stop(proc)
+            return None
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def allowed_includes(tree):
+    """The folders tree code may include from: the tree, the shim and glue, the
+    project's counter headers, GCC's own headers and the system's (the shim's
+    asm/unistd.h takes the system call numbers from there): regular header
+    files of packages, never a device, a FIFO or a user's file."""
+    gcc_include = subprocess.run(["gcc", "-print-file-name=include"], capture_output=True,
+                                 text=True).stdout.strip()
+    dirs = [os.path.realpath(tree), str(ROOT / "kernel_import"), str(ROOT / "impls"),
+            str(ROOT / "common")]
+    dirs += [os.path.realpath(gcc_include), "/usr/include"]
+    return [d for d in dirs if d and os.path.isabs(d)]
+
+
+INCLUDED = re.compile(r"^\.+ (.+)$")
+
+
+def outside_include(stderr, tree):
+    """The first file gcc -H says it opened outside allowed_includes(), else None."""
+    allowed = allowed_includes(tree)
+    for line in stderr.splitlines():
+        m = INCLUDED.match(line)
+        if not m:
+            continue
+        path = m.group(1)
+        real = os.path.realpath(path if os.path.isabs(path) else ROOT / path)
+        if not any(real == d or real.startswith(d + "/") for d in allowed):
+            return path
+    return None
+
+
+def compile_tree(argv, tree, given, what):
+    """gcc on tree code (argv without -H): limited (limited_run), and every file
+    it includes checked to be inside the tree, the shim or GCC's own headers
+    (an include of /dev/stdin, an absolute path or a FIFO is refused, one line).
+    CompletedProcess with text output, or UsageError."""
+    r = limited_run([argv[0], "-H", *argv[1:]], COMPILE_LIMITS, COMPILE_TIMEOUT_S, cwd=ROOT)
+    if r is None:
+        raise UsageError(f"import: {given}: compiling {what} took over {COMPILE_TIMEOUT_S} s "
+                         "(a header that includes a FIFO or a device?); nothing imported")
+    stderr = r.stderr.decode(errors="replace")
+    outside = outside_include(stderr, tree)
+    if outside is not None:
+        raise UsageError(f"import: {given}: {what} includes {printable(outside, 120)}, outside "
+                         "the tree and the shim: import takes no include from elsewhere")
+    if r.returncode in (-signal.SIGXCPU, -signal.SIGKILL, -signal.SIGXFSZ):
+        raise UsageError(f"import: {given}: compiling {what} ran out of its limits (exit "
+                         f"{r.returncode}: CPU time, memory or file size); nothing imported")
+    return subprocess.CompletedProcess(r.args, r.returncode, r.stdout.decode(errors="replace"),
+                                       "\n".join(x for x in stderr.splitlines()
+                                                 if not INCLUDED.match(x)))
+
+
+MARKER = re.compile(r'^\s*\.ascii\s+"->(\w+) (.*)"\s*$')
+PROBE_VALUES = ("data_size", "hres_clocks", "coarse_clocks", "raw_clocks", "aux_clocks",
+                "has_getres", "has_time")
+
+
+def parse_probe(asm):
+    """{value: int, "fields": [{name, offset, size}]} from the probe's assembly
+    ("->NAME VALUE" markers), or None when a value is missing or malformed."""
+    out, fields = {}, []
+    for line in asm.splitlines():
+        m = MARKER.match(line)
+        if not m:
+            continue
+        name, rest = m.groups()
+        if name == "FIELD":
+            f = re.fullmatch(r"(\d+) (\d+) ([][A-Za-z0-9_.]+)", rest)
+            if not f:
+                return None
+            fields.append({"name": f.group(3), "offset": int(f.group(1)),
+                           "size": int(f.group(2))})
+        elif name in PROBE_VALUES and re.fullmatch(r"\d+", rest):
+            out[name] = int(rest)
+        else:
+            return None
+    if set(out) != set(PROBE_VALUES) or not fields:
+        return None
+    out["fields"] = fields
+    return out
+
+
+def probe(tree, arch_dir, workdir, given):
+    """Compile kernel_import/glue/probe.c against the tree to assembly (gcc -S,
+    nothing linked, nothing run) and read its markers: its data size, field
+    table and clock masks; UsageError with what the shim could not provide."""
+    asm = workdir / "probe.s"
+    r = compile_tree([*compile_line(tree, arch_dir), "-S", "-o", str(asm),
+                      f"{GLUE}/probe.c"], tree, given, "the probe of its vDSO data")
+    if r.returncode != 0:
+        raise UsageError(f"import: {given}: the shim cannot build this tree's vDSO data: "
+                         f"{first_error(r.stderr, tree)}")
+    try:
+        text = asm.read_text(errors="replace")
+    except OSError:
+        text = ""
+    found = parse_probe(text)
+    if found is None:
+        raise Failure(f"import: the probe of {given} left no description in its assembly")
+    return found
+
+
+# Assembler directives that read a file (.incbin would put /etc/shadow into the
+# object, and so into every program and bundle; .include reads one as source)
+# or build directives out of parts (macros, repeats): the tree's inline asm may
+# have none (the kernel's vDSO read and update paths have none).
+ASM_READS = re.compile(r"\.(?:incbin|include|macro|irpc?|rept|altmacro|purgem)\b", re.I)
+
+
+def syntax_check(tree, arch_dir, given, arch_name="x86_64"):
+    """Compile the tree's read and update paths to assembly as the build will,
+    with every counter and inline choice (optimised: some warnings come from
+    the optimiser): a tree or patch the shim cannot build with the fake
+    counter is one line now, not a Bazel failure later (one that fails only
+    with another is the build's to report); what each includes is checked
+    (compile_tree), and its assembly may have no directive that reads a file
+    (ASM_READS), all before Bazel or the assembler opens any of it."""
+    units = (("reader.c", "lib/vdso/gettimeofday.c"), ("writer.c", "kernel/time/vsyscall.c"))
+    with lifecycle.temp_dir(prefix="vdsobench-check-") as work:
+        asm = Path(work) / "unit.s"
+        for counter in ["fake"] + [c for c in counters(arch_name) if c != "fake"]:
+            for always in (1, 0):
+                for unit, what in units:
+                    r = compile_tree([*compile_line(tree, arch_dir, counter, always), "-S",
+                                      "-o", str(asm), f"{GLUE}/{unit}"], tree, given, what)
+                    if r.returncode != 0 and (counter, always) == ("fake", 1):
+                        raise UsageError(f"import: {given}: the shim cannot build this tree's "
+                                         f"{what}: {first_error(r.stderr, tree)}")
+                    if r.returncode != 0:
+                        # the Bazel build fails on it the same way, inside the
+                        # import's transaction (undone); no object, nothing to read
+                        continue
+                    m = ASM_READS.search(asm.read_text(errors="replace"))
+                    if m:
+                        raise UsageError(f"import: {given}: {what}'s inline assembly has "
+                                         f"{m.group(0)}, which reads a file or makes "
+                                         "directives: import takes none; nothing imported")
+
+
+# What the tree's code may not carry into the programs that link it: code the C
+# library runs before main (or at exit) without being called.
+RUN_SECTIONS = (".init_array", ".fini_array", ".preinit_array", ".ctors", ".dtors", ".init",
+                ".fini")
+RUN_TYPES = {14: ".init_array", 15: ".fini_array", 16: ".preinit_array"}  # SHT_*
+
+
+def elf_sections(data):
+    """[(name, sh_type)] of an ELF64 little-endian object, or None if it is not one."""
+    import struct
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return None
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+    if shentsize < 64 or shoff + shnum * shentsize > len(data) or shstrndx >= max(shnum, 1):
+        return None
+    heads = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    str_off, str_size = heads[shstrndx][4], heads[shstrndx][5]
+    names = data[str_off:str_off + str_size]
+    out = []
+    for name_off, sh_type, *_ in heads:
+        end = names.find(b"\0", name_off)
+        out.append((names[name_off:end if end >= 0 else None].decode("latin-1"), sh_type))
+    return out
+
+
+def run_section(path):
+    """The first section of an object that runs code uncalled (RUN_SECTIONS,
+    RUN_TYPES), "not an ELF object" for one that cannot be read, else None."""
+    try:
+        sections = elf_sections(Path(path).read_bytes())
+    except OSError as e:
+        return f"unreadable ({e.strerror or e})"
+    if sections is None:
+        return "not an ELF object"
+    for name, sh_type in sections:
+        if sh_type in RUN_TYPES or any(name == s or name.startswith(s + ".")
+                                       for s in RUN_SECTIONS):
+            return printable(name, 60)
+    return None
+
+
+def check_no_constructors(names):
+    """The imports' built tree objects (reader.o, writer.o of every variant) carry
+    no constructor or destructor: UsageError before any program that links them
+    runs (import runs vdsobench_verify --list-json; a constructor would run then)."""
+    objs = build.bin_dir() / "impls" / "_objs"
+    for name in sorted(names):
+        found = sorted(objs.glob(f"variant_{ident(name)}__*_tree/*.o"))
+        if not found:
+            raise Failure(f"import: {layout_of(name)}: the build made no objects of its tree "
+                          f"in {objs}; nothing imported")
+        for obj in found:
+            why = run_section(obj)
+            if why:
+                raise UsageError(f"import: {layout_of(name)}: {obj.parent.name}/{obj.name}: "
+                                 f"the tree's code has {why} (code run before main or at exit, "
+                                 "uncalled): import takes none; nothing imported")
+
+
+# ---- import -----------------------------------------------------------------------------
+
+def cache_key(arch_name, identity, patches):
+    blob = json.dumps({"glue": glue_digest(), "arch": arch_name, "source": identity,
+                       "patches": [imports_table.sha256(p.data) for p in patches]},
+                      sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def describe(source, version, patches):
+    """(source text for list, one-line summary)."""
+    names = [printable(p.path.name) for p in patches]
+    with_patches = f" + {', '.join(names)}" if names else ""
+    source_name, kernel = printable(source.name), printable(version[3], 40)
+    return (f"lib/vdso/gettimeofday.c, kernel/time/vsyscall.c of {source_name} "
+            f"(Linux {kernel}){with_patches}",
+            f"imported: Linux {kernel} from {source_name}" +
+            (f" with {len(names)} patch{'es' if len(names) > 1 else ''}" if names else ""))
+
+
+def trees_dir():
+    """imports/trees/, made if missing; never a link to somewhere else."""
+    trees = imports_dir() / "trees"
+    try:
+        trees.mkdir(exist_ok=True)
+    except OSError as e:
+        raise refuse_dir(e.strerror or str(e)) from None
+    if not stat.S_ISDIR(os.lstat(trees).st_mode):
+        raise refuse_dir(f"{trees} is {safe_read.kind(os.lstat(trees).st_mode)}, not a folder")
+    return trees
+
+
+STALE = (".staging-", ".damaged-")
+
+
+def sweep_stale(trees):
+    """Remove what an import killed by SIGKILL left in trees/ (.staging-*,
+    .damaged-*): only while this process holds the table's lock, under which
+    alone such folders are made, and only those older than its taking it, so
+    never a live import's."""
+    if not _lock_since:
+        return
+    with os.scandir(trees) as entries:
+        stale = [e for e in entries if e.name.startswith(STALE)
+                 and e.is_dir(follow_symlinks=False)
+                 and e.stat(follow_symlinks=False).st_mtime < _lock_since[0]]
+    for e in stale:
+        shutil.rmtree(e.path, ignore_errors=True)
+
+
+def take_files(source, given, arch_dir, patches, files, stage):
+    """The taken files into the stage (copied from a tree as read, or untarred),
+    checked: the files REQUIRED there, and nothing a link or oddly named."""
+    named = sorted({n for p in patches for n in p.names})
+    if files is not None:
+        for rel, data in files.items():
+            write_inside(stage, rel, data)
+    else:
+        untar(source, expand(TAKE, arch_dir), named, stage)
+    check_stage(stage, given, arch_dir)
+
+
+# What opens a file by name in the preprocessor without gcc -H listing it (an
+# existence oracle on the machine, a FIFO that blocks): the kernel's vDSO read
+# and update paths use none of them.
+CPP_OPENS = re.compile(rb"\b__has_include(?:_next)?\b|\b_Pragma\b|"
+                       rb"^[ \t]*(?:#|%:)[ \t]*pragma\b[^\n]*\bdependency\b", re.M)
+
+
+def check_stage(stage, given, arch_dir, after=""):
+    """Nothing in the stage a link or oddly named, no file with CPP_OPENS, and
+    every REQUIRED file there."""
+    for rel in stage_files(stage, given):  # no link in it now: isfile() below follows none
+        if not rel.endswith((".c", ".h")):  # Makefile and Kconfig are read, not compiled
+            continue
+        with open(stage / rel, "rb") as f:
+            m = CPP_OPENS.search(f.read().replace(b"\\\n", b""))
+        if m:
+            raise UsageError(f"import: {given}{after}: {rel} has "
+                             f"{printable(m.group(0).decode('latin-1').strip(), 60)}, which "
+                             "opens files by name in the preprocessor: import takes none")
+    for rel in expand(REQUIRED, arch_dir):
+        if not os.path.isfile(stage / rel):
+            raise UsageError(f"import: {given}{after}: not a kernel tree with a generic vDSO "
+                             f"for {ARCH_DIRS_NAMES.get(arch_dir, arch_dir)} (no {rel})")
+
+
+ARCH_DIRS_NAMES = {v: k for k, v in ARCH_DIRS.items()}
+
+
+def make_tree(source, given, arch_name, patches, key, files, image=None):
+    """trees/<key>/: the taken files, patched, configured and probed. The folder
+    appears whole (renamed into place) or not at all; a damaged one of that key
+    is replaced. (meta, SHA-256 of its kimport.json)."""
+    arch_dir = ARCH_DIRS[arch_name]
+    trees = trees_dir()
+    stage = Path(lifecycle.new_temp_dir(trees, ".staging-"))
+    try:
+        take_files(source, given, arch_dir, patches, files, stage)
+        apply_patches(stage, patches)
+        check_stage(stage, given, arch_dir, " with its patches")  # what they made
+        version = kernel_version((stage / "Makefile").read_text(errors="replace"))
+        if version is None:
+            raise UsageError(f"import: {given}: its Makefile names no VERSION, PATCHLEVEL "
+                             "and SUBLEVEL of a kernel (plain numbers, 2.6 to 9.99, "
+                             f"SUBLEVEL 0 to {SUBLEVEL_MAX})")
+        config, skipped = configuration(stage, arch_dir)
+        found = features(stage)
+        write_autoconf(stage, config, found)
+        write_includes(stage)
+        source_text, summary = describe(source, version, patches)
+        with lifecycle.temp_dir(prefix="vdsobench-probe-") as work:
+            description = probe(stage, arch_dir, Path(work), given)
+        write_desc(stage, version, description, source_text, summary)
+        syntax_check(stage, arch_dir, given, arch_name)
+        # --vdso-image: the tree's own vdso64.so beside it (vdso_image.py)
+        image_meta = image and vdso_image.take(imports_dir(), stage, arch_name, *image,
+                                                  write_inside)
+        meta = {"glue": glue_digest(), "kernel": version[3], "version": list(version[:3]),
+                "arch": arch_name, "arch_dir": arch_dir, "config": config,
+                "kconfig_skipped": skipped, "features": found, "probe": description,
+                "source": source_text, "summary": summary,
+                "patches": [{"name": p.path.name, "sha256": imports_table.sha256(p.data),
+                             "subject": p.subject, "files": [f for f, _ in p.targets]}
+                            for p in patches],
+                "hashes": {rel: file_sha256(stage / rel) for rel in stage_files(stage, given)}}
+        if image_meta:
+            meta["image"] = image_meta
+        meta["files"] = sorted(list(meta["hashes"]) + ["kimport.json"])
+        raw = (json.dumps(meta, indent=1) + "\n").encode()
+        write_inside(stage, "kimport.json", raw)
+        place(stage, trees / key)
+    except BaseException:
+        lifecycle.discard(str(stage), "dir")
+        raise
+    return meta, imports_table.sha256(raw)
+
+
+def place(stage, final):
+    """The staged tree renamed to final; a damaged tree there moved aside and
+    removed first (the caller holds the table's lock)."""
+    with lifecycle.critical():
+        if os.path.lexists(final):
+            aside = lifecycle.new_temp_dir(final.parent, ".damaged-")
+            os.rename(final, aside)  # over the empty folder new_temp_dir made
+            os.rename(stage, final)
+            lifecycle.forget(str(stage))
+            lifecycle.discard(aside, "dir")
+        else:
+            os.rename(stage, final)
+            lifecycle.forget(str(stage))
+
+
+def cached(key):
+    """(meta, SHA-256 of its kimport.json) of a whole cached tree of that key, else
+    None: a damaged one (a file edited, gone or a link) is made again."""
+    d = str(imports_dir())
+    try:
+        root = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        meta, why = imports_table.tree_problem(root, d, {"key": key, "meta_sha256": None},
+                                               glue_digest())
+        if meta is None:
+            return None
+        raw = safe_read.read_regular(f"trees/{key}/kimport.json", "tree description",
+                                     imports_table.META_LIMIT, root=root)
+    except UsageError:
+        return None
+    finally:
+        os.close(root)
+    return meta, imports_table.sha256(raw)
+
+
+def variant_names(name):
+    from vdsobench_cli.cli import variants
+    return [v["name"] for v in variants.load() if v.get("layout") == layout_of(name)]
+
+
+def check_name(name):
+    if not NAME.match(name or ""):
+        raise UsageError(f"import: --name {name!r}: 1 to 40 letters, digits, '.', '_' or "
+                         "'-', starting with a letter or digit (e.g. 6.12-mine)")
+
+
+def check_arch():
+    arch_name = arch.current().name
+    if arch_name not in ARCH_DIRS:
+        raise UsageError(f"import: --arch {arch_name}: imported trees build for "
+                         f"{', '.join(ARCH_DIRS)} only (valid: {', '.join(ARCH_DIRS)})")
+    return arch_name
+
+
+class Request(NamedTuple):
+    """One import asked for, checked: name, SOURCE as given and resolved, patches."""
+    name: str
+    given: str
+    source: Path
+    patches: list
+    arch: str
+    kbuild: bool = False  # run the tree's kbuild for its vDSO line (kbuild.py)
+    config: str = None  # --config FILE, else Debian's for the tree's version
+    image: tuple = None  # (bytes of --vdso-image, FILE as given), checked
+
+
+def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=None):
+    """Every input of an import checked, before anything is written. kbuild by
+    default for Debian's own packages only (it runs the tree's Makefiles)."""
+    check_name(name)
+    arch_name = check_arch()
+    patches = check_patches(patch_paths)
+    if config is not None:
+        safe_read.read_regular(config, "--config", kbuild.CONFIG_LIMIT)
+    image = vdso_image.given(image_path)
+    source = resolve_source(given)
+    if use_kbuild is None:
+        use_kbuild = config is not None or kbuild.is_debian(source)
+    return Request(name, given, source, patches, arch_name, use_kbuild, config, image)
+
+
+def take_in(req):
+    """The table entry for a request: its tree made (or found whole in the cache).
+    (entry, meta, cached, seconds); nothing is registered yet. Under the lock."""
+    t0 = time.monotonic()
+    sweep_stale(trees_dir())  # what a killed import left
+    files = None
+    if req.source.is_dir():
+        named = sorted({n for p in req.patches for n in p.names})
+        files = read_tree(req.source, expand(TAKE, ARCH_DIRS[req.arch]), named)
+        identity = ("tree", tree_sha256(files))
+    else:
+        identity = ("tarball", tarball_sha256(req.source))
+    key = vdso_image.keyed(cache_key(req.arch, identity, req.patches), req.image)
+    found = cached(key)
+    meta, meta_sha = found or make_tree(req.source, req.given, req.arch, req.patches, key,
+                                        files, req.image)
+    entry = {"key": key, "ident": ident(req.name), "arch": req.arch,
+             "arch_dir": ARCH_DIRS[req.arch], "kernel": meta["kernel"],
+             "source": str(req.source), "patches": [str(p.path) for p in req.patches],
+             "summary": meta["summary"], "meta_sha256": meta_sha,
+             "identity": {"name": req.name, "key": key, "kernel": meta["kernel"],
+                          "arch": req.arch, "source": str(req.source),
+                          "source_kind": identity[0], "source_sha256": identity[1],
+                          "patches": [{"name": p.path.name, "path": str(p.path),
+                                       "sha256": imports_table.sha256(p.data),
+                                       "subject": p.subject} for p in req.patches]}}
+    rec = kbuild_line(req, identity, meta) if req.kbuild else None
+    if rec is not None:
+        entry["kbuild"] = {"copts": rec["copts"], "key": rec["key"]}
+        image = kbuild.own_image(rec, own=kbuild.line_patches(req.patches) == req.patches)
+        if image is not None and req.image is None:
+            # the tree's own vdso64.so, as its kbuild made it: the +image variants
+            # (vdso_image.py), the tree taken again with the image in its key
+            return take_in(req._replace(image=vdso_image.given(str(image))))
+    entry["identity"]["kbuild"] = kbuild.context(rec)
+    return entry, meta, found is not None, time.monotonic() - t0
+
+
+def kbuild_line(req, identity, meta):
+    """kbuild.py's record of the tree's vDSO line (cached), or None (said why)."""
+    patches = kbuild.line_patches(req.patches)
+    tree_id = {"source": list(identity), "patches": [imports_table.sha256(p.data)
+                                                     for p in patches]}
+    if req.source.is_dir():
+        tree_id["kbuild_files"] = kbuild.tree_files_sha256(req.source)
+    series = ".".join(str(v) for v in meta["version"][:2])
+    return kbuild.line_for(req.source, tree_id, series, patches, apply_patches,
+                           config=req.config)
+
+
+# ---- changing the table: transactions under the lock -------------------------------------
+
+def set_entries(changes, building):
+    """Put changes ({name: entry, or None to remove}) into the table as it is now;
+    {name: its entry before} (None: it had none)."""
+    imports = read_table()
+    before = {n: imports.get(n) for n in changes}
+    for n, e in changes.items():
+        if e is None:
+            imports.pop(n, None)
+        else:
+            imports[n] = dict(e, state=imports_table.BUILDING) if building else e
+    write_table(imports)
+    return before
+
+
+def put_back(before):
+    """Each of these names back to its entry before (re-reading the table: the
+    other entries stay as they are now)."""
+    with lifecycle.critical():
+        try:
+            set_entries(before, building=False)
+        except CliErrors:
+            pass  # the table cannot be read or written: nothing of ours to put back
+
+
+@contextlib.contextmanager
+def building(names):
+    """BUILDING_ENV names these imports for the builds in the block."""
+    os.environ[BUILDING_ENV] = ",".join(sorted(names))
+    sync_env()
+    try:
+        yield
+    finally:
+        os.environ.pop(BUILDING_ENV, None)
+        sync_env()
+
+
+def commit(changes, check=None):
+    """Set changes in the table (under the lock) and build the project with them;
+    check() then, inside the transaction. On any failure or interrupt only these
+    names are put back, and (but after a signal) the previous build is rebuilt.
+    Returns (the entries before, what check returned)."""
+    added = {n: e for n, e in changes.items() if e is not None}
+    before = None
+    try:
+        # a signal between the table's write and `before` would leave the
+        # entries building with nothing to put them back: it waits till here
+        with lifecycle.critical():
+            before = set_entries(changes, building=True)
+        with building(added):
+            build.build([VERIFY])
+            check_no_constructors(added)  # before anything that links them runs
+            result = check() if check else None
+        set_entries(added, building=False)
+    except BaseException as e:
+        if before is None:
+            raise
+        put_back(before)
+        if not isinstance(e, lifecycle.Interrupted) and not lifecycle.pending():
+            build.bazel("build", arch.current().bazel_flags() + [VERIFY])
+        raise
+    return before, result
+
+
+CliErrors = (Failure, UsageError)
+
+
+def built_variants(name):
+    """The import's variant names as the build made them; Failure if it made none
+    (Bazel saw another table than this one), inside the transaction: undone."""
+    names = variant_names(name)
+    if not names:
+        raise Failure(f"import: {layout_of(name)}: the build made no variants of it (Bazel "
+                      f"did not see the table in {imports_dir()}?); nothing imported")
+    return names
+
+
+@contextlib.contextmanager
+def temporary(wanted):
+    """Import {name: (SOURCE, [patch paths])} for the length of a block (the
+    patch-review recipe's before and after), built; those names are put back
+    as they were afterwards, whatever happens. Yields {name: meta}."""
+    reqs = [request(given, patch_paths, name) for name, (given, patch_paths) in wanted.items()]
+    d = writable_dir()
+    packages.ensure_setup()
+    metas, entries = {}, {}
+    with table_lock(d):
+        for req in reqs:
+            entries[req.name], metas[req.name], _, _ = take_in(req)
+        before, _ = commit(entries)
+    try:
+        yield metas
+    finally:
+        with table_lock(d):
+            put_back(before)
+
+
+def do_import(args):
+    req = request(args.source, args.patch or [], args.name, args.kbuild, args.config,
+                  args.vdso_image)
+    d = writable_dir()
+    packages.ensure_setup()
+    with table_lock(d):
+        entry, meta, from_cache, t_tree = take_in(req)
+        old = read_table().get(req.name)
+        replaced = isinstance(old, dict) and old.get("key") != entry["key"]
+        t1 = time.monotonic()
+        _, names = commit({req.name: entry}, lambda: built_variants(req.name))
+        t_build = time.monotonic() - t1
+    how = (f"the tree from the cache in {t_tree:.1f} s" if from_cache else
+           f"the tree taken, patched and probed in {t_tree:.1f} s")
+    print(f"import: {layout_of(req.name)}: {printable(meta['summary'], None)}"
+          f"{' (replaces the previous import of that name)' if replaced else ''}")
+    print(f"import: {how}, built in {t_build:.1f} s; {len(names)} variants: "
+          f"{layout_of(req.name)}+{{{','.join(sorted({n.split('+')[1] for n in names}))}}}"
+          f"+{{{','.join(sorted({n.split('+')[2] for n in names}))}}}")
+    return check_agreement(args)
+
+
+def check_agreement(args):
+    """--agree LAYOUT: 0 when the import reads as the layout does, else 1."""
+    if not args.agree:
+        return 0
+    status, lines = agree(args.name, args.agree)
+    print("\n".join(lines))
+    return status
+
+
+def agree(name, layout):
+    """vdsobench_agree between the import's fake-counter variants and a layout's
+    (each inline choice with its own): (exit status, the summary lines)."""
+    from vdsobench_cli.cli import variants
+    build.build([AGREE])
+    registry = {v["name"] for v in variants.load()}
+    if not any(n.startswith(f"{layout}+fake+") for n in registry):
+        layouts = sorted({n.split("+")[0] for n in registry if not is_import(n)})
+        raise UsageError(f"import: --agree {layout}: not a layout (valid: "
+                         f"{', '.join(layouts)})")
+    status, lines = 0, []
+    for inline in ("always", "auto"):
+        a, b = f"{layout_of(name)}+fake+{inline}", f"{layout}+fake+{inline}"
+        if a not in registry or b not in registry:
+            continue
+        r = lifecycle.run(build.program(AGREE) + [a, b], capture_output=True, text=True,
+                          errors="replace")
+        if r.returncode not in (0, 1):
+            raise Failure(f"import: vdsobench_agree {a} {b} failed (exit {r.returncode}): "
+                          f"{build.tail(r.stderr, 1)}")
+        status = max(status, r.returncode)
+        lines += r.stdout.splitlines()
+    return status, lines
+
+
+def do_list():
+    readable_dir()
+    checked = state()
+    if not checked["good"] and not checked["problems"]:
+        print(f"import: no imported trees ({printable(table_path(), None)} has none)")
+        return 0
+    # every field came from the table, a tree or a patch: printable() before print
+    for name, (e, _) in sorted(checked["good"].items()):
+        print(printable(f"{layout_of(name)}  Linux {e['kernel']}  {e['summary']}  "
+                        f"[{e['key'][:12]}]", None))
+        for p in e["patches"]:
+            print(f"    patch {printable(p, None)}")
+    for line in checked["problems"]:
+        print(printable(line, None))
+    return 0
+
+
+def do_remove(name):
+    d = writable_dir()
+    with table_lock(d):
+        imports = read_table()
+        if name not in imports:
+            raise UsageError(f"import: --remove {name}: no such import (valid: "
+                             f"{', '.join(sorted(map(str, imports))) or 'none imported'})")
+        set_entries({name: None}, building=False)  # never undone: it cannot break a build
+        build.build([VERIFY])
+    print(f"import: removed {layout_of(name)} (its tree stays in the cache, "
+          f"{imports_dir() / 'trees'})")
+    return 0
+
+
+def imported_names():
+    return sorted(state()["good"])
+
+
+def run(args):
+    if args.list:
+        return do_list()
+    if args.remove:
+        return do_remove(args.remove)
+    if args.agree and args.name and not args.source:
+        readable_dir()
+        if args.name not in imported_names():
+            raise UsageError(f"import: --name {args.name}: no such import (valid: "
+                             f"{', '.join(imported_names()) or 'none imported'})")
+        return check_agreement(args)
+    if not args.source or not args.name:
+        raise UsageError("import: SOURCE and --name are required (or --list, --remove NAME, "
+                         "or --name NAME --agree LAYOUT for an import made before)")
+    return do_import(args)
+
+
+def add_parser(sub):
+    # Every command builds through Bazel, which must see the imports table as it
+    # is now: the one thing this module does for the others.
+    sync_env()
+    p = sub.add_parser(
+        "import", help="a kernel tree (or Debian's source tarball) and patches as a variant",
+        description="Take a kernel tree's own lib/vdso/gettimeofday.c and\n"
+                    "kernel/time/vsyscall.c (with what they include), apply the patches\n"
+                    "in order, and build them, unmodified, against a small shim of kernel\n"
+                    "headers into the variants kernel:NAME+COUNTER+INLINE, which every\n"
+                    "command takes. A second import of the same tree and patches comes\n"
+                    "from the cache.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+               "  vdsobench import /usr/src/linux-source-6.12.tar.xz --name 6.12\n"
+               "  vdsobench import ~/linux --patch 0001-vdso-mine.patch --name mine\n"
+               "  vdsobench verify 'kernel:mine+*'\n"
+               "  vdsobench import --list\n\n"
+               f"The cache: ${DIR_ENV}, else .vdsobench-imports/ in the repository.")
+    p.add_argument("source", nargs="?", metavar="SOURCE",
+                   help="a kernel tree, a source tarball, or linux-source-X.Y (Debian's "
+                        "/usr/src/linux-source-X.Y.tar.xz, installed when missing, as root)")
+    p.add_argument("--patch", action="append", metavar="FILE",
+                   help="a patch (git format-patch or diff -u, -p1) applied on top, in the "
+                        "order given; repeat for a series")
+    p.add_argument("--name", metavar="NAME",
+                   help="the variants' name: kernel:NAME+COUNTER+INLINE")
+    p.add_argument("--agree", metavar="LAYOUT",
+                   help="then compare the import with a transcribed layout (e.g. "
+                        "generic_6_10 for a 6.12 tree) reading by reading on the fake "
+                        "counter: every clock, getres, gettimeofday and time in a series "
+                        "of kernel states; exit 1 on any difference")
+    p.add_argument("--kbuild", action=argparse.BooleanOptionalAction, default=None,
+                   help="run the tree's own kbuild (make olddefconfig prepare "
+                        "arch/x86/entry/vdso/, about a minute once, then cached) and build "
+                        "the read path with its vclock_gettime.o line; the default for "
+                        "Debian's linux-source-X.Y, asked for any other tree (it runs the "
+                        "tree's Makefiles)")
+    p.add_argument("--config", metavar="FILE",
+                   help="the kernel configuration kbuild uses (implies --kbuild); else "
+                        "Debian's for the tree's version, /usr/src/linux-config-X.Y/"
+                        "config.amd64_none_amd64.xz")
+    p.add_argument("--vdso-image", metavar="FILE",
+                   help="the tree's own vdso64.so (kbuild's, or its .dbg): stored beside "
+                        "the import and mapped as the variants "
+                        "kernel:NAME+{rdtsc,lfence_rdtsc,rdtscp,fake}+image (x86_64)")
+    p.add_argument("--list", action="store_true", help="the imported trees, and exit")
+    p.add_argument("--remove", metavar="NAME", help="forget an import (its variants go)")
+    arch.add_argument(p, "the architecture whose vDSO to take (x86_64; the only one "
+                         "the shim has)")
+    p.set_defaults(func=run)

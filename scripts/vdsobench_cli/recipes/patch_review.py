@@ -1,0 +1,541 @@
+"""`recipe patch-review --source S --patch P`: what a patch author pastes under
+the `---` of a cover letter (reports/cover_letter.py lays it out).
+
+Before is the tree S as it is, after is S with the patches applied, both
+imported (`vdsobench import`, cached) for the length of the recipe. In order:
+
+  - verify on the patched tree, then the tree: a patch that fails it gets the
+    failure and where it tore, no timing (exit 1);
+  - the read path's object code before against after (objdump of the two
+    builds, addresses aside): "identical", or what differs;
+  - the simulated counts (cachegrind, the same on any machine);
+  - the time: a pilot of review.PILOT_ROUNDS paired rounds, then the rounds
+    the pilot's noise says the target width needs (reports/review.py), within
+    a time budget; every row before, after, the ratio with its interval and a
+    verdict from the same paired rounds; rows without a verdict make the block
+    "INCOMPLETE" and the command exit 1;
+  - the data page from the trees' own DWARF (every field of the struct, its
+    size in bytes and lines) and the lines each clock's read path loads.
+
+Without --source and --patch it reviews a demonstration: Debian's 6.12 sources
+with kernel_import/testdata/6.12-max-cycles-last.patch (a layout change);
+--source without --patch is refused.
+"""
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from vdsobench_cli.cli import arch, build, lifecycle
+from vdsobench_cli.commands import compare
+from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.recipes.recipe_session import verify_one
+
+from reports import cover_letter as letter_mod, layout_map, review, struct_diff
+from reports import text as text_mod, uarch, vocab
+
+NAME = "patch-review"
+BEFORE, AFTER = "patch-review-before", "patch-review-after"
+DEFAULT_SOURCE = "linux-source-6.12"
+DEFAULT_PATCH = build.ROOT / "kernel_import" / "testdata" / "6.12-max-cycles-last.patch"
+CLOCKS = list(vocab.CLOCKS)
+QUICK_CLOCKS = ["realtime", "monotonic", "monotonic_raw"]
+# Timed: hot only. Under pressure two imports of the very same tree differ by
+# a third on an Emerald Rapids guest (0.65 [0.60, 0.73], the same way round
+# whichever is the baseline): where the build puts an import decides, not its
+# code, so a pressure row would give a verdict on the placement. Simulated:
+# both (cachegrind has no such placement effect).
+MODES = ["hot"]
+SIM_MODES = ["hot", "pressure"]
+PRESSURE_NOTE = ("pressure is simulated, not timed: two builds of the same tree "
+                 "differ by a third in time under pressure on some CPUs")
+# seconds the timed rounds may take, pilot included; --quick's is for CI
+BUDGET_S, QUICK_BUDGET_S = 900, 60
+MEASURED = "the tree's lib/vdso read path, rebuilt in userspace against a shim"
+INSTRUCTION = re.compile(r"^\s*[0-9a-f]+:\t(.*)$")
+# objdump's symbolic comments name the variant (before's and after's differ)
+SYMBOLIC = re.compile(r"\s*<[^>]*>|\s*#.*$")
+DATA_STRUCTS = ("vdso_time_data", "vdso_data")
+
+
+def subject(path):
+    """A patch's Subject: line (or its file name), the patch read and checked as
+    import reads it (a FIFO, /dev/zero or a path out of the tree: one line, now),
+    as text to print."""
+    return text_mod.printable(kernel_import.read_patch(path).subject)
+
+
+def verdict(rec):
+    """One line from verify's JSON record of a variant."""
+    status = rec.get("status", "?")
+    if status == "PASS":
+        ran = [c["name"] for c in rec.get("checks", []) if not c.get("skipped")]
+        return f"PASS ({', '.join(ran)})"
+    failure = rec.get("first_failure") or next(
+        (f"{c['name']}: {c['detail']}" for c in rec.get("checks", []) if not c.get("ok")), "")
+    return f"{status}: {failure}" if failure else status
+
+
+def layout_json(a, b):
+    """layout --diff a b as its JSON object (fields, paths, cross-check)."""
+    from vdsobench_cli.commands import layout
+    import argparse
+    args = argparse.Namespace(diff=[a, b], variants=[], format="json", out=None, jobs=None)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        layout.run(args)
+    return json.loads(buf.getvalue())
+
+
+def layout_summary(d):
+    """The data page's changes in a few lines: the fields that moved to other
+    cache lines (those that moved within theirs counted), fields added or
+    removed, and the read paths whose lines changed; 'no change' when none."""
+    def span(cell):
+        return f"{cell['offset']}..{cell['offset'] + cell['size'] - 1}"
+
+    def lines(cell):
+        return ",".join(map(str, cell["lines"]))
+
+    out = [f"  {f['name']}: {span(f['a'])} -> {span(f['b'])} (line {lines(f['a'])} -> "
+           f"{lines(f['b'])})" for f in d["fields"] if f["lines_changed"]]
+    within = sum(1 for f in d["fields"] if f["moved"] and not f["lines_changed"])
+    if within:
+        out.append(f"  {within} more field{'s' if within > 1 else ''} moved within "
+                   "the same lines")
+    for side, word in (("only_a", "removed"), ("only_b", "added")):
+        out += [f"  {f['name']}: {word}" for f in d.get(side, [])]
+    out += [f"  {line}" for line in path_changes(d)]
+    return out or ["  no field moved, every read path loads the same lines"]
+
+
+def path_changes(d, label=str):
+    """'realtime: 1 -> 2 lines per call (line 0 -> lines 0, 3)' per read path
+    whose lines changed, from a layout --diff object."""
+    out = []
+    for p in d["paths"]:
+        a, b = p.get("a"), p.get("b")
+        if a and b and a["lines"] != b["lines"]:
+            out.append(f"{label(p['label'])}: {a['line_count']} -> {b['line_count']} lines "
+                       f"per call ({layout_map.describe_lines(a['lines'])} -> "
+                       f"{layout_map.describe_lines(b['lines'])})")
+    return out
+
+
+def progress(text):
+    """The minutes the recipe runs, on stderr, so the terminal is never silent."""
+    print(f"patch-review: {text}", file=sys.stderr, flush=True)
+
+
+def check_inputs(source, patches):
+    """One line before anything is printed: a tree without a patch would
+    review the demonstration patch on it, which is never what was meant; a
+    source or patch that import would refuse is refused now, as import
+    words it."""
+    if source and not patches:
+        raise UsageError("recipe patch-review: --source needs --patch FILE (the patch to "
+                         "review on it); without both it reviews the demonstration patch "
+                         f"on {DEFAULT_SOURCE}")
+    kernel_import.request(source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)], BEFORE)
+
+
+def git_commit(source):
+    """The commit a git work tree's HEAD names, read from .git itself (running
+    git in someone else's repository runs their hooks and config), or None."""
+    root = Path(source)
+    git_dir = root / ".git"
+    if not root.is_dir() or not git_dir.is_dir() or git_dir.is_symlink():
+        return None
+
+    def read(rel):
+        path = git_dir / rel
+        try:
+            if path.is_symlink() or not path.is_file() or path.stat().st_size > 1 << 20:
+                return None
+            return path.read_text(errors="replace")
+        except OSError:
+            return None
+    head = (read("HEAD") or "").strip()
+    if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", head):
+        return head
+    ref = re.fullmatch(r"ref: (refs/[\w./-]+)", head)
+    if not ref or ".." in ref.group(1):
+        return None
+    value = (read(ref.group(1)) or "").strip()
+    if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", value):
+        return value
+    for line in (read("packed-refs") or "").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1] == ref.group(1) and re.fullmatch(r"[0-9a-f]{40,64}",
+                                                                          parts[0]):
+            return parts[0]
+    return None
+
+
+def compiler():
+    """(path, version) of the C compiler the build uses (Bazel's local
+    toolchain: $CC or gcc on PATH)."""
+    path = shutil.which(os.environ.get("CC") or "gcc") or "gcc"
+    try:
+        r = subprocess.run([path, "-dumpfullversion"], capture_output=True, text=True,
+                           timeout=30, stdin=subprocess.DEVNULL)
+        version = r.stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        version = None
+    return path, version
+
+
+def disassembly(obj):
+    """{function: [instruction text]} of an object's read path, addresses and
+    jump targets' absolute offsets dropped, so two builds of the same code
+    compare equal wherever they were placed."""
+    from vdsobench_cli.measure import code_metrics
+    try:
+        r = lifecycle.run(["objdump", "-d", "-w", "--no-show-raw-insn", str(obj)],
+                          capture_output=True, text=True, errors="replace")
+    except OSError as e:
+        return None, f"objdump: {e.strerror}"
+    if r.returncode != 0:
+        return None, f"objdump -d {obj.name} failed"
+    out, name = {}, None
+    for line in r.stdout.splitlines():
+        m = code_metrics.FUNCTION.match(line)
+        if m:
+            # kernel_<name>__<counter>__<inline>__clock_gettime -> clock_gettime
+            name = m.group(1).rsplit("__", 1)[-1]
+            out[name] = [] if not code_metrics.NOT_READ_PATH.search(name) else None
+        elif name and out.get(name) is not None and (m := INSTRUCTION.match(line)):
+            out[name].append(" ".join(SYMBOLIC.sub("", m.group(1)).split()))
+    return {k: v for k, v in out.items() if v}, None
+
+
+def code_comparison(a, b):
+    """"identical", or a few lines on what differs between two read paths'
+    disassemblies ({function: [instructions]})."""
+    if a == b:
+        return "identical"
+    out = []
+    for name in sorted(set(a) | set(b)):
+        x, y = a.get(name), b.get(name)
+        if x == y:
+            continue
+        if x is None or y is None:
+            out.append(f"{name}: {'added' if x is None else 'removed'}")
+        elif len(x) != len(y):
+            out.append(f"{name}: {len(x)} -> {len(y)} instructions ({len(y) - len(x):+d})")
+        else:
+            changed = sum(i != j for i, j in zip(x, y))
+            out.append(f"{name}: {changed} of {len(x)} instructions differ")
+    return out
+
+
+def read_path_code(before, after):
+    """The object code comparison of the two imports' readers, or (None,
+    why) when it cannot be made."""
+    objs = []
+    for v in (before, after):
+        layout, counter, inline = v.split("+")
+        prefix = f"{kernel_import.ident(layout[len(kernel_import.PREFIX):])}__{counter}__{inline}"
+        obj = build.bin_dir() / "impls" / "_objs" / f"variant_{prefix}_tree" / "reader.o"
+        if not obj.is_file():
+            return None, f"no reader object for {v}"
+        objs.append(obj)
+    (a, why_a), (b, why_b) = disassembly(objs[0]), disassembly(objs[1])
+    if a is None or b is None:
+        return None, why_a or why_b
+    return code_comparison(a, b), None
+
+
+def data_page(before, after, diff):
+    """The structs from the trees' DWARF (every field), then the lines each
+    clock's read path loads where they changed."""
+    from vdsobench_cli.commands import layout
+    lines = path_changes(diff, str.upper)
+    if not lines:
+        lines.append("every clock's read path loads the same lines")
+    sides = []
+    for name in (BEFORE, AFTER):
+        v = {"name": f"kernel:{name}+fake+always", "layout": f"kernel:{name}",
+             "counter": "fake", "inline": "always"}
+        obj = kernel_import.object_of(v, build.bin_dir())
+        if shutil.which("pahole") is None or not obj.is_file():
+            sides = None
+            break
+        sides.append({st["struct"]: st for st in
+                      layout.parse_pahole(layout.pahole(["-I", str(obj)]))})
+    if sides:
+        root = next((n for n in DATA_STRUCTS if n in sides[0] or n in sides[1]), None)
+        if root:
+            lines += struct_diff.diff(sides[0], sides[1], root, limit=3)
+    else:
+        lines.append("the structs: pahole or the objects missing; layout's table only")
+        lines += [x.strip() for x in layout_summary(diff) if "lines per call" not in x]
+    return lines
+
+
+def machine(s, cpu):
+    m = uarch.machine(s.fingerprint)
+    return {"cpu": m["label"], "microcode": m["microcode"], "kernel": m["kernel"],
+            "hypervisor": m["hypervisor"] or "bare metal", "counter": arch.timed_counter(),
+            "cpu_pinned": cpu}
+
+
+def measured_rows(c, before, after, target):
+    """[(clock, mode, review.row)] from a comparison's rounds, the rows that
+    lost the CPU too often without a verdict."""
+    refused = {r.split(":", 1)[0]: r for r in c["meta"].get("refused", [])}
+    out, lost = [], []
+    for r in c["rows"]:
+        if r["metric"] != "ns/call":
+            continue
+        key = f"{r['clock']}/{r['mode']}/cpu{r['cpu']}"
+        a = c["rounds"].get(key, {}).get(f"{before}#0", {})
+        b = c["rounds"].get(key, {}).get(f"{after}#0", {})
+        common = sorted(set(a) & set(b))
+        why = refused.get(key)
+        if why:
+            why = "lost the CPU too often"
+        row = review.row([a[k] for k in common], [b[k] for k in common], target,
+                         c["meta"]["alpha"], c["meta"]["comparisons"], why)
+        out.append((r["clock"], r["mode"], row))
+        lost.append((r.get("lost") or 0, len(common)))
+    return out, lost
+
+
+def sim_table(c):
+    """[(clock, mode, instr before, after, misses before, after)]."""
+    by = {}
+    for r in c["rows"]:
+        if r["metric"] in ("sim:instructions", "sim:l1d_misses"):
+            by.setdefault((r["clock"], r["mode"]), {})[r["metric"]] = (r["base"], r["value"])
+    return [(clock, mode, *d.get("sim:instructions", (0, 0)), *d.get("sim:l1d_misses", (0, 0)))
+            for (clock, mode), d in by.items()]
+
+
+def why_lines(rows, sim):
+    """Where the simulation and the time disagree, one sentence why."""
+    verdicts = {(clock, mode): r["verdict"] for clock, mode, r in rows}
+    more_lines = [(clock, mode) for clock, mode, _, _, m0, m1 in sim
+                  if m1 > m0 and verdicts.get((clock, mode)) == "no significant difference"]
+    if not more_lines:
+        return []
+    where = ", ".join(f"{c.upper()} {m}" for c, m in more_lines[:3])
+    return [f"Simulated L1D misses rise on {where} but the time does not: the extra "
+            "line's address is known early, so its miss overlaps the first's (measured "
+            "on Zen 4 and Zen 5 with the cold modes); the cost falls on the caller's "
+            "own lines, which the call now evicts."]
+
+
+def restate(c, rows):
+    """The comparison's time rows say what the block's rows say (all the
+    second stage's rounds, one statistic), so comparison.json agrees."""
+    by = {(clock, mode): r for clock, mode, r in rows}
+    for row in c["rows"]:
+        r = by.get((row["clock"], row["mode"]))
+        if row["metric"] == "ns/call" and r is not None:
+            row.update(base=r["before"], value=r["after"], ratio=r["ratio"], ci_low=r["ci_low"],
+                       ci_high=r["ci_high"], n=r["n"],
+                       verdict=r["verdict"] if r["complete"] else row["verdict"])
+
+
+def merge_rounds(into, more):
+    """Another chunk's rounds appended to a comparison's, renumbered after
+    the ones it has; the refused groups and lost rounds added up."""
+    for key, subjects in more["rounds"].items():
+        mine = into["rounds"].setdefault(key, {})
+        for subj, by_round in subjects.items():
+            have = mine.setdefault(subj, {})
+            offset = 1 + max(map(int, have), default=-1)
+            for r, ns in sorted(by_round.items(), key=lambda kv: int(kv[0])):
+                have[offset + int(r)] = ns
+    lost = {(r["clock"], r["mode"], r["metric"]): r for r in into["rows"]}
+    for r in more["rows"]:
+        mine = lost.get((r["clock"], r["mode"], r["metric"]))
+        if mine is not None:
+            mine["lost"] = (mine.get("lost") or 0) + (r.get("lost") or 0)
+    into["meta"]["refused"] = list(dict.fromkeys(into["meta"].get("refused", [])
+                                                 + more["meta"].get("refused", [])))
+    return into
+
+
+def staged_rounds(s, variants, clocks, p, deadline, progress_fn=progress, chunks=4):
+    """The second stage's rounds, in a few chunks so that the time budget is
+    kept on a machine slower than the pilot said: when the deadline passes
+    the rounds measured so far are the stage. Stopping on the clock, never on
+    what the rounds say, keeps the interval's coverage."""
+    want = p["rounds"]
+    step = max(1, -(-want // chunks))
+    options = argparse.Namespace(clocks=clocks, modes=MODES)
+    c, done = None, 0
+    while done < want:
+        n = min(step, want - done)
+        more = compare.paired_comparison(variants, options, n, s.batch_ms)
+        c = more if c is None else merge_rounds(c, more)
+        done += n
+        progress_fn(f"{done} of {want} rounds")
+        if done < want and time.monotonic() > deadline:
+            p["stopped"] = f"the time budget ran out after {done} of {want} rounds"
+            p["capped"] = True
+            progress_fn(p["stopped"])
+            break
+    p["rounds"] = done
+    c["meta"]["rounds"] = done
+    return c
+
+
+def timed(s, before, after, clocks, progress_fn=progress):
+    """The two-stage measurement; (comparison, plan, seconds)."""
+    budget = QUICK_BUDGET_S if s.quick else BUDGET_S
+    pilot_n = s.rounds if s.quick else review.PILOT_ROUNDS
+    progress_fn(f"pilot: {pilot_n} paired rounds of {len(clocks) * len(MODES)} rows")
+    t0 = time.monotonic()
+    pilot = s.compare([before, after], clocks=clocks, modes=MODES, tag="pilot",
+                      rounds=pilot_n)
+    spent = time.monotonic() - t0
+    per_round = max(spent / max(1, pilot_n), 1e-3)
+    pilots = {}
+    for clock, mode, _ in measured_rows(pilot, before, after, review.TARGET)[0]:
+        key = f"{clock}/{mode}"
+        rr = next(k for k in pilot["rounds"] if k.startswith(key + "/"))
+        a, b = pilot["rounds"][rr].get(f"{before}#0", {}), pilot["rounds"][rr].get(
+            f"{after}#0", {})
+        common = sorted(set(a) & set(b))
+        pilots[key] = ([a[k] for k in common], [b[k] for k in common])
+    room = max(0, int((budget - spent) / per_round))
+    p = review.plan(pilots, review.TARGET, pilot["meta"]["alpha"],
+                    pilot["meta"]["comparisons"], max_rounds=max(room, 1))
+    p["pilot_rounds"], p["budget_s"] = pilot_n, budget
+    progress_fn(f"pilot took {spent:.0f} s; the target +-{review.TARGET * 100:g}% needs "
+                f"{max(p['needed'].values())} rounds; measuring {p['rounds']}"
+                + (" (the time budget's limit)" if p["capped"] else ""))
+    c = staged_rounds(s, [before, after], clocks, p, t0 + budget, progress_fn)
+    seconds = time.monotonic() - t0
+    progress("simulating (cachegrind)")
+    c["rows"] += compare.sim_rows([before, after], clocks, SIM_MODES, before)
+    return c, p, seconds
+
+
+def run(s):
+    """The recipe (recipes.RECIPES): False when the patched tree fails verify
+    or a row has no verdict."""
+    source = getattr(s, "source", None)
+    patches = getattr(s, "patches", None)
+    check_inputs(source, patches)
+    source = source or DEFAULT_SOURCE
+    patches = patches or [str(DEFAULT_PATCH)]
+    subjects = [subject(p) for p in patches]
+    named = "; ".join(f"{text_mod.printable(Path(p).name)} ({t})"
+                      for p, t in zip(patches, subjects))
+    s.heading("the seed: none; the patch under review, on its tree")
+    s.say(f"Tree: {text_mod.printable(source)}. Patches, in order: {named}")
+    counter = arch.timed_counter()
+    progress("importing the tree and the patched tree")
+    with kernel_import.temporary({BEFORE: (source, []), AFTER: (source, patches)}) as metas:
+        before = f"kernel:{BEFORE}+{counter}+always"
+        after = f"kernel:{AFTER}+{counter}+always"
+        s.heading("verify: the patched tree, then the tree")
+        checked = {}
+        for label, name in (("after", AFTER), ("before", BEFORE)):
+            for v in (f"kernel:{name}+fake+always", f"kernel:{name}+{counter}+always"):
+                progress(f"verify {label} ({v.split('+')[1]} counter)")
+                checked[(label, v)] = rec = verify_one(s, v)
+                s.say(f"{label}: {v}: {verdict(rec)}")
+        failed = [rec for (label, _), rec in checked.items()
+                  if label == "after" and rec.get("status") != "PASS"]
+        rv = provenance(s, metas, source, patches, subjects, checked)
+        plan = None
+        if failed:
+            rec = failed[0]
+            rv["torn"] = rec.get("first_failure") or verdict(rec)
+        else:
+            rv["code"], why = read_path_code(f"kernel:{BEFORE}+{counter}+always",
+                                             f"kernel:{AFTER}+{counter}+always")
+            if why:
+                rv["notes"].append(f"object code not compared: {why}")
+            clocks = QUICK_CLOCKS if s.quick else CLOCKS
+            c, plan, seconds = timed(s, before, after, clocks)
+            rv["rows"], lost = measured_rows(c, before, after, review.TARGET)
+            restate(c, rv["rows"])
+            cpus = sorted({r["cpu"] for r in c["rows"] if r.get("cpu") is not None})
+            rv["machine"]["cpu_pinned"] = ",".join(map(str, cpus)) or None
+            s.save(c, "comparison")
+            rv["capped"] = plan["capped"]
+            rv["sim"] = sim_table(c)
+            rv["why"] = why_lines(rv["rows"], rv["sim"])
+            rv["notes"].append(PRESSURE_NOTE)
+            grouped = letter_mod.group_lost(lost)
+            if grouped:
+                rv["notes"].append(grouped)
+            if s.quick:
+                rv["notes"].append(f"--quick: {plan['rounds']} rounds of "
+                                   f"{s.batch_ms} ms, a smoke run, not for posting")
+            s.heading("the data page: the tree against the patched tree")
+            d = layout_json(f"kernel:{BEFORE}", f"kernel:{AFTER}")
+            s.block("\n".join(layout_map.render_diff(d["diff"])))
+            rv["page"] = data_page(BEFORE, AFTER, d["diff"])
+            rv["rounds"] = plan["rounds"]
+
+    lines = letter_mod.render(rv)
+    letter = "\n".join(lines)
+    s.heading("for the cover letter (paste below the ---)")
+    s.block(letter)
+    write(s, "cover-letter.txt", letter + "\n")
+    record = dict(rv, rows=[{"clock": c, "mode": m, **r} for c, m, r in rv.get("rows", [])],
+                  plan=plan, block_lines=len(lines))
+    write(s, "patch-review.json", json.dumps(record, indent=1, default=str) + "\n")
+    ok = not rv.get("torn") and all(r["complete"] for _, _, r in rv.get("rows", []))
+    if rv.get("torn"):
+        s.say("The patched tree FAILS verify (above): it was not timed.")
+    elif not ok:
+        s.say("Some rows have no verdict (the block's first line says why): run it "
+              "again on a quieter machine, or with a longer budget.")
+    return ok
+
+
+def write(s, name, text):
+    from vdsobench_cli.measure import results
+    path = os.path.join(s.out_dir, name)
+    results.write_stream_atomic(path, lambda f: f.write(text.encode()), what=name)
+    s.files.append(path)
+
+
+def provenance(s, metas, source, patches, subjects, checked):
+    """What was measured, on what: the block's first lines and the JSON's."""
+    meta = metas[AFTER]
+    cc_path, cc_version = compiler()
+    build_flags = (s.fingerprint.get("build") or {})
+    commit = git_commit(source)
+    verify_lines = {}
+    for (label, v), rec in checked.items():
+        if v.split("+")[1] != "fake":
+            continue
+        verify_lines[label] = (rec.get("status") == "PASS", verdict(rec))
+    kb = (kernel_import.read_table().get(AFTER) or {}).get("identity", {}).get("kbuild") or {}
+    line = "the project's userspace build line (Bazel opt, -O2)"
+    if kb.get("line"):
+        conf = kb.get("config") or {}
+        whose = {"debian": "Debian's", "given": "your"}.get(conf.get("kind"), "a")
+        line = (f"the kernel's vDSO line (the tree's kbuild, {whose} config "
+                f"{Path(str(conf.get('path', '?'))).name})")
+        cc_path = (kb.get("compiler") or {}).get("path") or cc_path
+    return {"subject": subjects[0], "patches": len(patches),
+            "patch_files": [Path(p).name for p in patches],
+            "measured": MEASURED,
+            "tree": f"Linux {meta['kernel']}", "commit": commit,
+            "source": text_mod.printable(str(source)),
+            "compiler": f"gcc {cc_version}" if cc_version else cc_path,
+            "compiler_path": cc_path, "compiler_version": cc_version,
+            "line": line, "kbuild": kb or None,
+            "flags": {k: build_flags.get(k) for k in ("compilation_mode", "copts", "conlyopts")},
+            "machine": machine(s, None), "verify": verify_lines, "torn": None,
+            "code": None, "sim": [], "rows": [], "page": [], "why": [], "notes": [],
+            "target": review.TARGET}

@@ -1,0 +1,304 @@
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from vdsobench_cli.measure import fingerprint
+
+CPU = "sys/devices/system/cpu"
+CLOCKSOURCE = "sys/devices/system/clocksource/clocksource0"
+
+
+def cpuinfo_block(n, vendor, family, model, stepping, name, flags, microcode="0x1"):
+    return (f"processor\t: {n}\nvendor_id\t: {vendor}\ncpu family\t: {family}\n"
+            f"model\t\t: {model}\nmodel name\t: {name}\nstepping\t: {stepping}\n"
+            f"microcode\t: {microcode}\nflags\t\t: {flags}\n\n")
+
+
+def proc_stat(rows):
+    """/proc/stat text; rows {cpu: (user, system, idle, iowait)}."""
+    lines = ["cpu  1 2 3 4 5 6 7 8 0 0"]
+    lines += [f"cpu{c} {u} 0 {s} {i} {w} 0 0 0 0 0" for c, (u, s, i, w) in sorted(rows.items())]
+    return "\n".join(lines + ["intr 1 2 3", "ctxt 1234", "btime 1700000000"]) + "\n"
+
+
+EPYC_FLAGS = "fpu tsc msr rdtscp lm constant_tsc nonstop_tsc tsc_known_freq hypervisor"
+# A KVM guest: no cpufreq, the hypervisor flag, clocksource tsc, no SMT.
+VM_TREE = {
+    "proc/cpuinfo": "".join(cpuinfo_block(n, "AuthenticAMD", 25, 1, 1, "AMD EPYC", EPYC_FLAGS,
+                                          "0x1000065") for n in (0, 1)),
+    "proc/loadavg": "0.10 0.20 0.30 1/100 1234\n",
+    "proc/stat": proc_stat({0: (100, 50, 1000, 5), 1: (100, 50, 1000, 5)}),
+    "proc/sys/kernel/osrelease": "6.1.0-vm\n",
+    "proc/sys/kernel/version": "#1 SMP PREEMPT_DYNAMIC\n",
+    "proc/sys/kernel/arch": "x86_64\n",
+    "proc/sys/kernel/hostname": "guest.example.org\n",
+    f"{CLOCKSOURCE}/current_clocksource": "tsc\n",
+    f"{CLOCKSOURCE}/available_clocksource": "tsc kvm-clock \n",
+    f"{CPU}/online": "0-1\n",
+    f"{CPU}/smt/active": "0\n",
+    f"{CPU}/cpu0/topology/thread_siblings_list": "0\n",
+    f"{CPU}/cpu1/topology/thread_siblings_list": "1\n",
+}
+
+I7_FLAGS = "fpu tsc msr rdtscp lm constant_tsc nonstop_tsc tsc_known_freq"
+# A laptop: powersave, boost on, clocksource hpet, loaded, cpu0's sibling cpu2 busy.
+LAPTOP_TREE = {
+    "proc/cpuinfo": "".join(cpuinfo_block(n, "GenuineIntel", 6, 140, 1, "Intel(R) Core(TM) "
+                                          "i7-1165G7 @ 2.80GHz", I7_FLAGS, "0xb4")
+                            for n in range(4)),
+    "proc/loadavg": "3.50 2.00 1.00 5/400 4321\n",
+    "proc/stat": proc_stat({0: (100, 50, 1000, 5), 1: (100, 50, 1000, 5),
+                            2: (100, 50, 1000, 5), 3: (100, 50, 1000, 5)}),
+    "proc/sys/kernel/osrelease": "6.1.0-27-amd64\n",
+    "proc/sys/kernel/version": "#1 SMP PREEMPT_DYNAMIC Debian 6.1.115-1\n",
+    "proc/sys/kernel/arch": "x86_64\n",
+    "proc/sys/kernel/hostname": "laptop\n",
+    f"{CLOCKSOURCE}/current_clocksource": "hpet\n",
+    f"{CLOCKSOURCE}/available_clocksource": "tsc hpet acpi_pm \n",
+    f"{CPU}/online": "0-3\n",
+    f"{CPU}/smt/active": "1\n",
+    f"{CPU}/cpufreq/boost": "1\n",
+    "sys/class/dmi/id/sys_vendor": "LENOVO\n",
+    **{f"{CPU}/cpu{c}/topology/thread_siblings_list": f"{c % 2},{c % 2 + 2}\n"
+       for c in range(4)},
+    **{f"{CPU}/cpu{c}/cpufreq/scaling_governor": "powersave\n" for c in range(4)},
+    **{f"{CPU}/cpu{c}/cpufreq/scaling_driver": "intel_pstate\n" for c in range(4)},
+}
+# The second /proc/stat sample of the laptop: cpu2 ran 60 of 100 jiffies.
+LAPTOP_STAT_LATER = proc_stat({0: (150, 50, 1050, 5), 1: (101, 50, 1099, 5),
+                               2: (150, 60, 1040, 5), 3: (100, 51, 1099, 5)})
+
+
+def write_tree(root, files):
+    for rel, text in files.items():
+        path = Path(root, rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+class TreeTest(unittest.TestCase):
+    tree = {}
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.root = tmp.name
+        write_tree(self.root, self.tree)
+
+
+class VmTest(TreeTest):
+    tree = VM_TREE
+
+    def test_vm(self):
+        fp = fingerprint.collect([0, 1], root=self.root)
+        self.assertEqual(fp["cpu"]["vendor"], "AuthenticAMD")
+        self.assertEqual((fp["cpu"]["family"], fp["cpu"]["model"], fp["cpu"]["stepping"]),
+                         (25, 1, 1))
+        self.assertEqual(fp["cpu"]["microcode"], "0x1000065")
+        self.assertEqual(fp["cpu"]["model_name"], "AMD EPYC")
+        self.assertEqual(fp["cpu"]["uarch"], "Zen 3")
+        self.assertEqual(fp["cpu"]["flags"], dict.fromkeys(fingerprint.FLAGS_OF_INTEREST, True))
+        self.assertEqual(fp["cpu"]["per_cpu"], {})
+        self.assertEqual(fp["kernel"], {"release": "6.1.0-vm", "version": "#1 SMP PREEMPT_DYNAMIC",
+                                        "machine": "x86_64", "vdso": None})
+        self.assertEqual(fp["clocksource"], {"current": "tsc", "available": ["tsc", "kvm-clock"]})
+        self.assertEqual(fp["hypervisor"], {"present": True, "vendor": "KVM",
+                                            "vendor_source": "clocksource kvm-clock"})
+        self.assertEqual(fp["smt"], {"active": False, "siblings": {"0": [0], "1": [1]}})
+        self.assertEqual(fp["governor"], {"0": None, "1": None})
+        self.assertIsNone(fp["cpufreq_driver"])
+        self.assertIsNone(fp["boost"])
+        self.assertIn("No such file", fp["unknown"]["governor"])
+        self.assertIn("boost", fp["unknown"])
+        self.assertEqual(fp["load_average"], [0.1, 0.2, 0.3])
+        self.assertEqual(fp["nr_cpus_online"], 2)
+        self.assertEqual(fp["hostname"], "guest.example.org")
+        self.assertIsNone(fp["build"])
+        self.assertEqual(json.loads(json.dumps(fp)), fp)
+
+    def test_dmi_names_the_hypervisor(self):
+        write_tree(self.root, {
+            "sys/class/dmi/id/sys_vendor": "QEMU\n",
+            "sys/class/dmi/id/product_name": "Standard PC (Q35 + ICH9, 2009)\n"})
+        hv = fingerprint.collect([0], root=self.root)["hypervisor"]
+        self.assertEqual(hv["vendor"], "QEMU Standard PC (Q35 + ICH9, 2009)")
+
+
+class LaptopTest(TreeTest):
+    tree = LAPTOP_TREE
+
+    def test_laptop(self):
+        fp = fingerprint.collect([0, 1], root=self.root)
+        self.assertEqual(fp["cpu"]["flags"]["hypervisor"], False)
+        # DMI on bare metal names the maker, not a hypervisor.
+        self.assertEqual(fp["hypervisor"], {"present": False, "vendor": None,
+                                            "vendor_source": None})
+        self.assertEqual(fp["governor"], {"0": "powersave", "1": "powersave"})
+        self.assertEqual(fp["cpufreq_driver"], "intel_pstate")
+        self.assertIs(fp["boost"], True)
+        self.assertEqual(fp["smt"], {"active": True, "siblings": {"0": [0, 2], "1": [1, 3]}})
+        self.assertEqual(fp["clocksource"]["current"], "hpet")
+        self.assertEqual(fp["nr_cpus_online"], 4)
+
+    def test_boost_from_intel_pstate(self):
+        os.unlink(Path(self.root, CPU, "cpufreq/boost"))
+        write_tree(self.root, {f"{CPU}/intel_pstate/no_turbo": "1\n"})
+        self.assertIs(fingerprint.collect([0], root=self.root)["boost"], False)
+        write_tree(self.root, {f"{CPU}/intel_pstate/no_turbo": "0\n"})
+        self.assertIs(fingerprint.collect([0], root=self.root)["boost"], True)
+        write_tree(self.root, {f"{CPU}/intel_pstate/turbo_pct": "0\n"})
+        self.assertIs(fingerprint.collect([0], root=self.root)["boost"], False)
+
+    def test_hybrid_cpus_are_described_per_cpu(self):
+        blocks = fingerprint.parse_cpuinfo(LAPTOP_TREE["proc/cpuinfo"])
+        text = "".join(cpuinfo_block(n, "GenuineIntel", 6, 151 if n == 3 else 140, 1, "x",
+                                     I7_FLAGS, "0xb4") for n in blocks)
+        write_tree(self.root, {"proc/cpuinfo": text, "sys/devices/cpu_core/cpus": "0-1\n",
+                               "sys/devices/cpu_atom/cpus": "2-3\n"})
+        cpu = fingerprint.collect([0, 3], root=self.root)["cpu"]
+        self.assertEqual(cpu["model"], 140)
+        self.assertEqual(list(cpu["per_cpu"]), ["3"])
+        self.assertEqual(cpu["per_cpu"]["3"]["model"], 151)
+        self.assertEqual((cpu["uarch"], cpu["per_cpu"]["3"]["uarch"]),
+                         ("Tiger Lake", "Alder Lake"))
+        self.assertEqual(cpu["core_type"], {"0": "core", "3": "atom"})
+
+
+# An arm64 guest's /proc/cpuinfo (Neoverse N1: implementer 0x41, part 0xd0c).
+ARM64_CPUINFO = "".join(
+    f"processor\t: {n}\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes crc32 cpuid\n"
+    "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\n"
+    "CPU part\t: 0xd0c\nCPU revision\t: 1\n\n" for n in (0, 1))
+
+
+class Arm64Test(TreeTest):
+    tree = {"proc/cpuinfo": ARM64_CPUINFO}
+
+    def test_midr_fields(self):
+        cpu = fingerprint.collect([0], root=self.root)["cpu"]
+        self.assertEqual((cpu["vendor"], cpu["family"], cpu["model"], cpu["stepping"]),
+                         ("0x41", 8, 0xd0c, 1))
+        self.assertEqual(cpu["uarch"], "Neoverse N1")
+
+    def test_unknown_part(self):
+        write_tree(self.root, {"proc/cpuinfo": ARM64_CPUINFO.replace("0xd0c", "0xd99")})
+        cpu = fingerprint.collect([0], root=self.root)["cpu"]
+        self.assertEqual(cpu["model"], 0xd99)
+        self.assertIsNone(cpu["uarch"])
+
+
+class MissingTest(TreeTest):
+    def test_empty_tree(self):
+        fp = fingerprint.collect([0, 5], root=self.root)
+        self.assertEqual(fp["cpu"]["flags"], dict.fromkeys(fingerprint.FLAGS_OF_INTEREST))
+        self.assertIsNone(fp["cpu"]["family"])
+        self.assertIsNone(fp["cpu"]["uarch"])
+        self.assertEqual(fp["clocksource"], {"current": None, "available": None})
+        self.assertIsNone(fp["hypervisor"]["present"])
+        self.assertEqual(fp["smt"], {"active": None, "siblings": {"0": None, "5": None}})
+        self.assertIsNone(fp["load_average"])
+        self.assertIsNone(fp["nr_cpus_online"])
+        for field in ("cpu", "clocksource", "smt.active", "governor", "boost", "load_average"):
+            self.assertIn(field, fp["unknown"])
+        # Kernel falls back to uname(); the hostname to the real one.
+        self.assertEqual(fp["kernel"]["release"], os.uname().release)
+        self.assertTrue(fp["hostname"])
+
+    def test_garbage(self):
+        write_tree(self.root, {"proc/cpuinfo": "processor : 0\ncpu family : ?\n"
+                                               "stepping : unknown\n",
+                               "proc/loadavg": "x y\n", f"{CPU}/online": "zero\n",
+                               f"{CPU}/smt/active": "forceoff\n",
+                               f"{CPU}/cpu0/topology/thread_siblings_list": "a-b\n"})
+        fp = fingerprint.collect([0], root=self.root)
+        self.assertIsNone(fp["cpu"]["stepping"])
+        self.assertIsNone(fp["load_average"])
+        self.assertIsNone(fp["smt"]["active"])
+        self.assertEqual(fp["smt"]["siblings"], {"0": None})
+
+
+class HelpersTest(unittest.TestCase):
+    def test_cpulist(self):
+        self.assertEqual(fingerprint.parse_cpulist("0-2,8"), [0, 1, 2, 8])
+        self.assertEqual(fingerprint.parse_cpulist(""), [])
+        self.assertIsNone(fingerprint.parse_cpulist(None))
+
+    def test_as_int(self):
+        self.assertEqual(fingerprint.as_int("0xd0c"), 0xd0c)
+        self.assertEqual(fingerprint.as_int("08"), 8)
+        self.assertIsNone(fingerprint.as_int("unknown"))
+
+    def test_short_host(self):
+        self.assertEqual(fingerprint.short_host("tc-bench1.example.org"), "tc-bench1")
+        self.assertEqual(fingerprint.short_host("my box_2"), "mybox_2")
+        self.assertEqual(fingerprint.short_host(".local"), "host")
+        self.assertRegex(fingerprint.short_host(), r"^[A-Za-z0-9_-]+$")
+
+    def test_bazelrc_flags(self):
+        text = ("# comment\nbuild --compilation_mode=dbg\nbuild -c opt   # trailing\n"
+                "build --copt=-g --copt -O3\nbuild --conlyopt=-std=c11 --cxxopt='-std=c++17'\n"
+                "build:asan --copt=-fsanitize=address\ntest --copt=-DTEST\n"
+                "build --strip=never\nbuild --copt='unbalanced\n")
+        self.assertEqual(fingerprint.bazelrc_flags(text),
+                         {"compilation_mode": "opt", "copts": ["-g", "-O3"],
+                          "conlyopts": ["-std=c11"], "cxxopts": ["-std=c++17"]})
+        self.assertEqual(fingerprint.bazelrc_flags("")["compilation_mode"], "fastbuild")
+
+
+class BuildInfoTest(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.repo = Path(tmp.name)
+
+    def git(self, *args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org",
+                        "-C", str(self.repo), *args], check=True, capture_output=True)
+
+    def test_repository(self):
+        write_tree(self.repo, {".bazelrc": "build -c opt\nbuild --copt=-Wall\n"
+                                           "build:asan --copt=-fsanitize=address\n"})
+        self.git("init", "-q")
+        self.git("add", ".bazelrc")
+        self.git("commit", "-q", "-m", "x")
+        info = fingerprint.build_info(self.repo)
+        self.assertRegex(info["commit"], r"^[0-9a-f]{40}$")
+        self.assertEqual(info["short"], info["commit"][:12])
+        self.assertIs(info["dirty"], False)
+        self.assertEqual((info["compilation_mode"], info["copts"]), ("opt", ["-Wall"]))
+        self.assertIn("compiler", info)
+        # A results file is not a change to what is measured; a source change is.
+        write_tree(self.repo, {"results/runs/h-20261130-010203-abc.json": "{}\n"})
+        self.assertIs(fingerprint.build_info(self.repo)["dirty"], False)
+        write_tree(self.repo, {".bazelrc": "build -c dbg\n"})
+        self.assertIs(fingerprint.build_info(self.repo)["dirty"], True)
+
+    def test_not_a_repository(self):
+        info = fingerprint.build_info(self.repo)
+        self.assertIsNone(info["commit"])
+        self.assertIsNone(info["dirty"])
+        self.assertIsNone(info["compilation_mode"])
+        self.assertIn("commit", info["unknown"])
+        self.assertIn(".bazelrc", info["unknown"]["flags"])
+
+
+class RealMachineTest(unittest.TestCase):
+    def test_collect_root(self):
+        fp = fingerprint.collect([0], repo_root=Path(__file__).resolve().parents[3])
+        self.assertLessEqual({"cpu", "kernel", "clocksource", "hypervisor", "smt", "governor",
+                              "cpufreq_driver", "boost", "load_average", "nr_cpus_online",
+                              "hostname", "build"}, set(fp))
+        self.assertIsInstance(fp["kernel"]["release"], str)
+        self.assertIsInstance(fp["hostname"], str)
+        self.assertIn(fp["boost"], (True, False, None))
+        self.assertIsInstance(fp["cpu"]["flags"], dict)
+        self.assertEqual(list(fp["governor"]), ["0"])
+        self.assertIsInstance(fp["build"], dict)
+        self.assertEqual(json.loads(json.dumps(fp)), fp)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,842 @@
+"""fleet under attack (issue 18): hostile values for every option that reaches
+a generated script or a Slurm option, damaged job and node records, odd
+collect targets, and a local cluster's directory that is not one.
+
+Each case builds its hostile input, runs the real code (the command line
+in-process, or as a subprocess where a blocking open would hang the suite),
+and checks the exit status, the one line on stderr, and that nothing outside
+the work area changed (a victim folder's snapshot before and after). No
+cluster is needed: the batch script runs under sh and bash with stub srun and
+rm on PATH, and only the commands it means to run may run."""
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import stat
+import subprocess
+import tarfile
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from vdsobench_cli.fleet import fleet, fleet_local, fleet_slurm
+from vdsobench_cli.cli import main
+from vdsobench_cli.cli.errors import UsageError
+
+VDSOBENCH = Path(__file__).resolve().parents[2] / "vdsobench"
+
+
+def hostile(victim):
+    """Values a shell, a comment, slurm.conf or Slurm's patterns would act on."""
+    return [f"/tmp\ntouch {victim}", f"/tmp;touch {victim}", f"/tmp/$(touch {victim})",
+            f"/tmp/`touch {victim}`", "/tmp/'quoted'", '/tmp/"q"', "/tmp/#c", "/tmp/a\0b",
+            f"/tmp\u2028touch {victim}", "/tmp\u2029x", "/tmp\x85x", "/tmp\rx", "/tmp\tx",
+            "/tmp/\x1b[31mred", "/tmp/\u202eevil", "/tmp/%j", "/tmp/a\\b", "/tmp/*",
+            "/tmp/../etc", "relative/dir", "", "/" + "a" * 2000, "/tmp/a,b", "/tmp/é"]
+
+
+def snapshot(root):
+    """Everything under root: relative path -> (type, link target or bytes)."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath, name)
+            st = os.lstat(p)
+            what = (os.readlink(p) if stat.S_ISLNK(st.st_mode)
+                    else p.read_bytes() if stat.S_ISREG(st.st_mode) else None)
+            out[str(p.relative_to(root))] = (stat.S_IFMT(st.st_mode), what)
+    return out
+
+
+def cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main.main(list(argv))
+    return rc, out.getvalue(), err.getvalue()
+
+
+class Work(unittest.TestCase):
+    """A work area of the test's own and a victim folder beside it."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-fleet-attack-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.victim = self.tmp / "victim"
+        self.victim.mkdir()
+        (self.victim / "precious").write_text("keep me\n")
+        self.before = snapshot(self.victim)
+
+    def assert_victim_untouched(self):
+        self.assertEqual(snapshot(self.victim), self.before)
+
+    def assert_one_line(self, rc, err, *words):
+        self.assertEqual(rc, 2, err)
+        lines = err.strip().splitlines()
+        self.assertEqual(len(lines), 1, err)
+        for w in words:
+            self.assertIn(w, lines[0])
+
+
+# ---- 1. nothing reaches the batch script but what was meant -----------------------------------
+
+STUB = """#!/bin/sh
+# records its name and arguments, NUL-separated, one call after another
+{{ printf '%s\\0' CALL {name}; for a in "$@"; do printf '%s\\0' "$a"; done; }} >>"$STUB_LOG"
+"""
+
+
+class BatchScriptTest(Work):
+    def values(self):
+        return hostile(self.victim / "VICTIM")
+
+    def test_every_path_option_refused(self):
+        for value in self.values():
+            for option, call in (
+                    ("--node-tmp", lambda v: fleet.batch_script("/jobs", ["verify"], "none", v)),
+                    ("--jobs-dir", lambda v: fleet.batch_script(v, ["verify"], "none")),
+                    ("--jobs-dir", lambda v: fleet.sbatch_options(
+                        {"partition": "p", "count": 1, "nodelist": None},
+                        mock.Mock(constraint=None, exclusive=True, time=None), v))):
+                if option == "--jobs-dir" and value.startswith("/") and value.count("/") == 1 \
+                        and value[1:].isalnum():
+                    continue  # "/aaa...": a jobs directory's path, too long only for --node-tmp
+                with self.subTest(option=option, value=value), \
+                        self.assertRaises(UsageError) as cm:
+                    call(value)
+                self.assertIn(option, str(cm.exception))
+                self.assertIn("valid:", str(cm.exception))
+                self.assertEqual(len(str(cm.exception).splitlines()), 1)
+        self.assert_victim_untouched()
+
+    def test_every_slurm_option_refused(self):
+        choice = {"partition": "p", "count": 1, "nodelist": None}
+        bad_names = ["a b", "a,b", "n[1-2]", "a\nb", "a;b", "$(x)", "", "a" * 200, "a#b",
+                     "a%b", "n\u2028", "é"]
+        for name in bad_names:
+            for option, call in (
+                    ("--partition", lambda v: fleet.sbatch_options(
+                        dict(choice, partition=v), mock.Mock(constraint=None, time=None), "/j")),
+                    ("--nodelist", lambda v: fleet.sbatch_options(
+                        dict(choice, nodelist=["n1", v]), mock.Mock(constraint=None, time=None),
+                        "/j"))):
+                with self.subTest(option=option, value=name), self.assertRaises(UsageError) as cm:
+                    call(name)
+                self.assertIn(option, str(cm.exception))
+        for value in ["zen5\nx", "zen5;touch V", "zen5 x", "zen5&", "&zen5", "zen5||x", "(zen5",
+                      "zen5)", "[a|b", "a*", "a*2*3", "*2", "a$b", "a`b`", "a#b", "a" * 2000,
+                      "zen5\u2028", "a%j", "a&(b"]:
+            with self.subTest(option="--constraint", value=value), \
+                    self.assertRaises(UsageError) as cm:
+                fleet.sbatch_options(choice, mock.Mock(constraint=value, time=None), "/j")
+            self.assertIn("--constraint", str(cm.exception))
+        for value in ["1\nx", "1;x", "1:2:3:4", "x", "-1", "1-", "99999999", "1 2", "1٣"]:
+            with self.subTest(option="--time", value=value), self.assertRaises(UsageError) as cm:
+                fleet.sbatch_options(choice, mock.Mock(constraint=None, time=value), "/j")
+            self.assertIn("--time", str(cm.exception))
+        good = mock.Mock(constraint="[zen3*1&zen5*2]|(a,b.c-d_e)", exclusive=False,
+                         time="1-02:03:04")
+        opts = fleet.sbatch_options(dict(choice, nodelist=["n1", "n-2.x"]), good, "/j d")
+        self.assertIn("--constraint=[zen3*1&zen5*2]|(a,b.c-d_e)", opts)
+        self.assertIn("--time=1-02:03:04", opts)
+        self.assertIn("--nodelist=n1,n-2.x", opts)
+        for t in ("30", "30:00", "1:00:00", "2-0", "2-1:30", "INFINITE", "UNLIMITED"):
+            self.assertEqual(fleet_slurm.time_limit(t), t)
+
+    def test_command_words_refused_or_quoted(self):
+        for word in ("a\nb", "a\0b", "a\rb", "\x1b[2J", "a\u2028b", "a\u2029b", "a\x85b",
+                     "\u202eevil", "a\u00a0b", "x" * 5000):
+            with self.subTest(word=word):
+                with self.assertRaises(UsageError) as cm:
+                    fleet.node_command(["verify", "--variants", word], main.parser())
+                self.assertIn("the node command", str(cm.exception))
+                with self.assertRaises(UsageError):
+                    fleet.batch_script("/jobs", ["verify", word], "none")
+
+    def render_and_run(self, jobs_dir, node_tmp, command):
+        """The batch script for these values, run by sh and by bash with stub srun
+        and rm: [(name, args)] of each call, for each shell."""
+        text = fleet.batch_script(jobs_dir, command, "file", node_tmp)
+        stubs = self.tmp / "stubs"
+        stubs.mkdir(exist_ok=True)
+        for name in ("srun", "rm"):
+            (stubs / name).write_text(STUB.format(name=name))
+            (stubs / name).chmod(0o755)
+        script = self.tmp / "batch.sh"
+        script.write_text(text)
+        calls = {}
+        for shell in ("/bin/sh", "/bin/bash"):
+            r = subprocess.run([shell, "-n", str(script)], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            log = self.tmp / f"calls-{Path(shell).name}"
+            work = self.tmp / f"cwd-{Path(shell).name}"
+            work.mkdir()
+            # only the stubs on PATH: any other command the script ran would say "not found"
+            r = subprocess.run([shell, str(script)], cwd=work, capture_output=True, text=True,
+                               env={"PATH": str(stubs), "STUB_LOG": str(log),
+                                    "SLURM_JOB_ID": "42", "SLURM_JOB_NUM_NODES": "2"})
+            self.assertEqual((r.returncode, r.stdout, r.stderr),
+                             (0, "vdsobench fleet: srun exit 0\n", ""), shell)
+            self.assertEqual(os.listdir(work), [], shell)  # nothing made where it ran
+            parts = log.read_bytes().decode().split("\0")[:-1]
+            found, call = [], None
+            for p in parts:
+                if p == "CALL":
+                    call = []
+                    found.append(call)
+                else:
+                    call.append(p)
+            calls[shell] = [(c[0], c[1:]) for c in found]
+        self.assertEqual(calls["/bin/sh"], calls["/bin/bash"])
+        # every comment is the template's own: no value ever goes into one
+        comments = [line for line in text.splitlines() if line.lstrip().startswith("#")]
+        self.assertEqual(comments, [line for line in fleet.BATCH_SCRIPT.splitlines()
+                                    if line.lstrip().startswith("#")])
+        return calls["/bin/sh"]
+
+    def test_quoting_holds_for_what_is_accepted(self):
+        victim = self.victim / "VICTIM"
+        words = ["verify", f"$(touch {victim})", f"`touch {victim}`", f";touch {victim}",
+                 f"&& touch {victim}", f"| touch {victim}", f">{victim}", "'", '"', "#", "\\",
+                 "*", "~", "-n", "a b", "$HOME", "${IFS}", "é", "--variants=x'y\"z"]
+        jobs_dir = str(self.tmp / "shared jobs+dir")
+        node_tmp = "/var/tmp/node-local_x.y+z"
+        calls = self.render_and_run(jobs_dir, node_tmp, words)
+        d = f"{jobs_dir}/42"
+        self.assertEqual(calls, [
+            ("srun", ["--kill-on-bad-exit=0", "--ntasks-per-node=1", "--nodes=2", "--whole",
+                      "--cpu-bind=none", f"--bcast={node_tmp}/", f"{d}/payload.run", d, "file",
+                      *words]),
+            ("rm", ["-f", f"{d}/payload.run"])])
+        self.assertFalse(victim.exists())
+        self.assert_victim_untouched()
+
+    def test_cli_refuses_before_any_cluster(self):
+        """The real command line: one line, exit 2, no cluster asked, nothing made."""
+        victim = self.victim / "VICTIM"
+        jobs = self.tmp / "jobs"
+        cases = [("--node-tmp", v) for v in (f"/tmp\ntouch {victim}", f"/tmp;touch {victim}",
+                                              "/tmp/$(id)", "rel")]
+        cases += [("--constraint", "zen5\ntouch x"), ("--constraint", "a;b"),
+                  ("--constraint", ""), ("--time", "10\nx"), ("--time", ""),
+                  ("--partition", "p\nq"), ("--partition", "a,b"),
+                  ("--jobs-dir", str(self.tmp / "j\nk")), ("--jobs-dir", str(self.tmp / "j%j"))]
+        with mock.patch.object(fleet, "cluster_of", side_effect=AssertionError("asked")):
+            for option, value in cases:
+                argv = ["fleet", "run", "--jobs-dir", str(jobs), option, value, "--nodes", "1",
+                        "--", "verify"]
+                with self.subTest(option=option, value=value):
+                    rc, out, err = cli(*argv)
+                    self.assert_one_line(rc, err, option)
+            for word in ("a\nb", "\x1b[2J"):
+                rc, out, err = cli("fleet", "run", "--nodes", "1", "--", "verify", word)
+                self.assert_one_line(rc, err, "the node command")
+            for action in ("status", "collect"):
+                for job in ("9\n", "../9", "²", "9;x"):
+                    rc, out, err = cli("fleet", action, job, "--jobs-dir", str(jobs),
+                                       *(["--out", str(self.tmp / "o")] if action == "collect"
+                                         else []))
+                    self.assert_one_line(rc, err, "not a job id")
+        self.assertFalse(jobs.exists())
+        self.assertFalse((self.tmp / "o").exists())
+        self.assert_victim_untouched()
+
+    def test_the_real_command(self):
+        victim = self.victim / "VICTIM"
+        r = subprocess.run([str(VDSOBENCH), "fleet", "run", "--node-tmp",
+                            f"/tmp\ntouch {victim}", "--jobs-dir", str(self.tmp / "jobs"),
+                            "--nodes", "1", "--", "run"],
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+        self.assert_one_line(r.returncode, r.stderr, "--node-tmp", "valid:")
+        self.assertFalse(victim.exists())
+        self.assertFalse((self.tmp / "jobs").exists())
+        self.assert_victim_untouched()
+
+
+class ClusterSaysTest(Work):
+    """What the cluster's controller says is input too: a node name that is no
+    name, escapes in a reason, a host list that is not one."""
+
+    def test_names_and_reasons(self):
+        nodes = fleet_slurm.parse_show(
+            "NodeName=n1 State=IDLE AvailableFeatures=zen3\n"
+            "NodeName=n1;touch$IFS/tmp/x State=IDLE AvailableFeatures=zen3\n"
+            "NodeName=n3 State=DOWN Reason=\x1b]0;owned\x07 AvailableFeatures=zen3\n")
+        parts = fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n1,n1;touch$IFS/tmp/x,n3")
+        c = fleet.choose(nodes, parts, count="all")
+        self.assertEqual(c["nodelist"], ["n1"])
+        self.assertEqual([why for _, why in c["skipped"]],
+                         ["not a Slurm node name", "DOWN: \\x1b]0;owned\\x07"])
+        with self.assertRaises(UsageError) as cm:
+            fleet.choose(nodes, fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n[a-b]"),
+                         count="all")
+        self.assertIn("not a host list", str(cm.exception))
+        # a node's architecture and srun's reasons, as they reach the terminal
+        arm = fleet_slurm.parse_pairs("NodeName=n4 State=IDLE Partitions=p")
+        arm["Arch"] = "aarch64\x1b[2J\u202e"  # as a JSON-speaking controller could give it
+        with self.assertRaises(UsageError) as cm:
+            fleet.choose([arm], fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n4"),
+                         count="all", arch="x86_64")
+        self.assertTrue(str(cm.exception).isprintable(), str(cm.exception))
+        self.assertIn("aarch64\\x1b[2J", str(cm.exception))
+        reasons = fleet.srun_reasons("srun: error: n1: task 0: Exited \x1b]0;x\x07\u2028y\n"
+                                     "srun: error: n\x1b2: tasks 1-2: Killed\n")
+        self.assertTrue(all(k.isprintable() and v.isprintable() for k, v in reasons.items()),
+                        reasons)
+        # what it says of the job is kept printable and read back
+        jobs = self.tmp / "jobs"
+        (jobs / "9").mkdir(parents=True)
+        record = good_record()
+        info = fleet_slurm.parse_pairs("JobId=9 JobState=FAILED Reason=\x1b[2Jgone "
+                                       "NodeList=n[x-y]")
+        fleet.save_record(jobs, fleet.remember(record, info))
+        back = fleet.read_record(jobs, "9")
+        self.assertEqual(back["slurm"]["Reason"], "\\x1b[2Jgone")
+        self.assertEqual(back["nodes"], ["n1"])  # not a host list: the nodes as they were
+
+
+class PayloadTest(Work):
+    """The payload's own values: the node's name and the job id become file names,
+    the host name and kernel go into JSON."""
+
+    def setUp(self):
+        super().setUp()
+        top = self.tmp / "src" / "vdsobench-x"
+        top.mkdir(parents=True)
+        (top / "vdsobench").write_text("#!/bin/sh\nexit 0\n")
+        (top / "vdsobench").chmod(0o755)
+        bundle = self.tmp / "b.tar.gz"
+        subprocess.run(["tar", "-czf", str(bundle), "-C", str(top.parent), top.name], check=True)
+        self.jobs = self.tmp / "jobs" / "42"
+        self.jobs.mkdir(parents=True)
+        self.payload = self.tmp / "node" / "slurm_bcast_42.0_n1"
+        self.payload.parent.mkdir()
+        fleet.write_payload(self.payload, bundle)
+
+    def run_payload(self, path_first=None, **env):
+        e = dict(os.environ, **{"SLURM_JOB_ID": "42", "SLURMD_NODENAME": "n1", **env})
+        if path_first:
+            e["PATH"] = f"{path_first}:{e['PATH']}"
+        return subprocess.run([str(self.payload), str(self.jobs), "none", "verify"], env=e,
+                              capture_output=True, text=True)
+
+    def test_hostile_names_refused(self):
+        for name, job in (("../../victim/x", "42"), ("n1/../../x", "42"), (".hidden", "42"),
+                          ("n1\nx", "42"), ("n1", "42/../../victim"), ("n1", "4 2")):
+            with self.subTest(node=name, job=job):
+                r = self.run_payload(SLURMD_NODENAME=name, SLURM_JOB_ID=job)
+                self.assertEqual(r.returncode, 95, r.stderr)
+                self.assertIn("job id or node name", r.stderr)
+        self.assertEqual(os.listdir(self.jobs), [])
+        self.assert_victim_untouched()
+
+    def test_exit_record_stays_json(self):
+        stubs = self.tmp / "stubs"
+        stubs.mkdir()
+        for name, text in (("hostname", 'h", "rc": 0, "x": "\\033[31m'),
+                           ("uname", '6.1"\\\\\n}')):
+            (stubs / name).write_text(f"#!/bin/sh\nprintf '{text}\\n'\n")
+            (stubs / name).chmod(0o755)
+        r = self.run_payload(path_first=stubs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        info = json.loads((self.jobs / "42-n1.exit").read_text())
+        self.assertEqual(info["rc"], 0)
+        self.assertNotIn("x", info)
+        self.assertTrue(info["host"].isprintable() and '"' not in info["host"], info["host"])
+        self.assertTrue(info["kernel"].isprintable() and "\\" not in info["kernel"])
+        record = {"job": "42", "command": ["verify"], "output": "none", "nodes": ["n1"]}
+        (o,) = fleet.node_outcomes(self.tmp / "jobs", record)
+        self.assertEqual(o["state"], "ok", o)
+
+
+# ---- 9 and 11. damaged job and node records -----------------------------------------------------
+
+def good_record(**more):
+    return {"format": fleet.FORMAT, "job": "9", "command": ["verify"], "output": "none",
+            "nodes": ["n1"], "partition": "fleet", "conf": "/c", "constraint": None,
+            "exclusive": True, "requested": {"nodes": 1}, "skipped": [["n2", "DOWN"]],
+            "submitted": "2026-12-01T00:00:00Z", "bundle": {"arch": "x86_64"},
+            "fleet": ["run", "--nodes", "1"],
+            "slurm": {"JobState": "COMPLETED", "Reason": "None"}, **more}
+
+
+def good_exit(**more):
+    return {"job": "9", "node": "n1", "host": "h", "kernel": "6.1.0", "cpus_allowed": "0-1",
+            "phase": "run", "rc": 0, "started": 10.0, "ended": 12.5, **more}
+
+
+class RecordWork(Work):
+    def setUp(self):
+        super().setUp()
+        self.jobs = self.tmp / "jobs"
+        self.d = self.jobs / "9"
+        self.d.mkdir(parents=True)
+        self.out = self.tmp / "out"
+
+    def write_record(self, text):
+        path = self.d / "job.json"
+        if os.path.lexists(path):
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()
+            else:
+                path.unlink()
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+
+
+class RecordTest(RecordWork):
+    def damaged(self):
+        """(what, bytes or a function that makes job.json) of each damaged record."""
+        cases = []
+        for field in ("format", "job", "command", "output", "nodes"):
+            r = good_record()
+            del r[field]
+            cases.append((f"no {field}", json.dumps(r)))
+        wrong = {"job": [9, "x", "10", None, ["9"]], "command": [[], "verify", [1], ["sim"],
+                                                                 ["verify", "\x1b[2J"]],
+                 "output": ["file2", None, 1], "nodes": ["n1", [1], ["a b"], [["n1"]]],
+                 "conf": [1, ["c"], "a\nb"], "partition": [1, "a b"], "constraint": [["x"]],
+                 "exclusive": ["yes", 1, None], "requested": [[1]], "skipped": ["n2", [["n2"]],
+                                                                               [[1, 2]]],
+                 "submitted": [1], "bundle": [[]], "fleet": ["run", [1]],
+                 "slurm": [[], "COMPLETED", {"JobState": 1}, {"JobState": ["x"]}],
+                 "cancelled": [None, 1]}
+        for field, values in wrong.items():
+            for v in values:
+                cases.append((f"{field}={v!r}", json.dumps(good_record(**{field: v}))))
+        cases += [("a list", "[]"), ("a string", '"x"'), ("null", "null"), ("a number", "9"),
+                  ("empty", ""), ("not JSON", "{"), ("truncated", json.dumps(good_record())[:50]),
+                  ("not UTF-8", b'{"format": "\xff"}'), ("deep", "[" * 100000 + "]" * 100000),
+                  ("huge", b" " * (fleet.RECORD_MAX + 1) + b"{}"),
+                  ("a 5000-digit number", '{"format": ' + "9" * 5000 + "}"),
+                  ("another format", json.dumps(good_record(format="x/1")))]
+        return cases
+
+    def test_damaged_records(self):
+        cases = self.damaged()
+        self.assertGreater(len(cases), 50)
+        for what, text in cases:
+            self.write_record(text)
+            for argv in (["status", "9"], ["collect", "9", "--out", str(self.out)]):
+                with self.subTest(what=what, command=argv[0]):
+                    rc, out, err = cli("fleet", *argv, "--jobs-dir", str(self.jobs))
+                    self.assert_one_line(rc, err, str(self.d / "job.json"))
+                    self.assertNotIn("Traceback", err)
+                    field = what.split("=")[0].split()[-1]
+                    if field in {f for f, *_ in fleet.RECORD_FIELDS} | {"format"}:
+                        self.assertIn(repr(field), err)
+        self.assertFalse(self.out.exists())
+        self.assert_victim_untouched()
+        # the state left behind still works: a good record is read again
+        self.write_record(json.dumps(good_record()))
+        rc, out, err = cli("fleet", "status", "9", "--jobs-dir", str(self.jobs))
+        self.assertEqual(rc, 1, err)  # n1 left nothing: no results
+        self.assertIn("fleet: job 9: verify; COMPLETED", out)
+
+    def test_odd_files_for_a_record(self):
+        """A symbolic link (to a good record elsewhere), a FIFO, a directory, a
+        job directory that is a link: refused in one line, without blocking."""
+        elsewhere = self.victim / "job.json"
+        elsewhere.write_text(json.dumps(good_record()))
+        self.before = snapshot(self.victim)
+        path = self.d / "job.json"
+        for what, make in (("a symbolic link", lambda: path.symlink_to(elsewhere)),
+                           ("a FIFO", lambda: os.mkfifo(path)),
+                           ("a directory", lambda: path.mkdir())):
+            make()
+            with self.subTest(what=what):
+                # a subprocess: a blocking open would hang it, not the suite
+                r = subprocess.run([str(VDSOBENCH), "fleet", "status", "9", "--jobs-dir",
+                                    str(self.jobs)], capture_output=True, text=True,
+                                   stdin=subprocess.DEVNULL, timeout=60)
+                self.assert_one_line(r.returncode, r.stderr, str(path), what)
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()
+            else:
+                path.unlink()
+        shutil.rmtree(self.d)
+        (self.jobs / "9").symlink_to(self.victim)
+        rc, out, err = cli("fleet", "status", "9", "--jobs-dir", str(self.jobs))
+        self.assert_one_line(rc, err, "a symbolic link")
+        self.assert_victim_untouched()
+
+
+class ExitRecordTest(RecordWork):
+    def setUp(self):
+        super().setUp()
+        self.write_record(json.dumps(good_record()))
+        self.exit = self.d / "9-n1.exit"
+
+    def outcome(self):
+        (o,) = fleet.node_outcomes(self.jobs, fleet.read_record(self.jobs, "9"))
+        return o
+
+    def test_malformed_exit_records(self):
+        cases = [('"rc": "0"', good_exit(rc="0")), ("rc true", good_exit(rc=True)),
+                 ("rc 1e400", '{"rc": 1e400}'), ("rc -1", good_exit(rc=-1)),
+                 ("rc 256", good_exit(rc=256)), ("rc 401 digits", json.dumps(good_exit())
+                                                  .replace('"rc": 0', '"rc": ' + "9" * 401)),
+                 ("rc null", good_exit(rc=None)), ("phase", good_exit(phase="unreadable")),
+                 ("started", good_exit(started="10")), ("ended", good_exit(ended=None)),
+                 ("kernel", good_exit(kernel="\x1b[2J")), ("host", good_exit(host=["h"])),
+                 ("job", good_exit(job="8")), ("node", good_exit(node="n2")),
+                 ("a list", "[0]"), ("not JSON", "rc=0"), ("not UTF-8", b"\xff\xfe"),
+                 ("huge", b" " * (fleet.EXIT_MAX + 1)), ("deep", "[" * 50000)]
+        for field in ("rc", "phase", "job", "node", "started", "ended"):
+            e = good_exit()
+            del e[field]
+            cases.append((f"no {field}", e))
+        for what, value in cases:
+            data = value if isinstance(value, (str, bytes)) else json.dumps(value)
+            self.exit.write_bytes(data if isinstance(data, bytes) else data.encode())
+            with self.subTest(what=what):
+                o = self.outcome()
+                self.assertEqual(o["state"], "malformed", o)
+                self.assertIn("malformed", o["reason"])
+                (line,) = fleet.outcome_lines([o])
+                self.assertTrue(line.startswith("  MALFORMED n1: "), line)
+                self.assertNotIn("exit 0", line)
+                self.assertTrue(line.isprintable(), line)
+        self.exit.write_text(json.dumps(good_exit(rc="0")))
+        rc, out, err = cli("fleet", "status", "9", "--jobs-dir", str(self.jobs))
+        self.assertEqual(rc, 1)  # a node gave no usable result: not bad usage
+        self.assertIn("MALFORMED n1", out)
+        self.assertIn("'rc' is \"0\", not a whole number", out)
+        self.assertNotIn("exit 0", out)
+        self.exit.write_text(json.dumps(good_exit()))
+        self.assertEqual(self.outcome()["state"], "ok")
+
+    def test_odd_node_files(self):
+        """A node's files as links, FIFOs, huge logs, escapes: never followed,
+        never blocking, never printed raw."""
+        secret = self.victim / "secret"
+        secret.write_text("root's secret\n")
+        self.before = snapshot(self.victim)
+        self.exit.symlink_to(secret)
+        self.assertEqual(self.outcome()["state"], "malformed")
+        self.assertIn("symbolic link", self.outcome()["reason"])
+        self.exit.unlink()
+        os.mkfifo(self.exit)
+        self.assertIn("FIFO", self.outcome()["reason"])
+        self.exit.unlink()
+        self.exit.write_text(json.dumps(good_exit(rc=3)))
+        os.mkfifo(self.d / "9-n1.err")
+        os.mkfifo(self.d / "batch.out")
+        (self.d / "9-n1.cpuinfo").symlink_to("/proc/cpuinfo")
+        o = self.outcome()
+        self.assertEqual(o["state"], "failed")
+        self.assertIn("exit 3: (unreadable: ", o["reason"])
+        self.assertEqual(o["cpu"], {})  # not read through the link
+        (self.d / "9-n1.err").unlink()
+        with open(self.d / "9-n1.err", "wb") as f:
+            f.write(b"x" * (8 << 20) + "\n\x1b[2Jlast \u202e line\n".encode())
+        o = self.outcome()
+        self.assertEqual(o["reason"], "exit 3: \\x1b[2Jlast \\u202e line")
+        # a results file that is a link is not taken, nor copied
+        self.write_record(json.dumps(good_record(command=["run"], output="file")))
+        self.exit.write_text(json.dumps(good_exit()))
+        (self.d / "9-n1.json").symlink_to(secret)
+        o = self.outcome()
+        self.assertIsNone(o["results"])
+        self.assertIn("symbolic link", o["reason"])
+        # a file whose name is no node's is not a node
+        (self.d / "9-\x1b[2J.out").write_text("x")
+        self.assertEqual([o["node"] for o in fleet.node_outcomes(
+            self.jobs, fleet.read_record(self.jobs, "9"))], ["n1"])
+        self.assert_victim_untouched()
+
+
+# ---- 8. collect: every target checked first, written all at once --------------------------------
+
+class CollectTest(RecordWork):
+    def setUp(self):
+        super().setUp()
+        self.write_record(json.dumps(good_record(nodes=["n1", "n2"])))
+        for node, rc in (("n1", 0), ("n2", 1)):
+            (self.d / f"9-{node}.exit").write_text(json.dumps(good_exit(node=node, rc=rc)))
+            (self.d / f"9-{node}.out").write_text(f"{node} out\n")
+            (self.d / f"9-{node}.err").write_text(f"{node} err\n")
+        self.out.mkdir()
+
+    def collect(self, *extra):
+        return cli("fleet", "collect", "9", "--jobs-dir", str(self.jobs), "--out",
+                   str(self.out), *extra)
+
+    def assert_refused(self, *words, force=False):
+        before = snapshot(self.out)
+        rc, out, err = self.collect(*(["--force"] if force else []))
+        self.assert_one_line(rc, err, *words)
+        self.assertEqual(snapshot(self.out), before)  # nothing written, no stage left
+        self.assert_victim_untouched()
+
+    def test_first_collect_then_never_over_unasked(self):
+        rc, out, err = self.collect()
+        self.assertEqual(rc, 1, err)  # n2 failed
+        names = sorted(snapshot(self.out))
+        self.assertEqual(names, ["logs", "logs/9-n1.err", "logs/9-n1.exit", "logs/9-n1.out",
+                                 "logs/9-n2.err", "logs/9-n2.exit", "logs/9-n2.out",
+                                 "nodes-9.json", "summary-9.txt"])
+        # again, unasked: the node table is there
+        self.assert_refused("nodes-9.json", "--force")
+        (self.out / "nodes-9.json").unlink()
+        self.assert_refused("summary-9.txt", "--force")
+        # --force replaces the table and the summary (regular files), keeps the copies
+        (self.out / "nodes-9.json").write_text("old\n")
+        (self.d / "9-n2.err").write_text("n2 err, again\n")
+        rc, out, err = self.collect("--force")
+        self.assertEqual(rc, 1, err)
+        self.assertNotEqual((self.out / "nodes-9.json").read_text(), "old\n")
+        self.assertEqual((self.out / "logs" / "9-n2.err").read_text(), "n2 err\n")
+        self.assertEqual((self.out / "logs" / "9-n2-2.err").read_text(), "n2 err, again\n")
+
+    def test_odd_targets_refused_before_anything(self):
+        secret = self.victim / "precious"
+        for rel, make, words in (
+                ("nodes-9.json", lambda p: p.symlink_to(secret), ("symbolic link",)),
+                ("summary-9.txt", lambda p: p.symlink_to(secret), ("symbolic link",)),
+                ("nodes-9.json", lambda p: p.symlink_to(self.victim / "new"), ("symbolic",)),
+                ("nodes-9.json", lambda p: p.mkdir(), ("a directory",)),
+                ("nodes-9.json", lambda p: os.mkfifo(p), ("FIFO",)),
+                ("logs", lambda p: p.symlink_to(self.victim), ("symbolic link",)),
+                ("logs", lambda p: p.write_text("x"), ("not a directory", "a regular file")),
+                ("logs/9-n1.err", lambda p: (p.parent.mkdir(), p.symlink_to(secret)),
+                 ("symbolic link",)),
+                ("logs/9-n2.exit", lambda p: (p.parent.mkdir(), os.mkfifo(p)), ("FIFO",))):
+            for force in (False, True):
+                shutil.rmtree(self.out)
+                self.out.mkdir()
+                make(self.out / rel)
+                with self.subTest(target=rel, force=force, words=words):
+                    before = snapshot(self.out)
+                    rc, out, err = self.collect(*(["--force"] if force else []))
+                    self.assertEqual(rc, 2, err)
+                    self.assertEqual(len(err.strip().splitlines()), 1, err)
+                    self.assertTrue(any(w in err for w in words), err)
+                    self.assertEqual(snapshot(self.out), before)
+                    self.assertFalse((self.victim / "new").exists())
+                    self.assert_victim_untouched()
+
+    def test_report_directory_of_run(self):
+        self.write_record(json.dumps(good_record(command=["run"], output="file")))
+        report = self.out / "report-9"
+        report.symlink_to(self.victim)
+        self.assert_refused("report-9", "symbolic link", force=True)
+        report.unlink()
+        report.mkdir()
+        (report / "index.md").write_text("old\n")
+        self.assert_refused("index.md", "--force")
+        (report / "index.md").unlink()
+        (report / "index.md").symlink_to(self.victim / "precious")
+        self.assert_refused("index.md", "symbolic link", force=True)
+
+    def test_a_failure_leaves_nothing(self):
+        """The report fails after the copies are made: none of it is published."""
+        self.write_record(json.dumps(good_record(command=["run"], output="file")))
+        results = json.loads((Path(__file__).parent / "testdata" /
+                              "results_small.json").read_text())
+        (self.d / "9-n1.json").write_text(json.dumps(results))
+        with mock.patch.object(fleet, "write_report", side_effect=UsageError("boom")):
+            rc, out, err = self.collect()
+        self.assert_one_line(rc, err, "boom")
+        self.assertEqual(snapshot(self.out), {})
+        shutil.rmtree(self.out)
+        with mock.patch.object(fleet, "write_report", side_effect=UsageError("boom")):
+            rc, out, err = self.collect()
+        self.assertFalse(self.out.exists())  # made for the output, removed with it
+
+
+# ---- the local cluster's directory ---------------------------------------------------------------
+
+class BundleAttackTest(Work):
+    """fleet run --bundle: the file read by the safe reader, its BUNDLE.json's
+    fields checked, and a failed submit leaving a record that says so."""
+
+    def setUp(self):
+        super().setUp()
+        from vdsobench_cli.tests.fleet_test import SubmitTest
+        helper = SubmitTest("test_not_a_bundle")
+        helper.setUp()
+        self.addCleanup(helper.doCleanups)
+        self.cluster, self.jobs = helper.cluster, self.tmp / "jobs"
+
+    def fleet_run(self, bundle_path):
+        with mock.patch.object(fleet, "cluster_of", return_value=self.cluster):
+            return cli("fleet", "run", "--jobs-dir", str(self.jobs), "--bundle",
+                       str(bundle_path), "--no-wait", "--nodes", "1", "--", "verify")
+
+    def bundle(self, manifest, name="b.tar.gz", link=False):
+        """A bundle whose vdsobench-x/BUNDLE.json holds manifest (bytes or JSON)."""
+        path = self.tmp / name
+        raw = manifest if isinstance(manifest, bytes) else json.dumps(manifest).encode()
+        with tarfile.open(path, "w:gz") as tar:
+            info = tarfile.TarInfo("vdsobench-x/BUNDLE.json")
+            if link:
+                info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+                tar.addfile(info)
+            else:
+                info.size = len(raw)
+                tar.addfile(info, io.BytesIO(raw))
+        return path
+
+    def refused(self, bundle_path, *words):
+        rc, out, err = self.fleet_run(bundle_path)
+        self.assert_one_line(rc, err, "--bundle", *words)
+        self.cluster.submit.assert_not_called()
+        self.assert_victim_untouched()
+        self.assertEqual(list(self.jobs.glob("*/job.json")), [])
+
+    def test_odd_files(self):
+        fifo = self.tmp / "fifo"
+        os.mkfifo(fifo)
+        big = self.tmp / "big.tar.gz"
+        with open(big, "wb") as f:
+            f.truncate(fleet.BUNDLE_MAX + 1)
+        (self.tmp / "to-fifo").symlink_to(fifo)
+        (self.tmp / "dir").mkdir()
+        truncated = self.tmp / "cut.tar.gz"
+        truncated.write_bytes(self.bundle({"arch": "x86_64"}).read_bytes()[:40])
+        for path, words in ((fifo, ("named pipe",)), ("/dev/zero", ("character device",)),
+                            (big, ("larger than",)), (self.tmp / "to-fifo", ("named pipe",)),
+                            (self.tmp / "dir", ("directory",)),
+                            (truncated, ("not a vdsobench bundle",))):
+            with self.subTest(str(path)):
+                self.refused(path, *words)
+
+    def test_manifest_fields_checked(self):
+        cases = ((["x86_64"], "not a JSON object"), ({}, "not a JSON object"),
+                 ({"arch": 5}, "arch is 5"), ({"arch": "x86_64\nx"}, "not x86_64"),
+                 ({"arch": "x86_64", "build": "abc"}, "build is"),
+                 ({"arch": "x86_64", "build": {"short": [1]}}, "build.short"),
+                 ({"arch": "x86_64", "build": {"short": "\x1b[2J"}}, "build.short"),
+                 ({"arch": "x86_64", "build": {"dirty": "yes"}}, "build.dirty"),
+                 (b"[" * 100000, "not JSON"), (b"\xff", "not JSON"),
+                 (b" " * (fleet.MANIFEST_MAX + 1), "over 1024 KB"))
+        for i, (manifest, words) in enumerate(cases):
+            with self.subTest(words=words, i=i):
+                self.refused(self.bundle(manifest, f"m{i}.tar.gz"), words)
+        self.refused(self.bundle({}, "link.tar.gz", link=True), "not a regular file")
+
+    def test_a_bundle_that_unpacks_too_far(self):
+        """BUNDLE.json is the last member: a bomb before it is refused as soon as a
+        member's header says how far it reaches, not inflated."""
+        path = self.tmp / "bomb.tar.gz"
+        with tarfile.open(path, "w:gz") as tar:
+            info = tarfile.TarInfo("vdsobench-x/big")
+            info.size = 5000
+            tar.addfile(info, io.BytesIO(b"\0" * 5000))
+            info = tarfile.TarInfo("vdsobench-x/BUNDLE.json")
+            raw = json.dumps({"arch": "x86_64"}).encode()
+            info.size = len(raw)
+            tar.addfile(info, io.BytesIO(raw))
+        with mock.patch.object(fleet, "UNPACKED_MAX", 4096):
+            self.refused(path, "unpacks to over")
+        with mock.patch.object(fleet, "MEMBERS_MAX", 1):
+            self.refused(path, "first 1 members")
+
+    def test_a_failed_submit_leaves_its_record(self):
+        self.cluster.submit.side_effect = fleet_slurm.Failure(
+            "sbatch: error: Batch job submission failed: Invalid partition")
+        rc, out, err = self.fleet_run(self.bundle({"arch": "x86_64"}))
+        self.assertEqual(rc, 1, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        [path] = self.jobs.glob("submission-*.json")
+        record = json.loads(path.read_text())
+        self.assertEqual(record["state"], "submit failed")
+        self.assertIn("Invalid partition", record["reason"])
+        self.assertEqual(record["command"], ["verify"])
+        self.assert_victim_untouched()
+
+    def test_a_good_submit_leaves_only_the_job(self):
+        rc, out, err = self.fleet_run(self.bundle({"arch": "x86_64"}))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(list(self.jobs.glob("submission-*")), [])
+        self.assertTrue((self.jobs / "77" / "job.json").is_file())
+
+
+class LocalClusterTest(Work):
+    def test_conf_values(self):
+        ports = [7001, 7002, 7003, 7004]
+        features = {"n1": ["zen3", "local_n1"], "n2": ["local_n2"]}
+        for value in hostile(self.victim / "VICTIM") + ["/tmp/a b", "/tmp/a=b", "/tmp/a#b"]:
+            with self.subTest(value=value), self.assertRaises(UsageError) as cm:
+                fleet_local.render_conf(value, ports, features)
+            self.assertIn("--dir", str(cm.exception))
+        for bad in ("zen3\nProlog=/tmp/x", "a b", "a#b"):
+            with self.assertRaises(UsageError):
+                fleet_local.render_conf("/x", ports, {"n1": [bad], "n2": []})
+        with self.assertRaises(ValueError):
+            fleet_local.render_conf("/x", [7001, "7002\nProlog=/x", 1, 2], features)
+        text = fleet_local.render_conf(str(self.tmp / "c-1.x+y"), ports, features, 1234)
+        keys = [line.split("=", 1)[0] for line in text.splitlines()
+                if line and not line.startswith("#")]
+        template = [line.split("=", 1)[0] for line in fleet_local.CONF.splitlines()
+                    if line and not line.startswith(("#", "{"))]
+        self.assertEqual([k for k in keys if k not in ("NodeName",)], template)
+
+    def test_cli_refuses_a_hostile_dir(self):
+        for action in ("up", "down"):
+            for value in (f"{self.tmp}/c\nProlog={self.victim}/x", f"{self.tmp}/c %n",
+                          f"{self.tmp}/c#x"):
+                with self.subTest(action=action, value=value):
+                    rc, out, err = cli("fleet", "local-cluster", action, "--dir", value)
+                    self.assert_one_line(rc, err, "--dir", "valid:")
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["victim"])  # no cluster directory
+        odd = self.tmp / "t\nx"
+        odd.mkdir()
+        with mock.patch.dict(os.environ, TMPDIR=str(odd)), \
+                mock.patch.object(fleet_local.tempfile, "tempdir", None):
+            rc, out, err = cli("fleet", "local-cluster", "down")
+        self.assert_one_line(rc, err, "$TMPDIR")
+
+    @unittest.skipIf(os.geteuid() != 0, "needs root: the directories are another user's")
+    def test_down_leaves_what_is_not_ours(self):
+        def made(name, mode=0o700, uid=0, files=()):
+            d = self.victim / name
+            d.mkdir()
+            for f, text in files:
+                (d / f).write_text(text.replace("DIR", str(d)))
+            os.chmod(d, mode)
+            os.chown(d, uid, -1)
+            return d
+        ours = fleet_local.CONF.splitlines()[0] + "\n"
+        record = '{"dir": "DIR", "pids": {}}'
+        cases = [made("etc-slurm", 0o755, files=[("slurm.conf", "ClusterName=x\n")]),
+                 made("etc-munge", files=[("munge.key", "k")]),
+                 made("world-writable", 0o1777, files=[("cluster.json", record)]),
+                 made("another-users", 0o700, 65534, files=[("slurm.conf", ours)]),
+                 made("record-of-another", files=[("cluster.json",
+                                                   '{"dir": "/elsewhere", "pids": {}}')])]
+        self.before = snapshot(self.victim)
+        for d in cases:
+            with self.subTest(d=d.name):
+                rc, out, err = cli("fleet", "local-cluster", "down", "--dir", str(d))
+                self.assert_one_line(rc, err, "not a local cluster's directory")
+        link = self.tmp / "link"
+        link.symlink_to(cases[0])
+        rc, out, err = cli("fleet", "local-cluster", "down", "--dir", str(link))
+        self.assert_one_line(rc, err, "not a local cluster's directory")
+        with mock.patch.object(fleet_local.packages, "ensure_group"):
+            rc, out, err = cli("fleet", "local-cluster", "up", "--dir", str(cases[2]))
+        self.assert_one_line(rc, err, "not a local cluster's directory")
+        self.assert_victim_untouched()
+
+    @unittest.skipIf(os.geteuid() != 0, "needs root, as local-cluster does")
+    def test_down_stops_only_its_own(self):
+        """A record naming a pid that is not the cluster's: that process lives."""
+        sleeper = subprocess.Popen(["sleep", "60"])
+        self.addCleanup(sleeper.wait)
+        self.addCleanup(sleeper.kill)
+        d = self.tmp / "cluster"
+        d.mkdir(mode=0o700)
+        (d / "cluster.json").write_text(json.dumps(
+            {"dir": str(d), "conf": "", "socket": "", "pids": {"n1": sleeper.pid}}))
+        rc, out, err = cli("fleet", "local-cluster", "down", "--dir", str(d))
+        self.assertEqual(rc, 0, err)
+        self.assertFalse(d.exists())
+        self.assertIsNone(sleeper.poll())  # an empty marker named it once: not any more
+        self.assert_victim_untouched()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,187 @@
+"""The footprint mode end to end with the real harness (bench/footprint.h):
+what each batch's "footprint" object carries and how its figures relate (the
+lines probed, their sets, the chain, the subtraction, the division), and the
+known difference selftest-stats checks, on made-up rounds. No timing is
+asserted: only how the figures relate, which holds on any machine."""
+
+import argparse
+import platform
+import unittest
+
+from vdsobench_cli.measure import footprint, rounds
+
+GTOD = "x86_gtod+lfence_rdtsc+always"
+MULTSHIFT = "x86_gtod_ts_multshift+lfence_rdtsc+always"
+NOISE = "cost the walk nothing measurable"
+
+
+class RoundsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        ns = argparse.Namespace(clocks=["monotonic", "realtime"], modes=["footprint"])
+        cls.context, cls.groups = rounds.measure(
+            rounds.binary(), rounds.harness_args([GTOD, MULTSHIFT], ns), 2, 3, quiet=True)
+
+    def records(self):
+        for g in self.groups:
+            for (subject, _), per_round in g.footprint.items():
+                for r, rec in per_round.items():
+                    yield g, subject, r, rec
+
+    def test_every_batch_has_its_object(self):
+        self.assertEqual(sorted(g.clock for g in self.groups), ["monotonic", "realtime"])
+        for g in self.groups:
+            # the one error timing may cause: controls flattened by noise (a
+            # loaded machine); any other is a fault
+            for who, err in g.errors.items():
+                self.assertIn(NOISE, err, (g.key, who))
+            self.assertTrue(g.ns, g.key)
+            for who, per_round in g.ns.items():
+                self.assertEqual(sorted(g.footprint[who]), sorted(per_round), (g.key, who))
+
+    @unittest.skipUnless(platform.machine() == "x86_64", "the probe single-steps on x86-64")
+    def test_the_probe_finds_layouts_lines(self):
+        # vdsobench layout x86_gtod x86_gtod_ts_multshift: MONOTONIC's base at
+        # 48..71 in the second, REALTIME's in line 0 in both
+        want = {("monotonic", GTOD): [0], ("monotonic", MULTSHIFT): [0, 64],
+                ("realtime", GTOD): [0], ("realtime", MULTSHIFT): [0]}
+        for g, subject, r, rec in self.records():
+            self.assertEqual(rec["probe"], "fault")
+            self.assertEqual(rec["data_lines"], want[(g.clock, subject)], (g.key, subject))
+
+    def test_the_chain_covers_the_sets_ways_deep(self):
+        for g, subject, r, rec in self.records():
+            sets = sorted({off // 64 % rec["l1d_sets"] for off in rec["data_lines"]})
+            self.assertEqual(rec["sets"], sets)
+            self.assertEqual(rec["chain_lines"], len(sets) * rec["l1d_ways"])
+
+    def test_the_figures_relate(self):
+        for g, subject, r, rec in self.records():
+            self.assertAlmostEqual(g.ns[(subject, 0)][r], rec["net_ns"], places=5)
+            self.assertAlmostEqual(rec["walk_net_ns"], rec["walk_ns"] - rec["walk_alone_ns"],
+                                   places=4)
+            self.assertEqual(rec["walk_alone_ns"], rec["controls_walk_ns"][0])
+            self.assertEqual(len(rec["controls_walk_ns"]), 4)
+            self.assertGreater(rec["line_ns"], 0)
+            self.assertAlmostEqual(rec["lines_displaced"], rec["walk_net_ns"] / rec["line_ns"],
+                                   delta=1e-3 + 1e-5 * abs(rec["lines_displaced"]))
+            self.assertGreater(rec["kept"], 0)
+
+
+def series(clock, per_subject):
+    """A footprint group: per_subject {subject: (ns, walk_net, lines)} in every
+    round, with a wobble that alternates."""
+    g = rounds.Series(f"{clock}/footprint/cpu1", 320)
+    for subject, (ns, walk, lines) in per_subject.items():
+        for r in range(12):
+            w = 0.05 if r % 2 else -0.05
+            g.ns.setdefault((subject, 0), {})[r] = ns + w
+            g.footprint.setdefault((subject, 0), {})[r] = {
+                "walk_net_ns": walk + w, "line_ns": 4.0, "lines_displaced": lines}
+    return g
+
+
+PAIR = footprint.PAIR
+
+
+class KnownDifferenceTest(unittest.TestCase):
+    def test_median_ci_of_either_sign(self):
+        values = [-3.0, -1.0, 2.0, 0.5, -0.5, 1.5, 4.0, -2.0, 3.0, 1.0]
+        shifted = footprint.stats.median_ci([v + 10 for v in values])
+        lo, hi = footprint.median_ci(values)
+        self.assertAlmostEqual(lo, shifted[0] - 10)
+        self.assertAlmostEqual(hi, shifted[1] - 10)
+        self.assertLess(lo, 0)
+
+    def test_negative_differences_have_an_interval(self):
+        groups = [series("monotonic", {PAIR[0]: (30, 8, 2), PAIR[1]: (26, 4, 1)}),
+                  series("realtime", {PAIR[0]: (30, 4, 1), PAIR[1]: (30, 4, 1)})]
+        r = footprint.extra(groups)
+        self.assertLess(r["ci"][1], 0)
+        self.assertFalse(footprint.verdict(r)[0], "one line fewer is not one more")
+
+    def test_one_line_more_on_monotonic_passes(self):
+        groups = [series("monotonic", {PAIR[0]: (30, 4, 1), PAIR[1]: (35, 8, 2)}),
+                  series("realtime", {PAIR[0]: (29, 4, 1), PAIR[1]: (30, 4.2, 1)})]
+        r = footprint.extra(groups)
+        self.assertAlmostEqual(r["ns"], 3.8)
+        self.assertAlmostEqual(r["total_ns"], 4.0)
+        self.assertEqual(r["extra_lines"], {"monotonic": 1, "realtime": 0})
+        ok, lines = footprint.verdict(r)
+        self.assertTrue(ok, lines)
+        self.assertIn("0.95 lines of 4.00 ns", lines[0])
+
+    def test_the_code_alone_cancels_and_is_missed(self):
+        # B costs the walk 2 ns more on both clocks: no line, only code
+        groups = [series("monotonic", {PAIR[0]: (30, 4, 1), PAIR[1]: (32, 6, 1)}),
+                  series("realtime", {PAIR[0]: (30, 4, 1), PAIR[1]: (32, 6, 1)})]
+        ok, lines = footprint.verdict(footprint.extra(groups))
+        self.assertFalse(ok)
+        self.assertIn("includes 0: MISSED", lines[0])
+
+    def test_two_lines_do_not_match_one(self):
+        groups = [series("monotonic", {PAIR[0]: (30, 4, 1), PAIR[1]: (40, 12, 3)}),
+                  series("realtime", {PAIR[0]: (30, 4, 1), PAIR[1]: (30, 4, 1)})]
+        ok, lines = footprint.verdict(footprint.extra(groups))
+        self.assertFalse(ok)
+        self.assertIn("not one line", lines[0])
+
+    def test_realtime_displacing_a_line_is_missed(self):
+        groups = [series("monotonic", {PAIR[0]: (30, 4, 1), PAIR[1]: (40, 12, 3)}),
+                  series("realtime", {PAIR[0]: (30, 4, 1), PAIR[1]: (34, 8, 2)})]
+        ok, lines = footprint.verdict(footprint.extra(groups))
+        self.assertFalse(ok)
+        self.assertIn("REALTIME's extra lines", lines[-1])
+
+    def test_a_missing_clock_or_too_few_rounds_fail(self):
+        ok, lines = footprint.verdict(footprint.extra(
+            [series("monotonic", {PAIR[0]: (30, 4, 1), PAIR[1]: (35, 8, 2)})]))
+        self.assertFalse(ok)
+        self.assertIn("not both measured", lines[0])
+        few = [series("monotonic", {PAIR[0]: (30, 4, 1), PAIR[1]: (35, 8, 2)}),
+               series("realtime", {PAIR[0]: (30, 4, 1), PAIR[1]: (30, 4, 1)})]
+        for g in few:
+            for per in list(g.ns.values()) + list(g.footprint.values()):
+                for r in range(3, 12):
+                    del per[r]
+        ok, lines = footprint.verdict(footprint.extra(few))
+        self.assertFalse(ok)
+        self.assertIn("too few", lines[0])
+
+
+class ComparisonTest(unittest.TestCase):
+    """What compare keeps of the batches, and the recipes' verdict from it."""
+
+    def comparison(self, extra_walk):
+        groups = [series("monotonic", {PAIR[0]: (30, 4, 1), PAIR[1]: (35, 4 + extra_walk, 2)}),
+                  series("realtime", {PAIR[0]: (29, 4, 1), PAIR[1]: (30, 4.2, 1)})]
+        for g in groups:
+            for per in g.footprint.values():
+                for rec in per.values():
+                    rec["data_lines"] = [0]
+                    rec["kept_out"] = 1
+        return footprint.comparison_part(groups)
+
+    def test_kept_fields_with_string_rounds(self):
+        c = self.comparison(4)
+        rec = c["footprint"]["monotonic/footprint/cpu1"][f"{PAIR[1]}#0"]["3"]
+        self.assertEqual(sorted(rec), sorted(footprint.KEPT))
+        self.assertEqual(footprint.comparison_part([rounds.Series("x/hot/cpu1", 1)]), {})
+
+    def test_recipe_sees_the_line(self):
+        lines = footprint.recipe_lines(self.comparison(4), *PAIR)
+        self.assertIn("4.00 ns here", lines[0])
+        mono = next(x for x in lines if x.startswith("  MONOTONIC"))
+        self.assertIn("1.00 -> 2.00", mono)
+        self.assertIn("+3.80 ns", mono)
+        self.assertIn("the caller pays for it", mono)
+
+    def test_recipe_without_the_line(self):
+        lines = footprint.recipe_lines(self.comparison(0.2), *PAIR)
+        mono = next(x for x in lines if x.startswith("  MONOTONIC"))
+        self.assertIn("not seen", mono)
+        self.assertEqual(footprint.recipe_lines({}, *PAIR), ["footprint: not measured"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,103 @@
+"""The import graph of the CLI package and reports/, built from the sources
+(every import, at the top of a module or inside a function): no cycle, and
+no module but the entry point (scripts/vdsobench) touches sys.path."""
+
+import ast
+import unittest
+
+from vdsobench_cli.cli.build import ROOT
+
+PACKAGES = (("vdsobench_cli", ROOT / "scripts"), ("reports", ROOT))
+
+
+def modules():
+    """{dotted name: (path, is a package)} of the non-test modules."""
+    found = {}
+    for package, top in PACKAGES:
+        for path in sorted((top / package).rglob("*.py")):
+            if path.name.endswith("_test.py") or "testdata" in path.parts:
+                continue
+            parts = list(path.relative_to(top).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            found[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return found
+
+
+def graph(mods):
+    """{module: {module it imports: first line}}, within mods."""
+    edges = {}
+    for name, (path, is_package) in mods.items():
+        here = name.split(".") if is_package else name.split(".")[:-1]
+        out = edges[name] = {}
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = (".".join(here[:len(here) - node.level + 1] + [node.module or ""])
+                        .rstrip(".") if node.level else node.module)
+                # `from . import x` imports the module x; `from .m import f`, m
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base
+                           for a in node.names]
+            for t in targets:
+                if t in mods and t != name:
+                    out.setdefault(t, node.lineno)
+    return edges
+
+
+def cycle(edges):
+    """One import cycle as [a, b, ..., a], or None."""
+    state = {}
+
+    def visit(v, path):
+        state[v] = "open"
+        for w in edges[v]:
+            if state.get(w) == "open":
+                return path[path.index(w):] + [w]
+            if w not in state:
+                found = visit(w, path + [w])
+                if found:
+                    return found
+        state[v] = "done"
+        return None
+
+    for v in sorted(edges):
+        if v not in state:
+            found = visit(v, [v])
+            if found:
+                return found
+    return None
+
+
+class ImportGraphTest(unittest.TestCase):
+    def test_no_cycle(self):
+        mods = modules()
+        self.assertIn("vdsobench_cli.cli.main", mods)
+        self.assertIn("reports.vocab", mods)
+        edges = graph(mods)
+        found = cycle(edges)
+        self.assertIsNone(found, found and " -> ".join(
+            f"{a} (line {edges[a][b]})" for a, b in zip(found, found[1:])) + f" -> {found[-1]}")
+
+    def test_the_checker_finds_a_cycle(self):
+        self.assertEqual(cycle({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}}),
+                         ["a", "b", "c", "a"])
+        self.assertIsNone(cycle({"a": {"b": 1}, "b": {}, "c": {"a": 1, "b": 2}}))
+
+    def test_relative_imports_resolve(self):
+        edges = graph(modules())
+        # `from .errors import ...` and `from . import lifecycle`, one each
+        self.assertIn("vdsobench_cli.cli.errors", edges["vdsobench_cli.cli.arch"])
+        self.assertIn("vdsobench_cli.cli.lifecycle", edges["vdsobench_cli.cli.errors"])
+        self.assertIn("reports.text", edges["vdsobench_cli.cli.errors"])
+
+    def test_only_the_entry_point_sets_the_path(self):
+        touched = [str(path.relative_to(ROOT)) for path, _ in modules().values()
+                   if "sys.path" in path.read_text()
+                   # the bundle's launcher is its own entry point, a string here
+                   and path.name != "bundle.py"]
+        self.assertEqual(touched, [])
+
+
+if __name__ == "__main__":
+    unittest.main()

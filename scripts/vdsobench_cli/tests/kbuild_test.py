@@ -1,0 +1,153 @@
+"""kbuild.py: the tree's vDSO compile line, split into what the read path is
+built with and what cannot apply, on recorded .cmd text (Linux v6.12's and
+v6.1's shapes) and on hostile lines; the table's check of an entry's line."""
+
+import hashlib
+import json
+import os
+import tempfile
+import unittest
+from pathlib import Path
+
+from vdsobench_cli.kimport import imports_table, kbuild
+from vdsobench_cli.cli.errors import UsageError
+
+# abridged from Debian's linux-source-6.12 with config.amd64_none_amd64 (gcc 12)
+CMD_612 = (
+    "savedcmd_arch/x86/entry/vdso/vclock_gettime.o := gcc -Wp,-MMD,arch/x86/entry/vdso/"
+    ".vclock_gettime.o.d -nostdinc -I./arch/x86/include -I./include -include "
+    "./include/linux/kconfig.h -D__KERNEL__ -fmacro-prefix-map=./= -std=gnu11 -fno-PIE "
+    "-mno-sse -mcmodel=kernel -mharden-sls=all -O2 -fstack-protector-strong -Wall "
+    "-Werror=implicit-int -g -mcmodel=small -fPIC -fno-stack-protector "
+    "-DDISABLE_BRANCH_PROFILING -DBUILD_VDSO -mindirect-branch=thunk-inline "
+    "-DKBUILD_MODFILE='\"arch/x86/entry/vdso/vclock_gettime\"' "
+    "-D__KBUILD_MODNAME=kmod_vclock_gettime -c -o arch/x86/entry/vdso/vclock_gettime.o "
+    "arch/x86/entry/vdso/vclock_gettime.c\n\n"
+    "source_arch/x86/entry/vdso/vclock_gettime.o := arch/x86/entry/vdso/vclock_gettime.c\n")
+# v6.1 writes cmd_, not savedcmd_
+CMD_61 = CMD_612.replace("savedcmd_", "cmd_", 1)
+
+
+class ParseTest(unittest.TestCase):
+    def test_both_shapes(self):
+        for text in (CMD_612, CMD_61):
+            cc, argv = kbuild.parse_cmd(text)
+            self.assertEqual(cc, "gcc")
+            self.assertEqual(argv[-1], "arch/x86/entry/vdso/vclock_gettime.c")
+
+    def test_no_command(self):
+        with self.assertRaisesRegex(UsageError, "no saved command"):
+            kbuild.parse_cmd("source_arch/x86/entry/vdso/vclock_gettime.o := x.c\n")
+        with self.assertRaisesRegex(UsageError, "does not parse"):
+            kbuild.parse_cmd("savedcmd_arch/x86/entry/vdso/vclock_gettime.o := gcc 'open\n")
+
+    def test_kept_in_order_dropped_with_reasons(self):
+        kept, dropped = kbuild.classify(kbuild.parse_cmd(CMD_612)[1])
+        self.assertEqual(kept, ["-std=gnu11", "-fno-PIE", "-mno-sse", "-mcmodel=kernel",
+                                "-mharden-sls=all", "-O2", "-fstack-protector-strong", "-g",
+                                "-mcmodel=small", "-fPIC", "-fno-stack-protector",
+                                "-DDISABLE_BRANCH_PROFILING", "-DBUILD_VDSO",
+                                "-mindirect-branch=thunk-inline"])
+        why = dict(dropped)
+        for flag in ("-nostdinc", "-I./include", "-include ./include/linux/kconfig.h",
+                     "-D__KERNEL__", "-Wall", "-Werror=implicit-int", "-c",
+                     "-o arch/x86/entry/vdso/vclock_gettime.o", "-fmacro-prefix-map=./=",
+                     "-D__KBUILD_MODNAME=kmod_vclock_gettime",
+                     "-DKBUILD_MODFILE=\"arch/x86/entry/vdso/vclock_gettime\""):
+            self.assertIn(flag, why)
+            self.assertTrue(why[flag])
+        self.assertIn("include", why["-I./include"])
+        self.assertIn("warning", why["-Wall"])
+
+    def test_kernel_code_model_last_is_dropped(self):
+        kept, dropped = kbuild.classify(["-mcmodel=small", "-O2", "-mcmodel=kernel"])
+        self.assertEqual(kept, ["-O2"])
+        self.assertIn("-mcmodel=kernel", dict(dropped))
+
+    def test_hostile_flags_never_kept(self):
+        hostile = ["-fplugin=/tmp/evil.so", "-fplugin-arg-evil-x=1", "-wrapper", "/bin/sh",
+                   "-specs=/tmp/s", "-B/tmp/bin", "@/tmp/rsp", "-fprofile-generate",
+                   "-fdump-tree-all", "-x", "c", "-Xlinker", "--wrap", "-fstack-usage",
+                   "-finstrument-functions", "-fdebug-prefix-map=/=/x", "-iquote/etc",
+                   "-isystem", "/etc", "--sysroot=/tmp", "-DX=$(touch /tmp/x)",
+                   "-mfoo=/etc/passwd", "-fsanitize=address", "-save-temps", "-Wa,-o/tmp/x"]
+        kept, dropped = kbuild.classify(hostile)
+        self.assertEqual(kept, [])
+        self.assertTrue(all(why for _, why in dropped))
+        self.assertFalse(imports_table.kline_ok(hostile))
+
+    def test_record_copts_pass_the_tables_check(self):
+        kept, _ = kbuild.classify(kbuild.parse_cmd(CMD_612)[1])
+        copts = kept + [f for f, _ in kbuild.NEUTRALISE]
+        self.assertTrue(imports_table.kline_ok(copts))
+        for bad in (["-fplugin=x"], ["-I/etc"], "-O2", [3], ["-O2"] * 401, ["-fx=a/b"]):
+            self.assertFalse(imports_table.kline_ok(bad), bad)
+
+
+class EntryTest(unittest.TestCase):
+    def entry(self, **kw):
+        key = "a" * 64
+        e = {"key": key, "ident": imports_table.ident("t"), "arch": "x86_64",
+             "arch_dir": "x86", "source": "/x", "patches": [], "summary": "s",
+             "meta_sha256": key, "identity": {}}
+        e.update(kw)
+        return e
+
+    def test_table_entry_with_a_hostile_line_is_left_out(self):
+        self.assertIsNone(imports_table.entry_problem("t", self.entry()))
+        self.assertIsNone(imports_table.entry_problem(
+            "t", self.entry(kbuild={"copts": ["-O2", "-mno-sse"], "key": "k"})))
+        for bad in ({"copts": ["-fplugin=/tmp/evil.so"]}, {"copts": "-O2"}, [],
+                    {"copts": ["-O2", "-B/tmp"]}):
+            why = imports_table.entry_problem("t", self.entry(kbuild=bad))
+            self.assertIn("kbuild", why or "", bad)
+
+
+class ConfigTest(unittest.TestCase):
+    def test_given_config_and_its_hash(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = Path(d) / "config"
+            p.write_bytes(b"CONFIG_X86_64=y\n")
+            (conf, data), why = kbuild.config_for("6.12", str(p))
+            self.assertIsNone(why)
+            self.assertEqual(conf["kind"], "given")
+            self.assertEqual(conf["sha256"], hashlib.sha256(data).hexdigest())
+            with self.assertRaises(UsageError):
+                kbuild.config_for("6.12", d)  # a folder, not a file
+
+    def test_no_debian_config_says_why(self):
+        conf, why = kbuild.config_for("0.1")
+        self.assertIsNone(conf)
+        self.assertIn("linux-config-0.1", why)
+
+    def test_key_follows_tree_config_and_compiler(self):
+        cc = {"path": "/usr/bin/gcc", "version": "gcc 12"}
+        k = kbuild.cache_key({"t": 1}, "c", cc)
+        self.assertNotEqual(k, kbuild.cache_key({"t": 2}, "c", cc))
+        self.assertNotEqual(k, kbuild.cache_key({"t": 1}, "d", cc))
+        self.assertNotEqual(k, kbuild.cache_key({"t": 1}, "c", dict(cc, version="gcc 13")))
+        self.assertEqual(k, kbuild.cache_key({"t": 1}, "c", dict(cc)))
+
+    def test_debian_sources_only_run_by_default(self):
+        self.assertTrue(kbuild.is_debian("/usr/src/linux-source-6.12.tar.xz"))
+        for other in ("/home/me/linux", "/usr/src/linux-source-6.12.tar.xz/../../tmp/x.tar.xz",
+                      "/tmp/linux-source-6.12.tar.xz"):
+            self.assertFalse(kbuild.is_debian(other), other)
+
+
+class CacheTest(unittest.TestCase):
+    def test_damaged_or_other_format_record_is_not_used(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            self.assertIsNone(kbuild.cached(d))
+            (d / "line.json").write_text("{not json")
+            self.assertIsNone(kbuild.cached(d))
+            (d / "line.json").write_text(json.dumps({"format": kbuild.FORMAT - 1}))
+            self.assertIsNone(kbuild.cached(d))
+            (d / "line.json").write_text(json.dumps({"format": kbuild.FORMAT, "key": "k"}))
+            self.assertEqual(kbuild.cached(d)["key"], "k")
+            os.chmod(d / "line.json", 0o644)
+
+
+if __name__ == "__main__":
+    unittest.main()

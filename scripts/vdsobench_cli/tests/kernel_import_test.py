@@ -1,0 +1,495 @@
+"""`vdsobench import` (kernel_import.py) and `recipe patch-review`: the parts
+that need nothing (names, patches, Kconfig, the cache key, bad input), then
+Debian's real 6.12 and 6.1 source tarballs imported into a throwaway imports
+table: their variants pass verify, agree with the transcribed layouts to the
+nanosecond, lay their data out as the transcription does; a patch that reads
+mult and shift outside the sequence count is caught as a torn read; one that
+moves max_cycles shows in layout --diff and sim; one that does not apply is
+one line naming its hunk. Nothing here measures time.
+
+The tarballs come from `scripts/vdsobench setup --kernel-sources` (.ci/run);
+without them (and not root, so not installed on demand) those classes skip,
+saying so.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from vdsobench_cli.cli import build, packages
+from vdsobench_cli.kimport import kbuild, kernel_import, objcmp
+from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.tests.new_variant_test import NESTED
+from vdsobench_cli.tests.run_test import vdsobench
+
+TESTDATA = build.ROOT / "kernel_import" / "testdata"
+TORN_612 = str(TESTDATA / "6.12-torn-mult-shift.patch")
+TORN_61 = str(TESTDATA / "6.1-torn-mult-shift.patch")
+MAX_CYCLES_LAST = str(TESTDATA / "6.12-max-cycles-last.patch")
+
+
+class ImportsDir:
+    """A throwaway imports table for a test class: the project's own table (and
+    the gate's baseline, which knows no imports) stay as they are."""
+
+    def __init__(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-imports-")
+        self.saved = os.environ.get(kernel_import.DIR_ENV)
+        os.environ[kernel_import.DIR_ENV] = self.tmp.name
+
+    def close(self):
+        if self.saved is None:
+            os.environ.pop(kernel_import.DIR_ENV, None)
+        else:
+            os.environ[kernel_import.DIR_ENV] = self.saved
+        kernel_import.sync_env()
+        self.tmp.cleanup()
+
+
+def one_line(test, rc, err, *needles):
+    test.assertEqual(rc, 2, err)
+    test.assertEqual(len(err.strip().splitlines()), 1, err)
+    for needle in needles:
+        test.assertIn(needle, err)
+
+
+class PureTest(unittest.TestCase):
+    """No Bazel, no tarball."""
+
+    def setUp(self):
+        self.dir = ImportsDir()
+        self.addCleanup(self.dir.close)
+
+    def test_ident_is_a_c_identifier_one_per_name(self):
+        names = ["6.12", "6_12", "6-12", "a.b_c", "X"]
+        idents = [kernel_import.ident(n) for n in names]
+        self.assertEqual(idents[0], "kernel_6_2e12")
+        self.assertEqual(len(set(idents)), len(names))
+        for i in idents:
+            self.assertRegex(i, r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+    def test_bad_name(self):
+        rc, _, err = vdsobench("import", "/usr/src", "--name", "has space")
+        one_line(self, rc, err, "'has space'", "letters, digits")
+        rc, _, err = vdsobench("import", "/usr/src", "--name", "x" * 41)
+        one_line(self, rc, err, "--name")
+
+    def test_needs_source_and_name(self):
+        rc, _, err = vdsobench("import", "--name", "x")
+        one_line(self, rc, err, "SOURCE and --name are required")
+
+    def test_patch_targets_and_hunks(self):
+        targets = kernel_import.patch_targets(Path(TORN_612).read_text())
+        self.assertEqual([t for t, _ in targets], ["lib/vdso/gettimeofday.c"])
+        self.assertEqual(len(targets[0][1]), 2)
+        self.assertTrue(targets[0][1][0].startswith("@@ -131,7 "))
+        targets = kernel_import.patch_targets(Path(MAX_CYCLES_LAST).read_text())
+        self.assertEqual([t for t, _ in targets], ["include/vdso/datapage.h"])
+
+    def test_not_a_patch(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".patch") as f:
+            f.write("just words\n")
+            f.flush()
+            rc, _, err = vdsobench("import", "/usr/src", "--name", "x", "--patch", f.name)
+        one_line(self, rc, err, f.name, "not a unified diff")
+
+    def test_failing_hunk_is_named(self):
+        """git apply on a small tree: the second hunk's context is gone."""
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = Path(tmp) / "tree"
+            (tree / "lib").mkdir(parents=True)
+            body = [f"line {i}" for i in range(1, 41)]
+            (tree / "lib" / "f.c").write_text("\n".join(body) + "\n")
+            patch = ("--- a/lib/f.c\n+++ b/lib/f.c\n"
+                     "@@ -2,3 +2,3 @@\n line 2\n-line 3\n+LINE 3\n line 4\n"
+                     "@@ -30,3 +30,3 @@\n line 30\n-no such line\n+X\n line 32\n")
+            path = Path(tmp) / "0001-two-hunks.patch"
+            path.write_text(patch)
+            patches = kernel_import.check_patches([str(path)])
+            with self.assertRaises(UsageError) as e:
+                kernel_import.apply_patches(tree, patches)
+            msg = str(e.exception)
+            self.assertIn("0001-two-hunks.patch does not apply", msg)
+            self.assertIn("lib/f.c hunk #2 (@@ -30,3 +30,3 @@)", msg)
+            self.assertEqual((tree / "lib" / "f.c").read_text().splitlines()[2], "line 3",
+                             "nothing applied")
+
+    def test_kconfig_selects(self):
+        text = ("config X86_32\n\tselect GENERIC_VDSO_32\n"
+                "config X86_64\n\tselect ARCH_SUPPORTS_INT128 if CC_HAS_INT128\n"
+                "config X86\n\tdef_bool y\n\tselect GENERIC_GETTIMEOFDAY\n"
+                "\tselect GENERIC_VDSO_TIME_NS\n\tselect VDSO_GETRANDOM if X86_64\n"
+                "\tselect HAVE_GENERIC_VDSO if FOO\n\tselect UNRELATED\n"
+                "config OTHER\n\tselect GENERIC_VDSO_OVERFLOW_PROTECT\n")
+        chosen, skipped = kernel_import.kconfig_selects(text)
+        self.assertEqual(chosen, {"ARCH_SUPPORTS_INT128", "GENERIC_GETTIMEOFDAY",
+                                  "GENERIC_VDSO_TIME_NS", "VDSO_GETRANDOM"})
+        self.assertEqual(skipped, ["HAVE_GENERIC_VDSO if FOO"])
+
+    def test_kernel_version(self):
+        mk = "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 117\nEXTRAVERSION = -rc1\nNAME = x\n"
+        self.assertEqual(kernel_import.kernel_version(mk), (6, 12, 117, "6.12.117-rc1"))
+        self.assertIsNone(kernel_import.kernel_version("VERSION = 6\n"))
+
+    def test_one_compile_line(self):
+        """copts.bzl is read here as Bazel reads it: the tree's dirs, the shim
+        before the uapi folder."""
+        copts = kernel_import.tree_copts(Path("/t"), "x86")
+        self.assertIn("-I/t/arch/x86/include", copts)
+        self.assertLess(copts.index("-Ikernel_import/shim"), copts.index("-I/t/include/uapi"))
+        self.assertLess(copts.index("-I/t/include"), copts.index("-Ikernel_import/shim"))
+        self.assertFalse([c for c in copts if "{" in c])
+
+    def test_cache_key(self):
+        p1 = kernel_import.check_patches([TORN_612])
+        p2 = kernel_import.check_patches([MAX_CYCLES_LAST])
+        key = kernel_import.cache_key
+        self.assertEqual(key("x86_64", ("tarball", "a"), p1), key("x86_64", ("tarball", "a"), p1))
+        self.assertEqual(len({key("x86_64", ("tarball", "a"), p1),
+                              key("x86_64", ("tarball", "b"), p1),
+                              key("x86_64", ("tarball", "a"), p2),
+                              key("x86_64", ("tarball", "a"), p1 + p2),
+                              key("x86_64", ("tarball", "a"), p2 + p1),
+                              key("x86_64", ("tarball", "a"), [])}), 6)
+
+    def test_missing_tarball_names_the_package(self):
+        with mock.patch("os.geteuid", return_value=1000), \
+                mock.patch.object(packages, "known", return_value=True):
+            rc, _, err = vdsobench("import", "/usr/src/linux-source-9.9.tar.xz", "--name", "x")
+        one_line(self, rc, err, "linux-source-9.9", "apt-get install")
+
+    def test_not_a_kernel_tree(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, _, err = vdsobench("import", tmp, "--name", "x")
+        one_line(self, rc, err, "not a kernel tree", "Makefile")
+        self.assertEqual(kernel_import.read_table(), {})
+
+    def test_list_and_remove_without_imports(self):
+        rc, out, _ = vdsobench("import", "--list")
+        self.assertEqual(rc, 0)
+        self.assertIn("no imported trees", out)
+        rc, _, err = vdsobench("import", "--remove", "nope")
+        one_line(self, rc, err, "nope", "none imported")
+
+    def test_a_bundle_has_no_imports(self):
+        """A bundle carries no kernel_import/: the CLI must start without it."""
+        from vdsobench_cli.cli import main
+        with mock.patch.object(build, "bundled", return_value=True), \
+                mock.patch.object(kernel_import, "glue_digest",
+                                  side_effect=AssertionError("glue read in a bundle")):
+            self.assertNotIn("import", main.parser().commands)
+
+    def test_glue_digest_follows_the_shim(self):
+        before = kernel_import.glue_digest()
+        with mock.patch.object(kernel_import, "GENERATED", kernel_import.GENERATED + 1):
+            self.assertNotEqual(kernel_import.glue_digest(), before)
+        self.assertEqual(kernel_import.glue_digest(), before)
+
+    def test_kernel_sources_group(self):
+        self.assertIn("linux-source-6.12", packages.KERNEL_SOURCES)
+        self.assertIn("linux-source-6.1", packages.KERNEL_SOURCES)
+
+
+class PatchReviewSummaryTest(unittest.TestCase):
+    """The cover letter's data-page lines, from a layout --diff object."""
+
+    def test_moved_fields_and_paths(self):
+        from vdsobench_cli.recipes import patch_review
+
+        def line(n, page=0, role="data page"):
+            return {"page": page, "role": role, "line": n}
+        d = {"fields": [
+            {"name": "max_cycles", "a": {"offset": 16, "size": 8, "lines": [0]},
+             "b": {"offset": 240, "size": 8, "lines": [3]}, "moved": True,
+             "lines_changed": True},
+            {"name": "mask", "a": {"offset": 24, "size": 8, "lines": [0]},
+             "b": {"offset": 16, "size": 8, "lines": [0]}, "moved": True,
+             "lines_changed": False},
+            {"name": "seq", "a": {"offset": 0, "size": 4, "lines": [0]},
+             "b": {"offset": 0, "size": 4, "lines": [0]}, "moved": False,
+             "lines_changed": False}],
+            "only_a": [], "only_b": [{"name": "new_field"}],
+            "paths": [{"label": "realtime", "a": {"lines": [line(0)], "line_count": 1},
+                       "b": {"lines": [line(0), line(3)], "line_count": 2}},
+                      {"label": "tai", "a": {"lines": [line(0)], "line_count": 1},
+                       "b": {"lines": [line(0)], "line_count": 1}}]}
+        self.assertEqual(patch_review.layout_summary(d), [
+            "  max_cycles: 16..23 -> 240..247 (line 0 -> 3)",
+            "  1 more field moved within the same lines",
+            "  new_field: added",
+            "  realtime: 1 -> 2 lines per call (line 0 -> lines 0, 3)"])
+        same = dict(d, fields=d["fields"][2:], only_b=[], paths=d["paths"][1:])
+        self.assertEqual(patch_review.layout_summary(same),
+                         ["  no field moved, every read path loads the same lines"])
+
+
+def tarball(version):
+    """The Debian tarball, installed now when missing and root; None (skip) when it
+    cannot be."""
+    path = Path(f"/usr/src/linux-source-{version}.tar.xz")
+    if not path.exists() and os.geteuid() == 0:
+        packages.ensure_group((f"linux-source-{version}",), "the import tests")
+    return path if path.exists() else None
+
+
+def cli(*argv):
+    """(exit status, stdout, stderr) of scripts/vdsobench as its own process: verify
+    prints its driver's lines straight to the terminal, past sys.stdout."""
+    r = subprocess.run([sys.executable, str(build.ROOT / "scripts" / "vdsobench"), *argv],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return r.returncode, r.stdout, r.stderr
+
+
+def ok(test, argv, rc_want=0):
+    rc, out, err = cli(*argv)
+    test.assertEqual(rc, rc_want, f"{' '.join(argv)}: {err}{out[-3000:]}")
+    return out
+
+
+class TarballTest(unittest.TestCase):
+    """A class on Debian's linux-source-VERSION, with its own imports table."""
+
+    VERSION = None
+
+    @classmethod
+    def setUpClass(cls):
+        if cls.VERSION is None:
+            raise unittest.SkipTest("the base class")
+        if os.environ.get(NESTED):
+            # minutes each, and a layout added to the table changes nothing an
+            # import of a kernel tree does: the plain suite runs these
+            raise unittest.SkipTest("inside the new-variant test's copy of the project")
+        cls.src = tarball(cls.VERSION)
+        if cls.src is None:
+            raise unittest.SkipTest(f"no /usr/src/linux-source-{cls.VERSION}.tar.xz (as "
+                                    "root: scripts/vdsobench setup --kernel-sources)")
+        cls.dir = ImportsDir()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.close()
+
+
+class Import612Test(TarballTest):
+    """Debian's linux-source-6.12, imported as kernel:t."""
+
+    VERSION = "6.12"
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.rc, cls.out, cls.err = vdsobench("import", str(cls.src), "--name", "t",
+                                             "--agree", "generic_6_10")
+
+    def test_imported_and_agrees_with_the_transcription(self):
+        self.assertEqual(self.rc, 0, self.err + self.out)
+        self.assertIn("kernel:t: imported: Linux 6.12.", self.out)
+        agree = [x for x in self.out.splitlines() if x.startswith("agree:")]
+        self.assertEqual(len(agree), 2, self.out)  # always and auto
+        for line in agree:
+            self.assertRegex(line, r"generic_6_10\+fake\+\w+: 0 of [1-9]\d+ readings differ")
+
+    def test_agreement_can_fail(self):
+        """v5.3's x86 delta overflows where 6.12's takes the 128-bit path: the
+        comparison sees it."""
+        rc, out, _ = vdsobench("import", "--name", "t", "--agree", "generic_5_3")
+        self.assertEqual(rc, 1, out)
+        self.assertRegex(out, r"differ: .*clock_gettime\(1\)")
+
+    def test_built_with_kbuilds_line(self):
+        self.assertEqual(self.rc, 0, self.err + self.out)
+        check_kbuild(self, "t", "6.12")
+
+    def test_second_import_comes_from_the_cache(self):
+        out = ok(self, ["import", "linux-source-6.12", "--name", "t-again"])
+        self.assertIn("the tree from the cache", out)
+        table = kernel_import.read_table()
+        self.assertEqual(table["t-again"]["key"], table["t"]["key"])
+
+    def test_verify_passes(self):
+        out = ok(self, ["verify", "kernel:t+fake+always", "kernel:t+fake+auto",
+                        "kernel:t+rdtsc+always", "--json"])
+        recs = [json.loads(x) for x in out.splitlines() if x.startswith('{"variant"')]
+        self.assertEqual([r["status"] for r in recs], ["PASS"] * 3, out)
+        fake = next(r for r in recs if r["variant"] == "kernel:t+fake+always")
+        ran = {c["name"] for c in fake["checks"] if not c["skipped"]}
+        self.assertEqual(ran, {"exact", "edges", "concurrency"})
+        self.assertIn("time namespace", json.dumps(fake))
+
+    def test_layout_is_the_transcriptions(self):
+        """Same offsets, same lines per clock as generic_6_10, but for what Debian's
+        CONFIG_TIME_NS adds (the transcription leaves time namespaces to
+        generic_timens): the namespace's own path, and clock_getres() reading
+        clock_mode (line 0) to see whether the task is in one."""
+        d = json.loads(ok(self, ["layout", "--diff", "kernel:t", "generic_6_10",
+                                 "--format", "json"]))["diff"]
+        self.assertEqual([f["name"] for f in d["fields"] if f["moved"]], [])
+        self.assertEqual((d["only_a"], d["only_b"]), ([], []))
+        self.assertEqual(len(d["fields"]), 25)
+        line0 = {"page": 0, "role": "data page", "line": 0}
+        for p in d["paths"]:
+            if p["a"] and p["b"]:
+                extra = [line0] if p["path"] == "getres:monotonic" else []
+                self.assertEqual(p["a"]["lines"], extra + p["b"]["lines"], p["path"])
+        self.assertEqual([p["path"] for p in d["paths"] if not p["b"]], ["monotonic/timens"])
+
+    def test_torn_patch_is_caught(self):
+        ok(self, ["import", "linux-source-6.12", "--patch", TORN_612, "--name", "t-torn"])
+        rc, out, err = cli("verify", "kernel:t-torn+fake+always")
+        self.assertEqual(rc, 1, err + out)
+        self.assertRegex(out, r"FAIL +kernel:t-torn\+fake\+always +concurrency: torn read")
+
+    def test_patch_that_does_not_apply(self):
+        before = kernel_import.read_table()
+        rc, _, err = vdsobench("import", "linux-source-6.12", "--patch", TORN_61,
+                               "--name", "t-bad")
+        one_line(self, rc, err, "6.1-torn-mult-shift.patch does not apply",
+                 "lib/vdso/gettimeofday.c hunk #")
+        self.assertEqual(kernel_import.read_table(), before, "nothing imported")
+
+    def test_layout_patch_shows_in_layout_and_sim(self):
+        ok(self, ["import", "linux-source-6.12", "--patch", MAX_CYCLES_LAST,
+                  "--name", "t-maxc"])
+        d = json.loads(ok(self, ["layout", "--diff", "kernel:t", "kernel:t-maxc",
+                                 "--format", "json"]))["diff"]
+        moved = {f["name"]: (f["a"]["offset"], f["b"]["offset"]) for f in d["fields"]
+                 if f["moved"]}
+        self.assertEqual(moved["max_cycles"], (16, 240))
+        self.assertEqual(moved["basetime[CLOCK_MONOTONIC]"], (56, 48))
+        paths = {p["path"]: (p["a"]["line_count"], p["b"]["line_count"]) for p in d["paths"]}
+        self.assertEqual(paths["realtime"], (1, 2))  # max_cycles now on line 3
+        self.assertEqual(paths["boottime"], (2, 3))
+        sim = json.loads(ok(self, ["sim", "kernel:t+rdtscp+always", "kernel:t-maxc+rdtscp+always",
+                                   "--clocks", "realtime", "--modes", "pressure",
+                                   "--format", "json"]))
+        misses = {r["variant"]: r["net_l1d_misses_per_call"] for r in sim}
+        self.assertEqual(misses["kernel:t-maxc+rdtscp+always"],
+                         misses["kernel:t+rdtscp+always"] + 1, sim)
+
+    def test_patch_review_recipe_on_the_torn_patch(self):
+        table = kernel_import.read_table()
+        with tempfile.TemporaryDirectory() as tmp:
+            out_dir = os.path.join(tmp, "out")
+            rc, out, err = vdsobench("recipe", "patch-review", "--quick", "--source",
+                                     "linux-source-6.12", "--patch", TORN_612, "--out", out_dir)
+            self.assertEqual(rc, 1, err + out[-3000:])  # the patched tree fails verify
+            letter = Path(out_dir, "cover-letter.txt").read_text()
+            record = json.loads(Path(out_dir, "patch-review.json").read_text())
+        self.assertIn("-- for the cover letter", out)
+        lines = letter.splitlines()
+        self.assertEqual(lines[0], "WRONG: the patched tree fails verify; do not post")
+        self.assertRegex(letter, r"verify \(after\): FAIL: concurrency: torn read")
+        self.assertRegex(letter, r"nearest is -?\d+\s+(ns|us|s) off")
+        self.assertRegex(letter, r"verify \(before\): PASS")
+        self.assertNotIn("95% CI", letter)  # a wrong patch is not timed
+        self.assertIn("Compiler: gcc", letter)
+        self.assertLessEqual(len(lines), 40)
+        self.assertLessEqual(max(map(len, lines)), 72)
+        self.assertTrue(record["compiler_version"])
+        self.assertEqual(record["rows"], [])
+        self.assertIn("patch-review: verify after", err)  # progress on stderr
+        self.assertEqual(kernel_import.read_table(), table, "the recipe's imports are gone")
+
+    def test_patch_review_source_without_patch(self):
+        rc, out, err = vdsobench("recipe", "patch-review", "--source", "linux-source-6.12")
+        self.assertEqual(rc, 2, err + out)
+        self.assertEqual(out, "")
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("--source needs --patch", err)
+        rc, out, err = vdsobench("recipe", "patch-review", "--source", "linux-source-6.99",
+                                 "--patch", TORN_612)
+        self.assertEqual((rc, out), (2, ""), err + out)  # refused before the banner
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("Debian has no package linux-source-6.99", err)
+
+
+# What a read path built with the kbuild line may have in its DW_AT_producer
+# that kbuild's own vclock_gettime.o has not: Bazel's (no code) and the
+# undoing of its defaults (kbuild.NEUTRALISE; GCC's defaults themselves).
+PRODUCER_OURS = re.compile(r"-frandom-seed=.*|-fno-canonical-system-headers|-g0|"
+                           r"-fno-function-sections|-fno-data-sections")
+
+
+def producer(obj):
+    r = subprocess.run(["readelf", "--debug-dump=info", str(obj)], capture_output=True,
+                       text=True)
+    line = next(x for x in r.stdout.splitlines() if "DW_AT_producer" in x)
+    return set(line.split(": GNU C")[1].split()[2:])  # past "11 12.2.0"
+
+
+def check_kbuild(test, name, series):
+    """The import recorded Debian's kbuild line and built its read path with
+    it: the same code generation flags as kbuild's object, and the same
+    instructions (objcmp) but for what docs/kernel-import.md explains."""
+    entry = kernel_import.read_table()[name]
+    ident = entry["identity"]["kbuild"]
+    test.assertEqual(ident["config"]["kind"], "debian")
+    test.assertIn(f"linux-config-{series}/", ident["config"]["path"])
+    test.assertRegex(ident["line"], r"^gcc .*-mindirect-branch=thunk-inline.* -c -o ")
+    test.assertIn("gcc", ident["compiler"]["version"])
+    test.assertIn("-fno-stack-protector", entry["kbuild"]["copts"])
+    k_obj = kbuild.cache_dir() / entry["kbuild"]["key"] / "vclock_gettime.o"
+    ours = (build.bin_dir() / "impls" / "_objs" /
+            f"variant_{kernel_import.ident(name)}__rdtsc__always_tree" / "reader.o")
+    theirs, mine = producer(k_obj), producer(ours)
+    test.assertEqual(theirs - mine, set())
+    test.assertEqual({f for f in mine - theirs if not PRODUCER_OURS.fullmatch(f)}, set())
+    rep = objcmp.report(k_obj, ours)
+    # the namespace page's address: one object's neighbour here, a symbol there
+    ns = [(["lea [vdso_data+0x0](%rip),%rdx"], []), ([], ["lea -0x1000(%rax),%rdx"])]
+    test.assertEqual(rep["time"]["differences"], ns)
+    test.assertEqual(rep["clock_getres"]["differences"][:2], ns)
+    test.assertIn("call fallback_clock_getres", rep["clock_getres"]["differences"][2][1])
+    # Debian's pvclock and hvclock reads, which the shim leaves out
+    test.assertGreater(rep["clock_gettime"]["kbuild_instructions"],
+                       rep["clock_gettime"]["shim_instructions"])
+
+
+class Import61Test(TarballTest):
+    """Debian's linux-source-6.1 (v5.3..v6.9 data page, no max_cycles)."""
+
+    VERSION = "6.1"
+
+    def test_verify_agreement_and_torn_patch(self):
+        out = ok(self, ["import", str(self.src), "--name", "u", "--agree", "generic_timens"])
+        self.assertIn("kernel:u: imported: Linux 6.1.", out)
+        self.assertRegex(out, r"generic_timens\+fake\+always: 0 of [1-9]\d+ readings differ")
+        check_kbuild(self, "u", "6.1")
+        out = ok(self, ["verify", "kernel:u+fake+always", "kernel:u+rdtsc+always"])
+        self.assertIn("2 PASS, 0 FAIL", out)
+        ok(self, ["import", str(self.src), "--patch", TORN_61, "--name", "u-torn"])
+        rc, out, err = cli("verify", "kernel:u-torn+fake+always")
+        self.assertEqual(rc, 1, err + out)
+        self.assertIn("torn read", out)
+
+
+class UpstreamTreeTest(unittest.TestCase):
+    """A v6.15+ tree (struct vdso_time_data, the generic data store, the v6.17
+    auxiliary clocks), given as $VDSOBENCH_TEST_TREE: no Debian package has
+    one yet, so CI skips this; run it with a checkout of a recent kernel."""
+
+    def test_verify_and_agreement(self):
+        tree = os.environ.get("VDSOBENCH_TEST_TREE")
+        if not tree:
+            self.skipTest("set VDSOBENCH_TEST_TREE to a v6.15+ kernel tree")
+        d = ImportsDir()
+        self.addCleanup(d.close)
+        out = ok(self, ["import", tree, "--name", "up"])
+        self.assertIn("kernel:up: imported: Linux 6.", out)
+        meta, _ = kernel_import.cached(kernel_import.read_table()["up"]["key"])
+        self.assertIn("TIME_DATA", meta["features"], "not a v6.15+ tree")
+        layout = "generic_6_17" if "AUX_CLOCK_DATA" in meta["features"] else "generic_6_15"
+        out = ok(self, ["import", "--name", "up", "--agree", layout])
+        self.assertRegex(out, rf"{layout}\+fake\+always: 0 of [1-9]\d+ readings differ")
+        out = ok(self, ["verify", "kernel:up+fake+always", "kernel:up+rdtsc+always"])
+        self.assertIn("2 PASS, 0 FAIL", out)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,161 @@
+"""A new layout and a new counter: one file and one table row each, nothing else.
+
+impls/variants.bzl promises "add a layout or a counter here and nowhere else".
+This test keeps the promise honest: in a copy of the project it adds a
+throwaway layout (a copy of generic_5_3.c under a new name) and a throwaway
+counter (a copy of lfence_rdtsc.h, which every x86-64 CPU runs), each as
+exactly one new file plus one row in the table, and checks that every command
+picks them up: list, verify (every variant), the test suite (`test --quick`:
+every C suite and every Python module but the slow ones, which rebuild or
+re-import worlds that do not read the new rows), run (with the counter's
+floor), compare, layout --diff, sim and gate --update-baseline.
+
+It builds the copy (minutes on two cores), so it runs once, in the plain
+suite; inside the copy's own suite it skips itself.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from vdsobench_cli.cli import build
+from vdsobench_cli.tests import support as fixtures
+
+NESTED = "VDSOBENCH_IN_NEW_VARIANT_COPY"
+LAYOUT, COUNTER = "throwaway_layout", "throwaway_counter"
+
+
+def tracked_and_new_files(root):
+    r = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                       cwd=root, capture_output=True, check=True)
+    return [Path(p.decode()) for p in r.stdout.split(b"\0") if p]
+
+
+def add_row(text, table, row):
+    """The table's dict literal with one more row at its end."""
+    start = text.index(f"{table} = {{")
+    end = text.index("\n}", start)
+    return text[:end] + f"\n    {row}" + text[end:]
+
+
+@unittest.skipIf(os.environ.get(NESTED), "already inside the copy this test made")
+class NewVariantTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-new-variant-")
+        cls.root = Path(cls.tmp.name, "vdsobench")
+        for rel in tracked_and_new_files(build.ROOT):
+            src = build.ROOT / rel
+            if src.is_file() and not rel.parts[0].startswith("bazel-"):
+                (cls.root / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, cls.root / rel)
+        impls = cls.root / "impls"
+        # exactly one new file each ...
+        shutil.copy(impls / "layouts" / "generic_5_3.c", impls / "layouts" / f"{LAYOUT}.c")
+        shutil.copy(impls / "counters" / "lfence_rdtsc.h", impls / "counters" / f"{COUNTER}.h")
+        # ... and one row each
+        table = (impls / "variants.bzl").read_text()
+        table = add_row(table, "LAYOUTS", f'"{LAYOUT}": ("layouts/{LAYOUT}.c", "6.12"),')
+        table = add_row(table, "COUNTERS", f'"{COUNTER}": "x86_64",')
+        (impls / "variants.bzl").write_text(table)
+        cls.env = dict(os.environ, **{NESTED: "1"})
+
+    @classmethod
+    def tearDownClass(cls):
+        subprocess.run(["bazel", "shutdown"], cwd=cls.root, capture_output=True)
+        cls.tmp.cleanup()
+
+    def cli(self, *args, check=True):
+        r = subprocess.run([str(self.root / "scripts" / "vdsobench"), *args], cwd=self.root,
+                           env=self.env, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL)
+        if check:
+            self.assertEqual(r.returncode, 0, f"{' '.join(args)}:\n{r.stdout[-3000:]}"
+                                              f"{r.stderr[-3000:]}")
+        return r
+
+    def test_1_the_copy_differs_by_two_files_and_two_rows(self):
+        diff = subprocess.run(["diff", "-r", "-q", "-x", "bazel-*", "-x", "__pycache__",
+                               str(build.ROOT / "impls"), str(self.root / "impls")],
+                              capture_output=True, text=True).stdout.splitlines()
+        self.assertEqual(sorted(diff), sorted([
+            f"Only in {self.root}/impls/counters: {COUNTER}.h",
+            f"Only in {self.root}/impls/layouts: {LAYOUT}.c",
+            f"Files {build.ROOT}/impls/variants.bzl and {self.root}/impls/variants.bzl differ"]))
+
+    def test_2_list(self):
+        r = self.cli("list", "--json")
+        names = {v["name"] for v in json.loads(r.stdout)}
+        self.assertIn(f"{LAYOUT}+lfence_rdtsc+always", names)
+        self.assertIn(f"generic_6_10+{COUNTER}+auto", names)
+        self.assertIn(f"{LAYOUT}+{COUNTER}+always", names)
+        r = self.cli("list")
+        self.assertIn(f"floor/{COUNTER}", r.stdout)
+
+    def test_3_verify_every_variant(self):
+        r = self.cli("verify", "--duration-ms", "100")
+        for name in (f"{LAYOUT}+{COUNTER}+always", f"{LAYOUT}+fake+auto",
+                     f"x86_gtod+{COUNTER}+always"):
+            self.assertRegex(r.stdout, rf"(?m)^\s*PASS\s+{re.escape(name)}\b|"
+                                       rf"{re.escape(name)}\s.*\bPASS\b", name)
+        self.assertRegex(r.stdout, r"\b0 FAIL\b")
+        self.assertRegex(r.stdout, r"\b0 MISSED\b")
+
+    def test_4_run_and_its_floor(self):
+        out = Path(self.tmp.name, "run.json")
+        self.cli("run", "--variants", f"{LAYOUT}+{COUNTER}+always,floor/{COUNTER}",
+                 "--clocks", "monotonic", "--repetitions", "1", "--min-time", "0.01",
+                 "--out", str(out))
+        runs = {b["run_name"] for b in json.loads(out.read_text())["benchmarks"]}
+        self.assertTrue(any(n.startswith(f"{LAYOUT}+{COUNTER}+always/monotonic/hot/")
+                            for n in runs), runs)
+        self.assertTrue(any(n.startswith(f"floor/{COUNTER}/none/hot/") for n in runs), runs)
+
+    def test_5_compare(self):
+        # plumbing: a row for the new variant, never a verdict from live timing
+        r = self.cli("compare", "generic_5_3+lfence_rdtsc+always", f"{LAYOUT}+{COUNTER}+always",
+                     "--clocks", "monotonic", "--rounds", "6", "--format", "json", check=False)
+        self.assertIn(r.returncode, fixtures.LIVE_COMPARE_EXITS, r.stderr[-3000:])
+        rows = json.loads(r.stdout)["rows"]
+        self.assertTrue(any(row.get("variant") == f"{LAYOUT}+{COUNTER}+always" for row in rows),
+                        rows)
+
+    def test_6_layout_diff(self):
+        r = self.cli("layout", "--diff", "generic_5_3", LAYOUT, "--format", "json")
+        diff = json.loads(r.stdout)
+        self.assertEqual([v["layout"] for v in diff["variants"]], ["generic_5_3", LAYOUT])
+        # a copy: the same fields at the same offsets, the same lines per clock
+        a, b = diff["variants"]
+        self.assertEqual(a["fields"], b["fields"])
+
+    def test_7_sim(self):
+        r = self.cli("sim", f"{LAYOUT}+{COUNTER}+always", "--clocks", "monotonic",
+                     "--modes", "hot", "--format", "json")
+        rows = json.loads(r.stdout)
+        rows = rows["rows"] if isinstance(rows, dict) else rows
+        self.assertTrue(any(row["variant"].startswith(LAYOUT) for row in rows), rows)
+
+    def test_8_gate_update_baseline_records_the_new_layout(self):
+        baseline = Path(self.tmp.name, "baseline.json")
+        shutil.copy(self.root / "results" / "baselines" / "ci.json", baseline)
+        self.cli("gate", "--update-baseline", "--baseline", str(baseline), "--only", "sim",
+                 "--clocks", "monotonic", "--modes", "hot")
+        rows = json.loads(baseline.read_text())["sim"]["rows"]
+        # the baseline's selection names layouts with rdtscp: a simulated count,
+        # the same on any CPU (valgrind runs RDTSCP whatever the host has)
+        self.assertIn(f"{LAYOUT}+rdtscp+always", {r["variant"] for r in rows})
+
+    def test_9_the_quick_suite(self):
+        r = self.cli("test", "--quick", check=False)
+        last = r.stdout.strip().splitlines()[-1]
+        self.assertRegex(last, r"^\d+ passed, 0 failed$", r.stdout[-4000:])
+        self.assertEqual(r.returncode, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

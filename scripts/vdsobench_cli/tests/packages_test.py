@@ -1,0 +1,73 @@
+import contextlib
+import io
+import subprocess
+import unittest
+from unittest import mock
+
+from vdsobench_cli.cli import packages
+from vdsobench_cli.cli.errors import Failure, UsageError
+
+
+def dpkg(absent):
+    """A fake subprocess.run for dpkg-query -W: `absent` packages are not installed."""
+    def run(cmd, **kwargs):
+        name = cmd[-1]
+        if name in absent:
+            return subprocess.CompletedProcess(cmd, 1, "",
+                                               f"dpkg-query: no packages found matching {name}\n")
+        return subprocess.CompletedProcess(cmd, 0, "install ok installed\n", "")
+    return run
+
+
+class SetupTest(unittest.TestCase):
+    def setup(self, absent, **kwargs):
+        out = io.StringIO()
+        with mock.patch.object(packages.subprocess, "run", side_effect=dpkg(absent)), \
+                contextlib.redirect_stdout(out):
+            status = packages.setup(**kwargs)
+        return status, out.getvalue()
+
+    def test_missing(self):
+        with mock.patch.object(packages.subprocess, "run",
+                               side_effect=dpkg({"hyperfine", "valgrind"})):
+            self.assertEqual(packages.missing(), ["valgrind", "hyperfine"])
+
+    def test_removed_but_configured_counts_as_missing(self):
+        def run(cmd, **kwargs):
+            return subprocess.CompletedProcess(cmd, 0, "deinstall ok config-files\n", "")
+        with mock.patch.object(packages.subprocess, "run", side_effect=run):
+            self.assertFalse(packages.installed("valgrind"))
+
+    def test_all_present(self):
+        status, out = self.setup(set())
+        self.assertEqual(status, 0)
+        self.assertEqual(out, f"setup: all {len(packages.PACKAGES)} packages present\n")
+
+    def test_all_present_quiet(self):
+        self.assertEqual(self.setup(set(), quiet=True), (0, ""))
+
+    def test_check_reports_missing(self):
+        status, out = self.setup({"dwarves"}, check=True)
+        self.assertEqual(status, 1)
+        self.assertIn("dwarves", out)
+
+    def test_not_root(self):
+        with mock.patch.object(packages.os, "geteuid", return_value=1000), \
+                self.assertRaises(UsageError) as cm:
+            self.setup({"dwarves"})
+        self.assertIn("root", str(cm.exception))
+        self.assertIn("dwarves", str(cm.exception))
+
+    def test_apt_failure_names_what_is_still_missing(self):
+        apt = mock.Mock(return_value=(100, "E: Unable to locate package hyperfine\n"))
+        with mock.patch.object(packages.os, "geteuid", return_value=0), \
+                mock.patch.object(packages, "apt", apt), \
+                self.assertRaises(Failure) as cm:
+            self.setup({"hyperfine"})
+        self.assertIn("could not install hyperfine", str(cm.exception))
+        self.assertEqual([c.args[0][0] for c in apt.call_args_list], ["update", "install"])
+        self.assertEqual(apt.call_args_list[1].args[0][-1], "hyperfine")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,88 @@
+"""patch-review's plumbing on recorded shapes: chunks of rounds, the object
+code comparison, the git commit; nothing timed."""
+
+import copy
+import os
+import tempfile
+import unittest
+from pathlib import Path
+
+from vdsobench_cli.recipes import patch_review
+
+
+def chunk(values_a, values_b, refused=(), lost=0):
+    key = "monotonic/hot/cpu1"
+    return {"meta": {"refused": list(refused), "alpha": 0.05, "comparisons": 1},
+            "rows": [{"clock": "monotonic", "mode": "hot", "metric": "ns/call", "cpu": 1,
+                      "lost": lost}],
+            "rounds": {key: {"a#0": dict(enumerate(values_a)),
+                             "b#0": dict(enumerate(values_b))}}}
+
+
+class MergeRoundsTest(unittest.TestCase):
+    def test_chunks_append_and_renumber(self):
+        c = patch_review.merge_rounds(chunk([1, 2], [3, 4], lost=1),
+                                      chunk([5, 6, 7], [8, 9, 10], ["x: refused"], lost=2))
+        r = c["rounds"]["monotonic/hot/cpu1"]
+        self.assertEqual(r["a#0"], {0: 1, 1: 2, 2: 5, 3: 6, 4: 7})
+        self.assertEqual(r["b#0"], {0: 3, 1: 4, 2: 8, 3: 9, 4: 10})
+        self.assertEqual(c["rows"][0]["lost"], 3)
+        self.assertEqual(c["meta"]["refused"], ["x: refused"])
+        rows, lost = patch_review.measured_rows(c, "a", "b", 0.005)
+        self.assertEqual(rows[0][2]["n"], 5)
+
+    def test_deadline_stops_between_chunks(self):
+        calls = []
+
+        def fake(variants, options, n, batch_ms):
+            calls.append(n)
+            return chunk([10.0] * n, [10.0] * n)
+        real = patch_review.compare.paired_comparison
+        patch_review.compare.paired_comparison = fake
+        try:
+            s = type("S", (), {"batch_ms": 1})()
+            p = {"rounds": 40}
+            c = patch_review.staged_rounds(s, ["a", "b"], ["monotonic"], p, deadline=0,
+                                           progress_fn=lambda _: None)
+        finally:
+            patch_review.compare.paired_comparison = real
+        self.assertEqual(calls, [10])
+        self.assertEqual(p["rounds"], 10)
+        self.assertTrue(p["capped"])
+        self.assertIn("after 10 of 40 rounds", p["stopped"])
+        self.assertEqual(len(c["rounds"]["monotonic/hot/cpu1"]["a#0"]), 10)
+
+
+class CodeTest(unittest.TestCase):
+    def test_identical_and_differences(self):
+        a = {"clock_gettime": ["push %rbp", "mov 0x10(%rip),%rax", "ret"], "time": ["ret"]}
+        self.assertEqual(patch_review.code_comparison(a, copy.deepcopy(a)), "identical")
+        b = copy.deepcopy(a)
+        b["clock_gettime"].insert(1, "nop")
+        b["time"] = ["xor %eax,%eax"]
+        self.assertEqual(patch_review.code_comparison(a, b),
+                         ["clock_gettime: 3 -> 4 instructions (+1)",
+                          "time: 1 of 1 instructions differ"])
+
+
+class GitCommitTest(unittest.TestCase):
+    def test_head_read_without_git(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            self.assertIsNone(patch_review.git_commit(root))
+            (root / ".git" / "refs" / "heads").mkdir(parents=True)
+            (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+            self.assertIsNone(patch_review.git_commit(root))
+            (root / ".git" / "packed-refs").write_text("a" * 40 + " refs/heads/main\n")
+            self.assertEqual(patch_review.git_commit(root), "a" * 40)
+            (root / ".git" / "refs" / "heads" / "main").write_text("b" * 40 + "\n")
+            self.assertEqual(patch_review.git_commit(root), "b" * 40)
+            (root / ".git" / "HEAD").write_text("ref: refs/../../etc/passwd\n")
+            self.assertIsNone(patch_review.git_commit(root))
+            os.unlink(root / ".git" / "HEAD")
+            os.symlink("/etc/hostname", root / ".git" / "HEAD")
+            self.assertIsNone(patch_review.git_commit(root))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,163 @@
+"""`sim` end to end under cachegrind: the layout effect seed 000 argued about,
+determinism, and the bad inputs. Counts are simulated, so they are asserted."""
+
+import os
+import tempfile
+import unittest
+from unittest import mock
+
+from vdsobench_cli.commands import sim
+from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.tests.run_test import vdsobench
+
+GTOD = "x86_gtod+rdtscp+always"
+MULTSHIFT = "x86_gtod_ts_multshift+rdtscp+always"
+RAW_COPY = "x86_gtod_raw_copy+rdtscp+always"
+CLOCKS = ("monotonic", "monotonic_raw")
+
+SUMMARY = """desc: I1 cache:         32768 B, 64 B, 8-way associative
+desc: D1 cache:         32768 B, 64 B, 8-way associative
+desc: LL cache:         8388608 B, 64 B, 16-way associative
+cmd: bazel-bin/bench/vdsobench_sim_driver x86_gtod+rdtscp+always monotonic hot 1000
+events: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw
+fl=???
+fn=0x0000000000001040
+0 3 1 1 0 0 0 0 0 0
+summary: 1901693 1607 1556 476201 14139 8839 154757 2919 2063
+"""
+
+
+def by_key(results):
+    return {(r["variant"], r["clock"], r["mode"]): r for r in results}
+
+
+class ParseTest(unittest.TestCase):
+    def test_summary(self):
+        totals = sim.parse_summary(SUMMARY)
+        self.assertEqual(totals["Ir"], 1901693)
+        self.assertEqual(totals["D1mr"], 14139)
+        self.assertEqual(totals["D1mw"], 2919)
+        self.assertEqual(len(totals), 9)
+
+    def test_no_cache_simulation_is_an_error(self):
+        with self.assertRaisesRegex(sim.Failure, "D1mr"):
+            sim.parse_summary("events: Ir\nsummary: 12\n")
+        with self.assertRaisesRegex(sim.Failure, "summary"):
+            sim.parse_summary("events: Ir\n")
+
+    def test_per_call_is_the_exact_difference(self):
+        lo = dict.fromkeys(sim.EVENTS, 100)
+        hi = dict(lo, Ir=100 + 51 * (sim.ITERATIONS[1] - sim.ITERATIONS[0]), D1mr=101)
+        calls = sim.per_call(lo, hi)
+        self.assertEqual(calls["Ir"], 51)
+        self.assertEqual(sim.figure(calls["D1mr"]),
+                         round(1 / (sim.ITERATIONS[1] - sim.ITERATIONS[0]), 3))
+
+    def test_placement_must_not_move(self):
+        a = {"stack_page_offset": 3968, "fake_counter_page_offset": 2744, "evicted_span": 1024}
+        self.assertEqual(sim.placement([a, dict(a)])["stack_page_offset"], 3968)
+        with self.assertRaisesRegex(sim.Failure, "setarch"):
+            sim.placement([a, dict(a, stack_page_offset=3952)])
+
+
+class MeasureTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.results = sim.measure([GTOD, MULTSHIFT, RAW_COPY], CLOCKS, sim.ALL_MODES)
+        cls.r = by_key(cls.results)
+
+    def test_one_result_per_point_with_its_keys(self):
+        self.assertEqual(len(self.results), 3 * len(CLOCKS) * len(sim.ALL_MODES))
+        r = self.r[(GTOD, "monotonic", "hot")]
+        self.assertEqual(r["measured_as"], "x86_gtod+fake+always")
+        for key in ("instructions_per_call", "l1d_reads_per_call", "l1d_misses_per_call",
+                    "l1d_read_misses_per_call", "net_instructions_per_call",
+                    "net_l1d_misses_per_call"):
+            self.assertIsInstance(r[key], float, key)
+        self.assertEqual(r["geometry"]["D1"], "32768,8,64")
+        self.assertEqual(r["geometry"]["tool"], "cachegrind")
+
+    def test_multshift_monotonic_straddles_a_line_under_pressure(self):
+        # seed 000, tglx on v3: MONOTONIC's {sec, nsec, mult, shift} at 48..71
+        # crosses into a second cache line; x86_gtod's 48..63 does not.
+        gtod = self.r[(GTOD, "monotonic", "pressure")]["net_l1d_misses_per_call"]
+        multshift = self.r[(MULTSHIFT, "monotonic", "pressure")]["net_l1d_misses_per_call"]
+        print(f"\nsim: net L1D misses per MONOTONIC call under pressure: "
+              f"x86_gtod {gtod}, x86_gtod_ts_multshift {multshift}")
+        self.assertGreater(multshift, gtod)
+        self.assertGreaterEqual(gtod, 1)  # the data line was evicted: it misses
+
+    def test_cold_evicts_the_lines_the_call_reads(self):
+        # the cold loop's eviction (2 x 8 ways of loads per set) leaves each call
+        # to miss every line its data occupies, as pressure does, and nothing else
+        for variant in (GTOD, MULTSHIFT):
+            for clock in CLOCKS:
+                cold = self.r[(variant, clock, "cold")]["net_l1d_misses_per_call"]
+                pressure = self.r[(variant, clock, "pressure")]["net_l1d_misses_per_call"]
+                self.assertEqual(cold, pressure, (variant, clock))
+        self.assertEqual(self.r[(GTOD, "monotonic", "cold")]["net_l1d_misses_per_call"], 1)
+        self.assertEqual(self.r[(MULTSHIFT, "monotonic", "cold")]["net_l1d_misses_per_call"],
+                         2)
+
+    def test_hot_loop_misses_nothing(self):
+        for (variant, clock, mode), r in self.r.items():
+            if mode == "hot":
+                self.assertLess(r["net_l1d_misses_per_call"], 0.01, (variant, clock))
+                self.assertGreater(r["instructions_per_call"], 0, (variant, clock))
+
+    def test_raw_is_a_syscall_on_x86_gtod(self):
+        # v5.2 served MONOTONIC_RAW from the syscall; seed 000's v2 copied do_hres()
+        gtod = self.r[(GTOD, "monotonic_raw", "hot")]["net_instructions_per_call"]
+        copy = self.r[(RAW_COPY, "monotonic_raw", "hot")]["net_instructions_per_call"]
+        self.assertGreater(gtod, 3 * copy)
+
+    def test_deterministic(self):
+        again = sim.measure([GTOD, MULTSHIFT, RAW_COPY], CLOCKS, sim.ALL_MODES, jobs=1)
+        self.assertEqual(again, self.results)
+
+    def test_table(self):
+        lines = sim.format_table(self.results)
+        self.assertTrue(lines[0].startswith("variant"))
+        self.assertIn("measured as <layout>+fake+<inline>", "\n".join(lines))
+        self.assertTrue(lines[-1].startswith("geometry: cachegrind"))
+
+
+class BadInputTest(unittest.TestCase):
+    def one_line(self, argv, *names):
+        rc, out, err = vdsobench("sim", *argv)
+        self.assertEqual(rc, 2)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertNotIn("Traceback", err)
+        for name in names:
+            self.assertIn(name, err)
+        return err
+
+    def test_unknown_variant(self):
+        self.one_line(["nosuch+rdtscp+always", "--clocks", "monotonic"],
+                      "'nosuch+rdtscp+always'", "x86_gtod")
+        with self.assertRaises(UsageError):
+            sim.measure(["nosuch+rdtscp+always"], ["monotonic"], ["hot"])
+
+    def test_unknown_clock(self):
+        self.one_line([GTOD, "--clocks", "monotonik"], "'monotonik'", "monotonic_raw")
+
+    def test_unknown_mode(self):
+        self.one_line([GTOD, "--clocks", "monotonic", "--modes", "hot,frozen"],
+                      "'frozen'", "cold")
+
+    def test_bad_jobs(self):
+        self.one_line([GTOD, "--jobs", "0"], "--jobs")
+
+    def test_valgrind_missing(self):
+        with tempfile.TemporaryDirectory() as empty, \
+                mock.patch.dict(os.environ, {"PATH": empty}), \
+                mock.patch.object(sim.build, "build") as build:
+            err = self.one_line([GTOD], "valgrind not found")
+            with self.assertRaises(UsageError):
+                sim.measure([GTOD])
+            build.assert_not_called()  # said before anything is built
+        self.assertTrue(err.startswith("vdsobench: error: sim: valgrind"))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,160 @@
+import os
+import tempfile
+import unittest
+from unittest import mock
+from pathlib import Path
+
+from vdsobench_cli.cli import build
+from vdsobench_cli.commands import testrun
+
+BAZEL_OUTPUT = """\
+INFO: Build completed, 1 test FAILED, 4 total actions
+//impls:layout_test                                             PASSED in 0.3s
+//impls:seqlock_test                                   (cached) PASSED in 1.2s
+//verify:torture_test                                           FAILED in 2.0s
+  /root/.cache/bazel/x/testlogs/verify/torture_test/test.log
+//verify:crash_test                                    FAILED TO BUILD
+//:top_test                                                     NO STATUS
+
+Executed 2 out of 4 tests: 1 test passes and 1 fails locally.
+"""
+
+TAP_LOG = """\
+exec ${PAGER:-/usr/bin/less} "$0" || exit 1
+Executing tests from //impls:layout_test
+-----------------------------------------------------------------------------
+TAP version 13
+1..4
+ok 1 - offsets
+ok 2 - sizes
+not ok 3 - alignment
+# okay, this is a comment
+ok 4 - page aligned # SKIP no hugepages
+"""
+
+
+class TapTest(unittest.TestCase):
+    def test_count(self):
+        self.assertEqual(testrun.count_tap(TAP_LOG), (3, 1))
+        self.assertEqual(testrun.count_tap("no tap here\n  ok indented\n"), (0, 0))
+
+    def test_target_counts(self):
+        self.assertEqual(testrun.target_counts(True, (5, 0)), (5, 0))
+        self.assertEqual(testrun.target_counts(True, (0, 0)), (1, 0))
+        self.assertEqual(testrun.target_counts(False, (3, 2)), (3, 2))
+        self.assertEqual(testrun.target_counts(False, (3, 0)), (3, 1))
+        self.assertEqual(testrun.target_counts(False, (0, 0)), (0, 1))
+
+
+class SummaryTest(unittest.TestCase):
+    def test_parse(self):
+        self.assertEqual(testrun.parse_summary(BAZEL_OUTPUT), [
+            ("//impls:layout_test", "PASSED"), ("//impls:seqlock_test", "PASSED"),
+            ("//verify:torture_test", "FAILED"), ("//verify:crash_test", "FAILED TO BUILD"),
+            ("//:top_test", "NO STATUS")])
+
+    def test_logs(self):
+        with tempfile.TemporaryDirectory() as d:
+            log = Path(d, "impls", "layout_test", "test.log")
+            log.parent.mkdir(parents=True)
+            log.write_text(TAP_LOG)
+            for shard in (1, 2):
+                p = Path(d, "top_test", f"shard_{shard}_of_2", "test.log")
+                p.parent.mkdir(parents=True)
+                p.write_text(f"ok {shard}\n")
+            self.assertEqual(testrun.log_text(d, "//impls:layout_test"), TAP_LOG)
+            self.assertEqual(testrun.count_tap(testrun.log_text(d, "//:top_test")), (2, 0))
+            self.assertEqual(testrun.log_text(d, "//none:gone"), "")
+
+
+class FailureDetailsTest(unittest.TestCase):
+    def test_not_ok_lines_first(self):
+        self.assertEqual(testrun.failure_details(TAP_LOG), ["not ok 3 - alignment"])
+
+    def test_log_end_without_not_ok(self):
+        self.assertEqual(testrun.failure_details("a\nb\nc\n", n=2), ["b", "c"])
+
+
+class UnittestOutputTest(unittest.TestCase):
+    def test_ok(self):
+        self.assertEqual(testrun.parse_unittest("....\nRan 4 tests in 0.1s\n\nOK\n", 0), (4, 0))
+
+    def test_failures(self):
+        out = "Ran 10 tests in 0.2s\n\nFAILED (failures=2, errors=1, skipped=1)\n"
+        self.assertEqual(testrun.parse_unittest(out, 1), (7, 3))
+
+    def test_a_nested_suites_summary_is_not_the_outer_one(self):
+        # what CI printed when the new-variant test's inner suite failed:
+        # the outer summary (486 tests, 1 failure) is the one that counts
+        out = ("Ran 136 tests in 11.5s\n\nFAILED (failures=1)\n...\n"
+               "Ran 486 tests in 1162.7s\n\nFAILED (failures=1, skipped=2)\n")
+        self.assertEqual(testrun.parse_unittest(out, 1), (485, 1))
+        out = "Ran 136 tests in 11.5s\n\nFAILED (failures=3)\n.\nRan 486 tests in 9s\n\nOK\n"
+        self.assertEqual(testrun.parse_unittest(out, 0), (486, 0))
+
+    def test_the_failed_tests_are_named(self):
+        out = ("F.E\n=====\nFAIL: test_a (pkg.a_test.ATest.test_a)\n---\nTraceback ...\n"
+               "=====\nERROR: test_b (pkg.b_test.BTest.test_b)\n---\n"
+               "=====\nFAIL: test_a (pkg.a_test.ATest.test_a)\n"
+               "Ran 3 tests in 1s\n\nFAILED (failures=1, errors=1)\n")
+        self.assertEqual(testrun.failed_unittests(out),
+                         ["test_a (pkg.a_test.ATest.test_a)", "test_b (pkg.b_test.BTest.test_b)"])
+        self.assertEqual(testrun.failed_unittests("Ran 1 test\n\nOK\n"), [])
+
+    def test_crash_without_counts(self):
+        self.assertEqual(testrun.parse_unittest("Segmentation fault\n", -11), (0, 1))
+
+
+if __name__ == "__main__":
+    unittest.main()
+
+
+class DiskCachePruneTest(unittest.TestCase):
+    """The shared disk cache loses what no build wrote for DISK_CACHE_DAYS."""
+
+    def test_old_entries_go_new_ones_stay(self):
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(build, "DISK_CACHE", Path(tmp)):
+            now = 1_800_000_000
+            (Path(tmp) / "ac").mkdir()
+            (Path(tmp) / "cas").mkdir()
+            old, new = Path(tmp, "cas", "old"), Path(tmp, "ac", "new")
+            for path, age_days in ((old, build.DISK_CACHE_DAYS + 1),
+                                   (new, build.DISK_CACHE_DAYS - 1)):
+                path.write_text("blob")
+                os.utime(path, (now - age_days * 86400,) * 2)
+            self.assertEqual(build.prune_disk_cache(now=now), 1)
+            self.assertFalse(old.exists())
+            self.assertTrue(new.exists())
+
+    def test_no_cache_yet(self):
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(build, "DISK_CACHE", Path(tmp, "absent")):
+            self.assertEqual(build.prune_disk_cache(), 0)
+
+    def test_bazelrc_names_the_same_cache(self):
+        rc = (build.ROOT / ".bazelrc").read_text()
+        line = next(line for line in rc.splitlines() if line.startswith("build --disk_cache="))
+        path = line.split("=", 1)[1]
+        self.assertEqual(Path(path.replace("~", str(Path.home()), 1)), build.DISK_CACHE)
+
+
+class QuickTest(unittest.TestCase):
+    def test_quick_leaves_out_the_slow_modules_only(self):
+        full = testrun.quick_modules("scripts", "scripts", skip=())
+        quick = testrun.quick_modules("scripts", "scripts")
+        self.assertIn("vdsobench_cli.tests.new_variant_test", full)
+        self.assertIn("vdsobench_cli.tests.testrun_test", quick)
+        self.assertEqual(sorted(set(full) - set(quick)),
+                         sorted(f"vdsobench_cli.tests.{m[:-3]}" for m in testrun.SLOW))
+        for m in testrun.SLOW:  # each names a module that exists
+            self.assertTrue((testrun.build.ROOT / "scripts/vdsobench_cli/tests" / m).is_file(), m)
+        self.assertIn("reports.vocab_test", testrun.quick_modules("reports", "."))
+
+    def test_commands(self):
+        self.assertEqual(testrun.unittest_command("reports", ".", False)[3:],
+                         ["discover", "-s", "reports", "-t", ".", "-p", "*_test.py"])
+        quick = testrun.unittest_command("scripts", "scripts", True)
+        self.assertEqual(quick[:3], ["/usr/bin/python3", "-m", "unittest"])
+        self.assertNotIn("discover", quick)
+        self.assertNotIn("vdsobench_cli.tests.new_variant_test", quick)

@@ -1,0 +1,129 @@
+import io
+import json
+import unittest
+from unittest import mock
+
+from vdsobench_cli.commands import verify
+
+
+def rec(name, status, known_bad=False, first_failure=None):
+    return json.dumps({"variant": name, "known_bad": known_bad, "status": status,
+                       "checks": [{"name": "exact", "ok": first_failure is None,
+                                   "detail": ""}],
+                       "first_failure": first_failure, "seconds": 0.42}) + "\n"
+
+
+def summary(passed=0, failed=0, caught=0, missed=0):
+    return json.dumps({"summary": {"passed": passed, "failed": failed, "caught": caught,
+                                   "missed": missed}}) + "\n"
+
+
+GOOD = "generic_5_3+lfence_rdtsc+always"
+BAD = "torn_read+fake+always"
+REASONS = {GOOD: None, BAD: "reads the seqcount once"}
+
+
+def report(lines, expected=(GOOD, BAD), rc=0, as_json=False):
+    out = io.StringIO()
+    status = verify.report(lines, list(expected), REASONS, lambda: rc, as_json, out)
+    return status, out.getvalue().splitlines()
+
+
+class ReportTest(unittest.TestCase):
+    def test_pass_and_caught_is_success(self):
+        status, out = report([rec(GOOD, "PASS"),
+                              rec(BAD, "CAUGHT", True, "torn: went backwards"),
+                              summary(passed=1, caught=1)])
+        self.assertEqual(status, 0)
+        self.assertEqual(out[0], f"PASS   {GOOD}  (0.4 s)")
+        self.assertIn("CAUGHT", out[1])
+        self.assertIn("known bad: reads the seqcount once", out[1])
+        self.assertIn("torn: went backwards", out[1])
+        self.assertEqual(out[-1], "verify: 1 PASS, 0 FAIL, 1 CAUGHT (known bad), 0 MISSED")
+
+    def test_skip_says_why_and_neither_passes_nor_fails(self):
+        skip = json.dumps({"variant": GOOD, "known_bad": False, "status": "SKIP",
+                           "checks": [], "first_failure": None, "seconds": 0,
+                           "reason": "this CPU has no FEAT_ECV, so no CNTVCTSS_EL0"}) + "\n"
+        status, out = report([skip, rec(BAD, "CAUGHT", True, "torn"),
+                              summary(caught=1)])
+        self.assertEqual(status, 0)
+        self.assertEqual(out[0], f"SKIP   {GOOD}  (not available here: this CPU has no "
+                                 "FEAT_ECV, so no CNTVCTSS_EL0)")
+        self.assertEqual(out[-1], "verify: 0 PASS, 0 FAIL, 1 CAUGHT (known bad), 0 MISSED, "
+                                  "1 SKIP (counter not available here)")
+
+    def test_missed_fails(self):
+        status, out = report([rec(GOOD, "PASS"), rec(BAD, "MISSED", True),
+                              summary(passed=1, missed=1)], rc=1)
+        self.assertEqual(status, 1)
+        self.assertTrue(out[1].startswith(f"MISSED {BAD}"))
+        self.assertEqual(out[-1], "verify: 1 PASS, 0 FAIL, 0 CAUGHT (known bad), 1 MISSED")
+
+    def test_fail_fails(self):
+        status, out = report([rec(GOOD, "FAIL", first_failure="exact: off by 1 ns"),
+                              rec(BAD, "CAUGHT", True, "torn: x"), summary(failed=1, caught=1)])
+        self.assertEqual(status, 1)
+        self.assertEqual(out[0], f"FAIL   {GOOD}  exact: off by 1 ns")
+
+    def test_missing_summary_fails(self):
+        status, out = report([rec(GOOD, "PASS"), rec(BAD, "CAUGHT", True, "x")], rc=-11)
+        self.assertEqual(status, 1)
+        self.assertIn("verify: vdsobench_verify ended without a summary", out)
+
+    def test_missing_variant_fails(self):
+        status, out = report([rec(GOOD, "PASS"), summary(passed=1)])
+        self.assertEqual(status, 1)
+        self.assertIn(f"verify: no result for {BAD}", out)
+
+    def test_nonzero_exit_after_clean_summary_fails(self):
+        status, _ = report([rec(GOOD, "PASS"), summary(passed=1)], expected=[GOOD], rc=1)
+        self.assertEqual(status, 1)
+
+    def test_stray_output_is_shown_not_fatal(self):
+        status, out = report(["warming up\n", rec(GOOD, "PASS"), summary(passed=1)],
+                             expected=[GOOD])
+        self.assertEqual(status, 0)
+        self.assertEqual(out[0], "warming up")
+
+    def test_json_passes_lines_through(self):
+        lines = [rec(GOOD, "PASS"), summary(passed=1)]
+        status, out = report(lines, expected=[GOOD], as_json=True)
+        self.assertEqual(status, 0)
+        self.assertEqual(out, [line.rstrip("\n") for line in lines])
+
+
+if __name__ == "__main__":
+    unittest.main()
+
+
+class LiveLineTest(unittest.TestCase):
+    """verify's "live" line on recorded kernel pages (live_test has the decode)."""
+
+    def line(self, result, dumped, why):
+        out = io.StringIO()
+        with mock.patch.object(verify.live, "live_check", return_value=(result, dumped, why)):
+            status = verify.live_line([], out)
+        return status, out.getvalue()
+
+    def test_matches(self):
+        from vdsobench_cli.tests import live_test
+        result = verify.live.check(live_test.DUMP, live_test.V6_15)
+        status, text = self.line(result, live_test.DUMP, None)
+        self.assertEqual(status, 0)
+        self.assertIn("live: PASS   generic_6_15 matches the running kernel 6.18.44", text)
+
+    def test_mismatch_fails(self):
+        from vdsobench_cli.tests import live_test
+        result = verify.live.check(live_test.DUMP, live_test.V6_10)
+        status, text = self.line(result, live_test.DUMP, None)
+        self.assertEqual(status, 1)
+        self.assertIn("live: FAIL   generic_6_10 does not match", text)
+        self.assertIn("CS_RAW", text)
+
+    def test_no_layout_is_skipped_with_the_reason(self):
+        status, text = self.line(None, {"kernel": "4.19.0"},
+                                 "no layout in the table models kernel 4.19.0 or older")
+        self.assertEqual(status, 0)
+        self.assertEqual(text, "live: skipped: no layout in the table models kernel 4.19.0 "
+                               "or older\n")

@@ -1,0 +1,87 @@
+"""The vocabulary's lists (reports/vocab.py) against the C side's own tables,
+as the sim driver prints them (bench/sim_driver.c --list-json), and the
+architecture's counter against the harness's default; then one definition of
+each word in the Python sources."""
+
+import ast
+import re
+import unittest
+from pathlib import Path
+
+from vdsobench_cli.cli import arch, build
+from vdsobench_cli.commands import sim
+from reports import vocab
+
+ROOTS = (build.ROOT / "scripts" / "vdsobench_cli", build.ROOT / "reports")
+
+
+class AgreesWithCTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        build.build([sim.DRIVER])
+        cls.catalog = sim.catalog(build.binary_path(sim.DRIVER))
+
+    def test_clocks_and_modes_are_the_harness_tables(self):
+        self.assertEqual(vocab.CLOCKS, tuple(self.catalog["default_clocks"]))
+        self.assertEqual(vocab.BENCH_MODES, tuple(self.catalog["bench_modes"]))
+
+    def test_default_counter(self):
+        # the harness picks the timed counter at run time, as arch does from cpuinfo
+        self.assertEqual(self.catalog["default_counter"], arch.timed_counter())
+        self.assertEqual(arch.default_variants(), f"*+{arch.default_counter()}+always")
+
+
+def sources():
+    for root in ROOTS:
+        for path in sorted(root.rglob("*.py")):
+            if not path.name.endswith("_test.py"):
+                yield path, path.read_text()
+
+
+def segment(lines, node):
+    return "\n".join(lines[node.lineno - 1:node.end_lineno])
+
+
+def defining(predicate):
+    """Where in the sources predicate(node, its lines) says a word is defined."""
+    found = []
+    for path, text in sources():
+        lines = text.splitlines()
+        for node in ast.walk(ast.parse(text)):
+            if predicate(node, lines):
+                found.append(f"{path.relative_to(build.ROOT)}:{node.lineno}")
+    return found
+
+
+class OneDefinitionTest(unittest.TestCase):
+    def test_one_clock_list(self):
+        # a literal that lists the seven clocks, in any order
+        def clock_list(node, _):
+            return (isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) >= 7
+                    and {e.value for e in node.elts if isinstance(e, ast.Constant)}
+                    >= set(vocab.CLOCKS))
+        self.assertEqual(defining(clock_list), ["reports/vocab.py:" + str(
+            next(i for i, line in enumerate(Path(vocab.__file__).read_text().splitlines(), 1)
+                 if line.startswith("CLOCKS = ")))])
+
+    def test_one_benchmark_name_parser(self):
+        # a split at the last three slashes, or a cpu<N> part read by hand
+        pattern = re.compile(r'rsplit\("/", 3\)|"cpu\(|\]\[3:\]|split\("/"\)\[2\]')
+
+        def parser(node, text):
+            return isinstance(node, ast.FunctionDef) and pattern.search(segment(text, node))
+        self.assertEqual([p.split(":")[0] for p in defining(parser)], ["reports/vocab.py"])
+
+    def test_one_machine_label(self):
+        # a function reading the fingerprint's hypervisor record (it has "vendor"
+        # and "present") and its cpu one
+        def label(node, text):
+            if not isinstance(node, ast.FunctionDef):
+                return False
+            body = segment(text, node)
+            return 'get("hypervisor") or {}' in body and 'get("cpu") or {}' in body
+        self.assertEqual([p.split(":")[0] for p in defining(label)], ["reports/uarch.py"])
+
+
+if __name__ == "__main__":
+    unittest.main()
