@@ -75,6 +75,25 @@ class FailureDetailsTest(unittest.TestCase):
         self.assertEqual(testrun.failure_details("a\nb\nc\n", n=2), ["b", "c"])
 
 
+class FailureReportsTest(unittest.TestCase):
+    OUTPUT = ("..F.E\n" + "=" * 70 + "\nFAIL: test_a (m.C.test_a)\n" + "-" * 70 +
+              "\nTraceback (most recent call last):\n" +
+              "".join(f"  frame {i}\n" for i in range(50)) + "AssertionError: 1 != 2\n\n" +
+              "=" * 70 + "\nERROR: test_b (m.C.test_b)\n" + "-" * 70 +
+              "\nValueError: bad\n\n" + "-" * 70 + "\nRan 5 tests in 0.1s\n\n"
+              "FAILED (failures=1, errors=1)\n")
+
+    def test_each_failure_with_its_cause(self):
+        a, b = testrun.failure_reports(self.OUTPUT, lines=5)
+        self.assertEqual(a.splitlines()[0], "FAIL: test_a (m.C.test_a)")
+        self.assertEqual(a.splitlines()[1], "  [...]")
+        self.assertEqual(a.splitlines()[-1], "AssertionError: 1 != 2")
+        self.assertEqual(len(a.splitlines()), 7)
+        self.assertEqual(b.splitlines()[0], "ERROR: test_b (m.C.test_b)")
+        self.assertEqual(b.splitlines()[-1], "ValueError: bad")  # not the summary after it
+        self.assertEqual(testrun.failure_reports("....\nOK\n"), [])
+
+
 class UnittestOutputTest(unittest.TestCase):
     def test_ok(self):
         self.assertEqual(testrun.parse_unittest("....\nRan 4 tests in 0.1s\n\nOK\n", 0), (4, 0))
