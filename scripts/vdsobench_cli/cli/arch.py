@@ -43,12 +43,20 @@ LINES = {"plain": [], "kernel": ["--config=kline"]}
 
 
 def line():
-    """The compile line $VDSOBENCH_LINE asks for: plain or kernel."""
-    value = os.environ.get(LINE_ENV) or "plain"
+    """The compile line $VDSOBENCH_LINE asks for: kernel (the default: each
+    layout's family's kernel vDSO line) or plain (the project's own flags)."""
+    value = os.environ.get(LINE_ENV) or "kernel"
     if value not in LINES:
         raise UsageError(f"${LINE_ENV}={value!r}: not a compile line vdsobench builds "
                          f"(valid: {', '.join(LINES)})")
     return value
+
+
+def layouts_line():
+    """The line the transcribed layouts are built with here: the kernel line is
+    x86-64's (Debian's amd64 kbuild), so another architecture's build is plain."""
+    return line() if current().name == "x86_64" else "plain"
+
 # where Debian's cross toolchain has its programs: toolchains/BUILD names them
 # by absolute path there (a name of its own, so that a test can point it at an
 # empty folder)
@@ -152,7 +160,7 @@ class Target:
 
     def bazel_flags(self):
         """The flags that select this architecture's build ([] for the host's
-        with the plain line; $VDSOBENCH_LINE=kernel adds --config=kline on x86-64)."""
+        with the plain line; the kernel line, the default, adds --config=kline on x86-64)."""
         if self.native:
             return list(LINES[line()]) if self.name == "x86_64" else []
         if self.host != "x86_64" or self.name not in CROSS_CONFIG:

@@ -93,6 +93,17 @@ def check_baseline(data, path):
             seen[key] = i
 
 
+def check_line(baseline, path):
+    """A baseline holds counts and times of one compile line (one recorded
+    before lines were recorded is the plain line's): gating another line's
+    build against it would report the flags as a regression."""
+    recorded, here = baseline.get("line", "plain"), arch.layouts_line()
+    if recorded != here:
+        raise UsageError(f"{path}: recorded with the {recorded} compile line, this build "
+                         f"uses the {here} line (run with {arch.LINE_ENV}={recorded}, or "
+                         "record it again with --update-baseline)")
+
+
 def check_variants_exist(names, path):
     known = {v["name"] for v in variants_mod.load()}
     for name in names:
@@ -270,7 +281,9 @@ def record(args, target, old):
                     timespec="seconds"),
                 "command": ["scripts/vdsobench", *getattr(args, "argv", [])],
                 "selection": sel,
-                "machine": machine_of(fp), "build": fingerprint.build_info(build.ROOT)}
+                "machine": machine_of(fp), "build": fingerprint.build_info(build.ROOT),
+                # how the transcribed layouts were compiled: counts differ between lines
+                "line": arch.layouts_line()}
     if args.only != "timing":
         from vdsobench_cli.commands import sim
         need_valgrind()
@@ -328,6 +341,7 @@ def run_gate(args):
         packages.ensure_setup()
         return record(args, target, old)
     baseline = load_baseline(path)
+    check_line(baseline, path)
     from vdsobench_cli.cli import packages
     packages.ensure_setup()
     checks, notes = [], []

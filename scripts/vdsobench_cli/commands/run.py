@@ -126,7 +126,7 @@ def vdsobench_context(args, argv, harness, fp, build_info, warnings, names, cpus
 def line_context():
     """{"layouts": plain|kernel, "families": {family: where its line came from}}:
     the kernel line's provenance (impls/kernel_lines/lines.bzl) when it is used."""
-    which = arch.line() if arch.current().name == "x86_64" else "plain"
+    which = arch.layouts_line()
     if which == "plain":
         return {"layouts": "plain", "families": {}}
     from vdsobench_cli.kimport import kernel_lines

@@ -92,6 +92,20 @@ def parse_unittest(output, returncode):
     return total - min(bad, total), bad
 
 
+def failure_reports(output, n=10, lines=30):
+    """Each failure's report as unittest printed it (its header and traceback),
+    the first n, each cut to its last `lines` lines: CI's log is all there is
+    of a clean machine's run, and a name alone does not say why."""
+    blocks = re.split(r"^={50,}\n", output, flags=re.M)[1:]
+    out = []
+    for b in blocks[:n]:
+        b = re.split(r"^-{50,}\nRan \d+ tests?", b, flags=re.M)[0].rstrip("\n")
+        body = b.splitlines()
+        out.append("\n".join(body[:1] + (["  [...]"] if len(body) > lines + 1 else [])
+                             + body[1:][-lines:]))
+    return out
+
+
 def failed_unittests(output, n=20):
     """The failed tests' names, from unittest's "FAIL: name (module.Class.name)"
     headers (a nested suite's own failures among them, as it printed them)."""
@@ -105,7 +119,12 @@ def bazel_tests(asan, quick, out):
         args.append("--config=asan")
     # another architecture's build: its tests run under qemu-user
     # (.bazelrc's test:arm64 --run_under)
-    args += arch.current().bazel_flags()
+    flags = arch.current().bazel_flags()
+    if asan:
+        # the sanitizers' build is neither line's code (ASan instruments every
+        # load), so it keeps the project's plain line
+        flags = [f for f in flags if f not in arch.LINES["kernel"]]
+    args += flags
     if quick:
         args.append("--test_tag_filters=-slow")
     print(f"test: bazel test {' '.join(args)}", file=out, flush=True)
@@ -152,8 +171,7 @@ def python_tests(out, quick=False):
                           errors="replace")
         good, bad = parse_unittest(r.stderr, r.returncode)
         if bad:
-            print(build.tail(r.stderr), file=out)
-        # the tail shows how the last failure ended; the names say which failed
+            print("\n\n".join(failure_reports(r.stderr)) or build.tail(r.stderr), file=out)
         results.append((f"python unittest ({d})", good, bad,
                         failed_unittests(r.stderr) if bad else []))
     return results

@@ -59,8 +59,11 @@ class TargetTest(ArchCase):
         t = arch.Target("x86_64", "x86_64")
         self.assertTrue(t.native)
         self.assertFalse(t.emulated)
-        self.assertEqual(t.bazel_flags(), [])
-        self.assertEqual(arch.Target("arm64", "arm64").bazel_flags(), [])
+        with mock.patch.dict(os.environ, {arch.LINE_ENV: "plain"}):
+            self.assertEqual(t.bazel_flags(), [])
+        with mock.patch.dict(os.environ, {arch.LINE_ENV: ""}):  # the kernel line, x86's
+            self.assertEqual(t.bazel_flags(), ["--config=kline"])
+            self.assertEqual(arch.Target("arm64", "arm64").bazel_flags(), [])
 
     def test_arm64_on_x86_64_is_cross_built_and_emulated(self):
         t = arch.Target("arm64", "x86_64")
@@ -113,8 +116,13 @@ class ProgramTest(ArchCase):
 
     def test_native(self):
         arch.use("x86_64") if arch.host() == "x86_64" else arch.use("arm64")
-        self.assertEqual(build.program("//verify:vdsobench_verify"),
-                         [str(build.ROOT / "bazel-bin" / "verify" / "vdsobench_verify")])
+        with mock.patch.dict(os.environ, {arch.LINE_ENV: "plain"}):
+            self.assertEqual(build.program("//verify:vdsobench_verify"),
+                             [str(build.ROOT / "bazel-bin" / "verify" / "vdsobench_verify")])
+        if arch.host() == "x86_64":  # the kernel line's outputs are a configuration apart
+            with mock.patch.dict(os.environ, {arch.LINE_ENV: "kernel"}):
+                path, = build.program("//verify:vdsobench_verify")
+            self.assertRegex(path, r"/k8-optkline/bin/verify/vdsobench_verify$")
 
     @unittest.skipUnless(arch.host() == "x86_64", "arm64 is emulated on x86-64 hosts")
     def test_emulated(self):
@@ -414,6 +422,7 @@ class EmulatedFilesTest(ArchCase):
 
     def test_gate_refuses_emulated_timing_rows(self):
         baseline = {"schema": gate.SCHEMA, "machine": {"emulated": "emulated (qemu-user)"},
+                    "line": arch.layouts_line(),
                     "timing": {"reference": "x86_gtod+rdtscp+always", "threshold": 0.05,
                                "rows": [{"variant": "x86_gtod+rdtscp+always",
                                          "clock": "monotonic", "mode": "hot",

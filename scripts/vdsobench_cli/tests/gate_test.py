@@ -12,6 +12,7 @@ import tempfile
 import unittest
 from unittest import mock
 
+from vdsobench_cli.cli import arch
 from vdsobench_cli.measure import fingerprint, rounds
 from vdsobench_cli.commands import gate
 from vdsobench_cli.tests.compare_test import BASE, OTHER, recorded_rounds
@@ -50,6 +51,7 @@ class RecordedBaselineTest(unittest.TestCase):
         self.assertEqual([(r["variant"], r["clock"], r["mode"]) for r in rows],
                          [(VARIANT, "monotonic", "hot")])
         self.assertEqual(self.baseline["sim"]["tolerance"], {"instructions": 0, "l1d_misses": 0})
+        self.assertEqual(self.baseline["line"], arch.layouts_line())
 
     def test_unchanged_build_passes(self):
         rc, out, err = vdsobench("gate", "--baseline", self.path)
@@ -192,7 +194,7 @@ class TimingRecordedTest(unittest.TestCase):
     def gate(self, ratio, *argv):
         path = os.path.join(self.tmp.name, "timing.json")
         with open(path, "w") as f:
-            json.dump({"schema": gate.SCHEMA, "machine": self.here,
+            json.dump({"schema": gate.SCHEMA, "machine": self.here, "line": arch.layouts_line(),
                        "timing": {"reference": VARIANT, "threshold": 0.05, "rounds": 16,
                                   "rows": [{"variant": OTHER, "clock": "monotonic_raw",
                                             "mode": "hot", "ratio_to_reference": ratio}]}}, f)
@@ -272,6 +274,20 @@ class BadBaselineTest(unittest.TestCase):
         self.assert_bad(json.dumps({"schema": "vdsobench-baseline/1"}), "neither sim nor timing")
         self.assert_bad(json.dumps({"schema": "vdsobench-baseline/1",
                                     "sim": {"rows": [{"variant": "x"}]}}), "sim.rows[0]: missing")
+
+    def test_another_compile_line(self):
+        here = arch.layouts_line()
+        other = "plain" if here == "kernel" else "kernel"
+        rows = {"rows": [{"variant": VARIANT, "clock": "monotonic", "mode": "hot",
+                          "instructions_per_call": 50.0, "l1d_misses_per_call": 0.0}]}
+        self.assert_bad(json.dumps({"schema": "vdsobench-baseline/1", "line": other,
+                                    "sim": rows}),
+                        f"recorded with the {other} compile line, this build uses the {here}")
+        if here != "plain":  # one from before lines were recorded is the plain line's
+            self.assert_bad(json.dumps({"schema": "vdsobench-baseline/1", "sim": rows}),
+                            "recorded with the plain compile line")
+        self.assert_bad(json.dumps({"schema": "vdsobench-baseline/1", "line": "kline; id",
+                                    "sim": rows}), "line")
 
     def test_missing_file(self):
         rc, _, err = vdsobench("gate", "--baseline", os.path.join(self.tmp.name, "none.json"))

@@ -54,11 +54,16 @@ class CommittedTest(unittest.TestCase):
 
 
 class LineChoiceTest(unittest.TestCase):
-    def test_plain_by_default_kernel_on_request_bad_value_named(self):
+    def test_kernel_by_default_plain_on_request_bad_value_named(self):
         x86 = arch.Target("x86_64", "x86_64")
-        with mock.patch.dict("os.environ", {arch.LINE_ENV: ""}):
+        with mock.patch.dict("os.environ", {arch.LINE_ENV: "plain"}):
             self.assertEqual(arch.line(), "plain")
             self.assertEqual(x86.bazel_flags(), [])
+        with mock.patch.dict("os.environ", {arch.LINE_ENV: ""}):
+            self.assertEqual(arch.line(), "kernel")
+            self.assertEqual(x86.bazel_flags(), ["--config=kline"])
+            with mock.patch.object(arch, "current", return_value=arch.Target("arm64", "x86_64")):
+                self.assertEqual(arch.layouts_line(), "plain")  # the kernel line is amd64's
         with mock.patch.dict("os.environ", {arch.LINE_ENV: "kernel"}):
             self.assertEqual(x86.bazel_flags(), ["--config=kline"])
             self.assertEqual(arch.Target("arm64", "arm64").bazel_flags(), [])  # x86's line
@@ -67,6 +72,8 @@ class LineChoiceTest(unittest.TestCase):
             self.assertEqual(ctx["layouts"], "kernel")
             self.assertEqual(set(ctx["families"]), set(kernel_lines.read()))
         with mock.patch.dict("os.environ", {arch.LINE_ENV: "kline; rm -rf /"}):
+            with self.assertRaisesRegex(UsageError, r"VDSOBENCH_LINE=.*valid: plain, kernel"):
+                arch.line()
             with self.assertRaisesRegex(UsageError, r"VDSOBENCH_LINE=.*valid: plain, kernel"):
                 x86.bazel_flags()
 

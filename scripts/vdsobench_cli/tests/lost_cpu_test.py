@@ -154,6 +154,7 @@ class GateTest(unittest.TestCase):
         self.path = os.path.join(self.tmp.name, "timing.json")
         with open(self.path, "w") as f:
             json.dump({"schema": gate.SCHEMA, "machine": gate.machine_of(fingerprint.collect([])),
+                       "line": gate.arch.layouts_line(),
                        "timing": {"reference": BASE, "threshold": 0.05, "rounds": 16,
                                   "rows": [{"variant": OTHER, "clock": "monotonic_raw",
                                             "mode": "hot", "ratio_to_reference": 0.075}]}}, f)
