@@ -443,7 +443,7 @@ class RecordTest(RecordWork):
         self.before = snapshot(self.victim)
         path = self.d / "job.json"
         for what, make in (("a symbolic link", lambda: path.symlink_to(elsewhere)),
-                           ("a FIFO", lambda: os.mkfifo(path)),
+                           ("a named pipe (FIFO)", lambda: os.mkfifo(path)),
                            ("a directory", lambda: path.mkdir())):
             make()
             with self.subTest(what=what):
