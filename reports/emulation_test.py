@@ -10,7 +10,7 @@ import io
 import unittest
 
 from reports import emulation, merge, run_table, tables
-from reports.merge_test import SELECTION, fixture
+from reports.testsupport import SELECTION, fixture
 
 EMU = {"label": "emulated (qemu-user)", "emulator": "qemu-user",
        "program": "qemu-aarch64-static", "version": "7.2.22", "guest": "aarch64",
@@ -127,7 +127,7 @@ class PlotsTest(unittest.TestCase):
             from reports import plots
         except ImportError as e:  # matplotlib missing: scripts/vdsobench setup
             raise unittest.SkipTest(f"matplotlib: {e}")
-        from reports.plots_test import all_text, fig_title
+        from reports.testsupport import all_text, fig_title
         cls.plots = plots
         cls.all_text, cls.fig_title = staticmethod(all_text), staticmethod(fig_title)
         cls.native = fixture("amd-epyc.json")

@@ -8,19 +8,10 @@ import io
 import json
 import statistics
 import unittest
-from pathlib import Path
 
 from reports import merge
+from reports.testsupport import ROOT, SELECTION, SMALL, fixture, zen5
 
-ROOT = Path(__file__).resolve().parents[1]
-TESTDATA = Path(__file__).resolve().parent / "testdata"
-SMALL = ROOT / "scripts" / "vdsobench_cli" / "tests" / "testdata" / "results_small.json"
-
-
-def fixture(name):
-    """(file name, results) of a fixture in reports/testdata, or of a path."""
-    path = TESTDATA / name if "/" not in name else Path(name)
-    return str(path.name), json.loads(path.read_text())
 
 
 TWO_MACHINES = """\
@@ -55,8 +46,6 @@ ns per call: the median of the repetitions [its 95% confidence interval, order s
 """
 ZEN3 = "Zen 3 (AMD EPYC, 25/1/1)"
 SPR = "Sapphire Rapids (Intel Xeon Platinum 8480+, 6/143/8)"
-SELECTION = dict(variants=["x86_gtod_raw_copy+rdtscp+always", "sys/vdso"],
-                 clocks=["monotonic", "monotonic_raw"])
 
 
 def repetitions(data, name):
@@ -144,15 +133,6 @@ class TwoMachinesTest(unittest.TestCase):
                          json.loads(json.dumps(self.merged)))
         with self.assertRaises(ValueError):
             merge.render_merge(self.merged, "xml")
-
-
-def zen5(data):
-    """A copy of a results file whose CPU is family 26 model 2 (an AMD Zen 5,
-    Turin): the amd-epyc.json fixture edited here, not a run on a Zen 5."""
-    data = copy.deepcopy(data)
-    cpu = data["context"]["vdsobench"]["fingerprint"]["cpu"]
-    cpu.update(family=26, model=2, stepping=1)
-    return data
 
 
 class UarchLabelsTest(unittest.TestCase):

@@ -4,47 +4,20 @@ the machine stated, the line at 1.0, and files that are valid PNG and SVG of
 the stated size, written all or none."""
 
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 import unittest
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from reports import merge, plots, tables
-from reports.merge_test import ROOT, SMALL, fixture, zen5
+from reports.testsupport import ROOT, SMALL, all_text, fig_title, fixture, png_size, svg_size, zen5
 
 LAYOUTS = "*+rdtscp+always"
 
 
-def png_size(path):
-    """(width, height) from a PNG's IHDR; AssertionError unless it is a PNG."""
-    data = Path(path).read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path}: not a PNG"
-    assert data[12:16] == b"IHDR", f"{path}: no IHDR first"
-    return struct.unpack(">II", data[16:24])
-
-
-def svg_size(path):
-    """(width, height) in points of an SVG's root; AssertionError unless it is one."""
-    root = ET.parse(path).getroot()
-    assert root.tag.endswith("}svg") or root.tag == "svg", f"{path}: root is {root.tag}"
-    return tuple(float(root.get(k).removesuffix("pt")) for k in ("width", "height"))
-
-
 def pixels(fig):
     return tuple(round(v) for v in fig.get_size_inches() * fig.dpi)
-
-
-def all_text(fig):
-    """Every visible text, lines joined (a caption wraps anywhere)."""
-    return " ".join(t.get_text().replace("\n", " ") for t in plots.visible_texts(fig))
-
-
-def fig_title(fig):
-    return " ".join(t.get_text().replace("\n", " ") for t in fig.texts + [
-        ax.title for ax in fig.axes])
 
 
 class ChartsTest(unittest.TestCase):

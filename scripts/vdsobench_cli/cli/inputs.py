@@ -6,7 +6,8 @@ is wrong (UsageError, exit 2), found in seconds and in memory bounded by the
 cap:
 
 - kind: a regular file only (a FIFO, a device, a directory, a symlink to one
-  is refused by stat before it is opened, and opened without blocking);
+  is refused by stat before it is opened, and opened without blocking): the
+  reading is safe_read's, the one reader of user files;
 - size: checked with stat before a byte is read, and the read itself
   stops one byte past the cap (a file that grows);
 - text: UTF-8, not empty;
@@ -29,13 +30,10 @@ cap:
 import functools
 import itertools
 import json
-import math
 import operator
-import os
 import re
-import stat
 
-from vdsobench_cli.cli import packages
+from vdsobench_cli.cli import packages, safe_read
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 from reports.text import cleaned
@@ -97,86 +95,22 @@ class OutOfRange:
         self.token, self.integer, self.ordinal = token, integer, ordinal
 
 
-def size_text(size):
-    return f"{math.ceil(size / MB)} MB" if size >= MB else f"{size} bytes"
-
-
-def too_large(path, size, what, limit):
-    return UsageError(f"{path}: {size_text(size)} is larger than the {size_text(limit)} "
-                      f"a {what} may be")
-
-
-# What stat says a path is, for the one line that refuses it.
-KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
-         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-         (stat.S_ISSOCK, "a socket"))
-# O_NONBLOCK: a FIFO or a device swapped in after the stat cannot block the
-# open or the read; O_NOCTTY: a terminal never becomes ours.
-OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-
-
-def not_regular(path, st, what):
-    kind = next((word for test, word in KINDS if test(st.st_mode)), "not a regular file")
-    via = " (through a symbolic link)" if os.path.islink(path) else ""
-    return UsageError(f"{path}: is {kind}{via}; a {what} must be a regular file")
-
-
-def os_error(path, e, missing=None):
-    if isinstance(e, FileNotFoundError):
-        return UsageError(missing or f"{path}: No such file or directory")
-    return UsageError(f"{path}: {e.strerror or e}")
-
-
 def open_regular(path, what, limit, missing=None):
     """An unbuffered binary file object of the regular file at path, at most
     limit bytes when opened: the rules every file the CLI is handed is read by
-    (read_bytes reads it; a caller that streams, e.g. tarfile, opens it here
-    and still reads at most the cap). Anything else, one line: UsageError.
+    (safe_read.open_regular's). Anything else, one line: UsageError.
 
     Checked twice: stat before the open, so a device is never opened (as root,
     opening some has effects: a watchdog, a tape), and fstat of the opened
     descriptor, so what was read is what was checked."""
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        raise os_error(path, e, missing) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise not_regular(path, st, what)
-    if st.st_size > limit:
-        raise too_large(path, st.st_size, what, limit)
-    try:
-        fd = os.open(path, OPEN_FLAGS)
-    except OSError as e:
-        raise os_error(path, e, missing) from None
-    f = os.fdopen(fd, "rb", buffering=0)
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-        f.close()
-        raise (not_regular(path, st, what) if not stat.S_ISREG(st.st_mode)
-               else too_large(path, st.st_size, what, limit))
-    return f
+    return safe_read.open_regular(path, what, limit, missing=missing)
 
 
 def read_bytes(path, what, limit, missing=None):
-    """The bytes of the regular file at path, at most limit (open_regular's rules);
+    """The bytes of the regular file at path, at most limit (safe_read's rules);
     the read stops one byte past the cap (a file that grows, a /proc file that
     says it is empty)."""
-    with open_regular(path, what, limit, missing) as f:
-        chunks, left = [], limit + 1
-        try:
-            while left > 0:
-                chunk = f.read(min(left, MB))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                left -= len(chunk)
-        except OSError as e:
-            raise os_error(path, e) from None
-    data = b"".join(chunks)
-    if len(data) > limit:
-        raise UsageError(f"{path}: more than the {size_text(limit)} a {what} may be "
-                         "(stopped reading there)")
-    return data
+    return safe_read.read_regular(path, what, limit, missing=missing)
 
 
 def line_of(data, pos):

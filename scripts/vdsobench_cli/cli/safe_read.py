@@ -7,12 +7,18 @@ symbolic link on the way.
     read_regular(rel, what, limit, root=fd)    a file below an open directory:
                                                every component, the last one
                                                too, must be no symbolic link
+    read_regular(path, ..., follow=False)      a file that may not itself be a
+                                               symbolic link (a node's file)
+    open_regular(path, what, limit)            the same checks, a file object to
+                                               stream from (tarfile, a copy)
 
-A refused file is one line naming it and why (UsageError, exit 2).
+A refused file is one line naming it and why (UsageError, exit 2). It is the
+only reader of user files: inputs.read_bytes (the JSON loader's) and
+fleet_slurm.read_left (what jobs leave) call it, and only this module opens
+a file with O_NONBLOCK for reading (vocab_test checks).
 
 Standard library only, and it runs as a plain script's neighbour too: the
 @vdso_imports repository rule runs imports_table.py, which reads through it.
-inputs.read_bytes() predates it; new readers use this one.
 """
 
 import errno
@@ -86,48 +92,68 @@ def too_large(name, size, what, limit):
                       f"a {what} may be")
 
 
+def not_regular(name, mode, what, via=""):
+    return UsageError(f"{name}: is {kind(mode)}{via}; a {what} must be a regular file")
+
+
+def checked(fd, name, what, limit):
+    """fd again, once fstat says it is a regular file of at most limit bytes (None:
+    any size); closed and UsageError otherwise: what is read is what was checked."""
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise not_regular(name, st.st_mode, what)
+        if limit is not None and st.st_size > limit:
+            raise too_large(name, st.st_size, what, limit)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def read_fd(fd, name, what, limit):
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        raise UsageError(f"{name}: is {kind(st.st_mode)}; a {what} must be a regular file")
-    if st.st_size > limit:
-        raise too_large(name, st.st_size, what, limit)
+    """At most limit bytes of fd, read to its end; UsageError past the cap (a file
+    that grows, a /proc file that says it is empty): the read stops one byte past it."""
     chunks, size = [], 0
     while size <= limit:
-        chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+        chunk = os.read(fd, min(MB, limit + 1 - size))
         if not chunk:
             break
         chunks.append(chunk)
         size += len(chunk)
-    if size > limit:  # it grew while read
-        raise too_large(name, size, what, limit)
+    if size > limit:
+        raise UsageError(f"{name}: more than the {size_text(limit)} a {what} may be "
+                         "(stopped reading there)")
     return b"".join(chunks)
 
 
-def read_regular(path, what, limit, root=None, prefix="", missing=None):
-    """The bytes of a regular file of at most limit bytes.
-
-    root: a directory fd; path is then relative to it and no component may be
-    a symbolic link. prefix: put before path in messages (the tree's name).
-    missing: the message for a file that is not there (default: strerror), or
-    False to return None for one."""
+def open_fd(path, what, limit, root=None, prefix="", missing=None, follow=True):
+    """The checked fd of the regular file path (read_regular's rules), or None for
+    a missing one when missing is False. The caller closes it."""
     name = f"{prefix}{path}"
     try:
         if root is None:
-            st = os.stat(path)  # refuse a FIFO or device before opening it
+            # refuse a FIFO or device before opening it (as root, opening some acts:
+            # a watchdog, a tape); without follow, a symbolic link too
+            st = os.stat(path) if follow else os.lstat(path)
             if not stat.S_ISREG(st.st_mode):
-                via = " (through a symbolic link)" if os.path.islink(path) else ""
-                raise UsageError(f"{name}: is {kind(st.st_mode)}{via}; a {what} must be "
-                                 "a regular file")
-            fd = os.open(path, NONBLOCK)
+                via = " (through a symbolic link)" if follow and os.path.islink(path) else ""
+                raise not_regular(name, st.st_mode, what, via)
+            if limit is not None and st.st_size > limit:
+                raise too_large(name, st.st_size, what, limit)
+            try:
+                fd = os.open(path, NONBLOCK | (0 if follow else os.O_NOFOLLOW))
+            except OSError as e:
+                if follow or e.errno != errno.ELOOP:
+                    raise
+                raise not_regular(name, stat.S_IFLNK, what) from None
         else:
             parts = parts_of(path)
             parent = open_dir(root, "/".join(parts[:-1]), prefix=prefix)
             try:
                 st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
                 if not stat.S_ISREG(st.st_mode):  # never opened: a device may act on it
-                    raise UsageError(f"{name}: is {kind(st.st_mode)}; a {what} must be a "
-                                     "regular file")
+                    raise not_regular(name, st.st_mode, what)
                 fd = os.open(parts[-1], NONBLOCK | os.O_NOFOLLOW, dir_fd=parent)
             except OSError as e:
                 if e.errno != errno.ELOOP:
@@ -141,9 +167,32 @@ def read_regular(path, what, limit, root=None, prefix="", missing=None):
         raise UsageError(missing or f"{name}: No such file or directory") from None
     except OSError as e:
         raise UsageError(f"{name}: {e.strerror or e}") from None
+    return checked(fd, name, what, limit)
+
+
+def read_regular(path, what, limit, root=None, prefix="", missing=None, follow=True):
+    """The bytes of a regular file of at most limit bytes.
+
+    root: a directory fd; path is then relative to it and no component may be
+    a symbolic link. prefix: put before path in messages (the tree's name).
+    missing: the message for a file that is not there (default: strerror), or
+    False to return None for one. follow=False: path may not be a symbolic link
+    (its directories may)."""
+    fd = open_fd(path, what, limit, root, prefix, missing, follow)
+    if fd is None:
+        return None
     try:
-        return read_fd(fd, name, what, limit)
+        return read_fd(fd, f"{prefix}{path}", what, limit)
     except OSError as e:
-        raise UsageError(f"{name}: {e.strerror or e}") from None
+        raise UsageError(f"{prefix}{path}: {e.strerror or e}") from None
     finally:
         os.close(fd)
+
+
+def open_regular(path, what, limit=None, prefix="", missing=None, follow=True):
+    """An unbuffered binary file object of the regular file at path (read_regular's
+    rules; limit None: any size, for a caller that reads only a part), or None
+    for a missing one when missing is False. The caller reads at most what it
+    means to and closes it."""
+    fd = open_fd(path, what, limit, prefix=prefix, missing=missing, follow=follow)
+    return None if fd is None else os.fdopen(fd, "rb", buffering=0)

@@ -12,16 +12,15 @@ config`'s "Key = value" lines, and Slurm's host lists ("n[1-3,07],gpu1").
 """
 
 import argparse
-import errno
+import io
 import os
 import re
 import shutil
-import stat
 import subprocess
 from pathlib import Path
 
 from vdsobench_cli.measure import fingerprint
-from vdsobench_cli.cli import lifecycle
+from vdsobench_cli.cli import lifecycle, safe_read
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.measure.fingerprint import uarch
 
@@ -408,60 +407,29 @@ def argtype(check, *args):
 # symbolic link (root would read what the link names), never by an open that
 # blocks (a FIFO) or one with effects (a device), and never past a size cap.
 
-OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-
-
-def not_regular(path, mode, what):
-    kind = next((word for test, word in (
-        (stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")) if test(mode)),
-        "not a regular file")
-    return UsageError(f"{path}: is {kind}; a {what} must be a regular file")
-
-
 def open_left(path, what):
     """A binary file object of the regular file at path, or None if there is
-    none; UsageError naming path for anything else. lstat before the open (a
-    device is never opened), fstat after it (what is read is what was checked)."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        raise UsageError(f"{path}: {e.strerror or e}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise not_regular(path, st.st_mode, what)
-    try:
-        fd = os.open(path, OPEN_FLAGS)
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise not_regular(path, stat.S_IFLNK, what) from None
-        raise UsageError(f"{path}: {e.strerror or e}") from None
-    f = os.fdopen(fd, "rb")
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        f.close()
-        raise not_regular(path, mode, what)
-    return f
+    none; UsageError naming path for anything else (a symbolic link too):
+    safe_read's rules, lstat before the open (a device is never opened), fstat
+    after it (what is read is what was checked)."""
+    raw = safe_read.open_regular(path, what, missing=False, follow=False)
+    return None if raw is None else io.BufferedReader(raw)
 
 
 def read_left(path, what, limit, tail=False):
     """The bytes of the regular file at path (open_left's rules), None if there is
     none. At most limit: a larger file is refused, or with tail its last limit
     bytes are read (the last line of a log that may be long)."""
+    if not tail:
+        return safe_read.read_regular(path, what, limit, missing=False, follow=False)
     f = open_left(path, what)
     if f is None:
         return None
     with f:
         size = os.fstat(f.fileno()).st_size
-        if size > limit and tail:
+        if size > limit:
             f.seek(size - limit)
         data = f.read(limit + 1)
-    if len(data) > limit and not tail:
-        raise UsageError(f"{path}: larger than the {limit} bytes a {what} may be")
     return data[-limit:]
 
 

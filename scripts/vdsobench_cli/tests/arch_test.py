@@ -17,7 +17,7 @@ from unittest import mock
 
 from vdsobench_cli.cli import arch, build, main, packages, variants
 from vdsobench_cli.commands import gate, run, testrun
-from vdsobench_cli.tests.run_test import vdsobench
+from vdsobench_cli.tests.support import vdsobench
 
 EMU = {"label": "emulated (qemu-user)", "emulator": "qemu-user",
        "program": "qemu-aarch64-static", "version": "7.2.22", "guest": "aarch64",

@@ -50,6 +50,18 @@ def can_hide_libraries():
     return r.returncode == 0
 
 
+class SourceFilesTest(unittest.TestCase):
+    """What a bundle carries of the Python: the code, none of the tests (no build)."""
+
+    def test_no_test_file(self):
+        files = {str(rel) for rel, _ in bundle.source_files()}
+        self.assertIn("reports/stats.py", files)
+        self.assertIn("scripts/vdsobench_cli/cli/safe_read.py", files)
+        tests = sorted(f for f in files if f.endswith(("_test.py", "testsupport.py"))
+                       or "/tests/" in f)
+        self.assertEqual(tests, [])
+
+
 class BundleTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

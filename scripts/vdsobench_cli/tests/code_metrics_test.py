@@ -12,7 +12,7 @@ from unittest import mock
 from vdsobench_cli.cli import arch
 from vdsobench_cli.measure import code_metrics
 from vdsobench_cli.recipes import recipes
-from vdsobench_cli.tests.run_test import vdsobench
+from vdsobench_cli.tests.support import vdsobench
 
 AARCH64 = """
 generic_5_3.o:     file format elf64-littleaarch64

@@ -18,7 +18,7 @@ from vdsobench_cli.cli import main
 from vdsobench_cli.recipes import recipes
 from vdsobench_cli.measure import rounds
 from vdsobench_cli.commands import run
-from vdsobench_cli.tests.run_test import vdsobench
+from vdsobench_cli.tests.support import vdsobench
 
 GTOD = "x86_gtod+lfence_rdtsc+always"
 MULTSHIFT = "x86_gtod_ts_multshift+lfence_rdtsc+always"

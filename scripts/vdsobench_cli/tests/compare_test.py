@@ -11,57 +11,11 @@ from unittest import mock
 
 from vdsobench_cli.tests import support as fixtures
 from vdsobench_cli.measure import rounds
-from vdsobench_cli.tests.run_test import vdsobench
+from vdsobench_cli.tests.support import BASE, OTHER, recorded_rounds, vdsobench
 
 TESTDATA = os.path.join(os.path.dirname(__file__), "testdata")
 FIXTURE = os.path.join(TESTDATA, "results_small.json")
-BASE = "x86_gtod+lfence_rdtsc+always"
-OTHER = "x86_gtod_raw_copy+lfence_rdtsc+always"
 QUICK = ["--rounds", "8", "--batch-ms", "1", "--quiet"]
-# Recorded on this project's machine (AMD EPYC under KVM) with
-#   vdsobench_bench --variants BASE,OTHER --clocks monotonic_raw,monotonic
-#     --modes hot --rounds 16 --batch-ms 10 --copies 1 --out FILE
-# x86_gtod has no userspace MONOTONIC_RAW (a syscall), OTHER has: a
-# structural difference; MONOTONIC is the same code in both.
-RECORDED = os.path.join(TESTDATA, "rounds-gtod-raw-copy.jsonl")
-# The subjects as recorded, with rdtscp; the commands under test ask the
-# harness first whether a subject runs here, and a CPU without RDTSCP (some
-# hypervisors mask it) runs none of those names, while every x86-64 CPU runs
-# lfence; rdtsc. So the recorded rounds are handed over under BASE's and
-# OTHER's names: only the names change, every time stays as recorded.
-RECORDED_AS = {"x86_gtod+rdtscp+always": BASE, "x86_gtod_raw_copy+rdtscp+always": OTHER}
-
-
-def recorded_records():
-    """The recorded rounds' records, their subjects renamed as RECORDED_AS says."""
-    with open(RECORDED) as f:
-        recs = [json.loads(line) for line in f if line.strip()]
-    for r in recs:
-        if r.get("subject") in RECORDED_AS:
-            was, r["subject"] = r["subject"], RECORDED_AS[r["subject"]]
-            if r.get("benchmark", "").startswith(was + "/"):
-                r["benchmark"] = r["subject"] + r["benchmark"][len(was):]
-    return recs
-
-
-def recorded_rounds(scale=None, same=False):
-    """A stand-in for rounds.measure() that returns the recorded rounds: with
-    scale {clock: factor}, OTHER's times on that clock multiplied by factor;
-    with same, OTHER's times replaced by BASE's (an A/A comparison)."""
-    def measure(binary, hargs, rounds_n, batch_ms, copies=1, quiet=False):
-        recs = recorded_records()
-        base = {(r["group"], r["round"]): r["ns_per_call"] for r in recs
-                if r.get("subject") == BASE}
-        for r in recs:
-            if r.get("subject") != OTHER:
-                continue
-            if same:
-                r["ns_per_call"] = base[(r["group"], r["round"])]
-            r["ns_per_call"] *= (scale or {}).get(r["group"].split("/")[0], 1)
-        return rounds.parse(json.dumps(r) for r in recs)
-    return mock.Mock(side_effect=measure)
-
-
 class PairedTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -33,7 +33,7 @@ from unittest import mock
 from vdsobench_cli.cli import arch, build, inputs
 from vdsobench_cli.measure import fingerprint, rounds
 from vdsobench_cli.recipes import patch_review
-from vdsobench_cli.tests import run_test
+from vdsobench_cli.tests.support import vdsobench
 from vdsobench_cli.commands import sim
 from vdsobench_cli.cli.build import ROOT
 
@@ -83,7 +83,7 @@ class Attack(unittest.TestCase):
 
     def assert_refused_in_process(self, argv, *needles):
         before = snapshot(self.dir)
-        self.assert_one_line(*run_test.vdsobench(*map(str, argv)), *needles)
+        self.assert_one_line(*vdsobench(*map(str, argv)), *needles)
         self.assertEqual(snapshot(self.dir), before, "nothing written")
 
 
@@ -138,7 +138,7 @@ class NotAFileTest(Attack):
                         str(path), says, what)
                     self.assertFalse(out.exists())
         # and what is left behind still works: the good file still merges
-        rc, out, err = run_test.vdsobench("merge", str(SMALL))
+        rc, out, err = vdsobench("merge", str(SMALL))
         self.assertEqual(rc, 0, err)
         self.assertIn("generic_5_3+rdtscp+always", out)
 
@@ -296,7 +296,7 @@ class MachineStringsTest(Attack):
                      ["merge", evil, "--format", "markdown"],
                      ["compare", "--results", SMALL, evil]):
             with self.subTest(argv=argv[:3]):
-                rc, out, err = run_test.vdsobench(*map(str, argv))
+                rc, out, err = vdsobench(*map(str, argv))
                 self.assertIn(rc, (0, 1), err)
                 self.assertIn("\\x1b", out)
                 self.assert_clean("stdout", out)
@@ -304,7 +304,7 @@ class MachineStringsTest(Attack):
 
     def test_an_error_line_names_a_hostile_path_escaped(self):
         name = self.dir / "a\x1b[2Jb\u202e.json"
-        rc, out, err = run_test.vdsobench("merge", str(name))
+        rc, out, err = vdsobench("merge", str(name))
         self.assert_one_line(rc, out, err, "a\\x1b[2Jb\\u202e.json: No such file")
 
     def test_this_machines_strings(self):

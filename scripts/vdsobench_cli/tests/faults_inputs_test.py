@@ -19,7 +19,7 @@ from unittest import mock
 from vdsobench_cli.commands import gate, plot, sim
 from vdsobench_cli.cli import inputs
 from vdsobench_cli.measure import results, rounds
-from vdsobench_cli.tests import run_test
+from vdsobench_cli.tests import support
 from vdsobench_cli.cli.build import ROOT
 
 FIXTURE = Path(__file__).resolve().parent / "testdata" / "results_small.json"
@@ -33,7 +33,7 @@ LIMIT_S = 10
 def vdsobench(*argv):
     """(exit status, stdout, stderr, seconds) of `scripts/vdsobench ARGV`, in process."""
     start = time.monotonic()
-    return (*run_test.vdsobench(*map(str, argv)), time.monotonic() - start)
+    return (*support.vdsobench(*map(str, argv)), time.monotonic() - start)
 
 
 def load(path):

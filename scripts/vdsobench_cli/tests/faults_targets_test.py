@@ -32,7 +32,7 @@ from vdsobench_cli.measure import fingerprint, results
 from vdsobench_cli.cli import lifecycle, main, ranged
 from vdsobench_cli.commands import sim
 from vdsobench_cli.cli.errors import Failure, UsageError
-from vdsobench_cli.tests.run_test import vdsobench
+from vdsobench_cli.tests.support import vdsobench
 
 SCRIPTS = Path(__file__).resolve().parents[2]
 LAUNCHER = SCRIPTS / "vdsobench"

@@ -25,6 +25,7 @@ from unittest import mock
 from vdsobench_cli.fleet import fleet, fleet_local, fleet_slurm
 from vdsobench_cli.cli import main
 from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.tests import support
 
 VDSOBENCH = Path(__file__).resolve().parents[2] / "vdsobench"
 
@@ -442,7 +443,7 @@ class RecordTest(RecordWork):
         self.before = snapshot(self.victim)
         path = self.d / "job.json"
         for what, make in (("a symbolic link", lambda: path.symlink_to(elsewhere)),
-                           ("a FIFO", lambda: os.mkfifo(path)),
+                           ("a named pipe (FIFO)", lambda: os.mkfifo(path)),
                            ("a directory", lambda: path.mkdir())):
             make()
             with self.subTest(what=what):
@@ -654,8 +655,7 @@ class BundleAttackTest(Work):
 
     def setUp(self):
         super().setUp()
-        from vdsobench_cli.tests.fleet_test import SubmitTest
-        helper = SubmitTest("test_not_a_bundle")
+        helper = support.SubmitCase()
         helper.setUp()
         self.addCleanup(helper.doCleanups)
         self.cluster, self.jobs = helper.cluster, self.tmp / "jobs"

@@ -20,6 +20,7 @@ from unittest import mock
 from vdsobench_cli.fleet import fleet, fleet_local, fleet_slurm
 from vdsobench_cli.cli import main, packages
 from vdsobench_cli.cli.errors import Failure, UsageError
+from vdsobench_cli.tests.support import SubmitCase, node, partition
 
 TESTDATA = Path(__file__).resolve().parent / "testdata"
 
@@ -105,19 +106,6 @@ model		: 200
 model name	: AMD Future
 stepping	: 0
 """
-
-
-def node(name, state="IDLE", features="", partitions="fleet", arch="x86_64", reason=None):
-    text = (f"NodeName={name} Arch={arch} AvailableFeatures={features or '(null)'} "
-            f"State={state} Partitions={partitions}")
-    if reason:
-        text += f" Reason={reason} [root@2026-12-01T05:00:00]"
-    return fleet_slurm.parse_pairs(text)
-
-
-def partition(name, nodes, default=True):
-    return fleet_slurm.parse_pairs(f"PartitionName={name} Default={'YES' if default else 'NO'} "
-                                   f"Nodes={nodes} State=UP")
 
 
 class ParseTest(unittest.TestCase):
@@ -372,34 +360,8 @@ class CommandTest(unittest.TestCase):
         self.assertFalse([o for o in opts if o.startswith(("--nodelist", "--constraint"))])
 
 
-class SubmitTest(unittest.TestCase):
+class SubmitTest(SubmitCase):
     """fleet run against a made-up cluster: what is staged, recorded and released."""
-
-    def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-fleet-test-"))
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-        top = self.tmp / "src" / "vdsobench-x"
-        top.mkdir(parents=True)
-        (top / "BUNDLE.json").write_text(json.dumps({"arch": "x86_64",
-                                                     "build": {"short": "abc"}}))
-        self.bundle = self.tmp / "b.tar.gz"
-        with tarfile.open(self.bundle, "w:gz") as tar:
-            tar.add(top, arcname=top.name)
-        self.cluster = mock.Mock()
-        self.cluster.conf = Path("/c/slurm.conf")
-        self.cluster.nodes.return_value = [node("n1", features="zen3,local_n1"),
-                                           node("n2", features="zen3,local_n2")]
-        self.cluster.partitions.return_value = [partition("fleet", "n[1-2]")]
-        self.cluster.submit.return_value = "77"
-        self.jobs = self.tmp / "jobs"
-
-    def fleet_run(self, *extra):
-        argv = ["fleet", "run", "--jobs-dir", str(self.jobs), "--bundle", str(self.bundle),
-                "--no-wait", *extra, "--", "run", "--clocks", "monotonic"]
-        out, err = io.StringIO(), io.StringIO()
-        with mock.patch.object(fleet, "cluster_of", return_value=self.cluster), \
-                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            return main.main(argv), out.getvalue(), err.getvalue()
 
     def test_staged_recorded_released(self):
         rc, out, err = self.fleet_run("--nodes", "all", "--constraint", "local_n2")

@@ -15,8 +15,7 @@ from unittest import mock
 from vdsobench_cli.cli import arch
 from vdsobench_cli.measure import fingerprint, rounds
 from vdsobench_cli.commands import gate
-from vdsobench_cli.tests.compare_test import BASE, OTHER, recorded_rounds
-from vdsobench_cli.tests.run_test import vdsobench
+from vdsobench_cli.tests.support import BASE, OTHER, recorded_rounds, vdsobench
 
 VARIANT = BASE  # x86_gtod with lfence; rdtsc, which every x86-64 CPU reads
 

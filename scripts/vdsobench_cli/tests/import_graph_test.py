@@ -1,6 +1,8 @@
 """The import graph of the CLI package and reports/, built from the sources
 (every import, at the top of a module or inside a function): no cycle, and
-no module but the entry point (scripts/vdsobench) touches sys.path."""
+no module but the entry point (scripts/vdsobench) touches sys.path. No test
+module imports another: shared helpers live in tests/support.py and
+reports/testsupport.py."""
 
 import ast
 import unittest
@@ -43,6 +45,32 @@ def graph(mods):
                 if t in mods and t != name:
                     out.setdefault(t, node.lineno)
     return edges
+
+
+def helper_and_test_files():
+    """The test modules and the two shared-helper modules, as paths."""
+    found = []
+    for package, top in PACKAGES:
+        found += [p for p in sorted((top / package).rglob("*.py")) if "testdata" not in p.parts
+                  and (p.name.endswith("_test.py") or p.name in ("support.py", "testsupport.py"))]
+    return found
+
+
+def imported_tests(text, filename="<source>"):
+    """[(line, module)] for each test module (a name ending in _test) that the
+    source imports, in any form: import a.b_test, from a.b_test import x,
+    from a import b_test, from . import b_test, from .b_test import x."""
+    found = []
+    for node in ast.walk(ast.parse(text, filename)):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            names = [base] + [f"{base.rstrip('.')}.{a.name}".lstrip(".") for a in node.names]
+        else:
+            continue
+        found += [(node.lineno, n) for n in names if n.rsplit(".", 1)[-1].endswith("_test")]
+    return found
 
 
 def cycle(edges):
@@ -90,6 +118,29 @@ class ImportGraphTest(unittest.TestCase):
         self.assertIn("vdsobench_cli.cli.errors", edges["vdsobench_cli.cli.arch"])
         self.assertIn("vdsobench_cli.cli.lifecycle", edges["vdsobench_cli.cli.errors"])
         self.assertIn("reports.text", edges["vdsobench_cli.cli.errors"])
+
+    def test_no_test_module_imports_another(self):
+        sources = helper_and_test_files()
+        names = {p.name for p in sources}
+        self.assertIn("import_graph_test.py", names)
+        self.assertIn("plots_test.py", names)
+        self.assertTrue({"support.py", "testsupport.py"} <= names)
+        found = [f"{p.relative_to(ROOT)}:{line}: imports {module}" for p in sources
+                 for line, module in imported_tests(p.read_text(), str(p))]
+        self.assertEqual(found, [], "a shared helper belongs in tests/support.py or "
+                         "reports/testsupport.py:\n" + "\n".join(found))
+
+    def test_the_checker_finds_a_test_import(self):
+        for source in ("from vdsobench_cli.tests.run_test import vdsobench",
+                       "import reports.plots_test", "from reports import merge_test",
+                       "from . import run_test", "from .fleet_test import SubmitTest",
+                       "def f():\n    from vdsobench_cli.tests import live_test\n"):
+            with self.subTest(source=source):
+                self.assertEqual(len(imported_tests(source)), 1, imported_tests(source))
+        self.assertEqual(imported_tests("from vdsobench_cli.tests import support\n"
+                                      "from reports.testsupport import fixture\n"
+                                      "import vdsobench_cli.commands.testrun\n"
+                                      "from vdsobench_cli.measure import results"), [])
 
     def test_only_the_entry_point_sets_the_path(self):
         touched = [str(path.relative_to(ROOT)) for path, _ in modules().values()

@@ -34,9 +34,7 @@ from vdsobench_cli.cli import build, packages
 from vdsobench_cli.commands import compare, run
 from vdsobench_cli.kimport import imports_table, kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
-from vdsobench_cli.tests.kernel_import_test import ImportsDir, cli, one_line, tarball
-from vdsobench_cli.tests.new_variant_test import NESTED
-from vdsobench_cli.tests.run_test import vdsobench
+from vdsobench_cli.tests.support import NESTED, ImportsDir, cli, one_line, tarball, vdsobench
 
 MAKEFILE = "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 1\nEXTRAVERSION =\n"
 

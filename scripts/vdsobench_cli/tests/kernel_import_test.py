@@ -16,7 +16,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -25,38 +24,12 @@ from unittest import mock
 from vdsobench_cli.cli import build, packages
 from vdsobench_cli.kimport import kbuild, kernel_import, objcmp
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.tests.new_variant_test import NESTED
-from vdsobench_cli.tests.run_test import vdsobench
+from vdsobench_cli.tests.support import (NESTED, TORN_612, ImportsDir, cli, ok, one_line, tarball,
+                                      vdsobench)
 
-TESTDATA = build.ROOT / "kernel_import" / "testdata"
-TORN_612 = str(TESTDATA / "6.12-torn-mult-shift.patch")
+TESTDATA = build.ROOT / "kernel_import" / "testdata"  # TORN_612: support.py
 TORN_61 = str(TESTDATA / "6.1-torn-mult-shift.patch")
 MAX_CYCLES_LAST = str(TESTDATA / "6.12-max-cycles-last.patch")
-
-
-class ImportsDir:
-    """A throwaway imports table for a test class: the project's own table (and
-    the gate's baseline, which knows no imports) stay as they are."""
-
-    def __init__(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-imports-")
-        self.saved = os.environ.get(kernel_import.DIR_ENV)
-        os.environ[kernel_import.DIR_ENV] = self.tmp.name
-
-    def close(self):
-        if self.saved is None:
-            os.environ.pop(kernel_import.DIR_ENV, None)
-        else:
-            os.environ[kernel_import.DIR_ENV] = self.saved
-        kernel_import.sync_env()
-        self.tmp.cleanup()
-
-
-def one_line(test, rc, err, *needles):
-    test.assertEqual(rc, 2, err)
-    test.assertEqual(len(err.strip().splitlines()), 1, err)
-    for needle in needles:
-        test.assertIn(needle, err)
 
 
 class PureTest(unittest.TestCase):
@@ -227,29 +200,6 @@ class PatchReviewSummaryTest(unittest.TestCase):
         same = dict(d, fields=d["fields"][2:], only_b=[], paths=d["paths"][1:])
         self.assertEqual(patch_review.layout_summary(same),
                          ["  no field moved, every read path loads the same lines"])
-
-
-def tarball(version):
-    """The Debian tarball, installed now when missing and root; None (skip) when it
-    cannot be."""
-    path = Path(f"/usr/src/linux-source-{version}.tar.xz")
-    if not path.exists() and os.geteuid() == 0:
-        packages.ensure_group((f"linux-source-{version}",), "the import tests")
-    return path if path.exists() else None
-
-
-def cli(*argv):
-    """(exit status, stdout, stderr) of scripts/vdsobench as its own process: verify
-    prints its driver's lines straight to the terminal, past sys.stdout."""
-    r = subprocess.run([sys.executable, str(build.ROOT / "scripts" / "vdsobench"), *argv],
-                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    return r.returncode, r.stdout, r.stderr
-
-
-def ok(test, argv, rc_want=0):
-    rc, out, err = cli(*argv)
-    test.assertEqual(rc, rc_want, f"{' '.join(argv)}: {err}{out[-3000:]}")
-    return out
 
 
 class TarballTest(unittest.TestCase):

@@ -5,33 +5,10 @@ matches it, v6.10's does not (its raw base sits elsewhere), and a page
 changed in one field is named by the check that field feeds."""
 
 import copy
-import json
 import unittest
-from pathlib import Path
 
 from vdsobench_cli.measure import live
-
-DUMP = json.loads((Path(__file__).parent / "testdata" / "vvar-6.18-zen4.json").read_text())
-# struct vdso_clock as v6.15 has it (include/vdso/datapage.h): seq, clock_mode,
-# cycle_last, max_cycles, mask, mult, shift, basetime[VDSO_BASES]; 232 bytes
-CLOCK = (("seq", 0, 4), ("clock_mode", 4, 4), ("cycle_last", 8, 8), ("max_cycles", 16, 8),
-         ("mask", 24, 8), ("mult", 32, 4), ("shift", 36, 4),
-         ("basetime[VDSO_BASES]", 40, 192), ("basetime[CLOCK_REALTIME]", 40, 16),
-         ("basetime[CLOCK_MONOTONIC]", 56, 16))
-
-
-def table(raw_at, prefix="clock_data"):
-    hres = [{"name": f"{prefix}[CS_HRES_COARSE].{n}", "offset": o, "size": s}
-            for n, o, s in CLOCK]
-    raw = [{"name": f"{prefix}[CS_RAW].{n}", "offset": raw_at + o, "size": s}
-           for n, o, s in CLOCK[:7]]
-    return hres + raw
-
-
-V6_15 = {"layout": "generic_6_15", "kernel_version": "6.15", "fields": table(232)}
-# v6.10's struct vdso_data has tz and hrtimer_res in every element: 248 bytes
-V6_10 = {"layout": "generic_6_10", "kernel_version": "6.10", "fields": table(248, "vd")}
-
+from vdsobench_cli.tests.support import DUMP, V6_10, V6_15
 
 def edited(offset, size, value):
     d = copy.deepcopy(DUMP)

@@ -10,8 +10,7 @@ from unittest import mock
 
 from vdsobench_cli.measure import rounds
 from vdsobench_cli.cli.build import ROOT
-from vdsobench_cli.tests.compare_test import BASE, OTHER, recorded_records
-from vdsobench_cli.tests.run_test import vdsobench
+from vdsobench_cli.tests.support import BASE, OTHER, recorded_records, vdsobench
 
 sys.path.insert(0, str(ROOT))
 from reports import tables  # noqa: E402

@@ -3,8 +3,8 @@ import unittest
 from unittest import mock
 
 from vdsobench_cli.measure import fingerprint, machine_warnings as mw
-from vdsobench_cli.tests.fingerprint_test import (LAPTOP_STAT_LATER, LAPTOP_TREE, VM_TREE, TreeTest,
-                                            proc_stat, write_tree)
+from vdsobench_cli.tests.support import (LAPTOP_STAT_LATER, LAPTOP_TREE, VM_TREE, TreeTest,
+                                      proc_stat, write_tree)
 
 
 def ids(warnings):

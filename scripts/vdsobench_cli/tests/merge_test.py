@@ -9,8 +9,9 @@ import os
 import re
 from pathlib import Path
 
-from vdsobench_cli.tests.plot_test import AMD, COMPARISON, INTEL, TempDir, vdsobench
-from reports.plots_test import png_size
+from vdsobench_cli.tests.support import AMD, COMPARISON, INTEL, TempDir
+from vdsobench_cli.tests.support import plot_vdsobench as vdsobench
+from reports.testsupport import png_size
 
 
 class MergeTest(TempDir):

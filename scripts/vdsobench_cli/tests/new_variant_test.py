@@ -25,8 +25,8 @@ from pathlib import Path
 
 from vdsobench_cli.cli import build
 from vdsobench_cli.tests import support as fixtures
+from vdsobench_cli.tests.support import NESTED
 
-NESTED = "VDSOBENCH_IN_NEW_VARIANT_COPY"
 LAYOUT, COUNTER = "throwaway_layout", "throwaway_counter"
 
 

@@ -2,76 +2,17 @@
 that apply, valid PNG and SVG of the stated size; plot_comparison() for
 `compare --plot`; each bad input one line, exit 2, nothing left behind."""
 
-import contextlib
-import io
 import json
 import os
-import tempfile
 import unittest
 from pathlib import Path
 
 from vdsobench_cli.cli import errors, main
-from vdsobench_cli.commands import merge, plot
-from vdsobench_cli.cli.build import ROOT
+from vdsobench_cli.commands import plot
+from vdsobench_cli.tests.support import AMD, COMPARISON, INTEL, TempDir
+from vdsobench_cli.tests.support import plot_vdsobench as vdsobench
 
-from reports.plots_test import png_size, svg_size  # noqa: E402  (ROOT is on sys.path now)
-
-TESTDATA = ROOT / "reports" / "testdata"
-AMD, INTEL, COMPARISON = (str(TESTDATA / n) for n in ("amd-epyc.json", "intel-xeon.json",
-                                                      "compare.json"))
 SMALL = str(Path(__file__).resolve().parent / "testdata" / "results_small.json")
-
-
-def parser():
-    """The commands of this module and merge.py, as main.py registers them."""
-    p = main.Parser(prog="vdsobench")
-    sub = p.add_subparsers(dest="command")
-    plot.add_parser(sub)
-    merge.add_parser(sub)
-    return p
-
-
-def dispatch(argv):
-    args = parser().parse_args(argv)
-    args.argv = list(argv)
-    return args.func(args)
-
-
-def vdsobench(*argv):
-    """(exit status, stdout, stderr) of `scripts/vdsobench ARGV`."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = errors.guard(dispatch, [str(a) for a in argv])
-    return rc, out.getvalue(), err.getvalue()
-
-
-class TempDir(unittest.TestCase):
-    def setUp(self):
-        tmp = tempfile.TemporaryDirectory(prefix="vdsobench-plot-test-")
-        self.addCleanup(tmp.cleanup)
-        self.dir = Path(tmp.name)
-
-    def assert_refused(self, *argv, needle=""):
-        """Exit 2, one line naming the problem, no output, no new file anywhere in self.dir."""
-        before = sorted(str(p) for p in self.dir.rglob("*"))
-        rc, out, err = vdsobench(*argv)
-        self.assertEqual(rc, 2, err)
-        self.assertEqual(out, "")
-        self.assertEqual(len(err.splitlines()), 1, err)
-        self.assertTrue(err.startswith("vdsobench: error: "), err)
-        self.assertIn(needle, err)
-        self.assertEqual(sorted(str(p) for p in self.dir.rglob("*")), before)
-        return err
-
-    def assert_charts(self, paths):
-        for path in paths:
-            self.assertTrue(path.exists(), path)
-            if path.suffix == ".png":
-                w, h = png_size(path)
-                self.assertEqual(w, 1050, f"{path}: 7 in at 150 dpi")
-                # the SVG twin is the same figure: points * 150/72 = pixels
-                sw, sh = svg_size(path.with_suffix(".svg"))
-                self.assertEqual((round(sw * 150 / 72), round(sh * 150 / 72)), (w, h))
 
 
 class PlotTest(TempDir):

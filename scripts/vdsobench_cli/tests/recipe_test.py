@@ -6,8 +6,7 @@ import tempfile
 import unittest
 
 from vdsobench_cli.recipes import recipes
-from vdsobench_cli.tests.new_variant_test import NESTED
-from vdsobench_cli.tests.run_test import vdsobench
+from vdsobench_cli.tests.support import NESTED, vdsobench
 
 
 class EveryRecipeTest(unittest.TestCase):

@@ -3,7 +3,6 @@ import datetime
 import json
 import math
 import os
-import re
 import tempfile
 import unittest
 from pathlib import Path
@@ -11,6 +10,7 @@ from unittest import mock
 
 from vdsobench_cli.measure import results
 from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.tests.support import difference_report, gbench_load, unique_names
 
 FIXTURE = Path(__file__).resolve().parent / "testdata" / "results_small.json"
 
@@ -248,15 +248,6 @@ class LoadTest(TempDirTest):
 # print_difference_report's aggregates-only filter, the geomean of non-aggregates) read
 # from each benchmark entry. Fields compare.py requires are indexed, so a missing one fails.
 
-def gbench_load(path, benchmark_filter=None):
-    with open(path) as f:
-        data = json.load(f)
-    if benchmark_filter is not None:
-        data["benchmarks"] = [b for b in data["benchmarks"]
-                              if re.search(benchmark_filter, b.get("run_name") or b["name"])]
-    return data
-
-
 def gbench_sort(data):
     benchmarks = data["benchmarks"]
     for key in (lambda b: b.get("repetition_index", -1),
@@ -265,40 +256,6 @@ def gbench_sort(data):
                 lambda b: b.get("family_index", -1)):
         benchmarks = sorted(benchmarks, key=key)
     return dict(data, benchmarks=benchmarks)
-
-
-def unique_names(data):
-    return list(dict.fromkeys(b["name"] for b in data["benchmarks"]))
-
-
-def partitions(json1, json2):
-    names = [n for n in unique_names(json1) if n in unique_names(json2)]
-    found = []
-    for name in names:
-        unit = next((b["time_unit"] for b in json1["benchmarks"] if b["name"] == name
-                     and {"time_unit", "real_time", "cpu_time"} <= set(b)), None)
-        if unit is None:
-            continue
-        found.append([[b for b in data["benchmarks"] if b["name"] == name
-                       and b["time_unit"] == unit] for data in (json1, json2)])
-    return found
-
-
-def change(old, new):
-    return (new - old) / abs(old) if old else 0.0
-
-
-def difference_report(json1, json2):
-    report = []
-    for lhs, rhs in partitions(json1, json2):
-        measurements = [{"time": change(a["real_time"], b["real_time"]),
-                         "cpu": change(a["cpu_time"], b["cpu_time"])} for a, b in zip(lhs, rhs)]
-        run_type = lhs[0].get("run_type", "")
-        report.append({"name": lhs[0]["name"], "time_unit": lhs[0]["time_unit"],
-                       "run_type": run_type, "measurements": measurements,
-                       "aggregate_name": lhs[0]["aggregate_name"] if run_type == "aggregate"
-                       else "", "iterations": [b["iterations"] for b in lhs]})
-    return report
 
 
 def geomean(data):

@@ -1,8 +1,6 @@
 """`run` end to end with the real harness at a tiny --min-time: every mode, the
 results file, no-overwrite, and each bad input. No timing is asserted."""
 
-import contextlib
-import io
 import json
 import os
 import tempfile
@@ -11,20 +9,12 @@ import unittest
 from vdsobench_cli.cli import main
 from vdsobench_cli.measure import results
 from vdsobench_cli.commands import run
-from vdsobench_cli.tests.results_test import difference_report, gbench_load
+from vdsobench_cli.tests.support import difference_report, gbench_load, vdsobench
 
 VARIANT = "generic_timens+lfence_rdtsc+always"  # the one layout every mode applies to
 CLOCKS = ("monotonic", "getres:monotonic", "gettimeofday", "time")
 ALL_MODES = ("hot", "pressure", "compute", "writer", "timens", "pointer")
 QUICK = ["--min-time", "0.001", "--repetitions", "2", "--quiet"]
-
-
-def vdsobench(*argv):
-    """(exit status, stdout, stderr) of `scripts/vdsobench ARGV`."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main.main(list(argv))
-    return rc, out.getvalue(), err.getvalue()
 
 
 def read_bytes(path):

@@ -8,7 +8,7 @@ from unittest import mock
 
 from vdsobench_cli.commands import sim
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.tests.run_test import vdsobench
+from vdsobench_cli.tests.support import vdsobench
 
 GTOD = "x86_gtod+rdtscp+always"
 MULTSHIFT = "x86_gtod_ts_multshift+rdtscp+always"

@@ -1,9 +1,32 @@
-"""Shared test fixtures: a small variant list as vdsobench_verify --list-json
-prints it, and what a live compare may end with."""
+"""Shared test fixtures and helpers: a small variant list as vdsobench_verify
+--list-json prints it, what a live compare may end with, the CLI run in this
+process or as its own, the recorded rounds, made-up machine trees, a throwaway
+imports table, a made-up Slurm cluster. Test modules import helpers from here
+(or reports/testsupport.py), never from each other: import_graph_test checks."""
 
+import contextlib
+import io
 import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
 
 from reports import tables, vocab
+from reports.testsupport import png_size, svg_size
+from vdsobench_cli.cli import build, errors, main, packages
+from vdsobench_cli.commands import merge, plot
+from vdsobench_cli.fleet import fleet, fleet_slurm
+from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.measure import rounds
+
+TESTDATA = Path(__file__).resolve().parent / "testdata"
 
 # A live compare is a timing, so a test of its plumbing takes any of these:
 # exit 1 is a live "slower", or no verdict because the CPU was lost (another
@@ -43,3 +66,384 @@ def block_modules(directory, modules=("numpy", "scipy", "matplotlib", "jsonschem
         (pkg / "__init__.py").write_text(
             f'raise ImportError("{m} is blocked: this test plays a machine without it")\n')
     return str(directory)
+
+
+# ---- the CLI, in this process and as its own ---------------------------------------------
+
+def vdsobench(*argv):
+    """(exit status, stdout, stderr) of `scripts/vdsobench ARGV`."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main.main(list(argv))
+    return rc, out.getvalue(), err.getvalue()
+
+
+def cli(*argv):
+    """(exit status, stdout, stderr) of scripts/vdsobench as its own process: verify
+    prints its driver's lines straight to the terminal, past sys.stdout."""
+    r = subprocess.run([sys.executable, str(build.ROOT / "scripts" / "vdsobench"), *argv],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return r.returncode, r.stdout, r.stderr
+
+
+def ok(test, argv, rc_want=0):
+    rc, out, err = cli(*argv)
+    test.assertEqual(rc, rc_want, f"{' '.join(argv)}: {err}{out[-3000:]}")
+    return out
+
+
+def one_line(test, rc, err, *needles):
+    test.assertEqual(rc, 2, err)
+    test.assertEqual(len(err.strip().splitlines()), 1, err)
+    for needle in needles:
+        test.assertIn(needle, err)
+
+
+# Set in the copy of the project new_variant_test builds and tests: a test that
+# cannot hold there (it names the variants, it re-imports worlds) skips.
+NESTED = "VDSOBENCH_IN_NEW_VARIANT_COPY"
+
+
+# ---- plot and merge on the committed fixtures (reports/testdata) -------------------------
+
+REPORTS_TESTDATA = build.ROOT / "reports" / "testdata"
+AMD, INTEL, COMPARISON = (str(REPORTS_TESTDATA / n) for n in ("amd-epyc.json", "intel-xeon.json",
+                                                              "compare.json"))
+
+
+def plot_parser():
+    """The commands of plot.py and merge.py, as main.py registers them."""
+    p = main.Parser(prog="vdsobench")
+    sub = p.add_subparsers(dest="command")
+    plot.add_parser(sub)
+    merge.add_parser(sub)
+    return p
+
+
+def plot_dispatch(argv):
+    args = plot_parser().parse_args(argv)
+    args.argv = list(argv)
+    return args.func(args)
+
+
+def plot_vdsobench(*argv):
+    """(exit status, stdout, stderr) of `scripts/vdsobench ARGV` for plot and merge
+    alone (plot_parser), each argument made a string."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = errors.guard(plot_dispatch, [str(a) for a in argv])
+    return rc, out.getvalue(), err.getvalue()
+
+
+class TempDir(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory(prefix="vdsobench-plot-test-")
+        self.addCleanup(tmp.cleanup)
+        self.dir = Path(tmp.name)
+
+    def assert_refused(self, *argv, needle=""):
+        """Exit 2, one line naming the problem, no output, no new file anywhere in self.dir."""
+        before = sorted(str(p) for p in self.dir.rglob("*"))
+        rc, out, err = plot_vdsobench(*argv)
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(out, "")
+        self.assertEqual(len(err.splitlines()), 1, err)
+        self.assertTrue(err.startswith("vdsobench: error: "), err)
+        self.assertIn(needle, err)
+        self.assertEqual(sorted(str(p) for p in self.dir.rglob("*")), before)
+        return err
+
+    def assert_charts(self, paths):
+        for path in paths:
+            self.assertTrue(path.exists(), path)
+            if path.suffix == ".png":
+                w, h = png_size(path)
+                self.assertEqual(w, 1050, f"{path}: 7 in at 150 dpi")
+                # the SVG twin is the same figure: points * 150/72 = pixels
+                sw, sh = svg_size(path.with_suffix(".svg"))
+                self.assertEqual((round(sw * 150 / 72), round(sh * 150 / 72)), (w, h))
+
+
+# ---- Google Benchmark's tools/compare.py reading our files -------------------------------
+# A re-statement of what tools/gbench/util.py (load_benchmark_results,
+# sort_benchmark_results) and report.py (partition_benchmarks, get_difference_report,
+# print_difference_report's aggregates-only filter, the geomean of non-aggregates) read
+# from each benchmark entry. Fields compare.py requires are indexed, so a missing one fails.
+# (results_test has the sort and the geomean.)
+
+def gbench_load(path, benchmark_filter=None):
+    with open(path) as f:
+        data = json.load(f)
+    if benchmark_filter is not None:
+        data["benchmarks"] = [b for b in data["benchmarks"]
+                              if re.search(benchmark_filter, b.get("run_name") or b["name"])]
+    return data
+
+
+def unique_names(data):
+    return list(dict.fromkeys(b["name"] for b in data["benchmarks"]))
+
+
+def partitions(json1, json2):
+    names = [n for n in unique_names(json1) if n in unique_names(json2)]
+    found = []
+    for name in names:
+        unit = next((b["time_unit"] for b in json1["benchmarks"] if b["name"] == name
+                     and {"time_unit", "real_time", "cpu_time"} <= set(b)), None)
+        if unit is None:
+            continue
+        found.append([[b for b in data["benchmarks"] if b["name"] == name
+                       and b["time_unit"] == unit] for data in (json1, json2)])
+    return found
+
+
+def change(old, new):
+    return (new - old) / abs(old) if old else 0.0
+
+
+def difference_report(json1, json2):
+    report = []
+    for lhs, rhs in partitions(json1, json2):
+        measurements = [{"time": change(a["real_time"], b["real_time"]),
+                         "cpu": change(a["cpu_time"], b["cpu_time"])} for a, b in zip(lhs, rhs)]
+        run_type = lhs[0].get("run_type", "")
+        report.append({"name": lhs[0]["name"], "time_unit": lhs[0]["time_unit"],
+                       "run_type": run_type, "measurements": measurements,
+                       "aggregate_name": lhs[0]["aggregate_name"] if run_type == "aggregate"
+                       else "", "iterations": [b["iterations"] for b in lhs]})
+    return report
+
+
+# ---- the recorded rounds (compare, gate, the lost-CPU check) ------------------------------
+
+BASE = "x86_gtod+lfence_rdtsc+always"
+OTHER = "x86_gtod_raw_copy+lfence_rdtsc+always"
+# Recorded on this project's machine (AMD EPYC under KVM) with
+#   vdsobench_bench --variants BASE,OTHER --clocks monotonic_raw,monotonic
+#     --modes hot --rounds 16 --batch-ms 10 --copies 1 --out FILE
+# x86_gtod has no userspace MONOTONIC_RAW (a syscall), OTHER has: a
+# structural difference; MONOTONIC is the same code in both.
+RECORDED = os.path.join(TESTDATA, "rounds-gtod-raw-copy.jsonl")
+# The subjects as recorded, with rdtscp; the commands under test ask the
+# harness first whether a subject runs here, and a CPU without RDTSCP (some
+# hypervisors mask it) runs none of those names, while every x86-64 CPU runs
+# lfence; rdtsc. So the recorded rounds are handed over under BASE's and
+# OTHER's names: only the names change, every time stays as recorded.
+RECORDED_AS = {"x86_gtod+rdtscp+always": BASE, "x86_gtod_raw_copy+rdtscp+always": OTHER}
+
+
+def recorded_records():
+    """The recorded rounds' records, their subjects renamed as RECORDED_AS says."""
+    with open(RECORDED) as f:
+        recs = [json.loads(line) for line in f if line.strip()]
+    for r in recs:
+        if r.get("subject") in RECORDED_AS:
+            was, r["subject"] = r["subject"], RECORDED_AS[r["subject"]]
+            if r.get("benchmark", "").startswith(was + "/"):
+                r["benchmark"] = r["subject"] + r["benchmark"][len(was):]
+    return recs
+
+
+def recorded_rounds(scale=None, same=False):
+    """A stand-in for rounds.measure() that returns the recorded rounds: with
+    scale {clock: factor}, OTHER's times on that clock multiplied by factor;
+    with same, OTHER's times replaced by BASE's (an A/A comparison)."""
+    def measure(binary, hargs, rounds_n, batch_ms, copies=1, quiet=False):
+        recs = recorded_records()
+        base = {(r["group"], r["round"]): r["ns_per_call"] for r in recs
+                if r.get("subject") == BASE}
+        for r in recs:
+            if r.get("subject") != OTHER:
+                continue
+            if same:
+                r["ns_per_call"] = base[(r["group"], r["round"])]
+            r["ns_per_call"] *= (scale or {}).get(r["group"].split("/")[0], 1)
+        return rounds.parse(json.dumps(r) for r in recs)
+    return mock.Mock(side_effect=measure)
+
+
+# ---- kernel imports: Debian's tarballs, a throwaway imports table -------------------------
+
+KERNEL_TESTDATA = build.ROOT / "kernel_import" / "testdata"
+TORN_612 = str(KERNEL_TESTDATA / "6.12-torn-mult-shift.patch")
+
+
+class ImportsDir:
+    """A throwaway imports table for a test class: the project's own table (and
+    the gate's baseline, which knows no imports) stay as they are."""
+
+    def __init__(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-imports-")
+        self.saved = os.environ.get(kernel_import.DIR_ENV)
+        os.environ[kernel_import.DIR_ENV] = self.tmp.name
+
+    def close(self):
+        if self.saved is None:
+            os.environ.pop(kernel_import.DIR_ENV, None)
+        else:
+            os.environ[kernel_import.DIR_ENV] = self.saved
+        kernel_import.sync_env()
+        self.tmp.cleanup()
+
+
+def tarball(version):
+    """The Debian tarball, installed now when missing and root; None (skip) when it
+    cannot be."""
+    path = Path(f"/usr/src/linux-source-{version}.tar.xz")
+    if not path.exists() and os.geteuid() == 0:
+        packages.ensure_group((f"linux-source-{version}",), "the import tests")
+    return path if path.exists() else None
+
+
+# ---- made-up machines: the /proc and /sys trees fingerprint reads --------------------------
+
+CPU = "sys/devices/system/cpu"
+CLOCKSOURCE = "sys/devices/system/clocksource/clocksource0"
+
+
+def cpuinfo_block(n, vendor, family, model, stepping, name, flags, microcode="0x1"):
+    return (f"processor\t: {n}\nvendor_id\t: {vendor}\ncpu family\t: {family}\n"
+            f"model\t\t: {model}\nmodel name\t: {name}\nstepping\t: {stepping}\n"
+            f"microcode\t: {microcode}\nflags\t\t: {flags}\n\n")
+
+
+def proc_stat(rows):
+    """/proc/stat text; rows {cpu: (user, system, idle, iowait)}."""
+    lines = ["cpu  1 2 3 4 5 6 7 8 0 0"]
+    lines += [f"cpu{c} {u} 0 {s} {i} {w} 0 0 0 0 0" for c, (u, s, i, w) in sorted(rows.items())]
+    return "\n".join(lines + ["intr 1 2 3", "ctxt 1234", "btime 1700000000"]) + "\n"
+
+
+EPYC_FLAGS = "fpu tsc msr rdtscp lm constant_tsc nonstop_tsc tsc_known_freq hypervisor"
+# A KVM guest: no cpufreq, the hypervisor flag, clocksource tsc, no SMT.
+VM_TREE = {
+    "proc/cpuinfo": "".join(cpuinfo_block(n, "AuthenticAMD", 25, 1, 1, "AMD EPYC", EPYC_FLAGS,
+                                          "0x1000065") for n in (0, 1)),
+    "proc/loadavg": "0.10 0.20 0.30 1/100 1234\n",
+    "proc/stat": proc_stat({0: (100, 50, 1000, 5), 1: (100, 50, 1000, 5)}),
+    "proc/sys/kernel/osrelease": "6.1.0-vm\n",
+    "proc/sys/kernel/version": "#1 SMP PREEMPT_DYNAMIC\n",
+    "proc/sys/kernel/arch": "x86_64\n",
+    "proc/sys/kernel/hostname": "guest.example.org\n",
+    f"{CLOCKSOURCE}/current_clocksource": "tsc\n",
+    f"{CLOCKSOURCE}/available_clocksource": "tsc kvm-clock \n",
+    f"{CPU}/online": "0-1\n",
+    f"{CPU}/smt/active": "0\n",
+    f"{CPU}/cpu0/topology/thread_siblings_list": "0\n",
+    f"{CPU}/cpu1/topology/thread_siblings_list": "1\n",
+}
+
+I7_FLAGS = "fpu tsc msr rdtscp lm constant_tsc nonstop_tsc tsc_known_freq"
+# A laptop: powersave, boost on, clocksource hpet, loaded, cpu0's sibling cpu2 busy.
+LAPTOP_TREE = {
+    "proc/cpuinfo": "".join(cpuinfo_block(n, "GenuineIntel", 6, 140, 1, "Intel(R) Core(TM) "
+                                          "i7-1165G7 @ 2.80GHz", I7_FLAGS, "0xb4")
+                            for n in range(4)),
+    "proc/loadavg": "3.50 2.00 1.00 5/400 4321\n",
+    "proc/stat": proc_stat({0: (100, 50, 1000, 5), 1: (100, 50, 1000, 5),
+                            2: (100, 50, 1000, 5), 3: (100, 50, 1000, 5)}),
+    "proc/sys/kernel/osrelease": "6.1.0-27-amd64\n",
+    "proc/sys/kernel/version": "#1 SMP PREEMPT_DYNAMIC Debian 6.1.115-1\n",
+    "proc/sys/kernel/arch": "x86_64\n",
+    "proc/sys/kernel/hostname": "laptop\n",
+    f"{CLOCKSOURCE}/current_clocksource": "hpet\n",
+    f"{CLOCKSOURCE}/available_clocksource": "tsc hpet acpi_pm \n",
+    f"{CPU}/online": "0-3\n",
+    f"{CPU}/smt/active": "1\n",
+    f"{CPU}/cpufreq/boost": "1\n",
+    "sys/class/dmi/id/sys_vendor": "LENOVO\n",
+    **{f"{CPU}/cpu{c}/topology/thread_siblings_list": f"{c % 2},{c % 2 + 2}\n"
+       for c in range(4)},
+    **{f"{CPU}/cpu{c}/cpufreq/scaling_governor": "powersave\n" for c in range(4)},
+    **{f"{CPU}/cpu{c}/cpufreq/scaling_driver": "intel_pstate\n" for c in range(4)},
+}
+# The second /proc/stat sample of the laptop: cpu2 ran 60 of 100 jiffies.
+LAPTOP_STAT_LATER = proc_stat({0: (150, 50, 1050, 5), 1: (101, 50, 1099, 5),
+                               2: (150, 60, 1040, 5), 3: (100, 51, 1099, 5)})
+
+
+def write_tree(root, files):
+    for rel, text in files.items():
+        path = Path(root, rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+class TreeTest(unittest.TestCase):
+    tree = {}
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.root = tmp.name
+        write_tree(self.root, self.tree)
+
+
+# ---- a recorded [vvar] page and the layouts it is checked against -------------------------
+
+DUMP = json.loads((TESTDATA / "vvar-6.18-zen4.json").read_text())
+# struct vdso_clock as v6.15 has it (include/vdso/datapage.h): seq, clock_mode,
+# cycle_last, max_cycles, mask, mult, shift, basetime[VDSO_BASES]; 232 bytes
+CLOCK = (("seq", 0, 4), ("clock_mode", 4, 4), ("cycle_last", 8, 8), ("max_cycles", 16, 8),
+         ("mask", 24, 8), ("mult", 32, 4), ("shift", 36, 4),
+         ("basetime[VDSO_BASES]", 40, 192), ("basetime[CLOCK_REALTIME]", 40, 16),
+         ("basetime[CLOCK_MONOTONIC]", 56, 16))
+
+
+def table(raw_at, prefix="clock_data"):
+    hres = [{"name": f"{prefix}[CS_HRES_COARSE].{n}", "offset": o, "size": s}
+            for n, o, s in CLOCK]
+    raw = [{"name": f"{prefix}[CS_RAW].{n}", "offset": raw_at + o, "size": s}
+           for n, o, s in CLOCK[:7]]
+    return hres + raw
+
+
+V6_15 = {"layout": "generic_6_15", "kernel_version": "6.15", "fields": table(232)}
+# v6.10's struct vdso_data has tz and hrtimer_res in every element: 248 bytes
+V6_10 = {"layout": "generic_6_10", "kernel_version": "6.10", "fields": table(248, "vd")}
+
+
+# ---- a made-up Slurm cluster (fleet) ------------------------------------------------------
+
+def node(name, state="IDLE", features="", partitions="fleet", arch="x86_64", reason=None):
+    text = (f"NodeName={name} Arch={arch} AvailableFeatures={features or '(null)'} "
+            f"State={state} Partitions={partitions}")
+    if reason:
+        text += f" Reason={reason} [root@2026-12-01T05:00:00]"
+    return fleet_slurm.parse_pairs(text)
+
+
+def partition(name, nodes, default=True):
+    return fleet_slurm.parse_pairs(f"PartitionName={name} Default={'YES' if default else 'NO'} "
+                                   f"Nodes={nodes} State=UP")
+
+
+class SubmitCase(unittest.TestCase):
+    """fleet run against a made-up cluster (self.cluster, two zen3 nodes, partition
+    fleet, job 77), with a made-up bundle (self.bundle) and self.jobs to stage in."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-fleet-test-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        top = self.tmp / "src" / "vdsobench-x"
+        top.mkdir(parents=True)
+        (top / "BUNDLE.json").write_text(json.dumps({"arch": "x86_64",
+                                                     "build": {"short": "abc"}}))
+        self.bundle = self.tmp / "b.tar.gz"
+        with tarfile.open(self.bundle, "w:gz") as tar:
+            tar.add(top, arcname=top.name)
+        self.cluster = mock.Mock()
+        self.cluster.conf = Path("/c/slurm.conf")
+        self.cluster.nodes.return_value = [node("n1", features="zen3,local_n1"),
+                                           node("n2", features="zen3,local_n2")]
+        self.cluster.partitions.return_value = [partition("fleet", "n[1-2]")]
+        self.cluster.submit.return_value = "77"
+        self.jobs = self.tmp / "jobs"
+
+    def fleet_run(self, *extra):
+        argv = ["fleet", "run", "--jobs-dir", str(self.jobs), "--bundle", str(self.bundle),
+                "--no-wait", *extra, "--", "run", "--clocks", "monotonic"]
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.object(fleet, "cluster_of", return_value=self.cluster), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            return main.main(argv), out.getvalue(), err.getvalue()

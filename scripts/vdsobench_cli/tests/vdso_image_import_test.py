@@ -10,7 +10,7 @@ import json
 import os
 import unittest
 
-from vdsobench_cli.tests.kernel_import_test import TORN_612, ImportsDir, cli, ok, tarball
+from vdsobench_cli.tests.support import TORN_612, ImportsDir, cli, ok, tarball
 
 IMAGE = os.environ.get("VDSOBENCH_TEST_VDSO_IMAGE", "")
 TORN = os.environ.get("VDSOBENCH_TEST_VDSO_IMAGE_TORN", "")

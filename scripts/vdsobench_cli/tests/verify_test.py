@@ -4,6 +4,7 @@ import unittest
 from unittest import mock
 
 from vdsobench_cli.commands import verify
+from vdsobench_cli.tests import support
 
 
 def rec(name, status, known_bad=False, first_failure=None):
@@ -98,7 +99,7 @@ if __name__ == "__main__":
 
 
 class LiveLineTest(unittest.TestCase):
-    """verify's "live" line on recorded kernel pages (live_test has the decode)."""
+    """verify's "live" line on recorded kernel pages (support.py has them, live_test the decode)."""
 
     def line(self, result, dumped, why):
         out = io.StringIO()
@@ -107,16 +108,14 @@ class LiveLineTest(unittest.TestCase):
         return status, out.getvalue()
 
     def test_matches(self):
-        from vdsobench_cli.tests import live_test
-        result = verify.live.check(live_test.DUMP, live_test.V6_15)
-        status, text = self.line(result, live_test.DUMP, None)
+        result = verify.live.check(support.DUMP, support.V6_15)
+        status, text = self.line(result, support.DUMP, None)
         self.assertEqual(status, 0)
         self.assertIn("live: PASS   generic_6_15 matches the running kernel 6.18.44", text)
 
     def test_mismatch_fails(self):
-        from vdsobench_cli.tests import live_test
-        result = verify.live.check(live_test.DUMP, live_test.V6_10)
-        status, text = self.line(result, live_test.DUMP, None)
+        result = verify.live.check(support.DUMP, support.V6_10)
+        status, text = self.line(result, support.DUMP, None)
         self.assertEqual(status, 1)
         self.assertIn("live: FAIL   generic_6_10 does not match", text)
         self.assertIn("CS_RAW", text)

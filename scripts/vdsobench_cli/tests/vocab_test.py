@@ -7,6 +7,7 @@ import ast
 import re
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from vdsobench_cli.cli import arch, build
 from vdsobench_cli.commands import sim
@@ -53,6 +54,32 @@ def defining(predicate):
     return found
 
 
+# Opens with O_NONBLOCK that read nothing of a file, each with the reason.
+NONBLOCK_NOT_READING = {
+    "scripts/vdsobench_cli/kimport/imports_table.py:import_running":
+        "a probe of the table's lock file (flock), nothing read",
+}
+
+
+def nonblocking_opens():
+    """["path:function"] of each function (or "path:" for module level) whose code
+    names O_NONBLOCK, os.O_NONBLOCK or a bare O_NONBLOCK."""
+    found = set()
+    for path, text in sources():
+        rel = path.relative_to(build.ROOT)
+        tree = ast.parse(text)
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr == "O_NONBLOCK") or (
+                    isinstance(node, ast.Name) and node.id == "O_NONBLOCK"):
+                up = node
+                while up in parents and not isinstance(up, (ast.FunctionDef,
+                                                            ast.AsyncFunctionDef)):
+                    up = parents[up]
+                found.add(f"{rel}:{getattr(up, 'name', '')}")
+    return sorted(found)
+
+
 class OneDefinitionTest(unittest.TestCase):
     def test_one_clock_list(self):
         # a literal that lists the seven clocks, in any order
@@ -63,6 +90,23 @@ class OneDefinitionTest(unittest.TestCase):
         self.assertEqual(defining(clock_list), ["reports/vocab.py:" + str(
             next(i for i, line in enumerate(Path(vocab.__file__).read_text().splitlines(), 1)
                  if line.startswith("CLOCKS = ")))])
+
+    def test_one_reader_opens_without_blocking(self):
+        # a reader of user files of its own would open them with O_NONBLOCK (a FIFO
+        # must not block it): only safe_read does, through its NONBLOCK flags
+        self.assertEqual([f for f in nonblocking_opens() if f not in NONBLOCK_NOT_READING],
+                         ["scripts/vdsobench_cli/cli/safe_read.py:"])
+        self.assertLessEqual(set(NONBLOCK_NOT_READING), set(nonblocking_opens()))
+
+    def test_the_reader_check_finds_an_open(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "m.py").write_text("import os\nfrom os import O_NONBLOCK\n"
+                                       "def mine(p):\n    return os.open(p, os.O_RDONLY | "
+                                       "os.O_NONBLOCK)\nFLAGS = O_NONBLOCK\n")
+            with mock.patch.object(build, "ROOT", Path(d)), \
+                    mock.patch(f"{__name__}.ROOTS", (Path(d),)):
+                self.assertEqual(nonblocking_opens(), ["m.py:", "m.py:mine"])
 
     def test_one_benchmark_name_parser(self):
         # a split at the last three slashes, or a cpu<N> part read by hand
