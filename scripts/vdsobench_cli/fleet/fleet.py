@@ -1164,15 +1164,27 @@ def load_outputs(outcomes, kind):
     return loaded
 
 
-def node_values(obj, source):
+def node_values(obj, source, own=None):
     """{(variant, clock, mode): (ns, low, high)} of one results file; a node
-    measured on several CPUs counts with the median over them."""
+    measured on several CPUs counts with the median over them. own: the node's
+    own counter read on a cluster whose nodes' differ (own_counters()): a
+    variant read with it is keyed <layout>+default+<inline>, so that the rows
+    line up across the nodes (reports/merge.py row_variant)."""
     from reports import merge
     per = {}
     for r in merge.records(obj, source):
-        per.setdefault((r["variant"], r["clock"], r["mode"]), []).append(r)
+        per.setdefault((merge.row_variant(r["variant"], own), r["clock"], r["mode"]),
+                       []).append(r)
     return {k: (statistics.median(r["ns"] for r in rs), min(r["low"] for r in rs),
                 max(r["high"] for r in rs)) for k, rs in per.items()}
+
+
+def own_counters(loaded):
+    """{node: its own counter read} (reports/merge.py own_counter) of the loaded
+    results where the nodes' differ; {} where they are all the same or unknown."""
+    from reports import merge
+    own = {n: merge.own_counter(obj) for n, obj in loaded.items()}
+    return own if len({c for c in own.values() if c}) > 1 else {}
 
 
 def agreement(values, models, tolerance):
@@ -1219,11 +1231,26 @@ def representative(group, values):
     return min(group["nodes"], key=distance)
 
 
-def run_summary(groups, tolerance):
+def counter_text(nodes, own):
+    """The own counter read of a group's nodes ("own counter rdtscp"; "own
+    counters rdtscp n[1-2], lfence_rdtsc n3" where they differ)."""
+    by = {}
+    for n in nodes:
+        by.setdefault(own.get(n) or "unknown", []).append(n)
+    if len(by) == 1:
+        return f"own counter {next(iter(by))}"
+    return "own counters " + ", ".join(f"{c} {hosts(ns)}" for c, ns in by.items())
+
+
+def run_summary(groups, tolerance, own=None):
+    """The summary's lines for `run`: per CPU model, which nodes agree; across
+    models, the medians side by side. own: {node: own counter read} where the
+    nodes' differ (own_counters()): each model's line names its nodes'."""
     lines = []
     for g in groups:
         n = len(g["nodes"])
-        lines.append(f"{g['model']}: {n} node{'s' if n != 1 else ''} ({hosts(g['nodes'])})")
+        lines.append(f"{g['model']}: {n} node{'s' if n != 1 else ''} ({hosts(g['nodes'])})"
+                     + (f"; {counter_text(g['nodes'], own)}" if own else ""))
         if n < 2:
             lines.append("  one node: nothing to agree with")
             continue
@@ -1370,9 +1397,10 @@ def collect(args):
     if record["command"][0] == "run":
         loaded = load_outputs(outcomes, "results")
         if loaded:
-            values = {n: node_values(obj, n) for n, obj in loaded.items()}
+            own = own_counters(loaded)
+            values = {n: node_values(obj, n, own.get(n)) for n, obj in loaded.items()}
             groups = agreement(values, models, tolerance)
-            body = run_summary(groups, tolerance)
+            body = run_summary(groups, tolerance, own)
             shown = [o["node"] for o in outcomes if o["node"] in loaded]
             if args.report == "per-model" or (args.report == "auto"
                                               and len(shown) > REPORT_ALL_MAX):
