@@ -788,6 +788,15 @@ class SummaryTest(unittest.TestCase):
         self.assertTrue(lines[-1].startswith("  and "), lines[-1])
         self.assertEqual(fleet.representative(groups[0], values), "n15")  # the median's
 
+    def test_host_lists_fit(self):
+        self.assertEqual(fleet.hosts([f"n{i}" for i in range(1, 999)]), "n[1-998]")
+        odd = [f"n{i}" for i in range(1, 400, 2)]
+        text = fleet.hosts(odd)
+        self.assertLessEqual(len(text.split(" and ")[0]), fleet.HOSTS_WIDTH)
+        shown = fleet_slurm.expand_hostlist(text.split(" and ")[0])
+        self.assertEqual(shown, odd[:len(shown)])
+        self.assertTrue(text.endswith(f" and {len(odd) - len(shown)} more"), text)
+
     def test_verdicts_per_model(self):
         def comp(verdict, ratio):
             return {"rows": [{"metric": "ns/call", "variant": "b", "baseline": "a",
