@@ -371,7 +371,8 @@ def differences(inputs):
 def merge(inputs, reference=None, variants=None, clocks=None, modes=None):
     """The merged table of several results files (see the module comment):
     {"columns", "rows": [{"variant", "clock", "mode", "cells": {column id:
-    {"ns", "low", "high", "interval", "n", "ratio"}}}], "reference",
+    {"ns", "low", "high", "interval", "n", "ratio", "measured" (an aligned
+    record's variant)}}}], "reference",
     "confidence", "own_counters" (mixed_counters of the columns shown),
     "differences", "sources"}. ratio is the cell's median over the reference
     variant's in the same column and clock and mode, with a reference only."""
@@ -385,7 +386,7 @@ def merge(inputs, reference=None, variants=None, clocks=None, modes=None):
            if r["variant"] == reference}
     cells = {}
     for r in recs:
-        cell = {k: r[k] for k in ("ns", "low", "high", "interval", "n")}
+        cell = {k: r[k] for k in ("ns", "low", "high", "interval", "n", "measured") if k in r}
         if reference is not None:
             base = ref.get((r["clock"], r["mode"], r["column"]))
             cell["ratio"] = r["ns"] / base if base else None
@@ -494,7 +495,8 @@ CSV_FIELDS = ("variant", "clock", "mode", "column", "source", "cpu") + MACHINE_F
 
 
 def render_csv(merged):
-    """One line per benchmark and column, every number as measured."""
+    """One line per benchmark and column, every number (and variant name) as
+    measured."""
     columns = {c["id"]: c for c in merged["columns"]}
     out = io.StringIO()
     writer = csv.DictWriter(out, CSV_FIELDS, lineterminator="\n", extrasaction="ignore")
@@ -502,8 +504,10 @@ def render_csv(merged):
     for r in merged["rows"]:
         for cid, cell in r["cells"].items():
             c = columns[cid]
+            # an aligned row's cell is written as measured: its own variant
             writer.writerow({**r, **c["machine"], **cell, "column": c["label"],
-                             "source": c["source"], "cpu": c["cpu"]})
+                             "source": c["source"], "cpu": c["cpu"],
+                             "variant": cell.get("measured") or r["variant"]})
     return out.getvalue()
 
 

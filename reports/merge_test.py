@@ -324,6 +324,9 @@ class OwnCounterTest(unittest.TestCase):
         zen4 = repetitions(self.zen4[1], "generic_5_3+lfence_rdtsc+always/monotonic/hot/cpu0")
         self.assertEqual(row["generic_5_3+default+always"]["cells"]["c3"]["ns"],
                          statistics.median(zen4))
+        rows = list(csv.DictReader(io.StringIO(merge.render_merge(m, "csv"))))
+        self.assertEqual({r["variant"] for r in rows if r["variant"].startswith("generic_5_3+")},
+                         {"generic_5_3+rdtscp+always", "generic_5_3+lfence_rdtsc+always"})
         text = merge.render_merge(m, "table")
         self.assertIn("(zen4-lfence.json; own counter lfence_rdtsc; warnings", text)
         self.assertIn("+default+: each machine's own counter read, the one a run reads by "
