@@ -373,7 +373,8 @@ def merge(inputs, reference=None, variants=None, clocks=None, modes=None):
     {"columns", "rows": [{"variant", "clock", "mode", "cells": {column id:
     {"ns", "low", "high", "interval", "n", "ratio", "measured" (an aligned
     record's variant)}}}], "reference",
-    "confidence", "own_counters" (mixed_counters of the columns shown),
+    "confidence", "own_counters" ({counter: the ids of the columns shown that
+    read it as their own}, where a row shown is aligned),
     "differences", "sources"}. ratio is the cell's median over the reference
     variant's in the same column and clock and mode, with a reference only."""
     inputs = named(inputs)
@@ -394,9 +395,13 @@ def merge(inputs, reference=None, variants=None, clocks=None, modes=None):
     rows = [{"variant": k[0], "clock": k[1], "mode": k[2], "cells": cells[k]}
             for k in benchmark_order(recs)]
     used = [c for c in columns if c["id"] in {r["column"] for r in recs}]
+    # named wherever a row shown is aligned, though the columns left may all read one
+    own = {counter: [i for i in ids if i in {c["id"] for c in used}]
+           for counter, ids in mixed_counters(columns).items()}
+    own = {k: v for k, v in own.items() if v} if any(r.get("measured") for r in recs) else {}
     return {"columns": used, "rows": rows,
             "reference": reference, "confidence": CONFIDENCE,
-            "own_counters": mixed_counters(used),
+            "own_counters": own,
             "differences": differences(inputs), "sources": [s for s, _ in inputs]}
 
 

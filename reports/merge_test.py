@@ -346,6 +346,13 @@ class OwnCounterTest(unittest.TestCase):
         every = merge.merge([self.zen3, self.zen4], variants=["generic_5_3+default+always"],
                             **self.hot)
         self.assertEqual(len(every["rows"][0]["cells"]), 3)
+        # the Zen 3 columns alone: still the aligned row, so still its note
+        zen3 = merge.merge([self.zen3, self.zen4], variants=["generic_5_3+rdtscp+always"],
+                           **self.hot)
+        self.assertEqual([c["id"] for c in zen3["columns"]], ["c1", "c2"])
+        self.assertEqual(zen3["own_counters"], {"rdtscp": ["c1", "c2"]})
+        self.assertIn("+default+: each machine's own counter read",
+                      merge.render_merge(zen3, "table"))
         with self.assertRaises(merge.InputError) as cm:
             merge.merge([self.zen3, self.zen4], variants=["generic_5_3+mfence_rdtsc+always"])
         self.assertIn("(present: ", str(cm.exception))
