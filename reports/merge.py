@@ -14,6 +14,15 @@ reference variant each cell also gets its ratio to the reference on the same
 machine and CPU, which is what compares across machines of different
 absolute speed.
 
+Rows line up across machines whose own counter reads differ: by default a
+run measures each layout with the counter the kernel would read on its CPU
+(vocab.TIMED_COUNTER: rdtscp where the CPU has RDTSCP, else lfence_rdtsc),
+so on a mixed cluster the same layout is "+rdtscp" on one node and
+"+lfence_rdtsc" on another. Where the columns' own counters differ, a
+record read with its machine's own counter becomes the row
+<layout>+default+<inline> (vocab.OWN_COUNTER); its column says which counter
+that is, and the measured name still selects it.
+
 Differences between the runs that change what was measured but are not the
 machine (the project commit, build flags, compiler, clocksource, pinning)
 are collected so that the reports call them out.
@@ -25,7 +34,7 @@ import io
 import json
 import os
 
-from reports import emulation, run_table, stats, tables, uarch
+from reports import emulation, run_table, stats, tables, uarch, vocab
 from reports.text import printable
 
 CONFIDENCE = 0.95
@@ -45,6 +54,17 @@ class InputError(ValueError):
 
 
 # ---- one results file --------------------------------------------------------------------
+
+
+def own_counter(results):
+    """The counter read the machine of a results file measures by default
+    (vocab.own_counter of its fingerprint's architecture and CPU flags), or None
+    where that is not known (an emulated run, an arm64 fingerprint)."""
+    if emulation.of_results(results):
+        return None
+    fp = results["context"]["vdsobench"]["fingerprint"]
+    return vocab.own_counter((fp.get("kernel") or {}).get("machine"),
+                             (fp.get("cpu") or {}).get("flags"))
 
 
 def machine(results):
@@ -140,8 +160,9 @@ def collect(inputs):
     """(columns, records) of several results files.
 
     A column is one machine's CPU in one file: {"id" ("c1", ...), "label",
-    "machine", "cpu", "source", "warnings" (the run's warning ids)}; each
-    record gets its column's "column" id.
+    "machine", "cpu", "source", "warnings" (the run's warning ids), "counter"
+    (own_counter)}; each record gets its column's "column" id, and where the
+    columns' own counters differ, the records read with theirs are aligned().
     Columns are ordered by file, then CPU. Labels are the CPU's
     microarchitecture ("Zen 3"; see column_name), then what tells machines
     with the same CPU apart (microcode, kernel, hypervisor), then the CPU and,
@@ -151,7 +172,7 @@ def collect(inputs):
     inputs = named(inputs)
     columns, recs = [], []
     for source, data in inputs:
-        m = machine(data)
+        m, counter = machine(data), own_counter(data)
         file_recs = records(data, source)
         ctx = data["context"]["vdsobench"]
         warnings = [w.get("id") for w in ctx.get("warnings", [])]
@@ -159,10 +180,53 @@ def collect(inputs):
         for cpu in sorted({r["cpu"] for r in file_recs}):
             cid = f"c{len(columns) + 1}"
             columns.append({"id": cid, "machine": m, "cpu": cpu, "kinds": kinds,
-                            "source": source, "warnings": warnings})
+                            "source": source, "warnings": warnings, "counter": counter})
             recs += [dict(r, column=cid) for r in file_recs if r["cpu"] == cpu]
     label_columns(columns)
-    return columns, recs
+    return columns, aligned(columns, recs)
+
+
+def mixed_counters(columns):
+    """The columns' own counter reads, where they are not all the same: {counter:
+    [column ids]}; {} where every column reads one (or none is known)."""
+    by = {}
+    for c in columns:
+        if c.get("counter"):
+            by.setdefault(c["counter"], []).append(c["id"])
+    return by if len(by) > 1 else {}
+
+
+def row_variant(variant, own):
+    """The row a variant's record lines up in when its machine's own counter read
+    is own: <layout>+default+<inline> where the variant reads own, else the
+    variant itself (sys/vdso, floor/empty, another counter)."""
+    try:
+        layout, counter, inline = vocab.split_variant(variant)
+    except vocab.BadName:
+        return variant
+    return vocab.variant(layout, vocab.OWN_COUNTER, inline) if own and counter == own \
+        else variant
+
+
+def aligned(columns, recs):
+    """recs, each one read with its column's own counter renamed
+    <layout>+default+<inline> (row_variant; its "measured" name kept) where the
+    columns' own counters differ, so that a layout's rows line up across the
+    machines."""
+    if not mixed_counters(columns):
+        return recs
+    own = {c["id"]: c.get("counter") for c in columns}
+    out = []
+    for r in recs:
+        row = row_variant(r["variant"], own.get(r["column"]))
+        out.append(dict(r, variant=row, measured=r["variant"]) if row != r["variant"] else r)
+    return out
+
+
+def names(r, key):
+    """The names a record answers to for key: its own, and for "variant" the
+    measured one of an aligned record."""
+    return (r[key], r["measured"]) if key == "variant" and r.get("measured") else (r[key],)
 
 
 def machine_key(m):
@@ -211,22 +275,29 @@ def select(recs, variants=None, clocks=None, modes=None):
             continue
         present = list(dict.fromkeys(r[key] for r in sorted(recs,
                                                            key=lambda r: r.get("order", 0))))
+        known = list(dict.fromkeys(n for r in recs for n in names(r, key)))
         chosen = set()
         for p in patterns:
-            hits = {v for v in present if v == p or fnmatch.fnmatchcase(v, p)}
+            hits = {v for v in known if v == p or fnmatch.fnmatchcase(v, p)}
             if not hits:
                 raise InputError(f"--{key}s: {p!r} matches no {key} in the inputs "
                                  f"(present: {', '.join(present)})")
             chosen |= hits
-        recs = [r for r in recs if r[key] in chosen]
+        recs = [r for r in recs if chosen.intersection(names(r, key))]
     return recs
 
 
 def one_variant(recs, pattern, option="--reference"):
     """The one variant in the records that pattern names (exactly or as a glob)."""
-    present = list(dict.fromkeys(r["variant"] for r in sorted(recs, key=lambda r: r["order"])))
-    hits = [v for v in present if v == pattern] or [
-        v for v in present if fnmatch.fnmatchcase(v, pattern)]
+    ordered = sorted(recs, key=lambda r: r["order"])
+    present = list(dict.fromkeys(r["variant"] for r in ordered))
+    # an aligned record's measured name names its row
+    row_of = {}
+    for r in ordered:
+        for n in names(r, "variant"):
+            row_of.setdefault(n, r["variant"])
+    hits = ([row_of[pattern]] if pattern in row_of else list(dict.fromkeys(
+        row_of[n] for n in row_of if fnmatch.fnmatchcase(n, pattern))))
     if len(hits) != 1:
         why = "matches no variant" if not hits else f"matches {len(hits)} variants"
         raise InputError(f"{option}: {pattern!r} {why} in the inputs "
@@ -300,10 +371,12 @@ def differences(inputs):
 def merge(inputs, reference=None, variants=None, clocks=None, modes=None):
     """The merged table of several results files (see the module comment):
     {"columns", "rows": [{"variant", "clock", "mode", "cells": {column id:
-    {"ns", "low", "high", "interval", "n", "ratio"}}}], "reference",
-    "confidence", "differences", "sources"}. ratio is the cell's median over
-    the reference variant's in the same column and clock and mode, with a
-    reference only."""
+    {"ns", "low", "high", "interval", "n", "ratio", "measured" (an aligned
+    record's variant)}}}], "reference",
+    "confidence", "own_counters" ({counter: the ids of the columns shown that
+    read it as their own}, where a row shown is aligned),
+    "differences", "sources"}. ratio is the cell's median over the reference
+    variant's in the same column and clock and mode, with a reference only."""
     inputs = named(inputs)
     columns, everything = collect(inputs)
     recs = select(everything, variants, clocks, modes)
@@ -314,16 +387,21 @@ def merge(inputs, reference=None, variants=None, clocks=None, modes=None):
            if r["variant"] == reference}
     cells = {}
     for r in recs:
-        cell = {k: r[k] for k in ("ns", "low", "high", "interval", "n")}
+        cell = {k: r[k] for k in ("ns", "low", "high", "interval", "n", "measured") if k in r}
         if reference is not None:
             base = ref.get((r["clock"], r["mode"], r["column"]))
             cell["ratio"] = r["ns"] / base if base else None
         cells.setdefault((r["variant"], r["clock"], r["mode"]), {})[r["column"]] = cell
     rows = [{"variant": k[0], "clock": k[1], "mode": k[2], "cells": cells[k]}
             for k in benchmark_order(recs)]
-    used = {r["column"] for r in recs}
-    return {"columns": [c for c in columns if c["id"] in used], "rows": rows,
+    used = [c for c in columns if c["id"] in {r["column"] for r in recs}]
+    # named wherever a row shown is aligned, though the columns left may all read one
+    own = {counter: [i for i in ids if i in {c["id"] for c in used}]
+           for counter, ids in mixed_counters(columns).items()}
+    own = {k: v for k, v in own.items() if v} if any(r.get("measured") for r in recs) else {}
+    return {"columns": used, "rows": rows,
             "reference": reference, "confidence": CONFIDENCE,
+            "own_counters": own,
             "differences": differences(inputs), "sources": [s for s, _ in inputs]}
 
 
@@ -357,9 +435,11 @@ def header_lines(merged):
     lines = ["Machines:"]
     for c in merged["columns"]:
         warned = f"; warnings: {', '.join(c['warnings'])}" if c["warnings"] else ""
+        counter = (f"; own counter {c.get('counter') or 'unknown'}"
+                   if merged.get("own_counters") else "")
         # the label is short; here the whole identity
         lines.append(f"  {c['label']}: {machine_text(c['machine'])} "
-                     f"({source_name(c['source'])}{warned})")
+                     f"({source_name(c['source'])}{counter}{warned})")
     if merged["differences"]:
         lines.append("Differences between the runs (besides the machine):")
         for d in merged["differences"]:
@@ -373,6 +453,12 @@ def footer_lines(merged):
           "confidence interval, order statistics]; [a..b]: the min..max range, where too few "
           "repetitions for an interval.")
     lines = [ns]
+    if merged.get("own_counters"):
+        labels = {c["id"]: c["label"] for c in merged["columns"]}
+        lines.append(f"+{vocab.OWN_COUNTER}+: each machine's own counter read, the one a run "
+                     "reads by default there (" + "; ".join(
+                         f"{counter} on {', '.join(labels[i] for i in ids)}"
+                         for counter, ids in merged["own_counters"].items()) + ").")
     if merged["reference"] is not None:
         lines.append(f"Nx: the median over {merged['reference']}'s on the same machine and "
                      "CPU, so that machines of different speed compare.")
@@ -414,7 +500,8 @@ CSV_FIELDS = ("variant", "clock", "mode", "column", "source", "cpu") + MACHINE_F
 
 
 def render_csv(merged):
-    """One line per benchmark and column, every number as measured."""
+    """One line per benchmark and column, every number (and variant name) as
+    measured."""
     columns = {c["id"]: c for c in merged["columns"]}
     out = io.StringIO()
     writer = csv.DictWriter(out, CSV_FIELDS, lineterminator="\n", extrasaction="ignore")
@@ -422,8 +509,10 @@ def render_csv(merged):
     for r in merged["rows"]:
         for cid, cell in r["cells"].items():
             c = columns[cid]
+            # an aligned row's cell is written as measured: its own variant
             writer.writerow({**r, **c["machine"], **cell, "column": c["label"],
-                             "source": c["source"], "cpu": c["cpu"]})
+                             "source": c["source"], "cpu": c["cpu"],
+                             "variant": cell.get("measured") or r["variant"]})
     return out.getvalue()
 
 

@@ -8,10 +8,11 @@ import io
 import json
 import statistics
 import unittest
+from pathlib import Path
 
-from reports import merge
-from reports.testsupport import ROOT, SELECTION, SMALL, fixture, zen5
-
+from reports import merge, vocab
+from reports.testsupport import (ROOT, SELECTION, SMALL, ZEN3_RUN, ZEN4_RUN, fixture,
+                                 without_rdtscp, zen5)
 
 
 TWO_MACHINES = """\
@@ -245,6 +246,101 @@ class EdgesTest(unittest.TestCase):
                          "11th Gen Intel Core i7-1165G7")
         self.assertEqual(merge.short_model("AMD EPYC 7763 64-Core Processor"), "AMD EPYC 7763")
         self.assertEqual(merge.short_model(None), "unknown CPU")
+
+
+class OwnCounterTest(unittest.TestCase):
+    """A mixed cluster: rows line up by layout, clock and mode where each
+    machine read its own counter (recorded Zen 3 and Zen 4 runs, the Zen 4 one
+    renamed as a node without RDTSCP); no timing is taken here."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.zen3 = ("zen3.json", json.loads(ZEN3_RUN.read_text()))
+        cls.zen4 = ("zen4-lfence.json", without_rdtscp(json.loads(ZEN4_RUN.read_text())))
+        cls.hot = dict(clocks=["monotonic"], modes=["hot"])
+        cls.merged = merge.merge([cls.zen3, cls.zen4], **cls.hot)
+
+    def test_own_counter(self):
+        self.assertEqual(merge.own_counter(self.zen3[1]), "rdtscp")
+        self.assertEqual(merge.own_counter(self.zen4[1]), "lfence_rdtsc")
+        for arch, flags, want in (("x86_64", {"rdtscp": True}, "rdtscp"),
+                                  ("x86_64", {"rdtscp": False}, "lfence_rdtsc"),
+                                  ("x86_64", {"rdtscp": None}, None),  # not read
+                                  ("aarch64", {"rdtscp": None}, None),  # no ecv recorded
+                                  ("riscv64", {"rdtscp": True}, None),
+                                  ("x86_64", None, None)):
+            self.assertEqual(vocab.own_counter(arch, flags), want, (arch, flags))
+        emulated = copy.deepcopy(self.zen3[1])
+        emulated["context"]["vdsobench"]["emulation"] = {"label": "emulated (qemu-user)"}
+        self.assertIsNone(merge.own_counter(emulated))
+
+    def test_rows_line_up(self):
+        m = self.merged
+        labels = {c["id"]: c["label"] for c in m["columns"]}
+        self.assertEqual(m["own_counters"], {"rdtscp": ["c1", "c2"], "lfence_rdtsc": ["c3"]})
+        self.assertEqual([c["counter"] for c in m["columns"]],
+                         ["rdtscp", "rdtscp", "lfence_rdtsc"], labels)
+        row = {r["variant"]: r for r in m["rows"]}
+        for layout in ("generic_5_3", "generic_6_10", "x86_gtod"):
+            self.assertEqual(sorted(row[f"{layout}+default+always"]["cells"]),
+                             ["c1", "c2", "c3"], layout)
+        self.assertFalse([v for v in row if "+rdtscp+" in v or "+lfence_rdtsc+" in v])
+        self.assertIn("sys/vdso", row)  # not a layout: as it was
+        # the Zen 4 cell is the renamed file's own median
+        zen4 = repetitions(self.zen4[1], "generic_5_3+lfence_rdtsc+always/monotonic/hot/cpu0")
+        self.assertEqual(row["generic_5_3+default+always"]["cells"]["c3"]["ns"],
+                         statistics.median(zen4))
+        rows = list(csv.DictReader(io.StringIO(merge.render_merge(m, "csv"))))
+        self.assertEqual({r["variant"] for r in rows if r["variant"].startswith("generic_5_3+")},
+                         {"generic_5_3+rdtscp+always", "generic_5_3+lfence_rdtsc+always"})
+        text = merge.render_merge(m, "table")
+        self.assertIn("(zen4-lfence.json; own counter lfence_rdtsc; warnings", text)
+        self.assertIn("+default+: each machine's own counter read, the one a run reads by "
+                      "default there (rdtscp on Zen 3 cpu0, Zen 3 cpu1; lfence_rdtsc on "
+                      "Zen 4 cpu0).", text)
+
+    def test_measured_names_still_select(self):
+        ref = merge.merge([self.zen3, self.zen4], reference="generic_5_3+lfence_rdtsc+always",
+                          **self.hot)
+        self.assertEqual(ref["reference"], "generic_5_3+default+always")
+        base = next(r for r in ref["rows"] if r["variant"] == ref["reference"])
+        self.assertEqual({c["ratio"] for c in base["cells"].values()}, {1.0})
+        one = merge.merge([self.zen3, self.zen4], variants=["generic_5_3+lfence_rdtsc+always"],
+                          **self.hot)
+        (r,) = one["rows"]
+        self.assertEqual(list(r["cells"]), ["c3"])
+        every = merge.merge([self.zen3, self.zen4], variants=["generic_5_3+default+always"],
+                            **self.hot)
+        self.assertEqual(len(every["rows"][0]["cells"]), 3)
+        # the Zen 3 columns alone: still the aligned row, so still its note
+        zen3 = merge.merge([self.zen3, self.zen4], variants=["generic_5_3+rdtscp+always"],
+                           **self.hot)
+        self.assertEqual([c["id"] for c in zen3["columns"]], ["c1", "c2"])
+        self.assertEqual(zen3["own_counters"], {"rdtscp": ["c1", "c2"]})
+        self.assertIn("+default+: each machine's own counter read",
+                      merge.render_merge(zen3, "table"))
+        with self.assertRaises(merge.InputError) as cm:
+            merge.merge([self.zen3, self.zen4], variants=["generic_5_3+mfence_rdtsc+always"])
+        self.assertIn("(present: ", str(cm.exception))
+
+    def test_only_the_own_counter_lines_up(self):
+        # a Zen 3 run that also read lfence_rdtsc, which is not its own: its own row
+        name, data = self.zen3
+        data = copy.deepcopy(data)
+        for b in data["benchmarks"]:
+            if b["name"].startswith("generic_6_10+rdtscp+"):
+                b["name"] = b["run_name"] = b["run_name"].replace("+rdtscp+", "+lfence_rdtsc+")
+        m = merge.merge([(name, data), self.zen4], **self.hot)
+        row = {r["variant"]: r for r in m["rows"]}
+        self.assertEqual(sorted(row["generic_6_10+lfence_rdtsc+always"]["cells"]), ["c1", "c2"])
+        self.assertEqual(sorted(row["generic_6_10+default+always"]["cells"]), ["c3"])
+
+    def test_one_counter_names_stay(self):
+        m = merge.merge([self.zen3, ("zen4.json", json.loads(ZEN4_RUN.read_text()))],
+                        **self.hot)
+        self.assertEqual(m["own_counters"], {})
+        self.assertIn("generic_5_3+rdtscp+always", {r["variant"] for r in m["rows"]})
+        self.assertNotIn("own counter", merge.render_merge(m, "table"))
 
 
 if __name__ == "__main__":

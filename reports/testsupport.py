@@ -57,3 +57,20 @@ def all_text(fig):
 def fig_title(fig):
     return " ".join(t.get_text().replace("\n", " ") for t in fig.texts + [
         ax.title for ax in fig.axes])
+
+
+RUNS = ROOT / "results" / "runs"
+ZEN3_RUN = RUNS / "vm-20261130-023606-506575a6a7a9.json"  # a default run, cpus 0 and 1
+ZEN4_RUN = RUNS / "vm-20261201-074034-96418f799eff.json"  # a default run, cpu 0
+
+
+def without_rdtscp(data):
+    """A copy of a recorded default run as a machine without RDTSCP would have
+    written it: no rdtscp flag, and its default counter read, lfence_rdtsc."""
+    data = copy.deepcopy(data)
+    data["context"]["vdsobench"]["fingerprint"]["cpu"]["flags"]["rdtscp"] = False
+    for b in data["benchmarks"]:
+        for k in ("name", "run_name"):
+            if k in b:
+                b[k] = b[k].replace("+rdtscp+", "+lfence_rdtsc+")
+    return data

@@ -91,3 +91,33 @@ def layout_of(name):
 def variant(layout, counter, inline="always"):
     """The inverse of split_variant."""
     return f"{layout}+{counter}+{inline}"
+
+
+# the counter read a timed command measures a layout with by default on a CPU,
+# as the harness's default selection (bench/subjects.h, bench_default_counter()):
+# the kernel's own read there, the optional instruction where the CPU has it,
+# else the one every CPU of the architecture has: {architecture: (the
+# /proc/cpuinfo flag, the read with it, the read without)}. x86's "rdtscp" flag
+# is the X86_FEATURE_RDTSCP its rdtsc_ordered() alternative keys on, arm64's
+# "ecv" the ARM64_HAS_ECV its counter read does (Linux 6.12).
+TIMED_COUNTER = {"x86_64": ("rdtscp", "rdtscp", "lfence_rdtsc"),
+                 "arm64": ("ecv", "cntvctss", "isb_cntvct_dep")}
+# uname -m's names of those architectures
+MACHINE_ARCH = {"x86_64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}
+# the counter word of a merged row whose cells each read their machine's own
+# counter (merge.py: rows of a mixed cluster line up); no counter is so named
+# (impls/variants.bzl COUNTERS)
+OWN_COUNTER = "default"
+
+
+def own_counter(arch, flags):
+    """The counter read a CPU of uname -m arch with /proc/cpuinfo flags {flag:
+    True/False/None} measures by default (TIMED_COUNTER), or None when that is not
+    known: another architecture, or the flag not recorded (arm64's fingerprint
+    records no flag)."""
+    table = TIMED_COUNTER.get(MACHINE_ARCH.get(arch))
+    if not table or not isinstance(flags, dict):
+        return None
+    flag, optional, everyone = table
+    has = flags.get(flag)
+    return None if has is None else optional if has else everyone

@@ -72,12 +72,8 @@ LABEL = emulation_mod.LABEL
 DEFAULT_COUNTER = {"x86_64": "rdtscp", "arm64": "isb_cntvct_dep"}
 # what a timed command reads by default, as the harness's default selection
 # (bench/subjects.h, bench_default_counter()): the kernel's own read on this
-# CPU, the optional instruction where the CPU has it, else the one every CPU of
-# the architecture has. The kernel says which in /proc/cpuinfo: x86's "rdtscp"
-# flag is the X86_FEATURE_RDTSCP its rdtsc_ordered() alternative keys on,
-# arm64's "ecv" feature the ARM64_HAS_ECV its counter read does.
-TIMED_COUNTER = {"x86_64": ("rdtscp", "rdtscp", "lfence_rdtsc"),
-                 "arm64": ("ecv", "cntvctss", "isb_cntvct_dep")}
+# CPU (reports/vocab.py TIMED_COUNTER, which merged reports read too).
+TIMED_COUNTER = vocab.TIMED_COUNTER
 
 _current = None
 

@@ -45,6 +45,7 @@ compare the verdict per CPU model.
 import argparse
 import contextlib
 import datetime
+import functools
 import io
 import json
 import math
@@ -83,8 +84,11 @@ DEFAULT_TOLERANCE = 0.10
 POLL_S = (0.5, 5.0)  # first and longest wait between two questions to the controller
 FILE_POLL_S = 0.2  # between two looks at the job's directory
 SUMMARY_ROWS = 12  # benchmarks shown across CPU models in the summary
+SUMMARY_ROWS_LEAST = 3  # ... and no fewer where the summary would pass SUMMARY_LINES
+SUMMARY_LINES = 40  # the summary's lines: one screen (the table rows give way)
 SUMMARY_NODES = 20  # up to this many nodes the summary has a line for each
 SUMMARY_DIFFERS = 8  # departing nodes named per CPU model
+SUMMARY_FAILED = 8  # failed nodes with a line each; beyond, a line per reason
 REPORT_ALL_MAX = 16  # up to this many nodes the report has a column for each
 
 
@@ -925,7 +929,25 @@ def outcome_lines(outcomes, most=None):
                     o["node"])
         lines = [f"  {state:7} {len(names)} x {model}" + (f", kernel {kernel}" if kernel else "")
                  + f": {hosts(names)}" for (state, model, kernel), names in groups.items()]
-        return lines + outcome_lines([o for o in outcomes if o["state"] in BAD_STATES])
+        bad = [o for o in outcomes if o["state"] in BAD_STATES]
+        if len(bad) <= SUMMARY_FAILED:
+            return lines + outcome_lines(bad)
+        # many failed: a line per state and reason (the node's own name in it
+        # aside), the commonest first
+        why = {}
+        for o in bad:
+            reason = (o.get("reason") or "no reason").replace(o.get("collected") or "\0",
+                                                               "<its copy>")
+            reason = re.sub(rf"(?<![A-Za-z0-9]){re.escape(o['node'])}(?![A-Za-z0-9])",
+                            "<node>", reason)
+            why.setdefault((o["state"].upper(), reason), []).append(o["node"])
+        ranked = sorted(why.items(), key=lambda kv: -len(kv[1]))
+        lines += [f"  {state:7} {len(names)} x {reason}: {hosts(names)}"
+                  for (state, reason), names in ranked[:SUMMARY_FAILED]]
+        rest = [n for _, names in ranked[SUMMARY_FAILED:] for n in names]
+        if rest:
+            lines.append(f"  and {len(rest)} more failed for other reasons: {hosts(rest)}")
+        return lines
     lines = []
     for o in outcomes:
         where = f"{o['node']}: {cpu_name(o)}"
@@ -1145,17 +1167,20 @@ def copy_left(src, dst):
 
 
 def load_outputs(outcomes, kind):
-    """{node: object} of the nodes' results files that load as `kind`
-    ("results" or "comparison"); a node whose file does not is marked failed."""
+    """{node: object} of the results files that load as `kind` ("results" or
+    "comparison") of the nodes that answered (a malformed or running node's file
+    is collected, not counted); a node whose file does not load is marked failed."""
     from vdsobench_cli.commands import plot
     loaded = {}
     for o in outcomes:
-        if not o.get("collected"):
+        if not o.get("collected") or o["state"] != "ok":
             continue
         try:
             got, obj = plot.load_input(o.get("read_from") or o["collected"])
         except UsageError as e:
-            o["state"], o["reason"] = "failed", f"its results file is unusable: {e}"
+            # named where it will be: the stage it was read from goes away
+            why = str(e).replace(o.get("read_from") or o["collected"], o["collected"])
+            o["state"], o["reason"] = "failed", f"its results file is unusable: {why}"
             continue
         if got != kind:
             o["state"], o["reason"] = "failed", f"its file is a {got}, not a {kind}"
@@ -1164,15 +1189,27 @@ def load_outputs(outcomes, kind):
     return loaded
 
 
-def node_values(obj, source):
+def node_values(obj, source, own=None):
     """{(variant, clock, mode): (ns, low, high)} of one results file; a node
-    measured on several CPUs counts with the median over them."""
+    measured on several CPUs counts with the median over them. own: the node's
+    own counter read on a cluster whose nodes' differ (own_counters()): a
+    variant read with it is keyed <layout>+default+<inline>, so that the rows
+    line up across the nodes (reports/merge.py row_variant)."""
     from reports import merge
     per = {}
     for r in merge.records(obj, source):
-        per.setdefault((r["variant"], r["clock"], r["mode"]), []).append(r)
+        per.setdefault((merge.row_variant(r["variant"], own), r["clock"], r["mode"]),
+                       []).append(r)
     return {k: (statistics.median(r["ns"] for r in rs), min(r["low"] for r in rs),
                 max(r["high"] for r in rs)) for k, rs in per.items()}
+
+
+def own_counters(loaded):
+    """{node: its own counter read} (reports/merge.py own_counter) of the loaded
+    results where the nodes' differ; {} where they are all the same or unknown."""
+    from reports import merge
+    own = {n: merge.own_counter(obj) for n, obj in loaded.items()}
+    return own if len({c for c in own.values() if c}) > 1 else {}
 
 
 def agreement(values, models, tolerance):
@@ -1205,8 +1242,25 @@ def key_text(key):
     return " ".join(key)
 
 
-def hosts(names):
-    return fleet_slurm.compress_hostlist(names)
+HOSTS_WIDTH = 60  # characters of a host list in the summary; nodes-JOB.json has them all
+
+
+def hosts(names, width=HOSTS_WIDTH):
+    """The names as a Slurm host list; where that is wider than width (nodes of
+    a model that are not numbered in a run), the longest first part of them that
+    fits and how many more."""
+    names = list(names)
+    text = fleet_slurm.compress_hostlist(names)
+    if len(text) <= width:
+        return text
+    low, high = 1, len(names) - 1  # the most names whose list fits: low
+    while low < high:
+        mid = (low + high + 1) // 2
+        if len(fleet_slurm.compress_hostlist(names[:mid])) <= width:
+            low = mid
+        else:
+            high = mid - 1
+    return f"{fleet_slurm.compress_hostlist(names[:low])} and {len(names) - low} more"
 
 
 def representative(group, values):
@@ -1219,11 +1273,27 @@ def representative(group, values):
     return min(group["nodes"], key=distance)
 
 
-def run_summary(groups, tolerance):
+def counter_text(nodes, own):
+    """The own counter read of a group's nodes ("own counter rdtscp"; "own
+    counters rdtscp n[1-2], lfence_rdtsc n3" where they differ)."""
+    by = {}
+    for n in nodes:
+        by.setdefault(own.get(n) or "unknown", []).append(n)
+    if len(by) == 1:
+        return f"own counter {next(iter(by))}"
+    return "own counters " + ", ".join(f"{c} {hosts(ns)}" for c, ns in by.items())
+
+
+def run_summary(groups, tolerance, own=None, table_rows=SUMMARY_ROWS):
+    """The summary's lines for `run`: per CPU model, which nodes agree; across
+    models, the medians side by side (the first table_rows benchmarks). own: {node:
+    own counter read} where the nodes' differ (own_counters()): each model's line
+    names its nodes'."""
     lines = []
     for g in groups:
         n = len(g["nodes"])
-        lines.append(f"{g['model']}: {n} node{'s' if n != 1 else ''} ({hosts(g['nodes'])})")
+        lines.append(f"{g['model']}: {n} node{'s' if n != 1 else ''} ({hosts(g['nodes'])})"
+                     + (f"; {counter_text(g['nodes'], own)}" if own else ""))
         if n < 2:
             lines.append("  one node: nothing to agree with")
             continue
@@ -1256,14 +1326,14 @@ def run_summary(groups, tolerance):
         head = ["benchmark (ns/call, median of the model's nodes)"] + [g["model"].split(" (")[0]
                                                                        for g in groups]
         body = [[key_text(k)] + [f"{g['consensus'][k]:.2f}" if k in g["consensus"] else "-"
-                                 for g in groups] for k in keys[:SUMMARY_ROWS]]
+                                 for g in groups] for k in keys[:table_rows]]
         widths = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
         lines.append("")
         lines += ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                             for i, (c, w) in enumerate(zip(r, widths))).rstrip()
                   for r in [head] + body]
-        if len(keys) > SUMMARY_ROWS:
-            lines.append(f"... and {len(keys) - SUMMARY_ROWS} more benchmarks in the report")
+        if len(keys) > table_rows:
+            lines.append(f"... and {len(keys) - table_rows} more benchmarks in the report")
     return lines
 
 
@@ -1366,13 +1436,15 @@ def collect(args):
              + (f", constraint {record['constraint']}" if record.get("constraint") else "")
              + (", exclusive nodes" if record.get("exclusive") else ", shared nodes")
              + f"; Slurm: {(record.get('slurm') or {}).get('JobState', 'state unknown')}"]
-    report_paths = []
+    report_paths, fit = [], None
     if record["command"][0] == "run":
         loaded = load_outputs(outcomes, "results")
         if loaded:
-            values = {n: node_values(obj, n) for n, obj in loaded.items()}
+            own = own_counters(loaded)
+            values = {n: node_values(obj, n, own.get(n)) for n, obj in loaded.items()}
             groups = agreement(values, models, tolerance)
-            body = run_summary(groups, tolerance)
+            body = run_summary(groups, tolerance, own)
+            fit = functools.partial(run_summary, groups, tolerance, own)
             shown = [o["node"] for o in outcomes if o["node"] in loaded]
             if args.report == "per-model" or (args.report == "auto"
                                               and len(shown) > REPORT_ALL_MAX):
@@ -1399,9 +1471,14 @@ def collect(args):
                     + ", ".join(f"{n} ({w})" for n, w in record.get("skipped", []))
                     if record.get("skipped") else ""))
     lines += outcome_lines(outcomes, SUMMARY_NODES)
-    lines += [""] + body
-    if report_paths:
-        lines += ["", f"report: {plot_path(out / f'report-{job}' / 'index.md')}"]
+    ending = ["", f"report: {plot_path(out / f'report-{job}' / 'index.md')}"] \
+        if report_paths else []
+    over = len(lines) + 1 + len(body) + len(ending) - SUMMARY_LINES
+    if fit and over > 0:
+        # one screen: the table across the models gives up rows, down to a few
+        table = fit(SUMMARY_ROWS)
+        body = fit(max(SUMMARY_ROWS_LEAST, SUMMARY_ROWS - over)) + body[len(table):]
+    lines += [""] + body + ending
     text = "\n".join(lines) + "\n"
     nodes_json = {"job": job, "command": record["command"], "slurm": record.get("slurm"),
                   "tolerance": tolerance,

@@ -20,6 +20,7 @@ from unittest import mock
 from vdsobench_cli.fleet import fleet, fleet_local, fleet_slurm
 from vdsobench_cli.cli import main, packages
 from vdsobench_cli.cli.errors import Failure, UsageError
+from reports import testsupport
 from vdsobench_cli.tests.support import SubmitCase, node, partition
 
 TESTDATA = Path(__file__).resolve().parent / "testdata"
@@ -662,6 +663,29 @@ class OutcomeTest(unittest.TestCase):
         self.assertEqual(sorted(set(re.findall(r"9-n\d-[a-z0-9]+-6\.1\.0\.json", index))),
                          ["9-n1-zen3-6.1.0.json", "9-n3-sapphirerapids-6.1.0.json"])
 
+    def test_collect_lines_up_own_counters(self):
+        """A node without RDTSCP (its run read lfence_rdtsc) beside one with: the
+        summary's and the report's rows line up, each model's counter named."""
+        self.node_files("n1", results=results_file(1.0, ZEN3_CPUINFO))
+        self.node_files("n2", results=testsupport.without_rdtscp(results_file(0.8, SPR_CPUINFO)),
+                        cpuinfo=SPR_CPUINFO)
+        self.record(nodes=("n1", "n2"), state="COMPLETED")
+        out = self.tmp / "collected"
+        stdout = io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(main.main(["fleet", "collect", "9", "--jobs-dir", str(self.jobs),
+                                        "--out", str(out)]), 0)
+        text = stdout.getvalue()
+        self.assertIn("Zen 3 (AMD EPYC 7763, 25/1/1): 1 node (n1); own counter rdtscp", text)
+        self.assertIn("(n2); own counter lfence_rdtsc", text)
+        row = next(line for line in text.splitlines()
+                   if line.startswith("generic_5_3+default+always monotonic hot"))
+        self.assertEqual(len(row.split()), 3 + 2, row)  # the key, a value for each model
+        self.assertNotIn("+rdtscp+", text)
+        merged = json.loads((out / "report-9" / "merged.json").read_text())
+        self.assertEqual(sorted(merged["own_counters"]), ["lfence_rdtsc", "rdtscp"])
+        self.assertIn("generic_5_3+default+always", {r["variant"] for r in merged["rows"]})
+
     def test_unusable_results_file_fails_that_node_only(self):
         self.node_files("n1", results=results_file())
         self.node_files("n2", results={"benchmarks": "nope"})
@@ -725,6 +749,15 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual(len(lines), 3 + fleet.SUMMARY_DIFFERS, lines)
         self.assertTrue(lines[-1].startswith("  and "), lines[-1])
         self.assertEqual(fleet.representative(groups[0], values), "n15")  # the median's
+
+    def test_host_lists_fit(self):
+        self.assertEqual(fleet.hosts([f"n{i}" for i in range(1, 999)]), "n[1-998]")
+        odd = [f"n{i}" for i in range(1, 400, 2)]
+        text = fleet.hosts(odd)
+        self.assertLessEqual(len(text.split(" and ")[0]), fleet.HOSTS_WIDTH)
+        shown = fleet_slurm.expand_hostlist(text.split(" and ")[0])
+        self.assertEqual(shown, odd[:len(shown)])
+        self.assertTrue(text.endswith(f" and {len(odd) - len(shown)} more"), text)
 
     def test_verdicts_per_model(self):
         def comp(verdict, ratio):
