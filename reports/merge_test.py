@@ -8,7 +8,6 @@ import io
 import json
 import statistics
 import unittest
-from pathlib import Path
 
 from reports import merge, vocab
 from reports.testsupport import (ROOT, SELECTION, SMALL, ZEN3_RUN, ZEN4_RUN, fixture,
