@@ -42,6 +42,7 @@
 #include "bench/cold.h"
 #include "bench/loops.h"
 #include "bench/subjects.h"
+#include "bench/sys_snapshot.h"
 #include "common/json_writer.h"
 #include "impls/kernel/fake_counter.h"
 #include "impls/kernel/sim_kernel.h"
@@ -51,6 +52,8 @@
 #define PROG "vdsobench_sim_driver"
 #define PAGE 4096UL
 #define FLOOR_EMPTY "floor/empty"
+/* the running kernel's vDSO, from a snapshot (bench/sys_snapshot.h) */
+#define SYS_VDSO "sys/vdso"
 /* the fake kernel's counter at reset; the calls read 1 ms later */
 #define SIM_START_CYCLES 1000000ULL
 #define SIM_DELTA_NS 1000000ULL
@@ -90,6 +93,10 @@ static void usage(FILE *f)
 		"[--ways N]\n"
 		"       " PROG " " FLOOR_EMPTY
 		" none MODE ITERATIONS [--l1d N] [--ways N]\n"
+		"       " PROG " " SYS_VDSO
+		" CLOCK hot|pressure ITERATIONS --snapshot FILE [--l1d N] "
+		"[--ways N]\n"
+		"       " PROG " --take-snapshot FILE\n"
 		"       " PROG " --list-json\n"
 		"Makes ITERATIONS calls through the harness's timed loop for\n"
 		"VARIANT on CLOCK in MODE (hot; pressure: between calls\n"
@@ -108,6 +115,13 @@ static void usage(FILE *f)
 		"                is sized from (default %lu)\n"
 		"  --ways N      the simulated L1D's ways, which the cold\n"
 		"                eviction is sized from (default %u)\n"
+		"  --take-snapshot FILE  copy this process's [vdso] and its\n"
+		"                [vvar] time data page to FILE (run natively:\n"
+		"                valgrind hides the vDSO)\n"
+		"  --snapshot FILE  " SYS_VDSO ": call the copied image, its\n"
+		"                data page set to the counter now, so every\n"
+		"                call takes the same path (with the counter\n"
+		"                read the kernel patched in for this CPU)\n"
 		"  --list-json   the variants, clocks and modes, as JSON\n",
 		SIM_DEFAULT_L1D, SIM_DEFAULT_WAYS);
 }
@@ -238,6 +252,11 @@ static unsigned long parse_option(const char *flag, const char *value,
 	return v;
 }
 
+static const char *floor_or_sys(void)
+{
+	return sys_snapshot_vvar() ? SYS_VDSO : FLOOR_EMPTY;
+}
+
 /* the one line `vdsobench sim` and `layout` read */
 static int print_result(const struct vdso_variant *asked,
 			const struct vdso_variant *v,
@@ -248,11 +267,11 @@ static int print_result(const struct vdso_variant *asked,
 	char vvar[32];
 
 	snprintf(vvar, sizeof(vvar), "0x%lx",
-		 (unsigned long)(uintptr_t)(v ? v->vvar : 0));
+		 (unsigned long)(uintptr_t)(v ? v->vvar : sys_snapshot_vvar()));
 	json_init_file(&w, stdout);
 	json_begin_object(&w);
-	json_kv_string(&w, "subject", asked ? asked->name : FLOOR_EMPTY);
-	json_kv_string(&w, "measured_as", v ? v->name : FLOOR_EMPTY);
+	json_kv_string(&w, "subject", asked ? asked->name : floor_or_sys());
+	json_kv_string(&w, "measured_as", v ? v->name : floor_or_sys());
 	json_kv_string(&w, "clock", clock->name);
 	json_kv_string(&w, "mode", sim_modes[mode].name);
 	json_kv_uint(&w, "iterations", n);
@@ -265,7 +284,8 @@ static int print_result(const struct vdso_variant *asked,
 		     (uintptr_t)&vdso_fake_cycles & (PAGE - 1));
 	json_kv_int(&w, "evicted_span", BENCH_PRESSURE_SPAN);
 	json_kv_string(&w, "vvar", vvar);
-	json_kv_uint(&w, "vvar_size", v ? v->vvar_size : 0);
+	json_kv_uint(&w, "vvar_size", v ? v->vvar_size :
+					  sys_snapshot_vvar() ? PAGE : 0);
 	json_end_object(&w);
 	return json_end_line(&w);
 }
@@ -280,6 +300,7 @@ int main(int argc, char **argv)
 	unsigned int index = 0, mode;
 	size_t l1d = SIM_DEFAULT_L1D;
 	unsigned int ways = SIM_DEFAULT_WAYS;
+	const char *snapshot = NULL;
 	struct loop_call call;
 	bench_loop_fn fn;
 	char *end;
@@ -287,6 +308,14 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "--list-json"))
 		return list_json();
+	if (argc == 3 && !strcmp(argv[1], "--take-snapshot")) {
+		if (sys_snapshot_take(argv[2])) {
+			fprintf(stderr, PROG ": --take-snapshot: %s\n",
+				sys_snapshot_error());
+			return errno == EINVAL || errno == ENOENT ? 2 : 1;
+		}
+		return 0;
+	}
 	if (argc == 2 &&
 	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
@@ -294,8 +323,11 @@ int main(int argc, char **argv)
 	}
 	/* the options after the four arguments, each with its value */
 	while (argc >= 7 && (!strcmp(argv[argc - 2], "--l1d") ||
-			     !strcmp(argv[argc - 2], "--ways"))) {
-		if (!strcmp(argv[argc - 2], "--l1d"))
+			     !strcmp(argv[argc - 2], "--ways") ||
+			     !strcmp(argv[argc - 2], "--snapshot"))) {
+		if (!strcmp(argv[argc - 2], "--snapshot"))
+			snapshot = argv[argc - 1];
+		else if (!strcmp(argv[argc - 2], "--l1d"))
 			l1d = parse_option("--l1d", argv[argc - 1], PAGE,
 					   64UL << 20,
 					   "a size in bytes from 4096 to 64 MiB");
@@ -325,7 +357,30 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	if (!strcmp(argv[1], FLOOR_EMPTY)) {
+	if (!strcmp(argv[1], SYS_VDSO)) {
+		if (!snapshot) {
+			fprintf(stderr, PROG ": " SYS_VDSO " needs --snapshot "
+					     "FILE (from --take-snapshot)\n");
+			return 2;
+		}
+		if (sim_modes[mode].body != BENCH_BODY_NONE &&
+		    sim_modes[mode].body != BENCH_BODY_PRESSURE)
+			return bad("mode", argv[3],
+				   SYS_VDSO " valid: hot, pressure");
+		clock = bench_clock_find(argv[2]);
+		if (!clock)
+			return bad("clock", argv[2],
+				   "--list-json lists the valid ones");
+		if (sys_snapshot_load(snapshot)) {
+			fprintf(stderr, PROG ": " SYS_VDSO ": %s\n",
+				sys_snapshot_error());
+			return 2;
+		}
+		fn = bench_sys_vdso_loops.op[clock->op][sim_modes[mode].body];
+	} else if (snapshot) {
+		fprintf(stderr, PROG ": --snapshot is for " SYS_VDSO " only\n");
+		return 2;
+	} else if (!strcmp(argv[1], FLOOR_EMPTY)) {
 		if (strcmp(argv[2], bench_clock_none.name))
 			return bad("clock", argv[2],
 				   FLOOR_EMPTY " has the one clock none");

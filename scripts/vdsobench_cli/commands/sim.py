@@ -27,6 +27,7 @@ import json
 import os
 import platform
 import shutil
+import subprocess
 import sys
 from fractions import Fraction
 
@@ -44,6 +45,13 @@ MODES = ("hot", "pressure")
 # every mode the driver simulates that `compare --sim` pairs with a timed mode
 ALL_MODES = ("hot", "pressure", "cold")
 FLOOR = "floor/empty"
+# the running kernel's own vDSO: its image and time data page copied natively
+# (valgrind hides the vDSO) and mapped again by the driver (bench/sys_snapshot.h)
+SYS_VDSO = "sys/vdso"
+SYS_MODES = ("hot", "pressure")
+SYS_NOTE = ("sys/vdso: the running kernel's [vdso] image and [vvar] time data page, "
+            "copied and mapped again (its data set to the counter now, so every call "
+            "takes one path), with the counter read the kernel patched in for this CPU")
 DEFAULT_CLOCKS = vocab.CLOCKS
 # events a --cache-sim=yes run writes (valgrind 3.19)
 EVENTS = ("Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw")
@@ -129,9 +137,10 @@ def choose(items, valid, label):
 class Runner:
     """Runs the driver under cachegrind; one run per (subject, clock, mode, n)."""
 
-    def __init__(self, binary, tmp):
+    def __init__(self, binary, tmp, snapshot=None):
         self.binary = str(binary)
         self.tmp = tmp
+        self.snapshot = snapshot
         self.d1_bytes, self.d1_ways = GEOMETRY["D1"].split(",")[:2]
 
     def command(self, subject, clock, mode, n, out):
@@ -140,7 +149,8 @@ class Runner:
                 *(f"--{level}={GEOMETRY[level]}" for level in ("I1", "D1", "LL")),
                 f"--cachegrind-out-file={out}",
                 self.binary, subject, clock, mode, str(n), "--l1d", self.d1_bytes,
-                "--ways", self.d1_ways]
+                "--ways", self.d1_ways,
+                *(["--snapshot", self.snapshot] if subject == SYS_VDSO else [])]
 
     def __call__(self, key):
         subject, clock, mode, n = key
@@ -189,7 +199,19 @@ def figure(x):
     return round(float(x), 3)
 
 
-def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None):
+def take_snapshot(binary, tmp):
+    """The running kernel's vDSO copied to a file in tmp (natively: valgrind
+    hides it); (path, None) or (None, why not)."""
+    path = os.path.join(tmp, "sys-vdso.snapshot")
+    r = lifecycle.run([str(binary), "--take-snapshot", path], capture_output=True,
+                      text=True, errors="replace", stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        why = build.tail(r.stderr, 1).split("--take-snapshot: ", 1)[-1]
+        return None, why or f"exit {r.returncode}"
+    return path, None
+
+
+def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None, notes=None):
     """Simulated per-call metrics for every variant x clock x mode.
 
     variants, clocks, modes: names or fnmatch globs (commas allowed in an
@@ -206,17 +228,35 @@ def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None):
     names = variant_names.split_patterns(as_list(variants or arch.default_variants()))
     if not names:
         raise UsageError("sim: variant: empty list")
-    chosen = variant_names.select(all_variants, names, "sim: variant")
+    want_sys = SYS_VDSO in names
+    names = [n for n in names if n != SYS_VDSO]
+    chosen = variant_names.select(all_variants, names, "sim: variant") if names else []
     clocks = choose(as_list(clocks), cat["clocks"], "clock")
     modes = choose(as_list(modes), cat["modes"], "mode")
+    if want_sys and not set(modes) <= set(SYS_MODES):
+        raise UsageError(f"sim: {SYS_VDSO}: modes {', '.join(sorted(set(modes) - set(SYS_MODES)))}"
+                         f" are not simulated for it (valid: {', '.join(SYS_MODES)})")
     geometry = dict(GEOMETRY, tool=TOOL, valgrind=valgrind_version())
 
-    subjects = list(dict.fromkeys(twin(v) for v in chosen))
-    points = [(s, c, m) for s in subjects for c in clocks for m in modes]
-    points += [(FLOOR, "none", m) for m in modes]
-    keys = [(*p, n) for p in points for n in ITERATIONS]
     with lifecycle.temp_dir(prefix="vdsobench-sim-") as tmp:
-        runs = lifecycle.parallel(Runner(binary, tmp), keys, jobs or os.cpu_count() or 1)
+        snapshot = None
+        if want_sys:
+            snapshot, why = take_snapshot(binary, tmp) if arch.current().native else (
+                None, f"the running kernel is not {arch.current().name}'s")
+            if not snapshot:
+                line = f"sim: {SYS_VDSO} left out: {why}"
+                if not chosen:
+                    raise Failure(line)
+                print(f"warning: {line}", file=sys.stderr)
+                if notes is not None:
+                    notes.append(line)
+        subjects = list(dict.fromkeys(twin(v) for v in chosen))
+        subjects += [SYS_VDSO] if snapshot else []
+        points = [(s, c, m) for s in subjects for c in clocks for m in modes]
+        points += [(FLOOR, "none", m) for m in modes]
+        keys = [(*p, n) for p in points for n in ITERATIONS]
+        runs = lifecycle.parallel(Runner(binary, tmp, snapshot), keys,
+                                  jobs or os.cpu_count() or 1)
 
     geometry.update(placement([info for info, _ in runs.values()]))
 
@@ -227,14 +267,16 @@ def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None):
         return per_call(lo, hi)
 
     results = []
-    for v in chosen:
+    rows = [(v["name"], twin(v)) for v in chosen]
+    rows += [(SYS_VDSO, SYS_VDSO)] if snapshot else []
+    for name, subject in rows:
         for c in clocks:
             for m in modes:
-                own, floor = calls(twin(v), c, m), calls(FLOOR, "none", m)
+                own, floor = calls(subject, c, m), calls(FLOOR, "none", m)
                 misses = own["D1mr"] + own["D1mw"]
                 results.append({
-                    "variant": v["name"],
-                    "measured_as": twin(v),
+                    "variant": name,
+                    "measured_as": subject,
                     "clock": c,
                     "mode": m,
                     "instructions_per_call": figure(own["Ir"]),
@@ -271,6 +313,8 @@ def format_table(results):
     if results:
         lines.append("measured as <layout>+fake+<inline> (same code, counter read from "
                      "TLS); net = minus floor/empty in the same mode")
+        if any(r["variant"] == SYS_VDSO for r in results):
+            lines.append(SYS_NOTE)
         geometry = results[0]["geometry"]
         lines.append("geometry: " + geometry_line(geometry))
         if geometry["fake_counter_page_offset"] < geometry["evicted_span"]:
@@ -308,7 +352,8 @@ def add_parser(sub):
                "Needs valgrind (scripts/vdsobench setup).")
     p.add_argument("variants", nargs="*", metavar="VARIANT",
                    help=f"names or globs (default {arch.default_variants()!r}: every layout in the "
-                        "table)")
+                        f"table); {SYS_VDSO}: the running kernel's own vDSO, copied (x86-64, "
+                        "hot and pressure)")
     p.add_argument("--clocks", action="append", metavar="LIST",
                    help="comma-separated (default the seven clocks); also getres:<clock>, "
                         "gettimeofday, time")
