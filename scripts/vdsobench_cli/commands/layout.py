@@ -152,15 +152,19 @@ class Tracer:
         return info, loads_in(r.stderr, start, size)
 
 
-def measure(chosen, binary, jobs):
-    """{variant name: [path with loads per call, syscalls per call, traced_as]}."""
+def measure(chosen, binary, jobs, clocks=None):
+    """{variant name: [path with loads per call, syscalls per call, traced_as]};
+    with clocks, only those clocks' clock_gettime() paths (hot)."""
+    def planned(v):
+        return [p for p in plan(v) if clocks is None
+                or (p["clock"] in clocks and p["mode"] == "hot" and p["path"] == p["clock"])]
     keys = [(v["name"], p["clock"], p["mode"], n)
-            for v in chosen for p in plan(v) for n in ITERATIONS]
+            for v in chosen for p in planned(v) for n in ITERATIONS]
     runs = lifecycle.parallel(Tracer(binary), keys, jobs)
     out = {}
     for v in chosen:
         out[v["name"]] = paths = []
-        for p in plan(v):
+        for p in planned(v):
             (lo_info, lo), (hi_info, hi) = (runs[(v["name"], p["clock"], p["mode"], n)]
                                             for n in ITERATIONS)
             what = f"{v['name']} {layout_map.path_name(p)}"

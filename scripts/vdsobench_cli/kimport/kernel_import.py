@@ -497,24 +497,82 @@ def tar_reason(stderr, rc):
     return lines[-1] if lines else f"tar exit {rc}"
 
 
+# (name, magic, suffixes) of the compressions tar undoes by itself
+COMPRESSIONS = (("xz", b"\xfd7zXZ\x00", (".tar.xz", ".txz")),
+                ("gzip", b"\x1f\x8b", (".tar.gz", ".tgz")),
+                ("bzip2", b"BZh", (".tar.bz2", ".tbz2")),
+                ("zstd", b"\x28\xb5\x2f\xfd", (".tar.zst", ".tzst")))
+COMPRESSOR_LINE = re.compile(r"^(xz|gzip|bzip2|zstd): "
+                             r"(?:\(stdin\): |[^:]*: )?(.*)$")
+
+
+def tarball_kind(path):
+    """(what its bytes are, what its name says): each a compression's name,
+    "tar" (none) or None; raises UsageError for an empty file."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(512)
+    except OSError as e:
+        raise UsageError(f"import: {path}: cannot be read ({e.strerror})") from None
+    if not head:
+        raise UsageError(f"import: {path}: an empty file, not a tar archive")
+    name = Path(path).name.lower()
+    is_kind = next((c for c, magic, _ in COMPRESSIONS if head.startswith(magic)), None)
+    named = next((c for c, _, suffixes in COMPRESSIONS if name.endswith(suffixes)),
+                 "tar" if name.endswith(".tar") else None)
+    return is_kind, named
+
+
+def tar_failure(path, stderr, rc):
+    """UsageError's one line for a tarball tar could not read: what the file is
+    (its first bytes against its name), then why in the tool's own words, the
+    compressor's line first ("x.tar.xz: not an xz-compressed tar archive (xz:
+    File format not recognized)")."""
+    is_kind, named = tarball_kind(path)
+    lines = [x.strip() for x in stderr.splitlines() if x.strip()]
+    said = [COMPRESSOR_LINE.match(x) for x in lines]
+    said = [f"{m.group(1)}: {m.group(2)}" for m in said if m]
+    why = said[0] if said else tar_reason(stderr, rc)
+    article = {"xz": "an xz", "gzip": "a gzip", "bzip2": "a bzip2", "zstd": "a zstd"}
+    if named not in (None, "tar") and is_kind != named:
+        what = f"not {article[named]}-compressed tar archive"
+    elif is_kind and said:
+        what = f"{article[is_kind]}-compressed tar archive that is damaged"
+    elif is_kind:
+        what = f"{is_kind}-compressed, but not a tar archive"
+    else:
+        what = "not a tar archive"
+    return UsageError(f"import: {path}: {what} ({why}); valid: a kernel source "
+                      ".tar.xz, .tar.gz or .tar")
+
+
 def tar_top(tarball):
-    """The folder every member of a kernel tarball is under (linux-source-6.12)."""
+    """The folder every member of a kernel tarball is under (linux-source-6.12);
+    the tarball refused in one line when it is no compressed tar, holds no
+    member, or its first member is under no folder."""
+    tarball_kind(tarball)  # an empty or unreadable file: said as such
     proc = lifecycle.popen(["tar", "-tf", str(tarball)], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, errors="replace")
     with lifecycle.owned(proc):
-        first = proc.stdout.readline().strip()
+        first = proc.stdout.readline().rstrip("\n")
         err = ""
         if first:
             proc.kill()
         else:
             err = proc.stderr.read()
     if not first:
-        raise UsageError(f"import: {tarball}: not a readable tarball "
-                         f"({tar_reason(err, proc.returncode)})")
-    top = first.split("/", 1)[0]
+        if proc.returncode == 0 and not err.strip():
+            raise UsageError(f"import: {tarball}: a tar archive with no members, not a "
+                             "kernel source tarball")
+        raise tar_failure(tarball, err, proc.returncode)
+    top, sep, _ = first.partition("/")
     if not imports_table.safe_rel(top) or top.startswith("."):
         raise UsageError(f"import: {tarball}: not a kernel source tarball (its first "
                          f"member is {ascii(first)}, not a top folder)")
+    if not sep:
+        raise UsageError(f"import: {tarball}: not a kernel source tarball (its first "
+                         f"member {ascii(first)} is under no top folder, as "
+                         "linux-source-6.12/Makefile is)")
     return top
 
 
@@ -534,8 +592,7 @@ def untar(source, patterns, named, into):
     # REQUIRED is checked afterwards
     if r.returncode != 0 and not all(TAR_NOISE.search(x) for x in r.stderr.splitlines()
                                      if x.strip()):
-        raise UsageError(f"import: {source}: not a readable tarball "
-                         f"({tar_reason(r.stderr, r.returncode)})")
+        raise tar_failure(source, r.stderr, r.returncode)
     if r.returncode in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):
         raise UsageError(f"import: {source}: {tar_reason('', r.returncode)}")
 
@@ -1444,6 +1501,8 @@ def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=N
         safe_read.read_regular(config, "--config", kbuild.CONFIG_LIMIT)
     image = vdso_image.given(image_path)
     source = resolve_source(given)
+    if not source.is_dir():
+        tar_top(source)  # a tarball that is none: one line now, before any output
     if use_kbuild is None:
         use_kbuild = config is not None or kbuild.is_debian(source)
     return Request(name, given, source, patches, arch_name, use_kbuild, config, image)

@@ -144,7 +144,7 @@ def measure(binary, trial_rounds, batch_ms, cpus=None):
 
 
 # what a comparison keeps of each footprint batch (compare --out: "footprint")
-KEPT = ("lines_displaced", "line_ns", "walk_net_ns", "data_lines")
+KEPT = ("lines_displaced", "line_ns", "walk_net_ns", "data_lines", "probe")
 
 
 def comparison_part(groups):
@@ -164,11 +164,14 @@ def _of(c, clock, variant, field):
     return {r: rec[field] for r, rec in per.items() if field in rec}
 
 
-def recipe_lines(c, before, after, control="realtime"):
+def recipe_lines(c, before, after, control="realtime", paths=None):
     """A recipe's footprint verdict, as lines of text: per clock the lines each
     side displaces from its caller (and which, as probed), and for each clock
     but control the extra walk cost over control's, round by round (the code
-    cancels), in ns and in lines of the controls' cost."""
+    cancels), in ns and in lines of the controls' cost. With paths
+    ({(variant, clock): (layout's path, layout's fields)}), each probe is
+    checked against layout's lines (check_probe): a difference the loads
+    predict is explained by name, any other said unexplained."""
     if not c.get("footprint"):
         return ["footprint: not measured"]
     clocks = sorted({k.split("/")[0] for k in c["footprint"]})
@@ -179,6 +182,8 @@ def recipe_lines(c, before, after, control="realtime"):
            + (f"{line:.2f} ns here, " if line else "")
            + "from the controls); extra cost over "
            + f"{control.upper()}'s per round, so that the code cancels; intervals 95%"]
+
+    checked = []  # per probe checked against layout: found layout's own lines
 
     def walk_diff(clock):
         a, b = _of(c, clock, before, "walk_net_ns"), _of(c, clock, after, "walk_net_ns")
@@ -203,4 +208,104 @@ def recipe_lines(c, before, after, control="realtime"):
                          + (f" = {m / line:+.2f} lines" if line else "")
                          + (": the caller pays for it" if seen else ": not seen"))
         out.append(text)
+        for who in (before, after):
+            got = next(iter(_probe_of(c, clock, who)), None)
+            known = (paths or {}).get((who, clock))
+            if got is None or known is None:
+                continue
+            agrees, why = check_probe(known[0], got, known[1])
+            checked.append(agrees and why is None)
+            if why:
+                out.append(f"    {who}: {'' if agrees else 'MISMATCH: '}{why}")
+    if checked and all(checked):
+        out.append(f"  the probes found the lines layout traces, on all {len(checked)} paths")
     return out
+
+
+def _probe_of(c, clock, variant):
+    """Each batch's {"probe", "data_lines"} of one subject in comparison c."""
+    key = next((k for k in c.get("footprint", {}) if k.startswith(f"{clock}/footprint/")), None)
+    per = c["footprint"][key].get(f"{variant}#0", {}) if key else {}
+    return [{"probe": rec.get("probe", "fault"), "data_lines": rec["data_lines"]}
+            for _, rec in sorted(per.items()) if "data_lines" in rec]
+
+
+# ---- the probe against layout: what a fault can see ---------------------------------
+
+LINE = 64
+# bench/loops.h: the lines the probe takes when the call loads none of its data
+SPAN = 1024
+
+
+def _field_at(fields, offset, size):
+    """The smallest of layout's fields that holds [offset, offset + size), or None."""
+    holding = [f for f in fields or []
+               if f["offset"] <= offset and offset + size <= f["offset"] + f["size"]]
+    return min(holding, key=lambda f: f["size"])["name"] if holding else None
+
+
+def predicted_probe(path, fields=None, line=LINE):
+    """What footprint_probe() records for one of layout's paths (its JSON: kind,
+    clock and the loads of one call, each an offset from the start of the vvar
+    area and a size, as lackey traced them), from those offsets and sizes
+    alone: a fault gives an access's first byte, not its size, so the probe
+    records the line of each load's first byte; a call that loads none of its
+    data makes it take every line of the span. Returns {"probe": "fault" or
+    "span", "lines": the byte offsets of the lines it records, "layout": those
+    of every line the loads touch, "why": one sentence per difference, naming
+    the field (of layout's `fields`, when given)}."""
+    loads = path.get("loads") or []
+    every = sorted({o // line * line for ld in loads
+                    for o in range(ld["offset"], ld["offset"] + max(1, ld["size"]))})
+    if not loads:
+        what = "a syscall" if path.get("kind") == "syscall" else "a path"
+        return {"probe": "span", "lines": list(range(0, SPAN, line)), "layout": every,
+                "why": [f"{path['clock'].upper()}: {what} that loads none of its data: "
+                        f"the probe takes every line of the first {SPAN} bytes, and the "
+                        "lines displaced are the kernel entry's"]}
+    first = sorted({ld["offset"] // line * line for ld in loads})
+    why = []
+    for ld in sorted(loads, key=lambda x: x["offset"]):
+        a, b = ld["offset"], ld["offset"] + max(1, ld["size"]) - 1
+        missed = [n for n in range(a // line + 1, b // line + 1) if n * line not in first]
+        if missed:
+            name = _field_at(fields, a, ld["size"])
+            what = f"{name}'s " if name else ""
+            lines = ", ".join(map(str, missed))
+            why.append(f"{path['clock'].upper()}: {what}{ld['size']}-byte load at {a}..{b} "
+                       f"straddles lines {a // line} and {b // line}: a fault gives its first "
+                       f"byte, so the probe records line {a // line} only, not {lines}")
+    return {"probe": "fault", "lines": first, "layout": every, "why": why}
+
+
+def probe_differences(variant_maps):
+    """[(variant, clock, sentence)] for every hot path of layout's variant maps
+    (layout --format json's "variants") whose probed lines will differ from
+    layout's: each difference predicted and explained from the loads alone."""
+    out = []
+    for m in variant_maps:
+        for p in m["paths"]:
+            if p["mode"] != "hot" or p["path"] != p["clock"] or p["kind"] == "getres":
+                continue  # the probe runs clock_gettime() as called, nothing else
+            pred = predicted_probe(p, m.get("fields"))
+            if pred["lines"] != pred["layout"]:
+                out += [(m["variant"], p["clock"], w) for w in pred["why"]]
+    return out
+
+
+def check_probe(path, record, fields=None):
+    """(agrees, sentence or None) for a measured footprint record ({"probe",
+    "data_lines"}) against layout's path: None where the probe found layout's
+    lines; the prediction's reason where it found what the loads predict; else
+    that it differs unexplained (False)."""
+    pred = predicted_probe(path, fields)
+    got = record.get("data_lines")
+    how = str(record.get("probe", ""))
+    kind = "span" if how.startswith("span") else "fault"
+    if got == pred["layout"] and kind == "fault":
+        return True, None
+    if got == pred["lines"] and kind == pred["probe"]:
+        return True, "; ".join(pred["why"]) or None
+    return False, (f"{path['clock'].upper()}: the probe found lines at "
+                   f"{', '.join(map(str, got or [])) or 'none'} ({how or '?'}), layout's loads "
+                   f"predict {', '.join(map(str, pred['lines']))}: unexplained")

@@ -312,10 +312,38 @@ def cache_side(s, c, before, after):
 
 
 def footprint_side(s, c, before, after):
-    """The footprint verdict beside the cold one (bench/footprint.h)."""
+    """The footprint verdict beside the cold one (bench/footprint.h), each
+    probe's lines checked against layout's loads."""
     s.heading("the caller's side: the footprint mode")
-    for line in footprint.recipe_lines(c, before, after):
+    clocks = sorted({k.split("/")[0] for k in c.get("footprint", {})})
+    paths, why = probe_paths([before, after], clocks)
+    for line in footprint.recipe_lines(c, before, after, paths=paths):
         s.say(line)
+    if why:
+        s.say(f"(the probes are not checked against layout: {why})")
+
+
+def probe_paths(variants, clocks):
+    """({(variant, clock): (layout's traced path, the variant's fields)}, None)
+    for the footprint probe's check, only those clocks traced (valgrind
+    lackey, a few seconds); ({}, why) where they cannot be."""
+    import os
+    import shutil
+    from vdsobench_cli.cli import variants as variants_mod
+    from vdsobench_cli.commands import layout
+    if not clocks:
+        return {}, None
+    if not arch.current().native or shutil.which("valgrind") is None:
+        return {}, "valgrind cannot trace here"
+    chosen = [v for v in variants_mod.load() if v["name"] in variants]
+    try:
+        layout.build.build([layout.DRIVER])
+        traced = layout.measure(chosen, layout.build.binary_path(layout.DRIVER),
+                                os.cpu_count() or 1, clocks=clocks)
+    except Failure as e:
+        return {}, str(e)
+    return {(v["name"], p["clock"]): (p, v["fields"]) for v in chosen
+            for p in traced.get(v["name"], [])}, None
 
 
 def layout_diff(s, a, b):

@@ -10,6 +10,8 @@ import unittest
 
 from vdsobench_cli.measure import footprint, rounds
 
+from reports import vocab
+
 GTOD = "x86_gtod+lfence_rdtsc+always"
 MULTSHIFT = "x86_gtod_ts_multshift+lfence_rdtsc+always"
 NOISE = "cost the walk nothing measurable"
@@ -159,6 +161,7 @@ class ComparisonTest(unittest.TestCase):
             for per in g.footprint.values():
                 for rec in per.values():
                     rec["data_lines"] = [0]
+                    rec["probe"] = "fault"
                     rec["kept_out"] = 1
         return footprint.comparison_part(groups)
 
@@ -181,6 +184,122 @@ class ComparisonTest(unittest.TestCase):
         mono = next(x for x in lines if x.startswith("  MONOTONIC"))
         self.assertIn("not seen", mono)
         self.assertEqual(footprint.recipe_lines({}, *PAIR), ["footprint: not measured"])
+
+
+def path(clock, loads, kind="coarse"):
+    """One of layout's traced paths, as its JSON has it."""
+    return {"path": clock, "clock": clock, "mode": "hot", "kind": kind,
+            "loads": [{"offset": o, "size": n, "count": 1} for o, n in loads]}
+
+
+BASE = [{"name": "seq", "offset": 0, "size": 4},
+        {"name": "basetime[CLOCK_REALTIME_COARSE]", "offset": 120, "size": 16}]
+
+
+class ProbeTest(unittest.TestCase):
+    """What the probe records against layout's lines, from loads alone."""
+
+    def test_a_load_that_straddles(self):
+        p = footprint.predicted_probe(path("realtime_coarse", [(0, 4), (120, 16)]), BASE)
+        self.assertEqual((p["probe"], p["lines"], p["layout"]), ("fault", [0, 64], [0, 64, 128]))
+        self.assertEqual(p["why"], [
+            "REALTIME_COARSE: basetime[CLOCK_REALTIME_COARSE]'s 16-byte load at 120..135 "
+            "straddles lines 1 and 2: a fault gives its first byte, so the probe records "
+            "line 1 only, not 2"])
+
+    def test_a_field_that_straddles_read_in_two_loads(self):
+        """ts_multshift's MONOTONIC base at 48..71, sec and nsec loaded apart:
+        each load's first byte is on its own line, and the probe sees both."""
+        p = footprint.predicted_probe(path("monotonic", [(0, 4), (48, 8), (64, 8)], "hres"))
+        self.assertEqual((p["lines"], p["layout"], p["why"]), ([0, 64], [0, 64], []))
+
+    def test_a_straddle_whose_second_line_another_load_reads(self):
+        p = footprint.predicted_probe(path("realtime_coarse", [(120, 16), (128, 8)]))
+        self.assertEqual((p["lines"], p["why"]), ([64, 128], []))
+
+    def test_a_syscall_loads_nothing(self):
+        p = footprint.predicted_probe(path("boottime", [], "syscall"))
+        self.assertEqual((p["probe"], p["lines"], p["layout"]),
+                         ("span", list(range(0, 1024, 64)), []))
+        self.assertIn("BOOTTIME: a syscall that loads none of its data", p["why"][0])
+
+    def test_a_measured_probe_checked(self):
+        strad = path("realtime_coarse", [(0, 4), (120, 16)])
+        self.assertEqual(footprint.check_probe(path("realtime", [(0, 4), (40, 16)], "hres"),
+                                               {"probe": "fault", "data_lines": [0]}),
+                         (True, None))
+        agrees, why = footprint.check_probe(strad, {"probe": "fault", "data_lines": [0, 64]},
+                                            BASE)
+        self.assertTrue(agrees)
+        self.assertIn("basetime[CLOCK_REALTIME_COARSE]'s 16-byte load", why)
+        agrees, why = footprint.check_probe(strad, {"probe": "fault", "data_lines": [64]})
+        self.assertFalse(agrees)
+        self.assertIn("unexplained", why)
+        agrees, _ = footprint.check_probe(strad, {"probe": "span: the probe failed: EPERM",
+                                                  "data_lines": list(range(0, 1024, 64))})
+        self.assertFalse(agrees)
+
+    def test_the_recipe_names_each_difference(self):
+        c = ComparisonTest().comparison(4)
+        paths = {(PAIR[0], "monotonic"): (path("monotonic", [(0, 4), (56, 8)], "hres"), []),
+                 (PAIR[1], "monotonic"): (path("monotonic", [(0, 4), (56, 16)], "hres"), []),
+                 (PAIR[0], "realtime"): (path("realtime", [(64, 8)], "hres"), [])}
+        lines = footprint.recipe_lines(c, *PAIR, paths=paths)
+        said = [x.strip() for x in lines if x.startswith("    ")]
+        # PAIR[1]'s 16-byte load at 56 straddles: the probe's [0] is explained;
+        # PAIR[0]'s REALTIME loads line 1 only, and a probe of line 0 is not
+        self.assertEqual(len(said), 2, lines)
+        self.assertTrue(said[0].startswith(f"{PAIR[1]}: MONOTONIC: 16-byte load at 56..71 "
+                                           "straddles lines 0 and 1"), said)
+        self.assertTrue(said[1].startswith(f"{PAIR[0]}: MISMATCH: REALTIME: the probe found"),
+                        said)
+        self.assertFalse(any("on all" in x for x in lines), lines)
+        agree = {k: (path(k[1], [(0, 4)], "hres"), []) for k in
+                 [(v, c) for v in PAIR for c in ("monotonic", "realtime")]}
+        self.assertEqual(footprint.recipe_lines(c, *PAIR, paths=agree)[-1],
+                         "  the probes found the lines layout traces, on all 4 paths")
+
+
+class CommittedLayoutsTest(unittest.TestCase):
+    """Every committed layout's clock_gettime() paths traced under lackey (about
+    20 s): the probe's lines differ from layout's on exactly the paths measured
+    on Emerald Rapids (docs/measurements.md), each explained: ten with the plain
+    line, the five syscalls with the kernel's."""
+
+    def test_the_ten_differences_are_predicted(self):
+        import shutil
+        from vdsobench_cli.cli import build, variants
+        from vdsobench_cli.commands import layout
+        if shutil.which("valgrind") is None:
+            self.skipTest("no valgrind (scripts/vdsobench setup installs it)")
+        build.build([variants.VERIFY, layout.DRIVER])
+        registry = variants.load()
+        chosen = layout.resolve([x for x in variants.axis_values(registry, "layout")
+                                 if not x.startswith("kernel:")], registry)
+        traced = layout.measure(chosen, build.binary_path(layout.DRIVER), 2,
+                                clocks=vocab.CLOCKS)
+        maps = [{"variant": v["name"], "fields": v["fields"], "paths": traced[v["name"]]}
+                for v in chosen]
+        self.assertEqual(len(maps), 10)
+        self.assertEqual(sum(len(m["paths"]) for m in maps), 70)
+        got = {(v.split("+")[0], clock): why for v, clock, why in
+               footprint.probe_differences(maps)}
+        syscalls = [("x86_gtod", "boottime"), ("x86_gtod", "monotonic_raw")] + [
+            (f"x86_gtod_{x}", "boottime") for x in ("raw_branch", "raw_copy", "ts_multshift")]
+        # the plain line copies REALTIME_COARSE's timestamp with one 16-byte SSE
+        # load; the kernel's line (-mno-sse) with two 8-byte ones, which the
+        # probe sees as layout does
+        from vdsobench_cli.cli import arch
+        straddles = [(x, "realtime_coarse") for x in (
+            "generic_6_10", "generic_6_15", "generic_6_17", "x86_gtod_raw_branch",
+            "x86_gtod_raw_copy")] if arch.layouts_line() == "plain" else []
+        self.assertEqual(sorted(got), sorted(syscalls + straddles))
+        for key in syscalls:
+            self.assertIn("a syscall that loads none of its data", got[key])
+        for key in straddles:
+            # 6.15 nests the bases: clock_data[CS_HRES_COARSE].basetime[...]
+            self.assertRegex(got[key], r"^REALTIME_COARSE: (\S+\.)?basetime\[CLOCK_REALTIME_"
+                             r"COARSE\]'s 16-byte load at 120\.\.135 straddles lines 1 and 2")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from vdsobench_cli.cli import build, packages
 from vdsobench_cli.commands import compare, run
 from vdsobench_cli.kimport import imports_table, kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
+from vdsobench_cli.tests import support
 from vdsobench_cli.tests.support import NESTED, ImportsDir, cli, one_line, tarball, vdsobench
 
 MAKEFILE = "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 1\nEXTRAVERSION =\n"
@@ -473,15 +474,21 @@ class AttackTest(unittest.TestCase):
         self.ws.check(self, rc, err, str(path))
 
     def test_unreadable_tarballs_say_why(self):
-        garbage = self.ws.tmp / "garbage.tar.xz"
-        garbage.write_bytes(os.urandom(4096))
-        rc, _, err = vdsobench("import", str(garbage), "--name", "x")
-        self.ws.check(self, rc, err, "not a readable tarball", "File format not recognized")
-        whole = self.tarball([(tarfile.TarInfo("linux-x/Makefile"), os.urandom(1 << 20))])
-        cut = self.ws.tmp / "cut.tar.xz"
-        cut.write_bytes(whole.read_bytes()[:200000])
-        rc, _, err = vdsobench("import", str(cut), "--name", "x")
-        self.ws.check(self, rc, err, "not a readable tarball", "Unexpected end of input")
+        """Each tarball that is none: one line naming the file and what is wrong,
+        from import and from patch-review --source, before anything is printed."""
+        patch = write_patch(self.ws.tmp, 0, "--- a/Makefile\n+++ b/Makefile\n"
+                            "@@ -1 +1 @@\n-VERSION = 6\n+VERSION = 7\n")
+        for what, path, needles in support.garbage_tarballs(self.ws.tmp):
+            with self.subTest(what):
+                rc, _, err = vdsobench("import", str(path), "--name", "x")
+                self.ws.check(self, rc, err, str(path), *needles)
+                self.assertNotIn("tar exit", err)
+                if what == "a tarball cut short":
+                    continue  # its first member reads: the recipe's untar says it
+                rc, out, err = vdsobench("recipe", "patch-review", "--source", str(path),
+                                         "--patch", patch)
+                self.assertEqual(out, "", err)  # refused before the banner
+                self.ws.check(self, rc, err, str(path), *needles)
 
     def test_tarball_top_that_tar_would_read_as_an_option(self):
         path = self.tarball([(tarfile.TarInfo("--to-command=sh/Makefile"), b"x")], "opt.tar.xz")

@@ -86,3 +86,46 @@ class GitCommitTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def timed_row(verdict):
+    return {"verdict": verdict, "complete": verdict != "incomplete"}
+
+
+class WhyTest(unittest.TestCase):
+    """The sentence where the simulation and the time disagree, on synthetic
+    rows: only where misses rise and the hot row does not say slower."""
+
+    SIM = [("monotonic", "hot", 57, 57, 0, 0), ("monotonic", "pressure", 57, 57, 1, 2),
+           ("realtime", "hot", 57, 57, 0, 0), ("realtime", "pressure", 57, 57, 1, 1)]
+
+    def test_a_line_more_with_the_time_the_same(self):
+        rows = [("monotonic", "hot", timed_row("no significant difference")),
+                ("realtime", "hot", timed_row("no significant difference"))]
+        why = patch_review.why_lines(rows, self.SIM)
+        self.assertEqual(len(why), 1, why)
+        self.assertTrue(why[0].startswith("Simulated misses rise on MONOTONIC (+1 line), "
+                                          "not the time"), why)
+        self.assertNotIn("REALTIME", why[0])
+        self.assertIn("~0 ns", why[0])   # the call's own second miss (cold modes)
+        self.assertIn("~4 ns a line displaced", why[0])  # the caller's (footprint)
+        self.assertLessEqual(len(patch_review.letter_mod.wrap(why[0])), 2)
+
+    def test_lines_counted_per_clock(self):
+        sim = self.SIM + [("boottime", "pressure", 60, 60, 1, 3)]
+        rows = [(c, "hot", timed_row("faster")) for c in ("monotonic", "boottime")]
+        why = patch_review.why_lines(rows, sim)
+        self.assertIn("MONOTONIC (+1 line), BOOTTIME (+2 lines)", why[0])
+
+    def test_nothing_where_it_does_not_apply(self):
+        same = [("monotonic", "hot", timed_row("no significant difference"))]
+        for what, rows, sim in (
+                ("the time says slower", [("monotonic", "hot", timed_row("slower"))],
+                 self.SIM),
+                ("no verdict", [("monotonic", "hot", timed_row("incomplete"))], self.SIM),
+                ("no rise", same, [("monotonic", "pressure", 57, 57, 2, 2)]),
+                ("fewer misses", same, [("monotonic", "pressure", 57, 57, 2, 1)]),
+                ("a rise of a fraction", same, [("monotonic", "pressure", 57, 57, 1, 1.2)]),
+                ("no timed row for the clock", same, [("realtime", "pressure", 57, 57, 1, 2)])):
+            with self.subTest(what):
+                self.assertEqual(patch_review.why_lines(rows, sim), [])

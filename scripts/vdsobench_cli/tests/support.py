@@ -447,3 +447,57 @@ class SubmitCase(unittest.TestCase):
         with mock.patch.object(fleet, "cluster_of", return_value=self.cluster), \
                 contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             return main.main(argv), out.getvalue(), err.getvalue()
+
+
+def garbage_tarballs(directory):
+    """[(what, path, words the refusal must say)] of kernel "tarballs" that
+    are none, written into directory: random bytes, an empty file, a valid xz
+    of bytes that are no tar, random bytes under gzip's suffix and under
+    plain tar's, an xz of a tar with no members, one whose files are under no
+    top folder, and a real one cut short. import must refuse each in one line
+    naming the file and what is wrong."""
+    import io
+    import lzma
+    import os
+    import tarfile
+    from pathlib import Path
+
+    def tar_xz(name, members):
+        path = Path(directory, name)
+        with tarfile.open(path, "w:xz") as tar:
+            for member, body in members:
+                member.size = len(body)
+                tar.addfile(member, io.BytesIO(body))
+        return path
+
+    def raw(name, data):
+        path = Path(directory, name)
+        path.write_bytes(data)
+        return path
+
+    noise = os.urandom(4096)
+    out = [
+        ("random bytes", raw("x.tar.xz", noise),
+         ("x.tar.xz: not an xz-compressed tar archive", "(xz: File format not recognized)")),
+        ("an empty file", raw("empty.tar.xz", b""),
+         ("empty.tar.xz: an empty file, not a tar archive",)),
+        ("an xz of no tar", raw("data.tar.xz", lzma.compress(noise)),
+         ("data.tar.xz: xz-compressed, but not a tar archive",
+          "This does not look like a tar archive")),
+        ("random bytes as .tar.gz", raw("x.tar.gz", noise),
+         ("x.tar.gz: not a gzip-compressed tar archive", "(gzip: ")),
+        ("random bytes as .tar", raw("x.tar", noise),
+         ("x.tar: not a tar archive", "This does not look like a tar archive")),
+        ("a tar with no members", tar_xz("none.tar.xz", []),
+         ("none.tar.xz: a tar archive with no members",)),
+        ("no top folder", tar_xz("flat.tar.xz", [(tarfile.TarInfo("Makefile"), b"x\n"),
+                                                 (tarfile.TarInfo("lib/f"), b"x\n")]),
+         ("flat.tar.xz: not a kernel source tarball", "'Makefile' is under no top folder")),
+    ]
+    whole = tar_xz("whole.tar.xz", [(tarfile.TarInfo("linux-x/Makefile"), os.urandom(1 << 20))])
+    cut = raw("cut.tar.xz", whole.read_bytes()[:200000])
+    whole.unlink()
+    out.append(("a tarball cut short", cut,
+                ("cut.tar.xz: an xz-compressed tar archive that is damaged",
+                 "(xz: Unexpected end of input)")))
+    return out
