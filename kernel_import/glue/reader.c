@@ -67,23 +67,25 @@ KIMPORT_SYM(gettimeofday)(struct timeval *tv, struct timezone *tz)
 	return __cvdso_gettimeofday((struct __kernel_old_timeval *)tv, tz);
 }
 
-__attribute__((visibility("default"))) int
-KIMPORT_SYM(clock_gettime)(clockid_t clock, struct timespec *ts)
-{
-	return __cvdso_clock_gettime(clock, (struct __kernel_timespec *)ts);
-}
-
 #ifdef VDSO_HAS_TIME
 __attribute__((visibility("default"))) __kernel_old_time_t
 KIMPORT_SYM(time)(__kernel_old_time_t *t)
 {
 	return __cvdso_time(t);
 }
-#else
+#endif
+
+__attribute__((visibility("default"))) int
+KIMPORT_SYM(clock_gettime)(clockid_t clock, struct timespec *ts)
+{
+	return __cvdso_clock_gettime(clock, (struct __kernel_timespec *)ts);
+}
+
+#ifndef VDSO_HAS_TIME
 /*
  * arm64 (arch/arm64/kernel/vdso/vgettimeofday.c: __kernel_clock_gettime,
- * __kernel_gettimeofday and __kernel_clock_getres, the three above): its
- * vDSO has no time(). glibc's time() there calls the vDSO's
+ * __kernel_gettimeofday and __kernel_clock_getres, the entry points here
+ * but this one): its vDSO has no time(). glibc's time() there calls the vDSO's
  * clock_gettime(CLOCK_REALTIME_COARSE) through a pointer, and so does
  * this, as impls/layouts/vclock_gettime.h does for the transcribed arm64
  * layouts: the read is still the tree's.

@@ -1,7 +1,7 @@
 """`import`: a kernel tree's own vDSO read path and update path, with patches on
 top, as a variant, measured and checked without booting it.
 
-    vdsobench import SOURCE [--patch FILE]... --name NAME [--arch x86_64]
+    vdsobench import SOURCE [--patch FILE]... --name NAME [--arch x86_64|arm64]
 
 SOURCE is a kernel tree (a directory) or a kernel source tarball (Debian's
 /usr/src/linux-source-6.12.tar.xz; the package name linux-source-6.12 names
@@ -1469,6 +1469,11 @@ def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=N
         raise UsageError(f"import: {what} with --arch {arch_name}: kbuild's line and the "
                          "vDSO image are x86_64's only (valid there: --arch x86_64; "
                          "for arm64 leave them out)")
+    missing = arch.current().missing_toolchain()
+    if missing:
+        raise UsageError(f"import: --arch {arch_name}: no {', '.join(missing)} in "
+                         f"{arch.CROSS_BIN} to compile the tree with (scripts/vdsobench "
+                         f"setup --arch {arch_name} installs it)")
     image = vdso_image.given(image_path)
     source = resolve_source(given)
     if use_kbuild is None:
