@@ -94,6 +94,48 @@ static void edge_narrow_mask(const struct vdso_variant *v,
 }
 
 /*
+ * arm64's only: its arch timer is at least 56 bits wide (the Arm ARM's
+ * minimum before v8.6), and its vDSO masks every delta with the 56 bits
+ * of VDSO_PRECISION_MASK (arch/arm64/include/asm/vdso/vsyscall.h, v5.3
+ * on; lib/vdso/gettimeofday.c's generic vdso_calc_ns(), v6.10 on): a
+ * 56-bit counter that wrapped past cycle_last is served in userspace and
+ * exact (for the arm64 vDSO, v5.3 on: x86's older one, cross-built, has
+ * x86's rule). A read path that drops the mask (x86's own vdso_calc_ns() never
+ * applies one: its TSC is 64 bits) reads a delta near 2^64 there.
+ */
+#if defined(__aarch64__)
+static void edge_arch_timer_wrap(const struct vdso_variant *v,
+				 struct check_report *r)
+{
+	const struct timespec64 wall = { 1700000000, 0 };
+	const struct timespec64 mono = { 100, 0 };
+	struct tk_clocksource cs;
+	u64 mask = (1ULL << 56) - 1;
+	u64 last = mask - 1000, wrapped = 500;
+	u64 calls;
+
+	/*
+	 * 24 MHz, as many arch timers run: at 1 GHz mult is a power of two
+	 * and the bits a missing mask leaves above 2^56 shift out of the
+	 * 64-bit product, hiding it
+	 */
+	tk_clocksource_init(&cs, "arch_sys_counter", 24000000ULL, mask, true);
+	sim_kernel_reset(&cs, last, &wall, &mono);
+	if (!all_agree(v, wrapped, "56-bit arch timer wrapped past cycle_last", r))
+		return;
+	/* x86's pre-v5.3 vDSO (x86_gtod*), cross-built: x86's rule, the syscall */
+	if (v->kernel_version < KERNEL_VERSION(5, 3, 0))
+		return;
+	/* MONOTONIC alone: the alarm clocks of all_agree() are the syscall's */
+	calls = sim_syscall_count();
+	if (!agrees(v, CLOCK_MONOTONIC, wrapped, "56-bit arch timer wrapped", r))
+		return;
+	if (sim_syscall_count() != calls)
+		check_fail(r, "56-bit arch timer not served in userspace");
+}
+#endif
+
+/*
  * x86's only: arm64's vDSO does not clamp, its counter being the same on
  * every CPU, so it never reads behind cycle_last (see check_exact.c)
  */
@@ -425,6 +467,9 @@ static const struct {
 	edge_fn fn;
 } edges[] = {
 	{ "narrow mask wrap", edge_narrow_mask },
+#if defined(__aarch64__)
+	{ "arch timer wrap", edge_arch_timer_wrap },
+#endif
 #if !defined(__aarch64__)
 	{ "behind cycle_last", edge_behind_cycle_last },
 #endif
@@ -464,7 +509,8 @@ int check_edges(const struct vdso_variant *v, struct check_report *r)
 		check_note(r, "%llu edge cases: narrow-mask wrap, %s%s200 s "
 			      "delta, settimeofday, NTP, leap second%s%s",
 			   (unsigned long long)r->calls,
-			   IS_ENABLED(__aarch64__) ? "" : "behind cycle_last, ",
+			   IS_ENABLED(__aarch64__) ? "56-bit arch timer wrap, " :
+						     "behind cycle_last, ",
 			   v->has_max_cycles ? "max_cycles, " : "",
 			   v->has_timens ? ", time namespace" : "",
 			   v->aux_clocks ? ", aux clocks" : "");

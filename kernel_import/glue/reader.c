@@ -2,12 +2,14 @@
 /*
  * The read side of an imported tree: its lib/vdso/gettimeofday.c,
  * unmodified, with the tree's include/vdso and arch/x86/include/asm/vdso
- * headers, compiled against the shim (kernel_import/shim), and the vDSO
- * entry points arch/x86/entry/vdso/vclock_gettime.c puts around it
+ * (or arch/arm64/include/asm/vdso) headers, compiled against the shim
+ * (kernel_import/shim), and the vDSO entry points
+ * arch/x86/entry/vdso/vclock_gettime.c (arm64: vgettimeofday.c) puts around it
  * (__vdso_clock_gettime() calling __cvdso_clock_gettime() ...), named as
  * the variant's (VDSO_SYM(), impls/common/variant_prelude.h declares
  * them). do_hres(), do_coarse() and do_hres_timens() are the tree's; the
- * counter read is the variant's counter (shim asm/msr.h).
+ * counter read is the variant's counter (shim asm/msr.h; arm64's: shim
+ * asm/sysreg.h).
  *
  * One substitution: the tree's fallbacks (an inline `syscall' each, in
  * its asm/vdso/gettimeofday.h) are compiled under other names and never
@@ -65,17 +67,43 @@ KIMPORT_SYM(gettimeofday)(struct timeval *tv, struct timezone *tz)
 	return __cvdso_gettimeofday((struct __kernel_old_timeval *)tv, tz);
 }
 
+#ifdef VDSO_HAS_TIME
 __attribute__((visibility("default"))) __kernel_old_time_t
 KIMPORT_SYM(time)(__kernel_old_time_t *t)
 {
 	return __cvdso_time(t);
 }
+#endif
 
 __attribute__((visibility("default"))) int
 KIMPORT_SYM(clock_gettime)(clockid_t clock, struct timespec *ts)
 {
 	return __cvdso_clock_gettime(clock, (struct __kernel_timespec *)ts);
 }
+
+#ifndef VDSO_HAS_TIME
+/*
+ * arm64 (arch/arm64/kernel/vdso/vgettimeofday.c: __kernel_clock_gettime,
+ * __kernel_gettimeofday and __kernel_clock_getres, the entry points here
+ * but this one): its vDSO has no time(). glibc's time() there calls the vDSO's
+ * clock_gettime(CLOCK_REALTIME_COARSE) through a pointer, and so does
+ * this, as impls/layouts/vclock_gettime.h does for the transcribed arm64
+ * layouts: the read is still the tree's.
+ */
+__attribute__((visibility("default"))) __kernel_old_time_t
+KIMPORT_SYM(time)(__kernel_old_time_t *t)
+{
+	int (*gettime)(clockid_t, struct timespec *) = KIMPORT_SYM(clock_gettime);
+	struct timespec ts;
+
+	__asm__("" : "+r"(gettime)); /* an address the compiler cannot follow */
+	if (gettime(CLOCK_REALTIME_COARSE, &ts))
+		return (__kernel_old_time_t)-1;
+	if (t)
+		*t = ts.tv_sec;
+	return ts.tv_sec;
+}
+#endif
 
 __attribute__((visibility("default"))) int
 KIMPORT_SYM(clock_getres)(clockid_t clock, struct timespec *res)

@@ -52,6 +52,22 @@ _Static_assert(sizeof(struct vdso_field) == 16 &&
 		       __builtin_offsetof(struct vdso_field, size) == 12,
 	       "struct vdso_field as impls/common/variant.h has it");
 
+#if !defined(KIMPORT_TIME_DATA) && defined(CONFIG_ARM64)
+/*
+ * arm64 up to v6.14: the vvar area as its vDSO sees it, the data page
+ * (_vdso_data, struct vdso_data[CS_BASES] at offset 0) and the time
+ * namespace page (_timens_data); on x86 the shim's asm/vvar.h has it.
+ */
+union kimport_vvar_page {
+	struct vdso_data data[CS_BASES];
+	u8 page[KIMPORT_PAGE_SIZE];
+};
+
+struct kimport_vvar {
+	union kimport_vvar_page page[KIMPORT_VVAR_PAGES];
+};
+#endif
+
 #ifdef KIMPORT_TIME_DATA
 /*
  * v6.15+: the vvar area (kernel_import/glue/kimport.h) as the data store

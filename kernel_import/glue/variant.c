@@ -87,8 +87,16 @@ static int kimport_init(void)
 /*
  * The simulated timekeeper, handed over field by field; the clock mode
  * rule is impls/layouts/arch/x86.h's __arch_get_clock_mode(): a vDSO
- * clocksource on x86 has a 64-bit mask, a narrower one never had a mode.
+ * clocksource on x86 has a 64-bit mask, a narrower one never had a mode;
+ * on arm64 impls/layouts/arch/arm64.h's arm64_vdso_direct(): the arch
+ * timer's 56 bits (VDSO_PRECISION_MASK) or more.
  */
+#ifdef CONFIG_ARM64
+#define KIMPORT_VDSO_MASK_OK(mask) ((mask) >= ~(0xFF00ULL << 48))
+#else
+#define KIMPORT_VDSO_MASK_OK(mask) ((mask) == U64_MAX)
+#endif
+
 static void kimport_tk_of(const struct timekeeper *tk, struct kimport_tk *out)
 {
 	struct kimport_tk s = {
@@ -107,7 +115,7 @@ static void kimport_tk_of(const struct timekeeper *tk, struct kimport_tk *out)
 		.tai_offset = tk->tai_offset,
 		.raw_sec = tk->raw_sec,
 		.max_cycles = tk->max_cycles,
-		.vdso_capable = tk->vdso_capable && tk->tkr_mono.mask == U64_MAX,
+		.vdso_capable = tk->vdso_capable && KIMPORT_VDSO_MASK_OK(tk->tkr_mono.mask),
 		.hrtimer_res = tk->hrtimer_res,
 		.id = tk->id,
 		.clock_valid = tk->clock_valid,

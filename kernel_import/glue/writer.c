@@ -15,6 +15,18 @@
 
 #include <linux/stringify.h>
 
+#if defined(CONFIG_ARM64) && !defined(KIMPORT_TIME_DATA)
+/*
+ * arm64 up to v6.14: arch/arm64/kernel/vdso.c's vdso_data, the kernel's
+ * mapping of the data page, which its asm/vdso/vsyscall.h declares extern
+ * and __arch_get_k_vdso_data() returns. Internal here, declared before
+ * that header (its extern then names this one): every variant of every
+ * import has its own in one program.
+ */
+struct vdso_data;
+static struct vdso_data *vdso_data;
+#endif
+
 #include "kernel/time/vsyscall.c"
 
 #include "kernel_import/glue/tree.h"
@@ -57,6 +69,19 @@ struct vdso_time_data *vdso_k_time_data;
 extern struct vdso_time_data vdso_u_time_data
 	__attribute__((alias(__stringify(KIMPORT_SYM(vvar_area)))));
 typedef struct vdso_time_data kimport_data_t;
+#elif defined(CONFIG_ARM64)
+/*
+ * arm64 up to v6.14: the readers' _vdso_data and _timens_data (shim
+ * kimport/prefix.h), the vvar area's two pages, as vdso.lds.S places them
+ */
+__asm__(".globl " __stringify(_vdso_data) "\n"
+	".hidden " __stringify(_vdso_data) "\n"
+	".set " __stringify(_vdso_data) ", " __stringify(KIMPORT_SYM(vvar_area)) "\n"
+	".globl " __stringify(_timens_data) "\n"
+	".hidden " __stringify(_timens_data) "\n"
+	".set " __stringify(_timens_data) ", " __stringify(KIMPORT_SYM(vvar_area)) " + "
+	__stringify(KIMPORT_PAGE_SIZE) "\n");
+typedef struct vdso_data kimport_data_t[CS_BASES];
 #else
 /* up to v6.14: x86's _vdso_data[CS_BASES], the kernel's mapping of it */
 struct vdso_data (*KIMPORT_SYM(k_vdso_data))[CS_BASES];
@@ -72,10 +97,22 @@ void KIMPORT_SYM(attach)(void *k_pages)
 {
 #ifdef KIMPORT_TIME_DATA
 	vdso_k_time_data = k_pages;
+#elif defined(CONFIG_ARM64)
+	vdso_data = k_pages;
 #else
 	KIMPORT_SYM(k_vdso_data) = k_pages;
 #endif
 }
+
+/*
+ * the vDSO clock mode of the simulated clocksource: x86's TSC, arm64's
+ * arch timer (drivers/clocksource/arm_arch_timer.c, without an erratum)
+ */
+#ifdef CONFIG_ARM64
+#define KIMPORT_CLOCKMODE VDSO_CLOCKMODE_ARCHTIMER
+#else
+#define KIMPORT_CLOCKMODE VDSO_CLOCKMODE_TSC
+#endif
 
 /* the simulated clocksources behind tk->tkr_mono.clock and tkr_raw.clock */
 static struct clocksource kimport_cs;
@@ -111,7 +148,7 @@ static void kimport_fill(struct timekeeper *tk, const struct kimport_tk *s)
 	kimport_cs.mult = s->tkr_mono.mult;
 	kimport_cs.shift = s->tkr_mono.shift;
 	kimport_cs.name = "vdsobench";
-	kimport_cs.vdso_clock_mode = s->vdso_capable ? VDSO_CLOCKMODE_TSC :
+	kimport_cs.vdso_clock_mode = s->vdso_capable ? KIMPORT_CLOCKMODE :
 						      VDSO_CLOCKMODE_NONE;
 	hrtimer_resolution = s->hrtimer_res;
 

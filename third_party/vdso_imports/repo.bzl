@@ -106,7 +106,8 @@ def _impl(ctx):
         out["kernel:" + name] = {
             "name": name,
             "ident": ident,
-            "arch": entry["arch"],
+            # Bazel's name of the CPU (@platforms//cpu:aarch64), not vdsobench's
+            "arch": {"arm64": "aarch64"}.get(entry["arch"], entry["arch"]),
             "arch_dir": entry["arch_dir"],
             "kernel": entry["kernel"],
             "tree": "@vdso_imports//:" + ident,

@@ -26,6 +26,7 @@ SLOW = {
     "kernel_import_test.py": 420,       # 6.12 and 6.1 imported, kbuild, 3 patch-reviews
     "recipe_test.py": 150,              # each recipe's --quick run, live
     "kernel_import_attack_test.py": 110,  # hostile trees and patches, imported
+    "kernel_import_arm64_test.py": 120,  # 6.12 for arm64 (and patched), verify under qemu
     "bundle_test.py": 40,               # a bundle built and run
 }
 QUICK_SKIP = tuple(SLOW)

@@ -37,7 +37,7 @@ KEY = re.compile(r"[0-9a-f]{64}\Z")
 # One component of a path in a tree: what kernel trees use, and nothing that a
 # shell, tar, a glob, Bazel's BUILD language or a C string would read as more.
 COMPONENT = re.compile(r"[A-Za-z0-9_.+,=@~][A-Za-z0-9_.+,=@~-]{0,254}\Z")
-ARCH_DIRS = {"x86_64": "x86"}
+ARCH_DIRS = {"x86_64": "x86", "arm64": "arm64"}
 BUILDING = "building"
 MB = 1 << 20
 TABLE_LIMIT = 16 * MB

@@ -1,7 +1,7 @@
 """`import`: a kernel tree's own vDSO read path and update path, with patches on
 top, as a variant, measured and checked without booting it.
 
-    vdsobench import SOURCE [--patch FILE]... --name NAME [--arch x86_64]
+    vdsobench import SOURCE [--patch FILE]... --name NAME [--arch x86_64|arm64]
 
 SOURCE is a kernel tree (a directory) or a kernel source tarball (Debian's
 /usr/src/linux-source-6.12.tar.xz; the package name linux-source-6.12 names
@@ -143,6 +143,13 @@ TRUE = {"X86", "X86_64", "64BIT", "CC_HAS_INT128"}
 # Always set: the build is x86-64 with 4 KiB pages and HZ=250 (Debian's), and
 # CONFIG_TIME_NS (default y, Debian's) wherever the architecture allows it.
 BASE_CONFIG = {"X86": 1, "X86_64": 1, "64BIT": 1, "PAGE_SHIFT": 12, "HZ": 250}
+# arm64 (arch/arm64/Kconfig: config ARM64 selects, config 64BIT): Debian's
+# arm64 kernel has 4 KiB pages (ARM64_4K_PAGES) and HZ=250 too
+KCONFIG_ARCH = {
+    "x86": (KCONFIG_BLOCKS, TRUE, BASE_CONFIG),
+    "arm64": (("ARM64", "64BIT"), {"ARM64", "64BIT", "CC_HAS_INT128"},
+              {"ARM64": 1, "64BIT": 1, "PAGE_SHIFT": 12, "HZ": 250}),
+}
 
 # What differs between tree shapes, found by looking (name -> file, pattern): each
 # becomes a KIMPORT_<name> define the glue reads (kernel_import/glue/writer.c).
@@ -935,21 +942,22 @@ def kernel_version(makefile):
     return v, p, s, f"{v}.{p}.{s}{extra}"
 
 
-def kconfig_selects(text):
+def kconfig_selects(text, arch_dir="x86"):
     """The KCONFIG symbols the architecture's main config blocks select, and the
     selects left out because their condition is not known here."""
+    blocks, true, _ = KCONFIG_ARCH[arch_dir]
     chosen, skipped, block = set(), [], None
     for line in text.splitlines():
         if m := re.match(r"^(?:menu)?config\s+(\w+)", line):
             block = m.group(1)
             continue
-        if block not in KCONFIG_BLOCKS:
+        if block not in blocks:
             continue
         m = re.match(r"^\s+select\s+(\w+)(?:\s+if\s+(.+?))?\s*(?:#.*)?$", line)
         if not m or m.group(1) not in KCONFIG:
             continue
         cond = m.group(2)
-        if cond is None or cond.strip() in TRUE:
+        if cond is None or cond.strip() in true:
             chosen.add(m.group(1))
         else:
             skipped.append(f"{m.group(1)} if {cond}")
@@ -959,8 +967,8 @@ def kconfig_selects(text):
 def configuration(tree, arch_dir):
     """{CONFIG name: value} as the tree's build would set them for the vDSO."""
     chosen, skipped = kconfig_selects((tree / f"arch/{arch_dir}/Kconfig").read_text(
-        errors="replace"))
-    config = dict(BASE_CONFIG)
+        errors="replace"), arch_dir)
+    config = dict(KCONFIG_ARCH[arch_dir][2])
     config.update({name: 1 for name in sorted(chosen)})
     if "GENERIC_VDSO_TIME_NS" in chosen:
         config["TIME_NS"] = 1
@@ -1034,8 +1042,17 @@ def tree_copts(tree, arch_dir):
             for c in ast.literal_eval(m.group(1))]
 
 
+def tree_cc(arch_dir):
+    """The C compiler of the tree's architecture: gcc on its own machine, else
+    Debian's cross compiler (toolchains/BUILD's, arch.CROSS_BIN)."""
+    name = ARCH_DIRS_NAMES[arch_dir]
+    if name == arch.host():
+        return "gcc"
+    return f"{arch.CROSS_BIN}/{arch.TRIPLET[name]}-gcc"
+
+
 def compile_line(tree, arch_dir, counter="fake", always=1):
-    return ["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-iquote", ".",
+    return [tree_cc(arch_dir), "-O2", "-Wall", "-Wextra", "-Werror", "-iquote", ".",
             "-DVDSO_PREFIX=kimport_probe", f"-DVDSO_INLINE_ALWAYS={always}",
             f"-DVDSO_COUNTER_HEADER=impls/counters/{counter}.h", *tree_copts(tree, arch_dir)]
 
@@ -1086,25 +1103,29 @@ def limited_run(argv, limits, timeout, **kwargs):
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
-def allowed_includes(tree):
+def allowed_includes(tree, cc="gcc"):
     """The folders tree code may include from: the tree, the shim and glue, the
     project's counter headers, GCC's own headers and the system's (the shim's
-    asm/unistd.h takes the system call numbers from there): regular header
-    files of packages, never a device, a FIFO or a user's file."""
-    gcc_include = subprocess.run(["gcc", "-print-file-name=include"], capture_output=True,
+    asm/unistd.h takes the system call numbers from there; a cross compiler's
+    are in /usr/<triplet>/include): regular header files of packages, never a
+    device, a FIFO or a user's file."""
+    gcc_include = subprocess.run([cc, "-print-file-name=include"], capture_output=True,
                                  text=True).stdout.strip()
     dirs = [os.path.realpath(tree), str(ROOT / "kernel_import"), str(ROOT / "impls"),
             str(ROOT / "common")]
     dirs += [os.path.realpath(gcc_include), "/usr/include"]
+    triplet = os.path.basename(cc)[:-len("-gcc")] if cc.endswith("-gcc") else ""
+    if triplet in arch.TRIPLET.values():
+        dirs.append(f"/usr/{triplet}/include")
     return [d for d in dirs if d and os.path.isabs(d)]
 
 
 INCLUDED = re.compile(r"^\.+ (.+)$")
 
 
-def outside_include(stderr, tree):
+def outside_include(stderr, tree, cc="gcc"):
     """The first file gcc -H says it opened outside allowed_includes(), else None."""
-    allowed = allowed_includes(tree)
+    allowed = allowed_includes(tree, cc)
     for line in stderr.splitlines():
         m = INCLUDED.match(line)
         if not m:
@@ -1126,7 +1147,7 @@ def compile_tree(argv, tree, given, what):
         raise UsageError(f"import: {given}: compiling {what} took over {COMPILE_TIMEOUT_S} s "
                          "(a header that includes a FIFO or a device?); nothing imported")
     stderr = r.stderr.decode(errors="replace")
-    outside = outside_include(stderr, tree)
+    outside = outside_include(stderr, tree, argv[0])
     if outside is not None:
         raise UsageError(f"import: {given}: {what} includes {printable(outside, 120)}, outside "
                          "the tree and the shim: import takes no include from elsewhere")
@@ -1206,7 +1227,8 @@ def syntax_check(tree, arch_dir, given, arch_name="x86_64"):
     units = (("reader.c", "lib/vdso/gettimeofday.c"), ("writer.c", "kernel/time/vsyscall.c"))
     with lifecycle.temp_dir(prefix="vdsobench-check-") as work:
         asm = Path(work) / "unit.s"
-        for counter in ["fake"] + [c for c in counters(arch_name) if c != "fake"]:
+        for counter in ["fake"] + [c for c in counters(arch.MACHINE[arch_name])
+                                   if c != "fake"]:
             for always in (1, 0):
                 for unit, what in units:
                     r = compile_tree([*compile_line(tree, arch_dir, counter, always), "-S",
@@ -1499,12 +1521,24 @@ def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=N
     patches = check_patches(patch_paths)
     if config is not None:
         safe_read.read_regular(config, "--config", kbuild.CONFIG_LIMIT)
+    if arch_name != "x86_64" and (use_kbuild or config is not None or image_path):
+        what = "--vdso-image" if image_path else "--config" if config else "--kbuild"
+        raise UsageError(f"import: {what} with --arch {arch_name}: kbuild's line and the "
+                         "vDSO image are x86_64's only (valid there: --arch x86_64; "
+                         "for arm64 leave them out)")
+    missing = arch.current().missing_toolchain()
+    if missing:
+        raise UsageError(f"import: --arch {arch_name}: no {', '.join(missing)} in "
+                         f"{arch.CROSS_BIN} to compile the tree with (scripts/vdsobench "
+                         f"setup --arch {arch_name} installs it)")
     image = vdso_image.given(image_path)
     source = resolve_source(given)
     if not source.is_dir():
         tar_top(source)  # a tarball that is none: one line now, before any output
     if use_kbuild is None:
-        use_kbuild = config is not None or kbuild.is_debian(source)
+        # arm64: the project's line; kbuild.py runs arch/x86/entry/vdso/ only
+        use_kbuild = arch_name == "x86_64" and (config is not None or
+                                                kbuild.is_debian(source))
     return Request(name, given, source, patches, arch_name, use_kbuild, config, image)
 
 
@@ -1812,6 +1846,7 @@ def add_parser(sub):
                         "kernel:NAME+{rdtsc,lfence_rdtsc,rdtscp,fake}+image (x86_64)")
     p.add_argument("--list", action="store_true", help="the imported trees, and exit")
     p.add_argument("--remove", metavar="NAME", help="forget an import (its variants go)")
-    arch.add_argument(p, "the architecture whose vDSO to take (x86_64; the only one "
-                         "the shim has)")
+    arch.add_argument(p, "the architecture whose vDSO to take: x86_64, or arm64 (its "
+                         "arch/arm64 vDSO headers through the arm64 shim, cross-built, "
+                         "verified under qemu-user; without kbuild's line or an image)")
     p.set_defaults(func=run)
