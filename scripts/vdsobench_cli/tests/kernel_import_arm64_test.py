@@ -22,9 +22,8 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch
 from vdsobench_cli.kimport import kernel_import
-from vdsobench_cli.tests.kernel_import_test import (TESTDATA, TORN_612, ImportsDir, cli, ok,
-                                                    one_line, tarball)
-from vdsobench_cli.tests.new_variant_test import NESTED
+from vdsobench_cli.tests.support import (KERNEL_TESTDATA as TESTDATA, NESTED, TORN_612,
+                                         ImportsDir, cli, ok, one_line, tarball)
 
 TORN_MASKED = str(TESTDATA / "6.12-torn-mult-shift-masked.patch")
 NOMASK = str(TESTDATA / "6.12-arm64-delta-nomask.patch")
