@@ -7,7 +7,7 @@ import unittest
 from unittest import mock
 
 from vdsobench_cli.commands import sim
-from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests.support import vdsobench
 
 GTOD = "x86_gtod+rdtscp+always"
@@ -120,6 +120,39 @@ class MeasureTest(unittest.TestCase):
         self.assertTrue(lines[0].startswith("variant"))
         self.assertIn("measured as <layout>+fake+<inline>", "\n".join(lines))
         self.assertTrue(lines[-1].startswith("geometry: cachegrind"))
+
+
+class SysVdsoTest(unittest.TestCase):
+    """sim sys/vdso: the running kernel's own vDSO, copied and counted beside a
+    variant; where this kernel's data page cannot be copied (not the TSC, not
+    v6.15's page), the row is left out with the reason, never a crash."""
+
+    def test_a_row_of_its_own_or_the_reason(self):
+        notes = []
+        try:
+            results = sim.measure([sim.SYS_VDSO, GTOD], ["monotonic"], ["hot"], notes=notes)
+        except Failure as e:
+            self.fail(str(e))
+        rows = [r for r in results if r["variant"] == sim.SYS_VDSO]
+        if notes:
+            self.assertEqual(rows, [])
+            self.assertRegex(notes[0], r"^sim: sys/vdso left out: \S")
+            return
+        self.assertEqual(len(rows), 1)
+        row = rows[0]
+        self.assertEqual((row["measured_as"], row["clock"], row["mode"]),
+                         (sim.SYS_VDSO, "monotonic", "hot"))
+        # a whole number of instructions per call: every call took one path
+        self.assertGreater(row["net_instructions_per_call"], 10)
+        self.assertEqual(row["instructions_per_call"], round(row["instructions_per_call"]))
+        self.assertIn(sim.SYS_NOTE, sim.format_table(results))
+
+    def test_modes_it_cannot_take(self):
+        rc, out, err = vdsobench("sim", sim.SYS_VDSO, "--clocks", "monotonic",
+                                 "--modes", "cold")
+        self.assertEqual((rc, out), (2, ""), err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("valid: hot, pressure", err)
 
 
 class BadInputTest(unittest.TestCase):
