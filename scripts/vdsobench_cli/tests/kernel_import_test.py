@@ -337,7 +337,7 @@ class Import612Test(TarballTest):
         lines = letter.splitlines()
         self.assertEqual(lines[0], "WRONG: the patched tree fails verify; do not post")
         self.assertRegex(letter, r"verify \(after\): FAIL: concurrency: torn read")
-        self.assertRegex(letter, r"nearest is -?\d+\s+(ns|us|s) off")
+        self.assertRegex(letter, r"nearest is -?\d+\s+(ns|us|s)\s+off")
         self.assertRegex(letter, r"verify \(before\): PASS")
         self.assertNotIn("95% CI", letter)  # a wrong patch is not timed
         self.assertIn("Compiler: gcc", letter)
