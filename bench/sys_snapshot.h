@@ -36,6 +36,10 @@
 int sys_snapshot_take(const char *path);
 
 /*
+ * Hazard: the file's image is code this process runs. `vdsobench sim` only
+ * loads the file it had sys_snapshot_take() write, O_EXCL and 0600, in its
+ * own private temporary directory; never load one from elsewhere.
+ *
  * Under valgrind (or anywhere): map path's snapshot, set its data page
  * to the counter now, and point bench_vdso_clock_gettime and its
  * siblings at the image's __vdso_* functions. -1 with errno EINVAL
