@@ -1,0 +1,721 @@
+"""The cluster patch review: one block with a column (or a group of rows) per
+CPU model, from the paired before/after rounds every node sent back.
+
+reduce(nodes, target, alpha) takes plain data, one dict a node:
+
+  {"node": "n1", "cpu": "Zen 4 (AMD EPYC 9654, 25/17/1)" or None,
+   "counter": "rdtscp", "kernel": "6.1.0-13-amd64", "hypervisor": "KVM" or None,
+   "verify": {"after": (ok, text), "before": (ok, text)},
+   "rounds": {(clock, mode): (before_ns, after_ns)},   # paired: same length, order
+   "lost": {(clock, mode): rounds that lost the CPU}, "failed": None or "why"}
+
+and returns
+
+  {"models": [{"cpu": label, "tag": "Zen 4" (or "A" ...), "nodes": [names],
+               "counters": [...], "kernels": [...], "hypervisors": [...],
+               "verify": {"after": (ok, text), "before": (ok, text)},
+               "caught": bool, "split": [(clock, mode, {verdict: [names]})]}],
+   "rows": [(clock, mode, {label: review.row(...) or None})],
+   "node_rows": {name: [(clock, mode, review.row(...))]},
+   "disagree": [sentence], "notes": [sentence], "failed": [(name, label, why)],
+   "comparisons": int, "target": float, "alpha": float}
+
+What it decides, and why:
+- Nodes are grouped by their CPU label (reports/uarch.py label()): the label
+  carries family/model/stepping, so two steppings are two models. A row is
+  keyed by (clock, mode) alone, never by the counter: each CPU reads the
+  counter its own kernel chose (rdtscp on one, lfence_rdtsc on another), and
+  the rows still line up.
+- A node that failed, or sent rounds that do not hold together (unequal
+  before and after, a negative or non-finite time, a duplicate name), is
+  never pooled: it is listed with one line of why. A bad node does not stop
+  the others.
+- A model on which a node's patched tree fails verify (a torn patch caught
+  there) gets no timing at all, as the one-machine block gives none.
+- A node's row that lost the CPU in more than MAX_LOST of its rounds (the
+  rule of measure/rounds.py) is not pooled: its ratios are pulled toward 1.
+- A model's cell is review.row over the concatenated paired rounds of its
+  nodes, corrected (Bonferroni) over rows x timed models. A node with more
+  rounds weighs more: the cell is the median of the pooled ratios.
+- A node's own row (node_rows, and the "nodes of Zen 4 disagree" check) is
+  corrected over rows x the nodes of its model, so that one of a thousand
+  nodes landing on another verdict by chance is rarely flagged.
+- Models disagree on a row when one's complete verdict is faster and
+  another's slower, or one's is "same" and another's is not.
+
+lines(reduced, width, max_lines) renders the fleet part of the block (the
+caller adds the subject, tree and compiler lines and status()'s first line).
+The table: a cell "-1.2% [-2.0,-0.4] faster" is 23 columns, so three models
+would not fit beside the clock. Each cell is therefore the change and the
+verdict ("-1.2% faster"), and the intervals follow in a second table with the
+same columns; when even that does not fit, each model gets a group of rows
+in the one-machine layout. Whatever does not fit in max_lines is summarised
+in a line that says how much and that it is in patch-review.json.
+"""
+
+import re
+import textwrap
+from collections import Counter
+
+from reports import review, stats, vocab
+from reports.text import printable
+
+WIDTH = 72
+# the lines the fleet part may take in a 40-line block by default
+MAX_LINES = 32
+MIN_WIDTH = 60
+MIN_LINES = 8
+# measure/rounds.py MAX_LOST: more of a row's rounds lost, and no verdict
+MAX_LOST = 0.10
+UNKNOWN = "unknown CPU"
+# beyond this many failed nodes, one line per reason
+FAILED_EACH = 5
+NAMES_LIMIT = 36
+TAG_LIMIT = 24
+NAME_LIMIT = 64
+# what one node may send: a hostile reply cannot make the submit host sort
+# a billion rounds
+MAX_KEYS = 64
+MAX_ROUNDS = 100000
+JSON = "patch-review.json"
+WORDS = {"faster": "faster", "slower": "slower", stats.NO_DIFFERENCE: "same",
+         review.INCOMPLETE: "?"}
+
+
+class _Bad(Exception):
+    """A node's reply that cannot be pooled; the message is its one line."""
+
+
+# ---- names -----------------------------------------------------------------------------
+
+_NUM = re.compile(r"^(.*?)([0-9]+)$")
+
+
+def natural(name):
+    m = _NUM.match(name)
+    return (m.group(1), int(m.group(2)), name) if m else (name, -1, name)
+
+
+def _ranges(numbers):
+    numbers = sorted(set(numbers))
+    out, start = [], 0
+    for i in range(1, len(numbers) + 1):
+        if i == len(numbers) or numbers[i] != numbers[i - 1] + 1:
+            a, b = numbers[start], numbers[i - 1]
+            out.append((a, b))
+            start = i
+    return out
+
+
+def compact(names, limit=NAMES_LIMIT):
+    """Node names as Slurm writes them, "n[1-3,7], gpu[01-02], login", or,
+    when that is longer than limit, "n1, n2 and 5 more"."""
+    names = sorted(set(names), key=natural)
+    if not names:
+        return ""
+    groups, plain = {}, []
+    for n in names:
+        m = _NUM.match(n)
+        if not m:
+            plain.append(n)
+            continue
+        digits = m.group(2)
+        pad = len(digits) if digits[0] == "0" and len(digits) > 1 else 0
+        groups.setdefault((m.group(1), pad), []).append(int(digits))
+    for (prefix, pad), nums in list(groups.items()):
+        # n10 belongs with n01..n09: a zero-padded set's numbers of its width
+        if pad == 0:
+            continue
+        loose = groups.get((prefix, 0), [])
+        moved = [x for x in loose if len(str(x)) == pad]
+        if moved:
+            nums += moved
+            groups[(prefix, 0)] = [x for x in loose if x not in moved]
+    parts = []
+    for (prefix, pad), nums in groups.items():
+        if not nums:
+            continue
+        spans = _ranges(nums)
+        fmt = (lambda x: str(x).zfill(pad)) if pad else str
+        text = ",".join(fmt(a) if a == b else f"{fmt(a)}-{fmt(b)}" for a, b in spans)
+        parts.append(f"{prefix}{text}" if len(nums) == 1 else f"{prefix}[{text}]")
+    parts += plain
+    joined = ", ".join(parts)
+    if len(joined) <= limit:
+        return joined
+    shown = []
+    for n in names:
+        rest = len(names) - len(shown) - 1
+        candidate = ", ".join(shown + [n]) + (f" and {rest} more" if rest else "")
+        if shown and len(candidate) > limit:
+            break
+        shown.append(n)
+    rest = len(names) - len(shown)
+    return ", ".join(shown) + (f" and {rest} more" if rest else "")
+
+
+def short(label):
+    """"Zen 4" from "Zen 4 (AMD EPYC 9654, 25/17/1)"."""
+    return label.split(" (", 1)[0]
+
+
+def _letters(n):
+    out = []
+    for i in range(1, n + 1):
+        tag = ""
+        while i:
+            i, r = divmod(i - 1, 26)
+            tag = chr(ord("A") + r) + tag
+        out.append(tag)
+    return out
+
+
+def _tags(labels):
+    """Each model's name in the table and the sentences: its short name; two
+    steppings of one name get their ids ("Zen 3 25/1/0", "Zen 3 25/1/1"); a
+    name too long for a sentence (an unknown CPU's ids) a letter."""
+    shorts = [short(x) for x in labels]
+    count = Counter(shorts)
+    tags = []
+    for label, s in zip(labels, shorts):
+        if count[s] > 1:
+            inner = label[len(s):].strip(" ()")
+            s = f"{s} {inner.rsplit(', ', 1)[-1]}"
+        tags.append(s)
+    letters = iter(f"CPU {x}" for x in _letters(len(labels)))
+    seen = Counter(tags)
+    return [t if len(t) <= TAG_LIMIT and seen[t] == 1 else next(letters) for t in tags]
+
+
+# ---- checking what a node sent ---------------------------------------------------------
+
+
+def _text(value, what, limit=160, optional=True):
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise _Bad(f"{what}: not a string")
+    return printable(value.strip(), limit)
+
+
+def _series(values, what):
+    if not isinstance(values, (list, tuple)):
+        raise _Bad(f"{what}: not a list of times")
+    if len(values) > MAX_ROUNDS:
+        raise _Bad(f"{what}: {len(values)} rounds, more than {MAX_ROUNDS}")
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _Bad(f"{what}: a time that is not a number")
+        v = float(v)
+        if not (v >= 0 and v != float("inf")):
+            raise _Bad(f"{what}: a time that is negative or not finite")
+        out.append(v)
+    return out
+
+
+def _key(key):
+    if not isinstance(key, (list, tuple)) or len(key) != 2:
+        raise _Bad("rounds: a key that is not (clock, mode)")
+    clock, mode = (_text(k, "rounds key", 40, optional=False).lower() for k in key)
+    return clock, mode
+
+
+def _checked_verify(v):
+    if not isinstance(v, dict) or "after" not in v or "before" not in v:
+        raise _Bad("no verify result for both trees")
+    out = {}
+    for side in ("after", "before"):
+        pair = v[side]
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not isinstance(pair[0], bool):
+            raise _Bad(f"verify ({side}): not (ok, text)")
+        out[side] = (pair[0], _text(pair[1], f"verify ({side})", 120, optional=False))
+    return out
+
+
+def _node(raw):
+    """A node's reply, checked and cleaned; _Bad says why it cannot be pooled."""
+    if raw.get("failed") is not None:
+        why = raw["failed"]
+        raise _Bad(printable(" ".join(why.split()), 120) if isinstance(why, str) and why.strip()
+                   else "failed")
+    out = {"counter": _text(raw.get("counter"), "counter", 40),
+           "kernel": _text(raw.get("kernel"), "kernel", 64),
+           "hypervisor": _text(raw.get("hypervisor"), "hypervisor", 40),
+           "verify": _checked_verify(raw.get("verify"))}
+    rounds, lost = raw.get("rounds") or {}, raw.get("lost") or {}
+    if not isinstance(rounds, dict) or not isinstance(lost, dict):
+        raise _Bad("rounds or lost: not a mapping")
+    if len(rounds) > MAX_KEYS:
+        raise _Bad(f"rounds: {len(rounds)} rows, more than {MAX_KEYS}")
+    out["rounds"], out["lost"] = {}, {}
+    for key, pair in rounds.items():
+        k = _key(key)
+        name = f"{k[0]} {k[1]}"
+        if k in out["rounds"]:
+            raise _Bad(f"rounds: {name} given twice")
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise _Bad(f"rounds {name}: not (before, after)")
+        b, a = _series(pair[0], f"rounds {name}"), _series(pair[1], f"rounds {name}")
+        if len(b) != len(a):
+            raise _Bad(f"rounds {name}: {len(b)} before but {len(a)} after, not paired")
+        if b:
+            out["rounds"][k] = (b, a)
+    for key, n in lost.items():
+        k = _key(key)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise _Bad(f"lost {k[0]} {k[1]}: not a count")
+        out["lost"][k] = out["lost"].get(k, 0) + n
+    return out
+
+
+def _identity(raw, i):
+    """(name, label) of a reply, however broken: a failed line needs both."""
+    if not isinstance(raw, dict):
+        return f"#{i + 1}", None
+    name = raw.get("node")
+    name = (printable(" ".join(name.split()), NAME_LIMIT) if isinstance(name, str) and name.strip()
+            else f"#{i + 1}")
+    cpu = raw.get("cpu")
+    cpu = printable(cpu.strip(), 160) if isinstance(cpu, str) and cpu.strip() else None
+    return name, cpu
+
+
+# ---- the reduction ---------------------------------------------------------------------
+
+
+def _order(key):
+    clock, mode = key
+    c = vocab.CLOCKS.index(clock) if clock in vocab.CLOCKS else len(vocab.CLOCKS)
+    m = vocab.BENCH_MODES.index(mode) if mode in vocab.BENCH_MODES else len(vocab.BENCH_MODES)
+    return c, clock, m, mode
+
+
+def _worst(nodes, side):
+    """A model's verify on one side: the first failing node's text, saying
+    on how many of its nodes it failed; else the first node's."""
+    bad = [n for n in nodes if not n["verify"][side][0]]
+    if not bad:
+        return (True, nodes[0]["verify"][side][1])
+    text = bad[0]["verify"][side][1]
+    if len(nodes) > 1:
+        text += f" (on {compact([n['node'] for n in bad])} of {len(nodes)} nodes)"
+    return (False, text)
+
+
+def _lost_too_often(node, key):
+    return node["lost"].get(key, 0) > MAX_LOST * len(node["rounds"][key][0])
+
+
+def _change(r):
+    return f"{abs(r['ratio'] - 1) * 100:.1f}%"
+
+
+def clock_label(clock, mode):
+    return f"{clock.upper()} {mode}"
+
+
+def _model_sentence(key, cells, tags):
+    """The row's sentence when the models' complete verdicts disagree, else None."""
+    done = {label: r for label, r in cells.items() if r and r["complete"]}
+    verdicts = {r["verdict"] for r in done.values()}
+    moved = verdicts & {"faster", "slower"}
+    if not (len(moved) == 2 or (stats.NO_DIFFERENCE in verdicts and moved)):
+        return None
+    parts = []
+    for verdict in ("faster", "slower", stats.NO_DIFFERENCE):
+        for label, r in done.items():
+            if r["verdict"] != verdict:
+                continue
+            if verdict == stats.NO_DIFFERENCE:
+                parts.append(f"same on {tags[label]} ({review.percent(r['ratio'])})")
+            else:
+                parts.append(f"{_change(r)} {verdict} on {tags[label]}")
+    return f"{clock_label(*key)}: " + ", ".join(parts)
+
+
+def reduce(nodes, target=review.TARGET, alpha=0.05):
+    """The fleet's rounds grouped by CPU model (see the module's docstring for
+    the shapes). ValueError for arguments that are not what they must be; a
+    node's bad reply makes that node a failed one, not an error."""
+    if not isinstance(nodes, (list, tuple)):
+        raise ValueError("nodes: must be a list of node results")
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1:
+        raise ValueError(f"target {target!r}: must be in (0, 1)")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ValueError(f"alpha {alpha!r}: must be in (0, 1)")
+    good, failed, seen = {}, [], set()
+    for i, raw in enumerate(nodes):
+        name, cpu = _identity(raw, i)
+        try:
+            if not isinstance(raw, dict):
+                raise _Bad("not a node result")
+            if name in seen:
+                raise _Bad("a second reply under this node name")
+            seen.add(name)
+            node = _node(raw)
+        except _Bad as e:
+            failed.append((name, cpu, str(e)))
+            continue
+        node.update(node=name, cpu=cpu)
+        good.setdefault(cpu or UNKNOWN, []).append(node)
+
+    labels = sorted(good, key=lambda x: (-len(good[x]), x))
+    tags = dict(zip(labels, _tags(labels)))
+    models = []
+    for label in labels:
+        ns = sorted(good[label], key=lambda n: natural(n["node"]))
+        good[label] = ns
+        verify = {side: _worst(ns, side) for side in ("after", "before")}
+        models.append({
+            "cpu": label, "tag": tags[label], "nodes": [n["node"] for n in ns],
+            "counters": sorted({n["counter"] or "?" for n in ns}),
+            "kernels": sorted({n["kernel"] or "?" for n in ns}),
+            "hypervisors": sorted({n["hypervisor"] or "bare metal" for n in ns}),
+            "verify": verify, "caught": not verify["after"][0], "split": []})
+    timed = [m for m in models if not m["caught"]]
+    keys = sorted({k for m in timed for n in good[m["cpu"]] for k in n["rounds"]}, key=_order)
+    comparisons = max(1, len(keys) * len(timed))
+    rows = [(clock, mode, {m["cpu"]: None for m in models}) for clock, mode in keys]
+    node_rows, disagree, lost_nodes, lost_rows = {}, [], set(), 0
+    for m in timed:
+        ns = good[m["cpu"]]
+        per_node = max(1, len(keys) * len(ns))
+        for n in ns:
+            node_rows[n["node"]] = []
+        for clock, mode, cells in rows:
+            key = (clock, mode)
+            pooled_b, pooled_a, having, votes = [], [], 0, {}
+            for n in ns:
+                if key not in n["rounds"]:
+                    continue
+                having += 1
+                b, a = n["rounds"][key]
+                too = _lost_too_often(n, key)
+                r = review.row(b, a, target, alpha, per_node,
+                               "lost the CPU too often" if too else None)
+                node_rows[n["node"]].append((clock, mode, r))
+                if too:
+                    lost_nodes.add(n["node"])
+                    lost_rows += 1
+                    continue
+                pooled_b += b
+                pooled_a += a
+                if r["complete"]:
+                    votes.setdefault(r["verdict"], []).append(n["node"])
+            if not having:
+                continue
+            cells[m["cpu"]] = review.row(
+                pooled_b, pooled_a, target, alpha, comparisons,
+                None if pooled_b else "lost the CPU too often on every node")
+            if len(votes) > 1:
+                m["split"].append((clock, mode, votes))
+                said = ", ".join(f"{compact(v)} {WORDS[verdict]}"
+                                 for verdict, v in sorted(votes.items()))
+                disagree.append(f"nodes of {m['tag']} disagree on {clock_label(clock, mode)}: "
+                                f"{said}")
+    model_said = [s for clock, mode, cells in rows
+                  for s in [_model_sentence((clock, mode), cells, tags)] if s]
+    notes = []
+    if lost_rows:
+        notes.append(f"lost the CPU too often on {lost_rows} row{'s' if lost_rows > 1 else ''} "
+                     f"of {compact(lost_nodes)}: not pooled")
+    return {"models": models, "rows": rows, "node_rows": node_rows,
+            "disagree": model_said + disagree, "notes": notes, "failed": failed,
+            "comparisons": comparisons, "target": target, "alpha": alpha}
+
+
+# ---- the text --------------------------------------------------------------------------
+
+
+def status(reduced):
+    """The block's first line: WRONG when a model caught the patch tearing,
+    INCOMPLETE when a timed cell has no verdict, else None."""
+    caught = [m["tag"] for m in reduced["models"] if m["caught"]]
+    if caught:
+        return (f"WRONG: the patched tree fails verify on {_and(caught)}; do not post")
+    cells = [r for _, _, cs in reduced["rows"] for r in cs.values() if r is not None]
+    missing = [r for r in cells if not r["complete"]]
+    if not missing:
+        return None if cells else "INCOMPLETE: no CPU model was timed"
+    why = "the rounds were too noisy"
+    if any(r["reason"] and "lost the CPU" in r["reason"] for r in missing):
+        why = "the CPU was lost too often"
+    return f"INCOMPLETE: {len(missing)} of {len(cells)} cells without a verdict ({why})"
+
+
+def _and(items, limit=4):
+    items = list(items)
+    if len(items) > limit:
+        return ", ".join(items[:limit]) + f" and {len(items) - limit} more"
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+class _Section:
+    """Items (each a list of lines, kept or dropped whole) and the line that
+    stands for the dropped ones: more(k, alone), alone when none is shown."""
+
+    def __init__(self, items, more):
+        self.items, self.more = [i for i in items if i], more
+
+    @property
+    def full(self):
+        return sum(map(len, self.items))
+
+    def fit(self, n):
+        if self.full <= n:
+            return [line for item in self.items for line in item]
+        out, kept = [], 0
+        for item in self.items:
+            if len(out) + len(item) > n - 1:
+                break
+            out += item
+            kept += 1
+        return out + [self.more(len(self.items) - kept, kept == 0)]
+
+
+def _wrap(text, width, indent="  "):
+    return textwrap.wrap(printable(text, None), width, subsequent_indent=indent,
+                         break_on_hyphens=False) or [""]
+
+
+def _kernels(ks):
+    return ", ".join(ks) if len(ks) <= 2 else f"{ks[0]} and {len(ks) - 1} more"
+
+
+def _machines(red, width):
+    models = red["models"]
+    total = sum(len(m["nodes"]) for m in models)
+    head = [f"Fleet: {total} node{'s' if total != 1 else ''} timed or verified on "
+            f"{len(models)} CPU model{'s' if len(models) != 1 else ''}"
+            + (f", {len(red['failed'])} failed" if red["failed"] else "")]
+    items = []
+    for m in models:
+        n = len(m["nodes"])
+        bits = [f"{n} node{'s' if n > 1 else ''} {compact(m['nodes'])}",
+                f"Linux {_kernels(m['kernels'])}", ", ".join(m["hypervisors"]),
+                f"counter {' and '.join(m['counters'])}"]
+        named = "" if m["cpu"].startswith(m["tag"]) else f"{m['tag']} = "
+        items.append(_wrap(f"{named}{m['cpu']}: "
+                           + "; ".join(bits), width))
+    items[0] = head + items[0] if items else head
+
+    def more(k, alone):
+        rest = models[-k:]
+        nodes = sum(len(m["nodes"]) for m in rest)
+        return printable(f"{'' if alone else 'and '}{k} more CPU models ({nodes} nodes): "
+                         f"{JSON}", width)
+    return _Section(items, more)
+
+
+def _verify(red, width):
+    models = red["models"]
+    if not models:
+        return _Section([], None)
+    sides = {(m["verify"]["after"], m["verify"]["before"]) for m in models}
+    if len(sides) == 1:
+        after, before = next(iter(sides))
+        where = " on every CPU model" if len(models) > 1 else ""
+        if after == before:
+            return _Section([_wrap(f"verify, before and after{where}: {after[1]}", width)], None)
+        return _Section([_wrap(f"verify{where}: after {after[1]}; before {before[1]}", width)],
+                        None)
+    items = []
+    for m in sorted(models, key=lambda m: (m["verify"]["after"][0], m["verify"]["before"][0])):
+        after, before = m["verify"]["after"], m["verify"]["before"]
+        if after == before:
+            items.append(_wrap(f"verify on {m['tag']}, before and after: {after[1]}", width))
+        else:
+            items.append(_wrap(f"verify on {m['tag']}: after {after[1]}; before {before[1]}",
+                               width))
+
+    def more(k, alone):
+        bad = sum(not (m["verify"]["after"][0] and m["verify"]["before"][0]) for m in models)
+        return printable(f"verify: {'' if alone else 'and '}{k} more CPU models "
+                         f"({bad} failing in all): {JSON}", width)
+    return _Section(items, more)
+
+
+def _cells(r):
+    """(change cell, interval cell) of one model's row."""
+    if r is None:
+        return "-", "-"
+    change = "?" if r["ratio"] is None else review.percent(r["ratio"])
+    ci = "-" if r["ci_low"] is None else (f"[{(r['ci_low'] - 1) * 100:+.1f},"
+                                          f"{(r['ci_high'] - 1) * 100:+.1f}]")
+    return f"{change} {WORDS.get(r['verdict'], '?')}", ci
+
+
+def _prefix(rows, room):
+    width = max([len(clock_label(c, m)) for c, m, _ in rows] + [len("95% CI %")]) + 1
+    return min(width, room)
+
+
+def _columns(red, width):
+    """The column form's items, or None when the models do not fit: headed
+    by each model's tag, or by letters and a line saying which is which."""
+    timed = [m for m in red["models"] if not m["caught"]]
+    rows = red["rows"]
+    pw = _prefix(rows, 27)
+    cells = [[_cells(cs[m["cpu"]]) for m in timed] for _, _, cs in rows]
+    wide = [max([len(c[i][0]) for c in cells] + [len(c[i][1]) for c in cells])
+            for i in range(len(timed))]
+    for heads in ([m["tag"] for m in timed], _letters(len(timed))):
+        cols = [max(w, len(h)) + 2 for w, h in zip(wide, heads)]
+        if pw + sum(cols) <= width:
+            break
+    else:
+        return None
+
+    def line(first, values):
+        return (f"{printable(first, pw - 1):<{pw}}"
+                + "".join(f"  {v:<{w - 2}}" for v, w in zip(values, cols))).rstrip()
+    key = []
+    if heads[0] != timed[0]["tag"]:
+        key = _wrap("Columns: " + ", ".join(f"{h} = {m['tag']}" for h, m in zip(heads, timed)),
+                    width)
+    change = [line("change", heads)] + [line(clock_label(c, m), [x[0] for x in cl])
+                                         for (c, m, _), cl in zip(rows, cells)]
+    ci = [line("95% CI %", heads)] + [line(clock_label(c, m), [x[1] for x in cl])
+                                      for (c, m, _), cl in zip(rows, cells)]
+    items = [[x] for x in change + ci]
+    items[0] = key + items[0]
+    return items
+
+
+def _groups(red, width):
+    """A group of rows per model, in the one-machine block's layout."""
+    timed = [m for m in red["models"] if not m["caught"]]
+    pw = _prefix(red["rows"], 27)
+    room = width - pw
+    head = (f"{'':<{pw}}{'before':>7}{'after':>7}{'change':>8}  {'95% CI %':<14}"
+            "verdict")[:width]
+    items = []
+    for m in timed:
+        item = [printable(f"{m['tag']} ({len(m['nodes'])} node"
+                          f"{'s' if len(m['nodes']) > 1 else ''}):", width)]
+        for clock, mode, cs in red["rows"]:
+            r = cs[m["cpu"]]
+            if r is None:
+                continue
+            change, ci = _cells(r)
+            ns = "".join(f"{'-' if x is None else f'{x:.1f}':>7}" for x in (r["before"],
+                                                                            r["after"]))
+            rest = f"{ns}{change.split()[0]:>8}  {ci:<14}{change.split()[1]}"
+            item.append(f"{printable(clock_label(clock, mode), pw - 1):<{pw}}{rest[:room]}")
+        items.append(item)
+    if items:
+        items[0] = [head] + items[0]
+    return items
+
+
+def _table(red, width):
+    caught = [m["tag"] for m in red["models"] if m["caught"]]
+    items = []
+    if red["rows"]:
+        columns = _columns(red, width)
+        if columns is not None:
+            items = columns
+
+            def more(k, alone):
+                return printable(f"{'the table' if alone else 'the rest of the table'} "
+                                 f"({k} lines): {JSON}", width)
+        else:
+            items = _groups(red, width)
+            timed = [m for m in red["models"] if not m["caught"]]
+
+            def more(k, alone):
+                rest = timed[-k:]
+                return printable(f"{'' if alone else 'and '}{k} more CPU models' rows "
+                                 f"({_and([m['tag'] for m in rest], 2)}): {JSON}", width)
+    else:
+        def more(k, alone):
+            return ""
+    if caught:
+        items.append(_wrap(f"Not timed: {_and(caught)} (the patched tree fails verify "
+                           "there)", width))
+    return _Section(items, more)
+
+
+def _legend(red, width):
+    if not red["rows"]:
+        return _Section([], None)
+    text = (f"Legend: change: median of the paired ratios after/before over a CPU "
+            f"model's pooled rounds; same: no difference, interval within "
+            f"+-{red['target'] * 100:g}%; ?: no verdict; -: not measured; 95% intervals, "
+            f"Bonferroni over {red['comparisons']} cells.")
+    if _columns(red, width) is None:
+        text += " before, after: ns/call, after = before x change."
+    return _Section([_wrap(text, width)], lambda k, alone: f"Legend: {JSON}")
+
+
+def _sentences(sentences, width, what):
+    items = [_wrap(s[:1].upper() + s[1:], width) for s in sentences]
+
+    def more(k, alone):
+        return printable(f"{'' if alone else 'and '}{k} more {what}: {JSON}", width)
+    return _Section(items, more)
+
+
+def _failed(red, width):
+    failed = red["failed"]
+    if not failed:
+        return _Section([], None)
+    tags = {m["cpu"]: m["tag"] for m in red["models"]}
+
+    def cpu(label):
+        return tags.get(label) or printable(short(label), 24) if label else UNKNOWN
+    head = f"Failed, not pooled ({len(failed)} node{'s' if len(failed) > 1 else ''}):"
+    if len(failed) <= FAILED_EACH:
+        items = [_wrap(f"  {name} ({cpu(label)}): {why}", width, "    ")
+                 for name, label, why in failed]
+    else:
+        by = {}
+        for name, label, why in failed:
+            by.setdefault(why, []).append((name, label))
+        items = []
+        for why, who in sorted(by.items(), key=lambda x: (-len(x[1]), x[0])):
+            models = Counter(cpu(label) for _, label in who)
+            items.append(_wrap(f"  {len(who)} x {why}: {compact([n for n, _ in who], 24)} "
+                               f"({_and(sorted(models), 2)})", width, "    "))
+    items[0] = [head] + items[0]
+
+    def more(k, alone):
+        if alone:
+            return printable(f"{len(failed)} nodes failed, not pooled: {JSON}", width)
+        return printable(f"  and {k} more reasons: {JSON}", width)
+    return _Section(items, more)
+
+
+def lines(reduced, width=WIDTH, max_lines=MAX_LINES):
+    """The fleet part of the block: the machines, verify, the table and its
+    legend, where the models disagree, notes and the failed nodes, at most
+    max_lines lines of at most width columns, every one printable."""
+    if isinstance(width, bool) or not isinstance(width, int) or width < MIN_WIDTH:
+        raise ValueError(f"width {width!r}: must be a whole number >= {MIN_WIDTH}")
+    if isinstance(max_lines, bool) or not isinstance(max_lines, int) or max_lines < MIN_LINES:
+        raise ValueError(f"max_lines {max_lines!r}: must be a whole number >= {MIN_LINES}")
+    shown = ["machines", "verify", "table", "legend", "disagree", "notes", "failed"]
+    sections = {"machines": _machines(reduced, width), "verify": _verify(reduced, width),
+                "table": _table(reduced, width), "legend": _legend(reduced, width),
+                "disagree": _sentences(reduced["disagree"], width, "disagreements"),
+                "notes": _sentences([f"note: {n}" for n in reduced["notes"]], width, "notes"),
+                "failed": _failed(reduced, width)}
+    # every section gets a line, then the table all it needs, then each of
+    # the others a few before any gets all
+    soft = {"table": 10 ** 6, "verify": 3, "legend": 3, "machines": 6, "disagree": 3,
+            "failed": 3, "notes": 2}
+    priority = ["table", "verify", "legend", "machines", "disagree", "failed", "notes"]
+    alloc = {k: min(1, s.full) for k, s in sections.items()}
+    left = max_lines - sum(alloc.values())
+    for cap in (soft, None):
+        for k in priority:
+            want = sections[k].full if cap is None else min(sections[k].full, cap[k])
+            give = max(0, min(want - alloc[k], left))
+            alloc[k] += give
+            left -= give
+    out = []
+    for k in shown:
+        if alloc[k]:
+            out += sections[k].fit(alloc[k])
+    return [printable(x, width) for x in out]
