@@ -474,6 +474,10 @@ class _Section:
         return out + [self.more(len(self.items) - kept, kept == 0)]
 
 
+def _n(k, word):
+    return f"{k} {word}{'s' if k != 1 else ''}"
+
+
 def _wrap(text, width, indent="  "):
     return textwrap.wrap(printable(text, None), width, subsequent_indent=indent,
                          break_on_hyphens=False) or [""]
@@ -486,25 +490,29 @@ def _kernels(ks):
 def _machines(red, width):
     models = red["models"]
     total = sum(len(m["nodes"]) for m in models)
-    head = [f"Fleet: {total} node{'s' if total != 1 else ''} timed or verified on "
-            f"{len(models)} CPU model{'s' if len(models) != 1 else ''}"
-            + (f", {len(red['failed'])} failed" if red["failed"] else "")]
+    failed = f", {len(red['failed'])} failed" if red["failed"] else ""
+    head = [f"Fleet: {_n(total, 'node')} timed or verified on {_n(len(models), 'CPU model')}"
+            + failed]
     items = []
     for m in models:
         n = len(m["nodes"])
-        bits = [f"{n} node{'s' if n > 1 else ''} {compact(m['nodes'])}",
+        bits = [f"{_n(n, 'node')} {compact(m['nodes'])}",
                 f"Linux {_kernels(m['kernels'])}", ", ".join(m["hypervisors"]),
                 f"counter {' and '.join(m['counters'])}"]
         named = "" if m["cpu"].startswith(m["tag"]) else f"{m['tag']} = "
         items.append(_wrap(f"{named}{m['cpu']}: "
                            + "; ".join(bits), width))
-    items[0] = head + items[0] if items else head
+    if items:
+        items[0] = head + items[0]
+    else:
+        items = [head]
 
     def more(k, alone):
-        rest = models[-k:]
-        nodes = sum(len(m["nodes"]) for m in rest)
-        return printable(f"{'' if alone else 'and '}{k} more CPU models ({nodes} nodes): "
-                         f"{JSON}", width)
+        if alone:
+            return printable(f"Fleet: {_n(total, 'node')} on {_n(len(models), 'CPU model')}"
+                             f"{failed}: {JSON}", width)
+        nodes = sum(len(m["nodes"]) for m in models[-k:])
+        return printable(f"and {k} more CPU models ({_n(nodes, 'node')}): {JSON}", width)
     return _Section(items, more)
 
 
@@ -516,10 +524,15 @@ def _verify(red, width):
     if len(sides) == 1:
         after, before = next(iter(sides))
         where = " on every CPU model" if len(models) > 1 else ""
+
+        def more(k, alone):
+            word = {(True, True): "PASS", (False, False): "FAIL"}.get((after[0], before[0]),
+                                                                      "see")
+            return printable(f"verify{where}: {word} ({JSON})", width)
         if after == before:
-            return _Section([_wrap(f"verify, before and after{where}: {after[1]}", width)], None)
+            return _Section([_wrap(f"verify, before and after{where}: {after[1]}", width)], more)
         return _Section([_wrap(f"verify{where}: after {after[1]}; before {before[1]}", width)],
-                        None)
+                        more)
     items = []
     for m in sorted(models, key=lambda m: (m["verify"]["after"][0], m["verify"]["before"][0])):
         after, before = m["verify"]["after"], m["verify"]["before"]
@@ -592,8 +605,7 @@ def _groups(red, width):
             "verdict")[:width]
     items = []
     for m in timed:
-        item = [printable(f"{m['tag']} ({len(m['nodes'])} node"
-                          f"{'s' if len(m['nodes']) > 1 else ''}):", width)]
+        item = [printable(f"{m['tag']} ({_n(len(m['nodes']), 'node')}):", width)]
         for clock, mode, cs in red["rows"]:
             r = cs[m["cpu"]]
             if r is None:
@@ -609,42 +621,88 @@ def _groups(red, width):
     return items
 
 
-def _table(red, width):
+ABBREVIATIONS = {"realtime": "RT", "monotonic": "MONO", "monotonic_raw": "RAW",
+                 "boottime": "BOOT", "tai": "TAI", "realtime_coarse": "RT_C",
+                 "monotonic_coarse": "MONO_C"}
+MARKS = {"faster": "F", "slower": "S", stats.NO_DIFFERENCE: "=", review.INCOMPLETE: "?"}
+
+
+def _matrix(red, width):
+    """One line per model, a column per clock: the change and a mark. For
+    more models than columns or groups can show; None when the clocks do
+    not fit (more than one mode, or too many clocks)."""
+    timed = [m for m in red["models"] if not m["caught"]]
+    rows = red["rows"]
+    modes = {mode for _, mode, _ in rows}
+    if len(modes) != 1:
+        return None
+    heads = [ABBREVIATIONS.get(c, printable(c.upper(), 6)) for c, _, _ in rows]
+    grid = [[("-" if cs[m["cpu"]] is None or cs[m["cpu"]]["ratio"] is None else
+              f"{(cs[m['cpu']]['ratio'] - 1) * 100:+.1f}")
+             + ("" if cs[m["cpu"]] is None else MARKS.get(cs[m["cpu"]]["verdict"], "?"))
+             for _, _, cs in rows] for m in timed]
+    cols = [max([len(h)] + [len(g[i]) for g in grid]) + 1 for i, h in enumerate(heads)]
+    tw = min(max(len(m["tag"]) for m in timed) + 1, 24)
+    if tw + sum(cols) > width:
+        return None
+
+    def line(first, values):
+        return (f"{printable(first, tw - 1):<{tw}}"
+                + "".join(f"{v:>{w}}" for v, w in zip(values, cols))).rstrip()
+    key = ", ".join(f"{h} = {c.upper()}" for h, (c, _, _) in zip(heads, rows)
+                    if h != c.upper())
+    head = _wrap(f"Change % ({next(iter(modes))}): F faster, S slower, = same, ? no verdict"
+                 + (f"; {key}" if key else "") + f"; intervals: {JSON}.", width)
+    items = [[line(m["tag"], g)] for m, g in zip(timed, grid)]
+    items[0] = head + [line("", heads)] + items[0]
+    return items
+
+
+def _table(red, width, room):
+    """(section, form): the columns when the models fit beside the clock; a
+    group of rows per model when those fit in room lines; else a line per
+    model where the clocks fit across; else the groups, cut."""
     caught = [m["tag"] for m in red["models"] if m["caught"]]
-    items = []
-    if red["rows"]:
+    timed = [m for m in red["models"] if not m["caught"]]
+    items, form = [], None
+    if timed and red["rows"]:
         columns = _columns(red, width)
+        groups = _groups(red, width)
+        matrix = None
+        if columns is None and sum(map(len, groups)) > room:
+            matrix = _matrix(red, width)
         if columns is not None:
-            items = columns
+            items, form = columns, "columns"
 
             def more(k, alone):
                 return printable(f"{'the table' if alone else 'the rest of the table'} "
                                  f"({k} lines): {JSON}", width)
         else:
-            items = _groups(red, width)
-            timed = [m for m in red["models"] if not m["caught"]]
+            items, form = (matrix, "matrix") if matrix else (groups, "groups")
 
             def more(k, alone):
-                rest = timed[-k:]
-                return printable(f"{'' if alone else 'and '}{k} more CPU models' rows "
-                                 f"({_and([m['tag'] for m in rest], 2)}): {JSON}", width)
+                whose = "CPU models'" if k > 1 else "CPU model's"
+                said = f"{'' if alone else 'and '}{k} more {whose} rows"
+                named = f"{said} ({_and([m['tag'] for m in timed[-k:]], 2)}): {JSON}"
+                return named if len(named) <= width else printable(f"{said}: {JSON}", width)
     else:
         def more(k, alone):
-            return ""
+            return printable(f"Not timed: {_and(caught)} ({JSON})" if caught
+                             else f"No rows timed ({JSON})", width)
     if caught:
         items.append(_wrap(f"Not timed: {_and(caught)} (the patched tree fails verify "
                            "there)", width))
-    return _Section(items, more)
+    return _Section(items, more), form
 
 
-def _legend(red, width):
-    if not red["rows"]:
+def _legend(red, width, form):
+    if form is None:
         return _Section([], None)
     text = (f"Legend: change: median of the paired ratios after/before over a CPU "
             f"model's pooled rounds; same: no difference, interval within "
             f"+-{red['target'] * 100:g}%; ?: no verdict; -: not measured; 95% intervals, "
             f"Bonferroni over {red['comparisons']} cells.")
-    if _columns(red, width) is None:
+    if form == "groups":
         text += " before, after: ns/call, after = before x change."
     return _Section([_wrap(text, width)], lambda k, alone: f"Legend: {JSON}")
 
@@ -665,7 +723,7 @@ def _failed(red, width):
 
     def cpu(label):
         return tags.get(label) or printable(short(label), 24) if label else UNKNOWN
-    head = f"Failed, not pooled ({len(failed)} node{'s' if len(failed) > 1 else ''}):"
+    head = f"Failed, not pooled ({_n(len(failed), 'node')}):"
     if len(failed) <= FAILED_EACH:
         items = [_wrap(f"  {name} ({cpu(label)}): {why}", width, "    ")
                  for name, label, why in failed]
@@ -682,7 +740,7 @@ def _failed(red, width):
 
     def more(k, alone):
         if alone:
-            return printable(f"{len(failed)} nodes failed, not pooled: {JSON}", width)
+            return printable(f"{_n(len(failed), 'node')} failed, not pooled: {JSON}", width)
         return printable(f"  and {k} more reasons: {JSON}", width)
     return _Section(items, more)
 
@@ -696,24 +754,29 @@ def lines(reduced, width=WIDTH, max_lines=MAX_LINES):
     if isinstance(max_lines, bool) or not isinstance(max_lines, int) or max_lines < MIN_LINES:
         raise ValueError(f"max_lines {max_lines!r}: must be a whole number >= {MIN_LINES}")
     shown = ["machines", "verify", "table", "legend", "disagree", "notes", "failed"]
+    table, form = _table(reduced, width, max_lines // 2)
     sections = {"machines": _machines(reduced, width), "verify": _verify(reduced, width),
-                "table": _table(reduced, width), "legend": _legend(reduced, width),
+                "table": table, "legend": _legend(reduced, width, form),
                 "disagree": _sentences(reduced["disagree"], width, "disagreements"),
                 "notes": _sentences([f"note: {n}" for n in reduced["notes"]], width, "notes"),
                 "failed": _failed(reduced, width)}
-    # every section gets a line, then the table all it needs, then each of
-    # the others a few before any gets all
-    soft = {"table": 10 ** 6, "verify": 3, "legend": 3, "machines": 6, "disagree": 3,
-            "failed": 3, "notes": 2}
-    priority = ["table", "verify", "legend", "machines", "disagree", "failed", "notes"]
+    # every section gets a line; the table up to half the budget, each of
+    # the others a few lines, then the table all it needs, then the others
+    soft = {"verify": 3, "legend": 3, "machines": 6, "disagree": 3, "failed": 3, "notes": 2}
+    others = ["verify", "legend", "machines", "disagree", "failed", "notes"]
     alloc = {k: min(1, s.full) for k, s in sections.items()}
     left = max_lines - sum(alloc.values())
-    for cap in (soft, None):
-        for k in priority:
-            want = sections[k].full if cap is None else min(sections[k].full, cap[k])
+    stages = [[("table", max_lines // 2)], [(k, soft[k]) for k in others], [("table", None)],
+              [(k, None) for k in others]]
+    for stage in stages:
+        for k, cap in stage:
+            want = sections[k].full if cap is None else min(sections[k].full, cap)
             give = max(0, min(want - alloc[k], left))
-            alloc[k] += give
-            left -= give
+            if give:
+                # a section cut at an item's end may use fewer: the rest goes back
+                used = len(sections[k].fit(alloc[k] + give))
+                left -= used - alloc[k]
+                alloc[k] = used
     out = []
     for k in shown:
         if alloc[k]:
