@@ -45,12 +45,20 @@ What it decides, and why:
 
 lines(reduced, width, max_lines) renders the fleet part of the block (the
 caller adds the subject, tree and compiler lines and status()'s first line).
-The table: a cell "-1.2% [-2.0,-0.4] faster" is 23 columns, so three models
-would not fit beside the clock. Each cell is therefore the change and the
-verdict ("-1.2% faster"), and the intervals follow in a second table with the
-same columns; when even that does not fit, each model gets a group of rows
-in the one-machine layout. Whatever does not fit in max_lines is summarised
-in a line that says how much and that it is in patch-review.json.
+The table takes one of three forms, the first that fits:
+- columns, one per model: a cell "-1.2% [-2.0,-0.4] faster" is 23 columns, so
+  three models would not fit beside the clock; each cell is the change and
+  the verdict ("-1.2% faster") and the intervals follow in a second table
+  with the same columns (up to three models at 72 columns);
+- a group of rows per model in the one-machine layout (before, after,
+  change, interval, verdict), when the groups fit in half of max_lines;
+- a line per model with a column per clock, "-1.2F" (the change and F
+  faster, S slower, = same, ? no verdict), the intervals left to
+  patch-review.json: eight models in ten lines, when the rows are of one
+  mode; else the groups, cut.
+Whatever does not fit in max_lines is summarised in a line that says how
+much and that it is in patch-review.json; every section keeps at least a
+line, the table gets most of the budget.
 """
 
 import re
@@ -497,11 +505,11 @@ def _machines(red, width):
     for m in models:
         n = len(m["nodes"])
         bits = [f"{_n(n, 'node')} {compact(m['nodes'])}",
-                f"Linux {_kernels(m['kernels'])}", ", ".join(m["hypervisors"]),
-                f"counter {' and '.join(m['counters'])}"]
+                None if m["kernels"] == ["?"] else f"Linux {_kernels(m['kernels'])}",
+                ", ".join(m["hypervisors"]), f"counter {' and '.join(m['counters'])}"]
         named = "" if m["cpu"].startswith(m["tag"]) else f"{m['tag']} = "
         items.append(_wrap(f"{named}{m['cpu']}: "
-                           + "; ".join(bits), width))
+                           + "; ".join(b for b in bits if b), width))
     if items:
         items[0] = head + items[0]
     else:
@@ -543,9 +551,11 @@ def _verify(red, width):
                                width))
 
     def more(k, alone):
-        bad = sum(not (m["verify"]["after"][0] and m["verify"]["before"][0]) for m in models)
-        return printable(f"verify: {'' if alone else 'and '}{k} more CPU models "
-                         f"({bad} failing in all): {JSON}", width)
+        if alone:
+            bad = sum(not (m["verify"]["after"][0] and m["verify"]["before"][0])
+                      for m in models)
+            return printable(f"verify: {bad} of {len(models)} CPU models fail ({JSON})", width)
+        return printable(f"and verify on {k} more CPU models: {JSON}", width)
     return _Section(items, more)
 
 
@@ -553,10 +563,14 @@ def _cells(r):
     """(change cell, interval cell) of one model's row."""
     if r is None:
         return "-", "-"
-    change = "?" if r["ratio"] is None else review.percent(r["ratio"])
-    ci = "-" if r["ci_low"] is None else (f"[{(r['ci_low'] - 1) * 100:+.1f},"
-                                          f"{(r['ci_high'] - 1) * 100:+.1f}]")
-    return f"{change} {WORDS.get(r['verdict'], '?')}", ci
+    word = WORDS.get(r["verdict"], "?")
+    return (word if r["ratio"] is None else f"{review.percent(r['ratio'])} {word}"), _ci(r)
+
+
+def _ci(r):
+    if r["ci_low"] is None:
+        return "-"
+    return f"[{(r['ci_low'] - 1) * 100:+.1f},{(r['ci_high'] - 1) * 100:+.1f}]"
 
 
 def _prefix(rows, room):
@@ -610,10 +624,10 @@ def _groups(red, width):
             r = cs[m["cpu"]]
             if r is None:
                 continue
-            change, ci = _cells(r)
             ns = "".join(f"{'-' if x is None else f'{x:.1f}':>7}" for x in (r["before"],
                                                                             r["after"]))
-            rest = f"{ns}{change.split()[0]:>8}  {ci:<14}{change.split()[1]}"
+            change = "-" if r["ratio"] is None else review.percent(r["ratio"])
+            rest = f"{ns}{change:>8}  {_ci(r):<14}{WORDS.get(r['verdict'], '?')}"
             item.append(f"{printable(clock_label(clock, mode), pw - 1):<{pw}}{rest[:room]}")
         items.append(item)
     if items:
@@ -637,6 +651,8 @@ def _matrix(red, width):
     if len(modes) != 1:
         return None
     heads = [ABBREVIATIONS.get(c, printable(c.upper(), 6)) for c, _, _ in rows]
+    if len(set(heads)) < len(heads):
+        return None
     grid = [[("-" if cs[m["cpu"]] is None or cs[m["cpu"]]["ratio"] is None else
               f"{(cs[m['cpu']]['ratio'] - 1) * 100:+.1f}")
              + ("" if cs[m["cpu"]] is None else MARKS.get(cs[m["cpu"]]["verdict"], "?"))

@@ -297,7 +297,10 @@ class TextTest(ShapeMixin, unittest.TestCase):
         self.assertEqual(head.split(), ["change", "Sapphire", "Rapids", "Zen", "3", "Zen", "4"])
 
     def test_four_models_get_groups_or_a_line_each(self):
-        red = fleet_review.reduce(fleet([(c, 1, 0.98) for c in EIGHT[:4]]))
+        nodes = fleet([(c, 1, 0.98) for c in EIGHT[:4]])
+        nodes[3]["lost"] = {("tai", "hot"): 60}
+        red = fleet_review.reduce(nodes)
+        self.assertIsNone(cells(red, "tai")[EIGHT[3]]["ratio"])
         # four cells of "-2.0% faster" and the clock are 78 columns: a group
         # of rows each, when the budget has room for them (33 lines)
         lines = fleet_review.lines(red, max_lines=66)
@@ -305,13 +308,14 @@ class TextTest(ShapeMixin, unittest.TestCase):
         self.assertFalse(any(line.startswith("change") for line in lines), "\n".join(lines))
         self.assertIn("Zen 4 (1 node):", lines)
         self.assertIn("before, after: ns/call", " ".join(lines))
+        self.assertIn("TAI hot                    -      -       -  -             ?", lines)
         self.assertTrue(any(re.fullmatch(r"MONOTONIC hot +30\.0 +29\.4 +-2\.0% +"
                                          r"\[-2\.\d,-1\.\d\] +faster", x) for x in lines))
         # else a line each
         lines = fleet_review.lines(red, max_lines=40)
         self.check_lines(lines, max_lines=40)
-        self.assertIn("Zen 5            -1.9F -2.1F -2.0F -2.0F -2.0F -2.0F  -2.0F", lines)
         self.assertNotIn("Zen 4 (1 node):", lines)
+        self.assertIn("Zen 5            -1.9F -2.1F -2.0F -2.0F    -? -2.0F  -2.0F", lines)
 
     def test_two_steppings_of_one_name_are_told_apart(self):
         other = "Zen 4 (AMD EPYC 9654, 25/17/2)"
