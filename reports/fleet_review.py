@@ -324,7 +324,8 @@ def clock_label(clock, mode):
 
 
 def _model_sentence(key, cells, tags):
-    """The row's sentence when the models' complete verdicts disagree, else None."""
+    """(opposite, sentence) when the models' complete verdicts on a row
+    disagree (opposite: one faster and one slower), else None."""
     done = {label: r for label, r in cells.items() if r and r["complete"]}
     verdicts = {r["verdict"] for r in done.values()}
     moved = verdicts & {"faster", "slower"}
@@ -339,7 +340,7 @@ def _model_sentence(key, cells, tags):
                 parts.append(f"same on {tags[label]} ({review.percent(r['ratio'])})")
             else:
                 parts.append(f"{_change(r)} {verdict} on {tags[label]}")
-    return f"{clock_label(*key)}: " + ", ".join(parts)
+    return len(moved) == 2, f"{clock_label(*key)}: " + ", ".join(parts)
 
 
 def reduce(nodes, target=review.TARGET, alpha=0.05):
@@ -422,14 +423,18 @@ def reduce(nodes, target=review.TARGET, alpha=0.05):
                                  for verdict, v in sorted(votes.items()))
                 disagree.append(f"nodes of {m['tag']} disagree on {clock_label(clock, mode)}: "
                                 f"{said}")
-    model_said = [s for clock, mode, cells in rows
-                  for s in [_model_sentence((clock, mode), cells, tags)] if s]
+    said = [s for clock, mode, cells in rows
+            for s in [_model_sentence((clock, mode), cells, tags)] if s]
+    # the worst first, for a block cut short: opposite directions, then a
+    # model's nodes disagreeing, then "same" on one model and not another
+    disagree = [t for opposite, t in said if opposite] + disagree + [
+        t for opposite, t in said if not opposite]
     notes = []
     if lost_rows:
         notes.append(f"lost the CPU too often on {lost_rows} row{'s' if lost_rows > 1 else ''} "
                      f"of {compact(lost_nodes)}: not pooled")
     return {"models": models, "rows": rows, "node_rows": node_rows,
-            "disagree": model_said + disagree, "notes": notes, "failed": failed,
+            "disagree": disagree, "notes": notes, "failed": failed,
             "comparisons": comparisons, "target": target, "alpha": alpha}
 
 
@@ -555,7 +560,10 @@ def _verify(red, width):
             bad = sum(not (m["verify"]["after"][0] and m["verify"]["before"][0])
                       for m in models)
             return printable(f"verify: {bad} of {len(models)} CPU models fail ({JSON})", width)
-        return printable(f"and verify on {k} more CPU models: {JSON}", width)
+        rest = sorted(models, key=lambda m: (m["verify"]["after"][0],
+                                             m["verify"]["before"][0]))[-k:]
+        bad = sum(not (m["verify"]["after"][0] and m["verify"]["before"][0]) for m in rest)
+        return printable(f"and verify on {k} more CPU models ({bad} failing): {JSON}", width)
     return _Section(items, more)
 
 

@@ -102,8 +102,10 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
         red = fleet_review.reduce(fleet([(ZEN4, 2, 0.98), (ZEN3, 2, {"monotonic": 1.03})]))
         self.assertEqual(cells(red, "monotonic")[ZEN4]["verdict"], "faster")
         self.assertEqual(cells(red, "monotonic")[ZEN3]["verdict"], "slower")
-        self.assertIn("MONOTONIC hot: 2.0% faster on Zen 4, 3.0% slower on Zen 3",
-                      red["disagree"])
+        # opposite directions first: a block cut short keeps them
+        self.assertEqual(red["disagree"][0],
+                         "MONOTONIC hot: 2.0% faster on Zen 4, 3.0% slower on Zen 3")
+        self.assertEqual(len(red["disagree"]), 7)
         # faster on one and the same on the other is said too, with the change
         self.assertIn("REALTIME hot: 2.0% faster on Zen 4, same on Zen 3 (+0.0%)",
                       red["disagree"])
@@ -321,6 +323,24 @@ class TextTest(ShapeMixin, unittest.TestCase):
         other = "Zen 4 (AMD EPYC 9654, 25/17/2)"
         red = fleet_review.reduce(fleet([(ZEN4, 2, 0.98), (other, 1, 0.98)]))
         self.assertEqual([m["tag"] for m in red["models"]], ["Zen 4 25/17/1", "Zen 4 25/17/2"])
+
+    def test_every_budget_and_width_holds(self):
+        nodes = fleet([(ZEN4, 3, 0.98), (ZEN3, 2, {"monotonic": 1.03}), (SPR, 2, 1.0),
+                       (EIGHT[3], 1, 0.99)])
+        nodes[0]["verify"] = {"after": PASS, "before": TORN}
+        nodes[3]["lost"] = {("tai", "hot"): 40}
+        nodes[7]["verify"] = {"after": TORN, "before": PASS}
+        for i in range(12):
+            nodes.append({"node": f"x{i}", "cpu": EIGHT[i % 8], "failed": f"reason {i % 7}"})
+        red = fleet_review.reduce(nodes)
+        for width in (60, 72, 100):
+            for max_lines in range(fleet_review.MIN_LINES, 60):
+                lines = fleet_review.lines(red, width=width, max_lines=max_lines)
+                self.check_lines(lines, width=width, max_lines=max_lines)
+                # never an empty budget unused while something was cut
+                text = "\n".join(lines)
+                if fleet_review.JSON in text:
+                    self.assertGreaterEqual(len(lines), max_lines - 8, (width, max_lines, text))
 
     def test_a_narrow_block(self):
         red = fleet_review.reduce(fleet([(ZEN4, 2, 0.98), (ZEN3, 2, {"monotonic": 1.03})]))
