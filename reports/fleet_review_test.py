@@ -342,6 +342,19 @@ class TextTest(ShapeMixin, unittest.TestCase):
                 if fleet_review.JSON in text:
                     self.assertGreaterEqual(len(lines), max_lines - 8, (width, max_lines, text))
 
+    def test_unknown_and_unnamed_cpus(self):
+        unknown = "AuthenticAMD family 25 model 200 stepping 0 (AMD EPYC)"
+        rng = random.Random(8)
+        red = fleet_review.reduce([node("n1", None, rng, 0.98), node("n2", unknown, rng, 0.98)])
+        self.assertEqual(sorted(m["cpu"] for m in red["models"]),
+                         [unknown, fleet_review.UNKNOWN])
+        # ids too long for a column or a sentence: a letter, said once
+        self.assertEqual(sorted(m["tag"] for m in red["models"]), ["CPU A", "unknown CPU"])
+        lines = fleet_review.lines(red)
+        self.check_lines(lines)
+        self.assertIn("CPU A = AuthenticAMD family 25 model 200 stepping 0 (AMD EPYC): 1",
+                      " ".join(lines))
+
     def test_a_narrow_block(self):
         red = fleet_review.reduce(fleet([(ZEN4, 2, 0.98), (ZEN3, 2, {"monotonic": 1.03})]))
         lines = fleet_review.lines(red, width=60, max_lines=12)
