@@ -75,7 +75,7 @@ BATCH = "batch.sh"
 BATCH_OUT = "batch.out"
 # What a node runs: the bundle's commands. Those writing a file get --out.
 BUNDLE_COMMANDS = bundle.COMMANDS
-FILE_OUTPUT = ("run", "compare")
+FILE_OUTPUT = ("run", "compare", "review-node")
 OUTPUTS = ("file", "none")  # the payload's OUTPUT argument
 TIMEOUT = ranged.number(1, 7 * 86400)  # seconds a job may stay pending
 TOLERANCE = ranged.number(0, 10)  # a fraction: 0.1 is 10%
@@ -605,24 +605,58 @@ def sbatch_options(choice, args, jobs_dir):
     return opts
 
 
-def run_fleet(args):
-    command, output = node_command(args.command, args.parser)
+def check_request(args, who="fleet run"):
+    """The nodes asked for and the directories, before anything is built:
+    (jobs_dir, cluster)."""
     if args.nodes is None and not args.one_per_feature:
-        raise UsageError("fleet run: say which nodes: --nodes N, --nodes all or "
+        raise UsageError(f"{who}: say which nodes: --nodes N, --nodes all or "
                          "--one-per-feature")
     if args.nodes is not None and args.one_per_feature:
-        raise UsageError("fleet run: --nodes and --one-per-feature exclude each other")
+        raise UsageError(f"{who}: --nodes and --one-per-feature exclude each other")
     jobs_dir = Path(args.jobs_dir or default_jobs_dir()).resolve()
     fleet_slurm.checked(fleet_slurm.shared_path, "--jobs-dir", str(jobs_dir))
     fleet_slurm.checked(fleet_slurm.node_path, "--node-tmp", args.node_tmp)
     results.check_out_dir(jobs_dir)
     cluster = cluster_of(args)
+    # the nodes first: a wrong partition or feature costs no bundle build
+    choose(cluster.nodes(), cluster.partitions(), args.partition, args.constraint, args.nodes,
+           args.one_per_feature)
+    return jobs_dir, cluster
+
+
+def run_fleet(args):
+    command, output = node_command(args.command, args.parser)
+    jobs_dir, cluster = check_request(args)
+    job, record, d = submit(args, cluster, jobs_dir, command, output)
+    print(f"fleet: job {job} submitted: {' '.join(command)} on "
+          + (", ".join(record["nodes"]) if record["nodes"]
+             else f"{record['requested']['count']} nodes")
+          + f" ({'exclusive' if args.exclusive else 'shared'}); files in {d}", flush=True)
+    if args.no_wait:
+        print(f"fleet: follow it with `scripts/vdsobench fleet status {job}`; collect with "
+              f"`scripts/vdsobench fleet collect {job} --out DIR`")
+        return 0
+    started = time.monotonic()
+    record = wait(cluster, jobs_dir, record, args.timeout)
+    outcomes = node_outcomes(jobs_dir, record)
+    for line in outcome_lines(outcomes, SUMMARY_NODES):
+        print(line)
+    failed = [o for o in outcomes if o["state"] != "ok"]
+    print(f"fleet: job {job} {record.get('slurm', {}).get('JobState', 'ended')} in "
+          f"{time.monotonic() - started:.1f} s: {len(outcomes) - len(failed)} of "
+          f"{len(outcomes)} nodes ok; collect with `scripts/vdsobench fleet collect {job} "
+          f"--out DIR`")
+    return 1 if failed else 0
+
+
+def submit(args, cluster, jobs_dir, command, output, bundle_path=None, facts=None):
+    """Submit the job (held until its directory holds the payload, then
+    released): (job, its record, its directory). The bundle: bundle_path and
+    its facts (BUNDLE.json) when given, else bundle_for(args)."""
     nodes, partitions = cluster.nodes(), cluster.partitions()
     with lifecycle.temp_dir(prefix="vdsobench-fleet-") as tmp:
-        # the nodes first: a wrong partition or feature costs no bundle build
-        choose(nodes, partitions, args.partition, args.constraint, args.nodes,
-               args.one_per_feature)
-        bundle_path, facts = bundle_for(args, tmp)
+        if bundle_path is None:
+            bundle_path, facts = bundle_for(args, tmp)
         choice = choose(nodes, partitions, args.partition, args.constraint, args.nodes,
                         args.one_per_feature, arch=facts.get("arch"))
         for name, why in choice["skipped"]:
@@ -673,24 +707,7 @@ def run_fleet(args):
                     reason=fleet_slurm.printable(str(e) or type(e).__name__))
             raise
         attempt()
-    print(f"fleet: job {job} submitted: {' '.join(command)} on "
-          + (", ".join(choice["nodelist"]) if choice["nodelist"] else f"{choice['count']} nodes")
-          + f" ({'exclusive' if args.exclusive else 'shared'}); files in {d}", flush=True)
-    if args.no_wait:
-        print(f"fleet: follow it with `scripts/vdsobench fleet status {job}`; collect with "
-              f"`scripts/vdsobench fleet collect {job} --out DIR`")
-        return 0
-    started = time.monotonic()
-    record = wait(cluster, jobs_dir, record, args.timeout)
-    outcomes = node_outcomes(jobs_dir, record)
-    for line in outcome_lines(outcomes, SUMMARY_NODES):
-        print(line)
-    failed = [o for o in outcomes if o["state"] != "ok"]
-    print(f"fleet: job {job} {record.get('slurm', {}).get('JobState', 'ended')} in "
-          f"{time.monotonic() - started:.1f} s: {len(outcomes) - len(failed)} of "
-          f"{len(outcomes)} nodes ok; collect with `scripts/vdsobench fleet collect {job} "
-          f"--out DIR`")
-    return 1 if failed else 0
+    return job, record, d
 
 
 def wait(cluster, jobs_dir, record, timeout):
@@ -1602,6 +1619,33 @@ def add_cluster_options(p):
                         "this machine (default results/fleet in this clone)")
 
 
+def add_job_options(p):
+    """The cluster and the nodes a job asks for: fleet run's and
+    recipe patch-review --fleet's."""
+    add_cluster_options(p)
+    p.add_argument("--partition", metavar="P", type=PARTITION,
+                   help="the partition (default: the cluster's)")
+    p.add_argument("--constraint", metavar="FEATURES", type=fleet_slurm.argtype(
+                       fleet_slurm.constraint),
+                   help="Slurm features the nodes must have: zen5, zen5|sapphirerapids, a&b")
+    p.add_argument("--nodes", metavar="N|all", type=node_count,
+                   help="how many nodes (Slurm picks them), or all usable ones")
+    p.add_argument("--one-per-feature", action="store_true",
+                   help="one node of each CPU model (the features `fleet features` names)")
+    p.add_argument("--exclusive", action=argparse.BooleanOptionalAction, default=True,
+                   help="whole nodes, nothing else on them (default; --no-exclusive shares)")
+    p.add_argument("--timeout", metavar="S", type=TIMEOUT, default=DEFAULT_TIMEOUT_S,
+                   help=f"cancel the job if still pending after S seconds (default "
+                        f"{DEFAULT_TIMEOUT_S}; {TIMEOUT.valid})")
+    p.add_argument("--time", metavar="LIMIT", type=fleet_slurm.argtype(fleet_slurm.time_limit),
+                   help="Slurm's time limit for the job (sbatch --time; default the "
+                        "partition's)")
+    p.add_argument("--node-tmp", metavar="DIR", default="/tmp",
+                   type=fleet_slurm.argtype(fleet_slurm.node_path),
+                   help="node-local directory the payload is copied to and unpacked in "
+                        "(default /tmp; an absolute path of letters, digits, . _ + - /)")
+
+
 def add_parser(sub):
     p = sub.add_parser(
         "fleet", help="the same measurement on every node (CPU model) of a Slurm cluster",
@@ -1620,30 +1664,9 @@ def add_parser(sub):
         epilog="example:\n  scripts/vdsobench fleet run --nodes all -- run --variants "
                "'generic_*+rdtscp+always' --clocks monotonic\n"
                f"commands: {', '.join(BUNDLE_COMMANDS)} (with their own options)")
-    add_cluster_options(r)
-    r.add_argument("--partition", metavar="P", type=PARTITION,
-                   help="the partition (default: the cluster's)")
-    r.add_argument("--constraint", metavar="FEATURES", type=fleet_slurm.argtype(
-                       fleet_slurm.constraint),
-                   help="Slurm features the nodes must have: zen5, zen5|sapphirerapids, a&b")
-    r.add_argument("--nodes", metavar="N|all", type=node_count,
-                   help="how many nodes (Slurm picks them), or all usable ones")
-    r.add_argument("--one-per-feature", action="store_true",
-                   help="one node of each CPU model (the features `fleet features` names)")
-    r.add_argument("--exclusive", action=argparse.BooleanOptionalAction, default=True,
-                   help="whole nodes, nothing else on them (default; --no-exclusive shares)")
-    r.add_argument("--timeout", metavar="S", type=TIMEOUT, default=DEFAULT_TIMEOUT_S,
-                   help=f"cancel the job if still pending after S seconds (default "
-                        f"{DEFAULT_TIMEOUT_S}; {TIMEOUT.valid})")
-    r.add_argument("--time", metavar="LIMIT", type=fleet_slurm.argtype(fleet_slurm.time_limit),
-                   help="Slurm's time limit for the job (sbatch --time; default the "
-                        "partition's)")
+    add_job_options(r)
     r.add_argument("--bundle", metavar="FILE.tar.gz",
                    help="stage this bundle (`vdsobench bundle`) instead of building one")
-    r.add_argument("--node-tmp", metavar="DIR", default="/tmp",
-                   type=fleet_slurm.argtype(fleet_slurm.node_path),
-                   help="node-local directory the payload is copied to and unpacked in "
-                        "(default /tmp; an absolute path of letters, digits, . _ + - /)")
     r.add_argument("--no-wait", action="store_true", help="submit and return")
     r.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS",
                    help="the vdsobench command every node runs")
