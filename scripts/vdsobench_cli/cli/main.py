@@ -6,11 +6,12 @@ import sys
 from vdsobench_cli.cli import arch, build, errors, packages
 from vdsobench_cli.fleet import bundle, fleet
 from vdsobench_cli.commands import (compare, counters, gate, layout, listing, merge, plot,
-                                     recipe, run, selftest_stats, sim, testrun, verify)
+                                     recipe, review_node, run, selftest_stats, sim, testrun,
+                                     verify)
 from vdsobench_cli.kimport import kernel_import
 
 COMMANDS = (packages, listing, verify, run, compare, gate, sim, layout, plot, merge, recipe,
-            selftest_stats, counters, testrun, bundle, fleet, kernel_import)
+            selftest_stats, counters, review_node, testrun, bundle, fleet, kernel_import)
 
 
 class Parser(argparse.ArgumentParser):

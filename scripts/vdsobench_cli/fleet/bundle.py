@@ -47,8 +47,9 @@ FORMAT = "vdsobench-bundle/1"
 MANIFEST = build.BUNDLE_MANIFEST
 BINARIES = (run_mod.BENCH, variants_mod.VERIFY, counters.COUNTERS, sim.DRIVER)
 # What the bundle's entry point may run: the commands that need neither
-# Bazel, nor valgrind, nor numpy/scipy/matplotlib.
-COMMANDS = ("list", "verify", "run", "compare", "selftest-stats", "counters")
+# Bazel, nor valgrind, nor numpy/scipy/matplotlib (review-node: a node's share
+# of `recipe patch-review --fleet`).
+COMMANDS = ("list", "verify", "run", "compare", "selftest-stats", "counters", "review-node")
 # The C library's own objects: every Linux machine has them, so they stay out.
 LIBC = re.compile(r"^(libc|libm|libpthread|libdl|librt|libresolv|libutil|ld-linux[-\w]*)"
                   r"\.so(\.\d+)*$|^linux-vdso\.so\.\d+$")

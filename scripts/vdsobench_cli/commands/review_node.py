@@ -1,0 +1,135 @@
+"""`review-node BEFORE AFTER --out FILE`: one node's share of `recipe
+patch-review --fleet`, run from the bundle on every node of the job.
+
+BEFORE and AFTER are two imported layouts (kernel:NAME) built into the
+bundle. The node reads them with its own CPU's counter, the one the kernel
+would choose there (arch.timed_counter(): rdtsc_ordered()'s alternative on
+x86-64, RDTSCP where the CPU has it, else lfence; rdtsc), or --counter's. It
+verifies the patched layout, then the other, each with the fake counter and
+its own (exact, edges, concurrency); where both pass, it runs the recipe's
+two-stage paired rounds (a pilot, then what the pilot's noise asks for,
+within the time budget). It writes one file (results/schema/review-node-v1):
+its verify records, its counter, the plan and the comparison with every
+round, which the submit host pools per CPU model. No simulation here: the
+submit host has valgrind, the nodes need not.
+
+Exit 0 when the file is written and the patched layout passes verify, 1
+when it fails verify (the file says where it tore), 2 for bad usage.
+"""
+
+import argparse
+import sys
+import time
+
+from vdsobench_cli.cli import arch, variants as variants_mod
+from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.commands import compare
+from vdsobench_cli.measure import results
+from vdsobench_cli.recipes import patch_review
+from vdsobench_cli.recipes.recipe_session import verify_one
+
+from reports import vocab
+
+FORMAT = "vdsobench-review-node/1"
+SCHEMA = "review-node-v1.schema.json"
+# what a verify record keeps of each check (verify's JSON has more)
+CHECK_FIELDS = ("name", "ok", "skipped", "detail")
+
+
+class NodeSession:
+    """What patch_review.timed_rounds and verify_one ask of a recipe session,
+    with nothing written beside the one file."""
+
+    def __init__(self, quick):
+        self.quick = quick
+        self.rounds = 12 if quick else compare.DEFAULT_ROUNDS
+        self.batch_ms = 1 if quick else compare.DEFAULT_BATCH_MS
+
+    def compare(self, variants, clocks=None, modes=None, sim=False, tag=None, rounds=None):
+        options = argparse.Namespace(clocks=clocks, modes=modes)
+        return compare.paired_comparison(variants, options, rounds or self.rounds,
+                                         self.batch_ms, sim=sim)
+
+
+def progress(text):
+    print(f"review-node: {text}", file=sys.stderr, flush=True)
+
+
+def trimmed(rec, side, variant):
+    return {"side": side, "variant": variant, "status": str(rec.get("status", "?")),
+            "first_failure": rec.get("first_failure"),
+            "verdict": patch_review.verdict(rec),
+            "checks": [{k: c.get(k) for k in CHECK_FIELDS if k in c}
+                       for c in rec.get("checks", []) if isinstance(c, dict)]}
+
+
+def check_layouts(names, known):
+    layouts = sorted({v["layout"] for v in known if v.get("layout", "").startswith("kernel:")})
+    for name in names:
+        if name not in layouts:
+            raise UsageError(f"review-node: {name!r} is not an imported layout built into "
+                             f"this build (valid: {', '.join(layouts) or 'none imported'})")
+
+
+def run(args):
+    if not args.out:
+        raise UsageError("review-node: --out FILE is required (the review file to write)")
+    target = results.check_writable(args.out, args.force, what="the review")
+    known = variants_mod.load()
+    check_layouts([args.before, args.after], known)
+    counters = sorted({v["counter"] for v in known})
+    counter = args.counter or arch.timed_counter()
+    if counter not in counters:
+        raise UsageError(f"review-node: --counter {counter!r} is not built here "
+                         f"(valid: {', '.join(counters)})")
+    s = NodeSession(args.quick)
+    before = vocab.variant(args.before, counter)
+    after = vocab.variant(args.after, counter)
+    checked = []
+    for side, layout in (("after", args.after), ("before", args.before)):
+        for v in (vocab.variant(layout, "fake"), vocab.variant(layout, counter)):
+            progress(f"verify {side}: {v}")
+            checked.append(trimmed(verify_one(s, v), side, v))
+    torn = next((c for c in checked if c["side"] == "after" and c["status"] != "PASS"), None)
+    review = {"format": FORMAT, "before": args.before, "after": args.after,
+              "counter": counter, "counter_forced": bool(args.counter),
+              "counter_kernel": arch.timed_counter(), "quick": args.quick,
+              "verify": checked, "torn": torn and (torn["first_failure"] or torn["verdict"]),
+              "plan": None, "seconds": None}
+    comparison = None
+    if torn is None:
+        clocks = args.clocks or (patch_review.QUICK_CLOCKS if args.quick
+                                 else patch_review.CLOCKS)
+        t0 = time.monotonic()
+        comparison, plan, _ = patch_review.timed_rounds(s, before, after, clocks, progress)
+        review["plan"] = {k: plan.get(k) for k in ("rounds", "pilot_rounds", "budget_s",
+                                                   "capped", "stopped")}
+        review["seconds"] = round(time.monotonic() - t0, 3)
+    target.write_json({"review": review, "comparison": comparison})
+    print(f"review-node: {args.out}: "
+          + (f"the patched tree FAILS verify: {review['torn']}" if torn else
+             f"{review['plan']['rounds']} paired rounds, counter {counter}"))
+    return 1 if torn else 0
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "review-node", help="one node's share of `recipe patch-review --fleet`",
+        description="Verify two imported layouts (the patched one first) with the fake "
+                    "counter and this CPU's own, then time them in paired rounds as "
+                    "patch-review does (no simulation); write one file for the submit "
+                    "host. Exit 1 when the patched layout fails verify.")
+    p.add_argument("before", metavar="BEFORE", help="the tree's imported layout, kernel:NAME")
+    p.add_argument("after", metavar="AFTER", help="the patched tree's, kernel:NAME")
+    # required, but checked in run(): fleet checks a node's command line before
+    # it adds the --out that names the node's file
+    p.add_argument("--out", metavar="FILE", help="the review file to write (required)")
+    p.add_argument("--force", action="store_true", help="replace --out if it exists")
+    p.add_argument("--quick", action="store_true",
+                   help="patch-review --quick's rounds and budget: a smoke run")
+    p.add_argument("--counter", metavar="NAME",
+                   help="read the counter this way, not the kernel's choice on this CPU "
+                        "(for a test of a mixed cluster)")
+    p.add_argument("--clocks", nargs="+", metavar="CLOCK", choices=list(vocab.CLOCKS),
+                   help="the clocks timed (default patch-review's)")
+    p.set_defaults(func=run)
