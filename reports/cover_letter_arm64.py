@@ -115,6 +115,15 @@ def lines(a, width=72):
     out += instruction_lines(a.get("instructions") or [], width)
     out += code_lines(a, width)
     out += page_lines(a.get("page") or [], width)
-    for note in a.get("notes") or []:
-        out += _wrap(f"note: {note}", width)
+    return [printable(x, width) for x in out + notes(a, width)]
+
+
+def notes(a, width):
+    """One line each, cut (the JSON has them whole): the system check the
+    emulator failed, steps not made."""
+    out = []
+    sides = [s for s in ("after", "before") if (a.get("not_counted") or {}).get(s)]
+    if sides:
+        out.append(f"  note: system check not counted (qemu-user's clock): {', '.join(sides)}")
+    out += [f"  note: {printable(n, None)}" for n in a.get("notes") or []]
     return [printable(x, width) for x in out]

@@ -124,6 +124,16 @@ class Arm64SectionTest(unittest.TestCase):
         self.assertIn("\\x1b", text)
         self.assertIn("\\u202e", text)
 
+    def test_the_emulators_system_check_is_a_note_without_its_times(self):
+        side = (True, "PASS (exact, edges, concurrency); system not counted")
+        out = section.lines(review(
+            verify={"after": side, "before": PASS},
+            not_counted={"after": "system: monotonic: ret 0, -74284 ns off the system's"}))
+        self.check_shape(out)
+        self.assertIn("  note: system check not counted (qemu-user's clock): after", out)
+        self.assertNotIn("74284", "\n".join(out))
+        self.assertNotIn("CAUGHT", "\n".join(out))
+
     def test_native_arm64_is_not_called_emulated(self):
         out = section.lines(review(emulator=None))
         self.assertEqual(out[0], section.NATIVE)

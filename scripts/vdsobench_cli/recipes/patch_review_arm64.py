@@ -16,6 +16,9 @@ review(source, patches, quick) -> {
   "instructions": [(clock, before, after)]: instructions executed per call,
       net of the harness's empty call (qemu's instruction log),
   "page": [lines]: the data page, the trees' DWARF before against after,
+  "not_counted": {"after"/"before": detail}: the real counter's system
+      check failed under qemu-user, the only check that did (TIMING_CHECKS):
+      the emulator's clock, not the patch, so the side still passes,
   "notes": [lines]: a step that could not be made (the others were),
   "missing": None or why arm64 was not checked (what is missing and the
       setup command, or the import's own line),
@@ -44,8 +47,8 @@ QUICK_CLOCKS = patch_review.QUICK_CLOCKS
 # (isb; mrs cntvct_el0), both followed by the ordering dependency
 ECV_COUNTER, PLAIN_COUNTER = arch.TIMED_COUNTER[ARCH][1:]
 SETUP = f"scripts/vdsobench setup --arch {ARCH}"
-# the verify binary's durations (ms): qemu-user is some ten times slower than
-# the host, and a torn read needs a few thousand writer rounds to show
+# the verify binary's durations (ms), recipe_session.verify_one's: the torn
+# and nomask test patches are caught at the quick one under qemu-user
 DURATION_MS, QUICK_DURATION_MS, SYSTEM_MS = 300, 100, 200
 
 
@@ -53,7 +56,7 @@ def result(**given):
     """The dict's every key, so that a reader never has to ask which are there."""
     out = {"arch": ARCH, "emulator": None, "counter": None, "counter_why": None,
            "verify": {}, "torn": None, "code": None, "code_why": None,
-           "instructions": [], "page": [], "notes": [], "missing": None}
+           "instructions": [], "page": [], "not_counted": {}, "notes": [], "missing": None}
     out.update(given)
     return out
 
@@ -125,17 +128,40 @@ def the_counter(recs):
     return ECV_COUNTER, "FEAT_ECV: the kernel reads CNTVCTSS_EL0"
 
 
-def side(recs, name, counter):
-    """(ok, text) of one tree: PASS with the checks either counter ran, or
-    the first failure, the fake counter's first."""
+# Under qemu-user the system check compares the emulated counter, which qemu
+# derives from the host's clock, with the host's clock, within tolerances made
+# for a VM: on a loaded 2-core guest the unpatched 6.12 tree failed it
+# (MONOTONIC 74 us off, 50 us allowed), the patched one too, in the same run.
+# It judges the emulator's timing, not the patch: a failure of it alone is
+# recorded (not_counted), not a FAIL.
+TIMING_CHECKS = ("system",)
+
+
+def timing_only(rec):
+    """The detail of a failed record whose only failed checks are timing
+    ones, else None."""
+    bad = [c for c in rec.get("checks", []) if not c.get("ok") and not c.get("skipped")]
+    if rec.get("status") == "FAIL" and bad and all(c["name"] in TIMING_CHECKS for c in bad):
+        return "; ".join(f"{c['name']}: {c['detail']}" for c in bad)
+    return None
+
+
+def side(recs, name, counter, emulated=True):
+    """(ok, text, the failed record or None, the timing checks' failure not
+    counted or None) of one tree: PASS with the checks either counter ran,
+    or the first failure, the fake counter's first."""
     fake, real = recs[variant(name, "fake")], recs[variant(name, counter)]
-    if fake.get("status") == "PASS" and real.get("status") == "PASS":
-        ran = [c["name"] for rec in (fake, real) for c in rec.get("checks", [])
-               if not c.get("skipped")]
-        return True, f"PASS ({', '.join(dict.fromkeys(ran))})"
     if fake.get("status") != "PASS":
-        return False, patch_review.verdict(fake)
-    return False, f"{counter}: {patch_review.verdict(real)}"
+        return False, patch_review.verdict(fake), fake, None
+    note = timing_only(real) if emulated else None
+    if real.get("status") != "PASS" and note is None:
+        return False, f"{counter}: {patch_review.verdict(real)}", real, None
+    ran = [c["name"] for rec in (fake, real) for c in rec.get("checks", [])
+           if not c.get("skipped") and c.get("ok")]
+    text = f"PASS ({', '.join(dict.fromkeys(ran))})"
+    if note:
+        text += "; system not counted"
+    return True, text, None, note
 
 
 def disassembly(obj):
@@ -235,11 +261,13 @@ def checked(rv, source, patches, quick):
         recs = verify(names, quick)
         counter, rv["counter_why"] = the_counter(recs)
         rv["counter"] = counter
-        rv["verify"] = {"after": side(recs, AFTER, counter),
-                        "before": side(recs, BEFORE, counter)}
-        if not rv["verify"]["after"][0]:
-            bad = next(recs[variant(AFTER, c)] for c in ("fake", counter)
-                       if recs[variant(AFTER, c)].get("status") != "PASS")
+        emulated = arch.current().emulated
+        sides = {label: side(recs, name, counter, emulated)
+                 for label, name in (("after", AFTER), ("before", BEFORE))}
+        rv["verify"] = {label: got[:2] for label, got in sides.items()}
+        rv["not_counted"] = {label: got[3] for label, got in sides.items() if got[3]}
+        bad = sides["after"][2]
+        if bad is not None:
             rv["torn"] = bad.get("first_failure") or patch_review.verdict(bad)
             return rv
         rv["code"], rv["code_why"] = code(counter)
