@@ -134,6 +134,32 @@ class MissingToolsTest(unittest.TestCase):
                                          "root: scripts/vdsobench setup --arch arm64)")
 
 
+class HostileInputTest(unittest.TestCase):
+    """What import refuses is one line in the dict, before anything is built."""
+
+    def setUp(self):
+        if cross_missing():
+            self.skipTest(cross_missing())
+        self.dir = ImportsDir()
+        self.addCleanup(self.dir.close)
+
+    def test_refused_inputs(self):
+        with tempfile.TemporaryDirectory() as d:
+            fifo = os.path.join(d, "fifo.patch")
+            os.mkfifo(fifo)
+            for source, patch, needle in (
+                    ("/nonexistent/linux", GOOD, "/nonexistent/linux"),
+                    ("/usr/src/linux-source-6.12.tar.xz", "/dev/zero", "/dev/zero"),
+                    ("/usr/src/linux-source-6.12.tar.xz", fifo, "fifo.patch")):
+                got = arm64.review(source, [patch], quick=True)
+                self.assertRegex(got["missing"], r"^arm64 not checked: import: ", got)
+                self.assertIn(needle, got["missing"])
+                self.assertNotIn("\n", got["missing"])
+                self.assertEqual(got["verify"], {})
+                self.assertEqual(arch.current().name, arch.host())
+                self.assertEqual(kernel_import.read_table(), {})
+
+
 class Review612Test(unittest.TestCase):
     """Debian's linux-source-6.12, the patches on it, for arm64 under qemu."""
 
