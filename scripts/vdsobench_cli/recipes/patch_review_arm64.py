@@ -35,14 +35,15 @@ from vdsobench_cli.cli import arch, build, lifecycle, packages, variants as vari
 from vdsobench_cli.cli.errors import Failure, UsageError, one_line
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.measure import code_metrics
-from vdsobench_cli.recipes import patch_review
+from vdsobench_cli.recipes import review_parts
 
-from reports import struct_diff
+from reports import struct_diff, vocab
 
 ARCH = "arm64"
 BEFORE, AFTER = "patch-review-arm64-before", "patch-review-arm64-after"
-CLOCKS = patch_review.CLOCKS
-QUICK_CLOCKS = patch_review.QUICK_CLOCKS
+# patch_review's, not read from it: patch_review is to import this module
+CLOCKS = list(vocab.CLOCKS)
+QUICK_CLOCKS = ["realtime", "monotonic", "monotonic_raw"]
 # the kernel's read with FEAT_ECV (nop; mrs CNTVCTSS_EL0) and without it
 # (isb; mrs cntvct_el0), both followed by the ordering dependency
 ECV_COUNTER, PLAIN_COUNTER = arch.TIMED_COUNTER[ARCH][1:]
@@ -152,10 +153,10 @@ def side(recs, name, counter, emulated=True):
     or the first failure, the fake counter's first."""
     fake, real = recs[variant(name, "fake")], recs[variant(name, counter)]
     if fake.get("status") != "PASS":
-        return False, patch_review.verdict(fake), fake, None
+        return False, review_parts.verdict(fake), fake, None
     note = timing_only(real) if emulated else None
     if real.get("status") != "PASS" and note is None:
-        return False, f"{counter}: {patch_review.verdict(real)}", real, None
+        return False, f"{counter}: {review_parts.verdict(real)}", real, None
     ran = [c["name"] for rec in (fake, real) for c in rec.get("checks", [])
            if not c.get("skipped") and c.get("ok")]
     text = f"PASS ({', '.join(dict.fromkeys(ran))})"
@@ -164,45 +165,23 @@ def side(recs, name, counter, emulated=True):
     return True, text, None, note
 
 
-def disassembly(obj):
-    """patch_review.disassembly with the current arch's objdump
-    (aarch64-linux-gnu-objdump when cross-built)."""
-    objdump = code_metrics.tool("objdump")
-    try:
-        r = lifecycle.run([objdump, "-d", "-w", "--no-show-raw-insn", str(obj)],
-                          capture_output=True, text=True, errors="replace")
-    except OSError as e:
-        return None, f"{objdump}: {e.strerror}"
-    if r.returncode != 0:
-        return None, f"{objdump} -d {obj.name} failed"
-    out, name = {}, None
-    for line in r.stdout.splitlines():
-        m = code_metrics.FUNCTION.match(line)
-        if m:
-            name = m.group(1).rsplit("__", 1)[-1]
-            out[name] = [] if not code_metrics.NOT_READ_PATH.search(name) else None
-        elif name and out.get(name) is not None and (m := patch_review.INSTRUCTION.match(line)):
-            out[name].append(" ".join(patch_review.SYMBOLIC.sub("", m.group(1)).split()))
-    return {k: v for k, v in out.items() if v}, None
-
-
 def reader_object(name, counter):
     prefix = f"{kernel_import.ident(name)}__{counter}__always"
     return build.bin_dir() / "impls" / "_objs" / f"variant_{prefix}_tree" / "reader.o"
 
 
 def code(counter):
-    """(patch_review.code_comparison of the two readers, None) or (None, why)."""
+    """(review_parts.code_comparison of the two readers, None) or (None, why)."""
     sides = []
     for name in (BEFORE, AFTER):
         obj = reader_object(name, counter)
         if not obj.is_file():
             return None, f"no reader object for {variant(name, counter)}"
-        got, why = disassembly(obj)
+        got, why = review_parts.disassembly(obj, code_metrics.tool("objdump"), ARCH)
         if got is None:
             return None, why
         sides.append(got)
-    return patch_review.code_comparison(*sides), None
+    return review_parts.code_comparison(*sides), None
 
 
 def instructions(counter, clocks):
@@ -227,13 +206,13 @@ def page():
         structs.append({st["struct"]: st for st in
                         layout.parse_pahole(layout.pahole(["-I", str(obj)]))})
     if len(structs) == 2:
-        root = next((n for n in patch_review.DATA_STRUCTS
+        root = next((n for n in review_parts.DATA_STRUCTS
                      if n in structs[0] or n in structs[1]), None)
         if root:
             return struct_diff.diff(structs[0], structs[1], root, limit=3)
-    d = patch_review.layout_json(f"{kernel_import.PREFIX}{BEFORE}",
+    d = review_parts.layout_json(f"{kernel_import.PREFIX}{BEFORE}",
                                  f"{kernel_import.PREFIX}{AFTER}")
-    return [x.strip() for x in patch_review.layout_summary(d["diff"])]
+    return [x.strip() for x in review_parts.layout_summary(d["diff"])]
 
 
 def review(source, patches, quick=False):
@@ -268,7 +247,7 @@ def checked(rv, source, patches, quick):
         rv["not_counted"] = {label: got[3] for label, got in sides.items() if got[3]}
         bad = sides["after"][2]
         if bad is not None:
-            rv["torn"] = bad.get("first_failure") or patch_review.verdict(bad)
+            rv["torn"] = bad.get("first_failure") or review_parts.verdict(bad)
             return rv
         rv["code"], rv["code_why"] = code(counter)
         # a step that fails says so and the others still run
