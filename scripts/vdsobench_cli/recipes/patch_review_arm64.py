@@ -228,7 +228,7 @@ def review(source, patches, quick=False):
         try:
             return checked(rv, source, patches, quick)
         except (Failure, UsageError) as e:
-            rv["missing"] = f"arm64 not checked: {one_line(e)}"
+            rv["missing"] = f"on arm64, {one_line(e)}"
             return rv
 
 

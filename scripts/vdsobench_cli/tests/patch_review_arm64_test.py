@@ -152,7 +152,7 @@ class HostileInputTest(unittest.TestCase):
                     ("/usr/src/linux-source-6.12.tar.xz", "/dev/zero", "/dev/zero"),
                     ("/usr/src/linux-source-6.12.tar.xz", fifo, "fifo.patch")):
                 got = arm64.review(source, [patch], quick=True)
-                self.assertRegex(got["missing"], r"^arm64 not checked: import: ", got)
+                self.assertRegex(got["missing"], r"^on arm64, import: ", got)
                 self.assertIn(needle, got["missing"])
                 self.assertNotIn("\n", got["missing"])
                 self.assertEqual(got["verify"], {})
@@ -234,10 +234,14 @@ class Review612Test(unittest.TestCase):
     def test_a_patch_arm64_cannot_build_is_one_line(self):
         # the x86 torn patch reads max_cycles, which arm64's struct lacks
         got = self.review(TORN_612)
-        self.assertRegex(got["missing"], r"^arm64 not checked: .*max_cycles")
+        self.assertRegex(got["missing"], r"^on arm64, import: .*max_cycles")
         self.assertNotIn("\n", got["missing"])
         self.assertNotIn("Traceback", got["missing"])
         self.assertEqual(got["verify"], {})
+        out = " ".join(x.strip() for x in cover_letter_arm64.lines(got))
+        self.assertTrue(out.startswith("arm64 (emulated under qemu-user): not checked: on "
+                                       "arm64, import: "), out)
+        self.assertIn("has no member named", out)
 
 
 if __name__ == "__main__":
