@@ -48,8 +48,8 @@ QUICK_CLOCKS = ["realtime", "monotonic", "monotonic_raw"]
 # (isb; mrs cntvct_el0), both followed by the ordering dependency
 ECV_COUNTER, PLAIN_COUNTER = arch.TIMED_COUNTER[ARCH][1:]
 SETUP = f"scripts/vdsobench setup --arch {ARCH}"
-# the verify binary's durations (ms), recipe_session.verify_one's: the torn
-# and nomask test patches are caught at the quick one under qemu-user
+# the verify binary's durations (ms), recipe_session.verify_one's: the
+# nomask test patch is caught at the quick one under qemu-user
 DURATION_MS, QUICK_DURATION_MS, SYSTEM_MS = 300, 100, 200
 
 
