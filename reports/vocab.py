@@ -99,7 +99,9 @@ def variant(layout, counter, inline="always"):
 # else the one every CPU of the architecture has: {architecture: (the
 # /proc/cpuinfo flag, the read with it, the read without)}. x86's "rdtscp" flag
 # is the X86_FEATURE_RDTSCP its rdtsc_ordered() alternative keys on, arm64's
-# "ecv" the ARM64_HAS_ECV its counter read does (Linux 6.12).
+# "ecv" (Features: FEAT_ECV) the ARM64_HAS_ECV of __arch_counter_get_cntvct()'s
+# alternative (Linux 6.12): nop; mrs CNTVCTSS_EL0 with it, else isb; mrs
+# cntvct_el0, each followed by the ordering dependency.
 TIMED_COUNTER = {"x86_64": ("rdtscp", "rdtscp", "lfence_rdtsc"),
                  "arm64": ("ecv", "cntvctss", "isb_cntvct_dep")}
 # uname -m's names of those architectures
@@ -113,8 +115,8 @@ OWN_COUNTER = "default"
 def own_counter(arch, flags):
     """The counter read a CPU of uname -m arch with /proc/cpuinfo flags {flag:
     True/False/None} measures by default (TIMED_COUNTER), or None when that is not
-    known: another architecture, or the flag not recorded (arm64's fingerprint
-    records no flag)."""
+    known: another architecture, or the flag not recorded (a fingerprint
+    written before arm64's ecv was)."""
     table = TIMED_COUNTER.get(MACHINE_ARCH.get(arch))
     if not table or not isinstance(flags, dict):
         return None

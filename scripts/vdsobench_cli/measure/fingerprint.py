@@ -13,14 +13,18 @@ import socket
 import subprocess
 from pathlib import Path
 
-from vdsobench_cli.cli import build
+from vdsobench_cli.cli import arch, build
 from vdsobench_cli.cli.errors import one_line
 
-from reports import text, uarch
+from reports import text, uarch, vocab
 
 CPU_SYS = "sys/devices/system/cpu"
 CLOCKSOURCE = "sys/devices/system/clocksource/clocksource0"
 FLAGS_OF_INTEREST = ("constant_tsc", "nonstop_tsc", "rdtscp", "tsc_known_freq", "hypervisor")
+# arm64's hwcaps ("Features"): ecv is FEAT_ECV, the ARM64_HAS_ECV the kernel's
+# counter read keys on (cntvctss with it, else isb; mrs cntvct_el0:
+# reports/vocab.py TIMED_COUNTER); None on x86, which has no such line
+FEATURES_OF_INTEREST = ("ecv",)
 # Paravirtual clocksources name their hypervisor when nothing else does.
 PARAVIRT_CLOCKSOURCES = {"kvm-clock": "KVM", "hyperv_clocksource_tsc_page": "Hyper-V",
                          "hyperv_clocksource_msr": "Hyper-V", "xen": "Xen"}
@@ -32,7 +36,8 @@ CPUINFO_KEYS = {"vendor": ("vendor_id", "CPU implementer"),
                 "microcode": ("microcode",),
                 "model_name": ("model name",),
                 # x86 only: arm64's "Features" has none of FLAGS_OF_INTEREST.
-                "flags": ("flags",)}
+                "flags": ("flags",),
+                "features": ("Features",)}
 
 
 def read(root, rel):
@@ -80,14 +85,30 @@ def parse_cpuinfo(text):
 def describe_cpu(fields):
     def get(name):
         return next((fields[k] for k in CPUINFO_KEYS[name] if k in fields), None)
-    flags = get("flags")
+    flags, features = get("flags"), get("features")
     flags = None if flags is None else set(flags.split())
+    features = None if features is None else set(features.split())
     cpu = {"vendor": get("vendor"), "family": as_int(get("family")),
            "model": as_int(get("model")), "stepping": as_int(get("stepping")),
            "microcode": get("microcode"), "model_name": get("model_name")}
     # the microarchitecture ("Zen 3"), None where reports/uarch.py's table has no entry
     return dict(cpu, uarch=uarch.name(cpu),
-                flags={f: None if flags is None else f in flags for f in FLAGS_OF_INTEREST})
+                flags={**{f: None if flags is None else f in flags for f in FLAGS_OF_INTEREST},
+                       **{f: None if features is None else f in features
+                          for f in FEATURES_OF_INTEREST}})
+
+
+def emulated_cpu():
+    """None natively; under qemu-user (--arch arm64 on x86-64) the CPU the
+    guest's code sees, which the host's cpu fields do not describe: qemu-user
+    offers no FEAT_ECV (no HWCAP2_ECV in AT_HWCAP2; verify SKIPs cntvctss
+    there), so the kernel's vDSO would read the counter without it."""
+    t = arch.current()
+    if t.native:
+        return None
+    flags = {f: False for f in FEATURES_OF_INTEREST} if t.name == "arm64" else {}
+    return {"machine": t.machine, "emulator": "qemu-user", "flags": flags,
+            "counter": vocab.own_counter(t.machine, flags)}
 
 
 def cpu_info(root, cpus, unknown):
@@ -244,6 +265,7 @@ def machine_facts(cpus, root, repo_root):
         "nr_cpus_online": online,
         "hostname": hostname(root),
         "build": None if repo_root is None else build_info(repo_root),
+        "emulated_cpu": emulated_cpu(),
         "unknown": unknown,
     }
 

@@ -5,7 +5,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from vdsobench_cli.cli import arch
 from vdsobench_cli.measure import fingerprint
+from reports import vocab
 from vdsobench_cli.tests.support import (CPU, I7_FLAGS, LAPTOP_TREE, VM_TREE, TreeTest,
                                       cpuinfo_block, write_tree)
 
@@ -20,7 +22,9 @@ class VmTest(TreeTest):
         self.assertEqual(fp["cpu"]["microcode"], "0x1000065")
         self.assertEqual(fp["cpu"]["model_name"], "AMD EPYC")
         self.assertEqual(fp["cpu"]["uarch"], "Zen 3")
-        self.assertEqual(fp["cpu"]["flags"], dict.fromkeys(fingerprint.FLAGS_OF_INTEREST, True))
+        # x86's flags; arm64's ecv unknown (no Features line), never False
+        self.assertEqual(fp["cpu"]["flags"], dict(dict.fromkeys(fingerprint.FLAGS_OF_INTEREST,
+                                                                True), ecv=None))
         self.assertEqual(fp["cpu"]["per_cpu"], {})
         self.assertEqual(fp["kernel"], {"release": "6.1.0-vm", "version": "#1 SMP PREEMPT_DYNAMIC",
                                         "machine": "x86_64", "vdso": None})
@@ -103,6 +107,23 @@ class Arm64Test(TreeTest):
                          ("0x41", 8, 0xd0c, 1))
         self.assertEqual(cpu["uarch"], "Neoverse N1")
 
+    def test_feat_ecv_absent_and_present(self):
+        # Neoverse N1 (v8.2) has no FEAT_ECV: the kernel reads isb; mrs cntvct_el0
+        fp = fingerprint.collect([0], root=self.root)
+        self.assertIs(fp["cpu"]["flags"]["ecv"], False)
+        self.assertIsNone(fp["cpu"]["flags"]["rdtscp"])
+        self.assertEqual(vocab.own_counter("aarch64", fp["cpu"]["flags"]), "isb_cntvct_dep")
+        # a v8.6 part's hwcaps; "ecvx" or "ecv2" would not be FEAT_ECV
+        write_tree(self.root, {"proc/cpuinfo": ARM64_CPUINFO.replace(
+            "cpuid\n", "cpuid ecv afp\n", 1)})
+        fp = fingerprint.collect([0, 1], root=self.root)
+        self.assertIs(fp["cpu"]["flags"]["ecv"], True)
+        self.assertEqual(vocab.own_counter("aarch64", fp["cpu"]["flags"]), "cntvctss")
+        # cpu 1 lacks it (a mixed system): recorded per cpu
+        self.assertIs(fp["cpu"]["per_cpu"]["1"]["flags"]["ecv"], False)
+        write_tree(self.root, {"proc/cpuinfo": ARM64_CPUINFO.replace("cpuid", "cpuid ecvx")})
+        self.assertIs(fingerprint.collect([0], root=self.root)["cpu"]["flags"]["ecv"], False)
+
     def test_unknown_part(self):
         write_tree(self.root, {"proc/cpuinfo": ARM64_CPUINFO.replace("0xd0c", "0xd99")})
         cpu = fingerprint.collect([0], root=self.root)["cpu"]
@@ -110,10 +131,37 @@ class Arm64Test(TreeTest):
         self.assertIsNone(cpu["uarch"])
 
 
+class EmulatedCpuTest(TreeTest):
+    """Under qemu-user the guest's CPU is qemu's, whatever the host's is: no
+    FEAT_ECV, so the kernel's read would be the one without it."""
+
+    tree = {"proc/cpuinfo": cpuinfo_block(0, "GenuineIntel", 6, 207, 2, "Xeon", I7_FLAGS)}
+
+    def tearDown(self):
+        arch.use(None)
+
+    def test_native_records_none(self):
+        arch.use(None)
+        self.assertIsNone(fingerprint.collect([0], root=self.root)["emulated_cpu"])
+
+    @unittest.skipUnless(arch.host() == "x86_64", "arm64 is emulated from x86-64")
+    def test_arm64_under_qemu_has_no_ecv(self):
+        arch.use("arm64")
+        fp = fingerprint.collect([0], root=self.root)
+        self.assertEqual(fp["emulated_cpu"], {"machine": "aarch64", "emulator": "qemu-user",
+                                              "flags": {"ecv": False},
+                                              "counter": "isb_cntvct_dep"})
+        self.assertEqual(fp["emulated_cpu"]["counter"], arch.timed_counter())
+        # the host's own fields stay the host's
+        self.assertIs(fp["cpu"]["flags"]["rdtscp"], True)
+        self.assertIsNone(fp["cpu"]["flags"]["ecv"])
+
+
 class MissingTest(TreeTest):
     def test_empty_tree(self):
         fp = fingerprint.collect([0, 5], root=self.root)
-        self.assertEqual(fp["cpu"]["flags"], dict.fromkeys(fingerprint.FLAGS_OF_INTEREST))
+        self.assertEqual(fp["cpu"]["flags"], dict.fromkeys(fingerprint.FLAGS_OF_INTEREST
+                                                           + fingerprint.FEATURES_OF_INTEREST))
         self.assertIsNone(fp["cpu"]["family"])
         self.assertIsNone(fp["cpu"]["uarch"])
         self.assertEqual(fp["clocksource"], {"current": None, "available": None})

@@ -1,0 +1,132 @@
+"""What patch-review's x86-64 side (patch_review.py) and its arm64 side
+(patch_review_arm64.py) share, in a leaf that imports neither, so that
+patch_review can import the arm64 side: verify's verdict in one line, the
+read path's disassembly (with the architecture's objdump) and its
+comparison, and the data page from layout --diff. The functions are
+patch_review's own, the objdump and its syntax made parameters (patch_review's
+SYMBOLIC drops "#..." as a comment, which on aarch64 is every immediate and
+offset: [x0, #56] -> [x0,), and the writer's functions left out by their
+whole symbol.
+"""
+
+import argparse
+import contextlib
+import io
+import json
+import re
+
+from vdsobench_cli.cli import lifecycle
+from vdsobench_cli.measure import code_metrics
+
+from reports import layout_map
+
+INSTRUCTION = re.compile(r"^\s*[0-9a-f]+:\t(.*)$")
+# objdump's symbolic names and comments name the variant (before's and
+# after's differ): <sym+off>, and a comment, "#" in x86's AT&T syntax, "//" on
+# aarch64, where "#" is an immediate ([sp, #16]) and must stay
+SYMBOLIC = {"x86_64": re.compile(r"\s*<[^>]*>|\s*#.*$"),
+            "arm64": re.compile(r"\s*<[^>]*>|\s*//.*$")}
+DATA_STRUCTS = ("vdso_time_data", "vdso_data")
+
+
+def verdict(rec):
+    """One line from verify's JSON record of a variant."""
+    status = rec.get("status", "?")
+    if status == "PASS":
+        ran = [c["name"] for c in rec.get("checks", []) if not c.get("skipped")]
+        return f"PASS ({', '.join(ran)})"
+    failure = rec.get("first_failure") or next(
+        (f"{c['name']}: {c['detail']}" for c in rec.get("checks", []) if not c.get("ok")), "")
+    return f"{status}: {failure}" if failure else status
+
+
+def disassembly(obj, objdump="objdump", arch_name="x86_64"):
+    """{function: [instruction text]} of an object's read path, addresses and
+    jump targets' absolute offsets dropped, so two builds of the same code
+    compare equal wherever they were placed; (None, why) when objdump fails.
+    arch_name: whose syntax (SYMBOLIC)."""
+    symbolic = SYMBOLIC[arch_name]
+    try:
+        r = lifecycle.run([objdump, "-d", "-w", "--no-show-raw-insn", str(obj)],
+                          capture_output=True, text=True, errors="replace")
+    except OSError as e:
+        return None, f"{objdump}: {e.strerror}"
+    if r.returncode != 0:
+        return None, f"{objdump} -d {obj.name} failed"
+    out, name = {}, None
+    for line in r.stdout.splitlines():
+        m = code_metrics.FUNCTION.match(line)
+        if m:
+            # kernel_<name>__<counter>__<inline>__clock_gettime -> clock_gettime
+            name = m.group(1).rsplit("__", 1)[-1]
+            # the whole symbol: NOT_READ_PATH matches "__update_vsyscall"
+            out[name] = [] if not code_metrics.NOT_READ_PATH.search(m.group(1)) else None
+        elif name and out.get(name) is not None and (m := INSTRUCTION.match(line)):
+            out[name].append(" ".join(symbolic.sub("", m.group(1)).split()))
+    return {k: v for k, v in out.items() if v}, None
+
+
+def code_comparison(a, b):
+    """"identical", or a few lines on what differs between two read paths'
+    disassemblies ({function: [instructions]})."""
+    if a == b:
+        return "identical"
+    out = []
+    for name in sorted(set(a) | set(b)):
+        x, y = a.get(name), b.get(name)
+        if x == y:
+            continue
+        if x is None or y is None:
+            out.append(f"{name}: {'added' if x is None else 'removed'}")
+        elif len(x) != len(y):
+            out.append(f"{name}: {len(x)} -> {len(y)} instructions ({len(y) - len(x):+d})")
+        else:
+            changed = sum(i != j for i, j in zip(x, y))
+            out.append(f"{name}: {changed} of {len(x)} instructions differ")
+    return out
+
+
+def layout_json(a, b):
+    """layout --diff a b as its JSON object (fields, paths, cross-check), for
+    the current --arch."""
+    from vdsobench_cli.commands import layout
+    args = argparse.Namespace(diff=[a, b], variants=[], format="json", out=None, jobs=None)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        layout.run(args)
+    return json.loads(buf.getvalue())
+
+
+def path_changes(d, label=str):
+    """'realtime: 1 -> 2 lines per call (line 0 -> lines 0, 3)' per read path
+    whose lines changed, from a layout --diff object."""
+    out = []
+    for p in d["paths"]:
+        a, b = p.get("a"), p.get("b")
+        if a and b and a["lines"] != b["lines"]:
+            out.append(f"{label(p['label'])}: {a['line_count']} -> {b['line_count']} lines "
+                       f"per call ({layout_map.describe_lines(a['lines'])} -> "
+                       f"{layout_map.describe_lines(b['lines'])})")
+    return out
+
+
+def layout_summary(d):
+    """The data page's changes in a few lines: the fields that moved to other
+    cache lines (those that moved within theirs counted), fields added or
+    removed, and the read paths whose lines changed; 'no change' when none."""
+    def span(cell):
+        return f"{cell['offset']}..{cell['offset'] + cell['size'] - 1}"
+
+    def lines(cell):
+        return ",".join(map(str, cell["lines"]))
+
+    out = [f"  {f['name']}: {span(f['a'])} -> {span(f['b'])} (line {lines(f['a'])} -> "
+           f"{lines(f['b'])})" for f in d["fields"] if f["lines_changed"]]
+    within = sum(1 for f in d["fields"] if f["moved"] and not f["lines_changed"])
+    if within:
+        out.append(f"  {within} more field{'s' if within > 1 else ''} moved within "
+                   "the same lines")
+    for side, word in (("only_a", "removed"), ("only_b", "added")):
+        out += [f"  {f['name']}: {word}" for f in d.get(side, [])]
+    out += [f"  {line}" for line in path_changes(d)]
+    return out or ["  no field moved, every read path loads the same lines"]
