@@ -29,6 +29,7 @@ tested without a machine:
 
 import textwrap
 
+from . import cover_letter_arm64, fleet_review
 from . import review as review_mod
 from . import stats
 from .text import printable
@@ -128,9 +129,16 @@ def render(rv):
     """The block as a list of lines (at most WIDTH columns each)."""
     lines = []
     rows = rv.get("rows") or []
+    fleet = rv.get("fleet")
     status = None
     if rv.get("torn"):
         status = "WRONG: the patched tree fails verify; do not post"
+    elif (rv.get("arm64") or {}).get("torn"):
+        status = "WRONG: the patched tree fails verify on arm64 (emulated); do not post"
+    elif fleet:
+        status = fleet_review.status(fleet) or (
+            f"INCOMPLETE: {len(fleet['failed'])} of {fleet.get('asked', '?')} nodes gave no "
+            "review" if fleet["failed"] else None)
     else:
         status = incomplete_reason(rows, rv.get("capped"))
     if status:
@@ -141,19 +149,31 @@ def render(rv):
     tree = rv["tree"] + (f" (git {rv['commit'][:12]})" if rv.get("commit") else "")
     lines += wrap(f"Measured: {tree}, {rv['measured']}")
     lines += wrap(f"Compiler: {rv['compiler']}, {rv['line']}")
-    lines += wrap(machine_line(rv["machine"]))
+    if fleet:
+        lines += wrap(f"Timed on a Slurm cluster: {len(fleet['models'])} CPU "
+                      f"model{'s' if len(fleet['models']) != 1 else ''}, each node exclusive "
+                      "and pinned, reading its CPU's own counter; verified here on "
+                      f"{rv['machine'].get('cpu')}")
+    else:
+        lines += wrap(machine_line(rv["machine"]))
     checked = rv.get("verify", {})
+    here = " here" if fleet else ""
     if checked.get("after") and checked.get("after") == checked.get("before"):
-        lines += wrap(f"verify, before and after: {checked['after'][1]}")
+        lines += wrap(f"verify{here}, before and after: {checked['after'][1]}")
     else:
         for side in ("after", "before"):
             if side in checked:
-                lines += wrap(f"verify ({side}): {checked[side][1]}")
+                lines += wrap(f"verify{here} ({side}): {checked[side][1]}")
+    arm64 = cover_letter_arm64.lines(rv["arm64"], WIDTH) if rv.get("arm64") else []
     if rv.get("torn"):
         after = (rv.get("verify") or {}).get("after", (None, ""))[1]
         if rv["torn"] not in after:
             lines += wrap(f"Where it tore: {rv['torn']}")
-        return [printable(x, None) for x in lines]
+        if fleet:
+            lines += fleet_review.lines(fleet, WIDTH, max(8, MAX_LINES - len(lines)
+                                                          - len(arm64)))
+        out = lines + arm64
+        return [printable(x, None) for x in out[:MAX_LINES]]
     code = rv.get("code")
     if code == "identical":
         lines.append("Read path object code: identical")
@@ -164,9 +184,15 @@ def render(rv):
             lines.append(f"  and {len(code) - 2} more functions")
     lines += sim_lines(rv.get("sim") or [])
     lines.append("")
-    lines += table(rows)
-    lines += detectable(rows)
-    lines += legend(rows, rv.get("target", review_mod.TARGET))
+    if fleet:
+        # the page and arm64's section keep a few lines; the cluster's part the rest
+        room = MAX_LINES - len(lines) - len(arm64) - 3 - len(rv.get("notes") or [])
+        lines += fleet_review.lines(fleet, WIDTH, max(8, room))
+    else:
+        lines += table(rows)
+        lines += detectable(rows)
+        lines += legend(rows, rv.get("target", review_mod.TARGET))
+    lines += arm64
     tail = []
     for w in rv.get("why") or []:
         tail += wrap(w)

@@ -536,7 +536,7 @@ def _verify(red, width):
     sides = {(m["verify"]["after"], m["verify"]["before"]) for m in models}
     if len(sides) == 1:
         after, before = next(iter(sides))
-        where = " on every CPU model" if len(models) > 1 else ""
+        where = " on every CPU model" if len(models) > 1 else f" on {models[0]['tag']}'s nodes"
 
         def more(k, alone):
             word = {(True, True): "PASS", (False, False): "FAIL"}.get((after[0], before[0]),

@@ -121,7 +121,7 @@ class TwoMachinesTest(unittest.TestCase):
 
     def test_formats(self):
         text = merge.render_merge(self.merged, "markdown")
-        self.assertIn(f"| variant | clock | Zen 3 cpu1 | Sapphire Rapids cpu0 |", text)
+        self.assertIn("| variant | clock | Zen 3 cpu1 | Sapphire Rapids cpu0 |", text)
         self.assertIn("| `sys/vdso` | CLOCK_MONOTONIC | 29.7 [28.6, 31.2] |", text)
         self.assertIn("- project commit: amd-epyc.json 275c39f86a44", text)
         rows = list(csv.DictReader(io.StringIO(merge.render_merge(self.merged, "csv"))))

@@ -10,6 +10,7 @@ import datetime
 import os
 
 from vdsobench_cli.cli import arch, build
+from vdsobench_cli.fleet import fleet
 from vdsobench_cli.measure import fingerprint, results
 from vdsobench_cli.recipes import recipes
 from vdsobench_cli.cli.errors import CliError, Failure, UsageError
@@ -34,8 +35,19 @@ def run_recipe(args):
     if (args.source or args.patch) and recipe.name != recipes.patch_review.NAME:
         raise UsageError(f"recipe {recipe.name}: --source and --patch are for "
                          f"{recipes.patch_review.NAME} (it reviews a patch on a kernel tree)")
+    asked = [o for o, given in CLUSTER_OPTIONS.items() if given(args)]
+    if asked and not args.fleet:
+        raise UsageError(f"recipe: {asked[0]} is for --fleet (patch-review on a Slurm cluster)")
+    if not args.arm64 and recipe.name != recipes.patch_review.NAME:
+        raise UsageError(f"recipe {recipe.name}: --no-arm64 is for {recipes.patch_review.NAME}")
+    if args.fleet and recipe.name != recipes.patch_review.NAME:
+        raise UsageError(f"recipe {recipe.name}: --fleet is for {recipes.patch_review.NAME}")
     if recipe.name == recipes.patch_review.NAME:
         recipes.patch_review.check_inputs(args.source, args.patch)
+    if args.fleet:
+        # the cluster and the nodes asked for, before anything is imported or built
+        from vdsobench_cli.recipes import patch_review_fleet
+        patch_review_fleet.check(args)
     for patch in args.patch or []:
         recipes.patch_review.subject(patch)  # each readable, or one line now
     target = arch.current()
@@ -52,6 +64,8 @@ def run_recipe(args):
     packages.ensure_setup()
     session = Session(recipe.name, args.quick, str(stage.path))
     session.source, session.patches = args.source, args.patch
+    session.fleet = args if args.fleet else None
+    session.arm64 = args.arm64
     session.say(f"== recipe {recipe.name}: {recipe.title}")
     session.say(f"Seed: {recipe.seed}")
     if target.emulated:
@@ -97,4 +111,24 @@ def add_parser(sub):
     p.add_argument("--patch", action="append", metavar="FILE",
                    help="patch-review: a patch on --source, in order; repeat for a series")
     arch.add_argument(p, "run the recipe on this architecture's build (arm64: inline only)")
+    p.add_argument("--no-arm64", dest="arm64", action="store_false",
+                   help="patch-review: leave out arm64's emulated section (the tree and "
+                        "patches imported for arm64 and verified under qemu-user)")
+    g = p.add_argument_group(
+        "patch-review on a Slurm cluster",
+        "--fleet times the review on every chosen node (exclusive and pinned, as `fleet "
+        "run`), one column or group of rows per CPU model in the block")
+    g.add_argument("--fleet", action="store_true",
+                   help="patch-review: time it on the cluster's nodes, not here")
+    fleet.add_job_options(g)
     p.set_defaults(func=run_recipe)
+
+
+# the cluster options, each with how to tell it was given (they need --fleet)
+CLUSTER_OPTIONS = {
+    "--nodes": lambda a: a.nodes is not None, "--one-per-feature": lambda a: a.one_per_feature,
+    "--constraint": lambda a: a.constraint, "--partition": lambda a: a.partition,
+    "--slurm-conf": lambda a: a.slurm_conf, "--jobs-dir": lambda a: a.jobs_dir,
+    "--time": lambda a: a.time, "--no-exclusive": lambda a: not a.exclusive,
+    "--timeout": lambda a: a.timeout != fleet.DEFAULT_TIMEOUT_S,
+    "--node-tmp": lambda a: a.node_tmp != "/tmp"}

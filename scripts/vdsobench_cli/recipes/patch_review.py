@@ -23,8 +23,6 @@ with kernel_import/testdata/6.12-max-cycles-last.patch (a layout change);
 """
 
 import argparse
-import contextlib
-import io
 import json
 import os
 import re
@@ -34,11 +32,14 @@ import sys
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build, lifecycle
+from vdsobench_cli.cli import arch, build
 from vdsobench_cli.commands import compare
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes.recipe_session import verify_one
+from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, disassembly,
+                                                layout_json, layout_summary, path_changes,
+                                                verdict)
 
 from reports import cover_letter as letter_mod, layout_map, review, struct_diff
 from reports import stats, text as text_mod, uarch, vocab
@@ -61,10 +62,6 @@ PRESSURE_NOTE = ("pressure is simulated, not timed: two builds of the same tree 
 # seconds the timed rounds may take, pilot included; --quick's is for CI
 BUDGET_S, QUICK_BUDGET_S = 900, 60
 MEASURED = "the tree's lib/vdso read path, rebuilt in userspace against a shim"
-INSTRUCTION = re.compile(r"^\s*[0-9a-f]+:\t(.*)$")
-# objdump's symbolic comments name the variant (before's and after's differ)
-SYMBOLIC = re.compile(r"\s*<[^>]*>|\s*#.*$")
-DATA_STRUCTS = ("vdso_time_data", "vdso_data")
 
 
 def subject(path):
@@ -72,63 +69,6 @@ def subject(path):
     import reads it (a FIFO, /dev/zero or a path out of the tree: one line, now),
     as text to print."""
     return text_mod.printable(kernel_import.read_patch(path).subject)
-
-
-def verdict(rec):
-    """One line from verify's JSON record of a variant."""
-    status = rec.get("status", "?")
-    if status == "PASS":
-        ran = [c["name"] for c in rec.get("checks", []) if not c.get("skipped")]
-        return f"PASS ({', '.join(ran)})"
-    failure = rec.get("first_failure") or next(
-        (f"{c['name']}: {c['detail']}" for c in rec.get("checks", []) if not c.get("ok")), "")
-    return f"{status}: {failure}" if failure else status
-
-
-def layout_json(a, b):
-    """layout --diff a b as its JSON object (fields, paths, cross-check)."""
-    from vdsobench_cli.commands import layout
-    import argparse
-    args = argparse.Namespace(diff=[a, b], variants=[], format="json", out=None, jobs=None)
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        layout.run(args)
-    return json.loads(buf.getvalue())
-
-
-def layout_summary(d):
-    """The data page's changes in a few lines: the fields that moved to other
-    cache lines (those that moved within theirs counted), fields added or
-    removed, and the read paths whose lines changed; 'no change' when none."""
-    def span(cell):
-        return f"{cell['offset']}..{cell['offset'] + cell['size'] - 1}"
-
-    def lines(cell):
-        return ",".join(map(str, cell["lines"]))
-
-    out = [f"  {f['name']}: {span(f['a'])} -> {span(f['b'])} (line {lines(f['a'])} -> "
-           f"{lines(f['b'])})" for f in d["fields"] if f["lines_changed"]]
-    within = sum(1 for f in d["fields"] if f["moved"] and not f["lines_changed"])
-    if within:
-        out.append(f"  {within} more field{'s' if within > 1 else ''} moved within "
-                   "the same lines")
-    for side, word in (("only_a", "removed"), ("only_b", "added")):
-        out += [f"  {f['name']}: {word}" for f in d.get(side, [])]
-    out += [f"  {line}" for line in path_changes(d)]
-    return out or ["  no field moved, every read path loads the same lines"]
-
-
-def path_changes(d, label=str):
-    """'realtime: 1 -> 2 lines per call (line 0 -> lines 0, 3)' per read path
-    whose lines changed, from a layout --diff object."""
-    out = []
-    for p in d["paths"]:
-        a, b = p.get("a"), p.get("b")
-        if a and b and a["lines"] != b["lines"]:
-            out.append(f"{label(p['label'])}: {a['line_count']} -> {b['line_count']} lines "
-                       f"per call ({layout_map.describe_lines(a['lines'])} -> "
-                       f"{layout_map.describe_lines(b['lines'])})")
-    return out
 
 
 def progress(text):
@@ -192,50 +132,6 @@ def compiler():
     except (OSError, subprocess.TimeoutExpired):
         version = None
     return path, version
-
-
-def disassembly(obj):
-    """{function: [instruction text]} of an object's read path, addresses and
-    jump targets' absolute offsets dropped, so two builds of the same code
-    compare equal wherever they were placed."""
-    from vdsobench_cli.measure import code_metrics
-    try:
-        r = lifecycle.run(["objdump", "-d", "-w", "--no-show-raw-insn", str(obj)],
-                          capture_output=True, text=True, errors="replace")
-    except OSError as e:
-        return None, f"objdump: {e.strerror}"
-    if r.returncode != 0:
-        return None, f"objdump -d {obj.name} failed"
-    out, name = {}, None
-    for line in r.stdout.splitlines():
-        m = code_metrics.FUNCTION.match(line)
-        if m:
-            # kernel_<name>__<counter>__<inline>__clock_gettime -> clock_gettime
-            name = m.group(1).rsplit("__", 1)[-1]
-            out[name] = [] if not code_metrics.NOT_READ_PATH.search(name) else None
-        elif name and out.get(name) is not None and (m := INSTRUCTION.match(line)):
-            out[name].append(" ".join(SYMBOLIC.sub("", m.group(1)).split()))
-    return {k: v for k, v in out.items() if v}, None
-
-
-def code_comparison(a, b):
-    """"identical", or a few lines on what differs between two read paths'
-    disassemblies ({function: [instructions]})."""
-    if a == b:
-        return "identical"
-    out = []
-    for name in sorted(set(a) | set(b)):
-        x, y = a.get(name), b.get(name)
-        if x == y:
-            continue
-        if x is None or y is None:
-            out.append(f"{name}: {'added' if x is None else 'removed'}")
-        elif len(x) != len(y):
-            out.append(f"{name}: {len(x)} -> {len(y)} instructions ({len(y) - len(x):+d})")
-        else:
-            changed = sum(i != j for i, j in zip(x, y))
-            out.append(f"{name}: {changed} of {len(x)} instructions differ")
-    return out
 
 
 def read_path_code(before, after):
@@ -409,7 +305,18 @@ def staged_rounds(s, variants, clocks, p, deadline, progress_fn=progress, chunks
 
 
 def timed(s, before, after, clocks, progress_fn=progress):
-    """The two-stage measurement; (comparison, plan, seconds)."""
+    """The two-stage measurement, then the simulated rows; (comparison, plan,
+    seconds)."""
+    c, p, seconds = timed_rounds(s, before, after, clocks, progress_fn)
+    progress_fn("simulating (cachegrind)")
+    c["rows"] += compare.sim_rows([before, after], clocks, SIM_MODES, before)
+    return c, p, seconds
+
+
+def timed_rounds(s, before, after, clocks, progress_fn=progress):
+    """The two-stage measurement alone (what a cluster's node runs: no
+    valgrind there); (comparison, plan, seconds). s: what it needs of a
+    session: quick, rounds, batch_ms and compare()."""
     budget = QUICK_BUDGET_S if s.quick else BUDGET_S
     pilot_n = s.rounds if s.quick else review.PILOT_ROUNDS
     progress_fn(f"pilot: {pilot_n} paired rounds of {len(clocks) * len(MODES)} rows")
@@ -434,10 +341,7 @@ def timed(s, before, after, clocks, progress_fn=progress):
                 f"{max(p['needed'].values())} rounds; measuring {p['rounds']}"
                 + (" (the time budget's limit)" if p["capped"] else ""))
     c = staged_rounds(s, [before, after], clocks, p, t0 + budget, progress_fn)
-    seconds = time.monotonic() - t0
-    progress("simulating (cachegrind)")
-    c["rows"] += compare.sim_rows([before, after], clocks, SIM_MODES, before)
-    return c, p, seconds
+    return c, p, time.monotonic() - t0
 
 
 def run(s):
@@ -469,9 +373,30 @@ def run(s):
                   if label == "after" and rec.get("status") != "PASS"]
         rv = provenance(s, metas, source, patches, subjects, checked)
         plan = None
+        fleet_args = getattr(s, "fleet", None)
         if failed:
             rec = failed[0]
             rv["torn"] = rec.get("first_failure") or verdict(rec)
+            if fleet_args:
+                # each CPU model's own verify, with its own counter: the block says
+                # which models caught it
+                rv["fleet"] = on_fleet(s, fleet_args)
+        elif fleet_args:
+            rv["code"], why = read_path_code(f"kernel:{BEFORE}+{counter}+always",
+                                             f"kernel:{AFTER}+{counter}+always")
+            if why:
+                rv["notes"].append(f"object code not compared: {why}")
+            rv["fleet"] = on_fleet(s, fleet_args)
+            clocks = QUICK_CLOCKS if s.quick else CLOCKS
+            progress("simulating (cachegrind)")
+            rv["sim"] = sim_table({"rows": compare.sim_rows([before, after], clocks, SIM_MODES,
+                                                            before)})
+            rv["notes"].append(PRESSURE_NOTE)
+            rv["notes"] += fleet_notes(rv["fleet"])
+            s.heading("the data page: the tree against the patched tree")
+            d = layout_json(f"kernel:{BEFORE}", f"kernel:{AFTER}")
+            s.block("\n".join(layout_map.render_diff(d["diff"])))
+            rv["page"] = data_page(BEFORE, AFTER, d["diff"])
         else:
             rv["code"], why = read_path_code(f"kernel:{BEFORE}+{counter}+always",
                                              f"kernel:{AFTER}+{counter}+always")
@@ -500,6 +425,8 @@ def run(s):
             rv["page"] = data_page(BEFORE, AFTER, d["diff"])
             rv["rounds"] = plan["rounds"]
 
+    if getattr(s, "arm64", True):
+        rv["arm64"] = on_arm64(s, source, patches)
     lines = letter_mod.render(rv)
     letter = "\n".join(lines)
     s.heading("for the cover letter (paste below the ---)")
@@ -509,12 +436,56 @@ def run(s):
                   plan=plan, block_lines=len(lines))
     write(s, "patch-review.json", json.dumps(record, indent=1, default=str) + "\n")
     ok = not rv.get("torn") and all(r["complete"] for _, _, r in rv.get("rows", []))
+    if (rv.get("arm64") or {}).get("torn"):
+        ok = False
+    if rv.get("fleet"):
+        ok = ok and fleet_complete(rv["fleet"])
+        if not rv.get("torn") and any(m["caught"] for m in rv["fleet"]["models"]):
+            rv["torn"] = "caught on " + ", ".join(m["cpu"] for m in rv["fleet"]["models"]
+                                                  if m["caught"])
+            ok = False
     if rv.get("torn"):
         s.say("The patched tree FAILS verify (above): it was not timed.")
     elif not ok:
         s.say("Some rows have no verdict (the block's first line says why): run it "
               "again on a quieter machine, or with a longer budget.")
     return ok
+
+
+def on_arm64(s, source, patches):
+    """The same tree and patches imported for arm64 and checked under
+    qemu-user (patch_review_arm64.py): correctness and code, never time."""
+    from vdsobench_cli.recipes import patch_review_arm64
+    s.heading("arm64, emulated: the tree and the patched tree under qemu-user")
+    progress("arm64: importing both trees for arm64, verifying under qemu-user")
+    a = patch_review_arm64.review(source, patches, s.quick)
+    if a.get("missing"):
+        s.say(f"arm64: {a['missing']}")
+    else:
+        for side in ("after", "before"):
+            if side in a["verify"]:
+                s.say(f"arm64 {side}: {a['verify'][side][1]}")
+    return a
+
+
+def on_fleet(s, args):
+    """The review's time on the cluster's nodes (patch_review_fleet.py)."""
+    from vdsobench_cli.recipes import patch_review_fleet
+    s.heading("on the cluster: every chosen node verifies and times the two trees")
+    f = patch_review_fleet.review(s, args, f"kernel:{BEFORE}", f"kernel:{AFTER}")
+    s.say(f"job {f['job']}: {len(f['models'])} CPU model(s), {len(f['failed'])} of "
+          f"{f['asked']} nodes failed; their files in {f['job_dir']}")
+    return f
+
+
+def fleet_complete(f):
+    """Every asked node answered and every model's row has a verdict."""
+    return not f["failed"] and all(r is not None and r["complete"]
+                                   for _, _, cells in f["rows"] for r in cells.values())
+
+
+def fleet_notes(f):
+    return [f"each node read its CPU's own counter; the nodes' files: {f['job_dir']}"]
 
 
 def write(s, name, text):

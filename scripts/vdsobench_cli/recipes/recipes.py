@@ -621,7 +621,7 @@ def inline(s):
     counter = arch.timed_counter()
     c = s.compare([f"generic_5_3+{counter}+always", f"generic_5_3+{counter}+auto"],
                   clocks=INLINE_CLOCKS, sim=True)
-    s.heading(f"this machine: ns per call; Before = always inline, After = auto")
+    s.heading("this machine: ns per call; Before = always inline, After = auto")
     s.table(c)
     instr = rows(c, "sim:instructions", mode="hot")
     for r in instr:

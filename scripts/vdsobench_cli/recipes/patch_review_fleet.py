@@ -1,0 +1,170 @@
+"""`recipe patch-review --fleet`: the time on every chosen node of a Slurm
+cluster, one column (or group of rows) per CPU model in the block.
+
+The submit host has imported the tree and the patched tree (patch_review.py);
+here it builds a bundle with both imports in it (`vdsobench bundle`: the
+harness and verify carry every imported layout), submits one fleet job whose
+nodes each run `review-node BEFORE AFTER` (commands/review_node.py: verify,
+then the paired rounds with the node's own counter read), waits for it, and
+reads back each node's file. Those files are hostile input like any results
+file: each is read by the safe reader within a cap, checked against
+results/schema/review-node-v1 and the comparison schema, and must name the
+layouts asked for; a node whose file fails any of that is a failed node,
+named with why. reports/fleet_review.py pools the nodes of each CPU model and
+says where the models disagree.
+"""
+
+import contextlib
+import json
+import sys
+import tarfile
+from pathlib import Path
+
+from vdsobench_cli.cli import build, inputs, lifecycle
+from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.fleet import bundle, fleet
+
+from reports import fleet_review, review as review_mod, text as text_mod
+
+SCHEMA = build.ROOT / "results" / "schema" / "review-node-v1.schema.json"
+WHO = "recipe patch-review --fleet"
+ALPHA = 0.05  # compare.paired_comparison's, which each node's rows used
+# a node's exit status that still left a review: 0 (it passed verify and was
+# timed) and 1 (the patched layout failed verify there: a finding, not a failure)
+REVIEWED = (0, 1)
+
+
+def check(args):
+    """The cluster and the nodes asked for, before anything is imported or
+    built: (jobs_dir, cluster); one line for a bad value."""
+    return fleet.check_request(args, WHO)
+
+
+def progress(text):
+    print(f"patch-review: {text}", file=sys.stderr, flush=True)
+
+
+def node_command(before, after, args, parser):
+    words = ["review-node", before, after]
+    if args.quick:
+        words.append("--quick")
+    return fleet.node_command(words, parser)
+
+
+def make_bundle(tmp):
+    """A bundle of this build, the imports in it; (path, its BUNDLE.json)."""
+    path = Path(tmp) / "vdsobench.tar.gz"
+    with contextlib.redirect_stdout(sys.stderr):
+        bundle.make(str(path))
+    with tarfile.open(path) as tar:
+        manifest = next(m for m in tar.getmembers() if m.name.endswith("/BUNDLE.json"))
+        return path, json.load(tar.extractfile(manifest))
+
+
+def load_review(path, before, after, rc):
+    """A node's review file as (review, comparison); UsageError saying what is
+    wrong with it."""
+    from vdsobench_cli.commands import plot
+    problem = fleet.left_problem(path, "review file")  # a link or a FIFO a node left
+    if problem:
+        raise UsageError(problem)
+    obj = inputs.read(path, "results file", allow=plot.plot_input_constant)
+    inputs.check(obj, SCHEMA, path, "review file")
+    review, comparison = obj["review"], obj["comparison"]
+    if (review["before"], review["after"]) != (before, after):
+        raise UsageError(f"{path}: it reviews {review['before']} and {review['after']}, "
+                         f"not {before} and {after}")
+    if bool(review["torn"]) != (rc == 1) or (comparison is None) != bool(review["torn"]):
+        raise UsageError(f"{path}: its exit status ({rc}), verdict and rounds disagree")
+    if comparison is not None:
+        plot.check_comparison(comparison, path)
+    return review, comparison
+
+
+def verify_pair(review):
+    """{"after": (ok, text), "before": (ok, text)} from a node's records: a
+    side passes when every read of it does (the fake counter's and the
+    node's own), with the checks either ran; else its first failure."""
+    out = {}
+    for side in ("after", "before"):
+        recs = [r for r in review["verify"] if r["side"] == side]
+        bad = next((r for r in recs if r["status"] != "PASS"), None)
+        if bad is not None:
+            out[side] = (False, text_mod.printable(bad["verdict"], 300))
+        elif recs:
+            ran = dict.fromkeys(c.get("name") for r in recs for c in r["checks"]
+                                if c.get("ok") and not c.get("skipped"))
+            out[side] = (True, text_mod.printable(f"PASS ({', '.join(map(str, ran))})", 300))
+    return out
+
+
+def node_rounds(review, comparison):
+    """({(clock, mode): (before ns, after ns)}, {(clock, mode): lost rounds})
+    of a node's comparison: the paired rounds both variants have; a row the
+    node refused (it lost the CPU too often) is left out."""
+    if comparison is None:
+        return {}, {}
+    from reports import vocab
+    before = vocab.variant(review["before"], review["counter"])
+    after = vocab.variant(review["after"], review["counter"])
+    refused = {r.split(":", 1)[0] for r in comparison["meta"].get("refused", [])}
+    rounds, lost = {}, {}
+    for r in comparison["rows"]:
+        if r.get("metric") != "ns/call":
+            continue
+        key = f"{r['clock']}/{r['mode']}/cpu{r.get('cpu')}"
+        if key in refused:
+            continue
+        a = comparison.get("rounds", {}).get(key, {}).get(f"{before}#0", {})
+        b = comparison.get("rounds", {}).get(key, {}).get(f"{after}#0", {})
+        common = sorted(set(a) & set(b), key=int)
+        if common:
+            rounds[(r["clock"], r["mode"])] = ([a[k] for k in common], [b[k] for k in common])
+            lost[(r["clock"], r["mode"])] = r.get("lost") or 0
+    return rounds, lost
+
+
+def node_inputs(outcomes, before, after):
+    """reports/fleet_review.py's node list from the job's outcomes."""
+    nodes = []
+    for o in outcomes:
+        n = {"node": o["node"], "cpu": fleet.cpu_name(o) if o.get("cpu") else None,
+             "counter": None, "kernel": o.get("kernel"), "hypervisor": None,
+             "verify": {}, "rounds": {}, "lost": {}, "failed": None}
+        path = o.get("results")
+        if o["state"] in ("ok", "failed") and o.get("rc") in REVIEWED and path:
+            try:
+                review, comparison = load_review(path, before, after, o["rc"])
+            except UsageError as e:
+                n["failed"] = f"its review file is unusable: {e}"
+            else:
+                n["counter"] = review["counter"]
+                n["verify"] = verify_pair(review)
+                n["rounds"], n["lost"] = node_rounds(review, comparison)
+                if comparison is not None:
+                    n["hypervisor"] = comparison["meta"].get("hypervisor")
+        else:
+            n["failed"] = o.get("reason") or f"no review ({o['state']})"
+        nodes.append(n)
+    return nodes
+
+
+def review(s, args, before, after):
+    """The fleet's part of the block: reports/fleet_review.reduce()'s dict,
+    with the job's id, directory and what was asked."""
+    jobs_dir, cluster = check(args)
+    command, output = node_command(before, after, args, args.parser)
+    with lifecycle.temp_dir(prefix="vdsobench-review-") as tmp:
+        progress("building the bundle the nodes run (the imports in it)")
+        path, facts = make_bundle(tmp)
+        job, record, d = fleet.submit(args, cluster, jobs_dir, command, output, path, facts)
+    progress(f"job {job} submitted: {' '.join(command)}; files in {d}")
+    record = fleet.wait(cluster, jobs_dir, record, args.timeout)
+    outcomes = fleet.node_outcomes(jobs_dir, record)
+    for line in fleet.outcome_lines(outcomes, fleet.SUMMARY_NODES):
+        progress(line.strip())
+    nodes = node_inputs(outcomes, before, after)
+    reduced = fleet_review.reduce(nodes, review_mod.TARGET, ALPHA)
+    reduced.update(job=job, job_dir=str(d), asked=len(outcomes),
+                   command=command, bundle=(facts.get("build") or {}).get("short"))
+    return reduced

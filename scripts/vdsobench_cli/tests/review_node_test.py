@@ -1,0 +1,192 @@
+"""What the submit host of `recipe patch-review --fleet` takes from a node's
+review file (recipes/patch_review_fleet.py): the paired rounds per clock, the
+verify pair and the counter from a recorded file (review-node-6.12-quick.json:
+`review-node kernel:rn-before kernel:rn-after --quick` on Rocket Lake,
+6.12 with 6.12-max-cycles-last.patch), and every file a hostile or broken
+node could leave refused with one line, the node then named as failed.
+review-node's own refusals (an unknown layout or counter) through the CLI.
+No timing: the rounds are recorded ones."""
+
+import copy
+import json
+import os
+import shutil
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.recipes import patch_review_fleet as pf
+from vdsobench_cli.tests.support import TESTDATA, cli, one_line
+
+RECORDED = TESTDATA / "review-node-6.12-quick.json"
+BEFORE, AFTER = "kernel:rn-before", "kernel:rn-after"
+
+
+class ReadTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-review-node-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.good = json.loads(RECORDED.read_text())
+
+    def write(self, obj, name="n1.json"):
+        path = self.tmp / name
+        path.write_text(obj if isinstance(obj, str) else json.dumps(obj))
+        return str(path)
+
+    def outcome(self, path, rc=0, node="n1"):
+        return {"node": node, "state": "ok" if rc == 0 else "failed", "rc": rc,
+                "results": path, "cpu": {"vendor": "GenuineIntel", "family": 6, "model": 167},
+                "kernel": "6.18.44", "reason": None if rc == 0 else f"exit {rc}: x"}
+
+    def test_recorded_file(self):
+        review, comparison = pf.load_review(self.write(self.good), BEFORE, AFTER, 0)
+        rounds, lost = pf.node_rounds(review, comparison)
+        self.assertEqual(sorted(rounds), [("monotonic", "hot"), ("monotonic_raw", "hot"),
+                                          ("realtime", "hot")])
+        for a, b in rounds.values():
+            self.assertEqual(len(a), len(b))
+            self.assertEqual(len(a), review["plan"]["rounds"])
+        pair = pf.verify_pair(review)
+        self.assertEqual(pair["after"][0], True)
+        self.assertIn("PASS", pair["after"][1])
+        [n] = pf.node_inputs([self.outcome(self.write(self.good))], BEFORE, AFTER)
+        self.assertIsNone(n["failed"])
+        self.assertEqual(n["counter"], "rdtscp")
+        self.assertEqual(n["rounds"], rounds)
+
+    def test_a_refused_row_is_left_out(self):
+        bad = copy.deepcopy(self.good)
+        row = next(r for r in bad["comparison"]["rows"] if r["clock"] == "realtime")
+        bad["comparison"]["meta"]["refused"] = [f"realtime/hot/cpu{row['cpu']}: lost"]
+        review, comparison = pf.load_review(self.write(bad), BEFORE, AFTER, 0)
+        rounds, _ = pf.node_rounds(review, comparison)
+        self.assertNotIn(("realtime", "hot"), rounds)
+        self.assertIn(("monotonic", "hot"), rounds)
+
+    def test_torn_node(self):
+        torn = copy.deepcopy(self.good)
+        torn["review"]["verify"][0].update(status="CAUGHT", verdict="CAUGHT: edges: torn",
+                                           first_failure="edges: max_cycles: torn")
+        torn["review"].update(torn="edges: max_cycles: torn", plan=None, seconds=None)
+        torn["comparison"] = None
+        [n] = pf.node_inputs([self.outcome(self.write(torn), rc=1)], BEFORE, AFTER)
+        self.assertIsNone(n["failed"])
+        self.assertEqual(n["verify"]["after"], (False, "CAUGHT: edges: torn"))
+        self.assertEqual(n["rounds"], {})
+
+    def hostile(self):
+        def edit(f):
+            obj = copy.deepcopy(self.good)
+            f(obj)
+            return obj
+        yield "not JSON", "{\"review\": ", 0
+        yield "a list", [], 0
+        yield "other layouts", edit(lambda o: o["review"].update(before="kernel:other")), 0
+        yield "an extra key", edit(lambda o: o.update(extra=1)), 0
+        yield "exit 1 but not torn", self.good, 1
+        yield "torn but timed", edit(lambda o: o["review"].update(torn="x")), 1
+        yield "a huge string", edit(lambda o: o["review"].update(counter="x" * 100000)), 0
+        yield "a negative ratio", edit(
+            lambda o: o["comparison"]["rows"][0].update(ratio=-1.0)), 0
+        def negative(o):
+            subjects = next(iter(o["comparison"]["rounds"].values()))
+            by_round = next(iter(subjects.values()))
+            by_round[next(iter(by_round))] = -1
+        yield "a negative time", edit(negative), 0
+        yield "a bad format", edit(lambda o: o["review"].update(format="other/9")), 0
+
+    def test_hostile_files_fail_their_node(self):
+        for what, obj, rc in self.hostile():
+            with self.subTest(what):
+                path = self.write(obj)
+                with self.assertRaises(UsageError) as e:
+                    pf.load_review(path, BEFORE, AFTER, rc)
+                self.assertNotIn("\n", str(e.exception))
+                [n] = pf.node_inputs([self.outcome(path, rc)], BEFORE, AFTER)
+                self.assertTrue(n["failed"].startswith("its review file is unusable: "),
+                                n["failed"])
+                self.assertEqual(n["rounds"], {})
+
+    def test_a_link_or_fifo_is_not_read(self):
+        target = self.write(self.good, "real.json")
+        link = self.tmp / "link.json"
+        link.symlink_to(target)
+        fifo = self.tmp / "fifo.json"
+        os.mkfifo(fifo)
+        for path in (link, fifo):
+            with self.subTest(path.name):
+                with self.assertRaises(UsageError):
+                    pf.load_review(str(path), BEFORE, AFTER, 0)
+
+    def test_a_node_that_failed_otherwise(self):
+        o = self.outcome(None, rc=3)
+        o["reason"] = "exit 3: no vDSO"
+        [n] = pf.node_inputs([o], BEFORE, AFTER)
+        self.assertEqual(n["failed"], "exit 3: no vDSO")
+
+
+class ScaleTest(unittest.TestCase):
+    """The host's side at fleet size: 1000 nodes' files (the recorded one, its
+    rounds scaled per model so the models differ; 3% of the nodes failed or
+    hostile) read, pooled and rendered within the block's limits."""
+
+    def test_a_thousand_nodes(self):
+        from reports import fleet_review
+        good = json.loads(RECORDED.read_text())
+        models = [{"vendor": "AuthenticAMD", "family": 25, "model": m}
+                  for m in (1, 17, 97, 68)] + [{"vendor": "GenuineIntel", "family": 6,
+                                                "model": 143}]
+        tmp = Path(tempfile.mkdtemp(prefix="vdsobench-review-scale-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        outcomes = []
+        for i in range(1000):
+            obj = copy.deepcopy(good)
+            scale = 1 + 0.01 * (i % len(models))
+            for subjects in obj["comparison"]["rounds"].values():
+                for subject, by_round in subjects.items():
+                    if "after" in subject:
+                        for k in by_round:
+                            by_round[k] *= scale
+            path = tmp / f"n{i}.json"
+            path.write_text("{" if i % 50 == 7 else json.dumps(obj))
+            rc = 0 if i % 97 != 3 else 5
+            outcomes.append({"node": f"n{i}", "state": "ok" if rc == 0 else "failed", "rc": rc,
+                             "results": str(path), "cpu": models[i % len(models)],
+                             "kernel": "6.1.0-13-amd64",
+                             "reason": None if rc == 0 else "exit 5: no vDSO"})
+        t0 = time.process_time()
+        nodes = pf.node_inputs(outcomes, BEFORE, AFTER)
+        reduced = fleet_review.reduce(nodes)
+        text = fleet_review.lines(reduced, 72, 32)
+        spent = time.process_time() - t0
+        failed = [n for n in nodes if n["failed"]]
+        self.assertEqual(len(failed), len([i for i in range(1000)
+                                           if i % 50 == 7 or i % 97 == 3]))
+        self.assertEqual(len(reduced["models"]), len(models))
+        self.assertEqual(sum(len(m["nodes"]) for m in reduced["models"]), 1000 - len(failed))
+        self.assertLessEqual(len(text), 32)
+        self.assertTrue(all(len(x) <= 72 for x in text), text)
+        self.assertLess(spent, 120, "1000 nodes' files took over two minutes of CPU")
+
+
+class CommandTest(unittest.TestCase):
+    def test_unknown_layout(self):
+        rc, _, err = cli("review-node", "kernel:nope", "kernel:nope2", "--out",
+                         os.devnull + ".x")
+        one_line(self, rc, err, "'kernel:nope' is not an imported layout", "valid:")
+
+    def test_out_required(self):
+        rc, _, err = cli("review-node", "kernel:a", "kernel:b")
+        one_line(self, rc, err, "--out")
+
+    def test_not_on_every_machine_without_fleet(self):
+        rc, _, err = cli("recipe", "patch-review", "--nodes", "2")
+        one_line(self, rc, err, "--nodes is for --fleet")
+        rc, _, err = cli("recipe", "inline", "--fleet")
+        one_line(self, rc, err, "--fleet is for patch-review")
+
+
+if __name__ == "__main__":
+    unittest.main()
