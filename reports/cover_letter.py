@@ -79,8 +79,7 @@ def sim_lines(sim):
     if not sim:
         return []
     if not changed:
-        return ["Simulated (cachegrind): instructions and L1D misses per call",
-                "  unchanged on every row."]
+        return ["Simulated (cachegrind): instructions, L1D misses per call unchanged"]
     out = ["Simulated (cachegrind) per call, before -> after:"]
     for clock, mode, i0, i1, m0, m1 in changed[:3]:
         out.append(f"  {clock_label(clock)} {mode}: instructions {i0:g} -> {i1:g}, "
@@ -149,21 +148,18 @@ def render(rv):
     tree = rv["tree"] + (f" (git {rv['commit'][:12]})" if rv.get("commit") else "")
     lines += wrap(f"Measured: {tree}, {rv['measured']}")
     lines += wrap(f"Compiler: {rv['compiler']}, {rv['line']}")
-    if fleet:
-        lines += wrap(f"Timed on a Slurm cluster: {len(fleet['models'])} CPU "
-                      f"model{'s' if len(fleet['models']) != 1 else ''}, each node exclusive "
-                      "and pinned, reading its CPU's own counter; verified here on "
-                      f"{rv['machine'].get('cpu')}")
-    else:
+    if not fleet:
         lines += wrap(machine_line(rv["machine"]))
     checked = rv.get("verify", {})
-    here = " here" if fleet else ""
+    # on a cluster the nodes are named below; verify also ran here
+    here = f" here, on {rv['machine'].get('cpu')}," if fleet else ""
     if checked.get("after") and checked.get("after") == checked.get("before"):
-        lines += wrap(f"verify{here}, before and after: {checked['after'][1]}")
+        lines += wrap(f"verify{here} before and after: {checked['after'][1]}"
+                      if fleet else f"verify, before and after: {checked['after'][1]}")
     else:
         for side in ("after", "before"):
             if side in checked:
-                lines += wrap(f"verify{here} ({side}): {checked[side][1]}")
+                lines += wrap(f"verify{here.rstrip(',')} ({side}): {checked[side][1]}")
     arm64 = cover_letter_arm64.lines(rv["arm64"], WIDTH) if rv.get("arm64") else []
     if rv.get("torn"):
         after = (rv.get("verify") or {}).get("after", (None, ""))[1]
@@ -185,21 +181,20 @@ def render(rv):
     lines += sim_lines(rv.get("sim") or [])
     lines.append("")
     if fleet:
-        # the page and arm64's section keep a few lines; the cluster's part the rest
-        room = MAX_LINES - len(lines) - len(arm64) - 3 - len(rv.get("notes") or [])
+        # the page keeps two lines and its heading, a note one; the cluster's
+        # part the rest
+        room = MAX_LINES - len(lines) - len(arm64) - 4
         lines += fleet_review.lines(fleet, WIDTH, max(8, room))
     else:
         lines += table(rows)
         lines += detectable(rows)
         lines += legend(rows, rv.get("target", review_mod.TARGET))
-    lines += arm64
-    tail = []
-    for w in rv.get("why") or []:
-        tail += wrap(w)
-    for note in rv.get("notes") or []:
-        tail += wrap(f"Note: {note}")
+    # whole sentences, never one cut in the middle
+    groups = [wrap(w) for w in rv.get("why") or []]
+    groups += [wrap(f"Note: {note}") for note in rv.get("notes") or []]
+    tail = [x for g in groups for x in g]
     page = [f"  {printable(p, WIDTH - 2)}" for p in rv.get("page") or []]
-    room = MAX_LINES - len(lines) - len(tail) - 1
+    room = MAX_LINES - len(lines) - len(arm64) - len(tail) - 1
     if page:
         # the page's first lines (each clock's lines) are worth more than a
         # note; keep at least two of them, and cut notes to make room
@@ -207,10 +202,16 @@ def render(rv):
         if len(page) > room:
             page = page[:room - 1] + [f"  and {len(page) - room + 1} more lines: "
                                       "patch-review.json"]
-        lines += ["Data page:"] + page
+        lines += [f"Data page{' (x86-64)' if arm64 else ''}:"] + page
+    lines += arm64
     out = lines + tail
     if len(out) > MAX_LINES:
-        out = out[:MAX_LINES - 1] + ["Note: more notes in patch-review.json"]
+        kept = []
+        for g in groups:
+            if len(lines) + len(kept) + len(g) > MAX_LINES - 1:
+                break
+            kept += g
+        out = (lines + kept)[:MAX_LINES - 1] + ["Note: more notes in patch-review.json"]
     return out
 
 

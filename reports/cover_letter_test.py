@@ -3,7 +3,7 @@
 import random
 import unittest
 
-from reports import cover_letter, review, stats
+from reports import cover_letter, fleet_review, review, stats
 
 CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse",
           "monotonic_coarse")
@@ -51,7 +51,7 @@ class ShapeTest(unittest.TestCase):
         self.check_shape(lines)
         text = "\n".join(lines)
         self.assertIn("Read path object code: identical", text)
-        self.assertIn("unchanged on every row", text)
+        self.assertIn("instructions, L1D misses per call unchanged", text)
         self.assertIn("git 0123456789ab", text)
         self.assertIn("Compiler: gcc 12.2.0", text)
         self.assertEqual(sum(line.startswith("MONOTONIC ") for line in lines), 2)
@@ -129,3 +129,91 @@ class ShapeTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+PASS = (True, "PASS (exact, edges, concurrency)")
+ZEN4, ZEN3 = "Zen 4 (AMD EPYC 9654, 25/17/1)", "Zen 3 (AMD EPYC 7763, 25/1/1)"
+
+
+def fleet_of(spec, seed=3, failed=()):
+    """reports/fleet_review.reduce() of synthetic nodes: [(cpu, count, effect)]."""
+    rng, nodes = random.Random(seed), []
+    for cpu, count, effect in spec:
+        for _ in range(count):
+            rounds = {(c, "hot"): stats.simulate_rounds(rng, 60, effect, 0.002, 0.0)
+                      for c in CLOCKS}
+            nodes.append({"node": f"n{len(nodes) + 1}", "cpu": cpu, "counter": "rdtscp",
+                          "kernel": "6.1.0-13-amd64", "hypervisor": None,
+                          "verify": {"after": PASS, "before": PASS}, "rounds": rounds,
+                          "lost": {}, "failed": None})
+    for name, why in failed:
+        nodes.append({"node": name, "cpu": None, "failed": why})
+    red = fleet_review.reduce(nodes)
+    red.update(job="17", asked=len(nodes), job_dir="/shared/jobs/17")
+    return red
+
+
+def arm64_of(**over):
+    a = {"arch": "arm64", "emulator": "qemu-aarch64-static 7.2.22",
+         "counter": "isb_cntvct_dep", "counter_why": "no FEAT_ECV",
+         "verify": {"after": PASS, "before": PASS}, "torn": None, "code": "identical",
+         "code_why": None, "instructions": [(c, 41, 41) for c in CLOCKS[:3]], "page": [],
+         "not_counted": {}, "notes": [], "missing": None}
+    a.update(over)
+    return a
+
+
+class ClusterShapeTest(unittest.TestCase):
+    """The block of patch-review --fleet: the cluster's part in place of the
+    one machine's line and table, arm64's section, within 40 x 72."""
+
+    def check(self, rv):
+        lines = cover_letter.render(rv)
+        ShapeTest.check_shape(self, lines)
+        return lines
+
+    def test_two_models_and_arm64(self):
+        rv = review_of(rows=[], fleet=fleet_of([(ZEN4, 2, 0.98), (ZEN3, 2, 1.03)]),
+                       arm64=arm64_of(), notes=["pressure is simulated, not timed: two "
+                                                "builds of the same tree differ by a third",
+                                                "each node read its CPU's own counter"])
+        lines = self.check(rv)
+        text = "\n".join(lines)
+        self.assertNotIn("Machine:", text)  # the models are named instead
+        self.assertIn("verify here, on AMD EPYC 7B13 64-Core Processor, before and", text)
+        self.assertIn("Zen 4", text)
+        self.assertIn("Zen 3", text)
+        self.assertRegex(text, r"faster on Zen 4, 3\.0% slower on\s+Zen 3")
+        i = next(k for k, x in enumerate(lines) if x.startswith("arm64 (emulated"))
+        self.assertLess(next(k for k, x in enumerate(lines) if x.startswith("Data page")), i)
+        self.assertFalse(any("ns" in x.split() for x in lines[i:i + 6]), lines[i:])
+        self.assertEqual(lines[0], "vdsobench patch-review: vdso: Reorder the do_hres() loads")
+
+    def test_a_failed_node_makes_it_incomplete(self):
+        rv = review_of(rows=[], fleet=fleet_of([(ZEN4, 2, 1.0)],
+                                               failed=[("n9", "exit 3: no vDSO")]))
+        lines = self.check(rv)
+        self.assertTrue(lines[0].startswith("INCOMPLETE: 1 of 3 nodes gave no review"),
+                        lines[0])
+        self.assertIn("n9", "\n".join(lines))
+
+    def test_torn_on_arm64_only(self):
+        rv = review_of(arm64=arm64_of(torn="edges: 56-bit arch timer wrap: 3 ns off",
+                                      verify={"after": (False, "CAUGHT: edges: wrap"),
+                                              "before": PASS}))
+        lines = self.check(rv)
+        self.assertEqual(lines[0], "WRONG: the patched tree fails verify on arm64 "
+                                   "(emulated); do not post")
+        self.assertIn("MONOTONIC ", "\n".join(lines))  # x86's own time is still shown
+
+    def test_notes_are_cut_whole(self):
+        long = "a note long enough to wrap onto a second line of the block " * 2
+        rv = review_of(fleet=fleet_of([(ZEN4, 2, 0.98), (ZEN3, 2, 1.03)]), rows=[],
+                       arm64=arm64_of(), notes=[long] * 6,
+                       page=[f"FIELD{i}: moved" for i in range(9)])
+        lines = self.check(rv)
+        self.assertEqual(lines[-1], "Note: more notes in patch-review.json")
+        notes = [k for k, x in enumerate(lines) if x.startswith("Note: a note")]
+        for k in notes:  # each note shown has all its lines
+            self.assertTrue(lines[k + 1].startswith("  "), lines[k:])
+            self.assertTrue(lines[k + 2].startswith(("  ", "Note:")), lines[k:])

@@ -323,24 +323,71 @@ def clock_label(clock, mode):
     return f"{clock.upper()} {mode}"
 
 
-def _model_sentence(key, cells, tags):
-    """(opposite, sentence) when the models' complete verdicts on a row
-    disagree (opposite: one faster and one slower), else None."""
+def _disagreement(cells):
+    """(opposite, ((verdict, label), ...)) when the models' complete verdicts
+    on a row disagree (opposite: one faster and one slower), else None."""
     done = {label: r for label, r in cells.items() if r and r["complete"]}
     verdicts = {r["verdict"] for r in done.values()}
     moved = verdicts & {"faster", "slower"}
     if not (len(moved) == 2 or (stats.NO_DIFFERENCE in verdicts and moved)):
         return None
-    parts = []
-    for verdict in ("faster", "slower", stats.NO_DIFFERENCE):
-        for label, r in done.items():
-            if r["verdict"] != verdict:
-                continue
+    order = ("faster", "slower", stats.NO_DIFFERENCE)
+    return len(moved) == 2, tuple(sorted(((r["verdict"], label) for label, r in done.items()),
+                                         key=lambda x: (order.index(x[0]), x[1])))
+
+
+def _span(ratios, signed=False):
+    """'2.0%', or '1.8-2.1%' over several rows; signed: '+0.1%', '-0.2%..+0.1%'."""
+    if signed:
+        lo, hi = review.percent(min(ratios)), review.percent(max(ratios))
+        return lo if lo == hi else f"{lo}..{hi}"
+    sizes = sorted(abs(x - 1) * 100 for x in ratios)
+    lo, hi = f"{sizes[0]:.1f}", f"{sizes[-1]:.1f}"
+    return f"{lo}%" if lo == hi else f"{lo}-{hi}%"
+
+
+def _rows_text(keys, every):
+    """'MONOTONIC hot', 'REALTIME, MONOTONIC and 4 more clocks (hot)', or
+    'every clock (hot)'."""
+    modes = sorted({m for _, m in keys})
+    if len(keys) == 1:
+        return clock_label(*keys[0])
+    if len(modes) > 1:
+        return f"{len(keys)} rows"
+    if every:
+        return f"every clock ({modes[0]})"
+    names = [c.upper() for c, _ in keys]
+    if len(names) == 2:
+        shown = f"{names[0]} and {names[1]}"
+    elif len(names) == 3:
+        shown = f"{names[0]}, {names[1]} and {names[2]}"
+    else:
+        shown = f"{names[0]}, {names[1]} and {len(names) - 2} more clocks"
+    return f"{shown} ({modes[0]})"
+
+
+def _model_sentences(rows, tags):
+    """[(opposite, sentence)]: the rows on which the models disagree the same
+    way in one sentence, with the span of each model's change over them:
+    "every clock (hot): 1.9-2.1% faster on Zen 4, 3.0% slower on Zen 3"."""
+    groups = {}
+    for clock, mode, cells in rows:
+        d = _disagreement(cells)
+        if d:
+            groups.setdefault(d, []).append((clock, mode, cells))
+    out = []
+    for (opposite, pattern), members in groups.items():
+        parts = []
+        for verdict, label in pattern:
+            ratios = [cells[label]["ratio"] for _, _, cells in members]
             if verdict == stats.NO_DIFFERENCE:
-                parts.append(f"same on {tags[label]} ({review.percent(r['ratio'])})")
+                parts.append(f"same on {tags[label]} ({_span(ratios, signed=True)})")
             else:
-                parts.append(f"{_change(r)} {verdict} on {tags[label]}")
-    return len(moved) == 2, f"{clock_label(*key)}: " + ", ".join(parts)
+                parts.append(f"{_span(ratios)} {verdict} on {tags[label]}")
+        keys = [(c, m) for c, m, _ in members]
+        out.append((opposite, f"{_rows_text(keys, len(members) == len(rows) > 1)}: "
+                              + ", ".join(parts)))
+    return out
 
 
 def reduce(nodes, target=review.TARGET, alpha=0.05):
@@ -423,8 +470,7 @@ def reduce(nodes, target=review.TARGET, alpha=0.05):
                                  for verdict, v in sorted(votes.items()))
                 disagree.append(f"nodes of {m['tag']} disagree on {clock_label(clock, mode)}: "
                                 f"{said}")
-    said = [s for clock, mode, cells in rows
-            for s in [_model_sentence((clock, mode), cells, tags)] if s]
+    said = _model_sentences(rows, tags)
     # the worst first, for a block cut short: opposite directions, then a
     # model's nodes disagreeing, then "same" on one model and not another
     disagree = [t for opposite, t in said if opposite] + disagree + [
@@ -575,14 +621,33 @@ def _cells(r):
     return (word if r["ratio"] is None else f"{review.percent(r['ratio'])} {word}"), _ci(r)
 
 
+def _joined(r):
+    """The change, its interval and the verdict: "-1.2% [-2.0,-0.4] faster"."""
+    if r is None:
+        return "-"
+    word = WORDS.get(r["verdict"], "?")
+    if r["ratio"] is None:
+        return word
+    return f"{review.percent(r['ratio'])} {_ci(r)} {word}"
+
+
 def _ci(r):
     if r["ci_low"] is None:
         return "-"
     return f"[{(r['ci_low'] - 1) * 100:+.1f},{(r['ci_high'] - 1) * 100:+.1f}]"
 
 
+def _labeller(rows):
+    """How the table names a row: the clock alone when every row has the same
+    mode (the legend names it), else the clock and the mode."""
+    if len({m for _, m, _ in rows}) == 1:
+        return lambda clock, mode: clock.upper()
+    return clock_label
+
+
 def _prefix(rows, room):
-    width = max([len(clock_label(c, m)) for c, m, _ in rows] + [len("95% CI %")]) + 1
+    lab = _labeller(rows)
+    width = max([len(lab(c, m)) for c, m, _ in rows] + [len("change, 95% CI")]) + 1
     return min(width, room)
 
 
@@ -605,13 +670,23 @@ def _columns(red, width):
     def line(first, values):
         return (f"{printable(first, pw - 1):<{pw}}"
                 + "".join(f"  {v:<{w - 2}}" for v, w in zip(values, cols))).rstrip()
+    # one or two models: the change, its interval and the verdict in one cell
+    # each, one table, when that fits
+    joined = [[_joined(cs[m["cpu"]]) for m in timed] for _, _, cs in rows]
+    jcols = [max([len(c[i]) for c in joined] + [len(h)]) + 2
+             for i, h in enumerate(m["tag"] for m in timed)]
+    lab = _labeller(rows)
+    if pw + sum(jcols) <= width:
+        cols = jcols
+        return [[line("change, 95% CI", [m["tag"] for m in timed])]] + [
+            [line(lab(c, m), cl)] for (c, m, _), cl in zip(rows, joined)]
     key = []
     if heads[0] != timed[0]["tag"]:
         key = _wrap("Columns: " + ", ".join(f"{h} = {m['tag']}" for h, m in zip(heads, timed)),
                     width)
-    change = [line("change", heads)] + [line(clock_label(c, m), [x[0] for x in cl])
+    change = [line("change", heads)] + [line(lab(c, m), [x[0] for x in cl])
                                          for (c, m, _), cl in zip(rows, cells)]
-    ci = [line("95% CI %", heads)] + [line(clock_label(c, m), [x[1] for x in cl])
+    ci = [line("95% CI %", heads)] + [line(lab(c, m), [x[1] for x in cl])
                                       for (c, m, _), cl in zip(rows, cells)]
     items = [[x] for x in change + ci]
     items[0] = key + items[0]
@@ -622,6 +697,7 @@ def _groups(red, width):
     """A group of rows per model, in the one-machine block's layout."""
     timed = [m for m in red["models"] if not m["caught"]]
     pw = _prefix(red["rows"], 27)
+    lab = _labeller(red["rows"])
     room = width - pw
     head = (f"{'':<{pw}}{'before':>7}{'after':>7}{'change':>8}  {'95% CI %':<14}"
             "verdict")[:width]
@@ -636,7 +712,7 @@ def _groups(red, width):
                                                                             r["after"]))
             change = "-" if r["ratio"] is None else review.percent(r["ratio"])
             rest = f"{ns}{change:>8}  {_ci(r):<14}{WORDS.get(r['verdict'], '?')}"
-            item.append(f"{printable(clock_label(clock, mode), pw - 1):<{pw}}{rest[:room]}")
+            item.append(f"{printable(lab(clock, mode), pw - 1):<{pw}}{rest[:room]}")
         items.append(item)
     if items:
         items[0] = [head] + items[0]
@@ -722,10 +798,11 @@ def _table(red, width, room):
 def _legend(red, width, form):
     if form is None:
         return _Section([], None)
-    text = (f"Legend: change: median of the paired ratios after/before over a CPU "
-            f"model's pooled rounds; same: no difference, interval within "
-            f"+-{red['target'] * 100:g}%; ?: no verdict; -: not measured; 95% intervals, "
-            f"Bonferroni over {red['comparisons']} cells.")
+    modes = sorted({m for _, m, _ in red["rows"]})
+    text = ("Legend: " + (f"{modes[0]} calls on every row; " if len(modes) == 1 else "")
+            + "change: median of the paired ratios after/before, a model's nodes pooled; "
+            f"same: interval within +-{red['target'] * 100:g}%; ?: no verdict; -: not "
+            f"measured; 95% CI, Bonferroni over {red['comparisons']} cells.")
     if form == "groups":
         text += " before, after: ns/call, after = before x change."
     return _Section([_wrap(text, width)], lambda k, alone: f"Legend: {JSON}")
