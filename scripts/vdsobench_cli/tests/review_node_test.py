@@ -127,6 +127,43 @@ class ReadTest(unittest.TestCase):
         self.assertEqual(n["failed"], "exit 3: no vDSO")
 
 
+class MixedCountersTest(unittest.TestCase):
+    """Two recorded node files of one CPU, one read with its own counter
+    (rdtscp), one forced to the other (review-node --counter lfence_rdtsc,
+    review-node-6.12-quick-lfence.json, the same tree and machine): the rows
+    line up by clock, the model names both counters, and each cell pools
+    both nodes' rounds (a row that lost the CPU too often aside)."""
+
+    def test_rows_line_up(self):
+        from reports import fleet_review
+        tmp = Path(tempfile.mkdtemp(prefix="vdsobench-review-mixed-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        cpu = {"vendor": "GenuineIntel", "family": 6, "model": 167}
+        outcomes = []
+        for node, name in (("n1", "review-node-6.12-quick.json"),
+                           ("n2", "review-node-6.12-quick-lfence.json")):
+            path = tmp / f"{node}.json"
+            path.write_text((TESTDATA / name).read_text())
+            outcomes.append({"node": node, "state": "ok", "rc": 0, "results": str(path),
+                             "cpu": cpu, "kernel": "6.18.44", "reason": None})
+        nodes = pf.node_inputs(outcomes, BEFORE, AFTER)
+        self.assertEqual([n["counter"] for n in nodes], ["rdtscp", "lfence_rdtsc"])
+        red = fleet_review.reduce(nodes)
+        [model] = red["models"]
+        self.assertEqual(model["counters"], ["lfence_rdtsc", "rdtscp"])
+        self.assertEqual([(c, m) for c, m, _ in red["rows"]],
+                         [("realtime", "hot"), ("monotonic", "hot"), ("monotonic_raw", "hot")])
+        for clock, mode, cells in red["rows"]:
+            pooled = [x for x in nodes if x["lost"][(clock, mode)] <= fleet_review.MAX_LOST
+                      * len(x["rounds"][(clock, mode)][0])]
+            n = sum(len(x["rounds"][(clock, mode)][0]) for x in pooled)
+            self.assertEqual(cells[model["cpu"]]["n"], n, clock)
+            self.assertGreater(n, 10, clock)
+        text = "\n".join(fleet_review.lines(red))
+        self.assertIn("lfence_rdtsc", text)
+        self.assertEqual(sum(x.startswith("MONOTONIC ") for x in text.splitlines()), 1, text)
+
+
 class ScaleTest(unittest.TestCase):
     """The host's side at fleet size: 1000 nodes' files (the recorded one, its
     rounds scaled per model so the models differ; 3% of the nodes failed or
