@@ -152,14 +152,13 @@ def render(rv):
         lines += wrap(machine_line(rv["machine"]))
     checked = rv.get("verify", {})
     # on a cluster the nodes are named below; verify also ran here
-    here = f" here, on {rv['machine'].get('cpu')}," if fleet else ""
+    here = f", here on {rv['machine'].get('cpu')}" if fleet else ""
     if checked.get("after") and checked.get("after") == checked.get("before"):
-        lines += wrap(f"verify{here} before and after: {checked['after'][1]}"
-                      if fleet else f"verify, before and after: {checked['after'][1]}")
+        lines += wrap(f"verify, before and after{here}: {checked['after'][1]}")
     else:
         for side in ("after", "before"):
             if side in checked:
-                lines += wrap(f"verify{here.rstrip(',')} ({side}): {checked[side][1]}")
+                lines += wrap(f"verify ({side}){here}: {checked[side][1]}")
     arm64 = cover_letter_arm64.lines(rv["arm64"], WIDTH) if rv.get("arm64") else []
     if rv.get("torn"):
         after = (rv.get("verify") or {}).get("after", (None, ""))[1]

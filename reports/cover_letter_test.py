@@ -180,7 +180,7 @@ class ClusterShapeTest(unittest.TestCase):
         lines = self.check(rv)
         text = "\n".join(lines)
         self.assertNotIn("Machine:", text)  # the models are named instead
-        self.assertIn("verify here, on AMD EPYC 7B13 64-Core Processor, before and", text)
+        self.assertIn("verify, before and after, here on AMD EPYC 7B13 64-Core", text)
         self.assertIn("Zen 4", text)
         self.assertIn("Zen 3", text)
         self.assertRegex(text, r"faster on Zen 4, 3\.0% slower on\s+Zen 3")

@@ -24,7 +24,7 @@ import time
 from vdsobench_cli.cli import arch, variants as variants_mod
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.commands import compare
-from vdsobench_cli.measure import results
+from vdsobench_cli.measure import fingerprint, results
 from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.recipes.recipe_session import verify_one
 
@@ -94,6 +94,7 @@ def run(args):
     review = {"format": FORMAT, "before": args.before, "after": args.after,
               "counter": counter, "counter_forced": bool(args.counter),
               "counter_kernel": arch.timed_counter(), "quick": args.quick,
+              "hypervisor": compare.machine_meta(fingerprint.collect([])).get("hypervisor"),
               "verify": checked, "torn": torn and (torn["first_failure"] or torn["verdict"]),
               "plan": None, "seconds": None}
     comparison = None

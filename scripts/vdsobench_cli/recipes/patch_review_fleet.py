@@ -139,9 +139,10 @@ def node_inputs(outcomes, before, after):
                 n["failed"] = f"its review file is unusable: {e}"
             else:
                 n["counter"] = review["counter"]
+                n["hypervisor"] = review.get("hypervisor")
                 n["verify"] = verify_pair(review)
                 n["rounds"], n["lost"] = node_rounds(review, comparison)
-                if comparison is not None:
+                if comparison is not None and not n["hypervisor"]:
                     n["hypervisor"] = comparison["meta"].get("hypervisor")
         else:
             n["failed"] = o.get("reason") or f"no review ({o['state']})"
