@@ -58,16 +58,15 @@ def _ns(x):
 
 
 def _interval(r):
-    if r["ci_low"] is None:
-        return "-"
-    return (f"[{(r['ci_low'] - 1) * 100:+.1f},{(r['ci_high'] - 1) * 100:+.1f}]")
+    return review_mod.interval(r)
 
 
 def table(rows):
     head = f"{'clock':<17}{'mode':<9}{'before':>7}{'after':>7}{'change':>8}  {'95% CI %':<14}"
     out = [head + "verdict"]
     for clock, mode, r in rows:
-        change = "-" if r["ratio"] is None else review_mod.percent(r["ratio"])
+        change = "-" if r["ratio"] is None else review_mod.percent(r["ratio"],
+                                                                   review_mod.digits(r))
         out.append(f"{clock_label(clock):<17}{mode:<9}{_ns(r['before']):>7}{_ns(r['after']):>7}"
                    f"{change:>8}  {_interval(r):<14}{VERDICT_WORDS.get(r['verdict'], '?')}")
     return out

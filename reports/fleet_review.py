@@ -618,7 +618,8 @@ def _cells(r):
     if r is None:
         return "-", "-"
     word = WORDS.get(r["verdict"], "?")
-    return (word if r["ratio"] is None else f"{review.percent(r['ratio'])} {word}"), _ci(r)
+    return (word if r["ratio"] is None
+            else f"{review.percent(r['ratio'], review.digits(r))} {word}"), _ci(r)
 
 
 def _joined(r):
@@ -628,13 +629,11 @@ def _joined(r):
     word = WORDS.get(r["verdict"], "?")
     if r["ratio"] is None:
         return word
-    return f"{review.percent(r['ratio'])} {_ci(r)} {word}"
+    return f"{review.percent(r['ratio'], review.digits(r))} {_ci(r)} {word}"
 
 
 def _ci(r):
-    if r["ci_low"] is None:
-        return "-"
-    return f"[{(r['ci_low'] - 1) * 100:+.1f},{(r['ci_high'] - 1) * 100:+.1f}]"
+    return review.interval(r)
 
 
 def _labeller(rows):
@@ -710,7 +709,7 @@ def _groups(red, width):
                 continue
             ns = "".join(f"{'-' if x is None else f'{x:.1f}':>7}" for x in (r["before"],
                                                                             r["after"]))
-            change = "-" if r["ratio"] is None else review.percent(r["ratio"])
+            change = "-" if r["ratio"] is None else review.percent(r["ratio"], review.digits(r))
             rest = f"{ns}{change:>8}  {_ci(r):<14}{WORDS.get(r['verdict'], '?')}"
             item.append(f"{printable(lab(clock, mode), pw - 1):<{pw}}{rest[:room]}")
         items.append(item)

@@ -108,9 +108,27 @@ def row(before, after, target=TARGET, alpha=0.05, comparisons=1, refused=None):
     return out
 
 
-def percent(ratio):
+def percent(ratio, digits=1):
     """A ratio as a signed change: 1.012 -> '+1.2%'."""
-    return f"{(ratio - 1) * 100:+.1f}%"
+    return f"{(ratio - 1) * 100:+.{digits}f}%"
+
+
+def digits(r):
+    """Decimals a row's change and interval are shown with: 1, or 2 where the
+    interval lies within +-0.1% (so that a significant change of +0.03% is
+    never shown as "+0.0% [+0.0,+0.0] slower")."""
+    lo, hi = r.get("ci_low"), r.get("ci_high")
+    if lo is None or hi is None:
+        return 1
+    return 2 if max(abs(lo - 1), abs(hi - 1)) < 0.001 else 1
+
+
+def interval(r, n=None):
+    """'[-0.3,+1.1]' in percent, with digits(r) decimals unless n; '-' without one."""
+    if r.get("ci_low") is None:
+        return "-"
+    n = digits(r) if n is None else n
+    return f"[{(r['ci_low'] - 1) * 100:+.{n}f},{(r['ci_high'] - 1) * 100:+.{n}f}]"
 
 
 def peeking(sample, step=2, start=None, max_rounds=100, alpha=0.05):

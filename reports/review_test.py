@@ -118,3 +118,18 @@ class CoverageTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ShownTest(unittest.TestCase):
+    """A tiny but significant change keeps its sign in the text."""
+
+    def test_digits(self):
+        tiny = {"ratio": 1.0003, "ci_low": 1.0001, "ci_high": 1.0005}
+        self.assertEqual(review.digits(tiny), 2)
+        self.assertEqual(review.percent(tiny["ratio"], review.digits(tiny)), "+0.03%")
+        self.assertEqual(review.interval(tiny), "[+0.01,+0.05]")
+        wide = {"ratio": 1.012, "ci_low": 0.998, "ci_high": 1.03}
+        self.assertEqual(review.digits(wide), 1)
+        self.assertEqual(review.interval(wide), "[-0.2,+3.0]")
+        self.assertEqual(review.interval({"ci_low": None, "ci_high": None}), "-")
+
