@@ -43,8 +43,9 @@ MB = 1 << 20
 # mode on one CPU 1 MB (results/runs), a baseline 16 KB. Parsing needs about
 # three times the file in memory.
 # A patch: the largest series mailed to LKML are a few MB.
+# a review file (review-node's): a full review's rounds are about 2 MB
 LIMITS = {"results file": 128 * MB, "results file or comparison": 128 * MB, "baseline": 16 * MB,
-          "patch": 32 * MB}
+          "patch": 32 * MB, "review file": 16 * MB}
 # Real files nest 6 deep; the schema checker recurses, so this stays far below
 # Python's recursion limit.
 MAX_DEPTH = 64

@@ -68,7 +68,7 @@ def load_review(path, before, after, rc):
     problem = fleet.left_problem(path, "review file")  # a link or a FIFO a node left
     if problem:
         raise UsageError(problem)
-    obj = inputs.read(path, "results file", allow=plot.plot_input_constant)
+    obj = inputs.read(path, "review file", allow=plot.plot_input_constant)
     inputs.check(obj, SCHEMA, path, "review file")
     review, comparison = obj["review"], obj["comparison"]
     if (review["before"], review["after"]) != (before, after):

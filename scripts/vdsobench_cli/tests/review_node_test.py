@@ -109,6 +109,14 @@ class ReadTest(unittest.TestCase):
                                 n["failed"])
                 self.assertEqual(n["rounds"], {})
 
+    def test_a_file_past_the_cap_is_not_read(self):
+        path = self.tmp / "big.json"
+        with open(path, "wb") as f:
+            f.truncate(17 << 20)  # sparse: 17 MB of nothing, never parsed
+        with self.assertRaises(UsageError) as e:
+            pf.load_review(str(path), BEFORE, AFTER, 0)
+        self.assertIn("review file", str(e.exception))
+
     def test_a_link_or_fifo_is_not_read(self):
         target = self.write(self.good, "real.json")
         link = self.tmp / "link.json"
