@@ -16,6 +16,7 @@ says where the models disagree.
 
 import contextlib
 import json
+import re
 import sys
 import tarfile
 from pathlib import Path
@@ -32,6 +33,8 @@ ALPHA = 0.05  # compare.paired_comparison's, which each node's rows used
 # a node's exit status that still left a review: 0 (it passed verify and was
 # timed) and 1 (the patched layout failed verify there: a finding, not a failure)
 REVIEWED = (0, 1)
+# a round's number as compare writes it: a few plain digits
+ROUND = re.compile(r"(0|[1-9][0-9]{0,8})")
 
 
 def check(args):
@@ -76,9 +79,28 @@ def load_review(path, before, after, rc):
                          f"not {before} and {after}")
     if bool(review["torn"]) != (rc == 1) or (comparison is None) != bool(review["torn"]):
         raise UsageError(f"{path}: its exit status ({rc}), verdict and rounds disagree")
+    check_verify(review, path)
     if comparison is not None:
         plot.check_comparison(comparison, path)
     return review, comparison
+
+
+def check_verify(review, path):
+    """The verify records are the four review-node writes (each tree with the
+    fake counter and the node's own, nothing else), and the patched tree's
+    fail exactly when the file says it tore: a file that says torn with every
+    record PASS would show the patch as passing on that CPU."""
+    from reports import vocab
+    want = sorted((side, vocab.variant(review[side], c))
+                  for side in ("after", "before") for c in ("fake", review["counter"]))
+    if sorted((r["side"], r["variant"]) for r in review["verify"]) != want:
+        raise UsageError(f"{path}: its verify records are not each tree with the fake "
+                         f"counter and {review['counter']}, once each")
+    torn = any(r["status"] != "PASS" for r in review["verify"] if r["side"] == "after")
+    if torn != bool(review["torn"]):
+        raise UsageError(f"{path}: it says the patched tree "
+                         f"{'tore' if review['torn'] else 'passed'}, its verify records "
+                         f"that it {'tore' if torn else 'passed'}")
 
 
 def verify_pair(review):
@@ -98,29 +120,64 @@ def verify_pair(review):
     return out
 
 
-def node_rounds(review, comparison):
+def round_keys(by_round, where):
+    """The round numbers of one subject's rounds, in order; UsageError for a
+    key that is not one (int() takes " 1", "1_0" and "٣"; a 5000-digit key
+    raises past Python's digit limit) or for more than the host pools."""
+    from reports import fleet_review
+    if len(by_round) > fleet_review.MAX_ROUNDS:
+        raise UsageError(f"{where}: {len(by_round)} rounds, more than "
+                         f"{fleet_review.MAX_ROUNDS}")
+    bad = next((k for k in by_round if not ROUND.fullmatch(k)), None)
+    if bad is not None:
+        raise UsageError(f"{where}: round '{text_mod.printable(bad, 20)}' is not a round "
+                         "number")
+    return by_round
+
+
+def node_rounds(review, comparison, path="review file"):
     """({(clock, mode): (before ns, after ns)}, {(clock, mode): lost rounds})
     of a node's comparison: the paired rounds both variants have; a row the
-    node refused (it lost the CPU too often) is left out."""
+    node refused (it lost the CPU too often) is left out. UsageError for rows
+    the node's review cannot have: another pair of variants, a clock or mode
+    vdsobench does not have, a clock and mode twice (on two CPUs), or more
+    rows than the host pools (each row's rounds are read once)."""
     if comparison is None:
         return {}, {}
-    from reports import vocab
+    from reports import fleet_review, vocab
     before = vocab.variant(review["before"], review["counter"])
     after = vocab.variant(review["after"], review["counter"])
-    refused = {r.split(":", 1)[0] for r in comparison["meta"].get("refused", [])}
-    rounds, lost = {}, {}
-    for r in comparison["rows"]:
-        if r.get("metric") != "ns/call":
-            continue
-        key = f"{r['clock']}/{r['mode']}/cpu{r.get('cpu')}"
+    refused = comparison["meta"].get("refused", [])
+    if not isinstance(refused, list) or not all(isinstance(r, str) for r in refused):
+        raise UsageError(f"{path}: meta.refused: not a list of rows")
+    refused = {r.split(":", 1)[0] for r in refused}
+    rows = [r for r in comparison["rows"] if r.get("metric") == "ns/call"]
+    if len(rows) > fleet_review.MAX_KEYS:
+        raise UsageError(f"{path}: {len(rows)} rows, more than {fleet_review.MAX_KEYS}")
+    rounds, lost, seen = {}, {}, set()
+    for i, r in enumerate(rows):
+        clock, mode = r["clock"], r["mode"]
+        if (r["baseline"], r["variant"]) != (before, after):
+            raise UsageError(f"{path}: a row of {text_mod.printable(r['variant'], 80)} "
+                             f"against {text_mod.printable(r['baseline'], 80)}, not "
+                             f"{after} against {before}")
+        if clock not in vocab.CLOCKS or mode not in vocab.BENCH_MODES:
+            raise UsageError(f"{path}: a row of '{text_mod.printable(clock, 40)}/"
+                             f"{text_mod.printable(mode, 40)}', not a clock and mode "
+                             "vdsobench times")
+        if (clock, mode) in seen:
+            raise UsageError(f"{path}: {clock}/{mode} timed twice")
+        seen.add((clock, mode))
+        key = f"{clock}/{mode}/cpu{r.get('cpu')}"
         if key in refused:
             continue
-        a = comparison.get("rounds", {}).get(key, {}).get(f"{before}#0", {})
-        b = comparison.get("rounds", {}).get(key, {}).get(f"{after}#0", {})
+        got = comparison.get("rounds", {}).get(key, {})
+        a = round_keys(got.get(f"{before}#0", {}), f"{path}: rounds {key}")
+        b = round_keys(got.get(f"{after}#0", {}), f"{path}: rounds {key}")
         common = sorted(set(a) & set(b), key=int)
         if common:
-            rounds[(r["clock"], r["mode"])] = ([a[k] for k in common], [b[k] for k in common])
-            lost[(r["clock"], r["mode"])] = r.get("lost") or 0
+            rounds[(clock, mode)] = ([a[k] for k in common], [b[k] for k in common])
+            lost[(clock, mode)] = r.get("lost") or 0
     return rounds, lost
 
 
@@ -132,16 +189,18 @@ def node_inputs(outcomes, before, after):
              "counter": None, "kernel": o.get("kernel"), "hypervisor": None,
              "verify": {}, "rounds": {}, "lost": {}, "failed": None}
         path = o.get("results")
-        if o["state"] in ("ok", "failed") and o.get("rc") in REVIEWED and path:
+        rc = o.get("rc")
+        if o["state"] in ("ok", "failed") and type(rc) is int and rc in REVIEWED and path:
             try:
                 review, comparison = load_review(path, before, after, o["rc"])
+                rounds, lost = node_rounds(review, comparison, path)
             except UsageError as e:
                 n["failed"] = f"its review file is unusable: {e}"
             else:
                 n["counter"] = review["counter"]
                 n["hypervisor"] = review.get("hypervisor")
                 n["verify"] = verify_pair(review)
-                n["rounds"], n["lost"] = node_rounds(review, comparison)
+                n["rounds"], n["lost"] = rounds, lost
                 if comparison is not None and not n["hypervisor"]:
                     n["hypervisor"] = comparison["meta"].get("hypervisor")
         else:
