@@ -85,6 +85,9 @@ NAME_LIMIT = 64
 # a billion rounds
 MAX_KEYS = 64
 MAX_ROUNDS = 100000
+# a time per call a node may send, in ns: beyond these no call is timed, and
+# a ratio of the two (5e-324 against 1e19) is an infinite change in the block
+MIN_NS, MAX_NS = 0.01, 1e9
 JSON = "patch-review.json"
 WORDS = {"faster": "faster", "slower": "slower", stats.NO_DIFFERENCE: "same",
          review.INCOMPLETE: "?"}
@@ -216,8 +219,8 @@ def _series(values, what):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise _Bad(f"{what}: a time that is not a number")
         v = float(v)
-        if not (v >= 0 and v != float("inf")):
-            raise _Bad(f"{what}: a time that is negative or not finite")
+        if not MIN_NS <= v <= MAX_NS:
+            raise _Bad(f"{what}: a time that is not between {MIN_NS:g} and {MAX_NS:g} ns")
         out.append(v)
     return out
 

@@ -159,6 +159,28 @@ class StallTest(Base):
         self.refused(self.edited(edit), says="rounds, more than")
 
 
+class ExtremeTimesTest(Base):
+    """Times the schema takes (any number above 0, up to 2^64) whose ratio is
+    infinite: the block said "+inf% [+inf,+inf] slower"."""
+
+    def test_a_time_no_call_takes(self):
+        for lo, hi in ((5e-324, 1e19), (1e19, 5e-324), (0.001, 20.0), (20.0, 2e9)):
+            with self.subTest(before=lo, after=hi):
+                def edit(o):
+                    for subjects in o["comparison"]["rounds"].values():
+                        subjects[B_SUBJECT] = dict.fromkeys(subjects[B_SUBJECT], lo)
+                        subjects[A_SUBJECT] = dict.fromkeys(subjects[A_SUBJECT], hi)
+                nodes = pf.node_inputs([outcome(self.write(self.edited(edit)))],
+                                       BEFORE, AFTER)
+                red = fleet_review.reduce(nodes)
+                self.assertEqual(red["models"], [])
+                [(name, _, why)] = red["failed"]
+                self.assertIn("a time that is not between", why)
+                lines = block(red)
+                self.check_block(lines)
+                self.assertNotIn("inf", "\n".join(lines))
+
+
 class MisattributedTest(Base):
     """Rows or records that are not the node's own pair, or that say the
     patch passed where the file says it tore."""
