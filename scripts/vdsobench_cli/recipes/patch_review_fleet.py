@@ -181,8 +181,10 @@ def node_rounds(review, comparison, path="review file"):
     return rounds, lost
 
 
-def node_inputs(outcomes, before, after):
-    """reports/fleet_review.py's node list from the job's outcomes."""
+def node_inputs(outcomes, before, after, placed=None):
+    """reports/fleet_review.py's node list from the job's outcomes. placed:
+    the nodes Slurm ran the job on, where known; files in the job directory
+    under another name (a node can write there) are no node's."""
     nodes = []
     for o in outcomes:
         n = {"node": o["node"], "cpu": fleet.cpu_name(o) if o.get("cpu") else None,
@@ -190,7 +192,10 @@ def node_inputs(outcomes, before, after):
              "verify": {}, "rounds": {}, "lost": {}, "failed": None}
         path = o.get("results")
         rc = o.get("rc")
-        if o["state"] in ("ok", "failed") and type(rc) is int and rc in REVIEWED and path:
+        if placed and o["node"] not in placed:
+            n["cpu"] = None
+            n["failed"] = "not a node of the job (Slurm ran it elsewhere): its files not read"
+        elif o["state"] in ("ok", "failed") and type(rc) is int and rc in REVIEWED and path:
             try:
                 review, comparison = load_review(path, before, after, o["rc"])
                 rounds, lost = node_rounds(review, comparison, path)
@@ -223,7 +228,7 @@ def review(s, args, before, after):
     outcomes = fleet.node_outcomes(jobs_dir, record)
     for line in fleet.outcome_lines(outcomes, fleet.SUMMARY_NODES):
         progress(line.strip())
-    nodes = node_inputs(outcomes, before, after)
+    nodes = node_inputs(outcomes, before, after, record.get("nodes"))
     reduced = fleet_review.reduce(nodes, review_mod.TARGET, ALPHA)
     reduced.update(job=job, job_dir=str(d), asked=len(outcomes),
                    command=command, bundle=(facts.get("build") or {}).get("short"))

@@ -270,6 +270,43 @@ class MisattributedTest(Base):
         self.assertEqual(len(n["rounds"]), 3)
 
 
+class JobDirectoryTest(Base):
+    """The job's directory as node_outcomes reads it: a node can write
+    there, so it can leave files under another node's name, or a name
+    Slurm never placed the job on."""
+
+    def leave(self, d, node, cpu_model):
+        base = d / f"17-{node}"
+        base.with_suffix(".json").write_text(json.dumps(self.good))
+        base.with_suffix(".exit").write_text(json.dumps(
+            {"rc": 0, "phase": "run", "job": "17", "node": node, "started": 1.0,
+             "ended": 2.0, "kernel": "6.18.44"}))
+        base.with_suffix(".cpuinfo").write_text(
+            f"processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n"
+            f"model\t\t: {cpu_model}\nmodel name\t: \x1b[2JFake CPU\nstepping\t: 1\n\n")
+
+    def test_files_of_a_node_slurm_did_not_place(self):
+        from vdsobench_cli.fleet import fleet
+        d = self.tmp / "17"
+        d.mkdir()
+        self.leave(d, "n1", 167)
+        self.leave(d, "n9", 143)  # n1 wrote these too
+        record = {"job": "17", "nodes": ["n1"], "slurm": {"JobState": "COMPLETED"},
+                  "output": "file"}
+        outcomes = fleet.node_outcomes(str(self.tmp), record)
+        self.assertEqual([o["node"] for o in outcomes], ["n1", "n9"])
+        nodes = pf.node_inputs(outcomes, BEFORE, AFTER, record["nodes"])
+        red = fleet_review.reduce(nodes)
+        self.assertEqual([m["nodes"] for m in red["models"]], [["n1"]])
+        [(name, cpu, why)] = red["failed"]
+        self.assertEqual((name, cpu), ("n9", None))
+        self.assertIn("not a node of the job", why)
+        self.check_block(block(red))
+        # where Slurm's placement is not known, every node that left files
+        # is read, each its own
+        self.assertEqual(len(pf.node_inputs(outcomes, BEFORE, AFTER)), 2)
+
+
 class ResistedTest(Base):
     """Attacks the reader already stood: each stays a test."""
 
