@@ -119,7 +119,10 @@ def add_parser(sub):
         description="Verify two imported layouts (the patched one first) with the fake "
                     "counter and this CPU's own, then time them in paired rounds as "
                     "patch-review does (no simulation); write one file for the submit "
-                    "host. Exit 1 when the patched layout fails verify.")
+                    "host. `recipe patch-review --fleet` runs it on every node from its "
+                    "bundle; by hand it tries one node. Exit 0: the file is written and "
+                    "the patched layout passes verify; 1: it fails verify (the file says "
+                    "where it tore); 2: bad usage (one line says which value).")
     p.add_argument("before", metavar="BEFORE", help="the tree's imported layout, kernel:NAME")
     p.add_argument("after", metavar="AFTER", help="the patched tree's, kernel:NAME")
     # required, but checked in run(): fleet checks a node's command line before

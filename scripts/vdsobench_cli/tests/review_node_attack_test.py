@@ -17,7 +17,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import patch_review_fleet as pf
-from vdsobench_cli.tests.support import TESTDATA
+from vdsobench_cli.tests.support import TESTDATA, cli, one_line
 
 from reports import cover_letter, fleet_review, review
 
@@ -388,6 +388,53 @@ class BlockTest(Base):
         self.assertEqual(len(red["failed"]), 50)
         self.check_block(block(red))
         self.check_block(fleet_review.lines(red))
+
+
+class CommandTest(Base):
+    """A new user's mistakes with review-node and with --fleet's options:
+    one line naming the value and what is valid, exit 2 (no Slurm needed:
+    each is refused before a cluster is looked for)."""
+
+    def test_review_node_outs_it_cannot_write(self):
+        fifo = self.tmp / "fifo"
+        os.mkfifo(fifo)
+        there = self.write("{}", "there.json")
+        for out, says in ((str(self.tmp), "it is a directory"), (str(fifo), "it is a FIFO"),
+                          (there, "exists")):
+            with self.subTest(out=out):
+                rc, _, err = cli("review-node", "kernel:a", "kernel:b", "--out", out)
+                one_line(self, rc, err, says)
+        self.assertEqual(Path(there).read_text(), "{}")
+
+    def test_review_node_usage(self):
+        rc, _, err = cli("review-node", "kernel:a", "kernel:b", "--out",
+                         str(self.tmp / "r.json"), "--clocks", "bogus")
+        one_line(self, rc, err, "'bogus'", "monotonic_raw")
+        rc, _, err = cli("review-node", "kernel:a")
+        one_line(self, rc, err, "AFTER")
+        rc, out, _ = cli("review-node", "--help")
+        self.assertEqual(rc, 0)
+        self.assertIn("patch-review --fleet", out)
+        self.assertIn("2: bad usage", " ".join(out.split()))
+
+    def test_fleet_options(self):
+        for argv, says in (
+                (["--fleet"], ["--nodes N, --nodes all or --one-per-feature"]),
+                (["--fleet", "--nodes", "0"], ["0 is out of range", "1 to"]),
+                (["--fleet", "--nodes", "abc"], ["'abc'", "or all"]),
+                (["--fleet", "--nodes", "9" * 30], ["out of range"]),
+                (["--fleet", "--nodes", "all", "--one-per-feature"], ["exclude each other"]),
+                (["--fleet", "--constraint", "zen4;rm -rf /"], ["not a Slurm constraint",
+                                                                "e.g. zen5"]),
+                (["--fleet", "--nodes", "2", "--jobs-dir", "/tmp/a\x1b[2Jb"],
+                 ["\\x1b", "not a jobs directory", "valid:"]),
+                (["--fleet", "--nodes", "2", "--partition", "a b"], ["'a b'", "valid:"]),
+                (["--fleet", "--nodes", "2", "--timeout", "-5"], ["-5", "valid:"]),
+                (["--nodes", "2"], ["--nodes is for --fleet"])):
+            with self.subTest(argv=argv):
+                rc, _, err = cli("recipe", "patch-review", *argv)
+                one_line(self, rc, err, *says)
+                self.assertNotIn("\x1b", err)
 
 
 if __name__ == "__main__":
