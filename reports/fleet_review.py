@@ -496,14 +496,25 @@ def status(reduced):
     caught = [m["tag"] for m in reduced["models"] if m["caught"]]
     if caught:
         return (f"WRONG: the patched tree fails verify on {_and(caught)}; do not post")
-    cells = [r for _, _, cs in reduced["rows"] for r in cs.values() if r is not None]
-    missing = [r for r in cells if not r["complete"]]
+    # a timed model's row with no rounds (its nodes sent none, or refused
+    # them all) is a cell without a verdict too, as fleet_complete() counts it
+    timed = [m for m in reduced["models"] if not m["caught"]]
+    cells = [(m, cs[m["cpu"]]) for _, _, cs in reduced["rows"] for m in timed]
+    if not any(r is not None for _, r in cells):
+        return "INCOMPLETE: no CPU model was timed"
+    missing = [r for _, r in cells if r is None or not r["complete"]]
     if not missing:
-        return None if cells else "INCOMPLETE: no CPU model was timed"
-    why = "the rounds were too noisy"
-    if any(r["reason"] and "lost the CPU" in r["reason"] for r in missing):
-        why = "the CPU was lost too often"
-    return f"INCOMPLETE: {len(missing)} of {len(cells)} cells without a verdict ({why})"
+        return None
+    why = []
+    empty = [m["tag"] for m in timed if any(r is None for x, r in cells if x is m)]
+    if empty:
+        why.append(f"no rounds from {_and(empty, 2)}")
+    if any(r is not None and r["reason"] and "lost the CPU" in r["reason"] for r in missing):
+        why.append("the CPU was lost too often")
+    elif any(r is not None for r in missing):
+        why.append("the rounds were too noisy")
+    return (f"INCOMPLETE: {len(missing)} of {len(cells)} cells without a verdict "
+            f"({'; '.join(why)})")
 
 
 def _and(items, limit=4):

@@ -181,6 +181,32 @@ class ExtremeTimesTest(Base):
                 self.assertNotIn("inf", "\n".join(lines))
 
 
+class UntimedModelTest(Base):
+    """A node whose every row it refused (it says it lost the CPU on each):
+    its model has a column of "-" and the host exits 1 (fleet_complete), so
+    the block's first line must say so; it said nothing."""
+
+    def test_a_model_with_no_rounds(self):
+        def refuse_all(o):
+            o["comparison"]["meta"]["refused"] = [f"{k}: lost the CPU"
+                                                  for k in o["comparison"]["rounds"]]
+        outcomes = [outcome(self.write(self.good, "n1.json"), node="n1"),
+                    outcome(self.write(self.edited(refuse_all), "n2.json"), node="n2",
+                            cpu={"vendor": "AuthenticAMD", "family": 25, "model": 17})]
+        nodes = pf.node_inputs(outcomes, BEFORE, AFTER)
+        self.assertEqual([n["failed"] for n in nodes], [None, None])
+        self.assertEqual(nodes[1]["rounds"], {})
+        red = fleet_review.reduce(nodes)
+        self.assertEqual(len(red["models"]), 2)
+        tag = next(m["tag"] for m in red["models"] if m["nodes"] == ["n2"])
+        status = fleet_review.status(red)
+        self.assertTrue(status.startswith("INCOMPLETE: 6 of 6 cells"), status)
+        self.assertIn(f"no rounds from {tag}", status)
+        lines = block(red)
+        self.check_block(lines)
+        self.assertTrue(status.startswith(lines[0]), lines[0])  # wrapped at 72
+
+
 class MisattributedTest(Base):
     """Rows or records that are not the node's own pair, or that say the
     patch passed where the file says it tore."""
