@@ -415,6 +415,35 @@ class BlockTest(Base):
         self.check_block(block(red))
         self.check_block(fleet_review.lines(red))
 
+    def test_every_row_a_node_may_send(self):
+        # 63 rows (under MAX_KEYS), 60 models with names a sentence cannot
+        # hold, 300 failed nodes with distinct long reasons, torn on some
+        import random
+        from reports import stats, vocab
+        rng = random.Random(2)
+        keys = [(c, m) for c in vocab.CLOCKS for m in vocab.BENCH_MODES[:9]]
+        nodes = []
+        for i in range(120):
+            nodes.append({"node": f"n{i}", "cpu": f"M{i % 60} \u202e (V, {i % 60}/1/1)",
+                          "counter": "c" * 40, "kernel": "k" * 64, "hypervisor": "h" * 40,
+                          "verify": {"after": (i % 7 != 0, "FAIL " * 30),
+                                     "before": (i % 5 != 0, "B " * 60)},
+                          "rounds": {k: stats.simulate_rounds(rng, 12, 0.95 + 0.1 * rng.random(),
+                                                              0.01, 0.0) for k in keys},
+                          "lost": {}, "failed": None})
+        nodes += [{"node": f"bad{i}", "cpu": None, "failed": f"reason {i} " * 20}
+                  for i in range(300)]
+        passing = [dict(n, verify={"after": (True, "PASS"), "before": (True, "PASS")})
+                   if not n["failed"] else n for n in nodes]
+        for what, ns in (("torn on some", nodes), ("all pass", passing),
+                         ("one mode", [dict(n, rounds={k: v for k, v in n["rounds"].items()
+                                                       if k[1] == "hot"})
+                                       if not n["failed"] else n for n in passing])):
+            with self.subTest(what):
+                red = fleet_review.reduce(ns)
+                self.assertEqual(len(red["models"]), 60)
+                self.check_block(block(red))
+
 
 class CommandTest(Base):
     """A new user's mistakes with review-node and with --fleet's options:
