@@ -155,7 +155,7 @@ def node_rounds(review, comparison, path="review file"):
     if len(rows) > fleet_review.MAX_KEYS:
         raise UsageError(f"{path}: {len(rows)} rows, more than {fleet_review.MAX_KEYS}")
     rounds, lost, seen = {}, {}, set()
-    for i, r in enumerate(rows):
+    for r in rows:
         clock, mode = r["clock"], r["mode"]
         if (r["baseline"], r["variant"]) != (before, after):
             raise UsageError(f"{path}: a row of {text_mod.printable(r['variant'], 80)} "
