@@ -36,6 +36,7 @@ from .text import printable
 
 WIDTH = 72
 MAX_LINES = 40
+ARM64_LINES = 6  # arm64's section in a cluster's block
 VERDICT_WORDS = {"faster": "faster", "slower": "slower",
                  stats.NO_DIFFERENCE: "same", review_mod.INCOMPLETE: "?"}
 MODE_WORDS = {"hot": "hot: back-to-back calls, data in L1",
@@ -72,19 +73,21 @@ def table(rows):
     return out
 
 
-def sim_lines(sim):
-    """One line when nothing changed, else the rows that changed."""
+def sim_lines(sim, most=3):
+    """One line when nothing changed, else the rows that changed (at most
+    `most`, then how many more)."""
     changed = [s for s in sim if s[2] != s[3] or s[4] != s[5]]
     if not sim:
         return []
     if not changed:
         return ["Simulated (cachegrind): instructions, L1D misses per call unchanged"]
     out = ["Simulated (cachegrind) per call, before -> after:"]
-    for clock, mode, i0, i1, m0, m1 in changed[:3]:
+    for clock, mode, i0, i1, m0, m1 in changed[:most]:
         out.append(f"  {clock_label(clock)} {mode}: instructions {i0:g} -> {i1:g}, "
                    f"L1D misses {m0:g} -> {m1:g}")
-    if len(changed) > 3:
-        out.append(f"  and {len(changed) - 3} more rows (patch-review.json)")
+    if len(changed) > most:
+        out.append(f"  and {len(changed) - most} more row{'s' if len(changed) - most > 1 else ''} "
+                   "(patch-review.json)")
     return out
 
 
@@ -158,7 +161,9 @@ def render(rv):
         for side in ("after", "before"):
             if side in checked:
                 lines += wrap(f"verify ({side}){here}: {checked[side][1]}")
-    arm64 = cover_letter_arm64.lines(rv["arm64"], WIDTH) if rv.get("arm64") else []
+    # on a cluster the table across models needs the room: arm64 keeps a few lines
+    arm64 = (cover_letter_arm64.lines(rv["arm64"], WIDTH, ARM64_LINES if fleet else None)
+             if rv.get("arm64") else [])
     if rv.get("torn"):
         after = (rv.get("verify") or {}).get("after", (None, ""))[1]
         if rv["torn"] not in after:
@@ -169,19 +174,20 @@ def render(rv):
         out = lines + arm64
         return [printable(x, None) for x in out[:MAX_LINES]]
     code = rv.get("code")
+    shown = 1 if fleet else 2
     if code == "identical":
         lines.append("Read path object code: identical")
     elif code:
         lines.append("Read path object code differs:")
-        lines += [f"  {printable(c, WIDTH - 2)}" for c in code[:2]]
-        if len(code) > 2:
-            lines.append(f"  and {len(code) - 2} more functions")
-    lines += sim_lines(rv.get("sim") or [])
+        lines += [f"  {printable(c, WIDTH - 2)}" for c in code[:shown]]
+        if len(code) > shown:
+            lines.append(f"  and {len(code) - shown} more functions")
+    lines += sim_lines(rv.get("sim") or [], shown)
     lines.append("")
     if fleet:
         # the page keeps two lines and its heading, a note one; the cluster's
         # part the rest
-        room = MAX_LINES - len(lines) - len(arm64) - 4
+        room = MAX_LINES - len(lines) - len(arm64) - 3
         lines += fleet_review.lines(fleet, WIDTH, max(8, room))
     else:
         lines += table(rows)

@@ -95,8 +95,35 @@ def page_lines(page, width):
     return _wrap(f"data page: {page[0]}", width)[:PAGE_LINES - 1] + _wrap(MORE, width)
 
 
-def lines(a, width=72):
-    """The section as a list of lines, each at most width columns."""
+def lines(a, width=72, max_lines=None):
+    """The section as a list of lines, each at most width columns; within
+    max_lines, its parts dropped whole from the least telling (notes, the
+    data page, the counter, the code) with a line saying where they are."""
+    out = _lines(a, width)
+    if max_lines is None or len(out) <= max_lines:
+        return out
+    if a.get("missing") or a.get("torn"):
+        return out[:max_lines]  # a few lines, the verdict first
+    groups = _groups(a, width)
+    keep = [g for g in groups]
+    for part in ("notes", "page", "counter", "code", "instructions"):
+        if sum(len(g[1]) for g in keep) + 1 <= max_lines:
+            break
+        keep = [g for g in keep if g[0] != part]
+    out = [x for _, g in keep for x in g][:max_lines - 1]
+    return out + [printable(f"  {MORE}", width)]
+
+
+def _groups(a, width):
+    """[(part, lines)] of a section that was checked and passed."""
+    return [("head", [EMULATED if a.get("emulator") else NATIVE]),
+            ("verify", verify_lines(a, width)), ("counter", counter_line(a, width)),
+            ("instructions", instruction_lines(a.get("instructions") or [], width)),
+            ("code", code_lines(a, width)), ("page", page_lines(a.get("page") or [], width)),
+            ("notes", notes(a, width))]
+
+
+def _lines(a, width):
     if a.get("missing"):
         head = EMULATED.split(":", 1)[0] + ")"
         out = textwrap.wrap(printable(f"{head}: not checked: {a['missing']}", None), width,
