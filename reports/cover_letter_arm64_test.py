@@ -150,3 +150,36 @@ class Arm64SectionTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Arm64WithinLinesTest(unittest.TestCase):
+    """In a cluster's block the section keeps max_lines: whole parts go, the
+    least telling first, and a line says where they are."""
+
+    def test_parts_dropped_whole(self):
+        a = review(notes=["instructions per call not counted: qemu failed"])
+        full = section.lines(a)
+        self.assertGreater(len(full), 6)
+        out = section.lines(a, 72, 6)
+        self.assertLessEqual(len(out), 6, out)
+        text = "\n".join(out)
+        self.assertEqual(out[0], section.EMULATED)
+        self.assertIn("verify, before and after: PASS", text)
+        self.assertIn("MONOTONIC 41 -> 42", text)  # the instructions stay
+        self.assertNotIn("note:", text)  # the notes go first
+        self.assertNotIn("offs_boot", text)  # then the data page
+        self.assertEqual(out[-1].strip(), section.MORE)
+        for line in out[1:-1]:  # what stays is whole: no part cut mid-way
+            self.assertIn(line, full)
+
+    def test_room_enough_changes_nothing(self):
+        a = review()
+        self.assertEqual(section.lines(a, 72, 40), section.lines(a))
+
+    def test_torn_keeps_its_verdict_first(self):
+        a = review(torn="edges: 56-bit arch timer wrap: 3 ns off",
+                   verify={"after": (False, "CAUGHT: edges: 56-bit arch timer wrap"),
+                           "before": PASS})
+        out = section.lines(a, 72, 3)
+        self.assertEqual(len(out), 3)
+        self.assertIn("CAUGHT", "\n".join(out))

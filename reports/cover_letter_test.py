@@ -3,7 +3,7 @@
 import random
 import unittest
 
-from reports import cover_letter, fleet_review, review, stats
+from reports import cover_letter, cover_letter_arm64, fleet_review, review, stats
 
 CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse",
           "monotonic_coarse")
@@ -217,3 +217,22 @@ class ClusterShapeTest(unittest.TestCase):
         for k in notes:  # each note shown has all its lines
             self.assertTrue(lines[k + 1].startswith("  "), lines[k:])
             self.assertTrue(lines[k + 2].startswith(("  ", "Note:")), lines[k:])
+
+    def test_the_table_is_whole_beside_everything_else(self):
+        """The first full review on a cluster cut the table to four rows:
+        now code, simulation and arm64 give way to it."""
+        sim = [(c, m, 60, 61, 3, 2) for c in CLOCKS for m in ("hot", "pressure")]
+        rv = review_of(rows=[], fleet=fleet_of([(ZEN4, 2, 0.99)]), sim=sim,
+                       code=[f"f{i}: 1 of 30 instructions differ" for i in range(4)],
+                       page=[f"FIELD{i}: moved" for i in range(9)],
+                       arm64=arm64_of(code=["clock_getres: 1 of 31 instructions differ"],
+                                      instructions=[(c, 29, 31) for c in CLOCKS],
+                                      page=["offs_boot: added at 32..39 (line 0)"] * 3),
+                       notes=["pressure is simulated, not timed: two builds of the same "
+                              "tree differ by a third in time under pressure"])
+        lines = self.check(rv)
+        start = next(i for i, x in enumerate(lines) if x.startswith("change, 95% CI"))
+        table = lines[start + 1:start + 1 + len(CLOCKS)]
+        self.assertEqual([x.split()[0] for x in table], [c.upper() for c in CLOCKS], lines)
+        self.assertIn("Data page (x86-64):", lines)
+        self.assertIn(cover_letter_arm64.EMULATED, lines)
