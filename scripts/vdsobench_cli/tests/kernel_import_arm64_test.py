@@ -14,16 +14,15 @@ or qemu-user (scripts/vdsobench setup --arch arm64 --kernel-sources).
 """
 
 import json
-import os
-import shutil
 import tempfile
 import unittest
 from pathlib import Path
 
 from vdsobench_cli.cli import arch
 from vdsobench_cli.kimport import kernel_import
-from vdsobench_cli.tests.support import (KERNEL_TESTDATA as TESTDATA, NESTED, TORN_612,
-                                         ImportsDir, cli, ok, one_line, tarball)
+from vdsobench_cli.tests.support import (KERNEL_TESTDATA as TESTDATA, TORN_612, ImportsDir,
+                                         arm64_tarball_or_skip, cli, cross_missing, ok,
+                                         one_line)
 
 TORN_MASKED = str(TESTDATA / "6.12-torn-mult-shift-masked.patch")
 NOMASK = str(TESTDATA / "6.12-arm64-delta-nomask.patch")
@@ -55,18 +54,6 @@ ESCAPE = """\
  #define VDSO_HAS_CLOCK_GETRES		1
  
 """
-
-
-def cross_missing():
-    """Why the arm64 import cannot run here, or None."""
-    t = arch.Target("arm64")
-    if t.native:
-        return None
-    if t.missing_toolchain():
-        return f"no {', '.join(t.missing_toolchain())} (scripts/vdsobench setup --arch arm64)"
-    if not any(shutil.which(p) for p in arch.QEMU["arm64"]):
-        return "no qemu-aarch64-static (scripts/vdsobench setup --arch arm64)"
-    return None
 
 
 class PureArm64Test(unittest.TestCase):
@@ -112,15 +99,7 @@ class Arm64Import612Test(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        if os.environ.get(NESTED):
-            raise unittest.SkipTest("inside the new-variant test's copy of the project")
-        why = cross_missing()
-        if why:
-            raise unittest.SkipTest(why)
-        cls.src = tarball("6.12")
-        if cls.src is None:
-            raise unittest.SkipTest("no /usr/src/linux-source-6.12.tar.xz (as root: "
-                                    "scripts/vdsobench setup --kernel-sources)")
+        cls.src = arm64_tarball_or_skip("6.12")
         cls.dir = ImportsDir()
         src = str(cls.src)
         cls.base = cli("import", src, "--name", "a", "--arch", "arm64", "--agree",

@@ -9,7 +9,6 @@ setup --arch arm64 --kernel-sources). About 75 s.
 """
 
 import os
-import shutil
 import tempfile
 import unittest
 from unittest import mock
@@ -17,25 +16,14 @@ from unittest import mock
 from vdsobench_cli.cli import arch
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.recipes import patch_review_arm64 as arm64
-from vdsobench_cli.tests.support import KERNEL_TESTDATA, NESTED, TORN_612, ImportsDir, tarball
+from vdsobench_cli.tests.support import (KERNEL_TESTDATA, TORN_612, ImportsDir,
+                                         arm64_tarball_or_skip, cross_missing)
 
 from reports import cover_letter_arm64
 
 GOOD = str(KERNEL_TESTDATA / "6.12-max-cycles-last.patch")
 NOMASK = str(KERNEL_TESTDATA / "6.12-arm64-delta-nomask.patch")
 OURS = (arm64.BEFORE, arm64.AFTER)
-
-
-def cross_missing():
-    """Why the arm64 import cannot run here, or None."""
-    t = arch.Target("arm64")
-    if t.native:
-        return None
-    if t.missing_toolchain():
-        return f"no {', '.join(t.missing_toolchain())} (scripts/vdsobench setup --arch arm64)"
-    if not any(shutil.which(p) for p in arch.QEMU["arm64"]):
-        return "no qemu-aarch64-static (scripts/vdsobench setup --arch arm64)"
-    return None
 
 
 def record(v, status, *checks, reason=None):
@@ -165,15 +153,7 @@ class Review612Test(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        if os.environ.get(NESTED):
-            raise unittest.SkipTest("inside the new-variant test's copy of the project")
-        why = cross_missing()
-        if why:
-            raise unittest.SkipTest(why)
-        cls.src = tarball("6.12")
-        if cls.src is None:
-            raise unittest.SkipTest("no /usr/src/linux-source-6.12.tar.xz (as root: "
-                                    "scripts/vdsobench setup --kernel-sources)")
+        cls.src = arm64_tarball_or_skip("6.12")
         cls.dir = ImportsDir()
 
     @classmethod

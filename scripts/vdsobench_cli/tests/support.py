@@ -20,7 +20,7 @@ from unittest import mock
 
 from reports import tables, vocab
 from reports.testsupport import png_size, svg_size
-from vdsobench_cli.cli import build, errors, main, packages
+from vdsobench_cli.cli import arch, build, errors, main, packages
 from vdsobench_cli.commands import merge, plot
 from vdsobench_cli.fleet import fleet, fleet_slurm
 from vdsobench_cli.kimport import kernel_import
@@ -293,6 +293,34 @@ def tarball(version):
     if not path.exists() and os.geteuid() == 0:
         packages.ensure_group((f"linux-source-{version}",), "the import tests")
     return path if path.exists() else None
+
+
+def cross_missing():
+    """Why the arm64 import cannot run here, or None."""
+    t = arch.Target("arm64")
+    if t.native:
+        return None
+    if t.missing_toolchain():
+        return f"no {', '.join(t.missing_toolchain())} (scripts/vdsobench setup --arch arm64)"
+    if not any(shutil.which(p) for p in arch.QEMU["arm64"]):
+        return "no qemu-aarch64-static (scripts/vdsobench setup --arch arm64)"
+    return None
+
+
+def arm64_tarball_or_skip(version="6.12"):
+    """Debian's tarball for a class that imports it for arm64 under qemu;
+    unittest.SkipTest (saying why) inside new_variant_test's copy, without the
+    cross tools or qemu-user, or without the tarball."""
+    if os.environ.get(NESTED):
+        raise unittest.SkipTest("inside the new-variant test's copy of the project")
+    why = cross_missing()
+    if why:
+        raise unittest.SkipTest(why)
+    src = tarball(version)
+    if src is None:
+        raise unittest.SkipTest(f"no /usr/src/linux-source-{version}.tar.xz (as root: "
+                                "scripts/vdsobench setup --kernel-sources)")
+    return src
 
 
 # ---- made-up machines: the /proc and /sys trees fingerprint reads --------------------------
