@@ -36,7 +36,7 @@ from .text import printable
 
 WIDTH = 72
 MAX_LINES = 40
-ARM64_LINES = 6  # arm64's section in a cluster's block
+ARM64_LINES, ARM64_LINES_ALONE = 6, 8  # arm64's section in a cluster's block, one machine's
 VERDICT_WORDS = {"faster": "faster", "slower": "slower",
                  stats.NO_DIFFERENCE: "same", review_mod.INCOMPLETE: "?"}
 MODE_WORDS = {"hot": "hot: back-to-back calls, data in L1",
@@ -162,7 +162,8 @@ def render(rv):
             if side in checked:
                 lines += wrap(f"verify ({side}){here}: {checked[side][1]}")
     # on a cluster the table across models needs the room: arm64 keeps a few lines
-    arm64 = (cover_letter_arm64.lines(rv["arm64"], WIDTH, ARM64_LINES if fleet else None)
+    arm64 = (cover_letter_arm64.lines(rv["arm64"], WIDTH,
+                                      ARM64_LINES if fleet else ARM64_LINES_ALONE)
              if rv.get("arm64") else [])
     if rv.get("torn"):
         after = (rv.get("verify") or {}).get("after", (None, ""))[1]

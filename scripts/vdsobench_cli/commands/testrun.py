@@ -28,6 +28,8 @@ SLOW = {
     "kernel_import_attack_test.py": 110,  # hostile trees and patches, imported
     "kernel_import_arm64_test.py": 120,  # 6.12 for arm64 (and patched), verify under qemu
     "bundle_test.py": 40,               # a bundle built and run
+    "patch_review_arm64_test.py": 65,   # 6.12 and patches for arm64, verify under qemu
+    "fleet_local_test.py": 100,         # a real Slurm brought up, jobs, a patch-review
 }
 QUICK_SKIP = tuple(SLOW)
 # bazel test exit statuses: 0 all passed, 3 some test failed, 4 no test targets.
