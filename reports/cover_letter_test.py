@@ -236,3 +236,19 @@ class ClusterShapeTest(unittest.TestCase):
         self.assertEqual([x.split()[0] for x in table], [c.upper() for c in CLOCKS], lines)
         self.assertIn("Data page (x86-64):", lines)
         self.assertIn(cover_letter_arm64.EMULATED, lines)
+
+    def test_caught_on_a_node_only(self):
+        """verify passed here but a node's own counter read tore it: WRONG,
+        that model untimed, the others still shown."""
+        red = fleet_of([(ZEN4, 2, 0.99), (ZEN3, 1, 0.99)])
+        for m in red["models"]:
+            if m["cpu"] == ZEN3:
+                m["caught"] = True
+                m["verify"] = {"after": (False, "FAIL: concurrency: torn read"),
+                               "before": PASS}
+        rv = review_of(rows=[], fleet=red, torn=f"caught on {ZEN3}")
+        lines = self.check(rv)
+        self.assertEqual(lines[0], "WRONG: the patched tree fails verify; do not post")
+        text = "\n".join(lines)
+        self.assertIn(f"Where it tore: caught on {ZEN3}", " ".join(text.split()))
+        self.assertIn("torn read", text)
