@@ -550,6 +550,11 @@ def bundle_for(args, tmp):
         path = Path(tmp) / "given.tar.gz"
         path.write_bytes(data)
         return path, facts
+    return built_bundle(tmp)
+
+
+def built_bundle(tmp):
+    """A bundle of this build, made now in tmp: (path, its BUNDLE.json)."""
     path = Path(tmp) / "vdsobench.tar.gz"
     bundle.make(str(path))
     with tarfile.open(path) as tar:

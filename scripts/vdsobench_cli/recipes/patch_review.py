@@ -38,8 +38,8 @@ from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes.recipe_session import verify_one
 from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, disassembly,
-                                                layout_json, layout_summary, path_changes,
-                                                verdict)
+                                                layout_json, layout_summary, paired,
+                                                path_changes, verdict)
 
 from reports import cover_letter as letter_mod, layout_map, review, struct_diff
 from reports import stats, text as text_mod, uarch, vocab
@@ -194,16 +194,11 @@ def measured_rows(c, before, after, target):
         if r["metric"] != "ns/call":
             continue
         key = f"{r['clock']}/{r['mode']}/cpu{r['cpu']}"
-        a = c["rounds"].get(key, {}).get(f"{before}#0", {})
-        b = c["rounds"].get(key, {}).get(f"{after}#0", {})
-        common = sorted(set(a) & set(b))
-        why = refused.get(key)
-        if why:
-            why = "lost the CPU too often"
-        row = review.row([a[k] for k in common], [b[k] for k in common], target,
-                         c["meta"]["alpha"], c["meta"]["comparisons"], why)
+        a, b = paired(c, key, before, after)
+        why = "lost the CPU too often" if refused.get(key) else None
+        row = review.row(a, b, target, c["meta"]["alpha"], c["meta"]["comparisons"], why)
         out.append((r["clock"], r["mode"], row))
-        lost.append((r.get("lost") or 0, len(common)))
+        lost.append((r.get("lost") or 0, len(a)))
     return out, lost
 
 
@@ -326,13 +321,10 @@ def timed_rounds(s, before, after, clocks, progress_fn=progress):
     spent = time.monotonic() - t0
     per_round = max(spent / max(1, pilot_n), 1e-3)
     pilots = {}
-    for clock, mode, _ in measured_rows(pilot, before, after, review.TARGET)[0]:
-        key = f"{clock}/{mode}"
-        rr = next(k for k in pilot["rounds"] if k.startswith(key + "/"))
-        a, b = pilot["rounds"][rr].get(f"{before}#0", {}), pilot["rounds"][rr].get(
-            f"{after}#0", {})
-        common = sorted(set(a) & set(b))
-        pilots[key] = ([a[k] for k in common], [b[k] for k in common])
+    for r in pilot["rows"]:
+        if r["metric"] == "ns/call":
+            key = f"{r['clock']}/{r['mode']}"
+            pilots[key] = paired(pilot, f"{key}/cpu{r['cpu']}", before, after)
     room = max(0, int((budget - spent) / per_round))
     p = review.plan(pilots, review.TARGET, pilot["meta"]["alpha"],
                     pilot["meta"]["comparisons"], max_rounds=max(room, 1))
@@ -381,49 +373,40 @@ def run(s):
                 # each CPU model's own verify, with its own counter: the block says
                 # which models caught it
                 rv["fleet"] = on_fleet(s, fleet_args)
-        elif fleet_args:
-            rv["code"], why = read_path_code(f"kernel:{BEFORE}+{counter}+always",
-                                             f"kernel:{AFTER}+{counter}+always")
-            if why:
-                rv["notes"].append(f"object code not compared: {why}")
-            rv["fleet"] = on_fleet(s, fleet_args)
-            clocks = QUICK_CLOCKS if s.quick else CLOCKS
-            progress("simulating (cachegrind)")
-            rv["sim"] = sim_table({"rows": compare.sim_rows([before, after], clocks, SIM_MODES,
-                                                            before)})
-            rv["notes"].append(PRESSURE_NOTE)
-            rv["notes"] += fleet_notes(rv["fleet"])
-            s.heading("the data page: the tree against the patched tree")
-            d = layout_json(f"kernel:{BEFORE}", f"kernel:{AFTER}")
-            s.block("\n".join(layout_map.render_diff(d["diff"])))
-            rv["page"] = data_page(BEFORE, AFTER, d["diff"])
         else:
             rv["code"], why = read_path_code(f"kernel:{BEFORE}+{counter}+always",
                                              f"kernel:{AFTER}+{counter}+always")
             if why:
                 rv["notes"].append(f"object code not compared: {why}")
             clocks = QUICK_CLOCKS if s.quick else CLOCKS
-            c, plan, seconds = timed(s, before, after, clocks)
-            rv["rows"], lost = measured_rows(c, before, after, review.TARGET)
-            restate(c, rv["rows"])
-            cpus = sorted({r["cpu"] for r in c["rows"] if r.get("cpu") is not None})
-            rv["machine"]["cpu_pinned"] = ",".join(map(str, cpus)) or None
-            s.save(c, "comparison")
-            rv["capped"] = plan["capped"]
-            rv["sim"] = sim_table(c)
-            rv["why"] = why_lines(rv["rows"], rv["sim"])
             rv["notes"].append(PRESSURE_NOTE)
-            grouped = letter_mod.group_lost(lost)
-            if grouped:
-                rv["notes"].append(grouped)
-            if s.quick:
-                rv["notes"].append(f"--quick: {plan['rounds']} rounds of "
-                                   f"{s.batch_ms} ms, a smoke run, not for posting")
+            if fleet_args:
+                rv["fleet"] = on_fleet(s, fleet_args)
+                progress("simulating (cachegrind)")
+                rv["sim"] = sim_table({"rows": compare.sim_rows([before, after], clocks,
+                                                                SIM_MODES, before)})
+                rv["notes"] += fleet_notes(rv["fleet"])
+            else:
+                c, plan, seconds = timed(s, before, after, clocks)
+                rv["rows"], lost = measured_rows(c, before, after, review.TARGET)
+                restate(c, rv["rows"])
+                cpus = sorted({r["cpu"] for r in c["rows"] if r.get("cpu") is not None})
+                rv["machine"]["cpu_pinned"] = ",".join(map(str, cpus)) or None
+                s.save(c, "comparison")
+                rv["capped"] = plan["capped"]
+                rv["sim"] = sim_table(c)
+                rv["why"] = why_lines(rv["rows"], rv["sim"])
+                grouped = letter_mod.group_lost(lost)
+                if grouped:
+                    rv["notes"].append(grouped)
+                if s.quick:
+                    rv["notes"].append(f"--quick: {plan['rounds']} rounds of "
+                                       f"{s.batch_ms} ms, a smoke run, not for posting")
+                rv["rounds"] = plan["rounds"]
             s.heading("the data page: the tree against the patched tree")
             d = layout_json(f"kernel:{BEFORE}", f"kernel:{AFTER}")
             s.block("\n".join(layout_map.render_diff(d["diff"])))
             rv["page"] = data_page(BEFORE, AFTER, d["diff"])
-            rv["rounds"] = plan["rounds"]
 
     if getattr(s, "arm64", True):
         rv["arm64"] = on_arm64(s, source, patches)

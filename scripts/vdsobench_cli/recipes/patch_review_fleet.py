@@ -15,15 +15,13 @@ says where the models disagree.
 """
 
 import contextlib
-import json
 import re
 import sys
-import tarfile
-from pathlib import Path
 
 from vdsobench_cli.cli import build, inputs, lifecycle
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.fleet import bundle, fleet
+from vdsobench_cli.fleet import fleet
+from vdsobench_cli.recipes import review_parts
 
 from reports import fleet_review, review as review_mod, text as text_mod
 
@@ -55,13 +53,10 @@ def node_command(before, after, args, parser):
 
 
 def make_bundle(tmp):
-    """A bundle of this build, the imports in it; (path, its BUNDLE.json)."""
-    path = Path(tmp) / "vdsobench.tar.gz"
+    """A bundle of this build, the imports in it; (path, its BUNDLE.json).
+    bundle's line goes to stderr: stdout is the recipe's."""
     with contextlib.redirect_stdout(sys.stderr):
-        bundle.make(str(path))
-    with tarfile.open(path) as tar:
-        manifest = next(m for m in tar.getmembers() if m.name.endswith("/BUNDLE.json"))
-        return path, json.load(tar.extractfile(manifest))
+        return fleet.built_bundle(tmp)
 
 
 def load_review(path, before, after, rc):
@@ -172,11 +167,11 @@ def node_rounds(review, comparison, path="review file"):
         if key in refused:
             continue
         got = comparison.get("rounds", {}).get(key, {})
-        a = round_keys(got.get(f"{before}#0", {}), f"{path}: rounds {key}")
-        b = round_keys(got.get(f"{after}#0", {}), f"{path}: rounds {key}")
-        common = sorted(set(a) & set(b), key=int)
-        if common:
-            rounds[(clock, mode)] = ([a[k] for k in common], [b[k] for k in common])
+        for subject in (before, after):
+            round_keys(got.get(f"{subject}#0", {}), f"{path}: rounds {key}")
+        a, b = review_parts.paired(comparison, key, before, after, order=int)
+        if a:
+            rounds[(clock, mode)] = (a, b)
             lost[(clock, mode)] = r.get("lost") or 0
     return rounds, lost
 
