@@ -64,20 +64,31 @@ static bool all_agree(const struct vdso_variant *v, u64 c, const char *what,
 	return true;
 }
 
-static void edge_narrow_mask(const struct vdso_variant *v,
-			     struct check_report *r)
+/*
+ * A clocksource `bits` wide at `hz`, cycle_last 1000 below its mask: a
+ * read at WRAPPED_AT is past the wrap.
+ */
+#define WRAPPED_AT 500
+
+static void wrap_ahead(const char *name, u64 hz, unsigned int bits)
 {
 	const struct timespec64 wall = { 1700000000, 0 };
 	const struct timespec64 mono = { 100, 0 };
 	struct tk_clocksource cs;
-	u64 mask = (1ULL << 32) - 1;
-	u64 last = mask - 1000, wrapped = 500;
+	u64 mask = (1ULL << bits) - 1;
+
+	tk_clocksource_init(&cs, name, hz, mask, true);
+	sim_kernel_reset(&cs, mask - 1000, &wall, &mono);
+}
+
+static void edge_narrow_mask(const struct vdso_variant *v,
+			     struct check_report *r)
+{
 	u64 calls;
 
-	tk_clocksource_init(&cs, "fake32", 1000000000ULL, mask, true);
-	sim_kernel_reset(&cs, last, &wall, &mono);
+	wrap_ahead("fake32", 1000000000ULL, 32);
 	calls = sim_syscall_count();
-	if (!all_agree(v, wrapped, "32-bit counter wrapped past cycle_last", r))
+	if (!all_agree(v, WRAPPED_AT, "32-bit counter wrapped past cycle_last", r))
 		return;
 	/*
 	 * x86 vDSO code never applies the mask: a narrow clocksource gets
@@ -107,11 +118,6 @@ static void edge_narrow_mask(const struct vdso_variant *v,
 static void edge_arch_timer_wrap(const struct vdso_variant *v,
 				 struct check_report *r)
 {
-	const struct timespec64 wall = { 1700000000, 0 };
-	const struct timespec64 mono = { 100, 0 };
-	struct tk_clocksource cs;
-	u64 mask = (1ULL << 56) - 1;
-	u64 last = mask - 1000, wrapped = 500;
 	u64 calls;
 
 	/*
@@ -119,16 +125,15 @@ static void edge_arch_timer_wrap(const struct vdso_variant *v,
 	 * and the bits a missing mask leaves above 2^56 shift out of the
 	 * 64-bit product, hiding it
 	 */
-	tk_clocksource_init(&cs, "arch_sys_counter", 24000000ULL, mask, true);
-	sim_kernel_reset(&cs, last, &wall, &mono);
-	if (!all_agree(v, wrapped, "56-bit arch timer wrapped past cycle_last", r))
+	wrap_ahead("arch_sys_counter", 24000000ULL, 56);
+	if (!all_agree(v, WRAPPED_AT, "56-bit arch timer wrapped past cycle_last", r))
 		return;
 	/* x86's pre-v5.3 vDSO (x86_gtod*), cross-built: x86's rule, the syscall */
 	if (v->kernel_version < KERNEL_VERSION(5, 3, 0))
 		return;
 	/* MONOTONIC alone: the alarm clocks of all_agree() are the syscall's */
 	calls = sim_syscall_count();
-	if (!agrees(v, CLOCK_MONOTONIC, wrapped, "56-bit arch timer wrapped", r))
+	if (!agrees(v, CLOCK_MONOTONIC, WRAPPED_AT, "56-bit arch timer wrapped", r))
 		return;
 	if (sim_syscall_count() != calls)
 		check_fail(r, "56-bit arch timer not served in userspace");
