@@ -3,7 +3,6 @@ seeded random.Random draws (stats.simulate_rounds), no timing of this machine.""
 
 import random
 import re
-import time
 import unittest
 
 from reports import fleet_review, review, stats, vocab
@@ -266,10 +265,7 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
                  for i in range(1000)]
         for i in range(0, 1000, 97):
             nodes[i]["failed"] = "node not responding"
-        start = time.process_time()
         red = fleet_review.reduce(nodes)
-        seconds = time.process_time() - start
-        self.assertLess(seconds, 20)
         self.assertEqual(len(red["models"]), 8)
         self.assertEqual(len(red["failed"]), 11)
         self.assertEqual(sum(len(m["nodes"]) for m in red["models"]), 989)

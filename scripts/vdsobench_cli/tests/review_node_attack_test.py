@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import tempfile
-import time
 import unittest
 from pathlib import Path
 
@@ -138,11 +137,9 @@ class StallTest(Base):
             c["rounds"] = {KEY: {s: {str(k): 1.0 + k % 7 for k in range(20000)}
                                  for s in (B_SUBJECT, A_SUBJECT)}}
         obj = self.edited(edit)
-        t0 = time.process_time()
+        # before the fix each of the 2000 rows sorted 20000 keys (about half a
+        # minute of CPU): the row cap refuses the file before any is sorted
         self.refused(obj, says="2000 rows, more than")
-        # before the fix: each of the 2000 rows sorted 20000 keys (about
-        # half a minute here)
-        self.assertLess(time.process_time() - t0, 20)
 
     def test_many_rows_of_the_right_pair(self):
         def edit(o):

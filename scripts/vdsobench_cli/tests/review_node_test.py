@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import tempfile
-import time
 import unittest
 from pathlib import Path
 
@@ -201,11 +200,9 @@ class ScaleTest(unittest.TestCase):
                              "results": str(path), "cpu": models[i % len(models)],
                              "kernel": "6.1.0-13-amd64",
                              "reason": None if rc == 0 else "exit 5: no vDSO"})
-        t0 = time.process_time()
         nodes = pf.node_inputs(outcomes, BEFORE, AFTER)
         reduced = fleet_review.reduce(nodes)
         text = fleet_review.lines(reduced, 72, 32)
-        spent = time.process_time() - t0
         failed = [n for n in nodes if n["failed"]]
         self.assertEqual(len(failed), len([i for i in range(1000)
                                            if i % 50 == 7 or i % 97 == 3]))
@@ -213,7 +210,6 @@ class ScaleTest(unittest.TestCase):
         self.assertEqual(sum(len(m["nodes"]) for m in reduced["models"]), 1000 - len(failed))
         self.assertLessEqual(len(text), 32)
         self.assertTrue(all(len(x) <= 72 for x in text), text)
-        self.assertLess(spent, 120, "1000 nodes' files took over two minutes of CPU")
 
 
 class CommandTest(unittest.TestCase):
