@@ -232,11 +232,9 @@ static void check_wait(const char *dir)
 
 int main(void)
 {
-	const char *tmp = getenv("TEST_TMPDIR");
 	char dir[300];
 
-	snprintf(base, sizeof(base), "%s/cpu_lock_test.XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
+	snprintf(base, sizeof(base), "%s/cpu_lock_test.XXXXXX", tap_tmpdir());
 	if (!mkdtemp(base)) {
 		tap_ok(false, "mkdtemp %s: %s", base, strerror(errno));
 		return tap_done();

@@ -21,17 +21,17 @@
 
 #define HEADER 32 /* magic, vvar_len, image_offset, image_len */
 
-static char dir[] = "/tmp/vdsobench-snapshot-XXXXXX";
+static char dir[4096];
 static char *good;
 static long good_len;
 
 static char *path_of(const char *name)
 {
-	static char buf[8][128];
+	static char buf[8][4200];
 	static int i;
 	char *p = buf[i++ % 8];
 
-	snprintf(p, 128, "%s/%s", dir, name);
+	snprintf(p, sizeof(buf[0]), "%s/%s", dir, name);
 	return p;
 }
 
@@ -85,6 +85,7 @@ int main(void)
 	struct timespec a, b;
 	int rc;
 
+	snprintf(dir, sizeof(dir), "%s/vdsobench-snapshot-XXXXXX", tap_tmpdir());
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;

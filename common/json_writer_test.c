@@ -234,13 +234,12 @@ static void hex_of(const char *s, char *hex, size_t len)
 
 static void test_python_reads_back(void)
 {
-	const char *dir = getenv("TEST_TMPDIR");
 	char path[4000], script[4096], cmd[8400], line[512], want[512];
 	FILE *f, *py;
 	unsigned int i = 0, good = 0;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/hostile-XXXXXX", dir ? dir : "/tmp");
+	snprintf(path, sizeof(path), "%s/hostile-XXXXXX", tap_tmpdir());
 	fd = mkstemp(path);
 	snprintf(script, sizeof(script), "%s.py", path);
 	f = fd < 0 ? NULL : fdopen(fd, "w");

@@ -23,8 +23,11 @@ int main(void)
 	struct vvar_page pages[3];
 	struct vvar_area a;
 	uint8_t *m, copy[64];
-	char path[] = "/tmp/vvar_test_XXXXXX";
-	int fd = mkstemp(path);
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/vvar_test_XXXXXX", tap_tmpdir());
+	fd = mkstemp(path);
 
 	/* page 0 readable, page 1 PROT_NONE, page 2 a file page past EOF */
 	m = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static unsigned int tap_n, tap_failed;
 
@@ -38,6 +39,18 @@ __attribute__((format(printf, 1, 2), unused)) static void tap_diag(const char *f
 	vprintf(fmt, ap);
 	va_end(ap);
 	putchar('\n');
+}
+
+/*
+ * The folder a test may write in: Bazel's $TEST_TMPDIR. Tests run confined
+ * (toolchains/confined.sh), where nothing else is writable; /tmp only when
+ * run by hand outside Bazel.
+ */
+static __attribute__((unused)) const char *tap_tmpdir(void)
+{
+	const char *dir = getenv("TEST_TMPDIR");
+
+	return dir && *dir ? dir : "/tmp";
 }
 
 static int tap_done(void)

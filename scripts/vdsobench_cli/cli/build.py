@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, lifecycle
+from vdsobench_cli.cli import arch, confine, lifecycle
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -132,10 +132,12 @@ def binary_path(label):
     return ROOT / "bin" / name if bundled() else bin_dir() / package / name
 
 
-def program(label):
-    """The command line that starts a built binary here: the binary itself, or,
-    for an architecture this machine emulates, the qemu-user runner and it."""
+def program(label, write=()):
+    """The command line that starts a built binary here, confined (every program
+    of the build links the imported trees' code: confine.py): the binary
+    itself, or, for an architecture this machine emulates, the qemu-user runner
+    and it. write: the folders it may write (confine.scratch's)."""
     path = str(binary_path(label))
     if bundled() or arch.current().native:
-        return [path]
-    return [str(ROOT / arch.RUNNER), path]
+        return confine.command([path], write=write)
+    return confine.command([str(ROOT / arch.RUNNER), path], write=write)

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from vdsobench_cli.cli import arch, ranged
+from vdsobench_cli.cli import arch, confine, ranged
 from vdsobench_cli.measure import cpu_lock, fingerprint, footprint, results, rounds
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -155,7 +155,7 @@ def paired_comparison(patterns, options, rounds_n=DEFAULT_ROUNDS, batch_ms=DEFAU
                      notes=[f"{k[0]}: {e}" for g in groups for k, e in g.errors.items()]
                      + list(refused.values())
                      + [w["message"] for w in cpu_lock.warnings(context)],
-                     **imports_meta([baseline] + others)),
+                     confinement=confine.record(), **imports_meta([baseline] + others)),
         "rows": rows,
         "rounds": {g.key: {f"{s}#{c}": v for (s, c), v in g.ns.items()} for g in groups},
         **footprint.comparison_part(groups),

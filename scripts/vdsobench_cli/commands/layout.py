@@ -32,7 +32,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build, lifecycle, packages, ranged, variants as variant_list
+from vdsobench_cli.cli import (arch, build, confine, lifecycle, packages, ranged,
+                              variants as variant_list)
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.measure import live, results
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -130,13 +131,14 @@ def one_more_call(fewer, more, what):
 class Tracer:
     """Runs the driver under lackey; one run per (variant, clock, mode, n)."""
 
-    def __init__(self, binary):
+    def __init__(self, binary, tmp):
         self.binary = str(binary)
+        self.tmp = tmp
 
     def __call__(self, key):
         variant, clock, mode, n = key
-        cmd = ["valgrind", "--tool=lackey", "--trace-mem=yes",
-               self.binary, variant, clock, mode, str(n)]
+        cmd = confine.command(["valgrind", "--tool=lackey", "--trace-mem=yes",
+                               self.binary, variant, clock, mode, str(n)], write=[self.tmp])
         r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
         said = [x for x in r.stderr.splitlines() if x.startswith(DRIVER_ERROR)]
         if r.returncode != 0:
@@ -160,7 +162,8 @@ def measure(chosen, binary, jobs, clocks=None):
                 or (p["clock"] in clocks and p["mode"] == "hot" and p["path"] == p["clock"])]
     keys = [(v["name"], p["clock"], p["mode"], n)
             for v in chosen for p in planned(v) for n in ITERATIONS]
-    runs = lifecycle.parallel(Tracer(binary), keys, jobs)
+    with confine.scratch(prefix="vdsobench-layout-") as tmp:  # valgrind's $TMPDIR
+        runs = lifecycle.parallel(Tracer(binary, tmp), keys, jobs)
     out = {}
     for v in chosen:
         out[v["name"]] = paths = []

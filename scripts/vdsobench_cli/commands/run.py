@@ -12,7 +12,8 @@ import os
 import re
 import sys
 
-from vdsobench_cli.cli import arch, build, lifecycle, packages, ranged
+from vdsobench_cli.cli import (arch, build, confine, inputs, lifecycle, packages, ranged,
+                              safe_read)
 from vdsobench_cli.measure import cpu_lock, fingerprint, machine_warnings, results
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -49,11 +50,11 @@ def harness_args(args):
     return option_args(args, VALUED, DEFAULTS)
 
 
-def call(cmd, capture):
+def call(cmd, capture, env=None):
     """Run the harness (stopped with us on a signal); its one-line usage errors
     become ours (exit 2)."""
     try:
-        r = lifecycle.run(cmd, capture_output=capture, text=True, errors="replace")
+        r = lifecycle.run(cmd, capture_output=capture, text=True, errors="replace", env=env)
     except OSError as e:
         raise Failure(f"cannot run {cmd[0]}: {e.strerror}") from None
     if r.returncode == 2:
@@ -116,6 +117,8 @@ def vdsobench_context(args, argv, harness, fp, build_info, warnings, names, cpus
         "harness": {k: v for k, v in harness.items()
                     if k not in ("pinning", "counters", "vdso", "compiler", "optimized")},
         "command": ["scripts/vdsobench", *argv],
+        # the harness ran as the sandbox user (cli/confine.py), and how
+        "confinement": confine.record(),
         # what each imported tree measured was (the commit alone does not say)
         **imports_context(names),
         # how the transcribed layouts were compiled ($VDSOBENCH_LINE)
@@ -195,18 +198,20 @@ def run(args):
           f"{args.repetitions or DEFAULTS['repetitions']} repetitions of "
           f"{args.min_time or DEFAULTS['min_time']} s", file=sys.stderr, flush=True)
 
-    with lifecycle.temp_dir(prefix="vdsobench-run-") as tmp:
+    with confine.scratch(prefix="vdsobench-run-") as tmp:
         raw = os.path.join(tmp, "gbench.json")
-        r = call([*binary, *hargs, "--out", raw] + (["--quiet"] if args.quiet else []),
-                 capture=False)
+        cmd, env = cpu_lock.confined(
+            [*binary, *hargs, "--out", raw] + (["--quiet"] if args.quiet else []), write=[tmp])
+        r = call(cmd, False, env)
         if r.returncode != 0 and not os.path.exists(raw):
             # refused before measuring (a CPU lock held, --cpu-lock=fail): the
             # harness said why on our stderr, in its one line
             return 1
         try:
-            with open(raw) as f:
-                data = plain_names(json.load(f))
-        except (OSError, json.JSONDecodeError) as e:
+            # the harness ran the trees' code: what it left is read as hostile
+            data = plain_names(json.loads(safe_read.read_regular(
+                raw, "the harness's results", inputs.LIMITS["results file"], follow=False)))
+        except (UsageError, ValueError) as e:
             raise Failure(f"the harness wrote no usable results (exit {r.returncode}): "
                           f"{e}") from None
     context = data.setdefault("context", {})

@@ -31,7 +31,8 @@ import subprocess
 import sys
 from fractions import Fraction
 
-from vdsobench_cli.cli import arch, build, lifecycle, ranged, variants as variant_names
+from vdsobench_cli.cli import (arch, build, confine, lifecycle, ranged, safe_read,
+                              variants as variant_names)
 from vdsobench_cli.cli.errors import Failure, UsageError
 from reports import vocab
 
@@ -54,6 +55,7 @@ SYS_NOTE = ("sys/vdso: the running kernel's [vdso] image and [vvar] time data pa
             "takes one path), with the counter read the kernel patched in for this CPU")
 DEFAULT_CLOCKS = vocab.CLOCKS
 # events a --cache-sim=yes run writes (valgrind 3.19)
+OUT_LIMIT = 16 << 20  # a cachegrind file of the driver: a few KB
 EVENTS = ("Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw")
 
 
@@ -98,8 +100,8 @@ def parse_summary(text):
 def catalog(binary):
     """The driver's --list-json: variants, floors, clocks, modes."""
     try:
-        r = lifecycle.run([str(binary), "--list-json"], capture_output=True, text=True,
-                          errors="replace")
+        r = lifecycle.run(confine.command([binary, "--list-json"]), capture_output=True,
+                          text=True, errors="replace")
         data = json.loads(r.stdout) if r.returncode == 0 else None
     except OSError as e:
         raise Failure(f"cannot run {binary}: {e.strerror}") from None
@@ -156,7 +158,8 @@ class Runner:
         subject, clock, mode, n = key
         fd, out = lifecycle.temp_file(self.tmp, "cg.")
         os.close(fd)
-        cmd = self.command(subject, clock, mode, n, out)
+        confine.own(out)
+        cmd = confine.command(self.command(subject, clock, mode, n, out), write=[self.tmp])
         r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
         if r.returncode == 2 and "vdsobench_sim_driver:" in r.stderr:
             line = [x for x in r.stderr.splitlines() if "vdsobench_sim_driver:" in x][-1]
@@ -166,8 +169,9 @@ class Runner:
                           f"(exit {r.returncode}): {build.tail(r.stderr, 3)}")
         try:
             info = json.loads(r.stdout.strip().splitlines()[-1])
-            with open(out) as f:
-                totals = parse_summary(f.read())
+            # valgrind ran the trees' code: its file is read as hostile
+            totals = parse_summary(safe_read.read_regular(
+                out, "cachegrind's out file", OUT_LIMIT, follow=False).decode(errors="replace"))
         except (IndexError, json.JSONDecodeError):
             raise Failure(f"sim: the driver printed no result for {subject} {clock} "
                           f"{mode}") from None
@@ -203,8 +207,9 @@ def take_snapshot(binary, tmp):
     """The running kernel's vDSO copied to a file in tmp (natively: valgrind
     hides it); (path, None) or (None, why not)."""
     path = os.path.join(tmp, "sys-vdso.snapshot")
-    r = lifecycle.run([str(binary), "--take-snapshot", path], capture_output=True,
-                      text=True, errors="replace", stdin=subprocess.DEVNULL)
+    r = lifecycle.run(confine.command([binary, "--take-snapshot", path], write=[tmp]),
+                      capture_output=True, text=True, errors="replace",
+                      stdin=subprocess.DEVNULL)
     if r.returncode != 0:
         why = build.tail(r.stderr, 1).split("--take-snapshot: ", 1)[-1]
         return None, why or f"exit {r.returncode}"
@@ -238,7 +243,7 @@ def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None, notes=
                          f" are not simulated for it (valid: {', '.join(SYS_MODES)})")
     geometry = dict(GEOMETRY, tool=TOOL, valgrind=valgrind_version())
 
-    with lifecycle.temp_dir(prefix="vdsobench-sim-") as tmp:
+    with confine.scratch(prefix="vdsobench-sim-") as tmp:
         snapshot = None
         if want_sys:
             snapshot, why = take_snapshot(binary, tmp) if arch.current().native else (

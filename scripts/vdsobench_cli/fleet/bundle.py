@@ -36,7 +36,7 @@ import tarfile
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build, packages
+from vdsobench_cli.cli import arch, build, confine, packages
 from vdsobench_cli.commands import counters, run as run_mod, sim
 from vdsobench_cli.measure import fingerprint, results
 from vdsobench_cli.kimport import kernel_import
@@ -187,7 +187,9 @@ def resolve(elf):
     target = arch.current()
     if target.emulated:
         return resolve_cross(elf, target.machine)
-    r = subprocess.run(["ldd", str(elf)], capture_output=True, text=True,
+    # ldd runs the program's loader on it, which may run the program's code
+    # (man ldd): confined, as every program of the build
+    r = subprocess.run(confine.command(["ldd", str(elf)]), capture_output=True, text=True,
                        stdin=subprocess.DEVNULL)
     if r.returncode != 0:
         raise Failure(f"ldd {elf} failed: {build.tail(r.stderr or r.stdout, 1)}")

@@ -42,6 +42,7 @@ an import takes the unpatched tree's line (and its objects are the
 unpatched tree's: the record's tree.patches is then []).
 """
 
+import contextlib
 import hashlib
 import json
 import lzma
@@ -50,11 +51,12 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 from vdsobench_cli.kimport import imports_table
-from vdsobench_cli.cli import lifecycle, safe_read
+from vdsobench_cli.cli import confine, lifecycle, safe_read
 from vdsobench_cli.cli.errors import UsageError
 
 VDSO_DIR = "arch/x86/entry/vdso"
@@ -65,6 +67,7 @@ DEBIAN_CONFIG = "/usr/src/linux-config-{series}/config.amd64_none_amd64.xz"
 TOOLS = ("make", "flex", "bison", "bc")
 CONFIG_LIMIT = 4 << 20
 CMD_LIMIT = 1 << 20
+OUTPUT_LIMIT = 64 << 20  # vclock_gettime.o, vdso64.so: a few hundred KB
 MAKE_TIMEOUT = 1800
 # raise with any change to what is kept or dropped: cached lines are made again
 FORMAT = 1
@@ -211,65 +214,93 @@ def missing_tools():
     return [t for t in TOOLS if shutil.which(t) is None]
 
 
-def untar_all(tarball, into):
-    """The whole tarball into `into`, its one top folder stripped (names literal)."""
-    r = subprocess.run(["tar", "-x", "-f", str(tarball), "-C", str(into),
-                        "--strip-components=1", "--no-same-owner", "--no-same-permissions"],
-                       capture_output=True, text=True)
+def unpack(source, into):
+    """A tarball whole, its one top folder stripped (names literal), or a tree's
+    files but .git, into the new folder `into`: confined, as the sandbox user
+    whose tree it then is (kbuild writes into it)."""
+    if Path(source).is_dir():
+        script = ('mkdir "$2" && tar -C "$1" --exclude=./.git -c . | '
+                  'tar -x -C "$2" --no-same-owner')
+        what = "copy"
+    else:
+        script = ('mkdir "$2" && tar -x -f "$1" -C "$2" --strip-components=1 '
+                  '--no-same-owner --no-same-permissions')
+        what = "tar"
+    r = lifecycle.run(confine.command(["sh", "-c", script, "sh", source, into],
+                                      write=[Path(into).parent]),
+                      capture_output=True, text=True, errors="replace")
     if r.returncode != 0:
-        raise UsageError(f"kbuild: {tarball}: tar failed ({(r.stderr.strip() or '?')[:200]})")
+        raise UsageError(f"kbuild: {source}: {what} failed "
+                         f"({(r.stderr.strip() or '?')[:200]})")
 
 
-def copy_tree(source, into):
-    """A kernel tree's files (not .git) into `into`, for patches to apply on."""
-    r = subprocess.run(f"tar -C {shlex.quote(str(source))} --exclude=./.git -c . | "
-                       f"tar -x -C {shlex.quote(str(into))} --no-same-owner",
-                       shell=True, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise UsageError(f"kbuild: {source}: copy failed ({(r.stderr.strip() or '?')[:200]})")
-
-
-def make(tree, targets, log, out=None):
+def make(tree, targets, log, work, out=None):
+    """make TARGETS in tree (out of tree into out), confined: it runs the tree's
+    Makefiles and host programs as the sandbox user, writing only in work."""
     jobs = str(max(1, min(os.cpu_count() or 1, 16)))
     cmd = ["make", "-C", str(tree), f"-j{jobs}", "ARCH=x86_64"]
     if out is not None:
         cmd.append(f"O={out}")
     env = dict(os.environ, LC_ALL="C", KBUILD_BUILD_TIMESTAMP="vdsobench",
                KBUILD_BUILD_USER="vdsobench", KBUILD_BUILD_HOST="vdsobench")
-    with open(log, "ab") as f:
-        r = subprocess.run(cmd + targets, stdout=f, stderr=subprocess.STDOUT, env=env,
-                           timeout=MAKE_TIMEOUT)
-    return r.returncode
+    proc = lifecycle.popen(confine.command(cmd + targets, write=[work], read=[tree]),
+                           stdout=log, stderr=subprocess.STDOUT, env=env)
+    with lifecycle.owned(proc):
+        try:
+            return proc.wait(MAKE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            lifecycle.stop(proc)
+            return f"timed out after {MAKE_TIMEOUT} s"
 
 
 def tail(log, n=3):
+    log.seek(0)
+    lines = log.read().decode(errors="replace").strip().splitlines()
+    return " | ".join(line.strip() for line in lines[-n:])[:400] or "?"
+
+
+def folder(path):
+    """An fd of a folder a confined step wrote in, not itself a link."""
     try:
-        lines = Path(log).read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return "?"
-    return " | ".join(line.strip() for line in lines[-n:])[:400]
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        raise UsageError(f"kbuild: {path}: {e.strerror} (not a folder: the tree's build "
+                         "left a link or a file there)") from None
 
 
-def run_kbuild(src, config_data, work, separate):
-    """kbuild in src (or, `separate`, out of tree in work/out); the build folder."""
+def put(dir_fd, name, data):
+    """data as the file name in the folder dir_fd, whatever a confined step
+    left under that name (a link, a FIFO) removed first."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(name, dir_fd=dir_fd)
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o644, dir_fd=dir_fd)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def run_kbuild(src, config_data, work, separate, log):
+    """kbuild in src (or, `separate`, out of tree in work/out); an fd of the
+    build folder."""
     out = work / "out" if separate else None
-    build_dir = out or src
     if out is not None:
         out.mkdir()
-    (build_dir / ".config").write_bytes(config_data)
-    log = work / "kbuild.log"
+        confine.own(out)
+    build_fd = folder(out or src)
+    put(build_fd, ".config", config_data)
     for targets in (["olddefconfig"], ["prepare"], ["V=1", VDSO_DIR + "/"]):
-        rc = make(src, targets, log, out)
+        rc = make(src, targets, log, work, out)
         if rc != 0:
-            raise UsageError(f"kbuild: make {' '.join(targets)} failed (exit {rc}): "
-                             f"{tail(log)}")
-    return build_dir
+            os.close(build_fd)
+            raise UsageError(f"kbuild: make {' '.join(targets)} failed "
+                             f"({rc if isinstance(rc, str) else f'exit {rc}'}): {tail(log)}")
+    return build_fd
 
 
-def extract(build_dir):
+def extract(build_fd):
     """The record of a finished kbuild: compiler, line, kept and dropped flags."""
-    text = safe_read.read_regular(str(build_dir / CMD_FILE), "kbuild command file",
-                                  CMD_LIMIT).decode(errors="replace")
+    text = safe_read.read_regular(CMD_FILE, "kbuild command file", CMD_LIMIT,
+                                  root=build_fd).decode(errors="replace")
     cc, argv = parse_cmd(text)
     kept, dropped = classify(argv)
     return {"compiler": compiler_identity(cc),
@@ -338,41 +369,51 @@ def line_for(source, tree_identity, series, patches, apply_patches,
     if rec is not None:
         return dict(rec, cached=True)
     t0 = time.monotonic()
-    with lifecycle.temp_dir(prefix="vdsobench-kbuild-") as work:
+    with confine.scratch(prefix="vdsobench-kbuild-") as work, \
+            tempfile.TemporaryFile() as log:
         work = Path(work)
         src = work / "src"
-        src.mkdir()
         if Path(source).is_dir() and not patches:
             src, separate = Path(source), True  # out of tree: the user's tree untouched
         else:
-            if Path(source).is_dir():
-                copy_tree(source, src)
-            else:
-                untar_all(source, src)
-            apply_patches(src, patches)
+            unpack(source, src)
+            apply_patches(src, patches, confined=work)
             separate = False
         say(f"import: kbuild: make olddefconfig prepare {VDSO_DIR}/ with the "
             f"{conf['kind']} configuration {conf['path']} (about a minute the first time)")
-        build_dir = run_kbuild(src, data, work, separate)
-        rec = extract(build_dir)
-        rec.update(format=FORMAT, key=key, config=conf, tree=tree_identity,
-                   source=str(source), seconds=round(time.monotonic() - t0, 1),
-                   made=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        stage = Path(lifecycle.new_temp_dir(top, ".staging-"))
+        build_fd = run_kbuild(src, data, work, separate, log)
         try:
-            for rel in (OBJ, IMAGE):
-                if (build_dir / rel).is_file():
-                    shutil.copyfile(build_dir / rel, stage / Path(rel).name)
-            (stage / "line.json").write_text(json.dumps(rec, indent=1) + "\n")
-            with lifecycle.critical():
-                if os.path.lexists(final):
-                    shutil.rmtree(final)
-                os.rename(stage, final)
-                lifecycle.forget(str(stage))
-        except BaseException:
-            lifecycle.discard(str(stage), "dir")
-            raise
+            rec = extract(build_fd)
+            rec.update(format=FORMAT, key=key, config=conf, tree=tree_identity,
+                       source=str(source), seconds=round(time.monotonic() - t0, 1),
+                       made=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            keep(build_fd, rec, top, final)
+        finally:
+            os.close(build_fd)
     return dict(rec, cached=False)
+
+
+def keep(build_fd, rec, top, final):
+    """The record and kbuild's objects into the cache folder final, whole or not
+    at all: read as hostile (kbuild ran the tree's code), regular files only."""
+    stage = Path(lifecycle.new_temp_dir(top, ".staging-"))
+    try:
+        for rel in (OBJ, IMAGE):
+            try:
+                data = safe_read.read_regular(rel, "kbuild's output", OUTPUT_LIMIT,
+                                              root=build_fd)
+            except UsageError:
+                continue  # not made (an older tree), or not a regular file
+            (stage / Path(rel).name).write_bytes(data)
+        (stage / "line.json").write_text(json.dumps(rec, indent=1) + "\n")
+        with lifecycle.critical():
+            if os.path.lexists(final):
+                shutil.rmtree(final)
+            os.rename(stage, final)
+            lifecycle.forget(str(stage))
+    except BaseException:
+        lifecycle.discard(str(stage), "dir")
+        raise
 
 
 def own_image(rec, own):

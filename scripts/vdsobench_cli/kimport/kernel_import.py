@@ -65,7 +65,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from vdsobench_cli.cli import arch, build, lifecycle, packages, safe_read
+from vdsobench_cli.cli import arch, build, confine, lifecycle, packages, safe_read
 from vdsobench_cli.kimport import imports_table, kbuild
 from vdsobench_cli.measure import results
 from vdsobench_cli.kimport import vdso_image
@@ -897,13 +897,18 @@ def failing_hunk(patch, targets, stderr):
     return first.removeprefix("error: ").strip()
 
 
-def apply_patches(tree, patches):
+def apply_patches(tree, patches, confined=None):
     """git apply each patch in order in `tree` (outside any repository, whatever
-    folder it is in); UsageError with the first failing hunk."""
-    env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(tree.parent))
+    folder it is in); UsageError with the first failing hunk. confined: the
+    folder, holding tree, that a confined git may write (a tree a confined step
+    made, which only a confined step then writes in: kbuild.py's)."""
+    env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(tree.parent), GIT_CONFIG_NOSYSTEM="1",
+               GIT_CONFIG_GLOBAL="/dev/null")
+    argv = ["git", "apply", "--whitespace=nowarn", "-"]
+    if confined is not None:
+        argv = confine.command(argv, write=[confined])
     for p in patches:
-        r = limited_run(["git", "apply", "--whitespace=nowarn", "-"], APPLY_LIMITS,
-                        APPLY_TIMEOUT_S, input=p.data, cwd=tree, env=env)
+        r = limited_run(argv, APPLY_LIMITS, APPLY_TIMEOUT_S, input=p.data, cwd=tree, env=env)
         if r is None:
             raise UsageError(f"import: {p.path}: git apply took over {APPLY_TIMEOUT_S} s; "
                              "nothing imported")

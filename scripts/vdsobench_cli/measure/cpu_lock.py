@@ -12,6 +12,10 @@ turns what the harness recorded ("cpu_lock" in its context) into warnings:
                         the CPU unseen
 """
 
+import os
+import stat
+import tempfile
+
 POLICIES = ("wait", "fail", "off")
 HELP = ("another vdsobench pinned to one of these CPUs: wait for it (default; said "
         "once, and recorded in the warnings), fail (exit 1), or off")
@@ -34,3 +38,53 @@ def warnings(harness):
                     "message": f"{lock['error']}: measured without the CPU lock, so another "
                                "vdsobench run may have shared the CPU unseen"})
     return out
+
+
+
+SHARED_DIR = "/run/lock/vdsobench"
+
+
+def shared_dir():
+    """Whether /run/lock/vdsobench is a folder, made as the harness makes it."""
+    try:
+        os.mkdir(SHARED_DIR, 0o1777)
+        os.chmod(SHARED_DIR, 0o1777)  # mkdir's mode went through the umask
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    return stat.S_ISDIR(os.lstat(SHARED_DIR).st_mode)
+
+
+def confined_dir():
+    """(folder, environment) of a confined harness's locks (cli/confine.py): the
+    folder it must be able to write (None: none could be made; the harness
+    says so) and the environment naming it (None: the harness finds it
+    itself). A private $VDSOBENCH_LOCK_DIR of the caller's is given to the
+    sandbox user, whose harness runs (all of them) lock there; where no shared
+    folder can be made, the sandbox user gets a private one in $TMPDIR."""
+    from vdsobench_cli.cli import confine
+    own = os.environ.get("VDSOBENCH_LOCK_DIR")
+    if not own and shared_dir():
+        return SHARED_DIR, None
+    uid, _ = confine.sandbox_ids()
+    d = own or os.path.join(tempfile.gettempdir(), f"vdsobench-locks-confined-{uid}")
+    try:
+        os.mkdir(d, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None, None
+    st = os.lstat(d)
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() != uid:
+        confine.own(d)  # the caller's private folder: the sandbox user's now
+    return d, (dict(os.environ, VDSOBENCH_LOCK_DIR=d) if not own else None)
+
+
+def confined(cmd, write=()):
+    """(cmd, env) to run the harness's confined command line cmd
+    (build.program's) with its CPU locks: it may write their folder (and
+    write), and env names the folder where the harness would not find it."""
+    from vdsobench_cli.cli import confine
+    locks, env = confined_dir()
+    return confine.allow(cmd, write=[*write, *filter(None, [locks])]), env

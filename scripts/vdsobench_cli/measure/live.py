@@ -236,7 +236,7 @@ def dump():
     """Run vdsobench_vvar; its JSON."""
     build.build([BINARY])
     binary = build.binary_path(BINARY)
-    r = lifecycle.run([str(binary)], capture_output=True, text=True)
+    r = lifecycle.run(build.program(BINARY), capture_output=True, text=True)
     if r.returncode != 0:
         raise Failure(f"{binary.name} failed (exit {r.returncode}): {build.tail(r.stderr, 1)}")
     try:

@@ -5,14 +5,18 @@ mode x CPU group runs once per round (Williams order, same iteration count),
 so round i of A pairs with round i of B.
 """
 
+import io
 import json
 import os
 import subprocess
 
-from vdsobench_cli.cli import build, lifecycle
+from vdsobench_cli.cli import build, confine, inputs, lifecycle, safe_read
 from vdsobench_cli.commands import run
+from vdsobench_cli.measure import cpu_lock
 from vdsobench_cli.cli.errors import Failure, UsageError
 from reports import vocab
+
+ROUNDS_LIMIT = inputs.LIMITS["results file"]
 
 
 class Series:
@@ -153,28 +157,32 @@ def harness_args(patterns, args):
 
 def measure(binary, hargs, rounds, batch_ms, copies=1, quiet=False):
     """Run the rounds; (harness context, [Series])."""
-    with lifecycle.temp_dir(prefix="vdsobench-rounds-") as tmp:
+    with confine.scratch(prefix="vdsobench-rounds-") as tmp:
         out = os.path.join(tmp, "rounds.jsonl")
-        cmd = [*binary, *hargs, "--rounds", str(rounds), "--batch-ms", str(batch_ms),
-               "--copies", str(copies), "--out", out] + (["--quiet"] if quiet else [])
+        cmd, env = cpu_lock.confined(
+            [*binary, *hargs, "--rounds", str(rounds), "--batch-ms", str(batch_ms),
+             "--copies", str(copies), "--out", out] + (["--quiet"] if quiet else []),
+            write=[tmp])
         try:
             r = lifecycle.run(cmd, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE if quiet else None, text=True,
-                              errors="replace")
+                              errors="replace", env=env)
         except OSError as e:
             raise Failure(f"cannot run {binary[-1]}: {e.strerror}") from None
         if r.returncode == 2:
             raise UsageError((r.stderr or "bad usage").strip().splitlines()[-1]
                              .removeprefix("vdsobench_bench: "))
         try:
-            with open(out) as f:
-                return parse(f)
-        except OSError as e:
+            # the harness ran the trees' code: what it left is read as hostile
+            with safe_read.open_regular(out, "the harness's rounds", ROUNDS_LIMIT,
+                                        follow=False) as f:
+                return parse(io.TextIOWrapper(f, errors="replace"))
+        except (OSError, UsageError) as e:
             # its own line says why (a CPU held under --cpu-lock=fail, ...)
             said = (r.stderr or "").strip().splitlines()[-1:]
             raise Failure(said[0].removeprefix("vdsobench_bench: ") if r.returncode and said
                           else f"the harness wrote no rounds (exit {r.returncode}): "
-                               f"{e.strerror}") from None
+                               f"{getattr(e, 'strerror', None) or e}") from None
 
 
 def binary():

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from vdsobench_cli.cli import arch, lifecycle
-from vdsobench_cli.measure import code_metrics, footprint, results, rounds as rounds_mod
+from vdsobench_cli.measure import (code_metrics, cpu_lock, footprint, results,
+                                   rounds as rounds_mod)
 from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.recipes.recipe_session import calls_diff, ci_text, row, rows, verdict_line, verify_one
@@ -602,8 +603,9 @@ def counter_read(s):
 def samples(variants, clocks, n):
     binary = rounds_mod.binary()
     ns = argparse.Namespace(clocks=clocks, modes=["hot"])
-    cmd = [*binary, *rounds_mod.harness_args(variants, ns), "--samples", str(n)]
-    r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
+    cmd, env = cpu_lock.confined([*binary, *rounds_mod.harness_args(variants, ns),
+                                  "--samples", str(n)])
+    r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace", env=env)
     if r.returncode != 0:
         raise Failure(f"vdsobench_bench --samples failed (exit {r.returncode}): "
                       f"{(r.stderr.strip().splitlines() or ['no message'])[-1]}")

@@ -11,6 +11,7 @@ import os
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 from vdsobench_cli.measure import cpu_lock, rounds
 from vdsobench_cli.cli.build import ROOT
@@ -59,6 +60,15 @@ class HeldLockTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-locks-")
         self.env = dict(os.environ, VDSOBENCH_LOCK_DIR=self.tmp.name)
+        patcher = mock.patch.dict(os.environ, VDSOBENCH_LOCK_DIR=self.tmp.name)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def harness_cmd(self, *args):
+        """The confined harness with its lock folder (the test's) writable."""
+        cmd, env = cpu_lock.confined([*self.harness, *args])
+        self.assertIsNone(env)  # $VDSOBENCH_LOCK_DIR names it
+        return cmd
 
     def tearDown(self):
         self.tmp.cleanup()
@@ -66,9 +76,9 @@ class HeldLockTest(unittest.TestCase):
     def test_fail_refuses_naming_the_holder(self):
         out = os.path.join(self.tmp.name, "out.json")
         with held(self.tmp.name, self.cpu):
-            r = subprocess.run([*self.harness, *QUICK, "--cpus", str(self.cpu), "--cpu-lock",
-                                "fail", "--out", out], env=self.env, capture_output=True,
-                               text=True, timeout=120)
+            r = subprocess.run(self.harness_cmd(*QUICK, "--cpus", str(self.cpu), "--cpu-lock",
+                                                "fail", "--out", out),
+                               env=self.env, capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertEqual(r.stderr.strip().splitlines()[-1],
                          f"vdsobench_bench: CPU {self.cpu} is in use: held by pid "
@@ -93,9 +103,9 @@ class HeldLockTest(unittest.TestCase):
     def test_off_ignores_it(self):
         out = os.path.join(self.tmp.name, "out.json")
         with held(self.tmp.name, self.cpu):
-            r = subprocess.run([*self.harness, *QUICK, "--cpus", str(self.cpu), "--cpu-lock",
-                                "off", "--out", out], env=self.env, capture_output=True,
-                               text=True, timeout=120)
+            r = subprocess.run(self.harness_cmd(*QUICK, "--cpus", str(self.cpu), "--cpu-lock",
+                                                "off", "--out", out),
+                               env=self.env, capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out) as f:
             lock = json.loads(json.load(f)["context"]["vdsobench_harness"])["cpu_lock"]

@@ -35,28 +35,10 @@ from vdsobench_cli.commands import compare, run
 from vdsobench_cli.kimport import imports_table, kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests import support
-from vdsobench_cli.tests.support import NESTED, ImportsDir, cli, one_line, tarball, vdsobench
+from vdsobench_cli.tests.support import (NESTED, ImportsDir, cli, ok, one_line, snapshot,
+                                        tarball, vdsobench)
 
 MAKEFILE = "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 1\nEXTRAVERSION =\n"
-
-
-def snapshot(root):
-    """{path: (type, mode, mtime, content or link target)} of everything below root:
-    a file rewritten in place, even with the same bytes, shows."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            path = os.path.join(dirpath, name)
-            st = os.lstat(path)
-            if stat.S_ISREG(st.st_mode):
-                with open(path, "rb") as f:
-                    body = hashlib.sha256(f.read()).hexdigest()
-            else:
-                body = os.readlink(path) if stat.S_ISLNK(st.st_mode) else None
-            out[os.path.relpath(path, root)] = (
-                stat.S_IFMT(st.st_mode), st.st_mode & 0o7777,
-                st.st_mtime_ns if not stat.S_ISDIR(st.st_mode) else None, body)
-    return out
 
 
 def make_victim(parent):
@@ -1028,6 +1010,27 @@ class LiveAttackTest(unittest.TestCase):
         self.assertEqual((self.imports / imports_table.TABLE).read_bytes(), self.table)
         self.still_works()
 
+    def test_the_trees_code_runs_confined(self):
+        """A patch whose do_coarse() tries to write outside and gives the coarse
+        clocks a wrong time only when it runs as root: verify (its code run by
+        the confined driver) passes and nothing is written; the same driver
+        started as root by hand, the control, fails."""
+        owned = self.victim / "owned"
+        path = write_patch(self.tmp, 300, uid_patch(self.tree, owned))
+        ok(self, ["import", str(self.tree), "--patch", path, "--name", "conf"])
+        self.addCleanup(cli, "import", "--remove", "conf")
+        rc, out, err = cli("verify", "kernel:conf+fake+always")
+        self.assertEqual(rc, 0, err + out)
+        self.assertIn("PASS   kernel:conf+fake+always", out)
+        self.assertFalse(owned.exists(), "the tree's code wrote outside its folder")
+        unconfined = build.program("//verify:vdsobench_verify")[-1:]
+        r = subprocess.run(unconfined + ["kernel:conf+fake+always"], capture_output=True,
+                           text=True)
+        self.assertTrue(owned.exists(), "the control did not run the patched code")
+        owned.unlink()
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn('"status":"FAIL"', r.stdout.replace(" ", ""))
+
     def test_failing_import_next_to_a_good_one(self):
         """Started together: each waits for the table's lock, and the failing one's
         rollback leaves the good one (which exited 0) in the table."""
@@ -1161,6 +1164,27 @@ def append_patch(tree, text):
     body = "".join(f" {x}\n" for x in lines[-3:]) + "".join(f"+{x}\n" for x in text.splitlines())
     return (f"--- a/lib/vdso/gettimeofday.c\n+++ b/lib/vdso/gettimeofday.c\n"
             f"@@ -{n - 2},3 +{n - 2},{3 + len(text.splitlines())} @@\n{body}")
+
+
+def uid_patch(tree, marker):
+    """A diff -u whose do_coarse() tries to create marker, then, only as root,
+    returns a wrong time (which verify's exact check catches)."""
+    import difflib
+    path = tree / "lib" / "vdso" / "gettimeofday.c"
+    lines = path.read_text().splitlines(keepends=True)
+    start = next(i for i, x in enumerate(lines) if x.startswith("static __always_inline int "
+                                                                 "do_coarse(const struct"))
+    body = next(i for i in range(start, len(lines)) if lines[i] == "{\n")
+    at = next(i for i in range(body, len(lines)) if lines[i] == "\n") + 1
+    hook = ("\t{\n\t\textern unsigned int getuid(void);\n"
+            "\t\textern int creat(const char *, unsigned int);\n\n"
+            f"\t\tcreat(\"{marker}\", 0644);\n"
+            "\t\tif (getuid() == 0) {\n\t\t\tts->tv_sec = 1;\n\t\t\tts->tv_nsec = 0;\n"
+            "\t\t\treturn 0;\n\t\t}\n\t}\n")
+    new = lines[:at] + [hook] + lines[at:]
+    return "".join(difflib.unified_diff(lines, "".join(new).splitlines(keepends=True),
+                                        "a/lib/vdso/gettimeofday.c",
+                                        "b/lib/vdso/gettimeofday.c"))
 
 
 def failing_patch(tree):

@@ -5,11 +5,13 @@ imports table, a made-up Slurm cluster. Test modules import helpers from here
 (or reports/testsupport.py), never from each other: import_graph_test checks."""
 
 import contextlib
+import hashlib
 import io
 import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tarfile
@@ -89,6 +91,25 @@ def cli(*argv):
 def ok(test, argv, rc_want=0):
     rc, out, err = cli(*argv)
     test.assertEqual(rc, rc_want, f"{' '.join(argv)}: {err}{out[-3000:]}")
+    return out
+
+
+def snapshot(root):
+    """{path: (type, mode, mtime, content or link target)} of everything below root:
+    a file rewritten in place, even with the same bytes, shows."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode):
+                with open(path, "rb") as f:
+                    body = hashlib.sha256(f.read()).hexdigest()
+            else:
+                body = os.readlink(path) if stat.S_ISLNK(st.st_mode) else None
+            out[os.path.relpath(path, root)] = (
+                stat.S_IFMT(st.st_mode), st.st_mode & 0o7777,
+                st.st_mtime_ns if not stat.S_ISDIR(st.st_mode) else None, body)
     return out
 
 

@@ -1,0 +1,397 @@
+"""Run one program confined: the trampoline that starts every program that
+links or loads a tree's code, and every run of a tree's build system
+(cli/confine.py makes its command line; docs/confinement.md says why).
+
+    python3 -I -S confine_exec.py [--uid U --gid G] [--write DIR]... [--own DIR]...
+                                  [--read PATH]... -- PROGRAM ARG...
+    python3 -I -S confine_exec.py [--uid U --gid G] --probe
+
+As root: new mount, network, IPC, UTS and PID namespaces. In the new mount
+namespace every mount is read-only and nosuid but the --write folders (each
+a writable bind mount of its own); a folder user U could not pass through
+(/root, a private temporary folder) is covered by an empty one that holds
+only the --read and --write paths below it; /proc is the new PID
+namespace's own. The folder it was started in stays readable (and
+PROGRAM starts there); $TMPDIR and $HOME are the first --write folder. Then no supplementary groups, uid and gid U and G (no
+capability survives the change), no new privileges, and PROGRAM runs as
+the namespace's second process under a first that forwards signals and
+reaps: when PROGRAM ends, the kernel kills whatever it left behind, and
+nothing of it outlives this command.
+
+Not root: the same in a user namespace of the user's own, where the kernel
+allows one; else no new privileges alone.
+
+The user (default_ids): --uid/--gid, else $VDSOBENCH_SANDBOX_UID, else the
+first uid of systemd's range for dynamic users (61184-65519) with no passwd
+or group entry; its gid the same number. Nothing is made on the system for
+it. --own DIR: a folder given to that user first (a test's $TEMP), then
+written like --write's.
+
+Standard library only (ctypes for the system calls Python 3.11 lacks): it
+runs in isolated mode, before anything of the project is importable. Exit
+126 with one line "vdsobench-confine: WHY" when a step that must succeed
+fails (PROGRAM never runs as root); else PROGRAM's status, or its signal.
+--probe sets everything up, then prints as JSON what it got (the record
+results carry) instead of running a program.
+"""
+
+import ctypes
+import grp
+import json
+import os
+import pwd
+import resource
+import signal
+import stat
+import sys
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x4000000, 0x8000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 0x40000
+MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID = 1, 2
+AT_FDCWD, AT_RECURSIVE, AT_EMPTY_PATH = -100, 0x8000, 0x1000
+OPEN_TREE_CLONE, MOVE_MOUNT_F_EMPTY_PATH = 1, 4
+SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 428, 429, 442  # x86-64 and arm64 alike
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT,
+             signal.SIGUSR1, signal.SIGUSR2)
+COVER_OPTIONS = b"mode=0755,size=1m,nr_inodes=4096"
+UID_ENV = "VDSOBENCH_SANDBOX_UID"
+DYNAMIC_UIDS = range(61184, 65520)
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+class MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+class Refused(Exception):
+    """A step that must succeed did not: the program is not run."""
+
+
+def free_id(n):
+    for lookup in (pwd.getpwuid, grp.getgrgid):
+        try:
+            lookup(n)
+            return False
+        except KeyError:
+            pass
+    return True
+
+
+def default_ids():
+    """(uid, gid) of the sandbox user (see the top): the caller's own when it is
+    not root. Refused for a $VDSOBENCH_SANDBOX_UID that is no uid, or 0."""
+    if os.geteuid() != 0:
+        return os.getuid(), os.getgid()
+    given = os.environ.get(UID_ENV)
+    if given:
+        if not given.isdigit() or not 0 < int(given) < 1 << 31:
+            raise Refused(f"${UID_ENV}: {given!r} is not a uid (valid: 1 to "
+                          f"{(1 << 31) - 1}, not 0)")
+        return int(given), int(given)
+    for n in DYNAMIC_UIDS:
+        if free_id(n):
+            return n, n
+    raise Refused(f"no free uid in {DYNAMIC_UIDS.start}-{DYNAMIC_UIDS.stop - 1} for confined "
+                  f"programs: set ${UID_ENV}")
+
+
+def call(result, what):
+    if result < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"{what}: {os.strerror(e)}")
+    return result
+
+
+def mount(source, target, fstype, flags, data=None):
+    call(libc.mount(source, os.fsencode(target), fstype, ctypes.c_ulong(flags), data),
+         f"mount {target}")
+
+
+def clone_tree(path):
+    return call(libc.syscall(SYS_OPEN_TREE, AT_FDCWD, os.fsencode(path),
+                             OPEN_TREE_CLONE | os.O_CLOEXEC | AT_RECURSIVE),
+                f"open_tree {path}")
+
+
+def attach(fd, path):
+    call(libc.syscall(SYS_MOVE_MOUNT, fd, b"", AT_FDCWD, os.fsencode(path),
+                      MOVE_MOUNT_F_EMPTY_PATH), f"move_mount {path}")
+    os.close(fd)
+
+
+def set_attr(path, set_=0, clear=0, flags=0):
+    a = MountAttr(set_, clear, 0, 0)
+    call(libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, os.fsencode(path), flags,
+                      ctypes.byref(a), ctypes.sizeof(a)), f"mount_setattr {path}")
+
+
+def passable(st, uid, gid):
+    """Whether uid/gid may search a directory with this stat (no ACLs read)."""
+    if st.st_uid == uid:
+        return bool(st.st_mode & stat.S_IXUSR)
+    if st.st_gid == gid:
+        return bool(st.st_mode & stat.S_IXGRP)
+    return bool(st.st_mode & stat.S_IXOTH)
+
+
+def cover_of(path, uid, gid):
+    """The first folder on the way to path that uid/gid cannot pass, or None."""
+    parts = path.strip("/").split("/")
+    for i in range(len(parts)):
+        d = "/" + "/".join(parts[:i])
+        if not passable(os.stat(d), uid, gid):
+            return d
+    return None
+
+
+def inside(path, folder):
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def make_mount_point(path, is_dir):
+    os.makedirs(path if is_dir else os.path.dirname(path), mode=0o755, exist_ok=True)
+    if not is_dir and not os.path.exists(path):
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+
+
+def view(read, write, uid, gid):
+    """The read-only view (see the top); returns the covered folders."""
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    needed = sorted(set(read) | set(write), key=len)
+    covers = {}
+    for p in needed:
+        c = cover_of(p, uid, gid)
+        if c is not None:
+            covers.setdefault(c, []).append(p)
+    top = [c for c in covers if not any(inside(c, o) and c != o for o in covers)]
+    for c in top:
+        paths = sorted({p for o, ps in covers.items() if inside(o, c) for p in ps}, key=len)
+        clones = [(p, os.path.isdir(p), clone_tree(p)) for p in paths]
+        mount(b"tmpfs", c, b"tmpfs", MS_NOSUID | MS_NODEV, COVER_OPTIONS)
+        for p, is_dir, fd in clones:
+            make_mount_point(p, is_dir)
+            attach(fd, p)
+    for w in write:
+        if not any(inside(w, c) for c in top):
+            attach(clone_tree(w), w)  # its own mount, to be left writable
+    mount(b"proc", "/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    set_attr("/", set_=MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, flags=AT_RECURSIVE)
+    for w in write:
+        set_attr(w, clear=MOUNT_ATTR_RDONLY)
+    return top
+
+
+def drop(uid, gid, as_root):
+    if as_root:
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+    call(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    if 0 in os.getresuid() or 0 in os.getresgid():
+        raise Refused("still root after the change of user")
+
+
+def own_user_namespace(uid, gid):
+    """Map the user to itself in a new user namespace (not root)."""
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                       ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+
+
+def forward_to(pid):
+    def handler(signum, frame):
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+    for s in FORWARDED:
+        signal.signal(s, handler)
+
+
+def wait_for(pid, reap_all=False):
+    """The raw wait status of pid (reaping every other child meanwhile, as a
+    namespace's first process must)."""
+    while True:
+        try:
+            got, status = os.waitpid(-1 if reap_all else pid, 0)
+        except ChildProcessError:
+            raise Refused("the program's process vanished") from None
+        except InterruptedError:
+            continue
+        if got == pid:
+            return status
+
+
+def end_like(status):
+    """Leave as the program left: its exit status, or killed by its signal."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the program's crash, not ours
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(sig, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+        os.kill(os.getpid(), sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 126)
+
+
+def parse(argv):
+    opts = {"uid": None, "gid": None, "write": [], "own": [], "read": [], "probe": False}
+    i = 0
+    while i < len(argv) and argv[i] != "--":
+        key = argv[i].lstrip("-")
+        if key == "probe":
+            opts["probe"] = True
+        elif key in ("uid", "gid", "write", "own", "read") and i + 1 < len(argv):
+            value = argv[i + 1]
+            i += 1
+            if key in ("uid", "gid"):
+                opts[key] = int(value)
+            else:
+                opts[key].append(os.path.realpath(value))
+        else:
+            raise Refused(f"bad argument {argv[i]!r}")
+        i += 1
+    program = argv[i + 1:]
+    if not (program or opts["probe"]) or (opts["uid"] is None) != (opts["gid"] is None):
+        raise Refused("usage: [--uid U --gid G] [--write DIR]... [--own DIR]... "
+                      "[--read PATH]... -- PROGRAM")
+    if opts["uid"] is None:
+        opts["uid"], opts["gid"] = default_ids()
+    opts["write"] += opts["own"]
+    try:
+        opts["cwd"] = os.getcwd()
+        opts["read"].append(opts["cwd"])
+    except OSError:  # removed under us: start in / instead
+        opts["cwd"] = None
+    return opts, program
+
+
+def isolate(as_root, uid, gid):
+    """The new namespaces: None, or why there are none."""
+    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
+    try:
+        call(libc.unshare(flags | (0 if as_root else CLONE_NEWUSER)), "unshare")
+        if not as_root:
+            own_user_namespace(uid, gid)
+    except OSError as e:
+        return e.strerror if isinstance(e.strerror, str) and ":" in e.strerror else str(e)
+    return None
+
+
+def start(opts, program, record):
+    """In the program's own process: its folder, its signals, then exec."""
+    for s in (signal.SIGPIPE, signal.SIGXFSZ, *FORWARDED):
+        signal.signal(s, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    if opts["write"]:
+        os.environ["TMPDIR"] = os.environ["HOME"] = opts["write"][0]  # all else is read-only
+    for d in (opts["cwd"], *opts["write"], "/"):
+        try:
+            if d:
+                os.chdir(d)
+                break
+        except OSError:
+            continue
+    if opts["probe"]:
+        record["uid"], record["gid"] = os.getuid(), os.getgid()
+        record["no_new_privs"] = libc.prctl(39, 0, 0, 0, 0) == 1  # PR_GET_NO_NEW_PRIVS
+        print(json.dumps(record), flush=True)
+        os._exit(0)
+    try:
+        os.execvp(program[0], program)
+    except OSError as e:
+        print(f"vdsobench-confine: cannot run {program[0]}: {e.strerror}", file=sys.stderr)
+        os._exit(127)
+
+
+def trampoline_alive(lifeline):
+    """Whether the trampoline still holds its end of the lifeline (end of file
+    once it is gone: it died before this process asked to die with it)."""
+    os.set_blocking(lifeline, False)
+    try:
+        return os.read(lifeline, 1) != b""
+    except BlockingIOError:
+        return True
+
+
+def first_process(opts, program, record, report_fd, lifeline):
+    """The namespace's first process: the view, the user, then the program as
+    its child; its wait status goes to report_fd."""
+    as_root = os.geteuid() == 0
+    try:
+        call(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+        if not trampoline_alive(lifeline):
+            os._exit(126)
+        os.setpgid(0, 0)  # the caller's signals come through the trampoline, once
+        try:
+            record["covered"] = view(opts["read"], opts["write"], opts["uid"], opts["gid"])
+            record["view"] = True
+        except OSError as e:
+            record["view"], record["why"] = False, str(e.strerror)
+        drop(opts["uid"], opts["gid"], as_root)
+    except (OSError, Refused) as e:
+        print(f"vdsobench-confine: {e.strerror if isinstance(e, OSError) else e}",
+              file=sys.stderr)
+        os._exit(126)
+    child = os.fork()
+    if child == 0:
+        start(opts, program, record)
+    forward_to(child)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    status = wait_for(child, reap_all=True)
+    os.write(report_fd, f"{status}\n".encode())
+    os._exit(0)
+
+
+def main(argv):
+    try:
+        opts, program = parse(argv)
+    except (Refused, ValueError) as e:
+        print(f"vdsobench-confine: {e}", file=sys.stderr)
+        return 126
+    as_root = os.geteuid() == 0
+    if not as_root:
+        opts["uid"], opts["gid"] = os.getuid(), os.getgid()
+    record = {"caller_root": as_root}
+    for d in opts["own"] if as_root else ():
+        try:
+            os.chown(d, opts["uid"], opts["gid"], follow_symlinks=False)
+        except OSError as e:
+            print(f"vdsobench-confine: --own {d}: {e.strerror}", file=sys.stderr)
+            return 126
+    why = isolate(as_root, opts["uid"], opts["gid"])
+    record["namespaces"] = why is None
+    if why is not None:
+        record["view"], record["why"] = False, why
+        try:
+            drop(opts["uid"], opts["gid"], as_root)
+        except (OSError, Refused) as e:
+            print(f"vdsobench-confine: {e.strerror if isinstance(e, OSError) else e}",
+                  file=sys.stderr)
+            return 126
+        start(opts, program, record)
+    r, w = os.pipe()
+    lifeline, held = os.pipe()
+    signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
+    child = os.fork()
+    if child == 0:
+        os.close(r)
+        os.close(held)
+        first_process(opts, program, record, w, lifeline)
+    os.close(w)
+    os.close(lifeline)
+    forward_to(child)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    status = wait_for(child)
+    with os.fdopen(r) as f:
+        said = f.read().strip()
+    end_like(int(said) if said.isdigit() else status)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,178 @@
+"""cli/confine.py and confine_exec.py, for real: a program started confined
+runs as the sandbox user with no capability and no new privileges, writes
+only its output folders, sees no network, cannot reach a private folder it
+was not given, leaves nothing running behind it, gets the caller's signals
+once and ends as the program ended. The attacks are shell one-liners run as
+the confined program; each checks that nothing outside changed."""
+
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from vdsobench_cli.cli import build, confine, lifecycle
+from vdsobench_cli.tests.support import snapshot
+
+ROOT_ONLY = unittest.skipUnless(os.geteuid() == 0, "the sandbox user is switched to as root")
+
+
+def sh(script, write=(), read=(), **kwargs):
+    return subprocess.run(confine.command(["/bin/sh", "-c", script], write=write, read=read),
+                          capture_output=True, text=True, timeout=60, **kwargs)
+
+
+@ROOT_ONLY
+class ConfinedProgramTest(unittest.TestCase):
+    def setUp(self):
+        # a private folder of root's, as tempfile makes them (0700)
+        self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-confine-test-"))
+        self.addCleanup(subprocess.run, ["rm", "-rf", str(self.tmp)])
+        self.victim = self.tmp / "victim"
+        (self.victim / "sub").mkdir(parents=True)
+        (self.victim / "f").write_text("keep\n")
+        self.out = self.tmp / "out"
+        self.out.mkdir()
+        confine.own(self.out)
+        self.before = snapshot(self.victim)
+
+    def test_runs_as_the_sandbox_user_without_privilege(self):
+        r = sh("id -u; id -g; id -G; grep -E '^(CapPrm|CapEff|CapAmb|NoNewPrivs):' "
+               "/proc/self/status")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        uid, gid = confine.sandbox_ids()
+        lines = r.stdout.split("\n")
+        self.assertEqual(lines[:3], [str(uid), str(gid), str(gid)])
+        self.assertNotEqual(uid, 0)
+        status = dict(line.split(":\t") for line in lines[3:] if line)
+        self.assertEqual(status, {"CapPrm": "0000000000000000", "CapEff": "0000000000000000",
+                                  "CapAmb": "0000000000000000", "NoNewPrivs": "1"})
+
+    def test_writes_only_its_output_folder(self):
+        outside = self.tmp / "outside-owned"
+        r = sh(f"echo x > {self.out}/made && echo made; "
+               f"echo x > /tmp/vdsobench-confine-escape-$$ || echo tmp-refused; "
+               f"echo x > /dev/shm/vdsobench-confine-escape-$$ || echo shm-refused; "
+               f"echo x > {self.victim}/f || echo victim-refused; "
+               f"echo x > {outside} || echo outside-refused; "
+               f"echo $TMPDIR $HOME",
+               write=[self.out], read=[self.victim])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split("\n")[:5], ["made", "tmp-refused", "shm-refused",
+                                                     "victim-refused", "outside-refused"])
+        self.assertEqual(r.stdout.split("\n")[5], f"{self.out} {self.out}")
+        self.assertEqual((self.out / "made").read_text(), "x\n")
+        self.assertFalse(outside.exists())
+        self.assertEqual(snapshot(self.victim), self.before)
+        self.assertEqual(list(Path("/tmp").glob("vdsobench-confine-escape-*")), [])
+
+    def test_a_private_folder_not_given_is_not_there(self):
+        r = sh(f"cat {self.victim}/f || echo hidden; ls /root >/dev/null 2>&1 || echo no-root",
+               write=[self.out])
+        self.assertEqual(r.stdout.split("\n")[:2], ["hidden", "no-root"], r.stderr)
+        r = sh(f"cat {self.victim}/f", read=[self.victim])  # given: readable, same path
+        self.assertEqual((r.returncode, r.stdout), (0, "keep\n"), r.stderr)
+
+    def test_no_network(self):
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        self.addCleanup(server.close)
+        port = server.getsockname()[1]
+        r = sh(f"cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '; "
+               f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected || echo refused",
+               executable=None)
+        self.assertEqual(r.stdout.split("\n")[0], "lo", r.stdout + r.stderr)
+        server.settimeout(0.5)
+        with self.assertRaises(socket.timeout):
+            server.accept()
+
+    def test_nothing_it_starts_outlives_it(self):
+        marker = f"vdsobench-confine-daemon-{os.getpid()}"
+        r = sh(f"(setsid sh -c 'exec -a {marker} sleep 300' </dev/null >/dev/null 2>&1 &); "
+               "sleep 0.2; echo started")
+        self.assertEqual((r.returncode, r.stdout), (0, "started\n"), r.stderr)
+        time.sleep(0.3)
+        left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+        self.assertEqual(left.stdout, "", "a process of the confined program outlived it")
+
+    def test_ends_as_the_program_ended(self):
+        self.assertEqual(sh("exit 7").returncode, 7)
+        self.assertEqual(sh("kill -TERM $$").returncode, -signal.SIGTERM)
+        self.assertEqual(sh("kill -KILL $$").returncode, -signal.SIGKILL)
+
+    def test_the_callers_signal_reaches_the_program_once(self):
+        proc = lifecycle.popen(confine.command(
+            ["/bin/sh", "-c", "n=0; trap 'n=$((n+1))' TERM; echo ready; "
+                              "while [ $n -eq 0 ]; do sleep 0.05; done; sleep 0.5; exit $((10+n))"]),
+            stdout=subprocess.PIPE, text=True)
+        with lifecycle.owned(proc):
+            self.assertEqual(proc.stdout.readline(), "ready\n")
+            os.killpg(proc.pid, signal.SIGTERM)  # as lifecycle.stop does
+            self.assertEqual(proc.wait(30), 11)
+
+    def test_a_program_that_cannot_start_is_one_line(self):
+        r = subprocess.run(confine.command(["/nonexistent/program"]), capture_output=True,
+                           text=True)
+        self.assertEqual(r.returncode, 127)
+        self.assertEqual(r.stderr, "vdsobench-confine: cannot run /nonexistent/program: "
+                                   "No such file or directory\n")
+
+    def test_never_runs_as_root(self):
+        cmd = confine.command(["/usr/bin/id", "-u"])
+        at = cmd.index("--uid")
+        cmd[at + 1] = cmd[at + 3] = "0"
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        self.assertEqual((r.returncode, r.stdout), (126, ""))
+        self.assertEqual(r.stderr, "vdsobench-confine: still root after the change of user\n")
+
+    def test_the_record_says_how(self):
+        rec = confine.record()
+        self.assertEqual(rec["user"], confine.sandbox_ids()[0])
+        self.assertTrue(rec["confined"])
+        self.assertTrue(rec["no_new_privs"])
+
+    def test_every_program_of_the_build_starts_confined(self):
+        cmd = build.program("//verify:vdsobench_verify", write=[self.out])
+        self.assertEqual(cmd[3], str(confine.EXEC))
+        self.assertIn(str(self.out), cmd[cmd.index("--write") + 1])
+        self.assertTrue(cmd[-1].endswith("/verify/vdsobench_verify"))
+        more = confine.allow(cmd + ["--json"], write=[self.tmp])
+        self.assertEqual(more[-2:], [cmd[-1], "--json"])
+        self.assertEqual(more[more.index("--") - 2:more.index("--")], ["--write", str(self.tmp)])
+        with self.assertRaises(ValueError):
+            confine.allow(["/bin/true"], write=[self.tmp])
+
+
+class SandboxUserTest(unittest.TestCase):
+    def test_a_bad_uid_is_one_line(self):
+        from unittest import mock
+        from vdsobench_cli.cli.errors import UsageError
+        if os.geteuid() != 0:
+            self.skipTest("the caller's own ids are used when it is not root")
+        for bad in ("0", "-1", "root", "99999999999"):
+            with self.subTest(bad), mock.patch.dict(os.environ, {confine.confine_exec.UID_ENV:
+                                                                 bad}):
+                confine.sandbox_ids.cache_clear()
+                with self.assertRaises(UsageError) as e:
+                    confine.sandbox_ids()
+                self.assertIn("is not a uid (valid: 1 to", str(e.exception))
+        confine.sandbox_ids.cache_clear()
+
+    def test_the_first_free_dynamic_uid(self):
+        from unittest import mock
+        ce = confine.confine_exec
+        if os.geteuid() != 0:
+            self.skipTest("the caller's own ids are used when it is not root")
+        taken = {61184, 61185}
+        with mock.patch.dict(os.environ, {}, clear=False) as env, \
+                mock.patch.object(ce, "free_id", side_effect=lambda n: n not in taken):
+            env.pop(ce.UID_ENV, None)
+            self.assertEqual(ce.default_ids(), (61186, 61186))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Run a test confined (bazel test's --run_under, .bazelrc): a C test that
+# links the variant table links the imported trees' code, which never runs
+# as root. Through scripts/vdsobench_cli/cli/confine_exec.py, as the CLI runs
+# the programs of the build (docs/confinement.md): the sandbox user, namespaces
+# of its own, only $TEST_TMPDIR writable (given to that user), Bazel's outputs
+# (where the runfiles' links lead) readable. An aarch64 test runs under
+# qemu-user in there (qemu_aarch64.sh runs anything else as it is).
+set -eu
+# its runfiles, the test's own: beside it, as in the source tree
+runfiles=$(dirname "$0")/..
+opts=
+if [ -n "${TEST_TMPDIR:-}" ]; then
+	opts="--own $TEST_TMPDIR"
+fi
+real=$(readlink -f "$1")
+case $real in
+*/bazel-out/*) opts="$opts --read ${real%%/bazel-out/*}/bazel-out" ;;
+esac
+# shellcheck disable=SC2086 # $opts: options and folders, none with a space
+exec /usr/bin/python3 -I -S "$runfiles/scripts/vdsobench_cli/cli/confine_exec.py" $opts \
+	-- /bin/sh "$runfiles/toolchains/qemu_aarch64.sh" "$@"
