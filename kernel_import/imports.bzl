@@ -58,6 +58,10 @@ def image_inlines(layout, counter):
         return ["image"]
     return []
 
+def _copt(copts, flag):
+    """The value of the -DNAME= define in copts."""
+    return [c[len(flag):] for c in copts if c.startswith(flag)][0]
+
 def import_variant(name, layout, copts, deps, inline = None):
     """The two libraries of one variant of an imported layout: `name`
     (what the registry links) and name + "_tree". An +image variant's
@@ -66,8 +70,8 @@ def import_variant(name, layout, copts, deps, inline = None):
     root = imp["root"]
     image = []
     image_deps = []
+    counter = _copt(copts, "-DVDSO_COUNTER=")
     if inline == "image":
-        counter = [c[len("-DVDSO_COUNTER="):] for c in copts if c.startswith("-DVDSO_COUNTER=")][0]
         image = [
             "-DKIMPORT_IMAGE=1",
             "-DKIMPORT_IMAGE_COUNTER=" + IMAGE_COUNTERS[counter],
@@ -91,9 +95,22 @@ def import_variant(name, layout, copts, deps, inline = None):
         linkstatic = True,
         target_compatible_with = import_compat(layout),
     )
+    # Nothing links the tree's objects unchecked: the library below compiles
+    # this rule's output, made only when check_objects.py finds none of what
+    # would run uncalled or replace the program's own definitions.
+    native.genrule(
+        name = name + "_tree_checked",
+        srcs = [":" + name + "_tree"],
+        outs = [name + "_tree_checked.c"],
+        cmd = "/usr/bin/python3 $(location //kernel_import:check_objects.py) %s %s $@ $(SRCS)" % (
+            _copt(copts, "-DVDSO_PREFIX=") + "__",
+            "%s+%s+%s" % (layout, counter, _copt(copts, "-DVDSO_INLINE=")),
+        ),
+        tools = ["//kernel_import:check_objects.py"],
+    )
     native.cc_library(
         name = name,
-        srcs = ["//kernel_import:glue/variant.c"],
+        srcs = ["//kernel_import:glue/variant.c", ":" + name + "_tree_checked.c"],
         copts = copts + [
             "-include",
             root + "/include/generated/autoconf.h",

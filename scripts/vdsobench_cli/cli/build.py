@@ -14,6 +14,10 @@ ROOT = Path(__file__).resolve().parents[3]
 # binaries are prebuilt in bin/ and nothing is built or installed.
 BUNDLE_MANIFEST = ROOT / "BUNDLE.json"
 
+# The line a build action's own check prints when it refuses its input
+# (kernel_import/check_objects.py): the command's one line, exit 2.
+REFUSED = "vdsobench-refused: "
+
 # Plain text for captured output; progress lines would only bloat it.
 FLAGS = ["--color=no", "--curses=no", "--noshow_progress"]
 
@@ -101,6 +105,9 @@ def build(targets):
     args = arch.current().bazel_flags() + list(targets)
     rc, out = bazel("build", args)
     if rc != 0:
+        refused = [line for line in out.splitlines() if line.startswith(REFUSED)]
+        if refused:  # a check of the build's own refused its input: that, not Bazel's dump
+            raise UsageError(refused[0].removeprefix(REFUSED))
         print(tail(out), file=sys.stderr)
         raise Failure(f"bazel build {' '.join(args)} failed (exit {rc})")
 

@@ -726,58 +726,6 @@ class CompileAttackTest(unittest.TestCase):
         self.assertIsNone(kernel_import.parse_probe(asm.split("\n", 1)[1]))
 
 
-class ConstructorTest(unittest.TestCase):
-    """The built objects of an import's tree are refused when they carry code the
-    C library would run uncalled, however the section is spelled (real objects,
-    compiled here; the Bazel build is stood in for by its _objs folder)."""
-
-    SOURCES = {
-        "attribute": "static void __attribute__((constructor, used)) f(void) { kimport_x = 1; }",
-        "destructor": "static void __attribute__((destructor, used)) f(void) { kimport_x = 1; }",
-        "init_array by asm": 'asm(".section .init_array,\\"aw\\"\\n.quad 0\\n.previous");',
-        "prioritised": ("static void __attribute__((constructor(200), used)) f(void) "
-                        "{ kimport_x = 1; }"),
-        "ctors by asm": 'asm(".pushsection .ctors,\\"aw\\"\\n.quad 0\\n.popsection");',
-        "type, other name": ('asm(".section .evil,\\"aw\\",@init_array\\n.quad 0\\n'
-                             '.previous");'),
-        "name built by a macro": ('asm(".macro m a,b\\n.section \\\\a\\\\b,\\"aw\\"\\n'
-                                  '.quad 0\\n.previous\\n.endm\\nm .preinit,_array");'),
-    }
-
-    def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-ctor-"))
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-
-    def objects(self, name, code):
-        d = self.tmp / "impls" / "_objs" / f"variant_{kernel_import.ident(name)}__fake__always_tree"
-        d.mkdir(parents=True, exist_ok=True)
-        (self.tmp / "x.c").write_text("extern volatile int kimport_x;\n" + code
-                                      + "\nint kimport_ok(void) { return 1; }\n")
-        subprocess.run(["gcc", "-O2", "-c", "-o", str(d / "reader.o"), str(self.tmp / "x.c")],
-                       check=True)
-
-    def test_each_spelling_is_refused(self):
-        with mock.patch.object(build, "bin_dir", return_value=self.tmp):
-            self.objects("good", "")
-            kernel_import.check_no_constructors(["good"])
-            for i, (what, code) in enumerate(self.SOURCES.items()):
-                with self.subTest(what):
-                    name = f"bad{i}"
-                    self.objects(name, code)
-                    with self.assertRaises(UsageError) as e:
-                        kernel_import.check_no_constructors([name])
-                    self.assertIn("code run before main or at exit", str(e.exception))
-                    self.assertEqual(len(str(e.exception).splitlines()), 1)
-            with self.assertRaises(Failure):
-                kernel_import.check_no_constructors(["never-built"])
-            junk = self.tmp / "impls/_objs/variant_kernel_junk__fake__always_tree"
-            junk.mkdir()
-            (junk / "reader.o").write_bytes(b"\x7fELF" + b"\xff" * 100)
-            with self.assertRaises(UsageError) as e:
-                kernel_import.check_no_constructors(["junk"])
-            self.assertIn("not an ELF object", str(e.exception))
-
-
 def entry(name, key="0" * 64, **fields):
     e = {"key": key, "ident": kernel_import.ident(name), "arch": "x86_64", "arch_dir": "x86",
          "kernel": "6.12.1", "source": "/src", "patches": [], "summary": "s",
@@ -841,10 +789,6 @@ class TransactionTest(unittest.TestCase):
         self.ws = Workspace(self)
         kernel_import.writable_dir()
         kernel_import.write_table({"a": entry("a")})
-        # the build is mocked: no objects to look into (ConstructorTest does)
-        patcher = mock.patch.object(kernel_import, "check_no_constructors")
-        patcher.start()
-        self.addCleanup(patcher.stop)
 
     def test_failing_build_puts_back_only_its_own_entry(self):
         def failing_build(targets):
@@ -1008,6 +952,35 @@ class LiveAttackTest(unittest.TestCase):
             rc, _, err = cli("import", str(self.tree), "--patch", path, "--name", "x")
             one_line(self, rc, err, path)
         self.assertEqual((self.imports / imports_table.TABLE).read_bytes(), self.table)
+        self.still_works()
+
+    def test_code_run_uncalled_never_runs(self):
+        """A patch whose code the loader would run before main (an indirect
+        function's resolver, a constructor, malloc replaced) is refused by the
+        build's object check before anything links it: one line, nothing
+        imported, and its code never ran."""
+        owned = self.victim / "owned"
+        run = (f"int creat(const char *, unsigned int);\n"
+               f"static void kimport_owned(void) {{ creat(\"{owned}\", 0644); }}\n")
+        hooks = {
+            "an ifunc called from do_coarse": (
+                "static int (*kimport_resolve(void))(void) { kimport_owned(); return 0; }\n"
+                "static int kimport_hook(void) __attribute__((ifunc(\"kimport_resolve\"), "
+                "used));\n"
+                "static int __attribute__((used)) kimport_call(void) { return kimport_hook(); }",
+                "GNU indirect function"),
+            "a constructor": ("static void __attribute__((constructor, used)) "
+                              "kimport_c(void) { kimport_owned(); }", "run before main"),
+            "malloc replaced": ("void *malloc(unsigned long n) { (void)n; kimport_owned(); "
+                                "return 0; }", "defines malloc"),
+        }
+        for i, (what, (hook, why)) in enumerate(hooks.items()):
+            with self.subTest(what):
+                path = write_patch(self.tmp, 200 + i, append_patch(self.tree, run + hook))
+                rc, _, err = cli("import", str(self.tree), "--patch", path, "--name", "x")
+                one_line(self, rc, err, why)
+                self.assertFalse(owned.exists(), f"{what}: the tree's code ran")
+                self.assertEqual((self.imports / imports_table.TABLE).read_bytes(), self.table)
         self.still_works()
 
     def test_the_trees_code_runs_confined(self):

@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""What a tree's code may not carry into the programs that link it: code that
+runs without being called (before main, at exit, or when the loader binds a
+symbol), or a definition that replaces one of the program's own.
+
+    check_objects.py PREFIX VARIANT OUTPUT FILE...
+
+Each FILE (an object, or an archive of them: what Bazel built of an imported
+tree, kernel_import/imports.bzl's <variant>_tree) must hold ELF64
+little-endian objects with:
+
+  - no section that runs code uncalled: .init_array, .fini_array,
+    .preinit_array, .ctors, .dtors, .init, .fini (by name, or a name beneath
+    one, or by section type);
+  - no GNU indirect function (an STT_GNU_IFUNC symbol: the loader runs its
+    resolver when it binds it) and no IRELATIVE relocation;
+  - no global, weak or unique definition but of names beginning PREFIX (the
+    variant's own: a tree defining malloc or write would replace the C
+    library's in every program that links it, and run where the program
+    calls them).
+
+All good: OUTPUT is written (a C file the variant's library compiles, so that
+nothing links a tree that was not checked) and the exit status is 0. Else one
+line "vdsobench-refused: ..." on stderr (the CLI shows it as its own) and
+exit 1. Standard library only: Bazel runs it as a build action. Linear in
+the files' size; every offset is checked against the data it points into.
+"""
+
+import struct
+import sys
+
+RUN_SECTIONS = (".init_array", ".fini_array", ".preinit_array", ".ctors", ".dtors", ".init",
+                ".fini")
+RUN_TYPES = {14: ".init_array", 15: ".fini_array", 16: ".preinit_array"}  # SHT_*
+SHT_SYMTAB, SHT_RELA, SHT_REL = 2, 4, 9
+STT_GNU_IFUNC = 10
+STB_GLOBAL, STB_WEAK, STB_GNU_UNIQUE = 1, 2, 10
+IRELATIVE = {62: 37, 183: 1032}  # EM_X86_64: R_X86_64_IRELATIVE, EM_AARCH64
+REFUSED = "vdsobench-refused: "
+
+
+class Bad(Exception):
+    pass
+
+
+def printable(text, limit=60):
+    out = "".join(c if c.isprintable() and c.isascii() else "?" for c in text)
+    return out if len(out) <= limit else out[:limit - 3] + "..."
+
+
+def members(data, name):
+    """[(member name, bytes)] of an ar archive, or [(name, data)] of an object."""
+    if not data.startswith(b"!<arch>\n"):
+        return [(name, data)]
+    out, at, names = [], 8, b""
+    while at + 60 <= len(data):
+        head = data[at:at + 60]
+        try:
+            size = int(head[48:58].decode("ascii").strip())
+        except ValueError:
+            raise Bad(f"{name}: a damaged archive member header") from None
+        body = data[at + 60:at + 60 + size]
+        if len(body) != size:
+            raise Bad(f"{name}: an archive member runs past its end")
+        label = head[:16].decode("latin-1").rstrip()
+        if label == "//":
+            names = body
+        elif label not in ("/", "/SYM64/"):
+            if label.startswith("/") and label[1:].isdigit():
+                off = int(label[1:])
+                end = names.find(b"/\n", off)
+                label = names[off:end if end >= 0 else len(names)].decode("latin-1")
+            out.append((label.rstrip("/"), body))
+        at += 60 + size + (size & 1)
+    return out
+
+
+def unpack(fmt, data, off, what):
+    if off < 0 or off + struct.calcsize(fmt) > len(data):
+        raise Bad(f"{what} lies outside the object")
+    return struct.unpack_from(fmt, data, off)
+
+
+def c_string(table, off):
+    if off >= len(table):
+        return "?"
+    end = table.find(b"\0", off)
+    return table[off:end if end >= 0 else len(table)].decode("latin-1")
+
+
+def sections(data):
+    """(machine, [(name, type, offset, size, link, entsize)]) of an ELF64 LE object."""
+    if data[:4] != b"\x7fELF" or data[4:6] != b"\x02\x01":
+        raise Bad("not an ELF64 little-endian object")
+    machine, = unpack("<H", data, 18, "the header")
+    shoff, = unpack("<Q", data, 0x28, "the header")
+    shentsize, shnum, shstrndx = unpack("<HHH", data, 0x3a, "the header")
+    if shentsize < 64 or shnum * shentsize > len(data) or shstrndx >= max(shnum, 1):
+        raise Bad("a damaged section table")
+    heads = [unpack("<IIQQQQII", data, shoff + i * shentsize, "the section table")
+             for i in range(shnum)]
+    names = blob(data, heads[shstrndx][4], heads[shstrndx][5])
+    return machine, [(c_string(names, h[0]), h[1], h[4], h[5], h[6], h[7]) for h in heads]
+
+
+def blob(data, off, size):
+    if off + size > len(data):
+        raise Bad("a section lies outside the object")
+    return data[off:off + size]
+
+
+def check_object(data, prefix):
+    """None, or why the object may not be linked."""
+    machine, secs = sections(data)
+    for name, sh_type, *_ in secs:
+        if sh_type in RUN_TYPES or any(name == s or name.startswith(s + ".")
+                                       for s in RUN_SECTIONS):
+            return (f"has {printable(name)}: code run before main or at exit, uncalled")
+    for name, sh_type, off, size, link, entsize in secs:
+        if sh_type == SHT_SYMTAB:
+            why = check_symbols(data, secs, off, size, link, prefix)
+            if why:
+                return why
+        elif sh_type in (SHT_RELA, SHT_REL) and machine in IRELATIVE:
+            step = 24 if sh_type == SHT_RELA else 16
+            body = blob(data, off, size)
+            for at in range(0, len(body) - step + 1, step):
+                if struct.unpack_from("<Q", body, at + 8)[0] & 0xffffffff == IRELATIVE[machine]:
+                    return "has an IRELATIVE relocation: code the loader runs before main"
+    return None
+
+
+def check_symbols(data, secs, off, size, link, prefix):
+    if link >= len(secs):
+        raise Bad("a symbol table without its string table")
+    strings = blob(data, secs[link][2], secs[link][3])
+    body = blob(data, off, size)
+    for at in range(0, len(body) - 23, 24):
+        name_off, info, _, shndx = struct.unpack_from("<IBBH", body, at)
+        name = c_string(strings, name_off)
+        if info & 0xf == STT_GNU_IFUNC:
+            return (f"has the GNU indirect function {printable(name)}: the loader runs its "
+                    "resolver before main")
+        if shndx and info >> 4 in (STB_GLOBAL, STB_WEAK, STB_GNU_UNIQUE) and \
+                not name.startswith(prefix):
+            return (f"defines {printable(name)}, which would replace the program's own "
+                    f"(a tree's definitions all begin {prefix})")
+    return None
+
+
+def main(argv):
+    if len(argv) < 4:
+        print("usage: check_objects.py PREFIX VARIANT OUTPUT FILE...", file=sys.stderr)
+        return 2
+    prefix, variant, output, files = argv[0], argv[1], argv[2], argv[3:]
+    for path in files:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            for member, obj in members(data, path.rsplit("/", 1)[-1]):
+                why = check_object(obj, prefix)
+                if why:
+                    raise Bad(f"{member}: the tree's code {why}")
+        except (Bad, OSError) as e:
+            print(f"{REFUSED}{printable(variant, 200)}: {e}; nothing that links it is built",
+                  file=sys.stderr)
+            return 1
+    with open(output, "w") as f:
+        f.write("/* kernel_import/check_objects.py found this tree's objects fit to link */\n"
+                "typedef int kimport_tree_checked;\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

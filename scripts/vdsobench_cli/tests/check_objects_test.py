@@ -1,0 +1,136 @@
+"""kernel_import/check_objects.py, run as the build runs it, on real objects
+and archives compiled here: a tree's code that would run uncalled (however the
+section is spelled), an indirect function, an IRELATIVE relocation, or a
+definition that would replace one of the program's own is refused in one
+line, and nothing is written; a tree's own prefixed definitions pass."""
+
+import platform
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from vdsobench_cli.cli import build
+
+CHECK = build.ROOT / "kernel_import" / "check_objects.py"
+PREFIX = "kernel_t__fake__always__"
+REFUSED = build.REFUSED
+
+GOOD = f"int {PREFIX}clock_gettime(void) {{ return 1; }}\nstatic int local(void) {{ return 2; }}\n" \
+       f"int {PREFIX}time(void) {{ return local(); }}\n"
+BAD = {
+    "constructor": ("static void __attribute__((constructor, used)) f(void) { x = 1; }",
+                    "code run before main or at exit"),
+    "destructor": ("static void __attribute__((destructor, used)) f(void) { x = 1; }",
+                   "code run before main or at exit"),
+    "init_array by asm": ('asm(".section .init_array,\\"aw\\"\\n.quad 0\\n.previous");',
+                          "code run before main or at exit"),
+    "prioritised": ("static void __attribute__((constructor(200), used)) f(void) { x = 1; }",
+                    "code run before main or at exit"),
+    "ctors by asm": ('asm(".pushsection .ctors,\\"aw\\"\\n.quad 0\\n.popsection");',
+                     "code run before main or at exit"),
+    "type, other name": ('asm(".section .evil,\\"aw\\",@init_array\\n.quad 0\\n.previous");',
+                         "code run before main or at exit"),
+    "name built by a macro": ('asm(".macro m a,b\\n.section \\\\a\\\\b,\\"aw\\"\\n.quad 0\\n'
+                              '.previous\\n.endm\\nm .preinit,_array");',
+                              "code run before main or at exit"),
+    "a local ifunc": ("static void *r(void) { x = 1; return 0; }\n"
+                      "static int h(void) __attribute__((ifunc(\"r\"), used));\n"
+                      f"int {PREFIX}use(void) {{ return h(); }}",
+                      "GNU indirect function"),
+    "a prefixed ifunc": ("static void *r(void) { x = 1; return 0; }\n"
+                         f"int {PREFIX}h(void) __attribute__((ifunc(\"r\")));",
+                         "GNU indirect function"),
+    "an IRELATIVE relocation": ('asm(".data\\n.quad 0\\n.reloc .-8, R_X86_64_IRELATIVE, '
+                                f'{PREFIX}time\\n.text");', "IRELATIVE"),
+    "malloc defined": ("void *malloc(unsigned long n) { x = (int)n; return 0; }",
+                       "defines malloc, which would replace the program's own"),
+    "a weak write": ("__attribute__((weak)) long write(int f, const void *b, unsigned long n) "
+                     "{ x = f; (void)b; return (long)n; }",
+                     "defines write"),
+    "an unprefixed global": ("int kimport_hook(void) { return x; }", "defines kimport_hook"),
+}
+
+
+class CheckObjectsTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-objcheck-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def compile(self, name, code):
+        src = self.tmp / f"{name}.c"
+        src.write_text("extern volatile int x;\n" + code + "\n")
+        obj = self.tmp / f"{name}.o"
+        subprocess.run(["gcc", "-O2", "-c", "-o", str(obj), str(src)], check=True)
+        return obj
+
+    def check(self, *files):
+        out = self.tmp / "checked.c"
+        r = subprocess.run(["/usr/bin/python3", str(CHECK), PREFIX, "kernel:t+fake+always",
+                            str(out), *map(str, files)], capture_output=True, text=True)
+        return r, out
+
+    def test_a_trees_own_definitions_pass(self):
+        r, out = self.check(self.compile("good", GOOD))
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertIn("typedef int kimport_tree_checked;", out.read_text())
+
+    def test_each_way_to_run_uncalled_is_refused(self):
+        for i, (what, (code, why)) in enumerate(BAD.items()):
+            if "R_X86_64" in code and platform.machine() != "x86_64":
+                continue  # x86-64's relocation, written as x86-64's assembler takes it
+            with self.subTest(what):
+                r, out = self.check(self.compile(f"bad{i}", GOOD + code))
+                self.assertEqual(r.returncode, 1, r.stderr)
+                lines = r.stderr.splitlines()
+                self.assertEqual(len(lines), 1, r.stderr)
+                self.assertTrue(lines[0].startswith(REFUSED + "kernel:t+fake+always: "),
+                                lines[0])
+                self.assertIn(why, lines[0])
+                self.assertFalse(out.exists())
+
+    def test_archives_are_read_member_by_member(self):
+        good = self.compile("good", GOOD)
+        bad = self.compile("evil_member_with_a_long_name", BAD["malloc defined"][0])
+        lib = self.tmp / "libtree.a"
+        subprocess.run(["ar", "rcs", str(lib), str(good), str(bad)], check=True)
+        r, out = self.check(lib)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("evil_member_with_a_long_name.o: the tree's code defines malloc",
+                      r.stderr)
+        lib2 = self.tmp / "libgood.a"
+        subprocess.run(["ar", "rcs", str(lib2), str(good)], check=True)
+        self.assertEqual(self.check(lib2)[0].returncode, 0)
+
+    def test_damaged_files_are_refused_not_crashed_on(self):
+        good = self.compile("good", GOOD).read_bytes()
+        cases = {"junk": b"\x7fELF" + b"\xff" * 100, "empty": b"",
+                 "cut short": good[:200], "32-bit": good[:4] + b"\x01" + good[5:],
+                 "section table past the end": good[:0x28] + (1 << 40).to_bytes(8, "little")
+                 + good[0x30:],
+                 "archive cut": b"!<arch>\n" + b"x.o/            0           0     0     "
+                                             b"644     999999    `\n" + good[:100]}
+        for what, data in cases.items():
+            with self.subTest(what):
+                f = self.tmp / "damaged.o"
+                f.write_bytes(data)
+                r, out = self.check(f)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                self.assertTrue(r.stderr.startswith(REFUSED), r.stderr)
+                self.assertFalse(out.exists())
+
+    def test_the_build_shows_the_refusal_as_one_line(self):
+        out = f"INFO: ...\nERROR: x failed\n{REFUSED}kernel:t+fake+always: x.o: bad\nmore\n"
+        from unittest import mock
+        from vdsobench_cli.cli.errors import UsageError
+        with mock.patch.object(build, "bazel", return_value=(1, out)), \
+                mock.patch.object(build, "check_toolchain"), \
+                self.assertRaises(UsageError) as e:
+            build.build(["//verify:vdsobench_verify"])
+        self.assertEqual(str(e.exception), "kernel:t+fake+always: x.o: bad")
+
+
+if __name__ == "__main__":
+    unittest.main()
