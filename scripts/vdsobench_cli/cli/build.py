@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, confine, lifecycle
+from vdsobench_cli.cli import arch, confine, lifecycle, trust
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -25,6 +25,8 @@ FLAGS = ["--color=no", "--curses=no", "--noshow_progress"]
 # .bazelrc's --disk_cache, shared by every checkout here; Bazel 4 never
 # shrinks it, so prune_disk_cache() drops what no build wrote for this long.
 DISK_CACHE = Path.home() / ".cache" / "vdsobench" / "bazel-disk"
+# where Bazel keeps its output bases (the binaries the tool runs), as it does
+OUTPUT_ROOT = Path.home() / ".cache" / "bazel"
 DISK_CACHE_DAYS = 30
 
 
@@ -67,10 +69,26 @@ def bundle_manifest():
                       "unpack the bundle again") from None
 
 
+def check_caches():
+    """UsageError, once per process, for a cache of Bazel's (what it builds, what
+    the tool then runs) that another user could write (cli/trust.py)."""
+    if _caches_checked:
+        return
+    for d in (DISK_CACHE, OUTPUT_ROOT):
+        problem = trust.folder_problem(d)
+        if problem:
+            raise UsageError(f"Bazel's cache: {problem}")
+    _caches_checked.append(True)
+
+
+_caches_checked = []
+
+
 def bazel(command, args):
     """Run `bazel COMMAND FLAGS ARGS`; return (exit status, combined output)."""
     if bundled():
         raise Failure(f"bazel {command}: not in a bundle; use the repository for this")
+    check_caches()
     try:
         r = lifecycle.run(["bazel", command, *FLAGS, *args], cwd=ROOT,
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

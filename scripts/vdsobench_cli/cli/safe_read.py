@@ -9,6 +9,9 @@ symbolic link on the way.
                                                too, must be no symbolic link
     read_regular(path, ..., follow=False)      a file that may not itself be a
                                                symbolic link (a node's file)
+    read_regular(path, ..., owned=True)        a file the tool trusts: root's or
+                                               this user's, writable by no one
+                                               else (cli/trust.py)
     open_regular(path, what, limit)            the same checks, a file object to
                                                stream from (tarfile, a copy)
 
@@ -24,6 +27,11 @@ Standard library only, and it runs as a plain script's neighbour too: the
 import errno
 import os
 import stat
+
+try:
+    from vdsobench_cli.cli import trust
+except ImportError:  # run as imports_table's neighbour by the repository rule
+    import trust
 
 try:
     from vdsobench_cli.cli.errors import UsageError
@@ -96,15 +104,19 @@ def not_regular(name, mode, what, via=""):
     return UsageError(f"{name}: is {kind(mode)}{via}; a {what} must be a regular file")
 
 
-def checked(fd, name, what, limit):
+def checked(fd, name, what, limit, owned=False):
     """fd again, once fstat says it is a regular file of at most limit bytes (None:
-    any size); closed and UsageError otherwise: what is read is what was checked."""
+    any size), and with owned, root's or this user's alone; closed and UsageError
+    otherwise: what is read is what was checked."""
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise not_regular(name, st.st_mode, what)
         if limit is not None and st.st_size > limit:
             raise too_large(name, st.st_size, what, limit)
+        why = trust.stat_problem(st) if owned else None
+        if why:
+            raise UsageError(f"{name} {why}; a {what} must be root's or this user's alone")
     except BaseException:
         os.close(fd)
         raise
@@ -127,7 +139,7 @@ def read_fd(fd, name, what, limit):
     return b"".join(chunks)
 
 
-def open_fd(path, what, limit, root=None, prefix="", missing=None, follow=True):
+def open_fd(path, what, limit, root=None, prefix="", missing=None, follow=True, owned=False):
     """The checked fd of the regular file path (read_regular's rules), or None for
     a missing one when missing is False. The caller closes it."""
     name = f"{prefix}{path}"
@@ -167,18 +179,19 @@ def open_fd(path, what, limit, root=None, prefix="", missing=None, follow=True):
         raise UsageError(missing or f"{name}: No such file or directory") from None
     except OSError as e:
         raise UsageError(f"{name}: {e.strerror or e}") from None
-    return checked(fd, name, what, limit)
+    return checked(fd, name, what, limit, owned)
 
 
-def read_regular(path, what, limit, root=None, prefix="", missing=None, follow=True):
+def read_regular(path, what, limit, root=None, prefix="", missing=None, follow=True,
+                 owned=False):
     """The bytes of a regular file of at most limit bytes.
 
     root: a directory fd; path is then relative to it and no component may be
     a symbolic link. prefix: put before path in messages (the tree's name).
     missing: the message for a file that is not there (default: strerror), or
     False to return None for one. follow=False: path may not be a symbolic link
-    (its directories may)."""
-    fd = open_fd(path, what, limit, root, prefix, missing, follow)
+    (its directories may). owned: see cli/trust.py."""
+    fd = open_fd(path, what, limit, root, prefix, missing, follow, owned)
     if fd is None:
         return None
     try:

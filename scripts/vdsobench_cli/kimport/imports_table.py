@@ -28,7 +28,7 @@ import sys
 # Run by the @vdso_imports repository rule as `python3 -E -s -B -m
 # vdsobench_cli.kimport.imports_table` from scripts/: standard library only
 # (safe_read falls back to its own UsageError there).
-from vdsobench_cli.cli import safe_read
+from vdsobench_cli.cli import safe_read, trust
 
 TABLE = "imports.json"
 LOCK = ".lock"
@@ -104,7 +104,7 @@ def directory_problem(directory):
         return f"{directory}: {e.strerror}"
     if not stat.S_ISDIR(st.st_mode):
         return f"{directory}: is {safe_read.kind(st.st_mode)}, not a folder"
-    return None
+    return trust.folder_problem(directory)  # what the build compiles: ours alone
 
 
 def read_raw(directory):
@@ -115,7 +115,7 @@ def read_raw(directory):
         return None, problem
     path = table_path(directory)
     try:
-        data = safe_read.read_regular(path, "imports table", TABLE_LIMIT)
+        data = safe_read.read_regular(path, "imports table", TABLE_LIMIT, owned=True)
     except safe_read.UsageError as e:
         if not os.path.lexists(path):
             return {}, None
@@ -202,7 +202,7 @@ def tree_problem(root_fd, directory, e, glue):
 
 
 def read_in(tree, where, rel, what, limit):
-    return safe_read.read_regular(rel, what, limit, root=tree, prefix=where)
+    return safe_read.read_regular(rel, what, limit, root=tree, prefix=where, owned=True)
 
 
 def tree_meta(tree, where, e, glue):
@@ -232,10 +232,24 @@ def tree_meta(tree, where, e, glue):
             return None, f"its tree is damaged ({err})"
         if sha256(data) != want:
             return None, f"its tree is damaged ({where}{rel} was changed since its import)"
+    loose = untrusted_folder(tree)
+    if loose:  # another user could swap a file between this check and the build
+        return None, f"its tree's folder {where}{loose}"
     extra = extra_entry(tree, set(files))
     if extra:  # a header added there would be found by the compile's -I{root}/include
         return None, f"its tree is damaged ({where}{ascii(extra)[1:-1]} was added since its import)"
     return meta, None
+
+
+def untrusted_folder(tree):
+    """'REL why' for the first folder of the tree (a directory fd; no link
+    followed), itself included, that is not root's or this user's alone."""
+    for dirpath, _, _, dirfd in os.fwalk(".", dir_fd=tree, follow_symlinks=False):
+        why = trust.stat_problem(os.fstat(dirfd))
+        if why:
+            rel = os.path.normpath(dirpath)
+            return f"{'' if rel == '.' else rel + '/'} {why}".lstrip()
+    return None
 
 
 def extra_entry(tree, files):
@@ -273,6 +287,11 @@ def check(directory, glue, building=""):
         out["problems"].append(f"{out['table']}: every import left out")
         return out
     try:
+        loose = trees_problem(root, directory)
+        if loose:
+            out["table"] = loose
+            out["problems"].append(f"{loose}: every import left out")
+            return out
         running = None
         for name in sorted(imports, key=str):
             e = imports[name]
@@ -295,6 +314,16 @@ def check(directory, glue, building=""):
     finally:
         os.close(root)
     return out
+
+
+def trees_problem(root, directory):
+    """Why the trees folder (under the directory fd root) is not ours alone, or None."""
+    try:
+        st = os.stat("trees", dir_fd=root, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    why = trust.stat_problem(st)
+    return f"{os.path.join(directory, 'trees')} {why}" if why else None
 
 
 def rule_view(checked):

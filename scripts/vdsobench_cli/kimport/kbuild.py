@@ -56,7 +56,7 @@ import time
 from pathlib import Path
 
 from vdsobench_cli.kimport import imports_table
-from vdsobench_cli.cli import confine, lifecycle, safe_read
+from vdsobench_cli.cli import confine, lifecycle, safe_read, trust
 from vdsobench_cli.cli.errors import UsageError
 
 VDSO_DIR = "arch/x86/entry/vdso"
@@ -312,7 +312,8 @@ def extract(build_fd):
 
 def cached(cache_dir):
     try:
-        raw = safe_read.read_regular(str(cache_dir / "line.json"), "kbuild record", CMD_LIMIT)
+        raw = safe_read.read_regular(str(cache_dir / "line.json"), "kbuild record", CMD_LIMIT,
+                                     owned=True)
         rec = json.loads(raw)
     except (UsageError, ValueError, OSError):
         return None
@@ -330,6 +331,9 @@ def cache_dir():
         raise UsageError(f"kbuild: cache {d}: {e.strerror or e}")
     if d.is_symlink() or not d.is_dir():
         raise UsageError(f"kbuild: cache {d} is not a folder")
+    problem = trust.folder_problem(d)  # its lines and images are built and run
+    if problem:
+        raise UsageError(f"kbuild: cache {problem}")
     return d
 
 

@@ -65,7 +65,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from vdsobench_cli.cli import arch, build, confine, lifecycle, packages, safe_read
+from vdsobench_cli.cli import arch, build, confine, lifecycle, packages, safe_read, trust
 from vdsobench_cli.kimport import imports_table, kbuild
 from vdsobench_cli.measure import results
 from vdsobench_cli.kimport import vdso_image
@@ -315,7 +315,12 @@ def digest():
 
 def warn(command):
     """One line per import left out of the build, before any other command runs
-    (`import` says it itself: --list lists them, the others fail on them)."""
+    (`import` says it itself: --list lists them, the others fail on them); a
+    UsageError when the imports folder is another user's to write: what the
+    build compiles from it is never taken then (cli/trust.py)."""
+    problem = trust.folder_problem(imports_dir())
+    if problem and command != "setup":
+        raise UsageError(f"the imports folder ({where()}): {problem}")
     if command != "import":
         for line in _left_out:
             print(f"vdsobench: warning: {printable(line, None)}", file=sys.stderr)
