@@ -246,6 +246,31 @@ def setup_kernel_sources(check=False):
     return 0
 
 
+# What the suite's tests use beyond the first group, so that the README's two
+# commands are the whole set-up: `test` installs them as root; not root, it
+# says in one line each what is missing and what skips for it.
+TEST_GROUPS = (
+    ("Debian's kernel sources and kbuild's tools", KERNEL_SOURCES + KBUILD_PACKAGES,
+     "the tests that import Debian's trees skip or build without kbuild",
+     "setup --kernel-sources"),
+    ("arm64's cross compiler, qemu-user and libraries", CROSS_PACKAGES["arm64"],
+     "the arm64 tests skip", "setup --arch arm64"),
+)
+
+
+def ensure_test_groups(out=sys.stdout):
+    """Install what the tests use (TEST_GROUPS) as root, else say what skips."""
+    for what, names, skips, how in TEST_GROUPS:
+        todo = missing(names)
+        if not todo:
+            continue
+        if os.geteuid() != 0:
+            print(f"test: {what} missing ({' '.join(todo)}), and only root installs them: "
+                  f"{skips} (as root: scripts/vdsobench {how})", file=out, flush=True)
+            continue
+        install(todo, f" for the tests ({what})")
+
+
 def ensure_setup():
     """Install what is missing; silent when nothing is. A bundle carries what it
     needs and installs nothing."""

@@ -121,7 +121,7 @@ def bazel_tests(asan, quick, out):
     if asan:
         args.append("--config=asan")
     # another architecture's build: its tests run under qemu-user
-    # (.bazelrc's test:arm64 --run_under)
+    # (.bazelrc's --run_under, toolchains/confined.sh: every test confined)
     flags = arch.current().bazel_flags()
     if asan:
         # the sanitizers' build is neither line's code (ASan instruments every
@@ -189,6 +189,8 @@ def run(args, out=sys.stdout):
     results = []
     try:
         packages.ensure_setup()
+        if not args.asan and target.native:
+            packages.ensure_test_groups(out)
     except CliError as e:
         # Keep going: CI reads the final count, which must still come last.
         print(f"test: setup: {one_line(e)}", file=out)
