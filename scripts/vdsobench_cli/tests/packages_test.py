@@ -19,6 +19,33 @@ def dpkg(absent):
     return run
 
 
+class TestGroupsTest(unittest.TestCase):
+    """What `test` installs beyond the first group, or says it skips."""
+
+    def groups(self, absent, euid):
+        out, installs = io.StringIO(), []
+        with mock.patch.object(packages.subprocess, "run", side_effect=dpkg(absent)), \
+                mock.patch.object(packages.os, "geteuid", return_value=euid), \
+                mock.patch.object(packages, "install",
+                                  side_effect=lambda todo, why="": installs.append(todo)):
+            packages.ensure_test_groups(out)
+        return out.getvalue(), installs
+
+    def test_root_installs_what_is_missing(self):
+        out, installs = self.groups({"linux-config-6.12", "qemu-user-static"}, 0)
+        self.assertEqual((out, installs), ("", [["linux-config-6.12"], ["qemu-user-static"]]))
+        self.assertEqual(self.groups(set(), 0), ("", []))
+
+    def test_not_root_says_what_skips_once_a_group(self):
+        out, installs = self.groups({"linux-source-6.1", "linux-config-6.1"}, 1000)
+        self.assertEqual(installs, [])
+        self.assertEqual(out.splitlines(), [
+            "test: Debian's kernel sources and kbuild's tools missing (linux-source-6.1 "
+            "linux-config-6.1), and only root installs them: the tests that import Debian's "
+            "trees skip or build without kbuild (as root: scripts/vdsobench setup "
+            "--kernel-sources)"])
+
+
 class SetupTest(unittest.TestCase):
     def setup(self, absent, **kwargs):
         out = io.StringIO()
