@@ -288,7 +288,7 @@ def state(glue=None):
 
 def checker_digest():
     return hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in
-                                   (imports_table, safe_read))).hexdigest()
+                                   (imports_table, safe_read, trust))).hexdigest()
 
 
 def sync_env():
