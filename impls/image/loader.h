@@ -8,8 +8,9 @@
  * arch/x86/kernel/alternative.c apply_alternatives() does at boot, and
  * its exported __vdso_* functions resolved from .dynsym.
  *
- * Everything the file says is checked before it is used: an image is
- * other people's input (a tree's build, a saved snapshot of [vdso]).
+ * The image is other people's input (a tree's build, a saved snapshot of
+ * [vdso]): vdso_image_map() takes only what vdso_image_check() (check.h,
+ * the rules import --vdso-image applies too) accepts.
  * hwloc-style: 0, or -1 with a reason in why.
  */
 #ifndef VDSOBENCH_IMAGE_LOADER_H
@@ -18,24 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VDSO_IMAGE_PAGE 4096
-
-/* the counter read put in the image's rdtsc_ordered() slot */
-enum vdso_image_counter {
-	VDSO_IMAGE_RDTSC,	 /* the original: rdtsc, nop-padded */
-	VDSO_IMAGE_LFENCE_RDTSC, /* X86_FEATURE_LFENCE_RDTSC's replacement */
-	VDSO_IMAGE_RDTSCP,	 /* X86_FEATURE_RDTSCP's replacement */
-	VDSO_IMAGE_FAKE,	 /* a call to fake_read: tests only */
-	VDSO_IMAGE_KEEP,	 /* the bytes as they are (a running kernel's copy) */
-};
-
-enum vdso_image_sym {
-	VDSO_IMAGE_CLOCK_GETTIME,
-	VDSO_IMAGE_GETTIMEOFDAY,
-	VDSO_IMAGE_TIME,
-	VDSO_IMAGE_CLOCK_GETRES,
-	VDSO_IMAGE_NR_SYMS,
-};
+#include "impls/image/check.h"
 
 struct vdso_image_opts {
 	enum vdso_image_counter counter;
@@ -75,12 +59,10 @@ struct vdso_loaded {
 	long vvar_start;
 	int vvar_pages;
 	/* the counter slots patched (rdtsc_ordered() sites), and how many alternatives */
-	int slots, alts, relocs;
+	int slots, alts;
 	int fixed; /* mapped over the caller's area: given back as zeros */
-	void *sym[VDSO_IMAGE_NR_SYMS]; /* NULL where the image has none */
+	void *sym[VDSO_IMAGE_NR_SYMS]; /* NULL where the image has none (clock_getres) */
 };
-
-extern const char *const vdso_image_sym_names[VDSO_IMAGE_NR_SYMS];
 
 int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,
 		   const struct vdso_image_opts *opts, char *why, size_t why_len);

@@ -61,6 +61,12 @@ KERNEL_SOURCES = ("linux-source-6.1", "linux-source-6.12")
 KBUILD_PACKAGES = ("bc", "bison", "flex", "libelf-dev", "linux-config-6.1",
                    "linux-config-6.12")
 
+# The fifth group, for fuzzing the vDSO image parser (impls/image/fuzz.sh, a
+# step of .ci/run): clang and its libFuzzer, ASan and UBSan runtimes. Only on
+# demand, `setup --fuzz`: a second compiler (LLVM 14, about 500 MB) that
+# building and measuring never use.
+FUZZ_PACKAGES = ("clang-14", "libclang-rt-14-dev")
+
 
 APT_ENV = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
 
@@ -234,16 +240,27 @@ def ensure_group(names, what):
     install(todo, f" for {what}")
 
 
+def setup_group(names, flag, label, check=False):
+    """setup FLAG: a group installed on demand (--check: only say)."""
+    todo = missing(names)
+    if check and todo:
+        print(f"setup: missing {label}: {' '.join(todo)}")
+        return 1
+    ensure_group(names, f"setup {flag}")
+    if not todo:
+        print(f"setup: {label} present: {' '.join(names)}")
+    return 0
+
+
 def setup_kernel_sources(check=False):
     """setup --kernel-sources: the KERNEL_SOURCES group (--check: only say)."""
-    todo = missing(KERNEL_SOURCES + KBUILD_PACKAGES)
-    if check and todo:
-        print(f"setup: missing kernel sources: {' '.join(todo)}")
-        return 1
-    ensure_group(KERNEL_SOURCES + KBUILD_PACKAGES, "setup --kernel-sources")
-    if not todo:
-        print(f"setup: kernel sources present: {' '.join(KERNEL_SOURCES + KBUILD_PACKAGES)}")
-    return 0
+    return setup_group(KERNEL_SOURCES + KBUILD_PACKAGES, "--kernel-sources", "kernel sources",
+                       check)
+
+
+def setup_fuzz(check=False):
+    """setup --fuzz: the FUZZ_PACKAGES group (--check: only say)."""
+    return setup_group(FUZZ_PACKAGES, "--fuzz", "fuzzing tools", check)
 
 
 # What the suite's tests use beyond the first group, so that the README's two
@@ -319,5 +336,9 @@ def add_parser(sub):
     p.add_argument("--kernel-sources", action="store_true",
                    help=f"also Debian's kernel sources for `import` and the import tests "
                         f"({', '.join(KERNEL_SOURCES)}, about 140 MB each)")
+    p.add_argument("--fuzz", action="store_true",
+                   help=f"also what fuzzing the vDSO image parser needs "
+                        f"({', '.join(FUZZ_PACKAGES)}; impls/image/fuzz.sh)")
     p.set_defaults(func=lambda args: setup(check=args.check) or (
-        setup_kernel_sources(args.check) if args.kernel_sources else 0))
+        setup_kernel_sources(args.check) if args.kernel_sources else 0) or (
+        setup_fuzz(args.check) if args.fuzz else 0))

@@ -3,28 +3,22 @@ beside an import, checked, and written as the C header the image variants
 kernel:NAME+{rdtsc,lfence_rdtsc,rdtscp,fake}+image embed
 (kernel_import/glue/variant.c with KIMPORT_IMAGE, impls/image/loader.c).
 
-Follows the x86-64 vDSO of v6.1..v6.12 (arch/x86/entry/vdso/vdso-layout.lds.S,
-vdso2c.h, arch/x86/include/asm/alternative.h): one PT_LOAD at address 0, the
-vvar area 4 pages before it (its symbol table's vvar_start where the file
-has one: a vdso64.so.dbg), the data at vvar + 128, .altinstructions of
-14-byte struct alt_instr, the __vdso_* entry points in .dynsym. An image is
-other people's input: every offset is checked before anything is written.
+The image is not parsed here: //impls/image:vdsobench_image_check runs the
+loader's own reading of it (impls/image/check.c) for each counter the
+variants use, and prints what it found as JSON, so that an image that
+imports is an image that loads (issue 28). Its refusal is one line.
 """
 import hashlib
-import struct
+import json
 
-from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.cli import build, lifecycle
+from vdsobench_cli.cli.errors import Failure, UsageError
 
+CHECK = "//impls/image:vdsobench_image_check"
 LIMIT = 1 << 20  # a vdso64.so is 7 KiB, its .dbg 50 KiB
 PAGE = 4096
-DEFAULT_VVAR_START = -4 * PAGE  # v6.1..v6.12: vvar, pvclock, hvclock, timens
 DATA_OFFSET = 128  # asm/vvar.h DECLARE_VVAR(128, struct vdso_data, _vdso_data)
 SYMS = ("__vdso_clock_gettime", "__vdso_gettimeofday", "__vdso_time", "__vdso_clock_getres")
-RDTSC = b"\x0f\x31"
-LFENCE_RDTSC = b"\x0f\xae\xe8\x0f\x31"
-RDTSCP = b"\x0f\x01\xf9"
-# struct alt_instr, packed: 14 bytes from v6.3 (u32 ft_flags), 12 before (u16 cpuid)
-ALTS = (struct.Struct("<iiIBB"), struct.Struct("<iiHBB"))
 HEADER = "include/generated/kimport_image.h"
 STORED = "vdso/vdso64.so"
 COUNTERS = ("rdtsc", "lfence_rdtsc", "rdtscp", "fake")
@@ -34,139 +28,37 @@ class ImageError(ValueError):
     """What is wrong with an image, in one phrase."""
 
 
-def _inside(off, n, length):
-    return 0 <= off <= length and 0 <= n <= length - off
+_built = []
 
 
-class Elf:
-    """The parts of an x86-64 ELF shared object a vDSO loader reads."""
-
-    def __init__(self, data):
-        self.data = data
-        if len(data) < 64 or data[:4] != b"\x7fELF":
-            raise ImageError("not an ELF file")
-        if data[4] != 2 or data[5] != 1:
-            raise ImageError("not a 64-bit little-endian ELF file")
-        (e_type, e_machine, _, _, e_phoff, e_shoff, _, _, e_phentsize, e_phnum,
-         e_shentsize, e_shnum, e_shstrndx) = struct.unpack_from("<HHIQQQIHHHHHH", data, 16)
-        if e_machine != 62 or e_type != 3:
-            raise ImageError("not an x86-64 shared object (a vdso64.so is one)")
-        if e_phentsize != 56 or not _inside(e_phoff, e_phnum * 56, len(data)):
-            raise ImageError("its program headers are outside the file")
-        self.phdrs = [struct.unpack_from("<IIQQQQQQ", data, e_phoff + i * 56)
-                      for i in range(e_phnum)]
-        self.sections = {}
-        self.shdrs = []
-        if e_shnum and e_shentsize == 64 and _inside(e_shoff, e_shnum * 64, len(data)) \
-                and e_shstrndx < e_shnum:
-            self.shdrs = [struct.unpack_from("<IIQQQQIIQQ", data, e_shoff + i * 64)
-                          for i in range(e_shnum)]
-            names = self.shdrs[e_shstrndx]
-            if _inside(names[4], names[5], len(data)):
-                table = data[names[4]:names[4] + names[5]]
-                for sh in self.shdrs:
-                    if sh[0] < len(table):
-                        self.sections[table[sh[0]:].split(b"\0", 1)[0].decode(
-                            "ascii", "replace")] = sh
-
-    def load(self):
-        """(span) of the one PT_LOAD, which must sit at address 0 of the file."""
-        loads = [p for p in self.phdrs if p[0] == 1]
-        if len(loads) != 1:
-            raise ImageError(f"it has {len(loads)} PT_LOAD segments (a vDSO has one)")
-        _, _, off, vaddr, _, filesz, memsz, _ = loads[0]
-        if off != 0 or vaddr != 0 or filesz > memsz or filesz > len(self.data) \
-                or memsz > 64 << 20:
-            raise ImageError("its PT_LOAD is not one segment at address 0 of the file")
-        return memsz
-
-    def symbols(self, sh_type):
-        """{name: value} of the defined symbols of every table of that type
-        (11 .dynsym, 2 .symtab)."""
-        out = {}
-        for sh in self.shdrs:
-            if sh[1] != sh_type or sh[9] != 24 or sh[6] >= len(self.shdrs):
-                continue
-            strs = self.shdrs[sh[6]]
-            if not _inside(sh[4], sh[5], len(self.data)) or \
-                    not _inside(strs[4], strs[5], len(self.data)):
-                continue
-            table = self.data[strs[4]:strs[4] + strs[5]]
-            for k in range(sh[5] // 24):
-                st_name, _, _, shndx, value, _ = struct.unpack_from(
-                    "<IBBHQQ", self.data, sh[4] + k * 24)
-                if shndx and st_name < len(table):
-                    out.setdefault(table[st_name:].split(b"\0", 1)[0].decode(
-                        "ascii", "replace"), value)
-        return out
-
-
-def alt_entries(data, addr, size, length, rs):
-    """(instr, repl, feature, instrlen, replacementlen) of each alternative,
-    read with the entry size (14, else 12) for which every one points inside
-    the image and its replacement inside .altinstr_replacement (both sizes
-    divide some sections: 84 bytes in Debian's 6.1)."""
-    for alt in ALTS:
-        if size % alt.size:
-            continue
-        out = []
-        for k in range(0, size, alt.size):
-            instr_off, repl_off, ft_flags, instrlen, repllen = alt.unpack_from(data, addr + k)
-            instr, repl = addr + k + instr_off, addr + k + 4 + repl_off
-            if not (_inside(instr, instrlen, length) and _inside(repl, repllen, length)) \
-                    or repllen > instrlen or (rs is not None and not (
-                        rs[3] <= repl and _inside(repl - rs[3], repllen, rs[5]))):
-                break
-            out.append((instr, repl, ft_flags & 0xffff, instrlen, repllen))
-        else:
-            return out
-    raise ImageError("its .altinstructions is neither of 14- nor of 12-byte entries "
-                     "pointing inside the image")
+def checker():
+    """The checker's command line, built once per process."""
+    if not _built:
+        build.build([CHECK])
+        _built.append(True)
+    return build.program(CHECK)
 
 
 def parse(data):
     """What the loader will find in an image: {span, vvar_start, syms, alts,
-    slots}; ImageError when it would refuse it."""
-    elf = Elf(data)
-    span = elf.load()
-    dyn = elf.symbols(11)
-    syms = {}
-    for name in SYMS:
-        if name in dyn:
-            if dyn[name] >= span:
-                raise ImageError(f"{name} is outside the image")
-            syms[name] = dyn[name]
-    if SYMS[0] not in syms:
-        raise ImageError("it exports no __vdso_clock_gettime")
-    local = elf.symbols(2)
-    vvar_start = DEFAULT_VVAR_START
-    if "vvar_start" in local:
-        vvar_start = struct.unpack("<q", struct.pack("<Q", local["vvar_start"]))[0]
-    if vvar_start >= 0 or vvar_start % PAGE or vvar_start < -16 * PAGE:
-        raise ImageError(f"vvar_start {vvar_start}: not whole pages before the image")
-    alts, slots = 0, []
-    sh = elf.sections.get(".altinstructions")
-    if sh is None:
-        raise ImageError("it has no .altinstructions (no counter slot to patch)")
-    addr, size = sh[3], sh[5]
-    if not _inside(addr, size, min(span, len(data))):
-        raise ImageError("its .altinstructions is outside the image")
-    entries = alt_entries(data, addr, size, min(span, len(data)),
-                          elf.sections.get(".altinstr_replacement"))
-    for instr, repl, ft_flags, instrlen, repllen in entries:
-        alts += 1
-        orig, rep = data[instr:instr + instrlen], data[repl:repl + repllen]
-        if orig.startswith(RDTSC) and (rep.startswith(LFENCE_RDTSC) or rep.startswith(RDTSCP)):
-            kind = "lfence_rdtsc" if rep.startswith(LFENCE_RDTSC) else "rdtscp"
-            slots.append({"at": instr, "len": instrlen, "replacement": kind,
-                          "feature": ft_flags})
-    if not slots:
-        raise ImageError(f"it has no rdtsc_ordered() slot among its {alts} alternatives")
-    if any(s["len"] < 5 for s in slots):
-        raise ImageError("a counter slot is shorter than the 5 bytes the fake counter's "
-                         "call needs")
-    return {"span": span, "vvar_start": vvar_start, "syms": syms, "alts": alts,
-            "sites": sorted({s["at"] for s in slots}), "slots": slots,
+    sites, slots, sha256, size}; ImageError when it would refuse it (for any
+    of COUNTERS)."""
+    cmd = checker()
+    for name in COUNTERS:
+        cmd += ["--counter", name]
+    r = lifecycle.run(cmd + ["-"], input=data, capture_output=True)
+    if r.returncode == 1 and r.stderr.strip() and not r.stdout:
+        raise ImageError(r.stderr.decode("utf-8", "replace").strip().splitlines()[-1])
+    try:
+        info = json.loads(r.stdout) if r.returncode == 0 else None
+    except ValueError:
+        info = None
+    if info is None:
+        why = r.stderr.decode("utf-8", "replace").strip().splitlines() or ["no output"]
+        raise Failure(f"vdsobench_image_check failed (exit {r.returncode}): {why[-1]}")
+    return {"span": info["span"], "vvar_start": info["vvar_start"], "syms": info["syms"],
+            "alts": info["alternatives"], "slots": info["slots"],
+            "sites": sorted({s["at"] for s in info["slots"]}),
             "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
 
 
@@ -203,8 +95,6 @@ def checked(data, given):
         return parse(data)
     except ImageError as e:
         raise UsageError(f"import: --vdso-image {given}: {e}") from None
-    except struct.error:
-        raise UsageError(f"import: --vdso-image {given}: truncated ELF structures") from None
 
 
 def take(imports_dir, tree_dir, arch, image_path, given, write_inside):

@@ -95,6 +95,16 @@ class SetupTest(unittest.TestCase):
         self.assertEqual([c.args[0][0] for c in apt.call_args_list], ["update", "install"])
         self.assertEqual(apt.call_args_list[1].args[0][-1], "hyperfine")
 
+    def test_fuzz_group_is_asked_for_only(self):
+        """setup --fuzz: clang's group, which plain setup leaves out."""
+        self.assertFalse(set(packages.FUZZ_PACKAGES) & set(packages.PACKAGES))
+        out = io.StringIO()
+        with mock.patch.object(packages.subprocess, "run",
+                               side_effect=dpkg({"libclang-rt-14-dev"})), \
+                contextlib.redirect_stdout(out):
+            self.assertEqual(packages.setup_fuzz(check=True), 1)
+        self.assertEqual(out.getvalue(), "setup: missing fuzzing tools: libclang-rt-14-dev\n")
+
 
 if __name__ == "__main__":
     unittest.main()

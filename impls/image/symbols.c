@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * impls/image/check.h: the image's symbols, each table walked once, each
+ * name compared with the few looked for (the string table ends in a NUL,
+ * so a name is never read past it): the entry points from .dynsym, where
+ * a program's dynamic linker finds them, and vvar_start from .symtab where
+ * the file has one (a vdso64.so.dbg), as vdso2c.h takes it.
+ */
+#include "impls/image/view.h"
+
+/*
+ * The defined symbols of a symbol table named names[i]: vals[i] and bit i
+ * of *found, refused when defined twice (vdso2c does) or, when span is not
+ * 0, outside it.
+ */
+static int symbols(const struct vdso_view *v, const Elf64_Shdr *s, const char *what,
+		   const char *strs, const char *const *names, int nr, uint64_t *vals,
+		   unsigned int *found, uint64_t span, char *why, size_t n)
+{
+	Elf64_Shdr st;
+	const char *str;
+
+	if (s->sh_entsize != sizeof(Elf64_Sym) || s->sh_size % sizeof(Elf64_Sym) ||
+	    !vdso_inside(s->sh_offset, s->sh_size, v->len))
+		return fail(why, n, "its %s is not a table of 24-byte symbols inside the file",
+			    what);
+	if (s->sh_link >= v->eh.e_shnum)
+		return fail(why, n, "its %s links to no section", what);
+	vdso_view_shdr(v, s->sh_link, &st);
+	if (vdso_view_strtab(v, &st, strs, why, n))
+		return -1;
+	str = (const char *)v->p + st.sh_offset;
+	*found = 0;
+	for (uint64_t k = 0; k < s->sh_size / sizeof(Elf64_Sym); k++) {
+		Elf64_Sym sym;
+
+		memcpy(&sym, v->p + s->sh_offset + k * sizeof(sym), sizeof(sym));
+		if (sym.st_shndx == SHN_UNDEF || sym.st_name >= st.sh_size)
+			continue;
+		for (int i = 0; i < nr; i++) {
+			if (strcmp(str + sym.st_name, names[i])) /* ends inside: strtab() */
+				continue;
+			if (*found & (1u << i))
+				return fail(why, n, "it defines %s twice", names[i]);
+			if (span && sym.st_value >= span)
+				return fail(why, n, "%s is outside the image", names[i]);
+			vals[i] = sym.st_value;
+			*found |= 1u << i;
+		}
+	}
+	return 0;
+}
+
+int vdso_view_entry_points(const struct vdso_view *v, struct vdso_image_info *info, char *why, size_t n)
+{
+	uint64_t at[VDSO_IMAGE_NR_SYMS];
+	unsigned int found;
+
+	if (!v->has_dynsym)
+		return fail(why, n, "it has no .dynsym (its entry points are found there)");
+	if (symbols(v, &v->dynsym, ".dynsym", ".dynsym's string table", vdso_image_sym_names,
+		    VDSO_IMAGE_NR_SYMS, at, &found, info->span, why, n))
+		return -1;
+	for (int i = 0; i < VDSO_IMAGE_NR_SYMS; i++)
+		info->sym[i] = found & (1u << i) ? (int64_t)at[i] : -1;
+	for (int i = VDSO_IMAGE_CLOCK_GETTIME; i <= VDSO_IMAGE_TIME; i++)
+		if (info->sym[i] < 0)
+			return fail(why, n, "it exports no %s", vdso_image_sym_names[i]);
+	return 0;
+}
+
+int vdso_view_vvar(const struct vdso_view *v, struct vdso_image_info *info, char *why, size_t n)
+{
+	static const char *const name[] = { "vvar_start" };
+	unsigned int found = 0;
+	uint64_t at;
+
+	if (v->has_symtab && symbols(v, &v->symtab, ".symtab", ".symtab's string table", name, 1,
+				     &at, &found, 0, why, n))
+		return -1;
+	if (found) {
+		/* vdso-layout.lds.S: vvar_start = . - 4 * PAGE_SIZE, a negative address */
+		int64_t start = (int64_t)at;
+
+		info->vvar_start = (long)start;
+		info->vvar_pages = start < 0 && start >= -16 * VDSO_IMAGE_PAGE
+					   ? (int)(-start / VDSO_IMAGE_PAGE)
+					   : 0;
+	}
+	if (info->vvar_start >= 0 || info->vvar_start < -16 * VDSO_IMAGE_PAGE ||
+	    info->vvar_start % VDSO_IMAGE_PAGE ||
+	    info->vvar_pages * (long)VDSO_IMAGE_PAGE != -info->vvar_start)
+		return fail(why, n, "vvar_start %ld: not whole pages before the image",
+			    info->vvar_start);
+	return 0;
+}

@@ -1,0 +1,261 @@
+"""Synthetic x86-64 vDSO images, good and hostile, built here (no kernel tree
+needed): the Python tests import them, and the C side's crafted corpus
+(impls/image/testdata: the loader's tests and the fuzzer's seeds) is their
+bytes, written by
+
+    PYTHONPATH=scripts:. /usr/bin/python3 -m vdsobench_cli.tests.vdso_images impls/image/testdata
+
+vdso_image_test checks that the committed files are what this writes.
+
+The layout of synth(): one PT_LOAD over the whole file, a counter slot at
+0x100, its two replacements at 0x110 (.altinstr_replacement),
+.altinstructions at 0x120, .dynstr at 0x180, .dynsym at 0x200, a .symtab
+with vvar_start at 0x2a0 (when asked), .shstrtab at 0x300, .dynamic at
+0x360, a RELA table at 0x3a0, the section headers at 0x400.
+"""
+import struct
+import sys
+from pathlib import Path
+
+SYMS = ("__vdso_clock_gettime", "__vdso_gettimeofday", "__vdso_time", "__vdso_clock_getres")
+SLOT = b"\x0f\x31\x90\x90\x90"  # rdtsc, nop-padded: rdtsc_ordered()'s original
+LFENCE_RDTSC, RDTSCP = b"\x0f\xae\xe8\x0f\x31", b"\x0f\x01\xf9"
+SHSTR = (b"\0.altinstructions\0.altinstr_replacement\0.dynsym\0.dynstr\0.shstrtab\0"
+         b".symtab\0.strtab\0.dynamic\0")
+DT_NULL, DT_NEEDED, DT_STRTAB, DT_SYMTAB, DT_RELA, DT_RELASZ, DT_RELAENT = 0, 1, 5, 6, 7, 8, 9
+R_X86_64_64, R_X86_64_RELATIVE = 1, 8
+SHDR, PHDR, SYM = "<IIQQQQIIQQ", "<IIQQQQQQ", "<IBBHQQ"
+
+
+def name(n):
+    return SHSTR.index(n.encode() + b"\0")
+
+
+def alt_table(alts, alt_size):
+    fmt, out = ("<iiIBB" if alt_size == 14 else "<iiHBB"), bytearray()
+    for instr, repl, feat, ilen, rlen in alts:
+        at = 0x120 + len(out)
+        out += struct.pack(fmt, instr - at, repl - (at + 4), feat, ilen, rlen)
+    return bytes(out)
+
+
+def dynsym(names, values=None):
+    """(.dynstr, .dynsym) defining names at 0x100 + 8 * i (or values)."""
+    strs = b"\0" + b"\0".join(n.encode() for n in names) + b"\0"
+    table, off = bytearray(24), 1
+    for i, n in enumerate(names):
+        value = values[i] if values else 0x100 + 8 * i
+        table += struct.pack(SYM, off, 0x12, 0, 13, value, 8)
+        off += len(n) + 1
+    return strs, bytes(table)
+
+
+def synth(alt_size=14, vvar_start=None, names=SYMS, alts=None, loads=1, dynamic=(),
+          relocs=(), extra_shdrs=(), values=None):
+    """A minimal vDSO image the loader maps with every counter (unless the
+    arguments make it hostile)."""
+    img = bytearray(0x400)
+    img[0x100:0x105] = SLOT
+    img[0x110:0x118] = LFENCE_RDTSC + RDTSCP
+    entries = alts if alts is not None else [(0x100, 0x110, 642, 5, 5), (0x100, 0x115, 59, 5, 3)]
+    table = alt_table(entries, alt_size)
+    img[0x120:0x120 + len(table)] = table
+    strs, syms = dynsym(names, values)
+    img[0x180:0x180 + len(strs)] = strs
+    img[0x200:0x200 + len(syms)] = syms
+    symtab = bytes(24) + struct.pack(SYM, 1, 0, 0, 1, (vvar_start or 0) & (2**64 - 1), 0)
+    img[0x2a0:0x2a0 + len(symtab)] = symtab
+    img[0x2e0:0x2ec] = b"\0vvar_start\0"
+    img[0x300:0x300 + len(SHSTR)] = SHSTR
+    dyn = b"".join(struct.pack("<qQ", t, v) for t, v in [*dynamic, (DT_STRTAB, 0x180),
+                                                        (DT_SYMTAB, 0x200), (DT_NULL, 0)])
+    img[0x360:0x360 + len(dyn)] = dyn
+    rela = b"".join(struct.pack("<QQq", off, typ, add) for off, typ, add in relocs)
+    img[0x3a0:0x3a0 + len(rela)] = rela
+    shdrs = [(0,) * 10,
+             (name(".altinstructions"), 1, 2, 0x120, 0x120, len(table), 0, 0, 1, 0),
+             (name(".altinstr_replacement"), 1, 6, 0x110, 0x110, 8, 0, 0, 1, 0),
+             (name(".dynsym"), 11, 2, 0x200, 0x200, len(syms), 4, 1, 8, 24),
+             (name(".dynstr"), 3, 2, 0x180, 0x180, len(strs), 0, 0, 1, 0),
+             (name(".shstrtab"), 3, 0, 0, 0x300, len(SHSTR), 0, 0, 1, 0),
+             (name(".dynamic"), 6, 3, 0x360, 0x360, len(dyn), 4, 0, 8, 16)]
+    if vvar_start is not None:
+        shdrs += [(name(".symtab"), 2, 0, 0, 0x2a0, len(symtab), 8, 1, 8, 24),
+                  (name(".strtab"), 3, 0, 0, 0x2e0, 12, 0, 0, 1, 0)]
+    shdrs += list(extra_shdrs)
+    for sh in shdrs:
+        img += struct.pack(SHDR, *sh)
+    phdrs = [(1, 5, 0, 0, 0, len(img), len(img), 0x1000)] * loads
+    phdrs.append((2, 6, 0x360, 0x360, 0x360, len(dyn), len(dyn), 8))
+    for i, ph in enumerate(phdrs):
+        struct.pack_into(PHDR, img, 0x40 + 56 * i, *ph)
+    struct.pack_into("<16sHHIQQQIHHHHHH", img, 0, b"\x7fELF\x02\x01\x01" + bytes(9), 3, 62,
+                     1, 0, 0x40, 0x400, 0, 64, 56, len(phdrs), 64, len(shdrs), 5)
+    return bytes(img)
+
+
+def patched(data, at, fmt, *values):
+    out = bytearray(data)
+    struct.pack_into(fmt, out, at, *values)
+    return bytes(out)
+
+
+def shdr(i):
+    """Where synth()'s section header i is."""
+    return 0x400 + 64 * i
+
+
+def moved_headers(field, pad):
+    """synth() with its program (field 32) or section (40) headers 4 bytes on."""
+    data = bytearray(synth())
+    off = struct.unpack_from("<Q", data, field)[0]
+    size = 56 * 2 if field == 32 else len(data) - off
+    if field == 32:
+        data[off + pad:off + pad + size] = bytes(data[off:off + size])
+    else:
+        data[off:] = bytes(pad) + bytes(data[off:])
+        struct.pack_into("<QQ", data, 0x40 + 32, len(data), len(data))  # PT_LOAD's sizes
+    struct.pack_into("<Q", data, field, off + pad)
+    return bytes(data)
+
+
+def rela(*relocs):
+    return synth(dynamic=[(DT_RELA, 0x3a0), (DT_RELASZ, 24 * len(relocs)), (DT_RELAENT, 24)],
+                 relocs=relocs)
+
+
+def unterminated_shstrtab():
+    """.shstrtab cut so its last name, .dynamic's, has no NUL inside it."""
+    return patched(synth(), shdr(5) + 32, "<Q", len(SHSTR) - 1)
+
+
+def unterminated_dynstr():
+    """.dynstr moved to the end of the file without its last NUL: the last
+    name runs to the end (the loader's strcmp() once read past it)."""
+    data = bytearray(synth())
+    strs = dynsym(SYMS)[0][:-1]
+    struct.pack_into("<QQ", data, shdr(4) + 24, len(data), len(strs))
+    return bytes(data + strs)
+
+
+def own_replacement():
+    """A 7-byte slot at 0x10e whose last 5 bytes are its own lfence; rdtsc
+    replacement (the loader's memcpy() once overlapped there)."""
+    data = bytearray(synth(alts=[(0x10e, 0x110, 642, 7, 5)]))
+    data[0x10e:0x110] = SLOT[:2]
+    return bytes(data)
+
+
+def dynamic_outside():
+    data = synth()
+    return patched(data, 0x40 + 56 + 8, "<QQQQQ", 0x360, 0x10000, 0x10000, 48, 48)
+
+
+def memsz_over_filesz():
+    data = synth()
+    return patched(data, 0x40 + 40, "<Q", len(data) + 0x1000)
+
+
+# {case: (image, a phrase of the one line that refuses it)}: every hostile
+# image the checker and the loader once disagreed on (issue 28), and more
+HOSTILE = {
+    "not-elf": (lambda: b"\0" * 100, "not an ELF file"),
+    "other-machine": (lambda: patched(synth(), 18, "<H", 183), "not an x86-64 shared object"),
+    "two-loads": (lambda: synth(loads=2), "two PT_LOAD segments"),
+    "memsz-over-filesz": (memsz_over_filesz, "p_memsz differs from its p_filesz"),
+    "phoff-unaligned": (lambda: moved_headers(32, 4), "program headers are not 8-byte aligned"),
+    "shoff-unaligned": (lambda: moved_headers(40, 4), "section headers are not 8-byte aligned"),
+    "no-section-headers": (lambda: patched(synth(), 60, "<H", 0), "no section headers"),
+    "dynamic-outside": (dynamic_outside, "its PT_DYNAMIC is outside its PT_LOAD"),
+    "dt-needed": (lambda: synth(dynamic=[(DT_NEEDED, 1)]), "DT_NEEDED"),
+    "rela-not-relative": (lambda: rela((0x3f0, R_X86_64_64, 0)), "dynamic relocations"),
+    "rela-altinstructions": (lambda: rela((0x120, R_X86_64_RELATIVE, 0x100)),
+                             "dynamic relocations"),
+    "rela-slot": (lambda: rela((0x100, R_X86_64_RELATIVE, 0x100)), "dynamic relocations"),
+    "two-altinstructions": (lambda: synth(extra_shdrs=[(name(".altinstructions"), 1, 2, 0x120,
+                                                        0x120, 28, 0, 0, 1, 0)]),
+                            "two .altinstructions sections"),
+    "two-dynsym": (lambda: synth(extra_shdrs=[(name(".dynsym"), 11, 2, 0x200, 0x200, 5 * 24,
+                                               4, 1, 8, 24)]), "two SHT_DYNSYM sections"),
+    "unterminated-shstrtab": (unterminated_shstrtab, "its .shstrtab does not end in a NUL"),
+    "unterminated-dynstr": (unterminated_dynstr, "does not end in a NUL"),
+    "own-replacement": (own_replacement, "inside .altinstructions or .altinstr_replacement"),
+    "no-replacement-section": (lambda: patched(synth(), shdr(2), "<I", 0),
+                               "no .altinstr_replacement"),
+    "alternative-outside": (lambda: synth(alts=[(0x100, 0x10000, 642, 5, 5)]),
+                            "neither of 14- nor of 12-byte"),
+    "replacement-longer": (lambda: synth(alts=[(0x100, 0x110, 642, 3, 5)]),
+                           "neither of 14- nor of 12-byte"),
+    "no-slot": (lambda: synth(alts=[(0x180, 0x115, 59, 5, 3)]), "no rdtsc_ordered() slot"),
+    "rdtscp-only": (lambda: synth(alts=[(0x100, 0x115, 59, 5, 3)]), "lfence_rdtsc"),
+    "no-clock-gettime": (lambda: synth(names=SYMS[1:]), "no __vdso_clock_gettime"),
+    "no-gettimeofday": (lambda: synth(names=(SYMS[0], SYMS[2])), "no __vdso_gettimeofday"),
+    "no-time": (lambda: synth(names=SYMS[:2]), "no __vdso_time"),
+    "duplicate-symbol": (lambda: synth(names=SYMS + SYMS[:1]),
+                         "defines __vdso_clock_gettime twice"),
+    "symbol-outside": (lambda: synth(values=(0x100000, 0x108, 0x110, 0x118)),
+                       "__vdso_clock_gettime is outside the image"),
+    "bad-vvar-start": (lambda: synth(vvar_start=-100), "vvar_start -100"),
+}
+
+
+def good():
+    """{case: image} the loader maps with every counter."""
+    return {"v6.12": synth(14), "v6.1": synth(12, alts=[(0x100, 0x110, 114, 5, 5),
+                                                         (0x100, 0x115, 59, 5, 3)]),
+            "vvar-symtab": synth(vvar_start=-6 * 4096),
+            "no-getres": synth(names=SYMS[:3])}
+
+
+def many_dynsyms(size=(1 << 20) - 4096, sections=40):
+    """The slow case of issue 28: a 1 MB image with `sections` .dynsym headers
+    over one table of 20000 symbols whose names share a 500 KB string."""
+    img = bytearray(synth())
+    strs = b"\0" + b"A" * (size // 2) + b"\0"
+    strs_at = len(img)
+    img += strs
+    syms_at = (len(img) + 7) & ~7
+    img += bytes(syms_at - len(img))
+    count = (size - syms_at) // 24 - sections - 4
+    img += b"".join(struct.pack(SYM, 1, 0x12, 0, 13, 0x100, 8) for _ in range(count))
+    shoff = (len(img) + 7) & ~7
+    img += bytes(shoff - len(img))
+    old = [struct.unpack_from(SHDR, img, 0x400 + 64 * i) for i in range(7)]
+    extra = [(name(".dynstr"), 3, 2, 0, strs_at, len(strs), 0, 0, 1, 0)]
+    extra += [(name(".dynsym"), 11, 2, 0, syms_at, 24 * count, 7, 1, 8, 24)] * sections
+    for sh in old + extra:
+        img += struct.pack(SHDR, *sh)
+    struct.pack_into("<QQ", img, 0x40 + 32, len(img), len(img))
+    struct.pack_into("<Q", img, 40, shoff)
+    struct.pack_into("<H", img, 60, len(old) + len(extra))
+    return bytes(img)
+
+
+def corpus():
+    """{file name: bytes}: the crafted corpus (impls/image/testdata) and its
+    index, cases.txt: `name<TAB>ok` or `name<TAB>the phrase that refuses it`."""
+    files, index = {}, []
+    for case, data in good().items():
+        files[f"good-{case}.so"] = data
+        index.append(f"good-{case}.so\tok")
+    for case, (make, phrase) in HOSTILE.items():
+        files[f"bad-{case}.so"] = make()
+        index.append(f"bad-{case}.so\t{phrase}")
+    files["cases.txt"] = ("\n".join(index) + "\n").encode()
+    return files
+
+
+def main(argv):
+    if len(argv) != 1:
+        print("usage: python3 -m vdsobench_cli.tests.vdso_images DIR (writes the corpus)",
+              file=sys.stderr)
+        return 2
+    out = Path(argv[0])
+    out.mkdir(parents=True, exist_ok=True)
+    for name_, data in corpus().items():
+        (out / name_).write_bytes(data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
