@@ -62,9 +62,9 @@ KBUILD_PACKAGES = ("bc", "bison", "flex", "libelf-dev", "linux-config-6.1",
                    "linux-config-6.12")
 
 # The fifth group, for fuzzing the vDSO image parser (impls/image/fuzz.sh, a
-# step of .ci/run): clang and its libFuzzer, ASan and UBSan runtimes. Only on
-# demand, `setup --fuzz`: a second compiler (LLVM 14, about 500 MB) that
-# building and measuring never use.
+# step of `test --asan`): clang and its libFuzzer, ASan and UBSan runtimes.
+# Only on demand (`setup --fuzz`, and `test` as root): a second compiler
+# (LLVM 14, about 500 MB) that building and measuring never use.
 FUZZ_PACKAGES = ("clang-14", "libclang-rt-14-dev")
 
 
@@ -272,6 +272,8 @@ TEST_GROUPS = (
      "setup --kernel-sources"),
     ("arm64's cross compiler, qemu-user and libraries", CROSS_PACKAGES["arm64"],
      "the arm64 tests skip", "setup --arch arm64"),
+    ("clang-14 and its fuzzing runtimes", FUZZ_PACKAGES,
+     "test --asan does not fuzz the vDSO image's parser", "setup --fuzz"),
 )
 
 

@@ -32,6 +32,8 @@ SLOW = {
     "fleet_local_test.py": 100,         # a real Slurm brought up, jobs, a patch-review
 }
 QUICK_SKIP = tuple(SLOW)
+# test --asan fuzzes the vDSO image's reading this long (seconds)
+FUZZ_SECONDS = 45
 # bazel test exit statuses: 0 all passed, 3 some test failed, 4 no test targets.
 BAZEL_OK = (0, 3, 4)
 
@@ -147,6 +149,24 @@ def bazel_tests(asan, quick, out):
     return results
 
 
+def fuzz(out):
+    """The vDSO image's parser and loader under libFuzzer, ASan and UBSan for
+    FUZZ_SECONDS, seeded with the crafted images (impls/image/fuzz.sh): one
+    result, or one that says why it did not run (clang-14 missing, not root)."""
+    if packages.missing(packages.FUZZ_PACKAGES):
+        print("test: the image fuzzer did not run: clang-14 and libclang-rt-14-dev are "
+              "missing (as root: scripts/vdsobench setup --fuzz)", file=out)
+        return ("impls/image fuzz (not run: no clang-14)", 0, 0, [])
+    print(f"test: impls/image/fuzz.sh {FUZZ_SECONDS}", file=out, flush=True)
+    r = lifecycle.run([str(build.ROOT / "impls" / "image" / "fuzz.sh"), str(FUZZ_SECONDS)],
+                      cwd=build.ROOT, stdin=subprocess.DEVNULL, capture_output=True,
+                      text=True, errors="replace")
+    if r.returncode != 0:
+        print(build.tail(r.stderr + r.stdout, 20), file=out)
+    return ("impls/image fuzz", int(r.returncode == 0), int(r.returncode != 0),
+            build.tail(r.stderr, 1).splitlines() if r.returncode else [])
+
+
 def quick_modules(d, top, skip=QUICK_SKIP):
     """The test modules discovery would find under d, as dotted names from top,
     less those in skip."""
@@ -189,7 +209,7 @@ def run(args, out=sys.stdout):
     results = []
     try:
         packages.ensure_setup()
-        if not args.asan and target.native:
+        if target.native:
             packages.ensure_test_groups(out)
     except CliError as e:
         # Keep going: CI reads the final count, which must still come last.
@@ -197,6 +217,8 @@ def run(args, out=sys.stdout):
         results.append(("setup", 0, 1, []))
     build.prune_disk_cache()
     results += bazel_tests(args.asan, args.quick, out)
+    if args.asan and target.native:
+        results.append(fuzz(out))
     if not args.asan and target.native:
         # the Python tests run the plain build's binaries: an ASan pass of
         # them would repeat the plain pass, minutes for nothing; another
@@ -217,8 +239,9 @@ def add_parser(sub):
                        description="Install what is missing, run bazel test //... and the "
                                    "Python unit tests; the last line is 'N passed, N failed'.")
     p.add_argument("--asan", action="store_true",
-                   help="only the C tests, built with ASan + UBSan (the Python tests use the "
-                        "plain build; run them without --asan)")
+                   help="only the C tests, built with ASan + UBSan, and the vDSO image's "
+                        "parser fuzzed for 45 s (the Python tests use the plain build; run "
+                        "them without --asan)")
     p.add_argument("--quick", action="store_true",
                    help="skip bazel tests tagged \"slow\" and the slow Python modules "
                         "(the new-variant copy, the kernel imports and their attacks, the "

@@ -177,3 +177,33 @@ class QuickTest(unittest.TestCase):
         self.assertEqual(quick[:3], ["/usr/bin/python3", "-m", "unittest"])
         self.assertNotIn("discover", quick)
         self.assertNotIn("vdsobench_cli.tests.new_variant_test", quick)
+
+
+class FuzzStepTest(unittest.TestCase):
+    """test --asan's fuzz step as one result: not run (said why) without
+    clang-14, passed or failed with the fuzzer's own last line."""
+
+    def step(self, missing, rc=0, stderr=""):
+        import io
+        import subprocess
+        out = io.StringIO()
+        done = subprocess.CompletedProcess([], rc, "", stderr)
+        with mock.patch.object(testrun.packages, "missing", return_value=missing), \
+                mock.patch.object(testrun.lifecycle, "run", return_value=done) as run:
+            result = testrun.fuzz(out)
+        return result, out.getvalue(), run
+
+    def test_without_clang_it_says_so(self):
+        result, out, run = self.step(["clang-14"])
+        self.assertEqual(result, ("impls/image fuzz (not run: no clang-14)", 0, 0, []))
+        self.assertIn("setup --fuzz", out)
+        run.assert_not_called()
+
+    def test_pass_and_fail(self):
+        result, _, run = self.step([])
+        self.assertEqual(result, ("impls/image fuzz", 1, 0, []))
+        self.assertEqual(run.call_args[0][0][1:], [str(testrun.FUZZ_SECONDS)])
+        result, out, _ = self.step([], 1, "fuzz.sh: the image fuzzer failed (exit 77); "
+                                         "its input: /tmp/x\n")
+        self.assertEqual(result[1:], (0, 1, ["fuzz.sh: the image fuzzer failed (exit 77); "
+                                             "its input: /tmp/x"]))
