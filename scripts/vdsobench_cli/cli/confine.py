@@ -28,6 +28,7 @@ import contextlib
 import functools
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -58,9 +59,18 @@ def readable(argv):
     return out
 
 
+def python():
+    """This interpreter, by a path that can be run: Python leaves sys.executable
+    empty when it cannot tell (started as python3 with no $PATH, as a bundle
+    under env -i is)."""
+    if sys.executable and os.path.isabs(sys.executable):
+        return sys.executable
+    return shutil.which("python3", path=os.defpath) or "/usr/bin/python3"
+
+
 def trampoline(write, read):
     uid, gid = sandbox_ids()
-    cmd = [sys.executable, "-I", "-S", str(EXEC), "--uid", str(uid), "--gid", str(gid)]
+    cmd = [python(), "-I", "-S", str(EXEC), "--uid", str(uid), "--gid", str(gid)]
     for w in write:
         cmd += ["--write", str(w)]
     for r in dict.fromkeys(map(str, read)):
