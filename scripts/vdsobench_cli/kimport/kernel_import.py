@@ -482,13 +482,23 @@ def read_tree(source, patterns, named):
             finally:
                 os.close(fd)
             for name in names:
-                take(f"{pattern[:-2]}/{name}")
+                take(taken_name(source, f"{pattern[:-2]}/{name}"))
         for rel in named:
             if rel not in out:
                 take(rel)
     finally:
         os.close(root)
     return out
+
+
+def taken_name(given, rel):
+    """rel, or UsageError for a name import does not take: one that is no UTF-8
+    (it could be neither hashed nor written into the C strings) or has a
+    character a glob, a quote or a shell would change."""
+    if not imports_table.safe_rel(rel):
+        raise UsageError(f"import: {given}: {ascii(rel)}: a file name import does not "
+                         "take (letters, digits and _.+,=@~- only)")
+    return rel
 
 
 def tree_sha256(files):
@@ -653,9 +663,7 @@ def stage_files(tree, given):
             if stat.S_ISLNK(st.st_mode):
                 raise UsageError(f"import: {given}: {ascii(rel)[1:-1]} is a symbolic link "
                                  f"(to {ascii(os.readlink(full))}): import takes no links")
-            if not imports_table.safe_rel(rel):
-                raise UsageError(f"import: {given}: {ascii(rel)}: a file name import does not "
-                                 "take (letters, digits and _.+,=@~- only)")
+            taken_name(given, rel)
             if stat.S_ISREG(st.st_mode):
                 files.append(rel)
             elif not stat.S_ISDIR(st.st_mode):

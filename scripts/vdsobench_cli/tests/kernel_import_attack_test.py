@@ -428,6 +428,28 @@ class AttackTest(unittest.TestCase):
         rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "x")
         self.ws.check(self, rc, err, "lib: is a symbolic link, not a folder")
 
+    def test_undecodable_name_in_the_source_tree(self):
+        """A file name that is no UTF-8 (a byte 0xff) where import looks, or a
+        folder of that name on the way, in a directory SOURCE: one line naming
+        it, as a tarball's member of that name is, nothing imported."""
+        bad = os.fsdecode(b"bad\xff.h")
+        for where in ("include/vdso", "arch/x86/include/asm/vdso"):
+            with self.subTest(where):
+                path = self.ws.tree / where / bad
+                path.write_text("x\n")
+                self.ws.before = self.ws.outside()
+                rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "x")
+                self.ws.check(self, rc, err, ascii(f"{where}/{bad}"),
+                              "a file name import does not take")
+                os.unlink(path)
+        self.ws.before = self.ws.outside()
+        path = self.tarball([(tarfile.TarInfo(f"linux-x/{n}"), b"a\n") for n in
+                             kernel_import.expand(kernel_import.REQUIRED, "x86")]
+                            + [(tarfile.TarInfo(f"linux-x/include/vdso/{bad}"), b"x\n")])
+        rc, _, err = vdsobench("import", str(path), "--name", "x")
+        self.ws.check(self, rc, err, ascii(f"include/vdso/{bad}"),
+                      "a file name import does not take")
+
     def tarball(self, members, name="hostile.tar.xz"):
         path = self.ws.tmp / name
         with tarfile.open(path, "w:xz") as tar:
