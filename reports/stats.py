@@ -41,8 +41,9 @@ import fractions
 import functools
 import itertools
 import math
-import random
 import statistics
+
+from reports import bootstrap
 
 NO_DIFFERENCE = "no significant difference"
 SAME = "same"
@@ -414,15 +415,9 @@ def unpaired(base, other, alpha=0.05, comparisons=1, seed=0, lower_is_better=Tru
 
 def _bootstrap_ratio_ci(base, other, confidence, n_resamples, seed):
     """Percentile bootstrap interval of median(other) / median(base): each
-    resample draws len(base) of base and len(other) of other with replacement."""
-    rng = random.Random(seed)
-
-    def resampled_median(xs):
-        return statistics.median(rng.choices(xs, k=len(xs)))
-    ratios = sorted(_ratio(resampled_median(base), resampled_median(other))
-                    for _ in range(n_resamples))
-    tail = (1 - confidence) / 2
-    return _percentile(ratios, tail), _percentile(ratios, 1 - tail)
+    resample draws len(base) of base and len(other) of other with replacement
+    (bootstrap.py draws which order statistics the medians are, once per size)."""
+    return bootstrap.ratio_ci(base, other, confidence, n_resamples, seed, _ratio)
 
 
 def median_ci(values, confidence=0.95):

@@ -185,6 +185,23 @@ class TempDir(unittest.TestCase):
                 self.assertEqual((round(sw * 150 / 72), round(sh * 150 / 72)), (w, h))
 
 
+def many_results(copies):
+    """results_small.json with its benchmarks (repetitions and aggregates) copied
+    under `copies` more variant names each: a large results file of the real
+    shape (compare --results of 3 x copies rows)."""
+    data = json.loads((TESTDATA / "results_small.json").read_text())
+    runs = data["benchmarks"]
+    data["benchmarks"] = []
+    for i in range(copies):
+        for b in runs:
+            clock_mode_cpu = "/".join(b["run_name"].split("/")[-3:])
+            layout = b["run_name"][:-len(clock_mode_cpu) - 1].replace("/", "_").split("+")[0]
+            run_name = f"{layout}_c{i}+rdtscp+always/{clock_mode_cpu}"
+            data["benchmarks"].append(dict(b, run_name=run_name,
+                                           name=run_name + b["name"][len(b["run_name"]):]))
+    return data
+
+
 # ---- Google Benchmark's tools/compare.py reading our files -------------------------------
 # A re-statement of what tools/gbench/util.py (load_benchmark_results,
 # sort_benchmark_results) and report.py (partition_benchmarks, get_difference_report,
