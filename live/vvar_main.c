@@ -9,6 +9,12 @@
  * the page again; repeated until both snapshots agree, so the kernel did
  * not publish in between and the kernel's own arithmetic on that page and
  * that counter value must land between the two readings of each clock.
+ *
+ * Every readable page of [vvar] (the first SAMPLED) is snapshotted so, not
+ * only the first: in a time namespace (unshare --time) the first page is
+ * the namespace's (seq 1, clock_mode VDSO_CLOCKMODE_TIMENS, its offsets)
+ * and the kernel's own data is another page. /proc/self/timens_offsets
+ * goes with them, for the decoder to tell the two apart and check.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +39,10 @@ static const struct {
 	clockid_t id;
 } clocks[] = { SUITE_CLOCKS(SAMPLED_CLOCK) };
 #define NR_CLOCKS (sizeof(clocks) / sizeof(clocks[0]))
+
+/* the readable pages of [vvar] sampled, and the bytes of each (the data) */
+#define SAMPLED 4
+#define DATA_BYTES 4096
 
 /* the counter the kernel's vDSO reads, ordered as it orders it */
 #if defined(__x86_64__)
@@ -114,21 +124,38 @@ static void print_area(struct json_writer *w, const char *name,
 	json_end_object(w);
 }
 
-/* the agreed snapshot of the page, and the clocks around the counter read */
-static void print_sample(struct json_writer *w, const uint8_t *data,
-			 size_t page, size_t offset, uint64_t cycles,
+static void print_hex(struct json_writer *w, const char *key,
+		      const uint8_t *data, size_t len)
+{
+	static char hex[2 * DATA_BYTES + 1];
+
+	for (size_t i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", data[i]);
+	hex[2 * len] = '\0';
+	json_kv_string(w, key, hex);
+}
+
+/* the agreed snapshots of the pages, and the clocks around the counter read */
+static void print_sample(struct json_writer *w, uint8_t (*data)[DATA_BYTES],
+			 const unsigned int *sampled, unsigned int nr,
+			 size_t page, size_t len, uint64_t cycles,
 			 const long long *before, const long long *after)
 {
-	static char hex[2 * 4096 + 1];
-
-	for (size_t i = 0; i < page && i < 4096; i++)
-		snprintf(hex + 2 * i, 3, "%02x", data[i]);
 	json_key(w, "snapshot");
 	json_begin_object(w);
 	json_kv_string(w, "area", "[vvar]");
-	json_kv_uint(w, "offset", offset);
-	json_kv_string(w, "hex", hex);
+	json_kv_uint(w, "offset", sampled[0] * page);
+	print_hex(w, "hex", data[0], len);
 	json_end_object(w);
+	json_key(w, "pages");
+	json_begin_array(w);
+	for (unsigned int i = 0; i < nr; i++) {
+		json_begin_object(w);
+		json_kv_uint(w, "offset", sampled[i] * page);
+		print_hex(w, "hex", data[i], len);
+		json_end_object(w);
+	}
+	json_end_array(w);
 	json_key(w, "sample");
 	json_begin_object(w);
 	json_kv_string(w, "counter", counter_name());
@@ -146,14 +173,45 @@ static void print_sample(struct json_writer *w, const uint8_t *data,
 	json_end_object(w);
 }
 
+/* each sampled page's first len bytes into out[i]; -1 if any failed */
+static int snapshot_pages(const struct vvar_area *a,
+			  const unsigned int *sampled, unsigned int nr,
+			  size_t page, size_t len, uint8_t (*out)[DATA_BYTES])
+{
+	for (unsigned int i = 0; i < nr; i++)
+		if (vvar_snapshot(a->start + (uintptr_t)sampled[i] * page, len,
+				  out[i], 3))
+			return -1;
+	return 0;
+}
+
+/* /proc/self/timens_offsets as it reads, or null (no time namespaces) */
+static void print_timens_offsets(struct json_writer *w)
+{
+	char text[256];
+	FILE *f = fopen("/proc/self/timens_offsets", "re");
+	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	text[n] = '\0';
+	json_key(w, "timens_offsets");
+	if (f && n)
+		json_string(w, text);
+	else
+		json_null(w);
+}
+
 int main(void)
 {
-	static uint8_t first[4096], second[4096];
+	static uint8_t first[SAMPLED][DATA_BYTES], second[SAMPLED][DATA_BYTES];
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = page < DATA_BYTES ? page : DATA_BYTES;
 	struct vvar_area vvar, vclock;
 	long long before[NR_CLOCKS], after[NR_CLOCKS];
+	unsigned int sampled[SAMPLED], nr = 0;
 	uint64_t cycles = 0;
-	int vvar_err, vclock_err, first_readable = -1, agreed = 0;
+	int vvar_err, vclock_err, agreed = 0;
 	char vvar_why[256], vclock_why[256];
 	struct utsname u;
 	struct json_writer w;
@@ -163,25 +221,21 @@ int main(void)
 	vclock_err =
 		vvar_find("[vvar_vclock]", &vclock) ? -1 : vvar_probe(&vclock);
 	snprintf(vclock_why, sizeof(vclock_why), "%s", vvar_error());
-	for (unsigned int i = 0; !vvar_err && i < vvar.nr_pages; i++)
-		if (vvar.pages[i].readable) {
-			first_readable = (int)i;
-			break;
-		}
-	for (int tries = 0; first_readable >= 0 && tries < 100 && !agreed;
-	     tries++) {
-		uintptr_t at = vvar.start + (uintptr_t)first_readable * page;
-
-		if (vvar_snapshot(at, page, first, 3))
+	for (unsigned int i = 0; !vvar_err && i < vvar.nr_pages && nr < SAMPLED;
+	     i++)
+		if (vvar.pages[i].readable)
+			sampled[nr++] = i;
+	for (int tries = 0; nr && tries < 100 && !agreed; tries++) {
+		if (snapshot_pages(&vvar, sampled, nr, page, len, first))
 			continue;
 		for (unsigned int k = 0; k < NR_CLOCKS; k++)
 			before[k] = ns_of(clocks[k].id);
 		cycles = read_counter();
 		for (unsigned int k = 0; k < NR_CLOCKS; k++)
 			after[k] = ns_of(clocks[k].id);
-		if (vvar_snapshot(at, page, second, 3))
+		if (snapshot_pages(&vvar, sampled, nr, page, len, second))
 			continue;
-		agreed = !memcmp(first, second, page);
+		agreed = !memcmp(first, second, sizeof(first));
 	}
 
 	uname(&u);
@@ -195,16 +249,16 @@ int main(void)
 	print_area(&w, "[vvar]", &vvar, page, vvar_err, vvar_why);
 	print_area(&w, "[vvar_vclock]", &vclock, page, vclock_err, vclock_why);
 	json_end_array(&w);
+	print_timens_offsets(&w);
 	if (agreed) {
-		print_sample(&w, first, page, (size_t)first_readable * page,
-			     cycles, before, after);
+		print_sample(&w, first, sampled, nr, page, len, cycles, before,
+			     after);
 	} else {
 		json_key(&w, "snapshot");
 		json_null(&w);
 		json_kv_string(&w, "why",
-			       first_readable < 0
-				       ? "no page of [vvar] is readable"
-				       : "the page never held still");
+			       !nr ? "no page of [vvar] is readable"
+				   : "the page never held still");
 	}
 	json_end_object(&w);
 	if (json_end_line(&w))

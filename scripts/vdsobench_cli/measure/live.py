@@ -22,6 +22,11 @@ kernel's, and checked:
   Hyper-V's (HVCLOCK) it reads another clocksource, and these are skipped,
   saying why.
 
+In a time namespace the first page is the namespace's (timens.py): the
+kernel's own page is found among the others and checked against the
+namespace's clocks less the offsets, which are checked against
+/proc/self/timens_offsets; the lines say which page is which.
+
 If every check holds, "the model matches the running kernel"; otherwise each
 failing check names the field. This module owns the process and the choice;
 the decode and checks are pure functions of the dump (tests feed recorded
@@ -33,6 +38,7 @@ import re
 
 from vdsobench_cli.cli import build, lifecycle
 from vdsobench_cli.cli.errors import Failure
+from vdsobench_cli.measure import timens
 
 BINARY = "//live:vdsobench_vvar"
 LINE = 64
@@ -128,20 +134,62 @@ def kernel_ns(base, sec, nsec_shifted, cycles):
 
 
 def check(dump, variant):
-    """{"layout", "offset", "checks": [{"what", "ok", "detail"}], "matches",
-    "fields": [... with "value"], "why"}: the decode of dump's page with
-    variant's field table, at the data offset where it is consistent."""
+    """{"layout", "page", "offset", "checks": [{"what", "ok", "detail"}],
+    "matches", "fields": [... with "value"], "why"}: the decode of dump's page
+    with variant's field table, at the data offset where it is consistent; in
+    a time namespace (timens.py) the kernel's page instead, with "timens"."""
     if not dump.get("snapshot"):
         return {"layout": variant["layout"], "matches": False, "checks": [], "fields": [],
                 "why": dump.get("why") or "no snapshot of [vvar]"}
     page = bytes.fromhex(dump["snapshot"]["hex"])
+    first = int(dump["snapshot"].get("offset") or 0)
+    ns = namespace(page, first, variant["fields"])
+    if ns is not None:
+        return check_namespace(dump, variant, ns)
+    return best_of([(first, page)], dump["sample"], dump, variant)
+
+
+def best_of(pages, sample, dump, variant):
+    """The decode of the (offset in [vvar], bytes) pages at each candidate data
+    offset that is most consistent."""
     machine = dump.get("machine", "x86_64")
-    attempts = [one_offset(page, at, dump, variant, machine) for at in CANDIDATE_OFFSETS]
-    best = max(attempts, key=lambda r: (r["matches"], sum(c["ok"] for c in r["checks"])))
+    attempts = [dict(one_offset(page, at, sample, variant, machine), page=where)
+                for where, page in pages for at in CANDIDATE_OFFSETS]
+    return max(attempts, key=lambda r: (r["matches"], sum(c["ok"] for c in r["checks"])))
+
+
+def namespace(page, where, fields):
+    """{"page", "at", "offsets"} when page is a time namespace's, else None."""
+    for at in CANDIDATE_OFFSETS:
+        bases = [b for b in (decode_base(page, at, fields, raw) for raw in (False, True)) if b]
+        start, _ = basetime_array(fields, b_offset(fields, False))
+        if start is not None and timens.is_namespace_page(bases):
+            return {"page": where, "at": at,
+                    "offsets": timens.offsets_at(page, at, b_offset(fields, False), start)}
+    return None
+
+
+def check_namespace(dump, variant, ns):
+    """The kernel's own page (another readable page of [vvar]) checked against
+    the namespace's clocks less its offsets, and the offsets against /proc."""
+    others = [(p["offset"], bytes.fromhex(p["hex"])) for p in dump.get("pages") or []
+              if p["offset"] != ns["page"]]
+    if not others:
+        return {"layout": variant["layout"], "matches": False, "checks": [], "fields": [],
+                "why": f"this process is in a time namespace: [vvar]+{ns['page']:#x} is the "
+                       "namespace's page (seq 1, clock_mode TIMENS, offsets "
+                       f"{timens.describe(ns['offsets'])}), not the kernel's time data, and "
+                       "no other page of [vvar] was read; run layout --live outside it"}
+    best = best_of(others, timens.shifted_sample(dump["sample"], ns["offsets"]), dump, variant)
+    best["timens"] = dict(ns, data_page=best["page"])
+    agree = timens.offsets_check(ns["offsets"], dump.get("timens_offsets"))
+    if agree:
+        best["checks"].insert(0, agree)
+        best["matches"] = best["matches"] and agree["ok"]
     return best
 
 
-def one_offset(page, at, dump, variant, machine):
+def one_offset(page, at, sample, variant, machine):
     fields = variant["fields"]
     checks = []
     skipped = []
@@ -150,7 +198,6 @@ def one_offset(page, at, dump, variant, machine):
         checks.append({"what": what, "ok": bool(good), "detail": detail})
 
     modes = CLOCK_MODES.get(machine, {})
-    sample = dump["sample"]
     cycles = sample["cycles"]
     for raw, clocks in ((False, HRES_CLOCKS), (True, RAW_CLOCKS)):
         label = "CS_RAW" if raw else "CS_HRES_COARSE"
@@ -214,7 +261,11 @@ def render(result, dump):
     if result.get("why"):
         lines.append(f"  cannot check: {result['why']}")
         return lines
-    lines.append(f"  the data starts at offset {result['offset']} of the first readable page")
+    ns = result.get("timens")
+    if ns:
+        lines += timens.lines(ns)
+    lines.append(f"  the data starts at offset {result['offset']} of " +
+                 (f"[vvar]+{result['page']:#x}" if ns else "the first readable page"))
     lines.append(f"  {'field':<52} {'bytes':>9} {'line':>4}  live value")
     for f in result["fields"]:
         span = f"{f['offset']}..{f['offset'] + f['size'] - 1}"

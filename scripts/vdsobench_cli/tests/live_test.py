@@ -5,10 +5,13 @@ matches it, v6.10's does not (its raw base sits elsewhere), and a page
 changed in one field is named by the check that field feeds."""
 
 import copy
+import subprocess
 import unittest
 
+from vdsobench_cli.cli import build
 from vdsobench_cli.measure import live
-from vdsobench_cli.tests.support import DUMP, V6_10, V6_15
+from vdsobench_cli.tests import support
+from vdsobench_cli.tests.support import DUMP, TIMENS_DUMP, V6_10, V6_15, timens_dump
 
 def edited(offset, size, value):
     d = copy.deepcopy(DUMP)
@@ -89,6 +92,85 @@ class DecodeTest(unittest.TestCase):
         self.assertFalse(r["matches"])
         self.assertIn("cannot check: no page of [vvar] is readable",
                       "\n".join(live.render(r, d)))
+
+
+DAY = 86400 * 10**9
+
+
+class TimensTest(unittest.TestCase):
+    """A task in a time namespace: [vvar]'s first page is the namespace's (seq
+    1, clock_mode TIMENS, offsets), the kernel's own data is the next page,
+    and the sampled clocks are the namespace's."""
+
+    def test_the_kernels_page_is_checked_with_the_offsets_taken_off(self):
+        d = timens_dump(DAY, -3600 * 10**9 + 5)
+        r = live.check(d, V6_15)
+        self.assertTrue(r["matches"], failing(r))
+        whats = [c["what"] for c in r["checks"]]
+        for needed in ("monotonic from the counter", "boottime from the counter",
+                       "monotonic_raw from the counter", "timens offsets"):
+            self.assertIn(needed, whats)
+        self.assertEqual((r["page"], r["offset"]), (4096, 0))
+        text = "\n".join(live.render(r, d))
+        self.assertIn("time namespace", text)
+        self.assertIn("monotonic +86400.000000000 s", text)
+        self.assertIn("boottime -3599.999999995 s", text)
+        self.assertNotIn("FAIL", text)
+
+    def test_offsets_that_disagree_with_proc_are_named(self):
+        d = timens_dump(DAY, 0)
+        d["timens_offsets"] = "monotonic 86401 0\nboottime 0 0\n"
+        r = live.check(d, V6_15)
+        self.assertFalse(r["matches"])
+        self.assertEqual(failing(r), ["timens offsets"])
+
+    def test_the_offsets_decide_the_clocks(self):
+        d = timens_dump(DAY, 0)
+        page = bytearray.fromhex(d["pages"][0]["hex"])
+        page[40 + 16 + 0:40 + 16 + 8] = (86401).to_bytes(8, "little")  # monotonic's sec
+        d["pages"][0]["hex"] = d["snapshot"]["hex"] = page.hex()
+        d["timens_offsets"] = None
+        r = live.check(d, V6_15)
+        self.assertIn("monotonic from the counter", failing(r))
+        self.assertNotIn("boottime from the counter", failing(r))
+
+    def test_without_the_kernels_page_it_says_what_was_read(self):
+        d = timens_dump(DAY, 0)
+        del d["pages"]
+        r = live.check(d, V6_15)
+        self.assertFalse(r["matches"])
+        text = "\n".join(live.render(r, d))
+        self.assertIn("time namespace", r["why"])
+        self.assertNotIn("update", text)
+        self.assertNotIn("does not match", text)
+
+    def test_recorded_in_a_namespace_on_a_kvm_guest(self):
+        r = live.check(TIMENS_DUMP, V6_15)
+        self.assertTrue(r["matches"], failing(r))
+        self.assertEqual(r["page"], 4096)
+        text = "\n".join(live.render(r, TIMENS_DUMP))
+        self.assertIn("monotonic +86400.000000000 s, boottime +3600.000000000 s", text)
+        self.assertIn("CS_HRES_COARSE.basetime[boottime]", [c["what"] for c in r["checks"]])
+
+
+class NamespaceLiveTest(unittest.TestCase):
+    """layout --live run in a time namespace (unshare --time --monotonic 86400):
+    the same verdict as outside it, the namespace's page named, its offsets
+    checked against /proc/self/timens_offsets."""
+
+    def test_layout_live_in_a_time_namespace(self):
+        why = support.timens_unavailable()
+        if why:
+            self.skipTest(why)
+        argv = [str(build.ROOT / "scripts" / "vdsobench"), "layout", "--live"]
+        outside = subprocess.run(argv, capture_output=True, text=True)
+        inside = subprocess.run(support.TIMENS_CMD + argv, capture_output=True, text=True)
+        self.assertEqual(inside.returncode, outside.returncode, inside.stdout + inside.stderr)
+        if "cannot check" in outside.stdout or "not checked:" in outside.stdout.split("\n")[0]:
+            return  # no page of this kernel's to compare, in or out
+        self.assertIn("time namespace: [vvar]+0x0 is this namespace's page", inside.stdout)
+        self.assertIn("ok   timens offsets: monotonic +86400.000000000 s", inside.stdout)
+        self.assertEqual(inside.stdout.splitlines()[-1], outside.stdout.splitlines()[-1])
 
 
 class ChooseTest(unittest.TestCase):
