@@ -314,6 +314,8 @@ int main(int argc, char **argv)
 				sys_snapshot_error());
 			return errno == EINVAL || errno == ENOENT ? 2 : 1;
 		}
+		if (*sys_snapshot_note())
+			printf("%s\n", sys_snapshot_note());
 		return 0;
 	}
 	if (argc == 2 &&

@@ -40,6 +40,7 @@ struct snapshot_header {
 #define VDSO_BASES 12		/* CLOCK_TAI + 1 */
 #define CS_BASES 2		/* CS_HRES_COARSE, CS_RAW */
 #define VDSO_CLOCKMODE_TSC 1	/* arch/x86/include/asm/vdso/clocksource.h */
+#define VDSO_CLOCKMODE_TIMENS INT32_MAX /* include/vdso/clocksource.h */
 
 struct snap_vdso_clock {
 	uint32_t seq;
@@ -56,12 +57,18 @@ struct snap_vdso_clock {
 };
 
 static char err_text[256];
+static char note_text[256];
 static const void *loaded_vvar;
 static struct vdso_image *loaded_img; /* the symbols' image, for the process */
 
 const char *sys_snapshot_error(void)
 {
 	return err_text;
+}
+
+const char *sys_snapshot_note(void)
+{
+	return note_text;
 }
 
 const void *sys_snapshot_vvar(void)
@@ -98,6 +105,46 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+/*
+ * A time namespace's page (kernel/time/namespace.c): seq 1, which sends
+ * the vDSO off its fast path, and clock_mode TIMENS in every base, the
+ * offsets over basetime[].
+ */
+static bool is_timens(const struct snap_vdso_clock *vc)
+{
+	for (int i = 0; i < CS_BASES; i++)
+		if (vc[i].seq != 1 || vc[i].clock_mode != VDSO_CLOCKMODE_TIMENS)
+			return false;
+	return true;
+}
+
+/*
+ * [vvar]'s time data into page: in a time namespace the first page is the
+ * namespace's and the kernel's own is the next (lib/vdso/datastore.c),
+ * which is copied instead, saying so in the note.
+ */
+static int copy_time_data(const struct vvar_area *vvar, uint8_t *page)
+{
+	if (vvar_snapshot(vvar->start, PAGE, page, 100))
+		return fail(errno, "[vvar]: %s", vvar_error());
+	note_text[0] = '\0';
+	if (!is_timens((const struct snap_vdso_clock *)page))
+		return 0;
+	if (vvar->nr_pages < 2 || !vvar->pages[1].readable ||
+	    vvar_snapshot(vvar->start + PAGE, PAGE, page, 100) ||
+	    is_timens((const struct snap_vdso_clock *)page))
+		return fail(EINVAL, "this process is in a time namespace: "
+				    "[vvar]'s first page is the namespace's "
+				    "(clock_mode VDSO_CLOCKMODE_TIMENS, its "
+				    "offsets), and the kernel's own time data "
+				    "page after it cannot be read");
+	snprintf(note_text, sizeof(note_text),
+		 "this process is in a time namespace: the kernel's own "
+		 "time data page was copied, not the namespace's (its "
+		 "offsets), so the calls take the path outside a namespace");
+	return 0;
+}
+
 int sys_snapshot_take(const char *path)
 {
 	static uint8_t page[PAGE];
@@ -118,8 +165,8 @@ int sys_snapshot_take(const char *path)
 	if (!vvar.pages[0].readable)
 		return fail(EFAULT, "[vvar]'s first page (the time data) "
 				    "cannot be read");
-	if (vvar_snapshot(vvar.start, PAGE, page, 100))
-		return fail(errno, "[vvar]: %s", vvar_error());
+	if (copy_time_data(&vvar, page))
+		return -1;
 	h.image_offset = vdso.start - vvar.start;
 	h.image_len = vdso.end - vdso.start;
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
@@ -159,6 +206,10 @@ static int read_all(int fd, void *p, size_t n)
 /* the data page as v6.15's on the TSC, or why not */
 static int check_clocks(const struct snap_vdso_clock *vc)
 {
+	if (is_timens(vc))
+		return fail(EINVAL, "the data page is a time namespace's "
+				    "(seq 1, clock_mode VDSO_CLOCKMODE_TIMENS: "
+				    "its offsets), not the kernel's time data");
 	for (int i = 0; i < CS_BASES; i++) {
 		if (vc[i].seq & 1)
 			return fail(EINVAL, "the data page was copied during "

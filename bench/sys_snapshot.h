@@ -32,8 +32,13 @@
 /* the largest [vdso] and distance from [vvar] the format takes */
 #define SYS_SNAPSHOT_MAX_IMAGE (64UL << 10)
 
-/* natively: the image and the data page to path (created, 0600) */
+/*
+ * natively: the image and the data page to path (created, 0600); in a
+ * time namespace the kernel's own data page, and sys_snapshot_note() says
+ * so (else it is "")
+ */
 int sys_snapshot_take(const char *path);
+const char *sys_snapshot_note(void);
 
 /*
  * Hazard: the file's image is code this process runs. `vdsobench sim` only

@@ -20,6 +20,7 @@
 #include "testing/tap.h"
 
 #define HEADER 32 /* magic, vvar_len, image_offset, image_len */
+#define CLOCK_SIZE 232 /* v6.15's struct vdso_clock: the second base */
 
 static char dir[4096];
 static char *good;
@@ -54,9 +55,12 @@ static char *slurp(const char *path, long *len)
 	return b;
 }
 
-/* a copy of the good snapshot, edited, refused with a reason naming why */
-static void refused(const char *what, long len, long at, const void *bytes,
-		    size_t n, const char *reason)
+/*
+ * a copy of the good snapshot, edited at at (and at also, if not 0), refused
+ * with a reason naming why
+ */
+static void refused_twice(const char *what, long len, long at, long also,
+			  const void *bytes, size_t n, const char *reason)
 {
 	char *copy = malloc((size_t)good_len + 16);
 	const char *path = path_of(what);
@@ -65,6 +69,8 @@ static void refused(const char *what, long len, long at, const void *bytes,
 	memcpy(copy, good, (size_t)good_len);
 	if (bytes)
 		memcpy(copy + at, bytes, n);
+	if (bytes && also)
+		memcpy(copy + also, bytes, n);
 	f = fopen(path, "wb");
 	fwrite(copy, 1, (size_t)len, f);
 	fclose(f);
@@ -76,11 +82,21 @@ static void refused(const char *what, long len, long at, const void *bytes,
 	unlink(path);
 }
 
+static void refused(const char *what, long len, long at, const void *bytes,
+		    size_t n, const char *reason)
+{
+	refused_twice(what, len, at, 0, bytes, n, reason);
+}
+
 int main(void)
 {
 	const char *snap;
 	uint32_t odd = 7;
 	int32_t pvclock = 2;
+	const struct {
+		uint32_t seq;
+		int32_t clock_mode;
+	} timens = {1, INT32_MAX};
 	uint64_t huge = 1ULL << 40, unaligned = 4097;
 	struct timespec a, b;
 	int rc;
@@ -114,6 +130,9 @@ int main(void)
 	refused("unaligned-offset", good_len, 16, &unaligned, 8, "bad header");
 	refused("seq-odd", good_len, HEADER, &odd, 4, "during an update");
 	refused("pvclock", good_len, HEADER + 4, &pvclock, 4, "clock_mode is 2");
+	/* a time namespace's page (both bases): said as one, not "an update" */
+	refused_twice("timens", good_len, HEADER, HEADER + CLOCK_SIZE, &timens,
+		      sizeof(timens), "a time namespace's");
 	tap_ok(mkfifo(path_of("fifo"), 0600) == 0 &&
 		       sys_snapshot_load(path_of("fifo")) == -1 &&
 		       strstr(sys_snapshot_error(), "not a snapshot"),

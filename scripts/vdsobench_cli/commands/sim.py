@@ -205,15 +205,17 @@ def figure(x):
 
 def take_snapshot(binary, tmp):
     """The running kernel's vDSO copied to a file in tmp (natively: valgrind
-    hides it); (path, None) or (None, why not)."""
+    hides it); (path, None, what the copy is not, or None) or (None, why
+    not, None). In a time namespace the kernel's own data page is copied, and
+    the third says so."""
     path = os.path.join(tmp, "sys-vdso.snapshot")
     r = lifecycle.run(confine.command([binary, "--take-snapshot", path], write=[tmp]),
                       capture_output=True, text=True, errors="replace",
                       stdin=subprocess.DEVNULL)
     if r.returncode != 0:
         why = build.tail(r.stderr, 1).split("--take-snapshot: ", 1)[-1]
-        return None, why or f"exit {r.returncode}"
-    return path, None
+        return None, why or f"exit {r.returncode}", None
+    return path, None, r.stdout.strip() or None
 
 
 def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None, notes=None):
@@ -244,10 +246,10 @@ def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None, notes=
     geometry = dict(GEOMETRY, tool=TOOL, valgrind=valgrind_version())
 
     with confine.scratch(prefix="vdsobench-sim-") as tmp:
-        snapshot = None
+        snapshot = copied = None
         if want_sys:
-            snapshot, why = take_snapshot(binary, tmp) if arch.current().native else (
-                None, f"the running kernel is not {arch.current().name}'s")
+            snapshot, why, copied = take_snapshot(binary, tmp) if arch.current().native \
+                else (None, f"the running kernel is not {arch.current().name}'s", None)
             if not snapshot:
                 line = f"sim: {SYS_VDSO} left out: {why}"
                 if not chosen:
@@ -292,6 +294,7 @@ def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None, notes=
                     "net_l1d_misses_per_call":
                         figure(misses - floor["D1mr"] - floor["D1mw"]),
                     "geometry": geometry,
+                    **({"copied": copied} if copied and name == SYS_VDSO else {}),
                 })
     return results
 
@@ -318,8 +321,11 @@ def format_table(results):
     if results:
         lines.append("measured as <layout>+fake+<inline> (same code, counter read from "
                      "TLS); net = minus floor/empty in the same mode")
-        if any(r["variant"] == SYS_VDSO for r in results):
+        sys_rows = [r for r in results if r["variant"] == SYS_VDSO]
+        if sys_rows:
             lines.append(SYS_NOTE)
+        if sys_rows and sys_rows[0].get("copied"):
+            lines.append(f"{SYS_VDSO}: {sys_rows[0]['copied']}")
         geometry = results[0]["geometry"]
         lines.append("geometry: " + geometry_line(geometry))
         if geometry["fake_counter_page_offset"] < geometry["evicted_span"]:
