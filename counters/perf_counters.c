@@ -62,6 +62,10 @@ static bool pc_kernel;
 static char pc_reason[PC_REASON_LEN];
 static bool pc_paranoid_known;
 static int pc_paranoid_value;
+/* CAP_PERFMON or CAP_SYS_ADMIN in the initial user namespace */
+static bool pc_capable;
+/* /proc/self/status's Seccomp: 0 none, 1 strict, 2 a filter; -1 unknown */
+static int pc_seccomp = -1;
 /* 1: the kernel registered a CPU PMU, 0: it did not, -1: cannot tell */
 static int pc_cpu_pmu = -1;
 static char pc_version[64];
@@ -159,7 +163,7 @@ static void decide_mode(void)
 	}
 
 	if (cap) {
-		pc_kernel = true;
+		pc_kernel = pc_capable = true;
 		set_str(pc_reason, sizeof(pc_reason),
 			"%s%s counts the kernel whatever perf_event_paranoid "
 			"(%d) says",
@@ -185,6 +189,20 @@ static void decide_mode(void)
 			"events at all for this process (Debian's extra level)",
 			pc_paranoid_value);
 	}
+}
+
+/* a seccomp filter can refuse perf_event_open with any errno it chooses */
+static void find_seccomp(void)
+{
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp: %d", &pc_seccomp) == 1)
+			break;
+	fclose(f);
 }
 
 /*
@@ -234,6 +252,7 @@ static void init_once(void)
 	int ret;
 
 	decide_mode();
+	find_seccomp();
 	find_cpu_pmu();
 	/* pfm_get_version() is the API version (4.0), not the release */
 	dl_iterate_phdr(find_libpfm, NULL);
@@ -431,6 +450,53 @@ static bool hardware_type(const struct perf_event_attr *attr)
 	       attr->type == PERF_TYPE_HW_CACHE || attr->type == PERF_TYPE_RAW;
 }
 
+/* whether perf_event_paranoid and the capabilities let this attr open */
+static bool policy_allows(const struct perf_event_attr *attr)
+{
+	if (pc_capable)
+		return true;
+	if (!pc_paranoid_known)
+		return false;
+	return pc_paranoid_value <= 1 ||
+	       (pc_paranoid_value == 2 && attr->exclude_kernel);
+}
+
+/*
+ * Refused (EACCES, EPERM, ENOSYS): which of the causes. The kernel's own
+ * perf policy says EACCES (ENOSYS: no perf events built in); a seccomp
+ * filter says what it was written to (Docker's EPERM, others ENOSYS), so
+ * with one installed any refusal the policy does not explain is its.
+ */
+static void denied_hint(char *buf, size_t len, int err,
+			const struct perf_event_attr *attr)
+{
+	bool allowed = policy_allows(attr);
+
+	if (pc_seccomp == 2 && (allowed || err != EACCES))
+		set_str(buf, len, "refused by this process's seccomp filter "
+				  "(Seccomp: 2 in /proc/self/status)");
+	else if (err == ENOSYS)
+		set_str(buf, len, "this kernel has no perf events "
+				  "(CONFIG_PERF_EVENTS is off)");
+	else if (allowed)
+		set_str(buf, len,
+			"refused though perf_event_paranoid and the "
+			"capabilities allow it: a security module (SELinux, "
+			"AppArmor, lockdown)%s",
+			pc_seccomp == 2 ? " or this process's seccomp filter"
+					: "");
+	else if (attr->exclude_kernel)
+		set_str(buf, len,
+			"not permitted at perf_event_paranoid=%d without "
+			"CAP_PERFMON",
+			pc_paranoid_known ? pc_paranoid_value : 2);
+	else
+		set_str(buf, len,
+			"kernel-mode counting not permitted without "
+			"CAP_PERFMON at perf_event_paranoid=%d",
+			pc_paranoid_known ? pc_paranoid_value : 2);
+}
+
 static const char *open_hint(int err, const struct perf_event_attr *attr,
 			     bool alone_opens)
 {
@@ -442,13 +508,6 @@ static const char *open_hint(int err, const struct perf_event_attr *attr,
 			return "no hardware PMU visible, as in a VM without a "
 			       "virtual PMU";
 		return "the CPU's PMU does not support this event";
-	case EACCES:
-	case EPERM:
-		if (attr->exclude_kernel)
-			return "not permitted (perf_event_paranoid, seccomp "
-			       "or a security module)";
-		return "kernel-mode counting not permitted without "
-		       "CAP_PERFMON at this perf_event_paranoid";
 	case EINVAL:
 		if (alone_opens)
 			return "opens alone but not in this group: the PMU "
@@ -470,9 +529,14 @@ static const char *open_hint(int err, const struct perf_event_attr *attr,
 static void open_reason(char *buf, size_t len, int err,
 			const struct perf_event_attr *attr, bool alone_opens)
 {
+	char denied[PC_REASON_LEN];
 	const char *hint = open_hint(err, attr, alone_opens);
 	const char *ename = strerrorname_np(err);
 
+	if (err == EACCES || err == EPERM || err == ENOSYS) {
+		denied_hint(denied, sizeof(denied), err, attr);
+		hint = denied;
+	}
 	set_str(buf, len, "perf_event_open: %s (%s)%s%s", strerror(err),
 		ename ? ename : "?", *hint ? ": " : "", hint);
 }

@@ -1,8 +1,13 @@
+import errno
 import io
 import json
+import platform
+import subprocess
 import unittest
 
+from vdsobench_cli.cli import build
 from vdsobench_cli.commands import counters
+from vdsobench_cli.tests import support
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 NO_PMU = ("perf_event_open: No such file or directory (ENOENT): no hardware PMU visible, "
@@ -118,6 +123,44 @@ class ReportTest(unittest.TestCase):
     def test_other_exit_is_failure(self):
         with self.assertRaisesRegex(Failure, r"exit 1\): libpfm: pfm_initialize"):
             self.report(1, stderr="vdsobench_counters: libpfm: pfm_initialize: not supported\n")
+
+
+class SeccompTest(unittest.TestCase):
+    """`counters` under a seccomp filter that refuses perf_event_open (Docker's
+    and systemd's do, with EPERM or ENOSYS): each event's reason names the
+    filter, never perf_event_paranoid, whatever the errno."""
+
+    @classmethod
+    def setUpClass(cls):
+        if platform.machine() not in ("x86_64", "aarch64"):
+            raise unittest.SkipTest(f"no seccomp filter written for {platform.machine()}")
+        # built (and Bazel's server started) outside the filter, which its
+        # children, the tests it runs, would otherwise inherit
+        build.build([counters.COUNTERS])
+
+    def events(self, err):
+        argv = [str(build.ROOT / "scripts" / "vdsobench"), "counters", "--json", "task-clock",
+                "cycles"]
+        r = subprocess.run(support.seccomp_cmd(err) + argv, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)["events"]
+
+    def test_the_filter_is_named(self):
+        for err in (errno.EPERM, errno.EACCES, errno.ENOSYS):
+            with self.subTest(errno.errorcode[err]):
+                for e in self.events(err):
+                    self.assertFalse(e["opens"], e)
+                    self.assertIn(f"({errno.errorcode[err]})", e["reason"])
+                    self.assertIn("seccomp filter", e["reason"])
+                    self.assertIn("Seccomp: 2", e["reason"])
+                    self.assertNotIn("perf_event_paranoid", e["reason"])
+
+    def test_without_a_filter_none_is_named(self):
+        r = subprocess.run([str(build.ROOT / "scripts" / "vdsobench"), "counters", "--json",
+                            "task-clock", "cycles"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for e in json.loads(r.stdout)["events"]:
+            self.assertNotIn("seccomp", e["reason"])
 
 
 if __name__ == "__main__":

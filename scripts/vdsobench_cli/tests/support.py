@@ -202,6 +202,36 @@ def many_results(copies):
     return data
 
 
+# ---- a command under a seccomp filter that refuses perf_event_open ------------------------
+
+# Run argv[2:] with a seccomp filter that makes perf_event_open fail with the
+# errno argv[1] (as Docker's and systemd's filters do): ctypes prctl, a
+# classic BPF program on seccomp_data's arch and nr, then exec.
+SECCOMP_EXEC = r"""
+import ctypes, os, platform, sys
+ARCH = {"x86_64": (0xC000003E, 298), "aarch64": (0xC00000B7, 241)}[platform.machine()]
+class Insn(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte),
+                ("k", ctypes.c_uint)]
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Insn))]
+ALLOW, ERRNO = 0x7FFF0000, 0x00050000
+code = [(0x20, 0, 0, 4), (0x15, 1, 0, ARCH[0]), (0x06, 0, 0, ALLOW), (0x20, 0, 0, 0),
+        (0x15, 0, 1, ARCH[1]), (0x06, 0, 0, ERRNO | int(sys.argv[1])), (0x06, 0, 0, ALLOW)]
+insns = (Insn * len(code))(*[Insn(*i) for i in code])
+prog = Prog(len(code), insns)
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ctypes.byref(prog), 0, 0):
+    sys.exit(f"seccomp: {os.strerror(ctypes.get_errno())}")
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+
+
+def seccomp_cmd(err):
+    """The argv prefix that runs a command with perf_event_open failing with err."""
+    return ["/usr/bin/python3", "-c", SECCOMP_EXEC, str(err)]
+
+
 # ---- Google Benchmark's tools/compare.py reading our files -------------------------------
 # A re-statement of what tools/gbench/util.py (load_benchmark_results,
 # sort_benchmark_results) and report.py (partition_benchmarks, get_difference_report,
