@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, confine, lifecycle, trust
+from vdsobench_cli.cli import arch, bazel_env, confine, lifecycle, trust
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -88,6 +88,9 @@ def bazel(command, args):
     """Run `bazel COMMAND FLAGS ARGS`; return (exit status, combined output)."""
     if bundled():
         raise Failure(f"bazel {command}: not in a bundle; use the repository for this")
+    problem = bazel_env.proc_problem() or bazel_env.output_root_problem()
+    if problem:
+        raise UsageError(problem)
     check_caches()
     try:
         r = lifecycle.run(["bazel", command, *FLAGS, *args], cwd=ROOT,

@@ -1,3 +1,6 @@
+import os
+import pwd
+import shutil
 import subprocess
 import unittest
 from pathlib import Path
@@ -10,7 +13,7 @@ def run(*args):
                           stdin=subprocess.DEVNULL)
 
 
-class UsageTest(unittest.TestCase):
+class OneLine(unittest.TestCase):
     def assert_one_line_usage_error(self, r, *needles):
         self.assertEqual(r.returncode, 2)
         lines = r.stderr.splitlines()
@@ -20,6 +23,8 @@ class UsageTest(unittest.TestCase):
         for needle in needles:
             self.assertIn(needle, lines[0])
 
+
+class UsageTest(OneLine):
     def test_bogus_flag(self):
         self.assert_one_line_usage_error(run("--bogus"), "--bogus")
 
@@ -42,6 +47,43 @@ class UsageTest(unittest.TestCase):
             self.assertRegex(r.stdout, rf"\n\s+{command}\s+\S")
         for command in ("setup", "list", "verify", "test"):
             self.assertEqual(run(command, "--help").returncode, 0)
+
+
+def root_can(*probe):
+    """None where this root process can run probe (unshare, setpriv), else why not."""
+    if os.geteuid() != 0:
+        return "needs root"
+    if not shutil.which(probe[0]):
+        return f"{probe[0]} is not installed"
+    r = subprocess.run(list(probe), capture_output=True, text=True)
+    return None if r.returncode == 0 else f"{' '.join(probe)}: {r.stderr.strip()}"
+
+
+class EnvironmentTest(OneLine):
+    """A machine Bazel cannot run on: one line saying what is wrong and what to
+    do, exit 2, never Bazel's FATAL alone."""
+
+    def test_proc_not_mounted(self):
+        why = root_can("unshare", "-m", "sh", "-c", "umount -l /proc")
+        if why:
+            self.skipTest(why)
+        r = subprocess.run(["unshare", "-m", "sh", "-c", f"umount -l /proc && exec {LAUNCHER} "
+                            "list"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        self.assert_one_line_usage_error(r, "/proc is not mounted", "mount -t proc")
+
+    def test_a_user_who_cannot_write_bazels_output_root(self):
+        """setpriv to nobody, HOME still root's: Bazel's output root is root's."""
+        why = root_can("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                       str(LAUNCHER), "--help")
+        if why:
+            self.skipTest(why)
+        home = pwd.getpwuid(0).pw_dir
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            str(LAUNCHER), "list"], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, env=dict(os.environ, HOME=home),
+                           cwd="/")
+        self.assert_one_line_usage_error(r, f"{home}/.cache/bazel", "cannot write",
+                                         "uid 65534", "HOME")
 
 
 if __name__ == "__main__":
