@@ -21,8 +21,9 @@ Where it lives: the imports directory, $VDSOBENCH_IMPORTS (made absolute) or
 .vdsobench-imports/ in the repository (it ignores itself in git), holds
 imports.json (the table: name -> tree) and trees/<key>/, one per source and
 patch series, keyed by their SHA-256 (a tarball's is remembered by path, size,
-mtime, ctime and inode), so a second import of the same thing is a table
-entry. Bazel reads the table through the @vdso_imports repository rule
+mtime, ctime and inode) and the names that describe it (the source's and the
+patches' file names), so a second import of the same thing is a table entry.
+Bazel reads the table through the @vdso_imports repository rule
 (third_party/vdso_imports/repo.bzl), which every command of this CLI re-runs
 when the table or its trees change (VDSOBENCH_IMPORTS_DIGEST); a clean clone
 has no table and builds as it always did.
@@ -1267,9 +1268,13 @@ def syntax_check(tree, arch_dir, given, arch_name="x86_64"):
 
 # ---- import -----------------------------------------------------------------------------
 
-def cache_key(arch_name, identity, patches):
+def cache_key(arch_name, identity, patches, source_name=""):
+    """The cached tree's key: what it is made of, and the names describe() writes
+    into it (kimport.json, kimport_desc.h, the variants' source and summary),
+    so that one import's tree never describes another's folder or patch file."""
     blob = json.dumps({"glue": glue_digest(), "arch": arch_name, "source": identity,
-                       "patches": [imports_table.sha256(p.data) for p in patches]},
+                       "patches": [imports_table.sha256(p.data) for p in patches],
+                       "named": [source_name, *(p.path.name for p in patches)]},
                       sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -1512,7 +1517,8 @@ def take_in(req):
         identity = ("tree", tree_sha256(files))
     else:
         identity = ("tarball", tarball_sha256(req.source))
-    key = vdso_image.keyed(cache_key(req.arch, identity, req.patches), req.image)
+    key = vdso_image.keyed(cache_key(req.arch, identity, req.patches, req.source.name),
+                           req.image)
     found = cached(key)
     meta, meta_sha = found or make_tree(req.source, req.given, req.arch, req.patches, key,
                                         files, req.image)

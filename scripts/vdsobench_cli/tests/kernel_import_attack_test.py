@@ -1123,6 +1123,32 @@ class LiveAttackTest(unittest.TestCase):
         self.assertIn("10 variants", r.stdout)
         self.still_works()
 
+    def test_the_same_tree_from_another_folder_is_named_by_it(self):
+        """A cached tree's description is never another import's: the same files
+        from another folder, or the same patch under another file name, are
+        described by what this import was given (import --list, list); the
+        same folder and patch again come from the cache."""
+        other = self.tmp / "elsewhere-6.12"
+        shutil.copytree(self.tree, other)
+        self.addCleanup(shutil.rmtree, other, ignore_errors=True)
+        first = kernel_import.read_table()["a"]
+        self.assertIn("from linux-6.12", first["summary"])
+        entry, meta, found, _ = kernel_import.take_in(kernel_import.request(str(other), [], "b"))
+        self.assertIn("from elsewhere-6.12", entry["summary"])
+        self.assertIn("of elsewhere-6.12", meta["source"])
+        renamed = self.tmp / "renamed.patch"
+        shutil.copy(self.comment, renamed)
+        self.addCleanup(os.unlink, renamed)
+        sources = [kernel_import.take_in(kernel_import.request(str(self.tree), [str(p)],
+                                                               "c"))[1]["source"]
+                   for p in (self.comment, renamed)]
+        self.assertTrue(sources[0].endswith(" + comment.patch"), sources[0])
+        self.assertTrue(sources[1].endswith(" + renamed.patch"), sources[1])
+        entry, meta, found, _ = kernel_import.take_in(kernel_import.request(str(self.tree), [],
+                                                                            "d"))
+        self.assertTrue(found, "the same folder again was not taken from the cache")
+        self.assertEqual((entry["key"], entry["summary"]), (first["key"], first["summary"]))
+
     def test_results_name_the_tree(self):
         """Two trees under one name are told apart by what a results file records."""
         out = self.tmp / "r.json"

@@ -132,6 +132,11 @@ class PureTest(unittest.TestCase):
                               key("x86_64", ("tarball", "a"), p1 + p2),
                               key("x86_64", ("tarball", "a"), p2 + p1),
                               key("x86_64", ("tarball", "a"), [])}), 6)
+        # what describes the tree (its folder's, its patches' names) is its too
+        self.assertNotEqual(key("x86_64", ("tree", "a"), [], "linux"),
+                            key("x86_64", ("tree", "a"), [], "elsewhere"))
+        renamed = [p1[0]._replace(path=p1[0].path.with_name("renamed.patch"))]
+        self.assertNotEqual(key("x86_64", ("tree", "a"), p1), key("x86_64", ("tree", "a"), renamed))
 
     def test_missing_tarball_names_the_package(self):
         with mock.patch("os.geteuid", return_value=1000), \
