@@ -34,6 +34,8 @@ never finished, a table that is not JSON: each is left out with one line
 rest builds.
 """
 
+PYTHON = "/usr/bin/python3"
+
 def _workspace(ctx):
     return ctx.path(Label("//:WORKSPACE")).dirname
 
@@ -50,11 +52,13 @@ def _checked(ctx, root):
     there leaves every import out, with one line."""
     # run as a module of the CLI package from scripts/ (-E: no PYTHONPATH of
     # the user's; -m puts the working directory first on the path)
+    # Debian's interpreter, as the CLI's launcher pins it: a python3 found on
+    # PATH (pyenv's, a virtualenv's) would be another checker than the CLI's
     scripts = _workspace(ctx).get_child("scripts")
-    python = ctx.which("python3")
-    if python == None:
+    python = ctx.path(PYTHON)
+    if not python.exists:
         return {"imports": {}, "problems": [
-            "no python3 to check the imports table with: every import left out",
+            "no %s to check the imports table with: every import left out" % PYTHON,
         ]}
     r = ctx.execute([
         python,

@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, bazel_env, confine, lifecycle, trust
+from vdsobench_cli.cli import arch, bazel_env, confine, lifecycle, tools, trust
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -93,7 +93,7 @@ def bazel(command, args):
         raise UsageError(problem)
     check_caches()
     try:
-        r = lifecycle.run(["bazel", command, *FLAGS, *args], cwd=ROOT,
+        r = lifecycle.run([tools.path("bazel", "vdsobench"), command, *FLAGS, *args], cwd=ROOT,
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, errors="replace")
     except OSError as e:

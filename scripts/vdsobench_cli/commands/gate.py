@@ -19,10 +19,9 @@ Exit 0: no regression; 1: a regression (with the table); 2: bad usage or input.
 import argparse
 import datetime
 import os
-import shutil
 import sys
 
-from vdsobench_cli.cli import arch, build, inputs, ranged, variants as variants_mod
+from vdsobench_cli.cli import arch, build, inputs, ranged, tools, variants as variants_mod
 from vdsobench_cli.measure import fingerprint, results, rounds
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -113,9 +112,7 @@ def check_variants_exist(names, path):
 
 
 def need_valgrind():
-    if not shutil.which("valgrind"):
-        raise UsageError("valgrind not found: the deterministic gate needs it "
-                         "(scripts/vdsobench setup installs it)")
+    tools.path("valgrind", "the deterministic gate")
 
 
 def select_rows(rows, args):

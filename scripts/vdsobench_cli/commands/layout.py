@@ -26,13 +26,12 @@ import fnmatch
 import json
 import os
 import re
-import shutil
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-from vdsobench_cli.cli import (arch, build, confine, lifecycle, packages, ranged,
+from vdsobench_cli.cli import (arch, build, confine, lifecycle, packages, ranged, tools,
                               variants as variant_list)
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.measure import live, results
@@ -137,8 +136,9 @@ class Tracer:
 
     def __call__(self, key):
         variant, clock, mode, n = key
-        cmd = confine.command(["valgrind", "--tool=lackey", "--trace-mem=yes",
-                               self.binary, variant, clock, mode, str(n)], write=[self.tmp])
+        cmd = confine.command([tools.path("valgrind", "layout"), "--tool=lackey",
+                               "--trace-mem=yes", self.binary, variant, clock, mode, str(n)],
+                              write=[self.tmp])
         r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
         said = [x for x in r.stderr.splitlines() if x.startswith(DRIVER_ERROR)]
         if r.returncode != 0:
@@ -369,7 +369,8 @@ def shown_path(path):
 
 
 def pahole(args):
-    r = lifecycle.run(["pahole", *args], capture_output=True, text=True, errors="replace")
+    r = lifecycle.run([tools.path("pahole", "layout"), *args], capture_output=True, text=True,
+                      errors="replace")
     return r.stdout
 
 
@@ -401,8 +402,8 @@ def check_pahole(v, constants, version):
 
 def crosschecks(chosen):
     """{variant name: result}; one line on stderr when pahole is not installed."""
-    if shutil.which("pahole") is None:
-        why = "pahole not found on PATH (Debian package dwarves; scripts/vdsobench setup)"
+    if not tools.have("pahole"):
+        why = tools.missing("pahole")
         print(f"vdsobench: layout: the pahole cross-check was skipped: {why}",
               file=sys.stderr)
         return {v["name"]: {"skipped": why} for v in chosen}
@@ -515,9 +516,8 @@ def run(args):
     if getattr(args, "live", False):
         return run_live()
     traced_here = arch.current().native
-    if traced_here and shutil.which("valgrind") is None:
-        raise UsageError("layout: valgrind not found on PATH "
-                         "(scripts/vdsobench setup installs it)")
+    if traced_here:
+        tools.path("valgrind", "layout")
     build.build([variant_list.VERIFY] + ([DRIVER] if traced_here else []))
     registry = variant_list.load()
     names = (args.diff or variant_list.split_patterns(args.variants)

@@ -26,12 +26,11 @@ import fnmatch
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 from fractions import Fraction
 
-from vdsobench_cli.cli import (arch, build, confine, lifecycle, ranged, safe_read,
+from vdsobench_cli.cli import (arch, build, confine, lifecycle, ranged, safe_read, tools,
                               variants as variant_names)
 from vdsobench_cli.cli.errors import Failure, UsageError
 from reports import vocab
@@ -60,18 +59,16 @@ EVENTS = ("Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw")
 
 
 def require_tools():
-    """valgrind (and setarch) on PATH, before anything is built."""
-    if shutil.which("valgrind") is None:
-        raise UsageError("sim: valgrind not found on PATH "
-                         "(scripts/vdsobench setup installs it)")
-    if shutil.which("setarch") is None:
-        raise UsageError("sim: setarch not found on PATH (util-linux): "
-                         "needed to run valgrind without address randomisation")
+    """valgrind (and setarch, to run it without address randomisation), before
+    anything is built."""
+    tools.path("valgrind", "sim")
+    tools.path("setarch", "sim")
 
 
 def valgrind_version():
     try:
-        r = lifecycle.run(["valgrind", "--version"], capture_output=True, text=True)
+        r = lifecycle.run([tools.path("valgrind", "sim"), "--version"], capture_output=True,
+                          text=True)
     except OSError as e:
         raise Failure(f"sim: cannot run valgrind: {e.strerror}") from None
     return r.stdout.strip().removeprefix("valgrind-") or "unknown"
@@ -146,8 +143,8 @@ class Runner:
         self.d1_bytes, self.d1_ways = GEOMETRY["D1"].split(",")[:2]
 
     def command(self, subject, clock, mode, n, out):
-        return ["setarch", platform.machine(), "-R",
-                "valgrind", f"--tool={TOOL}", "--cache-sim=yes",
+        return [tools.path("setarch", "sim"), platform.machine(), "-R",
+                tools.path("valgrind", "sim"), f"--tool={TOOL}", "--cache-sim=yes",
                 *(f"--{level}={GEOMETRY[level]}" for level in ("I1", "D1", "LL")),
                 f"--cachegrind-out-file={out}",
                 self.binary, subject, clock, mode, str(n), "--l1d", self.d1_bytes,

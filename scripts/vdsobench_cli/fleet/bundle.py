@@ -36,7 +36,7 @@ import tarfile
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build, confine, packages
+from vdsobench_cli.cli import arch, build, confine, packages, tools
 from vdsobench_cli.commands import counters, run as run_mod, sim
 from vdsobench_cli.measure import fingerprint, results
 from vdsobench_cli.kimport import kernel_import
@@ -140,7 +140,8 @@ def bundle_bin_dir():
 
 def needed(elf):
     """The DT_NEEDED sonames of an ELF file."""
-    r = subprocess.run(["readelf", "-d", "-W", str(elf)], capture_output=True, text=True,
+    r = subprocess.run([tools.path("readelf", "bundle"), "-d", "-W", str(elf)],
+                       capture_output=True, text=True,
                        stdin=subprocess.DEVNULL)
     if r.returncode != 0:
         raise Failure(f"readelf -d {elf} failed: {build.tail(r.stderr, 1)}")
@@ -149,7 +150,8 @@ def needed(elf):
 
 def glibc_needed(elf):
     """The newest GLIBC_x.y symbol version an ELF file asks for, or None."""
-    r = subprocess.run(["readelf", "-V", "-W", str(elf)], capture_output=True, text=True,
+    r = subprocess.run([tools.path("readelf", "bundle"), "-V", "-W", str(elf)],
+                       capture_output=True, text=True,
                        stdin=subprocess.DEVNULL)
     if r.returncode != 0:
         raise Failure(f"readelf -V {elf} failed: {build.tail(r.stderr, 1)}")

@@ -56,7 +56,7 @@ import time
 from pathlib import Path
 
 from vdsobench_cli.kimport import imports_table
-from vdsobench_cli.cli import confine, lifecycle, safe_read, trust
+from vdsobench_cli.cli import confine, lifecycle, safe_read, tools, trust
 from vdsobench_cli.cli.errors import UsageError
 
 VDSO_DIR = "arch/x86/entry/vdso"
@@ -219,14 +219,15 @@ def unpack(source, into):
     files but .git, into the new folder `into`: confined, as the sandbox user
     whose tree it then is (kbuild writes into it)."""
     if Path(source).is_dir():
-        script = ('mkdir "$2" && tar -C "$1" --exclude=./.git -c . | '
-                  'tar -x -C "$2" --no-same-owner')
+        script = ('mkdir "$2" && "$3" -C "$1" --exclude=./.git -c . | '
+                  '"$3" -x -C "$2" --no-same-owner')
         what = "copy"
     else:
-        script = ('mkdir "$2" && tar -x -f "$1" -C "$2" --strip-components=1 '
+        script = ('mkdir "$2" && "$3" -x -f "$1" -C "$2" --strip-components=1 '
                   '--no-same-owner --no-same-permissions')
         what = "tar"
-    r = lifecycle.run(confine.command(["sh", "-c", script, "sh", source, into],
+    tar = tools.path("tar", "kbuild")
+    r = lifecycle.run(confine.command(["sh", "-c", script, "sh", source, into, tar],
                                       write=[Path(into).parent]),
                       capture_output=True, text=True, errors="replace")
     if r.returncode != 0:
@@ -238,7 +239,7 @@ def make(tree, targets, log, work, out=None):
     """make TARGETS in tree (out of tree into out), confined: it runs the tree's
     Makefiles and host programs as the sandbox user, writing only in work."""
     jobs = str(max(1, min(os.cpu_count() or 1, 16)))
-    cmd = ["make", "-C", str(tree), f"-j{jobs}", "ARCH=x86_64"]
+    cmd = [tools.path("make", "kbuild"), "-C", str(tree), f"-j{jobs}", "ARCH=x86_64"]
     if out is not None:
         cmd.append(f"O={out}")
     env = dict(os.environ, LC_ALL="C", KBUILD_BUILD_TIMESTAMP="vdsobench",

@@ -66,7 +66,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from vdsobench_cli.cli import arch, build, confine, lifecycle, packages, safe_read, trust
+from vdsobench_cli.cli import arch, build, confine, lifecycle, packages, safe_read, tools, trust
 from vdsobench_cli.kimport import imports_table, kbuild
 from vdsobench_cli.measure import results
 from vdsobench_cli.kimport import vdso_image
@@ -574,7 +574,8 @@ def tar_top(tarball):
     the tarball refused in one line when it is no compressed tar, holds no
     member, or its first member is under no folder."""
     tarball_kind(tarball)  # an empty or unreadable file: said as such
-    proc = lifecycle.popen(["tar", "-tf", str(tarball)], stdout=subprocess.PIPE,
+    proc = lifecycle.popen([tools.path("tar", "import"), "-tf", str(tarball)],
+                           stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, errors="replace")
     with lifecycle.owned(proc):
         first = proc.stdout.readline().rstrip("\n")
@@ -604,8 +605,8 @@ def untar(source, patterns, named, into):
     name (literal names, after --no-wildcards) into `into`; one file over
     FILE_LIMIT ends it (tar runs under that RLIMIT_FSIZE)."""
     top = tar_top(source)
-    limit = [f"--fsize={FILE_LIMIT}"] if shutil.which("prlimit") else []
-    argv = [*(["prlimit", *limit] if limit else []), "tar", "-xf", str(source), "-C",
+    limit = [tools.find("prlimit"), f"--fsize={FILE_LIMIT}"] if tools.have("prlimit") else []
+    argv = [*limit, tools.path("tar", "import"), "-xf", str(source), "-C",
             str(into), "--strip-components=1", "--no-same-owner", "--no-same-permissions",
             "--no-recursion", "--warning=no-timestamp", "--warning=no-unknown-keyword",
             "--wildcards", "--no-wildcards-match-slash", *[f"{top}/{p}" for p in patterns],
@@ -918,7 +919,7 @@ def apply_patches(tree, patches, confined=None):
     made, which only a confined step then writes in: kbuild.py's)."""
     env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(tree.parent), GIT_CONFIG_NOSYSTEM="1",
                GIT_CONFIG_GLOBAL="/dev/null")
-    argv = ["git", "apply", "--whitespace=nowarn", "-"]
+    argv = [tools.path("git", "import --patch"), "apply", "--whitespace=nowarn", "-"]
     if confined is not None:
         argv = confine.command(argv, write=[confined])
     for p in patches:
@@ -1066,7 +1067,7 @@ def tree_cc(arch_dir):
     Debian's cross compiler (toolchains/BUILD's, arch.CROSS_BIN)."""
     name = ARCH_DIRS_NAMES[arch_dir]
     if name == arch.host():
-        return "gcc"
+        return tools.path("gcc", "import")
     return f"{arch.CROSS_BIN}/{arch.TRIPLET[name]}-gcc"
 
 
@@ -1122,7 +1123,7 @@ def limited_run(argv, limits, timeout, **kwargs):
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
-def allowed_includes(tree, cc="gcc"):
+def allowed_includes(tree, cc):
     """The folders tree code may include from: the tree, the shim and glue, the
     project's counter headers, GCC's own headers and the system's (the shim's
     asm/unistd.h takes the system call numbers from there; a cross compiler's
@@ -1142,7 +1143,7 @@ def allowed_includes(tree, cc="gcc"):
 INCLUDED = re.compile(r"^\.+ (.+)$")
 
 
-def outside_include(stderr, tree, cc="gcc"):
+def outside_include(stderr, tree, cc):
     """The first file gcc -H says it opened outside allowed_includes(), else None."""
     allowed = allowed_includes(tree, cc)
     for line in stderr.splitlines():

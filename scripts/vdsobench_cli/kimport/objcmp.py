@@ -30,10 +30,10 @@ import argparse
 import difflib
 import json
 import re
-import shutil
 import subprocess
 import sys
 
+from vdsobench_cli.cli import tools
 from vdsobench_cli.cli.errors import UsageError
 
 ENTRIES = ("clock_gettime", "gettimeofday", "time", "clock_getres")
@@ -46,9 +46,8 @@ PAGE = 0x1000
 
 def disassemble(obj):
     """{function: [(address, text, relocation or None)]} of an object (objdump -d -r)."""
-    if shutil.which("objdump") is None:
-        raise UsageError("objcmp: objdump missing (Debian's binutils)")
-    r = subprocess.run(["objdump", "-d", "-r", "--no-show-raw-insn", str(obj)],
+    r = subprocess.run([tools.path("objdump", "objcmp"), "-d", "-r", "--no-show-raw-insn",
+                        str(obj)],
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise UsageError(f"objcmp: {obj}: objdump failed "

@@ -24,7 +24,7 @@ import re
 import subprocess
 from fractions import Fraction
 
-from vdsobench_cli.cli import arch, build, lifecycle
+from vdsobench_cli.cli import arch, build, lifecycle, tools
 from vdsobench_cli.commands import sim
 from vdsobench_cli.cli.errors import Failure
 from reports import vocab
@@ -40,9 +40,11 @@ INSTRUCTION = re.compile(r"^\s+[0-9a-f]+:\s+[0-9a-f]{2}")
 
 
 def tool(name):
-    """A binutils program for the current --arch: aarch64-linux-gnu-objdump when
-    cross-built, objdump natively."""
-    return name if arch.current().native else f"{arch.TRIPLET[arch.current().name]}-{name}"
+    """A binutils program for the current --arch, by absolute path: Debian's
+    aarch64-linux-gnu-objdump when cross-built, objdump natively."""
+    if arch.current().native:
+        return tools.path(name)
+    return f"{arch.CROSS_BIN}/{arch.TRIPLET[arch.current().name]}-{name}"
 
 
 def library_of(variant):

@@ -13,7 +13,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build
+from vdsobench_cli.cli import arch, build, tools
 from vdsobench_cli.cli.errors import one_line
 
 from reports import text, uarch, vocab
@@ -281,8 +281,11 @@ def git(repo_root, *args):
     """(stdout, None) or (None, why)."""
     # No optional index refresh: other commands may be committing meanwhile.
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")
+    program = tools.find("git")
+    if program is None:
+        return None, tools.missing("git")
     try:
-        r = subprocess.run(["git", "-C", str(repo_root), *args], capture_output=True, text=True,
+        r = subprocess.run([program, "-C", str(repo_root), *args], capture_output=True, text=True,
                            stdin=subprocess.DEVNULL, env=env, errors="replace")
     except OSError as e:
         return None, f"git: {e.strerror}"

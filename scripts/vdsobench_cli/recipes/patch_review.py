@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build
+from vdsobench_cli.cli import arch, build, tools
 from vdsobench_cli.commands import compare
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import UsageError
@@ -163,7 +163,7 @@ def data_page(before, after, diff):
         v = {"name": f"kernel:{name}+fake+always", "layout": f"kernel:{name}",
              "counter": "fake", "inline": "always"}
         obj = kernel_import.object_of(v, build.bin_dir())
-        if shutil.which("pahole") is None or not obj.is_file():
+        if not tools.have("pahole") or not obj.is_file():
             sides = None
             break
         sides.append({st["struct"]: st for st in

@@ -31,7 +31,8 @@ import contextlib
 import json
 import shutil
 
-from vdsobench_cli.cli import arch, build, lifecycle, packages, variants as variants_mod
+from vdsobench_cli.cli import arch, build, lifecycle, packages, tools
+from vdsobench_cli.cli import variants as variants_mod
 from vdsobench_cli.cli.errors import Failure, UsageError, one_line
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.measure import code_metrics
@@ -201,7 +202,7 @@ def page():
     for name in (BEFORE, AFTER):
         v = {"layout": f"{kernel_import.PREFIX}{name}", "counter": "fake", "inline": "always"}
         obj = kernel_import.object_of(v, build.bin_dir())
-        if shutil.which("pahole") is None or not obj.is_file():
+        if not tools.have("pahole") or not obj.is_file():
             break
         structs.append({st["struct"]: st for st in
                         layout.parse_pahole(layout.pahole(["-I", str(obj)]))})

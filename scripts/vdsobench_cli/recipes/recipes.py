@@ -15,7 +15,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable
 
-from vdsobench_cli.cli import arch, lifecycle
+from vdsobench_cli.cli import arch, lifecycle, tools
 from vdsobench_cli.measure import (code_metrics, cpu_lock, footprint, results,
                                    rounds as rounds_mod)
 from vdsobench_cli.recipes import patch_review
@@ -329,12 +329,11 @@ def probe_paths(variants, clocks):
     for the footprint probe's check, only those clocks traced (valgrind
     lackey, a few seconds); ({}, why) where they cannot be."""
     import os
-    import shutil
     from vdsobench_cli.cli import variants as variants_mod
     from vdsobench_cli.commands import layout
     if not clocks:
         return {}, None
-    if not arch.current().native or shutil.which("valgrind") is None:
+    if not arch.current().native or not tools.have("valgrind"):
         return {}, "valgrind cannot trace here"
     chosen = [v for v in variants_mod.load() if v["name"] in variants]
     try:

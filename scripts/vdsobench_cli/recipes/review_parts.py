@@ -15,7 +15,7 @@ import io
 import json
 import re
 
-from vdsobench_cli.cli import lifecycle
+from vdsobench_cli.cli import lifecycle, tools
 from vdsobench_cli.measure import code_metrics
 
 from reports import layout_map
@@ -40,12 +40,13 @@ def verdict(rec):
     return f"{status}: {failure}" if failure else status
 
 
-def disassembly(obj, objdump="objdump", arch_name="x86_64"):
+def disassembly(obj, objdump=None, arch_name="x86_64"):
     """{function: [instruction text]} of an object's read path, addresses and
     jump targets' absolute offsets dropped, so two builds of the same code
     compare equal wherever they were placed; (None, why) when objdump fails.
     arch_name: whose syntax (SYMBOLIC)."""
     symbolic = SYMBOLIC[arch_name]
+    objdump = objdump or tools.path("objdump", "patch-review")
     try:
         r = lifecycle.run([objdump, "-d", "-w", "--no-show-raw-insn", str(obj)],
                           capture_output=True, text=True, errors="replace")

@@ -66,10 +66,11 @@ class ObjdumpTest(unittest.TestCase):
     def test_binutils_of_the_cross_build(self):
         self.addCleanup(arch.use, None)
         arch.use(None)
-        self.assertEqual(code_metrics.tool("objdump"), "objdump")
+        self.assertEqual(code_metrics.tool("objdump"), "/usr/bin/objdump")
         if arch.host() == "x86_64":
             arch.use("arm64")
-            self.assertEqual(code_metrics.tool("objdump"), "aarch64-linux-gnu-objdump")
+            self.assertEqual(code_metrics.tool("objdump"),
+                             f"{arch.CROSS_BIN}/aarch64-linux-gnu-objdump")
 
 
 class LogTest(unittest.TestCase):

@@ -7,7 +7,6 @@ of corrupt baseline)."""
 
 import json
 import os
-import shutil
 import tempfile
 import unittest
 from unittest import mock
@@ -15,6 +14,7 @@ from unittest import mock
 from vdsobench_cli.cli import arch
 from vdsobench_cli.measure import fingerprint, rounds
 from vdsobench_cli.commands import gate
+from vdsobench_cli.tests import support
 from vdsobench_cli.tests.support import BASE, OTHER, recorded_rounds, vdsobench
 
 VARIANT = BASE  # x86_gtod with lfence; rdtsc, which every x86-64 CPU reads
@@ -159,11 +159,7 @@ class RecordedBaselineTest(unittest.TestCase):
         self.assertIn("not in this build", err)
 
     def test_valgrind_missing(self):
-        real_which = shutil.which
-        hidden = mock.patch("shutil.which",
-                            side_effect=lambda cmd, *a, **k: None if cmd == "valgrind"
-                            else real_which(cmd, *a, **k))
-        with hidden:
+        with support.missing_tool("valgrind"):
             rc, _, err = vdsobench("gate", "--baseline", self.path)
         self.assertEqual(rc, 2)
         self.assertIn("valgrind", err)

@@ -220,15 +220,14 @@ class AttackTest(unittest.TestCase):
         fake_git.parent.mkdir()
         fake_git.write_text("#!/bin/sh\nexec sleep 60\n")
         fake_git.chmod(0o755)
-        env = {"PATH": f"{fake_git.parent}:{os.environ['PATH']}"}
         with mock.patch.object(kernel_import, "APPLY_TIMEOUT_S", 1), \
-                mock.patch.dict(os.environ, env):
+                support.tool_at("git", fake_git):
             t0 = time.monotonic()
             rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "x")
         self.assertLess(time.monotonic() - t0, 20)
         self.ws.check(self, rc, err, "git apply took over 1 s")
         fake_git.write_text("#!/bin/sh\nexec head -c 20000000 /dev/zero > big\n")
-        with mock.patch.dict(os.environ, env):
+        with support.tool_at("git", fake_git):
             rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "x")
         self.ws.check(self, rc, err, "git apply ran out of its limits")
 

@@ -8,13 +8,13 @@ import functools
 import io
 import json
 import os
-import shutil
 import tempfile
 import unittest
 from unittest import mock
 
-from vdsobench_cli.cli import errors, main, variants
+from vdsobench_cli.cli import errors, main, tools, variants
 from vdsobench_cli.commands import layout
+from vdsobench_cli.tests import support
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 GTOD, MULTSHIFT = "x86_gtod+rdtscp+always", "x86_gtod_ts_multshift+rdtscp+always"
@@ -240,7 +240,7 @@ struct vdso_time_data {
         self.assertEqual((c["CLOCK_MONOTONIC"], c["CLOCK_TAI"]), (1, 11))
         self.assertEqual((c["VGTOD_BASES"], c["VDSO_BASES"], c["CS_RAW"]), (12, 12, 1))
 
-    @unittest.skipUnless(shutil.which("pahole"), "pahole (dwarves) not installed")
+    @unittest.skipUnless(tools.have("pahole"), "pahole (dwarves) not installed")
     def test_every_layout_against_its_compile_unit(self):
         chosen = layout.resolve(variants.axis_values(registry(), "layout"), registry())
         for name, c in layout.crosschecks(chosen).items():
@@ -248,7 +248,7 @@ struct vdso_time_data {
             self.assertEqual(c["compile_unit"], f"impls/layouts/{v['layout']}.c")
             self.assertEqual((c["agree"], c["notes"]), (len(v["fields"]), []), name)
 
-    @unittest.skipUnless(shutil.which("pahole"), "pahole (dwarves) not installed")
+    @unittest.skipUnless(tools.have("pahole"), "pahole (dwarves) not installed")
     def test_disagreement_fails(self):
         v = dict(variant(GTOD), fields=[{"name": "mult", "offset": 28, "size": 4}])
         with self.assertRaisesRegex(Failure, "mult: the table says offset 28"):
@@ -256,8 +256,7 @@ struct vdso_time_data {
 
     def test_pahole_missing_is_one_line_and_goes_on(self):
         err = io.StringIO()
-        with mock.patch.object(layout.shutil, "which", return_value=None), \
-                contextlib.redirect_stderr(err):
+        with support.missing_tool("pahole"), contextlib.redirect_stderr(err):
             got = layout.crosschecks([variant(GTOD)])
         self.assertIn("pahole not found", got[GTOD]["skipped"])
         self.assertEqual(len(err.getvalue().splitlines()), 1)
@@ -398,9 +397,8 @@ class BadInputTest(unittest.TestCase):
         self.one_line("x86_gtod", "--jobs", "0", needles=("--jobs",))
 
     def test_valgrind_missing(self):
-        with tempfile.TemporaryDirectory() as empty, \
-                mock.patch.dict(os.environ, {"PATH": empty}):
-            self.one_line("x86_gtod", needles=("valgrind not found",))
+        with support.missing_tool("valgrind"):
+            self.one_line("x86_gtod", needles=("valgrind not found", "Debian's valgrind"))
 
     def test_a_failed_write_leaves_nothing(self):
         def half(f):

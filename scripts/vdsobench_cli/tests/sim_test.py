@@ -1,9 +1,7 @@
 """`sim` end to end under cachegrind: the layout effect seed 000 argued about,
 determinism, and the bad inputs. Counts are simulated, so they are asserted."""
 
-import os
 import subprocess
-import tempfile
 import unittest
 from unittest import mock
 
@@ -206,8 +204,7 @@ class BadInputTest(unittest.TestCase):
         self.one_line([GTOD, "--jobs", "0"], "--jobs")
 
     def test_valgrind_missing(self):
-        with tempfile.TemporaryDirectory() as empty, \
-                mock.patch.dict(os.environ, {"PATH": empty}), \
+        with support.missing_tool("valgrind"), \
                 mock.patch.object(sim.build, "build") as build:
             err = self.one_line([GTOD], "valgrind not found")
             with self.assertRaises(UsageError):

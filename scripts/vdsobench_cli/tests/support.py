@@ -22,7 +22,7 @@ from unittest import mock
 
 from reports import tables, vocab
 from reports.testsupport import png_size, svg_size
-from vdsobench_cli.cli import arch, build, errors, main, packages
+from vdsobench_cli.cli import arch, build, errors, main, packages, tools
 from vdsobench_cli.commands import merge, plot
 from vdsobench_cli.fleet import fleet, fleet_slurm
 from vdsobench_cli.kimport import kernel_import
@@ -200,6 +200,16 @@ def many_results(copies):
             data["benchmarks"].append(dict(b, run_name=run_name,
                                            name=run_name + b["name"][len(b["run_name"]):]))
     return data
+
+
+def tool_at(name, path):
+    """cli/tools.py's `name` found at path for the length of a with block: a
+    missing tool (a path that is not there), or a fake one."""
+    return mock.patch.dict(tools.TOOLS, {name: ((str(path),), tools.TOOLS[name][1])})
+
+
+def missing_tool(name):
+    return tool_at(name, f"/nonexistent/{name}")
 
 
 # ---- a command under a seccomp filter that refuses perf_event_open ------------------------
