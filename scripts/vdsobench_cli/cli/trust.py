@@ -10,7 +10,9 @@ remove what is ours); each file read from them likewise.
 
     folder_problem(path)  why the folder may not be trusted and how to mend
                           it, naming the folder at fault, or None (also for a
-                          folder not made yet: the chain above it is checked)
+                          folder not made yet: the chain above it is checked;
+                          and for a path that is no folder, which the caller
+                          refuses as such)
     stat_problem(st)      why a file or folder with this stat may not be
 
 Standard library only: the @vdso_imports repository rule reads the imports
@@ -46,6 +48,8 @@ def folder_problem(path):
         except OSError as e:
             return f"{at}: {e.strerror}"
         last = i == len(parts)
+        if last and not stat.S_ISDIR(st.st_mode):
+            return None  # no folder at all: the caller's own check says so
         why = stat_problem(st)
         if why and not last and st.st_uid in (0, os.geteuid()) and st.st_mode & stat.S_ISVTX:
             why = None  # sticky, like /tmp: others cannot replace what is ours in it

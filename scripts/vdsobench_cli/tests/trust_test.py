@@ -53,6 +53,13 @@ class FolderTest(unittest.TestCase):
         os.chmod(top / "inner", 0o1777)  # the folder itself: never, sticky or not
         self.assertIn("may be written by others", trust.folder_problem(top / "inner"))
 
+    def test_no_folder_is_for_the_caller_to_refuse(self):
+        self.assertIsNone(trust.folder_problem("/dev/null"))  # "not a folder", elsewhere
+        f = self.tmp / "file"
+        f.write_text("")
+        os.chmod(self.tmp, 0o777)
+        self.assertIn(f"{self.tmp} may be written by others", trust.folder_problem(f / "x"))
+
     def test_a_link_is_judged_by_where_it_leads(self):
         d = self.tmp / "open"
         d.mkdir(mode=0o700)
