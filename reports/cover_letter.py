@@ -10,6 +10,7 @@ tested without a machine:
     "subject": "vdso: reorder ...",  "patches": 1,
     "measured": "the tree's lib/vdso read path, rebuilt in userspace",
     "tree": "Linux 6.12.117", "commit": "1a2b3c4d5e6f" or None,
+    "commit_why": None or why the tree's .git could not be read,
     "compiler": "gcc 12.2.0", "line": "kernel vDSO line (kbuild, Debian
         config.amd64_none_amd64)",
     "machine": {"cpu": ..., "microcode": ..., "kernel": ..., "hypervisor": ...,
@@ -147,7 +148,8 @@ def render(rv):
     n = rv.get("patches", 1)
     more = f" (+{n - 1} more)" if n > 1 else ""
     lines += wrap(f"vdsobench patch-review: {rv['subject']}{more}")
-    tree = rv["tree"] + (f" (git {rv['commit'][:12]})" if rv.get("commit") else "")
+    tree = rv["tree"] + (f" (git {rv['commit'][:12]})" if rv.get("commit") else
+                         " (git commit not read)" if rv.get("commit_why") else "")
     lines += wrap(f"Measured: {tree}, {rv['measured']}")
     lines += wrap(f"Compiler: {rv['compiler']}, {rv['line']}")
     if not fleet:

@@ -85,6 +85,13 @@ class ShapeTest(unittest.TestCase):
         self.assertFalse(any(line.startswith("clock ") for line in lines))
         self.assertIn("Where it tore", "\n".join(lines))
 
+    def test_a_commit_not_read_is_said(self):
+        lines = cover_letter.render(review_of(commit=None, commit_why=".git/refs: is a "
+                                              "symbolic link, not a folder"))
+        self.assertIn("Linux 6.12.117 (git commit not read)", "\n".join(lines))
+        lines = cover_letter.render(review_of(commit=None))  # a tarball: nothing to say
+        self.assertIn("Measured: Linux 6.12.117, the tree's", "\n".join(lines))
+
     def test_code_and_sim_differences_shown(self):
         sim = [("monotonic", "hot", 60, 63, 1, 2), ("realtime", "hot", 60, 60, 1, 1)]
         rv = review_of(code=["MONOTONIC: +3 instructions"], sim=sim,

@@ -25,7 +25,6 @@ with kernel_import/testdata/6.12-max-cycles-last.patch (a layout change);
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -34,7 +33,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch, build, tools
 from vdsobench_cli.commands import compare
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import git_dir, kernel_import
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes.recipe_session import verify_one
 from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, disassembly,
@@ -88,37 +87,11 @@ def check_inputs(source, patches):
     kernel_import.request(source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)], BEFORE)
 
 
-def git_commit(source):
-    """The commit a git work tree's HEAD names, read from .git itself (running
-    git in someone else's repository runs their hooks and config), or None."""
-    root = Path(source)
-    git_dir = root / ".git"
-    if not root.is_dir() or not git_dir.is_dir() or git_dir.is_symlink():
-        return None
-
-    def read(rel):
-        path = git_dir / rel
-        try:
-            if path.is_symlink() or not path.is_file() or path.stat().st_size > 1 << 20:
-                return None
-            return path.read_text(errors="replace")
-        except OSError:
-            return None
-    head = (read("HEAD") or "").strip()
-    if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", head):
-        return head
-    ref = re.fullmatch(r"ref: (refs/[\w./-]+)", head)
-    if not ref or ".." in ref.group(1):
-        return None
-    value = (read(ref.group(1)) or "").strip()
-    if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", value):
-        return value
-    for line in (read("packed-refs") or "").splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1] == ref.group(1) and re.fullmatch(r"[0-9a-f]{40,64}",
-                                                                          parts[0]):
-            return parts[0]
-    return None
+def git_head(source):
+    """git_dir.Head of a tree given as a folder, read from its .git as data
+    (running git in someone else's repository runs their hooks and config);
+    an empty one for a tarball."""
+    return git_dir.head(source) if os.path.isdir(source) else git_dir.Head()
 
 
 def compiler():
@@ -485,7 +458,11 @@ def provenance(s, metas, source, patches, subjects, checked):
     meta = metas[AFTER]
     cc_path, cc_version = compiler()
     build_flags = (s.fingerprint.get("build") or {})
-    commit = git_commit(source)
+    head = git_head(source)
+    if head.commit:
+        s.say(f"git: {head.commit} ({text_mod.printable(head.ref or 'detached HEAD')})")
+    elif head.why and head.why != git_dir.NO_GIT:
+        s.say(f"git: the commit was not read: {text_mod.printable(head.why)}")
     verify_lines = {}
     for (label, v), rec in checked.items():
         if v.split("+")[1] != "fake":
@@ -502,7 +479,9 @@ def provenance(s, metas, source, patches, subjects, checked):
     return {"subject": subjects[0], "patches": len(patches),
             "patch_files": [Path(p).name for p in patches],
             "measured": MEASURED,
-            "tree": f"Linux {meta['kernel']}", "commit": commit,
+            "tree": f"Linux {meta['kernel']}", "commit": head.commit,
+            "git_ref": head.ref,
+            "commit_why": head.why if head.why != git_dir.NO_GIT else None,
             "source": text_mod.printable(str(source)),
             "compiler": f"gcc {cc_version}" if cc_version else cc_path,
             "compiler_path": cc_path, "compiler_version": cc_version,
