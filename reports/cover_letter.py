@@ -18,6 +18,8 @@ tested without a machine:
     "verify": {"after": (ok, "PASS (exact, edges, concurrency)"),
                "before": (ok, text)},
     "torn": None or "where it tore" (verify's failure on the patched tree),
+    "unverified": None or why verify gave no verdict (it did not run a
+        variant: no tear, nothing timed),
     "code": "identical" or ["MONOTONIC: +3 instructions", ...] or None,
     "sim": [(clock, mode, instr_before, instr_after, miss_before, miss_after)],
     "rows": [(clock, mode, review.row(...))],
@@ -135,6 +137,8 @@ def render(rv):
     status = None
     if rv.get("torn"):
         status = "WRONG: the patched tree fails verify; do not post"
+    elif rv.get("unverified"):
+        status = f"INCOMPLETE: {rv['unverified']}; do not post"
     elif (rv.get("arm64") or {}).get("torn"):
         status = "WRONG: the patched tree fails verify on arm64 (emulated); do not post"
     elif fleet:
@@ -167,9 +171,9 @@ def render(rv):
     arm64 = (cover_letter_arm64.lines(rv["arm64"], WIDTH,
                                       ARM64_LINES if fleet else ARM64_LINES_ALONE)
              if rv.get("arm64") else [])
-    if rv.get("torn"):
+    if rv.get("torn") or rv.get("unverified"):
         after = (rv.get("verify") or {}).get("after", (None, ""))[1]
-        if rv["torn"] not in after:
+        if rv.get("torn") and rv["torn"] not in after:
             lines += wrap(f"Where it tore: {rv['torn']}")
         if fleet:
             lines += fleet_review.lines(fleet, WIDTH, max(8, MAX_LINES - len(lines)

@@ -85,6 +85,23 @@ class ShapeTest(unittest.TestCase):
         self.assertFalse(any(line.startswith("clock ") for line in lines))
         self.assertIn("Where it tore", "\n".join(lines))
 
+    def test_a_verify_that_did_not_run_is_no_tear(self):
+        # was WRONG: a second review had taken the imports from under the first
+        why = ("verify gave no verdict on the patched tree (rdtscp counter): "
+               "no result (exit 2)")
+        rv = review_of(unverified=why, rows=[], code=None, sim=[], page=[],
+                       verify={"after": (False, "no result (exit 2)"),
+                               "before": (True, "PASS (exact, edges, concurrency)")})
+        lines = cover_letter.render(rv)
+        self.check_shape(lines)
+        text = "\n".join(lines)
+        self.assertTrue(lines[0].startswith("INCOMPLETE: verify gave no verdict on the "
+                                            "patched tree"), lines)
+        self.assertIn("no result (exit 2); do not post", text)
+        self.assertNotIn("WRONG", text)
+        self.assertNotIn("tore", text)
+        self.assertFalse(any(line.startswith("clock ") for line in lines))
+
     def test_a_commit_not_read_is_said(self):
         lines = cover_letter.render(review_of(commit=None, commit_why=".git/refs: is a "
                                               "symbolic link, not a folder"))

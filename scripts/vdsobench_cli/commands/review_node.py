@@ -14,7 +14,9 @@ round, which the submit host pools per CPU model. No simulation here: the
 submit host has valgrind, the nodes need not.
 
 Exit 0 when the file is written and the patched layout passes verify, 1
-when it fails verify (the file says where it tore), 2 for bad usage.
+when it fails verify (the file says where it tore) or verify gave no verdict
+on one of the four (no file: nothing tore, nothing can be timed), 2 for bad
+usage.
 """
 
 import argparse
@@ -22,10 +24,10 @@ import sys
 import time
 
 from vdsobench_cli.cli import arch, variants as variants_mod
-from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.commands import compare
 from vdsobench_cli.measure import fingerprint, results
-from vdsobench_cli.recipes import patch_review
+from vdsobench_cli.recipes import patch_review, review_parts
 from vdsobench_cli.recipes.recipe_session import verify_one
 
 from reports import vocab
@@ -91,7 +93,12 @@ def run(args):
         for v in (vocab.variant(layout, "fake"), vocab.variant(layout, counter)):
             progress(f"verify {side}: {v}")
             checked.append(trimmed(verify_one(s, v), side, v))
-    torn = next((c for c in checked if c["side"] == "after" and c["status"] != "PASS"), None)
+    unrun = next((c for c in checked if c["status"] not in review_parts.JUDGED), None)
+    if unrun is not None:  # no tear: the host names this node as failed, with why
+        raise Failure(f"review-node: verify gave no verdict on {unrun['variant']}: "
+                      f"{unrun['verdict']}; no review written")
+    torn = next((c for c in checked
+                 if c["side"] == "after" and c["status"] in review_parts.TORE), None)
     review = {"format": FORMAT, "before": args.before, "after": args.after,
               "counter": counter, "counter_forced": bool(args.counter),
               "counter_kernel": arch.timed_counter(), "quick": args.quick,

@@ -37,8 +37,8 @@ from vdsobench_cli.kimport import git_dir, kernel_import
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes.recipe_session import verify_one
 from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, disassembly,
-                                                layout_json, layout_summary, paired,
-                                                path_changes, verdict)
+                                                judged, layout_json, layout_summary, paired,
+                                                path_changes, tore, verdict)
 
 from reports import cover_letter as letter_mod, layout_map, review, struct_diff
 from reports import stats, text as text_mod, uarch, vocab
@@ -310,13 +310,40 @@ def timed_rounds(s, before, after, clocks, progress_fn=progress):
 
 
 def run(s):
-    """The recipe (recipes.RECIPES): False when the patched tree fails verify
-    or a row has no verdict."""
+    """The recipe (recipes.RECIPES): False when the patched tree fails verify,
+    verify gives no verdict, or a row has no verdict."""
     source = getattr(s, "source", None)
     patches = getattr(s, "patches", None)
     check_inputs(source, patches)
-    source = source or DEFAULT_SOURCE
-    patches = patches or [str(DEFAULT_PATCH)]
+    return reviewed(s, source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)])
+
+
+def verified(s, counter):
+    """{(label, variant): verify's record}: the patched tree, then the tree,
+    each with the fake counter and the timed one."""
+    s.heading("verify: the patched tree, then the tree")
+    checked = {}
+    for label, name in (("after", AFTER), ("before", BEFORE)):
+        for v in (f"kernel:{name}+fake+always", f"kernel:{name}+{counter}+always"):
+            progress(f"verify {label} ({v.split('+')[1]} counter)")
+            checked[(label, v)] = rec = verify_one(s, v)
+            s.say(f"{label}: {v}: {verdict(rec)}")
+    return checked
+
+
+def unjudged(checked):
+    """Why verify gave no verdict on a variant (it did not run it: no result,
+    a counter skipped), or None: that is no tear, and nothing can be timed."""
+    for (label, v), rec in checked.items():
+        if not judged(rec):
+            tree = "the patched tree" if label == "after" else "the tree"
+            return (f"verify gave no verdict on {tree} ({v.split('+')[1]} counter): "
+                    f"{verdict(rec)}")
+    return None
+
+
+def reviewed(s, source, patches):
+    """The review: whether it passed."""
     subjects = [subject(p) for p in patches]
     named = "; ".join(f"{text_mod.printable(Path(p).name)} ({t})"
                       for p, t in zip(patches, subjects))
@@ -327,18 +354,13 @@ def run(s):
     with kernel_import.temporary({BEFORE: (source, []), AFTER: (source, patches)}) as metas:
         before = f"kernel:{BEFORE}+{counter}+always"
         after = f"kernel:{AFTER}+{counter}+always"
-        s.heading("verify: the patched tree, then the tree")
-        checked = {}
-        for label, name in (("after", AFTER), ("before", BEFORE)):
-            for v in (f"kernel:{name}+fake+always", f"kernel:{name}+{counter}+always"):
-                progress(f"verify {label} ({v.split('+')[1]} counter)")
-                checked[(label, v)] = rec = verify_one(s, v)
-                s.say(f"{label}: {v}: {verdict(rec)}")
-        failed = [rec for (label, _), rec in checked.items()
-                  if label == "after" and rec.get("status") != "PASS"]
+        checked = verified(s, counter)
+        failed = [rec for (label, _), rec in checked.items() if label == "after" and tore(rec)]
         rv = provenance(s, metas, source, patches, subjects, checked)
         plan = None
         fleet_args = getattr(s, "fleet", None)
+        if not failed:
+            rv["unverified"] = unjudged(checked)
         if failed:
             rec = failed[0]
             rv["torn"] = rec.get("first_failure") or verdict(rec)
@@ -346,36 +368,10 @@ def run(s):
                 # each CPU model's own verify, with its own counter: the block says
                 # which models caught it
                 rv["fleet"] = on_fleet(s, fleet_args)
+        elif rv["unverified"]:
+            progress(rv["unverified"])
         else:
-            rv["code"], why = read_path_code(f"kernel:{BEFORE}+{counter}+always",
-                                             f"kernel:{AFTER}+{counter}+always")
-            if why:
-                rv["notes"].append(f"object code not compared: {why}")
-            clocks = QUICK_CLOCKS if s.quick else CLOCKS
-            rv["notes"].append(PRESSURE_NOTE)
-            if fleet_args:
-                rv["fleet"] = on_fleet(s, fleet_args)
-                progress("simulating (cachegrind)")
-                rv["sim"] = sim_table({"rows": compare.sim_rows([before, after], clocks,
-                                                                SIM_MODES, before)})
-                rv["notes"] += fleet_notes(rv["fleet"])
-            else:
-                c, plan, seconds = timed(s, before, after, clocks)
-                rv["rows"], lost = measured_rows(c, before, after, review.TARGET)
-                restate(c, rv["rows"])
-                cpus = sorted({r["cpu"] for r in c["rows"] if r.get("cpu") is not None})
-                rv["machine"]["cpu_pinned"] = ",".join(map(str, cpus)) or None
-                s.save(c, "comparison")
-                rv["capped"] = plan["capped"]
-                rv["sim"] = sim_table(c)
-                rv["why"] = why_lines(rv["rows"], rv["sim"])
-                grouped = letter_mod.group_lost(lost)
-                if grouped:
-                    rv["notes"].append(grouped)
-                if s.quick:
-                    rv["notes"].append(f"--quick: {plan['rounds']} rounds of "
-                                       f"{s.batch_ms} ms, a smoke run, not for posting")
-                rv["rounds"] = plan["rounds"]
+            plan = measured(s, rv, before, after, counter, fleet_args)
             s.heading("the data page: the tree against the patched tree")
             d = layout_json(f"kernel:{BEFORE}", f"kernel:{AFTER}")
             s.block("\n".join(layout_map.render_diff(d["diff"])))
@@ -387,6 +383,48 @@ def run(s):
     if caught and not rv.get("torn"):
         # verify passed here but failed on a node, with its own counter
         rv["torn"] = "caught on " + ", ".join(caught)
+    return finish(s, rv, plan)
+
+
+def measured(s, rv, before, after, counter, fleet_args):
+    """The code, the simulation and the time (here or on the cluster) into
+    rv; the plan of the timed rounds (None on a cluster)."""
+    plan = None
+    rv["code"], why = read_path_code(f"kernel:{BEFORE}+{counter}+always",
+                                     f"kernel:{AFTER}+{counter}+always")
+    if why:
+        rv["notes"].append(f"object code not compared: {why}")
+    clocks = QUICK_CLOCKS if s.quick else CLOCKS
+    rv["notes"].append(PRESSURE_NOTE)
+    if fleet_args:
+        rv["fleet"] = on_fleet(s, fleet_args)
+        progress("simulating (cachegrind)")
+        rv["sim"] = sim_table({"rows": compare.sim_rows([before, after], clocks,
+                                                        SIM_MODES, before)})
+        rv["notes"] += fleet_notes(rv["fleet"])
+        return plan
+    c, plan, seconds = timed(s, before, after, clocks)
+    rv["rows"], lost = measured_rows(c, before, after, review.TARGET)
+    restate(c, rv["rows"])
+    cpus = sorted({r["cpu"] for r in c["rows"] if r.get("cpu") is not None})
+    rv["machine"]["cpu_pinned"] = ",".join(map(str, cpus)) or None
+    s.save(c, "comparison")
+    rv["capped"] = plan["capped"]
+    rv["sim"] = sim_table(c)
+    rv["why"] = why_lines(rv["rows"], rv["sim"])
+    grouped = letter_mod.group_lost(lost)
+    if grouped:
+        rv["notes"].append(grouped)
+    if s.quick:
+        rv["notes"].append(f"--quick: {plan['rounds']} rounds of "
+                           f"{s.batch_ms} ms, a smoke run, not for posting")
+    rv["rounds"] = plan["rounds"]
+    return plan
+
+
+def finish(s, rv, plan):
+    """The block printed and written, with the JSON behind it; whether the
+    review passed."""
     lines = letter_mod.render(rv)
     letter = "\n".join(lines)
     s.heading("for the cover letter (paste below the ---)")
@@ -396,12 +434,15 @@ def run(s):
                   plan=plan, block_lines=len(lines))
     write(s, "patch-review.json", json.dumps(record, indent=1, default=str) + "\n")
     arm64_torn = bool((rv.get("arm64") or {}).get("torn"))
-    ok = not rv.get("torn") and not arm64_torn and all(
+    ok = not rv.get("torn") and not rv.get("unverified") and not arm64_torn and all(
         r["complete"] for _, _, r in rv.get("rows", []))
     if rv.get("fleet"):
         ok = ok and fleet_complete(rv["fleet"])
     if rv.get("torn"):
         s.say("The patched tree FAILS verify (above): it was not timed.")
+    elif rv.get("unverified"):
+        s.say("Verify gave no verdict (above), so nothing was timed: run it again; "
+              "if it says the same, verify the two imports by hand (docs/verify.md).")
     elif arm64_torn:
         s.say("The patched tree FAILS verify on arm64 (above), under qemu-user.")
     elif not ok:
@@ -488,5 +529,6 @@ def provenance(s, metas, source, patches, subjects, checked):
             "line": line, "kbuild": kb or None,
             "flags": {k: build_flags.get(k) for k in ("compilation_mode", "copts", "conlyopts")},
             "machine": machine(s, None), "verify": verify_lines, "torn": None,
-            "code": None, "sim": [], "rows": [], "page": [], "why": [], "notes": [],
+            "unverified": None, "code": None, "sim": [], "rows": [], "page": [], "why": [],
+            "notes": [],
             "target": review.TARGET}

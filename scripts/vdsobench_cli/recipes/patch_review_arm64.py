@@ -247,8 +247,14 @@ def checked(rv, source, patches, quick):
         rv["verify"] = {label: got[:2] for label, got in sides.items()}
         rv["not_counted"] = {label: got[3] for label, got in sides.items() if got[3]}
         bad = sides["after"][2]
-        if bad is not None:
+        if bad is not None and review_parts.tore(bad):
             rv["torn"] = bad.get("first_failure") or review_parts.verdict(bad)
+            return rv
+        unrun = next((f"verify gave no verdict on the {label} tree: {got[1]}"
+                      for label, got in sides.items()
+                      if got[2] is not None and not review_parts.judged(got[2])), None)
+        if unrun:  # no tear: it was not checked
+            rv["missing"] = f"on arm64, {unrun}"
             return rv
         rv["code"], rv["code_why"] = code(counter)
         # a step that fails says so and the others still run

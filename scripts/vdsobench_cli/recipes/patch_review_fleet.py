@@ -82,16 +82,22 @@ def load_review(path, before, after, rc):
 
 def check_verify(review, path):
     """The verify records are the four review-node writes (each tree with the
-    fake counter and the node's own, nothing else), and the patched tree's
-    fail exactly when the file says it tore: a file that says torn with every
-    record PASS would show the patch as passing on that CPU."""
+    fake counter and the node's own, nothing else), each a verdict, and the
+    patched tree's fail exactly when the file says it tore: a file that says
+    torn with every record PASS would show the patch as passing on that CPU."""
     from reports import vocab
     want = sorted((side, vocab.variant(review[side], c))
                   for side in ("after", "before") for c in ("fake", review["counter"]))
     if sorted((r["side"], r["variant"]) for r in review["verify"]) != want:
         raise UsageError(f"{path}: its verify records are not each tree with the fake "
                          f"counter and {review['counter']}, once each")
-    torn = any(r["status"] != "PASS" for r in review["verify"] if r["side"] == "after")
+    unjudged = next((r for r in review["verify"] if r["status"] not in review_parts.JUDGED),
+                    None)
+    if unjudged is not None:  # a verify that did not run is no tear
+        raise UsageError(f"{path}: verify gave no verdict on {unjudged['variant']} "
+                         f"({text_mod.printable(unjudged['status'], 40)})")
+    torn = any(r["status"] in review_parts.TORE for r in review["verify"]
+               if r["side"] == "after")
     if torn != bool(review["torn"]):
         raise UsageError(f"{path}: it says the patched tree "
                          f"{'tore' if review['torn'] else 'passed'}, its verify records "

@@ -1,8 +1,9 @@
 """What patch-review's x86-64 side (patch_review.py) and its arm64 side
 (patch_review_arm64.py) share, in a leaf that imports neither, so that
-patch_review can import the arm64 side: verify's verdict in one line, the
-read path's disassembly (with the architecture's objdump) and its
-comparison, and the data page from layout --diff. The functions are
+patch_review can import the arm64 side: verify's verdict in one line (and
+whether it is one: judged, tore), the read path's disassembly (with the
+architecture's objdump) and its comparison, and the data page from layout
+--diff. The functions are
 patch_review's own, the objdump and its syntax made parameters (patch_review's
 SYMBOLIC drops "#..." as a comment, which on aarch64 is every immediate and
 offset: [x0, #56] -> [x0,), and the writer's functions left out by their
@@ -27,6 +28,23 @@ INSTRUCTION = re.compile(r"^\s*[0-9a-f]+:\t(.*)$")
 SYMBOLIC = {"x86_64": re.compile(r"\s*<[^>]*>|\s*#.*$"),
             "arm64": re.compile(r"\s*<[^>]*>|\s*//.*$")}
 DATA_STRUCTS = ("vdso_time_data", "vdso_data")
+
+
+# verify's statuses that judge a variant (commands/verify.py's, less SKIP: its
+# counter is not here), those where a check failed among them; any other ("no
+# result (exit 2)": the binary never ran it) is no verdict, never a tear
+JUDGED = ("PASS", "FAIL", "CAUGHT", "MISSED")
+TORE = ("FAIL", "CAUGHT")
+
+
+def judged(rec):
+    """Verify ran the variant's checks and gave its verdict."""
+    return rec.get("status") in JUDGED
+
+
+def tore(rec):
+    """Verify ran the variant and a check failed."""
+    return rec.get("status") in TORE
 
 
 def verdict(rec):

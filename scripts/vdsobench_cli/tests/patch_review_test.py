@@ -1,5 +1,5 @@
 """patch-review's plumbing on recorded shapes: chunks of rounds, the object
-code comparison, the git commit; nothing timed."""
+code comparison, the git commit, verify's verdicts; nothing timed."""
 
 import copy
 import tempfile
@@ -79,6 +79,25 @@ class GitHeadTest(unittest.TestCase):
             tarball = root / "linux.tar.xz"
             tarball.write_bytes(b"")
             self.assertEqual(patch_review.git_head(str(tarball)), git_dir.Head())
+
+
+class VerdictTest(unittest.TestCase):
+    """A verify that did not run a variant is no tear: the review says it gave
+    no verdict (INCOMPLETE), never that the patch is WRONG."""
+
+    def test_unjudged(self):
+        ok = {"status": "PASS", "checks": [{"name": "exact"}]}
+        fail = {"status": "FAIL", "first_failure": "concurrency: torn"}
+        checked = {("after", "kernel:a+fake+always"): ok,
+                   ("after", "kernel:a+rdtscp+always"): fail,
+                   ("before", "kernel:b+fake+always"): ok}
+        self.assertIsNone(patch_review.unjudged(checked))
+        for status in ("no result (exit 2)", "SKIP"):
+            checked[("before", "kernel:b+rdtscp+always")] = {"status": status}
+            self.assertEqual(patch_review.unjudged(checked),
+                             f"verify gave no verdict on the tree (rdtscp counter): {status}")
+        self.assertFalse(patch_review.tore({"status": "no result (exit 2)"}))
+        self.assertTrue(patch_review.tore(fail))
 
 
 if __name__ == "__main__":

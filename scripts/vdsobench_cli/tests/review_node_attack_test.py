@@ -247,11 +247,20 @@ class MisattributedTest(Base):
         self.refused(self.edited(edit), rc=1, says="its verify records that it passed")
 
     def test_passed_but_a_record_of_the_patched_tree_fails(self):
-        for status in ("CAUGHT", "pass", "PASS\x1b[2J", "PASS "):
+        for status in ("FAIL", "CAUGHT"):
             with self.subTest(status=status):
                 self.refused(self.edited(
                     lambda o: o["review"]["verify"][0].update(status=status)),
                     says="its verify records that it tore")
+
+    def test_a_record_without_a_verdict(self):
+        # was taken as a tear: a verify that never ran made the model WRONG
+        for status in ("no result (exit 2)", "SKIP", "pass", "PASS\x1b[2J", "PASS "):
+            with self.subTest(status=status):
+                why = self.refused(self.edited(
+                    lambda o: o["review"]["verify"][0].update(status=status)),
+                    says="verify gave no verdict on kernel:rn-after+fake+always")
+                self.assertNotIn("\x1b", why)
 
     def test_verify_records_not_the_four(self):
         def other(o):

@@ -7,6 +7,7 @@ node could leave refused with one line, the node then named as failed.
 review-node's own refusals (an unknown layout or counter) through the CLI.
 No timing: the rounds are recorded ones."""
 
+import argparse
 import copy
 import json
 import os
@@ -14,8 +15,9 @@ import shutil
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
-from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.recipes import patch_review_fleet as pf
 from vdsobench_cli.tests.support import TESTDATA, cli, one_line
 
@@ -210,6 +212,31 @@ class ScaleTest(unittest.TestCase):
         self.assertEqual(sum(len(m["nodes"]) for m in reduced["models"]), 1000 - len(failed))
         self.assertLessEqual(len(text), 32)
         self.assertTrue(all(len(x) <= 72 for x in text), text)
+
+
+class NoVerdictTest(unittest.TestCase):
+    def test_a_verify_that_did_not_run_writes_no_review(self):
+        """No tear and nothing timed: the node fails (the host names it as
+        failed), where it once wrote a file saying the patch tore."""
+        from vdsobench_cli.commands import review_node
+        known = [{"name": f"{layout}+{c}+always", "layout": layout, "counter": c}
+                 for layout in (BEFORE, AFTER) for c in ("fake", "rdtscp")]
+        recs = {f"{AFTER}+fake+always": {"status": "PASS", "checks": []},
+                f"{AFTER}+rdtscp+always": {"status": "no result (exit 2)"}}
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "n1.json")
+            args = argparse.Namespace(
+                before=BEFORE, after=AFTER, out=out, force=False, counter="rdtscp",
+                quick=True, clocks=None)
+            with mock.patch.object(review_node.variants_mod, "load", return_value=known), \
+                    mock.patch.object(review_node, "progress"), \
+                    mock.patch.object(review_node, "verify_one",
+                                      side_effect=lambda s, v: recs.get(v, {"status": "PASS"})):
+                with self.assertRaises(Failure) as caught:
+                    review_node.run(args)
+            self.assertFalse(os.path.exists(out))
+        self.assertIn(f"verify gave no verdict on {AFTER}+rdtscp+always: no result (exit 2)",
+                      str(caught.exception))
 
 
 class CommandTest(unittest.TestCase):
