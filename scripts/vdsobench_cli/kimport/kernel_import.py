@@ -44,9 +44,11 @@ run as root):
 - names handed to tar are literal (only TAKE's own /* patterns are globs).
 The table is changed under a lock (imports/.lock), each change a transaction
 on the table as it is then: a failed or interrupted import puts back only
-its own entry. imports_table.py checks the table and the trees (each file's
-hash) whenever they are read, here and in the repository rule: a bad entry
-is left out, with one line naming it and the command that mends it.
+its own entry; the names a run keeps for its whole length (patch-review's)
+are held (reserved.py), and `import` refuses them meanwhile. imports_table.py
+checks the table and the trees (each file's hash) whenever they are read,
+here and in the repository rule: a bad entry is left out, with one line
+naming it and the command that mends it.
 """
 
 import argparse
@@ -67,7 +69,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from vdsobench_cli.cli import arch, build, confine, lifecycle, packages, safe_read, tools, trust
-from vdsobench_cli.kimport import imports_table, kbuild
+from vdsobench_cli.kimport import imports_table, kbuild, reserved as reserved_mod
 from vdsobench_cli.measure import results
 from vdsobench_cli.kimport import vdso_image
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -1656,12 +1658,51 @@ def temporary(wanted):
             put_back(before)
 
 
+@contextlib.contextmanager
+def reserved(names, who, say):
+    """The names this run's for the block (reserved.py: one such run at a time,
+    the next waits and says so through say): what a killed run left under them
+    is removed first, and nothing is left under them at the end, however the
+    block ends."""
+    d = writable_dir()
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(reserved_mod.hold(d, names, who, say))
+        except OSError as e:
+            raise refuse_dir(f"cannot open {reserved_mod.LOCK} ({e.strerror or e})") from None
+        drop(d, names)
+        try:
+            yield
+        finally:
+            drop(d, names)
+
+
+def drop(d, names):
+    """These names out of the table (not rebuilt: the next build leaves them out)."""
+    with table_lock(d):
+        try:
+            if any(n in read_table() for n in names):
+                with lifecycle.critical():
+                    set_entries(dict.fromkeys(names), building=False)
+        except CliErrors:
+            pass  # the table cannot be read or written: nothing of ours to take out
+
+
+def check_free(d, name, what):
+    """UsageError when a run holds name (reserved.py); under the table's lock."""
+    who = reserved_mod.holder(d, name)
+    if who:
+        raise UsageError(f"import: {what} {name}: {who} is using that import and removes "
+                         "it when it ends; choose another name, or wait for it")
+
+
 def do_import(args):
     req = request(args.source, args.patch or [], args.name, args.kbuild, args.config,
                   args.vdso_image)
     d = writable_dir()
     packages.ensure_setup()
     with table_lock(d):
+        check_free(d, req.name, "--name")
         entry, meta, from_cache, t_tree = take_in(req)
         old = read_table().get(req.name)
         replaced = isinstance(old, dict) and old.get("key") != entry["key"]
@@ -1732,6 +1773,7 @@ def do_list():
 def do_remove(name):
     d = writable_dir()
     with table_lock(d):
+        check_free(d, name, "--remove")
         imports = read_table()
         if name not in imports:
             raise UsageError(f"import: --remove {name}: no such import (valid: "

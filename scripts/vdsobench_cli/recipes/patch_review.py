@@ -35,6 +35,7 @@ from vdsobench_cli.cli import arch, build, tools
 from vdsobench_cli.commands import compare
 from vdsobench_cli.kimport import git_dir, kernel_import
 from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.recipes import patch_review_arm64
 from vdsobench_cli.recipes.recipe_session import verify_one
 from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, disassembly,
                                                 judged, layout_json, layout_summary, paired,
@@ -44,7 +45,10 @@ from reports import cover_letter as letter_mod, layout_map, review, struct_diff
 from reports import stats, text as text_mod, uarch, vocab
 
 NAME = "patch-review"
+# Fixed names, so that a second review of a tree finds its builds cached: a
+# review holds them for its whole run (kernel_import.reserved), with arm64's.
 BEFORE, AFTER = "patch-review-before", "patch-review-after"
+RESERVED = (BEFORE, AFTER, patch_review_arm64.BEFORE, patch_review_arm64.AFTER)
 DEFAULT_SOURCE = "linux-source-6.12"
 DEFAULT_PATCH = build.ROOT / "kernel_import" / "testdata" / "6.12-max-cycles-last.patch"
 CLOCKS = list(vocab.CLOCKS)
@@ -311,11 +315,13 @@ def timed_rounds(s, before, after, clocks, progress_fn=progress):
 
 def run(s):
     """The recipe (recipes.RECIPES): False when the patched tree fails verify,
-    verify gives no verdict, or a row has no verdict."""
+    verify gives no verdict, or a row has no verdict. One review at a time
+    holds the names (a second waits, saying so)."""
     source = getattr(s, "source", None)
     patches = getattr(s, "patches", None)
     check_inputs(source, patches)
-    return reviewed(s, source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)])
+    with kernel_import.reserved(RESERVED, NAME, progress):
+        return reviewed(s, source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)])
 
 
 def verified(s, counter):
@@ -343,7 +349,7 @@ def unjudged(checked):
 
 
 def reviewed(s, source, patches):
-    """The review: whether it passed."""
+    """The review, with the names held: whether it passed."""
     subjects = [subject(p) for p in patches]
     named = "; ".join(f"{text_mod.printable(Path(p).name)} ({t})"
                       for p, t in zip(patches, subjects))
@@ -454,7 +460,6 @@ def finish(s, rv, plan):
 def on_arm64(s, source, patches):
     """The same tree and patches imported for arm64 and checked under
     qemu-user (patch_review_arm64.py): correctness and code, never time."""
-    from vdsobench_cli.recipes import patch_review_arm64
     s.heading("arm64, emulated: the tree and the patched tree under qemu-user")
     progress("arm64: importing both trees for arm64, verifying under qemu-user")
     a = patch_review_arm64.review(source, patches, s.quick)

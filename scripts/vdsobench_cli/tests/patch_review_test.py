@@ -1,5 +1,6 @@
 """patch-review's plumbing on recorded shapes: chunks of rounds, the object
-code comparison, the git commit, verify's verdicts; nothing timed."""
+code comparison, the git commit, verify's verdicts, the names it holds;
+nothing timed."""
 
 import copy
 import tempfile
@@ -7,7 +8,7 @@ import unittest
 from pathlib import Path
 
 from vdsobench_cli.kimport import git_dir
-from vdsobench_cli.recipes import patch_review
+from vdsobench_cli.recipes import patch_review, patch_review_arm64
 
 
 def chunk(values_a, values_b, refused=(), lost=0):
@@ -98,6 +99,15 @@ class VerdictTest(unittest.TestCase):
                              f"verify gave no verdict on the tree (rdtscp counter): {status}")
         self.assertFalse(patch_review.tore({"status": "no result (exit 2)"}))
         self.assertTrue(patch_review.tore(fail))
+
+
+class NamesTest(unittest.TestCase):
+    def test_a_review_holds_every_name_it_imports(self):
+        """The x86-64 side's and the arm64 side's, held for the whole run."""
+        self.assertEqual(set(patch_review.RESERVED),
+                         {patch_review.BEFORE, patch_review.AFTER,
+                          patch_review_arm64.BEFORE, patch_review_arm64.AFTER})
+        self.assertEqual(len(set(patch_review.RESERVED)), 4)
 
 
 if __name__ == "__main__":
