@@ -30,6 +30,7 @@ SLOW = {
     "bundle_test.py": 40,               # a bundle built and run
     "patch_review_arm64_test.py": 65,   # 6.12 and patches for arm64, verify under qemu
     "fleet_local_test.py": 100,         # a real Slurm brought up, jobs, a patch-review
+    "patch_review_isolation_test.py": 200,  # 2 reviews of 6.12 at once, a hostile .git
 }
 QUICK_SKIP = tuple(SLOW)
 # test --asan fuzzes the vDSO image's reading this long (seconds)
