@@ -298,13 +298,30 @@ def run_kbuild(src, config_data, work, separate, log):
     return build_fd
 
 
-def extract(build_fd):
-    """The record of a finished kbuild: compiler, line, kept and dropped flags."""
+def same_compiler(cc, compiler):
+    """Whether the compiler a .cmd names is `compiler` (compiler_identity's):
+    a plain name found on this PATH, resolving to its path. Never run to ask:
+    kbuild wrote the name, and a tree's Makefile can make it a program of its
+    own in the folder it writes, which root would then run."""
+    if "/" in cc:
+        return False
+    path = shutil.which(cc)
+    return path is not None and os.path.realpath(path) == compiler["path"]
+
+
+def extract(build_fd, compiler):
+    """The record of a finished kbuild: compiler, line, kept and dropped flags;
+    UsageError for a line run by another compiler than `compiler`, the one
+    import builds with (a tree's Makefile chose it)."""
     text = safe_read.read_regular(CMD_FILE, "kbuild command file", CMD_LIMIT,
                                   root=build_fd).decode(errors="replace")
     cc, argv = parse_cmd(text)
+    if not same_compiler(cc, compiler):
+        raise UsageError(f"kbuild: {CMD_FILE}: the line runs {ascii(cc)[1:-1][:80]}, not "
+                         f"{compiler['path']} (the compiler import builds with): a tree's "
+                         "kbuild must use it; nothing imported")
     kept, dropped = classify(argv)
-    return {"compiler": compiler_identity(cc),
+    return {"compiler": compiler,
             "line": " ".join(shlex.quote(w) for w in [cc] + argv),
             "copts": kept + [f for f, _ in NEUTRALISE],
             "dropped": dropped,
@@ -388,7 +405,7 @@ def line_for(source, tree_identity, series, patches, apply_patches,
             f"{conf['kind']} configuration {conf['path']} (about a minute the first time)")
         build_fd = run_kbuild(src, data, work, separate, log)
         try:
-            rec = extract(build_fd)
+            rec = extract(build_fd, compiler)
             rec.update(format=FORMAT, key=key, config=conf, tree=tree_identity,
                        source=str(source), seconds=round(time.monotonic() - t0, 1),
                        made=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))

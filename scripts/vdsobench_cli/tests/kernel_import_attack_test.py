@@ -732,6 +732,35 @@ class CompileAttackTest(unittest.TestCase):
         self.assertLess(time.monotonic() - t0, 30)
         self.ws.check(self, rc, err, "took over 2 s")
 
+    def test_kbuild_line_naming_its_own_compiler_is_never_run(self):
+        """kbuild (--kbuild) runs the tree's Makefile confined; one that writes a
+        program of its own into its output folder and names it as the compiler in
+        .vclock_gettime.o.cmd is refused in one line, and the program never runs
+        (import records the compiler's version: it asked that program, as root)."""
+        from vdsobench_cli.kimport import kbuild
+        if kbuild.missing_tools() or kbuild.config_for("6.12")[0] is None:
+            self.skipTest("kbuild cannot run here (scripts/vdsobench setup --kernel-sources)")
+        owned = self.ws.victim / "owned"
+        vdso = "$(O)/arch/x86/entry/vdso"
+        makefile = self.ws.tree / "Makefile"
+        head = "".join(x for x in makefile.read_text().splitlines(keepends=True)
+                       if x.split(" =")[0] in ("VERSION", "PATCHLEVEL", "SUBLEVEL",
+                                               "EXTRAVERSION"))
+        makefile.write_text(
+            head + "olddefconfig prepare:\n\t@true\narch/x86/entry/vdso/:\n"
+            f"\tmkdir -p {vdso}\n"
+            f"\tprintf '#!/bin/sh\\ntouch {owned}\\necho gcc 12\\n' > $(O)/cc\n"
+            "\tchmod 755 $(O) $(O)/cc\n"
+            "\tprintf 'savedcmd_arch/x86/entry/vdso/vclock_gettime.o := $(O)/cc -O2 -c "
+            f"x.c\\n' > {vdso}/.vclock_gettime.o.cmd\n")
+        self.ws.before = self.ws.outside()
+        cache = self.ws.tmp / "kbuild-cache"
+        with mock.patch.dict(os.environ, {"VDSOBENCH_KBUILD_CACHE": str(cache)}):
+            rc, _, err = vdsobench("import", str(self.ws.tree), "--kbuild", "--name", "cc")
+        self.assertFalse(owned.exists(), "import ran the program the tree's kbuild named")
+        self.ws.check(self, rc, err, ".vclock_gettime.o.cmd: the line runs ", "/cc, not ")
+        self.assertEqual(list(cache.iterdir()), [], "the hostile line was cached")
+
     def test_probe_reads_the_values_from_assembly(self):
         """The markers as probe.c writes them, and what a hostile one gets."""
         asm = "\n".join(['\t.ascii "->%s %d"' % (n, i) for i, n in
