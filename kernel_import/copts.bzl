@@ -15,9 +15,13 @@ ones, and -Wno-array-bounds for GCC 11 on: the v6.15 vDSO reaches its
 time namespace page at vd + PAGE_SIZE, past the object GCC sees), so a patch that would warn in a kernel build warns (and fails,
 -Werror) here too. Code generation is the project's, as for every
 layout (-O2, and so on), so that an import and a transcription compare.
+Every program of the compile runs through asm_guard.py (gcc -wrapper), which
+lets the assembler read no file the tree's inline assembly names.
 """
 
 TREE_COPTS = [
+    "-wrapper",
+    "kernel_import/asm_guard.py",
     "-D__KERNEL__",
     "-include",
     "kernel_import/shim/kimport/prefix.h",

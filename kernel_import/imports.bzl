@@ -88,6 +88,7 @@ def import_variant(name, layout, copts, deps, inline = None):
         copts = copts + tree_copts(root, imp["arch_dir"]) + imp.get("kline", []),
         deps = [
             "//impls:headers",
+            "//kernel_import:asm_guard",
             "//kernel_import:glue",
             "//kernel_import:shim",
             imp["tree"],

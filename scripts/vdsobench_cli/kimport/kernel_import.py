@@ -1231,11 +1231,15 @@ def probe(tree, arch_dir, workdir, given):
     return found
 
 
-# Assembler directives that read a file (.incbin would put /etc/shadow into the
-# object, and so into every program and bundle; .include reads one as source)
-# or build directives out of parts (macros, repeats): the tree's inline asm may
-# have none (the kernel's vDSO read and update paths have none).
-ASM_READS = re.compile(r"\.(?:incbin|include|macro|irpc?|rept|altmacro|purgem)\b", re.I)
+def asm_guard():
+    """kernel_import/asm_guard.py, the build's gate before the assembler (a
+    standalone script, as Bazel runs it): its problem() of assembly text."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("asm_guard", ROOT / "kernel_import" /
+                                                  "asm_guard.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def syntax_check(tree, arch_dir, given, arch_name="x86_64"):
@@ -1244,8 +1248,10 @@ def syntax_check(tree, arch_dir, given, arch_name="x86_64"):
     the optimiser): a tree or patch the shim cannot build with the fake
     counter is one line now, not a Bazel failure later (one that fails only
     with another is the build's to report); what each includes is checked
-    (compile_tree), and its assembly may have no directive that reads a file
-    (ASM_READS), all before Bazel or the assembler opens any of it."""
+    (compile_tree), and its assembly may have nothing the assembler's gate in
+    the build refuses (asm_guard.py: a directive that reads a file), all before
+    Bazel or the assembler opens any of it."""
+    problem = asm_guard().problem
     units = (("reader.c", "lib/vdso/gettimeofday.c"), ("writer.c", "kernel/time/vsyscall.c"))
     with lifecycle.temp_dir(prefix="vdsobench-check-") as work:
         asm = Path(work) / "unit.s"
@@ -1262,11 +1268,10 @@ def syntax_check(tree, arch_dir, given, arch_name="x86_64"):
                         # the Bazel build fails on it the same way, inside the
                         # import's transaction (undone); no object, nothing to read
                         continue
-                    m = ASM_READS.search(asm.read_text(errors="replace"))
-                    if m:
-                        raise UsageError(f"import: {given}: {what}'s inline assembly has "
-                                         f"{m.group(0)}, which reads a file or makes "
-                                         "directives: import takes none; nothing imported")
+                    why = problem(asm.read_bytes())
+                    if why:
+                        raise UsageError(f"import: {given}: {what}'s inline assembly {why}: "
+                                         "import takes none; nothing imported")
 
 
 # ---- import -----------------------------------------------------------------------------

@@ -714,13 +714,39 @@ class CompileAttackTest(unittest.TestCase):
         the tree; .include would read it as source; a macro could spell either."""
         for directive in ('.incbin \\"/etc/passwd\\"', '.INCBIN \\"/dev/zero\\"',
                           '.include \\"/etc/passwd\\"',
-                          ".macro m\\n.endm", ".rept 1\\n.endr"):
+                          ".macro m\\n.endm", ".rept 1\\n.endr",
+                          # the assembler strips a C comment before it reads a name
+                          '.inc/**/bin \\"/etc/passwd\\"',
+                          # .irp's other names spell a directive from its parts
+                          '.irep d,incbin\\n.\\\\d \\"/etc/passwd\\"\\n.endr',
+                          ".irepc d,ab\\n.endr"):
             with self.subTest(directive):
                 self.setUp()
                 self.hostile_header(f'asm(".pushsection .rodata\\nnop; {directive}\\n'
                                     '.popsection");', stop=False)
                 rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "asm")
-                self.ws.check(self, rc, err, "inline assembly has .")
+                self.ws.check(self, rc, err, "inline assembly has ")
+
+    def test_inline_asm_only_the_build_would_make_is_refused(self):
+        """Bazel compiles with flags import's own check never sees (its opt
+        -D_FORTIFY_SOURCE=1): assembly chosen by them passes that check, and the
+        assembler's gate in the build (kernel_import/asm_guard.py) refuses it, in
+        one line, before the assembler reads the file: nothing of it in any object."""
+        secret = self.ws.tmp / "secret"
+        token = f"vdsobench-secret-{os.getpid()}-{time.monotonic_ns()}"
+        secret.write_text(token + "\n")
+        os.chmod(secret, 0o600)
+        self.hostile_header(f'#ifdef _FORTIFY_SOURCE\nasm(".pushsection .rodata\\n.incbin '
+                            f'\\"{secret}\\"\\n.popsection");\n#endif', stop=False)
+        rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "buildonly")
+        one_line(self, rc, err, "_tree/", "the tree's assembly has .incbin")
+        self.assertEqual(self.ws.outside(), self.ws.before, "something outside was written")
+        rc, out, err = vdsobench("import", "--list")
+        self.assertEqual((rc, err), (0, ""), out)
+        self.assertIn("no imported trees", out)
+        objs = build.bin_dir() / "impls" / "_objs"
+        for obj in objs.glob(f"variant_{kernel_import.ident('buildonly')}_*/*.o"):
+            self.assertNotIn(token.encode(), obj.read_bytes(), obj)
 
     def test_an_include_that_blocks_is_one_line(self):
         fifo = self.ws.tmp / "fifo"
