@@ -22,8 +22,8 @@ Not root: the same in a user namespace of the user's own, where the kernel
 allows one; else no new privileges alone.
 
 The user (default_ids): --uid/--gid, else $VDSOBENCH_SANDBOX_UID, else the
-first uid of systemd's range for dynamic users (61184-65519) with no passwd
-or group entry; its gid the same number. Nothing is made on the system for
+first uid of systemd's range for dynamic users (61184-65519), either with no
+passwd or group entry; its gid the same number. Nothing is made on the system for
 it. --own DIR: a folder given to that user first (a test's $TEMP), then
 written like --write's.
 
@@ -88,9 +88,14 @@ def default_ids():
         return os.getuid(), os.getgid()
     given = os.environ.get(UID_ENV)
     if given:
-        if not given.isdigit() or not 0 < int(given) < 1 << 31:
+        if not (given.isascii() and given.isdigit()) or not 0 < int(given) < 1 << 31:
             raise Refused(f"${UID_ENV}: {given!r} is not a uid (valid: 1 to "
                           f"{(1 << 31) - 1}, not 0)")
+        if not free_id(int(given)):
+            # its gid is the same number: 6 would be the group disk, the raw disks
+            raise Refused(f"${UID_ENV}: {int(given)} is a user or group of this system, whose "
+                          "rights and files a confined program would share (valid: a uid "
+                          "with no passwd or group entry)")
         return int(given), int(given)
     for n in DYNAMIC_UIDS:
         if free_id(n):

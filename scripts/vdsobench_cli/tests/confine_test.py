@@ -162,6 +162,35 @@ class SandboxUserTest(unittest.TestCase):
                 self.assertIn("is not a uid (valid: 1 to", str(e.exception))
         confine.sandbox_ids.cache_clear()
 
+    def test_a_uid_or_gid_of_this_system_is_refused(self):
+        """$VDSOBENCH_SANDBOX_UID names a uid whose gid is the same number: one
+        of this system's (6: the group disk, the raw disks; 65534: nobody, whose
+        daemons could then reach the program) would hand its rights to the tree's
+        code. Refused in one line, by the CLI (exit 2) and the trampoline (126),
+        and nothing runs."""
+        import grp
+        from unittest import mock
+        from vdsobench_cli.tests.support import cli, one_line
+        if os.geteuid() != 0:
+            self.skipTest("the caller's own ids are used when it is not root")
+        taken = grp.getgrall()[-1].gr_gid  # a group of this system
+        ran = Path(tempfile.mkdtemp(prefix="vdsobench-uid-test-")) / "ran"
+        self.addCleanup(subprocess.run, ["rm", "-rf", str(ran.parent)])
+        os.chmod(ran.parent, 0o777)
+        for bad in (str(taken), "\u0661\u0662"):  # Arabic-Indic digits: isdigit() says yes
+            with self.subTest(bad), mock.patch.dict(os.environ,
+                                                    {confine.confine_exec.UID_ENV: bad}):
+                r = subprocess.run(["/usr/bin/python3", "-I", "-S", str(confine.EXEC), "--",
+                                    "/bin/touch", str(ran)], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 126, r.stderr)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                if bad == str(taken):  # the CLI's own line (after its build: once)
+                    rc, out, err = cli("verify", "generic_6_10+fake+always")
+                    one_line(self, rc, err, f"$VDSOBENCH_SANDBOX_UID: {taken} is a user or "
+                                            "group of this system")
+                self.assertFalse(ran.exists())
+        confine.sandbox_ids.cache_clear()
+
     def test_the_first_free_dynamic_uid(self):
         from unittest import mock
         ce = confine.confine_exec
