@@ -10,13 +10,15 @@ As root: new mount, network, IPC, UTS and PID namespaces. In the new mount
 namespace every mount is read-only and nosuid but the --write folders (each
 a writable bind mount of its own); a folder user U could not pass through
 (/root, a private temporary folder) is covered by an empty one that holds
-only the --read and --write paths below it; /proc is the new PID
-namespace's own. The folder it was started in stays readable (and
-PROGRAM starts there); $TMPDIR and $HOME are the first --write folder. Then no supplementary groups, uid and gid U and G (no
-capability survives the change), no new privileges, and PROGRAM runs as
-the namespace's second process under a first that forwards signals and
-reaps: when PROGRAM ends, the kernel kills whatever it left behind, and
-nothing of it outlives this command.
+only the --read and --write paths below it; /proc is the new PID namespace's
+own. The folder it was started in stays readable (and PROGRAM starts there);
+$TMPDIR and $HOME are the first --write folder. Then no supplementary
+groups, uid and gid U and G (no capability survives the change), no new
+privileges, at most NPROC tasks of U's (all its programs together) and first
+to be killed when memory runs out, and PROGRAM runs as the namespace's
+second process under a first that forwards signals and reaps: when PROGRAM
+ends, the kernel kills whatever it left behind, and nothing of it outlives
+this command.
 
 Not root: the same in a user namespace of the user's own, where the kernel
 allows one; else no new privileges alone.
@@ -58,6 +60,10 @@ FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT,
 COVER_OPTIONS = b"mode=0755,size=1m,nr_inodes=4096"
 UID_ENV = "VDSOBENCH_SANDBOX_UID"
 DYNAMIC_UIDS = range(61184, 65520)
+# the sandbox user's tasks, every confined program's together: a fork bomb
+# stops there (kbuild's make -j16 and a test per CPU need a few hundred)
+NPROC = 4096
+OOM_FIRST = b"1000"  # /proc/self/oom_score_adj: out of memory, the program goes first
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -192,12 +198,23 @@ def view(read, write, uid, gid):
 
 def drop(uid, gid, as_root):
     if as_root:
+        resource.setrlimit(resource.RLIMIT_NPROC, (NPROC, NPROC))
         os.setgroups([])
         os.setresgid(gid, gid, gid)
         os.setresuid(uid, uid, uid)
     call(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     if 0 in os.getresuid() or 0 in os.getresgid():
         raise Refused("still root after the change of user")
+
+
+def oom_first():
+    """This process and all it starts are the first the kernel kills when
+    memory runs out (no limit on memory itself: ASan reserves terabytes)."""
+    try:
+        with open("/proc/self/oom_score_adj", "wb") as f:
+            f.write(OOM_FIRST)
+    except OSError:
+        pass
 
 
 def own_user_namespace(uid, gid):
@@ -363,6 +380,7 @@ def main(argv):
     if not as_root:
         opts["uid"], opts["gid"] = os.getuid(), os.getgid()
     record = {"caller_root": as_root}
+    oom_first()
     for d in opts["own"] if as_root else ():
         try:
             os.chown(d, opts["uid"], opts["gid"], follow_symlinks=False)

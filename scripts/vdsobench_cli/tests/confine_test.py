@@ -90,6 +90,14 @@ class ConfinedProgramTest(unittest.TestCase):
         with self.assertRaises(socket.timeout):
             server.accept()
 
+    def test_a_fork_bomb_or_memory_hog_stops_first(self):
+        """The sandbox user's tasks are bounded (all its programs together), and
+        when memory runs out the kernel kills a confined program first."""
+        r = sh("grep '^Max processes' /proc/self/limits; cat /proc/self/oom_score_adj")
+        self.assertEqual(r.stdout.split(), ["Max", "processes", str(confine.confine_exec.NPROC),
+                                            str(confine.confine_exec.NPROC), "processes",
+                                            "1000"], r.stderr)
+
     def test_nothing_it_starts_outlives_it(self):
         marker = f"vdsobench-confine-daemon-{os.getpid()}"
         r = sh(f"(setsid sh -c 'exec -a {marker} sleep 300' </dev/null >/dev/null 2>&1 &); "
