@@ -14,11 +14,12 @@ only the --read and --write paths below it; /proc is the new PID namespace's
 own. The folder it was started in stays readable (and PROGRAM starts there);
 $TMPDIR and $HOME are the first --write folder. Then no supplementary
 groups, uid and gid U and G (no capability survives the change), no new
-privileges, at most NPROC tasks of U's (all its programs together) and first
-to be killed when memory runs out, and PROGRAM runs as the namespace's
-second process under a first that forwards signals and reaps: when PROGRAM
-ends, the kernel kills whatever it left behind, and nothing of it outlives
-this command.
+privileges, a system-call filter (FILTERED: no socket but the namespace's
+own, no io_uring, no keyring), at most NPROC tasks of U's (all its programs
+together) and first to be killed when memory runs out, and PROGRAM runs as
+the namespace's second process under a first that forwards signals and
+reaps: when PROGRAM ends, the kernel kills whatever it left behind, and
+nothing of it outlives this command.
 
 Not root: the same in a user namespace of the user's own, where the kernel
 allows one; else no new privileges alone.
@@ -54,7 +55,7 @@ MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID = 1, 2
 AT_FDCWD, AT_RECURSIVE, AT_EMPTY_PATH = -100, 0x8000, 0x1000
 OPEN_TREE_CLONE, MOVE_MOUNT_F_EMPTY_PATH = 1, 4
 SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 428, 429, 442  # x86-64 and arm64 alike
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 1, 38, 22
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT,
              signal.SIGUSR1, signal.SIGUSR2)
 COVER_OPTIONS = b"mode=0755,size=1m,nr_inodes=4096"
@@ -64,6 +65,17 @@ DYNAMIC_UIDS = range(61184, 65520)
 # stops there (kbuild's make -j16 and a test per CPU need a few hundred)
 NPROC = 4096
 OOM_FIRST = b"1000"  # /proc/self/oom_score_adj: out of memory, the program goes first
+
+# The system-call filter (seccomp) of a confined program, per architecture:
+# (AUDIT_ARCH, socket, io_uring_setup, add_key, request_key, keyctl). The
+# network namespace holds only socket families it has of its own: a Unix
+# socket (the system's D-Bus, journal, X server) or a vsock reaches
+# services outside it. io_uring makes sockets past this filter. The kernel's
+# keyrings are the uid's own and outlive the program.
+FILTERED = {"x86_64": (0xC000003E, 41, 425, 248, 249, 250),
+            "aarch64": (0xC00000B7, 198, 425, 217, 218, 219)}
+SOCKET_FAMILIES = (2, 10, 16)  # AF_INET, AF_INET6, AF_NETLINK: the namespace's own
+X32_BIT = 0x40000000
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -196,6 +208,44 @@ def view(read, write, uid, gid):
     return top
 
 
+class SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte),
+                ("k", ctypes.c_uint)]
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+
+
+def filter_program(machine):
+    """The classic BPF of FILTERED's rules: (code, jt, jf, k) tuples."""
+    arch, socket_nr, uring, *keys = FILTERED[machine]
+    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06  # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JSET|K, RET|K
+    allow, enosys = 0x7FFF0000, 0x00050000 | 38  # SECCOMP_RET_ALLOW, ERRNO(ENOSYS)
+    eperm, eafnosupport = 0x00050000 | 1, 0x00050000 | 97
+    fams = SOCKET_FAMILIES
+    prog = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, enosys),  # another ABI: none
+            (ld, 0, 0, 0), (jset, 0, 1, X32_BIT), (ret, 0, 0, enosys)]
+    for nr in (uring, *keys):
+        prog += [(jeq, 0, 1, nr), (ret, 0, 0, eperm)]
+    prog += [(jeq, 1, 0, socket_nr), (ret, 0, 0, allow), (ld, 0, 0, 16)]  # args[0]: family
+    prog += [(jeq, len(fams) - i, 0, f) for i, f in enumerate(fams)]
+    prog += [(ret, 0, 0, eafnosupport), (ret, 0, 0, allow)]
+    return prog
+
+
+def filter_system_calls():
+    """Install filter_program() for this process and all it starts (after
+    no_new_privs); Refused where it cannot be."""
+    machine = os.uname().machine
+    if machine not in FILTERED:
+        raise Refused(f"no system-call filter for {machine}")
+    rules = filter_program(machine)
+    table = (SockFilter * len(rules))(*[SockFilter(*r) for r in rules])
+    prog = SockFprog(len(rules), table)
+    call(libc.prctl(PR_SET_SECCOMP, 2, ctypes.byref(prog), 0, 0), "seccomp")
+
+
 def drop(uid, gid, as_root):
     if as_root:
         resource.setrlimit(resource.RLIMIT_NPROC, (NPROC, NPROC))
@@ -203,6 +253,7 @@ def drop(uid, gid, as_root):
         os.setresgid(gid, gid, gid)
         os.setresuid(uid, uid, uid)
     call(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    filter_system_calls()
     if 0 in os.getresuid() or 0 in os.getresgid():
         raise Refused("still root after the change of user")
 

@@ -90,6 +90,42 @@ class ConfinedProgramTest(unittest.TestCase):
         with self.assertRaises(socket.timeout):
             server.accept()
 
+    def test_no_unix_socket_vsock_io_uring_or_keyring(self):
+        """The network namespace holds no Unix socket (a path reaches the
+        system's D-Bus, journal or X server past it) nor vsock (the host of a
+        VM): a confined program makes neither, nor an io_uring (sockets past the
+        filter), nor a key in the uid's keyring (which outlives it)."""
+        listening = self.tmp / "public"
+        listening.mkdir(mode=0o755)
+        os.chmod(self.tmp, 0o755)  # a service's socket, in folders anyone may pass
+        server = socket.socket(socket.AF_UNIX)
+        self.addCleanup(server.close)
+        server.bind(str(listening / "s"))
+        os.chmod(listening / "s", 0o777)
+        server.listen()
+        script = (
+            "import ctypes, os, socket\n"
+            "def try_(what, f):\n"
+            "    try:\n        f(); print(what, 'made')\n"
+            "    except OSError as e:\n        print(what, e.errno)\n"
+            f"try_('unix', lambda: socket.socket(socket.AF_UNIX).connect({str(listening / 's')!r}))\n"
+            "try_('vsock', lambda: socket.socket(40, socket.SOCK_STREAM))\n"
+            "try_('pair', lambda: socket.socketpair())\n"
+            "try_('inet', lambda: socket.socket())\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "nr = {'x86_64': (425, 248), 'aarch64': (425, 217)}[os.uname().machine]\n"
+            "for what, n, args in (('io_uring', nr[0], (8, ctypes.create_string_buffer(120))),\n"
+            "                      ('key', nr[1], (b'user', b'k', b'v', 1, -4))):\n"
+            "    print(what, libc.syscall(n, *args), ctypes.get_errno())\n")
+        r = subprocess.run(confine.command(["/usr/bin/python3", "-I", "-c", script]),
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.stdout.splitlines(), [
+            "unix 97", "vsock 97", "pair made", "inet made", "io_uring -1 1", "key -1 1"],
+            r.stderr)
+        server.settimeout(0.2)
+        with self.assertRaises(socket.timeout):
+            server.accept()
+
     def test_a_fork_bomb_or_memory_hog_stops_first(self):
         """The sandbox user's tasks are bounded (all its programs together), and
         when memory runs out the kernel kills a confined program first."""
