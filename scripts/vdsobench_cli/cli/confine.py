@@ -95,17 +95,24 @@ def allow(cmd, write=()):
 
 
 def own(path):
-    """Give a folder of ours to the sandbox user (as root; else it is ours already)."""
+    """Give a folder of ours to the sandbox user (as root; else it is ours
+    already); a link put in its place is not followed."""
     if os.geteuid() == 0:
         uid, gid = sandbox_ids()
-        os.chown(path, uid, gid)
+        os.chown(path, uid, gid, follow_symlinks=False)
 
 
 @contextlib.contextmanager
 def scratch(prefix="vdsobench-confined-", dir=None):
     """A new folder the confined programs may write (pass it as write=),
-    removed with what they left in it when the block ends."""
-    with lifecycle.temp_dir(prefix=prefix, dir=dir) as path:
+    removed with what they left in it when the block ends. It is the one
+    folder of a private one of ours (confine_exec covers that with an empty
+    one that shows it): a confined program may open its own folder to
+    everyone and leave a program there setuid to the sandbox user, which no
+    one else can then reach to run."""
+    with lifecycle.temp_dir(prefix=prefix, dir=dir) as private:
+        path = os.path.join(private, "w")
+        os.mkdir(path, 0o700)
         own(path)
         yield path
 

@@ -134,6 +134,21 @@ class ConfinedProgramTest(unittest.TestCase):
                                             str(confine.confine_exec.NPROC), "processes",
                                             "1000"], r.stderr)
 
+    def test_what_it_leaves_in_its_folder_no_one_else_reaches(self):
+        """Its scratch folder is the sandbox user's: a confined program may open
+        it to everyone and leave sh there setuid to the sandbox user, which
+        another user would run to become it outside every namespace (and trace
+        or write the next confined program). Nobody else reaches it."""
+        with confine.scratch() as w:
+            r = sh('chmod 0755 "$HOME" && cp /bin/sh "$HOME/sh" && chmod 4755 "$HOME/sh" '
+                   '&& echo left', write=[w])
+            self.assertEqual(r.stdout, "left\n", r.stderr)
+            other = subprocess.run(["/bin/sh", "-c", f"{w}/sh -p -c 'id -u'"], user=65534,
+                                   group=65534, extra_groups=[], capture_output=True,
+                                   text=True)
+            self.assertEqual(other.stdout, "", "another user ran what the sandbox left")
+            self.assertIn("Permission denied", other.stderr)
+
     def test_nothing_it_starts_outlives_it(self):
         marker = f"vdsobench-confine-daemon-{os.getpid()}"
         r = sh(f"(setsid sh -c 'exec -a {marker} sleep 300' </dev/null >/dev/null 2>&1 &); "
