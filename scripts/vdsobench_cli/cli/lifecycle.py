@@ -221,6 +221,11 @@ def _remove(path, kind):
         pass
     except OSError:
         shutil.rmtree(path, ignore_errors=True) if kind == "dir" else None
+    except RecursionError:
+        # a confined program's folder may nest deeper than Python's stack
+        # (rmtree recurses); rm removes any depth, following no link
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", str(path)],
+                       stdin=subprocess.DEVNULL, capture_output=True)
 
 
 def discard(path, kind="file"):

@@ -149,6 +149,17 @@ class ConfinedProgramTest(unittest.TestCase):
             self.assertEqual(other.stdout, "", "another user ran what the sandbox left")
             self.assertIn("Permission denied", other.stderr)
 
+    def test_a_folder_nested_past_pythons_stack_is_still_removed(self):
+        """What a confined program leaves in its folder is removed with it, to
+        any depth: shutil.rmtree recursed past Python's limit on a tree 1500
+        folders deep, and the command ended in a traceback, the folder left."""
+        with confine.scratch() as w:
+            r = sh('cd "$HOME" && i=0 && while [ $i -lt 1500 ]; do mkdir d && cd d || exit 1; '
+                   'i=$((i+1)); done && echo deep', write=[w])
+            self.assertEqual(r.stdout, "deep\n", r.stderr)
+        self.assertFalse(os.path.lexists(w))
+        self.assertFalse(os.path.lexists(os.path.dirname(w)))
+
     def test_nothing_it_starts_outlives_it(self):
         marker = f"vdsobench-confine-daemon-{os.getpid()}"
         r = sh(f"(setsid sh -c 'exec -a {marker} sleep 300' </dev/null >/dev/null 2>&1 &); "
