@@ -76,6 +76,10 @@ def confined_dir():
     except OSError:
         return None, None
     st = os.lstat(d)
+    if not own and not (stat.S_ISDIR(st.st_mode) and st.st_uid in (os.geteuid(), uid)):
+        # a link or another user's folder at this name anyone may take in
+        # $TMPDIR: the harness would write where they chose; no lock instead
+        return None, None
     if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() != uid:
         confine.own(d)  # the caller's private folder: the sandbox user's now
     return d, (dict(os.environ, VDSOBENCH_LOCK_DIR=d) if not own else None)

@@ -143,5 +143,36 @@ class HeldLockTest(unittest.TestCase):
         self.assertIn(f"warning: {waited[0]['message']}", rest)
 
 
+@unittest.skipUnless(os.geteuid() == 0, "the sandbox user is another user as root")
+class FallbackFolderTest(unittest.TestCase):
+    def test_a_link_at_the_fallback_name_is_not_followed(self):
+        """Where /run/lock/vdsobench cannot be made (anyone may put a file there
+        first), the harness's locks go to $TMPDIR/vdsobench-locks-confined-UID, a
+        name anyone may take first: a link there made the folder it leads to
+        (here one of the sandbox user's, another run's) writable to the
+        confined harness, and so to the tree's code in it, which writes where
+        it likes (the harness itself refuses a link). No lock folder instead."""
+        from vdsobench_cli.cli import confine
+        tmp = tempfile.mkdtemp(prefix="vdsobench-lock-link-")
+        self.addCleanup(subprocess.run, ["rm", "-rf", tmp])
+        os.chmod(tmp, 0o1777)
+        victim = os.path.join(tmp, "victim")
+        os.mkdir(victim)
+        os.chown(victim, *confine.sandbox_ids())
+        not_a_folder = os.path.join(tmp, "file")
+        open(not_a_folder, "w").close()
+        uid, _ = confine.sandbox_ids()
+        link = os.path.join(tmp, f"vdsobench-locks-confined-{uid}")
+        os.symlink(victim, link)
+        hostile = confine.command(["/bin/sh", "-c", f"echo x > {link}/planted; "
+                                                    f"echo x > {victim}/planted2; true"])
+        with mock.patch.object(cpu_lock, "SHARED_DIR", not_a_folder), \
+                mock.patch.object(tempfile, "tempdir", tmp), \
+                mock.patch.dict(os.environ, {"VDSOBENCH_LOCK_DIR": ""}):
+            cmd, env = cpu_lock.confined(hostile)
+        self.assertEqual(subprocess.run(cmd, env=env, capture_output=True).returncode, 0)
+        self.assertEqual(os.listdir(victim), [], "the confined program wrote where the link led")
+        self.assertTrue(os.path.islink(link))
+
 if __name__ == "__main__":
     unittest.main()
