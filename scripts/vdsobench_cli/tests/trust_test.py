@@ -128,6 +128,32 @@ class ImportsFolderAttackTest(unittest.TestCase):
         os.chmod(self.tmp, 0o777)
         self.refused(["list"], self.tmp, "may be written by others")
 
+    def test_a_link_another_user_may_point_elsewhere(self):
+        """$VDSOBENCH_IMPORTS through a link that leads to a folder of root's:
+        judged only where it led, it passed, though the link is another user's
+        (or sits in their folder), who could point it at a table of theirs
+        between the check and the build. Refused in one line."""
+        theirs = self.tmp / "theirs"
+        theirs.mkdir()
+        link = self.tmp / "link"
+        link.symlink_to(self.imports)
+        os.lchown(link, NOBODY, NOBODY)
+        held = theirs / "held"
+        held.symlink_to(self.imports)  # root's link, in their folder
+        os.chown(theirs, NOBODY, NOBODY)
+        for path, why in ((link, f"{link} is a link owned by uid {NOBODY}"),
+                          (held, f"{theirs} is owned by uid {NOBODY}")):
+            with self.subTest(path.name), \
+                    mock.patch.dict(os.environ, {"VDSOBENCH_IMPORTS": str(path)}):
+                before = snapshot(self.tmp)
+                with mock.patch.object(build, "bazel", side_effect=AssertionError("Bazel ran")):
+                    rc, _, err = vdsobench("import", "--list")
+                one_line(self, rc, err, why)
+                self.assertEqual(snapshot(self.tmp), before)
+        os.lchown(link, 0, 0)  # root's link in root's folder: fine
+        with mock.patch.dict(os.environ, {"VDSOBENCH_IMPORTS": str(link)}):
+            self.assertIsNone(trust.folder_problem(link))
+
     def test_a_table_or_tree_others_may_write_is_left_out(self):
         os.chmod(self.imports / imports_table.TABLE, 0o666)
         checked = imports_table.check(str(self.imports), "")
