@@ -56,10 +56,40 @@ def parse(data):
     if info is None:
         why = r.stderr.decode("utf-8", "replace").strip().splitlines() or ["no output"]
         raise Failure(f"vdsobench_image_check failed (exit {r.returncode}): {why[-1]}")
+    why = shape_problem(info)
+    if why:
+        raise Failure(f"vdsobench_image_check: its output is not what it prints ({why}): "
+                      "nothing imported")
     return {"span": info["span"], "vvar_start": info["vvar_start"], "syms": info["syms"],
             "alts": info["alternatives"], "slots": info["slots"],
             "sites": sorted({s["at"] for s in info["slots"]}),
             "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+
+
+def number(value, low, high):
+    return type(value) is int and low <= value <= high
+
+
+def shape_problem(info):
+    """None, or what in the checker's JSON is not what check_main.c prints: it
+    ran confined on a hostile image, its output is input too, and its numbers
+    go into a C header the build compiles as root (a string there could be
+    a line of C)."""
+    if not isinstance(info, dict):
+        return "not an object"
+    span = info.get("span")
+    if not number(span, 1, 64 << 20):
+        return "span"
+    if not number(info.get("vvar_start"), -16 * PAGE, -PAGE) or info["vvar_start"] % PAGE:
+        return "vvar_start"
+    syms = info.get("syms")
+    if not isinstance(syms, dict) or not all(number(v, -1, span) for v in syms.values()):
+        return "syms"
+    slots = info.get("slots")
+    if not isinstance(slots, list) or not all(
+            isinstance(x, dict) and number(x.get("at"), 0, span) for x in slots):
+        return "slots"
+    return None if number(info.get("alternatives"), 0, span) else "alternatives"
 
 
 def c_header(data, info, given):

@@ -52,6 +52,32 @@ class ImportAttackTest(unittest.TestCase):
         15-line failure to show."""
         self.refused(cli, "no-gettimeofday")
 
+    def test_what_a_subverted_checker_prints_is_checked_too(self):
+        """The checker runs confined on a hostile image; were the image to take it
+        over, its JSON would be the image's word, and its numbers go into a C
+        header the build compiles as root: a string there is a line of C (an
+        #include of root's file). One line, nothing written."""
+        import json
+        from unittest import mock
+        from vdsobench_cli.cli import confine
+        from vdsobench_cli.kimport import vdso_image
+        path = self.dirs[1] / "good.so"
+        path.write_bytes(vdso_images.good()["v6.12"])
+        info = {"span": 8192, "vvar_start": -16384, "vvar_pages": 4, "alternatives": 1,
+                "entry_size": 14, "slots": [{"at": 16}], "counters": {},
+                "syms": {"__vdso_clock_gettime": 16, "__vdso_time": 32,
+                         "__vdso_gettimeofday": '0\n#include "/etc/shadow"\n'}}
+        hostile = confine.command(["/bin/sh", "-c", 'cat >/dev/null; printf "%s\\n" "$1"',
+                                   "sh", json.dumps(info)])
+        before = [listing(d) for d in self.dirs]
+        with mock.patch.object(vdso_image, "checker", return_value=hostile):
+            rc, out, err = vdsobench("import", SOURCE, "--name", "x", "--vdso-image",
+                                     str(path))
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("vdsobench_image_check: its output is not what it prints (syms)", err)
+        self.assertEqual(rc, 1, err)
+        self.assertEqual([listing(d) for d in self.dirs], before, "something was written")
+
 
 if __name__ == "__main__":
     unittest.main()
