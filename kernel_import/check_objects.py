@@ -17,7 +17,11 @@ little-endian objects with:
   - no global, weak or unique definition but of names beginning PREFIX (the
     variant's own: a tree defining malloc or write would replace the C
     library's in every program that links it, and run where the program
-    calls them).
+    calls them);
+  - no section group (COMDAT) of code or data but one named PREFIX...: the
+    linker keeps the first group of a name and drops the others, so a
+    tree's group named as a C++ inline function of the harness's would take
+    its place (its local code, and the program's calls left to nothing).
 
 All good: OUTPUT is written (a C file the variant's library compiles, so that
 nothing links a tree that was not checked) and the exit status is 0. Else one
@@ -32,7 +36,8 @@ import sys
 RUN_SECTIONS = (".init_array", ".fini_array", ".preinit_array", ".ctors", ".dtors", ".init",
                 ".fini")
 RUN_TYPES = {14: ".init_array", 15: ".fini_array", 16: ".preinit_array"}  # SHT_*
-SHT_SYMTAB, SHT_RELA, SHT_REL = 2, 4, 9
+SHT_SYMTAB, SHT_RELA, SHT_REL, SHT_GROUP = 2, 4, 9, 17
+SHF_ALLOC = 2
 STT_GNU_IFUNC = 10
 STB_GLOBAL, STB_WEAK, STB_GNU_UNIQUE = 1, 2, 10
 IRELATIVE = {62: 37, 183: 1032}  # EM_X86_64: R_X86_64_IRELATIVE, EM_AARCH64
@@ -89,7 +94,8 @@ def c_string(table, off):
 
 
 def sections(data):
-    """(machine, [(name, type, offset, size, link, entsize)]) of an ELF64 LE object."""
+    """(machine, [(name, type, offset, size, link, info, flags)]) of an ELF64 LE
+    object."""
     if data[:4] != b"\x7fELF" or data[4:6] != b"\x02\x01":
         raise Bad("not an ELF64 little-endian object")
     machine, = unpack("<H", data, 18, "the header")
@@ -100,7 +106,8 @@ def sections(data):
     heads = [unpack("<IIQQQQII", data, shoff + i * shentsize, "the section table")
              for i in range(shnum)]
     names = blob(data, heads[shstrndx][4], heads[shstrndx][5])
-    return machine, [(c_string(names, h[0]), h[1], h[4], h[5], h[6], h[7]) for h in heads]
+    return machine, [(c_string(names, h[0]), h[1], h[4], h[5], h[6], h[7], h[2])
+                     for h in heads]
 
 
 def blob(data, off, size):
@@ -116,9 +123,13 @@ def check_object(data, prefix):
         if sh_type in RUN_TYPES or any(name == s or name.startswith(s + ".")
                                        for s in RUN_SECTIONS):
             return (f"has {printable(name)}: code run before main or at exit, uncalled")
-    for name, sh_type, off, size, link, entsize in secs:
+    for name, sh_type, off, size, link, info, _ in secs:
         if sh_type == SHT_SYMTAB:
             why = check_symbols(data, secs, off, size, link, prefix)
+            if why:
+                return why
+        elif sh_type == SHT_GROUP:
+            why = check_group(data, secs, off, size, link, info, prefix)
             if why:
                 return why
         elif sh_type in (SHT_RELA, SHT_REL) and machine in IRELATIVE:
@@ -128,6 +139,23 @@ def check_object(data, prefix):
                 if struct.unpack_from("<Q", body, at + 8)[0] & 0xffffffff == IRELATIVE[machine]:
                     return "has an IRELATIVE relocation: code the loader runs before main"
     return None
+
+
+def check_group(data, secs, off, size, link, info, prefix):
+    """A section group of loaded sections must be named as the variant's own."""
+    body = blob(data, off, size)
+    members = [struct.unpack_from("<I", body, at)[0] for at in range(4, len(body) - 3, 4)]
+    if not any(m < len(secs) and secs[m][6] & SHF_ALLOC for m in members):
+        return None  # debug information only (-g3's macros)
+    if link >= len(secs) or secs[link][4] >= len(secs):
+        raise Bad("a section group without its symbol table")
+    symtab, strings = secs[link], secs[secs[link][4]]
+    name_off, = unpack("<I", blob(data, symtab[2], symtab[3]), info * 24, "a group's name")
+    name = c_string(blob(data, strings[2], strings[3]), name_off)
+    if name.startswith(prefix):
+        return None
+    return (f"has the section group {printable(name)}, which would take the place of the "
+            "program's own of that name")
 
 
 def check_symbols(data, secs, off, size, link, prefix):

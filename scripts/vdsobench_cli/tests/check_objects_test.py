@@ -50,6 +50,11 @@ BAD = {
                      "{ x = f; (void)b; return (long)n; }",
                      "defines write"),
     "an unprefixed global": ("int kimport_hook(void) { return x; }", "defines kimport_hook"),
+    # kept before the harness's own copy of an inline C++ function, it drops that
+    # one and leaves the harness's calls to nothing (linked, it crashed)
+    "a group named as the harness's": (
+        'asm(".section .text._Z6helperv,\\"axG\\",@progbits,_Z6helperv,comdat\\n'
+        'ret\\n.previous");', "the section group _Z6helperv"),
 }
 
 
@@ -89,6 +94,16 @@ class CheckObjectsTest(unittest.TestCase):
                                 lines[0])
                 self.assertIn(why, lines[0])
                 self.assertFalse(out.exists())
+
+    def test_debug_information_groups_pass(self):
+        """-g3 puts each header's macros in a group of debug sections: nothing
+        of them is loaded, so nothing of the program's is replaced."""
+        src = self.tmp / "g3.c"
+        src.write_text(GOOD)
+        obj = self.tmp / "g3.o"
+        subprocess.run(["gcc", "-O2", "-g3", "-c", "-o", str(obj), str(src)], check=True)
+        self.assertIn(b".group", obj.read_bytes())
+        self.assertEqual(self.check(obj)[0].returncode, 0)
 
     def test_archives_are_read_member_by_member(self):
         good = self.compile("good", GOOD)
