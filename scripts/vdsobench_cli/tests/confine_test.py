@@ -161,12 +161,13 @@ class ConfinedProgramTest(unittest.TestCase):
         self.assertFalse(os.path.lexists(os.path.dirname(w)))
 
     def test_nothing_it_starts_outlives_it(self):
-        marker = f"vdsobench-confine-daemon-{os.getpid()}"
-        r = sh(f"(setsid sh -c 'exec -a {marker} sleep 300' </dev/null >/dev/null 2>&1 &); "
-               "sleep 0.2; echo started")
+        # dash has no exec -a (the daemon never started): its own argument tells it
+        marker = f"sleep 300.{os.getpid()}1"
+        r = sh(f"(setsid sh -c 'exec {marker}' </dev/null >/dev/null 2>&1 &); "
+               f"sleep 0.2; pgrep -x -f '{marker}' >/dev/null && echo started")
         self.assertEqual((r.returncode, r.stdout), (0, "started\n"), r.stderr)
         time.sleep(0.3)
-        left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+        left = subprocess.run(["pgrep", "-x", "-f", marker], capture_output=True, text=True)
         self.assertEqual(left.stdout, "", "a process of the confined program outlived it")
 
     def test_ends_as_the_program_ended(self):
