@@ -392,14 +392,22 @@ def trampoline_alive(lifeline):
         return True
 
 
+def die_with_trampoline(lifeline):
+    """SIGKILL when the trampoline dies (then the kernel kills the whole PID
+    namespace), or exit now if it is gone already. The kernel forgets this at
+    every change of user, so it is asked again after drop(): without that, a
+    program that ignores SIGTERM outlived a trampoline killed after it."""
+    call(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+    if not trampoline_alive(lifeline):
+        os._exit(126)
+
+
 def first_process(opts, program, record, report_fd, lifeline):
     """The namespace's first process: the view, the user, then the program as
     its child; its wait status goes to report_fd."""
     as_root = os.geteuid() == 0
     try:
-        call(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
-        if not trampoline_alive(lifeline):
-            os._exit(126)
+        die_with_trampoline(lifeline)
         os.setpgid(0, 0)  # the caller's signals come through the trampoline, once
         try:
             record["covered"] = view(opts["read"], opts["write"], opts["uid"], opts["gid"])
@@ -407,6 +415,7 @@ def first_process(opts, program, record, report_fd, lifeline):
         except OSError as e:
             record["view"], record["why"] = False, str(e.strerror)
         drop(opts["uid"], opts["gid"], as_root)
+        die_with_trampoline(lifeline)
     except (OSError, Refused) as e:
         print(f"vdsobench-confine: {e.strerror if isinstance(e, OSError) else e}",
               file=sys.stderr)

@@ -170,6 +170,29 @@ class ConfinedProgramTest(unittest.TestCase):
         left = subprocess.run(["pgrep", "-x", "-f", marker], capture_output=True, text=True)
         self.assertEqual(left.stdout, "", "a process of the confined program outlived it")
 
+    def test_a_program_that_ignores_sigterm_goes_with_the_trampoline(self):
+        """A command interrupted stops its children: SIGTERM, then SIGKILL to the
+        trampoline. A program that ignores SIGTERM (tree code can) outlived
+        that, under a first process whose parent-death signal the change of
+        user had cleared: it held the caller's pipes open, forever."""
+        marker = f"sleep 300.{os.getpid()}"  # how pgrep tells this one (dash has no exec -a)
+        proc = lifecycle.popen(confine.command(
+            ["/bin/sh", "-c", f"trap '' TERM INT HUP; echo ready; exec {marker}"]),
+            stdout=subprocess.PIPE, text=True)
+        with lifecycle.owned(proc):
+            self.assertEqual(proc.stdout.readline(), "ready\n")
+            lifecycle.stop(proc, grace=0.5)
+            for _ in range(50):
+                left = subprocess.run(["pgrep", "-f", marker], capture_output=True,
+                                      text=True).stdout.split()
+                if not left:
+                    break
+                time.sleep(0.1)
+            for pid in left:  # this test's own, should it fail
+                os.kill(int(pid), signal.SIGKILL)
+            self.assertEqual(left, [], "the program outlived the trampoline")
+            self.assertEqual(proc.stdout.read(), "")  # end of file: no one holds it now
+
     def test_ends_as_the_program_ended(self):
         self.assertEqual(sh("exit 7").returncode, 7)
         self.assertEqual(sh("kill -TERM $$").returncode, -signal.SIGTERM)
