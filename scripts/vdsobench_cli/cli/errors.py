@@ -6,7 +6,7 @@ import sys
 
 from reports.text import printable
 
-from vdsobench_cli.cli import lifecycle
+from vdsobench_cli.cli import lifecycle, trust
 from vdsobench_cli.cli.pydeps import MODULES
 
 
@@ -51,6 +51,9 @@ def guard(fn, *args):
     temporary files removed and 128 + the signal."""
     try:
         with lifecycle.session():
+            problem = trust.temp_problem()  # every command makes its folders there
+            if problem:
+                raise UsageError(f"$TMPDIR: {problem}")
             try:
                 return fn(*args)
             except KeyboardInterrupt:  # a SIGINT before the handlers were in place

@@ -15,6 +15,8 @@ be pointed elsewhere between the check and the use.
                           folder not made yet: the chain above it is checked;
                           and for a path that is no folder, which the caller
                           refuses as such)
+    temp_problem()        the same of $TMPDIR's folder (tempfile's), as the
+                          folder above what is made there (sticky is fine)
     stat_problem(st)      why a file or folder with this stat may not be
 
 Standard library only: the @vdso_imports repository rule reads the imports
@@ -23,6 +25,7 @@ table through imports_table.py, which calls this.
 
 import os
 import stat
+import tempfile
 
 
 def stat_problem(st):
@@ -57,6 +60,15 @@ def folder_problem(path):
         if why:
             return why
     return None
+
+
+def temp_problem():
+    """folder_problem() of $TMPDIR's folder, as the folder above what a command
+    makes there (sticky, as /tmp, is fine): it writes there as root, has gcc
+    write there, hands folders there to the sandbox user. In a folder another
+    user may write, they could swap in one of theirs (a link where gcc writes
+    its output, where root chowns)."""
+    return folder_problem(os.path.join(tempfile.gettempdir(), "vdsobench-"))
 
 
 def stat_of(path, follow):

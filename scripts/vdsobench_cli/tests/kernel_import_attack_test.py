@@ -592,6 +592,30 @@ class AttackTest(unittest.TestCase):
                 one_line(self, rc, err, str(d), "cannot keep imports")
         self.assertEqual(list(ro.iterdir()), [])
 
+    def test_a_tmpdir_another_user_may_write_is_refused(self):
+        """Every command makes its folders in $TMPDIR: import compiles the tree in
+        one and hands others to the sandbox user. In a folder another user may
+        write, they could swap in one of theirs (a link where gcc writes, where
+        root chowns). One line, before anything is made there; a sticky folder
+        of root's (/tmp) is fine."""
+        if os.geteuid() != 0:
+            self.skipTest("another user's folder is made as root")
+        for mode, owner in ((0o777, 0), (0o755, 65534), (0o1777, 65534)):
+            tmp = self.ws.tmp / f"tmp-{mode:o}-{owner}"
+            tmp.mkdir()
+            os.chown(tmp, owner, owner)
+            os.chmod(tmp, mode)
+            with self.subTest(tmp.name), mock.patch.dict(os.environ, {"TMPDIR": str(tmp)}):
+                rc, _, err = cli("import", str(self.ws.tree), "--name", "x")
+                one_line(self, rc, err, f"$TMPDIR: {tmp} ")
+                self.assertEqual(list(tmp.iterdir()), [])
+        sticky = self.ws.tmp / "sticky"
+        sticky.mkdir(mode=0o1777)
+        os.chmod(sticky, 0o1777)
+        with mock.patch.dict(os.environ, {"TMPDIR": str(sticky)}):
+            rc, _, err = cli("import", str(self.ws.tree), "--name", "x")
+        self.assertNotIn("$TMPDIR", err)  # the fake tree's own refusal, later
+
     def test_relative_imports_folder_is_made_absolute(self):
         """Bazel's repository rule would resolve it elsewhere (and see no table):
         the CLI hands it the absolute path, and the rule's checker refuses a
