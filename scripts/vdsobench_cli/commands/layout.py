@@ -369,8 +369,9 @@ def shown_path(path):
 
 
 def pahole(args):
-    r = lifecycle.run([tools.path("pahole", "layout"), *args], capture_output=True, text=True,
-                      errors="replace")
+    # a tree's asm shapes the DWARF it reads: confined (docs/confinement.md)
+    r = lifecycle.run(confine.command([tools.path("pahole", "layout"), *args]),
+                      capture_output=True, text=True, errors="replace")
     return r.stdout
 
 

@@ -140,7 +140,7 @@ def bundle_bin_dir():
 
 def needed(elf):
     """The DT_NEEDED sonames of an ELF file."""
-    r = subprocess.run([tools.path("readelf", "bundle"), "-d", "-W", str(elf)],
+    r = subprocess.run(confine.command([tools.path("readelf", "bundle"), "-d", "-W", str(elf)]),
                        capture_output=True, text=True,
                        stdin=subprocess.DEVNULL)
     if r.returncode != 0:
@@ -150,7 +150,7 @@ def needed(elf):
 
 def glibc_needed(elf):
     """The newest GLIBC_x.y symbol version an ELF file asks for, or None."""
-    r = subprocess.run([tools.path("readelf", "bundle"), "-V", "-W", str(elf)],
+    r = subprocess.run(confine.command([tools.path("readelf", "bundle"), "-V", "-W", str(elf)]),
                        capture_output=True, text=True,
                        stdin=subprocess.DEVNULL)
     if r.returncode != 0:

@@ -33,7 +33,7 @@ import re
 import subprocess
 import sys
 
-from vdsobench_cli.cli import tools
+from vdsobench_cli.cli import confine, tools
 from vdsobench_cli.cli.errors import UsageError
 
 ENTRIES = ("clock_gettime", "gettimeofday", "time", "clock_getres")
@@ -46,8 +46,9 @@ PAGE = 0x1000
 
 def disassemble(obj):
     """{function: [(address, text, relocation or None)]} of an object (objdump -d -r)."""
-    r = subprocess.run([tools.path("objdump", "objcmp"), "-d", "-r", "--no-show-raw-insn",
-                        str(obj)],
+    # a tree's asm shapes the object it reads: confined (docs/confinement.md)
+    r = subprocess.run(confine.command([tools.path("objdump", "objcmp"), "-d", "-r",
+                                        "--no-show-raw-insn", str(obj)]),
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise UsageError(f"objcmp: {obj}: objdump failed "

@@ -24,7 +24,7 @@ import re
 import subprocess
 from fractions import Fraction
 
-from vdsobench_cli.cli import arch, build, lifecycle, tools
+from vdsobench_cli.cli import arch, build, confine, lifecycle, tools
 from vdsobench_cli.commands import sim
 from vdsobench_cli.cli.errors import Failure
 from reports import vocab
@@ -90,8 +90,9 @@ def code_size(variant):
     if not obj.is_file():
         raise Failure(f"{obj}: not built by {library_of(variant)}")
     try:
-        r = lifecycle.run([tool("objdump"), "-d", "-w", str(obj)], capture_output=True,
-                          text=True, errors="replace")
+        # a tree's asm shapes the object it reads: confined (docs/confinement.md)
+        r = lifecycle.run(confine.command([tool("objdump"), "-d", "-w", str(obj)]),
+                          capture_output=True, text=True, errors="replace")
     except OSError as e:
         raise Failure(f"cannot run {tool('objdump')}: {e.strerror}") from None
     if r.returncode != 0:

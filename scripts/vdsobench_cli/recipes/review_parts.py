@@ -16,7 +16,7 @@ import io
 import json
 import re
 
-from vdsobench_cli.cli import lifecycle, tools
+from vdsobench_cli.cli import confine, lifecycle, tools
 from vdsobench_cli.measure import code_metrics
 
 from reports import layout_map
@@ -66,7 +66,8 @@ def disassembly(obj, objdump=None, arch_name="x86_64"):
     symbolic = SYMBOLIC[arch_name]
     objdump = objdump or tools.path("objdump", "patch-review")
     try:
-        r = lifecycle.run([objdump, "-d", "-w", "--no-show-raw-insn", str(obj)],
+        # a tree's asm shapes the object it reads: confined (docs/confinement.md)
+        r = lifecycle.run(confine.command([objdump, "-d", "-w", "--no-show-raw-insn", str(obj)]),
                           capture_output=True, text=True, errors="replace")
     except OSError as e:
         return None, f"{objdump}: {e.strerror}"
