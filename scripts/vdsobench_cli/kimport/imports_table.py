@@ -149,13 +149,17 @@ KLINE_UNSAFE = re.compile(r"-f(plugin|profile|dump|debug-prefix-map|macro-prefix
                           r"sanitize|coverage|test-coverage|stack-usage|callgraph-info|"
                           r"opt-info|save-optimization-record|diagnostics)")
 KLINE_ONLY_OURS = ("-U_FORTIFY_SOURCE",)  # appended by kbuild.py, never taken from a tree
+# what would make the tree's objects disagree with the program's others on how
+# a call passes its arguments or how a struct is laid out: never taken
+KLINE_ABI = re.compile(r"-(mabi=|fpack-struct|freg-struct-return|fpcc-struct-return|mregparm|"
+                       r"mrtd|fcall-used-|fcall-saved-|ffixed-|m16\b|m32\b|mx32\b)")
 
 
 def kline_ok(copts):
     """An entry's kbuild copts: a list of at most 400 flags of those shapes."""
     return (isinstance(copts, list) and len(copts) <= 400
             and all(isinstance(c, str) and KLINE_FLAG.fullmatch(c)
-                    and not KLINE_UNSAFE.match(c) for c in copts))
+                    and not KLINE_UNSAFE.match(c) and not KLINE_ABI.match(c) for c in copts))
 
 
 def entry_problem(name, e):

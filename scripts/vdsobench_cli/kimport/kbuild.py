@@ -70,7 +70,7 @@ CMD_LIMIT = 1 << 20
 OUTPUT_LIMIT = 64 << 20  # vclock_gettime.o, vdso64.so: a few hundred KB
 MAKE_TIMEOUT = 1800
 # raise with any change to what is kept or dropped: cached lines are made again
-FORMAT = 1
+FORMAT = 2
 
 # Bazel's defaults (toolchain and --compilation_mode=opt) the kernel line does
 # not itself undo; appended after it.
@@ -81,6 +81,7 @@ NEUTRALISE = (
 )
 
 KEEP = imports_table.KLINE_FLAG
+PIC = re.compile(r"-f(no-)?(pic|PIC|pie|PIE)")
 UNSAFE_F = imports_table.KLINE_UNSAFE
 WITH_ARG = ("-include", "-imacros", "-isystem", "-iquote", "-idirafter", "-I", "-o",
             "-MF", "-MT", "-MQ", "-x", "-Xassembler", "-Xlinker", "-Xpreprocessor")
@@ -107,6 +108,11 @@ def classify(argv):
         kept = [k for k in kept if not k.startswith("-mcmodel=")]
         dropped.append(["-mcmodel=kernel", "the kernel code model links only above "
                         "-2 GB; a userspace object cannot"])
+    last_pic = [k for k in kept if PIC.fullmatch(k)][-1:]
+    if last_pic and last_pic[0].startswith("-fno-"):
+        kept = [k for k in kept if not PIC.fullmatch(k)]
+        dropped.append([last_pic[0], "the programs of the build link position-independent "
+                        "code: an object built without it would not link"])
     return kept, dropped
 
 
@@ -129,6 +135,9 @@ def reason(a):
         return "a warning, no code: copts.bzl has the kernel's warnings for the glue"
     if UNSAFE_F.match(a):
         return "loads code, writes files or names paths: never passed on from a tree"
+    if imports_table.KLINE_ABI.match(a):
+        return ("changes the calling convention or the struct layout the program's other "
+                "objects were built with")
     if KEEP.fullmatch(a) and a not in imports_table.KLINE_ONLY_OURS:
         return None
     return "not a code generation flag vdsobench passes on from a tree"

@@ -64,6 +64,26 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(kept, ["-O2"])
         self.assertIn("-mcmodel=kernel", dict(dropped))
 
+    def test_no_pic_last_is_dropped(self):
+        # Debian's line says -fno-PIE and then -fPIC, which wins: kept as it is
+        kept, dropped = kbuild.classify(["-fno-PIE", "-O2", "-fPIC"])
+        self.assertEqual((kept, dropped), (["-fno-PIE", "-O2", "-fPIC"], []))
+        # a tree whose line ends -fno-PIE: no object of it would link into a program
+        kept, dropped = kbuild.classify(["-fPIC", "-O2", "-fno-PIE"])
+        self.assertEqual(kept, ["-O2"])
+        self.assertIn("position-independent", dict(dropped)["-fno-PIE"])
+
+    def test_flags_that_change_the_abi_are_never_kept(self):
+        abi = ["-mabi=ms", "-fpack-struct", "-fpack-struct=1", "-freg-struct-return",
+               "-fpcc-struct-return", "-mregparm=3", "-mrtd", "-fcall-used-rbx",
+               "-fcall-saved-rax", "-ffixed-rbp", "-m32", "-mx32", "-m16"]
+        kept, dropped = kbuild.classify(abi + ["-O2"])
+        self.assertEqual(kept, ["-O2"])
+        self.assertTrue(all("calling convention" in why for _, why in dropped), dropped)
+        for flag in abi:
+            self.assertFalse(imports_table.kline_ok([flag]), flag)
+        self.assertTrue(imports_table.kline_ok(["-m64", "-mcmodel=small", "-fshort-wchar"]))
+
     def test_hostile_flags_never_kept(self):
         hostile = ["-fplugin=/tmp/evil.so", "-fplugin-arg-evil-x=1", "-wrapper", "/bin/sh",
                    "-specs=/tmp/s", "-B/tmp/bin", "@/tmp/rsp", "-fprofile-generate",
