@@ -22,6 +22,8 @@ little-endian objects with:
     linker keeps the first group of a name and drops the others, so a
     tree's group named as a C++ inline function of the harness's would take
     its place (its local code, and the program's calls left to nothing).
+  - no request for an executable stack (.note.GNU-stack marked executable):
+    every program that links the object would get one.
 
 All good: OUTPUT is written (a C file the variant's library compiles, so that
 nothing links a tree that was not checked) and the exit status is 0. Else one
@@ -36,6 +38,7 @@ import sys
 RUN_SECTIONS = (".init_array", ".fini_array", ".preinit_array", ".ctors", ".dtors", ".init",
                 ".fini")
 RUN_TYPES = {14: ".init_array", 15: ".fini_array", 16: ".preinit_array"}  # SHT_*
+SHF_EXECINSTR = 4
 SHT_SYMTAB, SHT_RELA, SHT_REL, SHT_GROUP = 2, 4, 9, 17
 SHF_ALLOC = 2
 STT_GNU_IFUNC = 10
@@ -119,10 +122,13 @@ def blob(data, off, size):
 def check_object(data, prefix):
     """None, or why the object may not be linked."""
     machine, secs = sections(data)
-    for name, sh_type, *_ in secs:
+    for name, sh_type, *_, flags in secs:
         if sh_type in RUN_TYPES or any(name == s or name.startswith(s + ".")
                                        for s in RUN_SECTIONS):
             return (f"has {printable(name)}: code run before main or at exit, uncalled")
+        if name == ".note.GNU-stack" and flags & SHF_EXECINSTR:
+            return ("asks for an executable stack, which every program that links it "
+                    "would get")
     for name, sh_type, off, size, link, info, _ in secs:
         if sh_type == SHT_SYMTAB:
             why = check_symbols(data, secs, off, size, link, prefix)

@@ -50,6 +50,8 @@ BAD = {
                      "{ x = f; (void)b; return (long)n; }",
                      "defines write"),
     "an unprefixed global": ("int kimport_hook(void) { return x; }", "defines kimport_hook"),
+    "an executable stack": ('asm(".section .note.GNU-stack,\\"x\\",@progbits\\n.previous");',
+                            "executable stack"),
     # kept before the harness's own copy of an inline C++ function, it drops that
     # one and leaves the harness's calls to nothing (linked, it crashed)
     "a group named as the harness's": (
