@@ -15,11 +15,14 @@ own. The folder it was started in stays readable (and PROGRAM starts there);
 $TMPDIR and $HOME are the first --write folder. Then no supplementary
 groups, uid and gid U and G (no capability survives the change), no new
 privileges, a system-call filter (FILTERED: no socket but the namespace's
-own, no io_uring, no keyring), at most NPROC tasks of U's (all its programs
-together) and first to be killed when memory runs out, and PROGRAM runs as
-the namespace's second process under a first that forwards signals and
-reaps: when PROGRAM ends, the kernel kills whatever it left behind, and
-nothing of it outlives this command.
+own, no io_uring, no keyring, no typing into a terminal), a session of its
+own (no controlling terminal), at most NPROC tasks of U's (all its programs
+together), and first to be killed when memory
+runs out, and PROGRAM runs as the namespace's second process under a first
+that forwards signals and reaps: when PROGRAM ends, the kernel kills
+whatever it left behind, and nothing of it outlives this command. Where the
+caller's stdout or stderr is a regular file, PROGRAM writes into a pipe the
+trampoline copies there (a file's fd could seek and rewrite it).
 
 Not root: the same in a user namespace of the user's own, where the kernel
 allows one; else no new privileges alone.
@@ -44,6 +47,7 @@ import json
 import os
 import pwd
 import resource
+import select
 import signal
 import stat
 import sys
@@ -74,6 +78,11 @@ OOM_FIRST = b"1000"  # /proc/self/oom_score_adj: out of memory, the program goes
 # keyrings are the uid's own and outlive the program.
 FILTERED = {"x86_64": (0xC000003E, 41, 425, 248, 249, 250),
             "aarch64": (0xC00000B7, 198, 425, 217, 218, 219)}
+# ioctl's number, and the requests that type into a terminal or paste its
+# selection (TIOCSTI, TIOCLINUX): the caller's terminal is often the program's
+# stderr, and what it typed would run after the command, as the caller
+IOCTL = {"x86_64": 16, "aarch64": 29}
+TERMINAL_TYPING = (0x5412, 0x541C)
 SOCKET_FAMILIES = (2, 10, 16)  # AF_INET, AF_INET6, AF_NETLINK: the namespace's own
 X32_BIT = 0x40000000
 
@@ -228,6 +237,10 @@ def filter_program(machine):
             (ld, 0, 0, 0), (jset, 0, 1, X32_BIT), (ret, 0, 0, enosys)]
     for nr in (uring, *keys):
         prog += [(jeq, 0, 1, nr), (ret, 0, 0, eperm)]
+    typing = len(TERMINAL_TYPING)
+    prog += [(jeq, 0, typing + 3, IOCTL[machine]), (ld, 0, 0, 24)]  # args[1]: the request
+    prog += [(jeq, typing - i, 0, req) for i, req in enumerate(TERMINAL_TYPING)]
+    prog += [(ret, 0, 0, allow), (ret, 0, 0, eperm)]
     prog += [(jeq, 1, 0, socket_nr), (ret, 0, 0, allow), (ld, 0, 0, 16)]  # args[0]: family
     prog += [(jeq, len(fams) - i, 0, f) for i, f in enumerate(fams)]
     prog += [(ret, 0, 0, eafnosupport), (ret, 0, 0, allow)]
@@ -408,7 +421,9 @@ def first_process(opts, program, record, report_fd, lifeline):
     as_root = os.geteuid() == 0
     try:
         die_with_trampoline(lifeline)
-        os.setpgid(0, 0)  # the caller's signals come through the trampoline, once
+        # a session of its own: the caller's signals come through the trampoline,
+        # once, and no terminal is its controlling one (TIOCSTI would type into it)
+        os.setsid()
         try:
             record["covered"] = view(opts["read"], opts["write"], opts["uid"], opts["gid"])
             record["view"] = True
@@ -428,6 +443,62 @@ def first_process(opts, program, record, report_fd, lifeline):
     status = wait_for(child, reap_all=True)
     os.write(report_fd, f"{status}\n".encode())
     os._exit(0)
+
+
+def pipe_files():
+    """Where the caller's stdout or stderr is a regular file, a pipe instead for
+    the program: through an inherited fd of a file it could seek and rewrite
+    what is there. [(the pipe's end to read, the file, its fd number)]."""
+    relays = []
+    for fd in (1, 2):
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+        except OSError:
+            continue
+        end, into = os.pipe()
+        relays.append((end, os.dup(fd), fd))
+        os.dup2(into, fd)
+        os.close(into)
+    return relays
+
+
+def relay(relays):
+    """The files back in place for the trampoline: {pipe's end: the file's fd}."""
+    ends = {}
+    for end, saved, fd in relays:
+        os.dup2(saved, fd)
+        os.close(saved)
+        ends[end] = fd
+    return ends
+
+
+def wait_relaying(child, ends):
+    """wait_for(child), copying each pipe into its file as the program writes
+    meanwhile, and on to its end (the namespace gone, no writer is left). No
+    thread: none can be started once the PID namespace is unshared."""
+    status = None
+    while status is None or ends:
+        if status is None:
+            try:
+                got, raw = os.waitpid(child, os.WNOHANG)
+            except ChildProcessError:
+                raise Refused("the program's process vanished") from None
+            if got == child:
+                status = raw
+        if not ends:
+            if status is None:
+                status = wait_for(child)
+            continue
+        ready, _, _ = select.select(list(ends), [], [], 0.05)
+        for end in ready:
+            chunk = os.read(end, 1 << 16)
+            if chunk:
+                os.write(ends[end], chunk)
+            else:
+                os.close(end)
+                del ends[end]
+    return status
 
 
 def main(argv):
@@ -460,17 +531,22 @@ def main(argv):
         start(opts, program, record)
     r, w = os.pipe()
     lifeline, held = os.pipe()
+    relays = pipe_files()
     signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
     child = os.fork()
     if child == 0:
         os.close(r)
         os.close(held)
+        for end, saved, _ in relays:
+            os.close(end)
+            os.close(saved)
         first_process(opts, program, record, w, lifeline)
     os.close(w)
     os.close(lifeline)
+    ends = relay(relays)
     forward_to(child)
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    status = wait_for(child)
+    status = wait_relaying(child, ends)
     with os.fdopen(r) as f:
         said = f.read().strip()
     end_like(int(said) if said.isdigit() else status)

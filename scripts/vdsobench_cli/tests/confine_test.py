@@ -193,6 +193,33 @@ class ConfinedProgramTest(unittest.TestCase):
             self.assertEqual(left, [], "the program outlived the trampoline")
             self.assertEqual(proc.stdout.read(), "")  # end of file: no one holds it now
 
+    def test_a_file_as_stdout_is_written_through_a_pipe(self):
+        log = self.tmp / "log"
+        with open(log, "w") as f:
+            f.write("the caller's first line\n")
+            f.flush()
+            r = subprocess.run(confine.command(
+                ["/bin/sh", "-c", "readlink /proc/self/fd/1; echo to-err >&2; "
+                                  "printf 'overwritten' 1<> /proc/self/fd/1 || echo no-rewrite"]),
+                stdout=f, stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = log.read_text().splitlines()
+        self.assertEqual(lines[0], "the caller's first line")
+        self.assertRegex(lines[1], r"^pipe:\[\d+\]$")
+        self.assertNotIn("overwritten", log.read_text())
+        self.assertEqual(lines[2:], ["no-rewrite"])
+        self.assertTrue(r.stderr.startswith("to-err\n"), r.stderr)
+
+    def test_it_cannot_type_into_a_terminal(self):
+        script = ("import fcntl, os, termios\n"
+                  "try:\n fcntl.ioctl(2, termios.TIOCSTI, b'x'); print('typed')\n"
+                  "except OSError as e: print(e.errno)\n"
+                  "print(os.getsid(0) != int(os.environ['CALLER_SID']))\n")
+        r = subprocess.run(confine.command(["/usr/bin/python3", "-c", script]),
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, CALLER_SID=str(os.getsid(0))))
+        self.assertEqual(r.stdout.split(), ["1", "True"], r.stderr)  # EPERM, a session of its own
+
     def test_ends_as_the_program_ended(self):
         self.assertEqual(sh("exit 7").returncode, 7)
         self.assertEqual(sh("kill -TERM $$").returncode, -signal.SIGTERM)
