@@ -17,7 +17,7 @@ groups, uid and gid U and G (no capability survives the change), no new
 privileges, a system-call filter (FILTERED: no socket but the namespace's
 own, no io_uring, no keyring, no typing into a terminal), a session of its
 own (no controlling terminal), at most NPROC tasks of U's (all its programs
-together), and first to be killed when memory
+together), no file larger than FSIZE, and first to be killed when memory
 runs out, and PROGRAM runs as the namespace's second process under a first
 that forwards signals and reaps: when PROGRAM ends, the kernel kills
 whatever it left behind, and nothing of it outlives this command. Where the
@@ -68,6 +68,9 @@ DYNAMIC_UIDS = range(61184, 65520)
 # the sandbox user's tasks, every confined program's together: a fork bomb
 # stops there (kbuild's make -j16 and a test per CPU need a few hundred)
 NPROC = 4096
+# the largest file it may write: a kbuild tree's objects are a few MB, a
+# results file at most 128 MB
+FSIZE = 1 << 30
 OOM_FIRST = b"1000"  # /proc/self/oom_score_adj: out of memory, the program goes first
 
 # The system-call filter (seccomp) of a confined program, per architecture:
@@ -265,6 +268,10 @@ def drop(uid, gid, as_root):
         os.setgroups([])
         os.setresgid(gid, gid, gid)
         os.setresuid(uid, uid, uid)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    cap = FSIZE if hard == resource.RLIM_INFINITY else min(FSIZE, hard)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (cap if soft == resource.RLIM_INFINITY
+                                               else min(soft, cap), cap))
     call(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     filter_system_calls()
     if 0 in os.getresuid() or 0 in os.getresgid():

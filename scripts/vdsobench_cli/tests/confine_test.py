@@ -210,6 +210,15 @@ class ConfinedProgramTest(unittest.TestCase):
         self.assertEqual(lines[2:], ["no-rewrite"])
         self.assertTrue(r.stderr.startswith("to-err\n"), r.stderr)
 
+    def test_a_file_past_its_cap_is_refused(self):
+        # truncate grows the file without writing a byte: the cap holds all the same
+        cap = confine.confine_exec.FSIZE
+        r = sh(f"ulimit -f; truncate -s {cap} {self.out}/big && echo at-cap; "
+               f"truncate -s {cap + 1} {self.out}/big || echo past-cap-refused", write=[self.out])
+        self.assertEqual(r.stdout.split(), [str(cap // 512), "at-cap", "past-cap-refused"],
+                         r.stderr)
+        self.assertEqual((self.out / "big").stat().st_size, cap)
+
     def test_it_cannot_type_into_a_terminal(self):
         script = ("import fcntl, os, termios\n"
                   "try:\n fcntl.ioctl(2, termios.TIOCSTI, b'x'); print('typed')\n"
