@@ -196,6 +196,9 @@ def make_mount_point(path, is_dir):
 def view(read, write, uid, gid):
     """The read-only view (see the top); returns the covered folders."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
+    # a path to read inside one to write is shown with it: a mount of its own
+    # there would stay read-only
+    read = [r for r in read if not any(inside(r, w) for w in write)]
     needed = sorted(set(read) | set(write), key=len)
     covers = {}
     for p in needed:

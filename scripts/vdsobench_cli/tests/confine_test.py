@@ -76,6 +76,14 @@ class ConfinedProgramTest(unittest.TestCase):
         r = sh(f"cat {self.victim}/f", read=[self.victim])  # given: readable, same path
         self.assertEqual((r.returncode, r.stdout), (0, "keep\n"), r.stderr)
 
+    def test_a_folder_to_read_inside_one_to_write_stays_writable(self):
+        # kbuild in the tree: make reads the tree it also writes its objects in
+        tree = self.out / "src"
+        tree.mkdir()
+        confine.own(tree)
+        r = sh(f"echo x > {tree}/made && echo made", write=[self.out], read=[tree])
+        self.assertEqual((r.returncode, r.stdout), (0, "made\n"), r.stderr)
+
     def test_no_network(self):
         server = socket.socket()
         server.bind(("127.0.0.1", 0))
