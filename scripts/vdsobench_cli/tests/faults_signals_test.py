@@ -44,9 +44,23 @@ def processes():
 
 
 def alive_in_session(sid):
-    """Processes of session sid that are not zombies: (pid, comm)."""
-    return [(pid, comm) for pid, comm, state, _, session in processes()
-            if session == sid and state not in ("Z", "X")]
+    """Processes of session sid, and every descendant of its leader (a confined
+    program starts a session of its own), that are not zombies: (pid, comm)."""
+    procs = processes()
+    family = {pid for pid, _, _, _, session in procs if session == sid} | {sid}
+    grew = True
+    while grew:
+        more = {pid for pid, _, _, parent, _ in procs if parent in family} - family
+        family |= more
+        grew = bool(more)
+    return [(pid, comm) for pid, comm, state, _, _ in procs
+            if pid in family and state not in ("Z", "X")]
+
+
+def still_alive(pids):
+    """Those of pids (pid, comm) that still run as the same program."""
+    now = {(pid, comm) for pid, comm, state, _, _ in processes() if state not in ("Z", "X")}
+    return [p for p in pids if p in now]
 
 
 def cmdline(pid):
@@ -108,6 +122,7 @@ class SignalCase(unittest.TestCase):
             f.close()
 
     def interrupt(self, proc, sig, expect_target):
+        family = alive_in_session(proc.pid)  # a child left behind is reparented
         os.kill(proc.pid, sig)  # the command alone, not its group: it must pass it on
         out, err = proc.communicate(timeout=WAIT_LIMIT_S)
         self.assertEqual(proc.returncode, 128 + sig, err)
@@ -118,8 +133,8 @@ class SignalCase(unittest.TestCase):
         name = signal.Signals(sig).name
         self.assertEqual(said[0], f"vdsobench: interrupted by {name}; nothing written to "
                                   f"{expect_target}", err)
-        wait_for(lambda: not alive_in_session(proc.pid),
-                 f"the session's processes to end: {alive_in_session(proc.pid)}")
+        wait_for(lambda: not still_alive(family),
+                 f"the command's processes to end: {still_alive(family)}")
         self.assertEqual(os.listdir(self.dirs["tmp"]), [], "temporary files left")
         self.assertEqual(os.listdir(self.dirs["out"]), [], "something left in the output "
                                                            "directory")
