@@ -88,6 +88,7 @@ class NoPathTest(unittest.TestCase):
     def test_gcc_objdump(self):
         src, obj = self.tmp / "f.c", self.tmp / "f.o"
         src.write_text("int f(int x) { return x + 1; }\n")
+        self.tmp.chmod(0o755)  # objdump runs confined, as another user (a build's outputs)
         subprocess.run([kernel_import.tree_cc("x86"), "-O2", "-c", str(src), "-o", str(obj)],
                        check=True)
         self.assertIn("f", objcmp.disassemble(obj))
