@@ -13,10 +13,16 @@ opts=
 if [ -n "${TEST_TMPDIR:-}" ]; then
 	opts="--own $TEST_TMPDIR"
 fi
-real=$(readlink -f "$1")
+# Bazel's outputs, where the runfiles' links lead (a script test's own link
+# too, on its way to the source tree)
+real=$(cd "$runfiles" && pwd -P)
 case $real in
 */bazel-out/*) opts="$opts --read ${real%%/bazel-out/*}/bazel-out" ;;
 esac
+# and the source tree, where a script test and the runfiles' source files
+# lead: a checkout in a private folder is not otherwise shown
+source=$(readlink -f "$runfiles/toolchains/qemu_aarch64.sh")
+opts="$opts --read ${source%/toolchains/qemu_aarch64.sh}"
 # shellcheck disable=SC2086 # $opts: options and folders, none with a space
 exec /usr/bin/python3 -I -S "$runfiles/scripts/vdsobench_cli/cli/confine_exec.py" $opts \
 	-- /bin/sh "$runfiles/toolchains/qemu_aarch64.sh" "$@"
