@@ -1159,12 +1159,18 @@ def outside_include(stderr, tree, cc):
     return None
 
 
+GUARD_OWN_CHECK = "VDSOBENCH_IMPORT_CHECKS_INCLUDES"
+
+
 def compile_tree(argv, tree, given, what):
     """gcc on tree code (argv without -H): limited (limited_run), and every file
     it includes checked to be inside the tree, the shim or GCC's own headers
     (an include of /dev/stdin, an absolute path or a FIFO is refused, one line).
     CompletedProcess with text output, or UsageError."""
-    r = limited_run([argv[0], "-H", *argv[1:]], COMPILE_LIMITS, COMPILE_TIMEOUT_S, cwd=ROOT)
+    # its own -H check names the header and the file that includes it; the
+    # build's gate (asm_guard.py) does the same for the compiles it sees
+    r = limited_run([argv[0], "-H", *argv[1:]], COMPILE_LIMITS, COMPILE_TIMEOUT_S, cwd=ROOT,
+                    env=dict(os.environ, **{GUARD_OWN_CHECK: "1"}))
     if r is None:
         raise UsageError(f"import: {given}: compiling {what} took over {COMPILE_TIMEOUT_S} s "
                          "(a header that includes a FIFO or a device?); nothing imported")

@@ -772,6 +772,25 @@ class CompileAttackTest(unittest.TestCase):
         for obj in objs.glob(f"variant_{kernel_import.ident('buildonly')}_*/*.o"):
             self.assertNotIn(token.encode(), obj.read_bytes(), obj)
 
+    def test_an_include_only_the_build_would_make_is_refused(self):
+        """The same for the compiler proper: a header included only under a flag
+        Bazel passes (-D_FORTIFY_SOURCE=1) is seen by the gate's preprocessing
+        of the build's own compile, refused in one line; the file's text never
+        reaches the output, nothing is imported."""
+        secret = self.ws.tmp / "secret-header"
+        token = f"vdsobench-secret-{os.getpid()}-{time.monotonic_ns()}"
+        secret.write_text(token + "\n")
+        os.chmod(secret, 0o600)
+        self.hostile_header(f'#ifdef _FORTIFY_SOURCE\n#include "{secret}"\n#endif', stop=False)
+        rc, out, err = vdsobench("import", str(self.ws.tree), "--name", "buildinc")
+        one_line(self, rc, err, "glue/", f"includes '{secret}', neither the build's nor "
+                                         "the system's")
+        self.assertNotIn(token, out + err)
+        self.assertEqual(self.ws.outside(), self.ws.before, "something outside was written")
+        rc, out, err = vdsobench("import", "--list")
+        self.assertEqual((rc, err), (0, ""), out)
+        self.assertIn("no imported trees", out)
+
     def test_an_include_that_blocks_is_one_line(self):
         fifo = self.ws.tmp / "fifo"
         os.mkfifo(fifo)
