@@ -13,6 +13,8 @@ own, with only its output folders writable (docs/confinement.md).
                                       with more folders it may write
     scratch(prefix)                   a temporary folder a confined program may
                                       write, removed after the block
+    reading(path)                     path, or a copy of it, as a confined program
+                                      may read it (a file of a private folder)
     sandbox_ids()                     (uid, gid) confined programs run as
     record()                          how they run here (probed once), for results
 
@@ -29,6 +31,7 @@ import functools
 import json
 import os
 import shutil
+import stat
 import sys
 from pathlib import Path
 
@@ -115,6 +118,33 @@ def scratch(prefix="vdsobench-confined-", dir=None):
         os.mkdir(path, 0o700)
         own(path)
         yield path
+
+
+def may_read(path):
+    """Whether the sandbox user may read the file path where it is (the
+    trampoline shows its folder, but not past the folder's own mode)."""
+    uid, gid = sandbox_ids()
+    try:
+        folder, st = os.stat(os.path.dirname(os.path.abspath(path))), os.stat(path)
+    except OSError:
+        return False
+    return (confine_exec.passable(folder, uid, gid)
+            and bool(st.st_mode & (stat.S_IRUSR if st.st_uid == uid else
+                                   stat.S_IRGRP if st.st_gid == gid else stat.S_IROTH)))
+
+
+@contextlib.contextmanager
+def reading(path):
+    """path itself where a confined program may read it, else a copy of it in
+    a scratch folder (a cached object in a folder private to root)."""
+    if may_read(path):
+        yield str(path)
+        return
+    with scratch(prefix="vdsobench-read-") as d:
+        copy = os.path.join(d, os.path.basename(path))
+        shutil.copyfile(path, copy)
+        os.chmod(copy, 0o644)
+        yield copy
 
 
 @functools.lru_cache(maxsize=1)

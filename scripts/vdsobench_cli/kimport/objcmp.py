@@ -47,9 +47,10 @@ PAGE = 0x1000
 def disassemble(obj):
     """{function: [(address, text, relocation or None)]} of an object (objdump -d -r)."""
     # a tree's asm shapes the object it reads: confined (docs/confinement.md)
-    r = subprocess.run(confine.command([tools.path("objdump", "objcmp"), "-d", "-r",
-                                        "--no-show-raw-insn", str(obj)]),
-                       capture_output=True, text=True)
+    with confine.reading(obj) as shown:
+        r = subprocess.run(confine.command([tools.path("objdump", "objcmp"), "-d", "-r",
+                                            "--no-show-raw-insn", shown]),
+                           capture_output=True, text=True)
     if r.returncode != 0:
         raise UsageError(f"objcmp: {obj}: objdump failed "
                          f"({(r.stderr.strip() or '?').splitlines()[-1][:200]})")

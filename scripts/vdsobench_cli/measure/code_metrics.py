@@ -91,8 +91,9 @@ def code_size(variant):
         raise Failure(f"{obj}: not built by {library_of(variant)}")
     try:
         # a tree's asm shapes the object it reads: confined (docs/confinement.md)
-        r = lifecycle.run(confine.command([tool("objdump"), "-d", "-w", str(obj)]),
-                          capture_output=True, text=True, errors="replace")
+        with confine.reading(obj) as shown:
+            r = lifecycle.run(confine.command([tool("objdump"), "-d", "-w", shown]),
+                              capture_output=True, text=True, errors="replace")
     except OSError as e:
         raise Failure(f"cannot run {tool('objdump')}: {e.strerror}") from None
     if r.returncode != 0:

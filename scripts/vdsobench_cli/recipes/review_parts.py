@@ -67,8 +67,10 @@ def disassembly(obj, objdump=None, arch_name="x86_64"):
     objdump = objdump or tools.path("objdump", "patch-review")
     try:
         # a tree's asm shapes the object it reads: confined (docs/confinement.md)
-        r = lifecycle.run(confine.command([objdump, "-d", "-w", "--no-show-raw-insn", str(obj)]),
-                          capture_output=True, text=True, errors="replace")
+        with confine.reading(obj) as shown:
+            r = lifecycle.run(confine.command([objdump, "-d", "-w", "--no-show-raw-insn",
+                                               shown]),
+                              capture_output=True, text=True, errors="replace")
     except OSError as e:
         return None, f"{objdump}: {e.strerror}"
     if r.returncode != 0:

@@ -84,6 +84,22 @@ class ConfinedProgramTest(unittest.TestCase):
         r = sh(f"echo x > {tree}/made && echo made", write=[self.out], read=[tree])
         self.assertEqual((r.returncode, r.stdout), (0, "made\n"), r.stderr)
 
+    def test_a_file_of_a_private_folder_is_read_from_a_copy(self):
+        private = self.tmp / "cache"  # as the kbuild cache's entries are, 0700
+        private.mkdir(mode=0o700)
+        (private / "obj").write_text("object\n")
+        with confine.reading(private / "obj") as shown:
+            self.assertNotEqual(shown, str(private / "obj"))
+            r = subprocess.run(confine.command(["/bin/cat", shown]), capture_output=True,
+                               text=True, timeout=60)
+            self.assertEqual((r.returncode, r.stdout), (0, "object\n"), r.stderr)
+        self.assertFalse(os.path.exists(shown), "the copy outlived the block")
+        r = sh(f"cat {private}/obj", read=[private])  # itself: refused
+        self.assertNotEqual(r.returncode, 0)
+        (self.out / "obj").write_text("object\n")  # a file it may read is itself
+        with confine.reading(self.out / "obj") as shown:
+            self.assertEqual(shown, str(self.out / "obj"))
+
     def test_no_network(self):
         server = socket.socket()
         server.bind(("127.0.0.1", 0))
