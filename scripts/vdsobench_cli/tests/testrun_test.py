@@ -1,3 +1,4 @@
+import io
 import os
 import tempfile
 import unittest
@@ -52,6 +53,18 @@ class SummaryTest(unittest.TestCase):
             ("//impls:layout_test", "PASSED"), ("//impls:seqlock_test", "PASSED"),
             ("//verify:torture_test", "FAILED"), ("//verify:crash_test", "FAILED TO BUILD"),
             ("//:top_test", "NO STATUS")])
+
+    def test_a_target_not_for_this_platform_is_skipped_not_failed(self):
+        output = BAZEL_OUTPUT + "//impls/image:fuzz_corpus_test     SKIPPED\n"
+        with mock.patch.object(build, "bazel", return_value=(3, output)), \
+                mock.patch.object(testrun, "log_text", return_value=""):
+            results = testrun.bazel_tests(False, False, io.StringIO())
+        skipped = [r for r in results if r[0].startswith("//impls/image:fuzz_corpus_test")]
+        self.assertEqual(skipped, [("//impls/image:fuzz_corpus_test (SKIPPED: not for this "
+                                    "platform)", 0, 0, [])])
+        failed = {r[0] for r in results if r[2]}
+        self.assertEqual(failed, {"//verify:torture_test", "//verify:crash_test (FAILED TO "
+                                  "BUILD)", "//:top_test (NO STATUS)"})
 
     def test_logs(self):
         with tempfile.TemporaryDirectory() as d:
