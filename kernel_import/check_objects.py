@@ -18,10 +18,16 @@ little-endian objects with:
     variant's own: a tree defining malloc or write would replace the C
     library's in every program that links it, and run where the program
     calls them);
-  - no section group (COMDAT) of code or data but one named PREFIX...: the
-    linker keeps the first group of a name and drops the others, so a
-    tree's group named as a C++ inline function of the harness's would take
-    its place (its local code, and the program's calls left to nothing).
+  - no section group (COMDAT) but one named PREFIX..., or one of debug
+    sections alone named as GCC's -g3 names those (wm4.*, never a C or
+    C++ symbol's name): the linker keeps the first group of a name and
+    drops the others, whatever they hold, so a tree's group named as a
+    C++ inline function of the harness's would take its place (the
+    program's calls left to nothing).
+  - no compiler IR (.gnu.lto_*, .gnu.offload_lto_*): GCC's linker plugin
+    claims an object holding it and compiles the program from the IR, not
+    from the object's code (whatever it holds, checked nowhere), running
+    lto1 as root on the tree's bytes;
   - no request for an executable stack (.note.GNU-stack marked executable):
     every program that links the object would get one.
 
@@ -43,6 +49,8 @@ SHT_SYMTAB, SHT_RELA, SHT_REL, SHT_GROUP = 2, 4, 9, 17
 SHF_ALLOC = 2
 STT_GNU_IFUNC = 10
 STB_GLOBAL, STB_WEAK, STB_GNU_UNIQUE = 1, 2, 10
+IR_SECTIONS = (".gnu.lto_", ".gnu.offload_lto_")
+DEBUG_GROUP = "wm4."  # GCC's name for a group of -g3's macros
 IRELATIVE = {62: 37, 183: 1032}  # EM_X86_64: R_X86_64_IRELATIVE, EM_AARCH64
 REFUSED = "vdsobench-refused: "
 
@@ -126,6 +134,9 @@ def check_object(data, prefix):
         if sh_type in RUN_TYPES or any(name == s or name.startswith(s + ".")
                                        for s in RUN_SECTIONS):
             return (f"has {printable(name)}: code run before main or at exit, uncalled")
+        if name.startswith(IR_SECTIONS):
+            return (f"has {printable(name)}: compiler IR the linker would compile into the "
+                    "program, unchecked")
         if name == ".note.GNU-stack" and flags & SHF_EXECINSTR:
             return ("asks for an executable stack, which every program that links it "
                     "would get")
@@ -148,17 +159,16 @@ def check_object(data, prefix):
 
 
 def check_group(data, secs, off, size, link, info, prefix):
-    """A section group of loaded sections must be named as the variant's own."""
+    """A section group must be named as the variant's own, or be -g3's macros."""
     body = blob(data, off, size)
     members = [struct.unpack_from("<I", body, at)[0] for at in range(4, len(body) - 3, 4)]
-    if not any(m < len(secs) and secs[m][6] & SHF_ALLOC for m in members):
-        return None  # debug information only (-g3's macros)
+    debug_only = not any(m < len(secs) and secs[m][6] & SHF_ALLOC for m in members)
     if link >= len(secs) or secs[link][4] >= len(secs):
         raise Bad("a section group without its symbol table")
     symtab, strings = secs[link], secs[secs[link][4]]
     name_off, = unpack("<I", blob(data, symtab[2], symtab[3]), info * 24, "a group's name")
     name = c_string(blob(data, strings[2], strings[3]), name_off)
-    if name.startswith(prefix):
+    if name.startswith(prefix) or (debug_only and name.startswith(DEBUG_GROUP)):
         return None
     return (f"has the section group {printable(name)}, which would take the place of the "
             "program's own of that name")

@@ -181,6 +181,8 @@ class GitDir:
         each component no link, '..' the real parent, none on a pseudo
         filesystem. The caller closes it."""
         parts = [p for p in path.split("/") if p not in ("", ".")]
+        if "\0" in path:
+            raise Unreadable(f"{shown(where + path)}: a NUL in the path")
         if len(parts) > MAX_COMPONENTS:
             raise Unreadable(f"{shown(where + path)}: too deep")
         done = "/" if path.startswith("/") else ""

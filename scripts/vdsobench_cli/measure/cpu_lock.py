@@ -13,8 +13,11 @@ turns what the harness recorded ("cpu_lock" in its context) into warnings:
 """
 
 import os
+import re
 import stat
 import tempfile
+
+from vdsobench_cli.cli.errors import UsageError
 
 POLICIES = ("wait", "fail", "off")
 HELP = ("another vdsobench pinned to one of these CPUs: wait for it (default; said "
@@ -60,9 +63,10 @@ def confined_dir():
     """(folder, environment) of a confined harness's locks (cli/confine.py): the
     folder it must be able to write (None: none could be made; the harness
     says so) and the environment naming it (None: the harness finds it
-    itself). A private $VDSOBENCH_LOCK_DIR of the caller's is given to the
-    sandbox user, whose harness runs (all of them) lock there; where no shared
-    folder can be made, the sandbox user gets a private one in $TMPDIR."""
+    itself). A private $VDSOBENCH_LOCK_DIR of the caller's (empty, or of locks
+    alone; else refused) is given to the sandbox user, whose harness runs (all
+    of them) lock there; where no shared folder can be made, the sandbox user
+    gets a private one in $TMPDIR."""
     from vdsobench_cli.cli import confine
     own = os.environ.get("VDSOBENCH_LOCK_DIR")
     if not own and shared_dir():
@@ -81,8 +85,22 @@ def confined_dir():
         # $TMPDIR: the harness would write where they chose; no lock instead
         return None, None
     if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() != uid:
+        refuse_other_files(d)
         confine.own(d)  # the caller's private folder: the sandbox user's now
     return d, (dict(os.environ, VDSOBENCH_LOCK_DIR=d) if not own else None)
+
+
+LOCK_FILE = re.compile(r"cpu[0-9]+\.lock")
+
+
+def refuse_other_files(d):
+    """The caller's folder the sandbox user is about to be given must hold
+    CPU locks alone: a home, /tmp or /etc named by mistake would become the
+    trees' code's to write."""
+    if not all(LOCK_FILE.fullmatch(name) for name in os.listdir(d)):
+        raise UsageError(f"$VDSOBENCH_LOCK_DIR: {d} holds other files than CPU locks, and "
+                         "the confined harness would be given it (valid: an empty folder, "
+                         "or one of locks alone)")
 
 
 def confined(cmd, write=()):

@@ -6,6 +6,7 @@ line, and nothing is written; a tree's own prefixed definitions pass."""
 
 import platform
 import shutil
+import struct
 import subprocess
 import tempfile
 import unittest
@@ -57,7 +58,29 @@ BAD = {
     "a group named as the harness's": (
         'asm(".section .text._Z6helperv,\\"axG\\",@progbits,_Z6helperv,comdat\\n'
         'ret\\n.previous");', "the section group _Z6helperv"),
+    # the linker keeps the first group of a name whatever it holds: a debug
+    # section alone named so drops the harness's code all the same
+    "a debug group named as the harness's": (
+        'asm(".section .debug_kimport,\\"G\\",@progbits,_Z6helperv,comdat\\n'
+        '.byte 1\\n.previous");', "the section group _Z6helperv"),
 }
+
+
+def lto_sections_as_data(obj):
+    """C arrays placed in obj's .gnu.lto_* sections, byte for byte."""
+    data = obj.read_bytes()
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shnum, shstrndx = struct.unpack_from("<HH", data, 0x3c)
+    heads = [struct.unpack_from("<IIQQQQ", data, shoff + i * 64) for i in range(shnum)]
+    names = data[heads[shstrndx][4]:heads[shstrndx][4] + heads[shstrndx][5]]
+    out = []
+    for i, (name, _, _, _, off, size) in enumerate(heads):
+        name = names[name:names.index(b"\0", name)].decode()
+        if name.startswith(".gnu.lto_"):
+            body = ",".join(str(b) for b in data[off:off + size])
+            out.append(f'__attribute__((section("{name}"), used)) '
+                       f'static const unsigned char lto{i}[] = {{{body}}};')
+    return "\n".join(out)
 
 
 class CheckObjectsTest(unittest.TestCase):
@@ -106,6 +129,47 @@ class CheckObjectsTest(unittest.TestCase):
         subprocess.run(["gcc", "-O2", "-g3", "-c", "-o", str(obj), str(src)], check=True)
         self.assertIn(b".group", obj.read_bytes())
         self.assertEqual(self.check(obj)[0].returncode, 0)
+
+    def test_a_debug_group_named_as_the_programs_drops_its_code(self):
+        """The control for BAD's debug group: linked first, it takes the place of
+        the C++ program's inline function, whose calls are left to nothing."""
+        tree = self.compile("debuggroup", GOOD + BAD["a debug group named as the harness's"][0])
+        main = self.tmp / "main.cc"
+        main.write_text("#include <cstdio>\ninline __attribute__((noinline)) int helper() "
+                        "{ return 42; }\nint main() { std::printf(\"%d\\n\", helper()); }\n")
+        prog = self.tmp / "prog"
+        subprocess.run(["g++", "-O2", "-o", str(prog), str(tree), str(main)], check=True)
+        r = subprocess.run([str(prog)], capture_output=True, text=True)
+        self.assertNotEqual((r.returncode, r.stdout), (0, "42\n"))
+
+    def test_compiler_ir_the_linker_would_compile_is_refused(self):
+        """An object carrying GCC's LTO sections (written as plain data, no -flto
+        on the line) is compiled by the linker's plugin from that IR, not linked
+        from the object's code: a constructor and malloc in the IR reach the
+        program, none of it seen in the object's own sections."""
+        owned = self.tmp / "owned"
+        hidden = self.tmp / "hidden.c"
+        hidden.write_text(f"int creat(const char *, unsigned int);\n"
+                          f"static void __attribute__((constructor, used)) f(void) "
+                          f"{{ creat(\"{owned}\", 0644); }}\n"
+                          f"int {PREFIX}time(void) {{ return 7; }}\n")
+        ir = self.tmp / "hidden.o"
+        subprocess.run(["gcc", "-O2", "-flto", "-c", "-o", str(ir), str(hidden)], check=True)
+        tree = self.compile("lto_sections", GOOD + lto_sections_as_data(ir))
+        self.assertNotIn(b".init_array", tree.read_bytes())
+        main = self.tmp / "main.c"
+        main.write_text(f"int {PREFIX}time(void);\nint main(void) {{ return {PREFIX}time(); }}\n")
+        prog = self.tmp / "prog"
+        subprocess.run(["gcc", "-O2", "-o", str(prog), str(main), str(tree)], check=True,
+                       capture_output=True)
+        # the control: the linker built the program from the IR
+        self.assertEqual(subprocess.run([str(prog)]).returncode, 7)
+        self.assertTrue(owned.exists(), "the IR's constructor did not run")
+        r, out = self.check(tree)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        self.assertIn("compiler IR", r.stderr)
+        self.assertFalse(out.exists())
 
     def test_archives_are_read_member_by_member(self):
         good = self.compile("good", GOOD)

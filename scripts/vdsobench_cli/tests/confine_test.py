@@ -283,6 +283,17 @@ class ConfinedProgramTest(unittest.TestCase):
         self.assertEqual((r.returncode, r.stdout), (126, ""))
         self.assertEqual(r.stderr, "vdsobench-confine: still root after the change of user\n")
 
+    def test_the_callers_secrets_do_not_reach_it(self):
+        """Root's environment is the caller's (tokens, credentials, agent
+        sockets): the tree's code runs in the confined program and may print
+        what it reads into the results a review publishes."""
+        r = subprocess.run(confine.command(["/usr/bin/env"], write=[self.out]),
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, GITHUB_TOKEN="vdsobench-attack-token",
+                                    AWS_SECRET_ACCESS_KEY="vdsobench-attack-key"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("vdsobench-attack-", r.stdout)
+
     def test_the_record_says_how(self):
         rec = confine.record()
         self.assertEqual(rec["user"], confine.sandbox_ids()[0])

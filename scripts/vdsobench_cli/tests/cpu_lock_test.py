@@ -174,5 +174,28 @@ class FallbackFolderTest(unittest.TestCase):
         self.assertEqual(os.listdir(victim), [], "the confined program wrote where the link led")
         self.assertTrue(os.path.islink(link))
 
+    def test_a_lock_folder_of_roots_holding_other_files_is_not_given_away(self):
+        """$VDSOBENCH_LOCK_DIR names the folder the confined harness (the trees'
+        code in it) may write, and root's own folder there was given to the
+        sandbox user: /root, /tmp or /etc named by mistake became the tree's.
+        One that holds anything but locks is refused in one line, kept root's."""
+        d = tempfile.mkdtemp(prefix="vdsobench-lock-home-")
+        self.addCleanup(subprocess.run, ["rm", "-rf", d])
+        os.chmod(d, 0o755)
+        with open(os.path.join(d, ".bashrc"), "w") as f:
+            f.write("keep\n")
+        out = os.path.join(d, "out.json")
+        r = subprocess.run([str(LAUNCHER), "run", *QUICK, "--out", out],
+                           env=dict(os.environ, VDSOBENCH_LOCK_DIR=d), capture_output=True,
+                           text=True, timeout=600, stdin=subprocess.DEVNULL)
+        self.assertEqual(os.stat(d).st_uid, 0, "root's folder was given to the sandbox user")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr.strip().splitlines()[-1],
+                         f"vdsobench: error: $VDSOBENCH_LOCK_DIR: {d} holds other files than "
+                         "CPU locks, and the confined harness would be given it "
+                         "(valid: an empty folder, or one of locks alone)")
+        self.assertEqual(sorted(os.listdir(d)), [".bashrc"])
+
+
 if __name__ == "__main__":
     unittest.main()

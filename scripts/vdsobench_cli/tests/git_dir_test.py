@@ -145,6 +145,18 @@ class AttackTest(Case):
         (self.tree / ".git").write_text(f"gitdir: {wt}\n")
         self.refused("commondir", "pseudo filesystem")
 
+    def test_a_nul_in_a_gitdir_or_commondir_path(self):
+        """A path git would cut at its NUL is refused as a path, not raised on (a
+        review read it last, after all its work, and ended in a traceback)."""
+        git_tree(self.tree, refs={"refs/heads/main": A + "\n"})
+        (self.tree / ".git" / "commondir").write_bytes(b"/\0etc\n")
+        self.refused("commondir", "a NUL")
+        wt = self.tmp / "wt-gitdir"
+        git_tree(wt, refs={"refs/heads/main": A + "\n"})
+        shutil.rmtree(self.tree / ".git")
+        (self.tree / ".git").write_bytes(b"gitdir: " + str(wt).encode() + b"\0x\n")
+        self.refused(".git: gitdir", "a NUL")
+
     def test_git_file_path_through_a_link(self):
         real = self.tmp / "real"
         git_tree(real, refs={"refs/heads/main": A + "\n"})
