@@ -60,6 +60,15 @@ AT_FDCWD, AT_RECURSIVE, AT_EMPTY_PATH = -100, 0x8000, 0x1000
 OPEN_TREE_CLONE, MOVE_MOUNT_F_EMPTY_PATH = 1, 4
 SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 428, 429, 442  # x86-64 and arm64 alike
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 1, 38, 22
+# What of the caller's environment a confined program gets (passed_on): the
+# locale, the search path, a bundle's library path, the project's own
+# settings, kbuild's reproducibility stamps, the git settings import sets for
+# its confined git, Bazel's test protocol, the sanitizers' and qemu's options.
+KEPT = frozenset(("PATH", "LANG", "LANGUAGE", "TERM", "TZ", "SOURCE_DATE_EPOCH",
+                  "LD_LIBRARY_PATH", "XDG_RUNTIME_DIR", "XML_OUTPUT_FILE",
+                  "GIT_CEILING_DIRECTORIES", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"))
+KEPT_PREFIXES = ("LC_", "VDSOBENCH_", "KBUILD_", "TEST_", "RUNFILES_", "TESTBRIDGE_",
+                 "GTEST_", "ASAN_", "UBSAN_", "LSAN_", "QEMU_")
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT,
              signal.SIGUSR1, signal.SIGUSR2)
 COVER_OPTIONS = b"mode=0755,size=1m,nr_inodes=4096"
@@ -379,13 +388,22 @@ def isolate(as_root, uid, gid):
     return None
 
 
+def passed_on(env):
+    """Keep in env only what the programs need (KEPT, KEPT_PREFIXES): the
+    caller's environment is root's, with its tokens, keys and agent sockets,
+    which a tree's code could print into the results a review publishes."""
+    for name in list(env):
+        if name not in KEPT and not name.startswith(KEPT_PREFIXES):
+            del env[name]
+
+
 def start(opts, program, record):
     """In the program's own process: its folder, its signals, then exec."""
     for s in (signal.SIGPIPE, signal.SIGXFSZ, *FORWARDED):
         signal.signal(s, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    if opts["write"]:
-        os.environ["TMPDIR"] = os.environ["HOME"] = opts["write"][0]  # all else is read-only
+    passed_on(os.environ)
+    os.environ["TMPDIR"] = os.environ["HOME"] = (opts["write"] or ["/"])[0]  # all else read-only
     for d in (opts["cwd"], *opts["write"], "/"):
         try:
             if d:

@@ -247,10 +247,10 @@ class ConfinedProgramTest(unittest.TestCase):
         script = ("import fcntl, os, termios\n"
                   "try:\n fcntl.ioctl(2, termios.TIOCSTI, b'x'); print('typed')\n"
                   "except OSError as e: print(e.errno)\n"
-                  "print(os.getsid(0) != int(os.environ['CALLER_SID']))\n")
+                  "print(os.getsid(0) != int(os.environ['VDSOBENCH_CALLER_SID']))\n")
         r = subprocess.run(confine.command(["/usr/bin/python3", "-c", script]),
                            capture_output=True, text=True, timeout=60,
-                           env=dict(os.environ, CALLER_SID=str(os.getsid(0))))
+                           env=dict(os.environ, VDSOBENCH_CALLER_SID=str(os.getsid(0))))
         self.assertEqual(r.stdout.split(), ["1", "True"], r.stderr)  # EPERM, a session of its own
 
     def test_ends_as_the_program_ended(self):
@@ -290,9 +290,14 @@ class ConfinedProgramTest(unittest.TestCase):
         r = subprocess.run(confine.command(["/usr/bin/env"], write=[self.out]),
                            capture_output=True, text=True, timeout=60,
                            env=dict(os.environ, GITHUB_TOKEN="vdsobench-attack-token",
-                                    AWS_SECRET_ACCESS_KEY="vdsobench-attack-key"))
+                                    AWS_SECRET_ACCESS_KEY="vdsobench-attack-key",
+                                    VDSOBENCH_LOCK_DIR="/run/kept", LC_ALL="C"))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("vdsobench-attack-", r.stdout)
+        got = dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
+        self.assertEqual((got.get("VDSOBENCH_LOCK_DIR"), got.get("LC_ALL"), got.get("HOME")),
+                         ("/run/kept", "C", str(self.out)), "what the programs need is kept")
+        self.assertEqual(got.get("PATH"), os.environ.get("PATH"))
 
     def test_the_record_says_how(self):
         rec = confine.record()
