@@ -11,7 +11,7 @@
 /*
  * The defined symbols of a symbol table named names[i]: vals[i] and bit i
  * of *found, refused when defined twice (vdso2c does) or, when span is not
- * 0, outside it.
+ * 0 (the entry points), outside it or not a global function.
  */
 static int symbols(const struct vdso_view *v, const Elf64_Shdr *s, const char *what,
 		   const char *strs, const char *const *names, int nr, uint64_t *vals,
@@ -44,6 +44,12 @@ static int symbols(const struct vdso_view *v, const Elf64_Shdr *s, const char *w
 				return fail(why, n, "it defines %s twice", names[i]);
 			if (span && sym.st_value >= span)
 				return fail(why, n, "%s is outside the image", names[i]);
+			/* an entry point (span set) is called as it is: no resolver, no data */
+			if (span && (ELF64_ST_TYPE(sym.st_info) != STT_FUNC ||
+				     ELF64_ST_BIND(sym.st_info) == STB_LOCAL))
+				return fail(why, n, "%s is not a global function (type %d, binding %d)",
+					    names[i], ELF64_ST_TYPE(sym.st_info),
+					    ELF64_ST_BIND(sym.st_info));
 			vals[i] = sym.st_value;
 			*found |= 1u << i;
 		}

@@ -39,19 +39,20 @@ def alt_table(alts, alt_size):
     return bytes(out)
 
 
-def dynsym(names, values=None):
-    """(.dynstr, .dynsym) defining names at 0x100 + 8 * i (or values)."""
+def dynsym(names, values=None, info=0x12):
+    """(.dynstr, .dynsym) defining names at 0x100 + 8 * i (or values), global
+    functions (or of st_info info)."""
     strs = b"\0" + b"\0".join(n.encode() for n in names) + b"\0"
     table, off = bytearray(24), 1
     for i, n in enumerate(names):
         value = values[i] if values else 0x100 + 8 * i
-        table += struct.pack(SYM, off, 0x12, 0, 13, value, 8)
+        table += struct.pack(SYM, off, info, 0, 13, value, 8)
         off += len(n) + 1
     return strs, bytes(table)
 
 
 def synth(alt_size=14, vvar_start=None, names=SYMS, alts=None, loads=1, dynamic=(),
-          relocs=(), extra_shdrs=(), values=None):
+          relocs=(), extra_shdrs=(), values=None, info=0x12):
     """A minimal vDSO image the loader maps with every counter (unless the
     arguments make it hostile)."""
     img = bytearray(0x400)
@@ -60,7 +61,7 @@ def synth(alt_size=14, vvar_start=None, names=SYMS, alts=None, loads=1, dynamic=
     entries = alts if alts is not None else [(0x100, 0x110, 642, 5, 5), (0x100, 0x115, 59, 5, 3)]
     table = alt_table(entries, alt_size)
     img[0x120:0x120 + len(table)] = table
-    strs, syms = dynsym(names, values)
+    strs, syms = dynsym(names, values, info)
     img[0x180:0x180 + len(strs)] = strs
     img[0x200:0x200 + len(syms)] = syms
     symtab = bytes(24) + struct.pack(SYM, 1, 0, 0, 1, (vvar_start or 0) & (2**64 - 1), 0)
@@ -196,6 +197,10 @@ HOSTILE = {
     "symbol-outside": (lambda: synth(values=(0x100000, 0x108, 0x110, 0x118)),
                        "__vdso_clock_gettime is outside the image"),
     "bad-vvar-start": (lambda: synth(vvar_start=-100), "vvar_start -100"),
+    # the second battery's: an entry point the loader would call into as it is
+    "ifunc-entry": (lambda: synth(info=0x1a), "__vdso_clock_gettime is not a global function"),
+    "local-entry": (lambda: synth(info=0x02), "__vdso_clock_gettime is not a global function"),
+    "object-entry": (lambda: synth(info=0x11), "__vdso_clock_gettime is not a global function"),
 }
 
 
