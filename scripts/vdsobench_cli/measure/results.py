@@ -12,7 +12,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from vdsobench_cli.cli import inputs, lifecycle
+from vdsobench_cli.cli import inputs, lifecycle, trust
 from vdsobench_cli.cli.build import ROOT
 from vdsobench_cli.cli.errors import Failure, UsageError
 from reports import vocab
@@ -305,6 +305,10 @@ def recover(path, write):
         kept = None
         try:
             directory.mkdir(parents=True, exist_ok=True)
+            why = trust.folder_problem(directory)
+            if why:  # another user's folder: they could read or swap what root keeps
+                reasons.append(f"{directory}: {why}")
+                continue
             with lifecycle.critical():  # a signal while it is written removes it
                 fd, kept = new_file(directory, f"recovered-{stamp()}-{Path(path).name}")
                 lifecycle.register(kept, "file")

@@ -382,6 +382,24 @@ class RaceTest(TempDirs):
         self.assertEqual(Path(kept.group(1)).parent, tmp)
         self.assertEqual(json.loads(Path(kept.group(1)).read_text()), {"mine": 1})
 
+    def test_a_state_folder_another_user_may_write_is_passed_over(self):
+        self.state.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.state, 0o777)
+        os.chown(self.state, 65534, 65534)
+        tmp = self.dir.parent / "tmp"
+        tmp.mkdir()
+        path = self.dir / "r.json"
+        target = results.check_writable(path)
+        path.write_text("theirs\n")
+        with mock.patch.object(results.tempfile, "gettempdir", return_value=str(tmp)), \
+                self.assertRaises(Failure) as cm:
+            target.write_json({"mine": 1})
+        kept = KEPT.search(str(cm.exception))
+        self.assertIsNotNone(kept, str(cm.exception))
+        self.assertEqual(Path(kept.group(1)).parent, tmp)
+        self.assertEqual([p for p in self.state.rglob("*") if not p.is_dir()], [],
+                         "kept in the other user's folder")
+
     def test_nowhere_to_keep_it_says_lost(self):
         self.state.write_text("not a directory")
         path = self.dir / "r.json"
