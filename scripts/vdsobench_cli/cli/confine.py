@@ -137,7 +137,7 @@ def may_read(path):
 def reading(path):
     """path itself where a confined program may read it, else a copy of it in
     a scratch folder (a cached object in a folder private to root)."""
-    if may_read(path):
+    if may_read(path) or not os.path.isfile(path):  # none: the reader says so itself
         yield str(path)
         return
     with scratch(prefix="vdsobench-read-") as d:
