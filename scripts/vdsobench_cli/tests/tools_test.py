@@ -67,6 +67,8 @@ class NoPathTest(unittest.TestCase):
         self.assertEqual(out.strip().splitlines()[-1], str(build.ROOT))
 
     def test_git(self):
+        if not (build.ROOT / ".git").exists():
+            self.skipTest("a copy of the project without its history (new_variant_test's)")
         out, why = fingerprint.git(build.ROOT, "rev-parse", "HEAD")
         self.assertRegex(out or why, r"^[0-9a-f]{40}\s*$")
 
