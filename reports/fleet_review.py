@@ -21,7 +21,7 @@ and returns
    "comparisons": int, "target": float, "alpha": float}
 
 What it decides, and why:
-- Nodes are grouped by their CPU label (reports/uarch.py label()): the label
+- Nodes are grouped by their CPU label (core/uarch.py label()): the label
   carries family/model/stepping, so two steppings are two models. A row is
   keyed by (clock, mode) alone, never by the counter: each CPU reads the
   counter its own kernel chose (rdtscp on one, lfence_rdtsc on another), and
@@ -65,8 +65,9 @@ import re
 import textwrap
 from collections import Counter
 
-from reports import review, stats, vocab
-from reports.text import printable
+from reports import review
+from vdsobench_cli.core import stats, vocab
+from vdsobench_cli.core.text import printable
 
 WIDTH = 72
 # the lines the fleet part may take in a 40-line block by default

@@ -27,7 +27,7 @@ block says "incomplete".
 import math
 import statistics
 
-from . import stats
+from vdsobench_cli.core import stats
 
 # The interval half-width a row must reach to say "no difference": +-0.5%.
 TARGET = 0.005

@@ -16,7 +16,8 @@ from vdsobench_cli.measure import cpu_lock, fingerprint, footprint, results, rou
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-from reports import emulation as emulation_mod, run_table, stats, tables, uarch, vocab
+from reports import run_table, tables
+from vdsobench_cli.core import emulation as emulation_mod, stats, uarch, vocab
 
 FORMATS = ("table", "lkml", "markdown", "csv", "json")
 DEFAULT_ROUNDS = 40

@@ -26,7 +26,7 @@ from vdsobench_cli.measure import fingerprint, results, rounds
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-from reports import emulation, stats, uarch
+from vdsobench_cli.core import emulation, stats, uarch
 
 SCHEMA = "vdsobench-baseline/1"
 DEFAULT_BASELINE = "results/baselines/ci.json"
@@ -49,7 +49,7 @@ def machine_of(fp):
 def emulated_timing(baseline):
     """The emulation label if the baseline's timing rows were measured under
     emulation (its machine, its timing section or a row says so), else None.
-    Such times are the emulator's (reports/emulation.py), not a CPU's."""
+    Such times are the emulator's (core/emulation.py), not a CPU's."""
     t = baseline.get("timing") or {}
     marks = [(baseline.get("machine") or {}).get("emulated"), t.get("emulated")]
     marks += [r.get("emulated") for r in t.get("rows", [])]

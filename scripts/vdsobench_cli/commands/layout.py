@@ -37,7 +37,8 @@ from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.measure import live, results
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-from reports import layout_map, vocab
+from reports import layout_map
+from vdsobench_cli.core import vocab
 
 DRIVER = "//bench:vdsobench_sim_driver_static"
 ITERATIONS = (2, 3)

@@ -30,7 +30,7 @@ from vdsobench_cli.measure import fingerprint, results
 from vdsobench_cli.recipes import patch_review, review_parts
 from vdsobench_cli.recipes.recipe_session import verify_one
 
-from reports import vocab
+from vdsobench_cli.core import vocab
 
 FORMAT = "vdsobench-review-node/1"
 SCHEMA = "review-node-v1.schema.json"

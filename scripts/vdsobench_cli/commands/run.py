@@ -18,7 +18,8 @@ from vdsobench_cli.measure import cpu_lock, fingerprint, machine_warnings, resul
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-from reports import run_table, vocab
+from reports import run_table
+from vdsobench_cli.core import vocab
 
 BENCH = "//bench:vdsobench_bench"
 SCHEMA = "vdsobench-results/1"

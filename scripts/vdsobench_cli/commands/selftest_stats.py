@@ -48,7 +48,7 @@ from vdsobench_cli.cli import arch, lifecycle, ranged
 from vdsobench_cli.measure import footprint, rounds
 from vdsobench_cli.cli.errors import UsageError
 
-from reports import stats
+from vdsobench_cli.core import stats
 
 SHIFTS = (1.01, 1.02, 1.05)
 KNOWN = (("sys/syscall", "sys/vdso", "monotonic"),

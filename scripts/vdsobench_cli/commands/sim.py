@@ -33,7 +33,7 @@ from fractions import Fraction
 from vdsobench_cli.cli import (arch, build, confine, lifecycle, ranged, safe_read, tools,
                               variants as variant_names)
 from vdsobench_cli.cli.errors import Failure, UsageError
-from reports import vocab
+from vdsobench_cli.core import vocab
 
 DRIVER = "//bench:vdsobench_sim_driver"
 TOOL = "cachegrind"

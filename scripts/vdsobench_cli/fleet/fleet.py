@@ -66,7 +66,7 @@ from vdsobench_cli.fleet import bundle, fleet_local, fleet_slurm
 from vdsobench_cli.measure import results
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-from reports import uarch
+from vdsobench_cli.core import uarch
 
 FORMAT = "vdsobench-fleet-job/1"
 JOB_RECORD = "job.json"
@@ -1578,7 +1578,7 @@ def feature_lines(nodes, probed):
         kept = [f for f in have if f not in cpu_words]
         new = ([slug] if slug else []) + kept
         label = uarch.label(cpu) if cpu else "no /proc/cpuinfo"
-        note = "" if slug else "; unknown to reports/uarch.py: no CPU-model feature"
+        note = "" if slug else "; unknown to core/uarch.py: no CPU-model feature"
         lines.append(f"NodeName={name} Features={','.join(new) or '(none)'}"
                      f"    # {label}, kernel {probed[name].get('kernel')}{note}"
                      + ("" if set(new) == set(have) else f" (now: {','.join(have) or 'none'})"))
@@ -1714,7 +1714,7 @@ def add_parser(sub):
                       help="print each node's CPU model as a Features= line for slurm.conf",
                       description="Ask every usable node of the partition for its /proc/cpuinfo "
                                   "(srun) and print, per node, the feature naming its CPU model "
-                                  "(reports/uarch.py, as results files name it) with the node's "
+                                  "(core/uarch.py, as results files name it) with the node's "
                                   "other features, as a line to merge into slurm.conf.")
     add_cluster_options(f)
     f.add_argument("--partition", metavar="P", type=PARTITION,

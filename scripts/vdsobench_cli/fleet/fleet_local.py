@@ -11,7 +11,7 @@
 Everything (slurm.conf, key, state, spool, pid and log files) is in one
 directory, by default $TMPDIR/vdsobench-local-cluster; nothing is installed as
 a service and no systemd is needed. Each node's features are this machine's
-CPU model as `fleet features` names it (reports/uarch.py's slug, e.g. zen5)
+CPU model as `fleet features` names it (core/uarch.py's slug, e.g. zen5)
 plus a test feature of its own (local_n1, local_n2): both nodes are the same
 CPU, so only the test features tell them apart to --constraint.
 

@@ -74,7 +74,7 @@ from vdsobench_cli.measure import results
 from vdsobench_cli.kimport import vdso_image
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-from reports import text as text_mod
+from vdsobench_cli.core import text as text_mod
 
 ROOT = build.ROOT
 DIR_ENV = "VDSOBENCH_IMPORTS"

@@ -27,7 +27,7 @@ from fractions import Fraction
 from vdsobench_cli.cli import arch, build, confine, lifecycle, tools
 from vdsobench_cli.commands import sim
 from vdsobench_cli.cli.errors import Failure
-from reports import vocab
+from vdsobench_cli.core import vocab
 
 DRIVER = sim.DRIVER
 # qemu-user's options as environment variables, so the runner script passes them

@@ -15,7 +15,7 @@ from pathlib import Path
 from vdsobench_cli.cli import inputs, lifecycle, trust
 from vdsobench_cli.cli.build import ROOT
 from vdsobench_cli.cli.errors import Failure, UsageError
-from reports import vocab
+from vdsobench_cli.core import vocab
 
 SCHEMA_ID = "vdsobench-results/1"
 SCHEMA_PATH = ROOT / "results" / "schema" / "results-v1.schema.json"

@@ -14,7 +14,7 @@ from vdsobench_cli.cli import build, confine, inputs, lifecycle, safe_read
 from vdsobench_cli.commands import run
 from vdsobench_cli.measure import cpu_lock
 from vdsobench_cli.cli.errors import Failure, UsageError
-from reports import vocab
+from vdsobench_cli.core import vocab
 
 ROUNDS_LIMIT = inputs.LIMITS["results file"]
 

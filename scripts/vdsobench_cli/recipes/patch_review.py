@@ -42,7 +42,7 @@ from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, d
                                                 path_changes, tore, verdict)
 
 from reports import cover_letter as letter_mod, layout_map, review, struct_diff
-from reports import stats, text as text_mod, uarch, vocab
+from vdsobench_cli.core import stats, text as text_mod, uarch, vocab
 
 NAME = "patch-review"
 # Fixed names, so that a second review of a tree finds its builds cached: a

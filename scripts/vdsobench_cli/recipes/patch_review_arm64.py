@@ -38,7 +38,8 @@ from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.measure import code_metrics
 from vdsobench_cli.recipes import review_parts
 
-from reports import struct_diff, vocab
+from reports import struct_diff
+from vdsobench_cli.core import vocab
 
 ARCH = "arm64"
 BEFORE, AFTER = "patch-review-arm64-before", "patch-review-arm64-after"

@@ -22,7 +22,8 @@ from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.recipes.recipe_session import calls_diff, ci_text, row, rows, verdict_line, verify_one
 
-from reports import stats, tables, vocab
+from reports import tables
+from vdsobench_cli.core import stats, vocab
 
 # The seeds' x86 layouts with the kernel's own counter read on this CPU (rdtscp,
 # or lfence_rdtsc where the CPU has no RDTSCP: arch.timed_counter()), so that a

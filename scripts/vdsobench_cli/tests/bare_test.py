@@ -62,7 +62,8 @@ class BareMachineTest(unittest.TestCase):
         names += sorted(f"reports.{p.stem}" for p in (ROOT / "reports").glob("*.py")
                         if not p.stem.endswith("_test"))
         self.assertIn("vdsobench_cli.cli.main", names)
-        self.assertIn("reports.stats", names)
+        self.assertIn("vdsobench_cli.core.stats", names)
+        self.assertIn("reports.tables", names)
         r = self.python("import importlib\n"
                         f"for n in {names!r}:\n"
                         "    importlib.import_module(n)\n"

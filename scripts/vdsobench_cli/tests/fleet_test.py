@@ -798,7 +798,7 @@ class FeaturesTest(unittest.TestCase):
                                             "Sapphire Rapids"), lines[1])
         self.assertNotIn("now:", lines[1])
         self.assertIn("NodeName=c1 Features=(none)", lines[2])
-        self.assertIn("unknown to reports/uarch.py", lines[2])
+        self.assertIn("unknown to core/uarch.py", lines[2])
         self.assertEqual(lines[3], "# NodeName=d1: not probed (not usable or did not answer)")
 
 

@@ -12,7 +12,7 @@ import unittest
 from vdsobench_cli.measure import footprint, rounds
 from vdsobench_cli.tests import support
 
-from reports import vocab
+from vdsobench_cli.core import vocab
 
 GTOD = "x86_gtod+lfence_rdtsc+always"
 MULTSHIFT = "x86_gtod_ts_multshift+lfence_rdtsc+always"

@@ -20,7 +20,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from reports import tables, vocab
+from reports import tables
+from vdsobench_cli.core import vocab
 from reports.testsupport import png_size, svg_size
 from vdsobench_cli.cli import arch, build, errors, main, packages, tools
 from vdsobench_cli.commands import merge, plot

@@ -1,4 +1,4 @@
-"""reports/stats.py gives scipy's answers without scipy.
+"""core/stats.py gives scipy's answers without scipy.
 
 Every piece is checked against scipy on the same data, and the verdicts of
 paired() and unpaired() against the scipy implementation they replaced (kept
@@ -11,12 +11,12 @@ Synthetic, seeded data only; nothing is timed.
 import itertools
 import json
 import math
-import os
 import random
 import subprocess
 import unittest
 
-from reports import stats
+from vdsobench_cli.cli import build
+from vdsobench_cli.core import stats
 
 try:
     import numpy as np
@@ -26,7 +26,7 @@ try:
 except ImportError as e:  # a machine without them: the stdlib tests still run
     MISSING = f"needs numpy and scipy for the reference ({e})"
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(build.ROOT)
 
 
 def close(a, b, rel, floor=0.0):
@@ -34,7 +34,7 @@ def close(a, b, rel, floor=0.0):
     return abs(a - b) <= rel * abs(b) + floor
 
 
-# ---- the scipy implementation stats.py replaced (reports/stats.py before it
+# ---- the scipy implementation stats.py replaced (stats.py before it
 # became standard-library only), as the reference --------------------------------------
 
 
@@ -363,16 +363,16 @@ for name in ("numpy", "scipy"):
     except ImportError:
         pass
 started = set(sys.modules)  # with what site.py loads
-sys.path.insert(0, ROOT)
-from reports import stats
+sys.path.insert(0, ROOT + "/scripts")
+from vdsobench_cli.core import stats
 base = [30.0 + 0.1 * (i % 7) for i in range(30)]
 other = [x * 1.05 for x in base]
 out = {"paired": stats.paired(base, other), "unpaired": stats.unpaired(base, other),
        "median_ci": stats.median_ci(base), "rate": stats.rate({"a": 3, "b": 97}, ["a"]),
        "mde": stats.minimum_detectable_effect(30, 0.04)}
 foreign = sorted({m.partition(".")[0] for m in set(sys.modules) - started}
-                 - set(sys.stdlib_module_names) - {"reports"})
-sys.path.insert(0, ROOT + "/scripts")
+                 - set(sys.stdlib_module_names) - {"vdsobench_cli"})
+sys.path.insert(0, ROOT)  # the commands import reports/
 from vdsobench_cli.commands import compare, selftest_stats  # the commands a bundle runs
 print(json.dumps({"results": out, "foreign": foreign}))
 """

@@ -9,7 +9,7 @@ import statistics
 import unittest
 from unittest import mock
 
-from reports import bootstrap, stats
+from vdsobench_cli.core import bootstrap, stats
 
 
 def exact_median_indices(n):

@@ -43,7 +43,7 @@ import itertools
 import math
 import statistics
 
-from reports import bootstrap
+from vdsobench_cli.core import bootstrap
 
 NO_DIFFERENCE = "no significant difference"
 SAME = "same"
