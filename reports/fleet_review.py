@@ -33,7 +33,7 @@ What it decides, and why:
 - A model on which a node's patched tree fails verify (a torn patch caught
   there) gets no timing at all, as the one-machine block gives none.
 - A node's row that lost the CPU in more than MAX_LOST of its rounds (the
-  rule of measure/rounds.py) is not pooled: its ratios are pulled toward 1.
+  rule of core/limits.py) is not pooled: its ratios are pulled toward 1.
 - A model's cell is review.row over the concatenated paired rounds of its
   nodes, corrected (Bonferroni) over rows x timed models. A node with more
   rounds weighs more: the cell is the median of the pooled ratios.
@@ -66,7 +66,7 @@ import textwrap
 from collections import Counter
 
 from reports import review
-from vdsobench_cli.core import stats, vocab
+from vdsobench_cli.core import limits, stats, vocab
 from vdsobench_cli.core.text import printable
 
 WIDTH = 72
@@ -74,8 +74,6 @@ WIDTH = 72
 MAX_LINES = 32
 MIN_WIDTH = 60
 MIN_LINES = 8
-# measure/rounds.py MAX_LOST: more of a row's rounds lost, and no verdict
-MAX_LOST = 0.10
 UNKNOWN = "unknown CPU"
 # beyond this many failed nodes, one line per reason
 FAILED_EACH = 5
@@ -316,7 +314,7 @@ def _worst(nodes, side):
 
 
 def _lost_too_often(node, key):
-    return node["lost"].get(key, 0) > MAX_LOST * len(node["rounds"][key][0])
+    return limits.lost_too_often(node["lost"].get(key, 0), len(node["rounds"][key][0]))
 
 
 def _change(r):
@@ -394,7 +392,7 @@ def _model_sentences(rows, tags):
     return out
 
 
-def reduce(nodes, target=review.TARGET, alpha=0.05):
+def reduce(nodes, target=review.TARGET, alpha=limits.ALPHA):
     """The fleet's rounds grouped by CPU model (see the module's docstring for
     the shapes). ValueError for arguments that are not what they must be; a
     node's bad reply makes that node a failed one, not an error."""

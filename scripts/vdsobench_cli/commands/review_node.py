@@ -30,7 +30,7 @@ from vdsobench_cli.measure import fingerprint, results
 from vdsobench_cli.recipes import patch_review, review_parts
 from vdsobench_cli.recipes.recipe_session import verify_one
 
-from vdsobench_cli.core import vocab
+from vdsobench_cli.core import limits, vocab
 
 FORMAT = "vdsobench-review-node/1"
 SCHEMA = "review-node-v1.schema.json"
@@ -44,8 +44,8 @@ class NodeSession:
 
     def __init__(self, quick):
         self.quick = quick
-        self.rounds = 12 if quick else compare.DEFAULT_ROUNDS
-        self.batch_ms = 1 if quick else compare.DEFAULT_BATCH_MS
+        self.rounds = limits.QUICK_ROUNDS if quick else limits.ROUNDS
+        self.batch_ms = limits.QUICK_BATCH_MS if quick else limits.BATCH_MS
 
     def compare(self, variants, clocks=None, modes=None, sim=False, tag=None, rounds=None):
         options = argparse.Namespace(clocks=clocks, modes=modes)

@@ -40,7 +40,7 @@ import collections.abc
 import math
 import statistics
 
-from vdsobench_cli.core import bootstrap, distributions
+from vdsobench_cli.core import bootstrap, distributions, limits
 
 NO_DIFFERENCE = "no significant difference"
 SAME = "same"
@@ -61,7 +61,7 @@ def labels_for(kind="time", lower_is_better=True):
     return (below, above) if lower_is_better or kind != "time" else (above, below)
 
 
-def corrected_confidence(alpha=0.05, comparisons=1, paired=True):
+def corrected_confidence(alpha=limits.ALPHA, comparisons=1, paired=True):
     """The confidence of each interval: 1 - alpha/comparisons (Bonferroni), and
     for unpaired samples half that alpha again (see unpaired())."""
     return 1 - _tail(alpha, comparisons, paired) * 2
@@ -125,7 +125,7 @@ def _result(**fields):
     return {k: fields.get(k) for k in keys} | {k: v for k, v in fields.items() if k not in keys}
 
 
-def paired(base, other, alpha=0.05, comparisons=1, lower_is_better=True, kind="time"):
+def paired(base, other, alpha=limits.ALPHA, comparisons=1, lower_is_better=True, kind="time"):
     """Paired per-round values (round i of base with round i of other).
 
     The estimate is the median of the per-round ratios r_i = other_i / base_i,
@@ -181,7 +181,7 @@ def _percent(fraction):
     return f"{fraction * 100:.4g}%"
 
 
-def unpaired(base, other, alpha=0.05, comparisons=1, seed=0, lower_is_better=True, kind="time",
+def unpaired(base, other, alpha=limits.ALPHA, comparisons=1, seed=0, lower_is_better=True, kind="time",
              margin=0.0, n_resamples=9999):
     """Independent samples, e.g. the repetitions of two saved runs.
 
@@ -265,7 +265,7 @@ def _sides(effect_ratio, sigma_log):
     return distributions.norm_cdf(d), distributions.norm_cdf(-d)
 
 
-def sign_test_power(n, effect_ratio, sigma_log, alpha=0.05, comparisons=1):
+def sign_test_power(n, effect_ratio, sigma_log, alpha=limits.ALPHA, comparisons=1):
     """The probability that paired() gives a verdict with n rounds when the
     per-round log ratios are Normal(log(effect_ratio), sigma_log): each round's
     sign is positive with P = Phi(|log effect| / sigma), and the test rejects
@@ -286,7 +286,7 @@ def sign_test_power(n, effect_ratio, sigma_log, alpha=0.05, comparisons=1):
     return power(n)
 
 
-def minimum_detectable_effect(n, sigma_log, alpha=0.05, comparisons=1, power=0.8):
+def minimum_detectable_effect(n, sigma_log, alpha=limits.ALPHA, comparisons=1, power=0.8):
     """The smallest ratio > 1 that n rounds detect with the given power at this
     noise (a slowdown; the same ratio inverted is the speed-up), or None when
     n is below min_rounds and nothing can be detected."""
@@ -331,7 +331,7 @@ def _powers(effect_ratio, sigma_log, tail, max_rounds):
         yield n, tails[1].cdf + tails[2].cdf
 
 
-def rounds_needed(effect_ratio, sigma_log, alpha=0.05, comparisons=1, power=0.8,
+def rounds_needed(effect_ratio, sigma_log, alpha=limits.ALPHA, comparisons=1, power=0.8,
                   max_rounds=100000):
     """The fewest rounds with at least this power for this effect, or None if
     more than max_rounds would be needed. The sign test's power is a sawtooth

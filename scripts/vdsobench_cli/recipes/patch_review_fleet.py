@@ -24,11 +24,10 @@ from vdsobench_cli.fleet import fleet
 from vdsobench_cli.recipes import review_parts
 
 from reports import fleet_review, review as review_mod
-from vdsobench_cli.core import text as text_mod
+from vdsobench_cli.core import limits, text as text_mod
 
 SCHEMA = build.ROOT / "results" / "schema" / "review-node-v1.schema.json"
 WHO = "recipe patch-review --fleet"
-ALPHA = 0.05  # compare.paired_comparison's, which each node's rows used
 # a node's exit status that still left a review: 0 (it passed verify and was
 # timed) and 1 (the patched layout failed verify there: a finding, not a failure)
 REVIEWED = (0, 1)
@@ -232,7 +231,7 @@ def review(s, args, before, after):
     for line in fleet.outcome_lines(outcomes, fleet.SUMMARY_NODES):
         progress(line.strip())
     nodes = node_inputs(outcomes, before, after, record.get("nodes"))
-    reduced = fleet_review.reduce(nodes, review_mod.TARGET, ALPHA)
+    reduced = fleet_review.reduce(nodes, review_mod.TARGET, limits.ALPHA)
     reduced.update(job=job, job_dir=str(d), asked=len(outcomes),
                    command=command, bundle=(facts.get("build") or {}).get("short"))
     return reduced

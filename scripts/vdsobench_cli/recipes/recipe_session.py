@@ -13,6 +13,7 @@ import textwrap
 from vdsobench_cli.cli import build, lifecycle, variants as variants_mod
 from vdsobench_cli.commands import compare
 from vdsobench_cli.measure import fingerprint, results
+from vdsobench_cli.core import limits
 
 from reports import tables
 
@@ -28,8 +29,8 @@ class Session:
         self.name, self.quick, self.out_dir = name, quick, out_dir
         self.out = out or sys.stdout
         # enough for an interval at 99.9% (Bonferroni over a dozen rows)
-        self.rounds = 12 if quick else compare.DEFAULT_ROUNDS
-        self.batch_ms = 1 if quick else compare.DEFAULT_BATCH_MS
+        self.rounds = limits.QUICK_ROUNDS if quick else limits.ROUNDS
+        self.batch_ms = limits.QUICK_BATCH_MS if quick else limits.BATCH_MS
         self.files = []
         fp = fingerprint.collect([])
         self.machine = compare.machine_meta(fp)
