@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from vdsobench_cli.cli import arch, confine, ranged
+from vdsobench_cli.cli import arch, confine, ranged, targets
 from vdsobench_cli.measure import cpu_lock, fingerprint, footprint, results, rounds
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -178,9 +178,9 @@ def check_outputs(args):
     """Before a run: a bad --out or --plot must fail in a second, not after it. The
     --out Target, or None."""
     if args.plot:
-        results.check_out_dir(args.plot)
+        targets.check_out_dir(args.plot)
     if args.out:
-        return results.check_writable(args.out, args.force, what="the comparison")
+        return targets.check_writable(args.out, args.force, what="the comparison")
     return None
 
 

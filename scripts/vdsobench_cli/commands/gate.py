@@ -21,8 +21,9 @@ import datetime
 import os
 import sys
 
-from vdsobench_cli.cli import arch, build, inputs, ranged, tools, variants as variants_mod
-from vdsobench_cli.measure import fingerprint, results, rounds
+from vdsobench_cli.cli import (arch, build, inputs, ranged, targets, tools,
+                               variants as variants_mod)
+from vdsobench_cli.measure import fingerprint, rounds
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
 
@@ -334,7 +335,7 @@ def run_gate(args):
     if args.update_baseline:
         # before reading or measuring: the baseline must be a regular file (or
         # absent) in a writable directory with room for it
-        target = results.check_writable(path, force=True, what="the baseline")
+        target = targets.check_writable(path, force=True, what="the baseline")
         old = load_baseline(path) if os.path.exists(path) else None
         from vdsobench_cli.cli import packages
         packages.ensure_setup()

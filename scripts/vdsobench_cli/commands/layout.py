@@ -31,10 +31,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from vdsobench_cli.cli import (arch, build, confine, lifecycle, packages, ranged, tools,
-                              variants as variant_list)
+from vdsobench_cli.cli import (arch, atomic, build, confine, lifecycle, packages, ranged,
+                              targets, tools, variants as variant_list)
 from vdsobench_cli.kimport import kernel_import
-from vdsobench_cli.measure import live, results
+from vdsobench_cli.measure import live
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 from reports import layout_map
@@ -425,15 +425,15 @@ WHAT = "the layout"
 def check_out(path):
     """Fail now, before the traces, if --out cannot be written: its folder must exist
     and take a new file, with room for it. --out is the user's own file, named on
-    purpose, so a regular file there is replaced (results.Target: never anything
+    purpose, so a regular file there is replaced (targets.Target: never anything
     else, nor a file another command wrote meanwhile). The Target."""
-    return results.check_writable(path, force=True, what=WHAT, parents=False)
+    return targets.check_writable(path, force=True, what=WHAT, parents=False)
 
 
 def write_atomic(path, write):
     """write(file) into a temp file beside path, then rename it to path: the file
     is whole or absent, and no temp file is left behind."""
-    return results.write_stream_atomic(path, write, force=True, what=WHAT)
+    return atomic.write_stream_atomic(path, write, force=True, what=WHAT)
 
 
 def method_line(seconds):

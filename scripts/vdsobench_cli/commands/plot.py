@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from vdsobench_cli.cli import inputs, packages
+from vdsobench_cli.cli import inputs, packages, targets
 from vdsobench_cli.measure import results
 from vdsobench_cli.cli.build import ROOT
 from vdsobench_cli.cli.errors import UsageError
@@ -124,8 +124,8 @@ def patterns(args):
 
 def check_out_dir(out_dir):
     """Fail now, before any work, if out_dir cannot be a directory we write in
-    (results.check_out_dir: one check for every directory output)."""
-    results.check_out_dir(out_dir)
+    (targets.check_out_dir: one check for every directory output)."""
+    targets.check_out_dir(out_dir)
 
 
 def plots_module(what="drawing a chart"):

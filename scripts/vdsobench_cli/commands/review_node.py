@@ -23,10 +23,10 @@ import argparse
 import sys
 import time
 
-from vdsobench_cli.cli import arch, variants as variants_mod
+from vdsobench_cli.cli import arch, targets, variants as variants_mod
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.commands import compare
-from vdsobench_cli.measure import fingerprint, results
+from vdsobench_cli.measure import fingerprint
 from vdsobench_cli.recipes import patch_review, review_parts
 from vdsobench_cli.recipes.recipe_session import verify_one
 
@@ -76,7 +76,7 @@ def check_layouts(names, known):
 def run(args):
     if not args.out:
         raise UsageError("review-node: --out FILE is required (the review file to write)")
-    target = results.check_writable(args.out, args.force, what="the review")
+    target = targets.check_writable(args.out, args.force, what="the review")
     known = variants_mod.load()
     check_layouts([args.before, args.after], known)
     # the fake counter is verify's, never a timed read

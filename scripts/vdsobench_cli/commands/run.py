@@ -13,7 +13,7 @@ import re
 import sys
 
 from vdsobench_cli.cli import (arch, build, confine, inputs, lifecycle, packages, ranged,
-                              safe_read)
+                              safe_read, targets)
 from vdsobench_cli.measure import cpu_lock, fingerprint, machine_warnings, results
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -186,7 +186,7 @@ def run(args):
     repetitions = int(args.repetitions or DEFAULTS["repetitions"])
     emulation = arch.emulation()  # None natively
     # before measuring: a full disk or a taken name must not cost the whole run
-    target = results.check_writable(output_path(args, short, emulation), args.force,
+    target = targets.check_writable(output_path(args, short, emulation), args.force,
                                     need=expected_size(len(names), repetitions))
     cpus = cpus_of(names)
     fp = fingerprint.collect(cpus)

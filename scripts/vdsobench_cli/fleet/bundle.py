@@ -36,9 +36,9 @@ import tarfile
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build, confine, packages, tools
+from vdsobench_cli.cli import arch, atomic, build, confine, packages, targets, tools
 from vdsobench_cli.commands import counters, run as run_mod, sim
-from vdsobench_cli.measure import fingerprint, results
+from vdsobench_cli.measure import fingerprint
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli import variants as variants_mod
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -300,7 +300,7 @@ def make(out, force=False):
     out = Path(out)
     if not out.name.endswith((".tar.gz", ".tgz")):
         raise UsageError(f"bundle: --out {out}: the name must end in .tar.gz or .tgz")
-    results.check_writable(out, force, what="bundle")
+    targets.check_writable(out, force, what="bundle")
     packages.ensure_setup()
     started = time.monotonic()
     build.build(["--config=bundle", *BINARIES])
@@ -319,7 +319,7 @@ def make(out, force=False):
     imports = kernel_import.all_identities()  # built in: what each kernel:NAME is
     if imports:
         manifest["imports"] = imports
-    results.write_stream_atomic(out, lambda f: write_tarball(f, top, files, manifest), force,
+    atomic.write_stream_atomic(out, lambda f: write_tarball(f, top, files, manifest), force,
                                 what="bundle")
     size = out.stat().st_size
     print(f"bundle: {out} ({size / 1e6:.1f} MB, {len(files) + 3} files, top directory "

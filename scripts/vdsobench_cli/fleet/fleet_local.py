@@ -46,8 +46,7 @@ import time
 from pathlib import Path
 
 from vdsobench_cli.fleet import fleet_slurm
-from vdsobench_cli.cli import packages
-from vdsobench_cli.measure import results
+from vdsobench_cli.cli import atomic, packages
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 NODES = ("n1", "n2")
@@ -352,7 +351,7 @@ def up(directory=None, out=print):
 
 def launch(directory, record):
     def save():
-        results.write_atomic(directory / RECORD, record, force=True, what="cluster record")
+        atomic.write_atomic(directory / RECORD, record, force=True, what="cluster record")
 
     save()  # first: it marks the directory as a local cluster's, for down
     key = directory / "munge.key"

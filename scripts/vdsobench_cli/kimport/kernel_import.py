@@ -68,9 +68,9 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from vdsobench_cli.cli import arch, build, confine, lifecycle, packages, safe_read, tools, trust
+from vdsobench_cli.cli import (arch, atomic, build, confine, lifecycle, packages, safe_read,
+                               tools, trust)
 from vdsobench_cli.kimport import imports_table, kbuild, reserved as reserved_mod
-from vdsobench_cli.measure import results
 from vdsobench_cli.kimport import vdso_image
 from vdsobench_cli.cli.errors import Failure, UsageError
 
@@ -452,7 +452,7 @@ def tarball_sha256(path):
         memo.pop(key, None)
         memo = dict(list(memo.items())[-(MEMO_ENTRIES - 1):])
         memo[key] = file_sha256(path)
-        results.write_atomic(memo_path, memo, force=True, what="the source hashes")
+        atomic.write_atomic(memo_path, memo, force=True, what="the source hashes")
     return memo[key]
 
 

@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build, tools
+from vdsobench_cli.cli import arch, atomic, build, tools
 from vdsobench_cli.commands import compare
 from vdsobench_cli.kimport import git_dir, kernel_import
 from vdsobench_cli.cli.errors import UsageError
@@ -493,9 +493,8 @@ def fleet_notes(f):
 
 
 def write(s, name, text):
-    from vdsobench_cli.measure import results
     path = os.path.join(s.out_dir, name)
-    results.write_stream_atomic(path, lambda f: f.write(text.encode()), what=name)
+    atomic.write_stream_atomic(path, lambda f: f.write(text.encode()), what=name)
     s.files.append(path)
 
 

@@ -10,9 +10,9 @@ import os
 import sys
 import textwrap
 
-from vdsobench_cli.cli import build, lifecycle, variants as variants_mod
+from vdsobench_cli.cli import atomic, build, lifecycle, variants as variants_mod
 from vdsobench_cli.commands import compare
-from vdsobench_cli.measure import fingerprint, results
+from vdsobench_cli.measure import fingerprint
 from vdsobench_cli.core import limits
 
 from reports import tables
@@ -65,7 +65,7 @@ class Session:
 
     def save(self, comparison, tag):
         path = os.path.join(self.out_dir, f"{tag}.json")
-        results.write_atomic(path, comparison)
+        atomic.write_atomic(path, comparison)
         self.files.append(path)
         try:
             from vdsobench_cli.commands import plot

@@ -15,9 +15,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable
 
-from vdsobench_cli.cli import arch, lifecycle, tools
-from vdsobench_cli.measure import (code_metrics, cpu_lock, footprint, results,
-                                   rounds as rounds_mod)
+from vdsobench_cli.cli import arch, atomic, lifecycle, tools
+from vdsobench_cli.measure import code_metrics, cpu_lock, footprint, rounds as rounds_mod
 from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.recipes.recipe_session import calls_diff, ci_text, row, rows, verdict_line, verify_one
@@ -688,7 +687,7 @@ def inline_emulated(s):
           "code, the counter read from TLS) by the sim driver under qemu-user with one "
           "instruction per translation block, net of floor/empty; the same on every run.")
     path = f"{s.out_dir}/code.json"
-    results.write_atomic(path, {"arch": t.machine, "emulation": arch.emulation(),
+    atomic.write_atomic(path, {"arch": t.machine, "emulation": arch.emulation(),
                                 "code_size": {names[i]: sizes[i] for i in names},
                                 "executed_per_call": counts})
     s.files.append(path)
