@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from vdsobench_cli.cli import (arch, atomic, build, confine, lifecycle, packages, ranged,
+from vdsobench_cli.cli import (arch, atomic, build, confine, labels, lifecycle, packages, ranged,
                               targets, tools, variants as variant_list)
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.measure import live
@@ -40,7 +40,6 @@ from vdsobench_cli.cli.errors import Failure, UsageError
 from reports import layout_map
 from vdsobench_cli.core import vocab
 
-DRIVER = "//bench:vdsobench_sim_driver_static"
 ITERATIONS = (2, 3)
 
 
@@ -523,7 +522,7 @@ def run(args):
     traced_here = arch.current().native
     if traced_here:
         tools.path("valgrind", "layout")
-    build.build([variant_list.VERIFY] + ([DRIVER] if traced_here else []))
+    build.build([labels.VERIFY] + ([labels.LAYOUT_DRIVER] if traced_here else []))
     registry = variant_list.load()
     names = (args.diff or variant_list.split_patterns(args.variants)
              or variant_list.axis_values(registry, "layout"))
@@ -535,7 +534,8 @@ def run(args):
     traced, seconds = {}, None
     if traced_here:
         t0 = time.monotonic()
-        traced = measure(chosen, build.binary_path(DRIVER), args.jobs or os.cpu_count() or 1)
+        traced = measure(chosen, build.binary_path(labels.LAYOUT_DRIVER),
+                         args.jobs or os.cpu_count() or 1)
         seconds = time.monotonic() - t0
     maps = [layout_map.variant_map(v, traced.get(v["name"], []), checks[v["name"]])
             for v in chosen]

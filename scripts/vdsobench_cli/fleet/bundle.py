@@ -36,20 +36,13 @@ import tarfile
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, atomic, build, confine, packages, targets, tools
-from vdsobench_cli.commands import counters, run as run_mod, sim
+from vdsobench_cli.cli import arch, atomic, build, confine, labels, packages, targets, tools
 from vdsobench_cli.measure import fingerprint
 from vdsobench_cli.kimport import kernel_import
-from vdsobench_cli.cli import variants as variants_mod
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 FORMAT = "vdsobench-bundle/1"
 MANIFEST = build.BUNDLE_MANIFEST
-BINARIES = (run_mod.BENCH, variants_mod.VERIFY, counters.COUNTERS, sim.DRIVER)
-# What the bundle's entry point may run: the commands that need neither
-# Bazel, nor valgrind, nor numpy/scipy/matplotlib (review-node: a node's share
-# of `recipe patch-review --fleet`).
-COMMANDS = ("list", "verify", "run", "compare", "selftest-stats", "counters", "review-node")
 # The C library's own objects: every Linux machine has them, so they stay out.
 LIBC = re.compile(r"^(libc|libm|libpthread|libdl|librt|libresolv|libutil|ld-linux[-\w]*)"
                   r"\.so(\.\d+)*$|^linux-vdso\.so\.\d+$")
@@ -234,7 +227,7 @@ def contents(bin_dir):
     """{path in the bundle: source path} and the manifest's facts."""
     files = {}
     libs = {}
-    for label in BINARIES:
+    for label in labels.BUNDLE_BINARIES:
         package, _, name = label.lstrip("/").partition(":")
         elf = bin_dir / package / name
         if not elf.is_file():
@@ -303,7 +296,7 @@ def make(out, force=False):
     targets.check_writable(out, force, what="bundle")
     packages.ensure_setup()
     started = time.monotonic()
-    build.build(["--config=bundle", *BINARIES])
+    build.build(["--config=bundle", *labels.BUNDLE_BINARIES])
     files, facts = contents(bundle_bin_dir())
     info = fingerprint.build_info(build.ROOT)
     info["bundle_flags"] = arch.current().bazel_flags() + ["--config=bundle"]
@@ -313,7 +306,8 @@ def make(out, force=False):
     manifest = {"format": FORMAT, "arch": machine,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "glibc_min": facts["glibc_min"], "python_min": glibc_version_text(PYTHON_MIN),
-                "system_libraries": facts["system_libraries"], "commands": list(COMMANDS),
+                "system_libraries": facts["system_libraries"],
+                "commands": list(labels.BUNDLE_COMMANDS),
                 "build": info,
                 "files": {str(rel): sha256(p) for rel, p in sorted(files.items())}}
     imports = kernel_import.all_identities()  # built in: what each kernel:NAME is
@@ -336,7 +330,8 @@ def add_parser(sub):
                     "lister and the sim driver, linked to need nothing beyond the C library "
                     "(libpfm and hwloc static, the other shared libraries inside, found "
                     "through $ORIGIN), and a `vdsobench` entry point that needs only "
-                    "Python's standard library for " + ", ".join(COMMANDS) + ". Unpack it "
+                    "Python's standard library for " + ", ".join(labels.BUNDLE_COMMANDS)
+                    + ". Unpack it "
                     "anywhere on another machine and run ./vdsobench run; bring the results "
                     "file back for merge, report and plot.")
     p.add_argument("--out", required=True, metavar="FILE.tar.gz",

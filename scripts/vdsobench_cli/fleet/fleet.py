@@ -61,7 +61,8 @@ import zlib
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import atomic, build, errors, lifecycle, ranged, safe_read, targets
+from vdsobench_cli.cli import (atomic, build, errors, labels, lifecycle, ranged, safe_read,
+                               targets)
 from vdsobench_cli.fleet import bundle, fleet_local, fleet_slurm
 from vdsobench_cli.cli.errors import Failure, UsageError
 
@@ -73,7 +74,6 @@ PAYLOAD = "payload.run"
 BATCH = "batch.sh"
 BATCH_OUT = "batch.out"
 # What a node runs: the bundle's commands. Those writing a file get --out.
-BUNDLE_COMMANDS = bundle.COMMANDS
 FILE_OUTPUT = ("run", "compare", "review-node")
 OUTPUTS = ("file", "none")  # the payload's OUTPUT argument
 TIMEOUT = ranged.number(1, 7 * 86400)  # seconds a job may stay pending
@@ -211,14 +211,14 @@ def node_command(words, parser):
         words = words[1:]
     if not words:
         raise UsageError(f"fleet run: give the command after --, e.g. `fleet run --nodes all "
-                         f"-- run --clocks monotonic` (valid: {', '.join(BUNDLE_COMMANDS)})")
+                         f"-- run --clocks monotonic` (valid: {', '.join(labels.BUNDLE_COMMANDS)})")
     for w in words:
         fleet_slurm.checked(fleet_slurm.command_word, "fleet run: the node command", w)
-    if words[0] not in BUNDLE_COMMANDS:
+    if words[0] not in labels.BUNDLE_COMMANDS:
         why = (" (a recipe needs the repository: run `recipe` on each machine, or `compare` "
                "with its variants here)" if words[0] == "recipe" else "")
         raise UsageError(f"fleet run: {words[0]!r} cannot run from the bundle on the nodes"
-                         f"{why} (valid: {', '.join(BUNDLE_COMMANDS)})")
+                         f"{why} (valid: {', '.join(labels.BUNDLE_COMMANDS)})")
     for w in words[1:]:
         if w in ("--out", "--plot", "--force") or w.startswith(("--out=", "--plot=")):
             raise UsageError(f"fleet run: leave out {w.split('=')[0]}: fleet names each node's "
@@ -376,8 +376,8 @@ RECORD_FIELDS = (
     ("job", True, lambda v: isinstance(v, str) and fleet_slurm.JOB_ID.fullmatch(v),
      "a job id (digits, as text)"),
     ("command", True,
-     lambda v: list_of(is_text, 1)(v) and v[0] in BUNDLE_COMMANDS,
-     f"the node command (a list of words, the first one of {', '.join(BUNDLE_COMMANDS)})"),
+     lambda v: list_of(is_text, 1)(v) and v[0] in labels.BUNDLE_COMMANDS,
+     f"the node command (a list of words, the first one of {', '.join(labels.BUNDLE_COMMANDS)})"),
     ("output", True, lambda v: v in OUTPUTS, " or ".join(OUTPUTS)),
     ("nodes", True, list_of(is_name), "a list of node names"),
     ("conf", False, optional(is_text), "a path or null"),
@@ -1667,7 +1667,7 @@ def add_parser(sub):
                     "--no-wait) and say how each node did.",
         epilog="example:\n  scripts/vdsobench fleet run --nodes all -- run --variants "
                "'generic_*+rdtscp+always' --clocks monotonic\n"
-               f"commands: {', '.join(BUNDLE_COMMANDS)} (with their own options)")
+               f"commands: {', '.join(labels.BUNDLE_COMMANDS)} (with their own options)")
     add_job_options(r)
     r.add_argument("--bundle", metavar="FILE.tar.gz",
                    help="stage this bundle (`vdsobench bundle`) instead of building one")

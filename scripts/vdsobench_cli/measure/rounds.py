@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 
-from vdsobench_cli.cli import build, confine, inputs, lifecycle, safe_read
+from vdsobench_cli.cli import build, confine, inputs, labels, lifecycle, safe_read
 from vdsobench_cli.commands import run
 from vdsobench_cli.measure import cpu_lock
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -185,5 +185,5 @@ def measure(binary, hargs, rounds, batch_ms, copies=1, quiet=False):
 def binary():
     """The harness's command line (build.program: under qemu-user for an emulated
     --arch); callers put its options after it."""
-    build.build([run.BENCH])
-    return build.program(run.BENCH)
+    build.build([labels.BENCH])
+    return build.program(labels.BENCH)

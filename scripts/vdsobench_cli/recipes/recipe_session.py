@@ -10,7 +10,7 @@ import os
 import sys
 import textwrap
 
-from vdsobench_cli.cli import atomic, build, lifecycle, variants as variants_mod
+from vdsobench_cli.cli import atomic, build, labels, lifecycle
 from vdsobench_cli.commands import compare
 from vdsobench_cli.measure import fingerprint
 from vdsobench_cli.core import limits
@@ -110,8 +110,8 @@ def verdict_line(r, label=None):
 
 
 def verify_one(s, variant):
-    build.build([variants_mod.VERIFY])
-    cmd = [*build.program(variants_mod.VERIFY), "--duration-ms",
+    build.build([labels.VERIFY])
+    cmd = [*build.program(labels.VERIFY), "--duration-ms",
            "100" if s.quick else "300", "--system-ms", "200", variant]
     r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
     for line in r.stdout.splitlines():

@@ -15,7 +15,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable
 
-from vdsobench_cli.cli import arch, atomic, lifecycle, tools
+from vdsobench_cli.cli import arch, atomic, labels, lifecycle, tools
 from vdsobench_cli.measure import code_metrics, cpu_lock, footprint, rounds as rounds_mod
 from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -337,8 +337,8 @@ def probe_paths(variants, clocks):
         return {}, "valgrind cannot trace here"
     chosen = [v for v in variants_mod.load() if v["name"] in variants]
     try:
-        layout.build.build([layout.DRIVER])
-        traced = layout.measure(chosen, layout.build.binary_path(layout.DRIVER),
+        layout.build.build([labels.LAYOUT_DRIVER])
+        traced = layout.measure(chosen, layout.build.binary_path(labels.LAYOUT_DRIVER),
                                 os.cpu_count() or 1, clocks=clocks)
     except Failure as e:
         return {}, str(e)

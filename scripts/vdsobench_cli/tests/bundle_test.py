@@ -20,7 +20,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build
+from vdsobench_cli.cli import arch, build, labels
 from vdsobench_cli.fleet import bundle
 from vdsobench_cli.measure import fingerprint, results
 from vdsobench_cli.tests import support as fixtures
@@ -116,7 +116,7 @@ class BundleTest(unittest.TestCase):
         # libpfm and hwloc are linked in, not carried
         self.assertFalse({"libhwloc.so.15", "libpfm.so.4"} & carried)
         self.assertEqual(sorted(p.name for p in (self.top / "bin").iterdir()),
-                         sorted(label.rpartition(":")[2] for label in bundle.BINARIES))
+                         sorted(label.rpartition(":")[2] for label in labels.BUNDLE_BINARIES))
 
     def test_manifest(self):
         m = self.manifest

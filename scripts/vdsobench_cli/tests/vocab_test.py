@@ -10,7 +10,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from vdsobench_cli.cli import arch, build
+from vdsobench_cli.cli import arch, build, labels
 from vdsobench_cli.commands import sim
 from vdsobench_cli.core import vocab
 from reports import run_table
@@ -22,8 +22,8 @@ CORE = "scripts/vdsobench_cli/core/"
 class AgreesWithCTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        build.build([sim.DRIVER])
-        cls.catalog = sim.catalog(build.binary_path(sim.DRIVER))
+        build.build([labels.SIM_DRIVER])
+        cls.catalog = sim.catalog(build.binary_path(labels.SIM_DRIVER))
 
     def test_clocks_and_modes_are_the_harness_tables(self):
         self.assertEqual(vocab.CLOCKS, tuple(self.catalog["default_clocks"]))
