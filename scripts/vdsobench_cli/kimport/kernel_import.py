@@ -70,6 +70,7 @@ from typing import NamedTuple
 
 from vdsobench_cli.cli import (arch, atomic, build, confine, labels, lifecycle, packages,
                                safe_read, tools, trust)
+from vdsobench_cli.cli.limited_run import limited_run
 from vdsobench_cli.kimport import imports_table, kbuild, reserved as reserved_mod
 from vdsobench_cli.kimport import vdso_image
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -1095,32 +1096,6 @@ def first_error(text, tree):
 # FIFO, /dev/zero or a huge file ends in one line, not a hang or the OOM killer.
 COMPILE_LIMITS = {"as": 4 << 30, "cpu": 120, "fsize": 64 * MB}
 COMPILE_TIMEOUT_S = 60  # a tree's unit compiles in under 2 s
-
-
-def limited_run(argv, limits, timeout, **kwargs):
-    """lifecycle.run under resource limits (RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE,
-    set in the child before it runs), stdin /dev/null unless input is given, and a
-    wall-clock timeout: CompletedProcess, or None when it ran out of time (its
-    whole process group is stopped)."""
-    import resource
-
-    def preexec():
-        for res, value in ((resource.RLIMIT_AS, limits["as"]),
-                           (resource.RLIMIT_CPU, limits["cpu"]),
-                           (resource.RLIMIT_FSIZE, limits["fsize"])):
-            resource.setrlimit(res, (value, value))
-
-    data = kwargs.pop("input", None)
-    kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
-    kwargs["stdin"] = subprocess.PIPE if data is not None else subprocess.DEVNULL
-    proc = lifecycle.popen(argv, preexec_fn=preexec, **kwargs)
-    with lifecycle.owned(proc):
-        try:
-            out, err = proc.communicate(data, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            lifecycle.stop(proc)
-            return None
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def allowed_includes(tree, cc):
