@@ -65,7 +65,7 @@ if sys.version_info < {python_min!r}:
 HERE = os.path.dirname(os.path.realpath(__file__))
 # the bundle's own modules first, so that what runs is what was bundled
 sys.path[:0] = [os.path.join(HERE, "scripts"), HERE, os.path.join(HERE, "pylib")]
-from vdsobench_cli.cli import main  # noqa: E402
+from vdsobench_cli import main  # noqa: E402
 
 sys.exit(main.main())
 '''

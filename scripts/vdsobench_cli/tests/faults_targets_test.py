@@ -29,7 +29,8 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.measure import fingerprint, results
-from vdsobench_cli.cli import atomic, lifecycle, main, ranged, targets
+from vdsobench_cli import main
+from vdsobench_cli.cli import atomic, lifecycle, ranged, targets
 from vdsobench_cli.commands import sim
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests.support import vdsobench
@@ -248,7 +249,7 @@ class FullFilesystemTest(TempDirs):
     PROGRAM = textwrap.dedent("""
         import contextlib, io, json, os, sys
         sys.path.insert(0, {scripts!r})
-        from vdsobench_cli.cli import main
+        from vdsobench_cli import main
         from vdsobench_cli.cli import targets
         if {late}:
             targets.free_bytes = lambda d: None  # the check passed; the space went later

@@ -18,7 +18,8 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.fleet import fleet, fleet_local, fleet_slurm
-from vdsobench_cli.cli import main, packages
+from vdsobench_cli import main
+from vdsobench_cli.cli import packages
 from vdsobench_cli.cli.errors import Failure, UsageError
 from reports import testsupport
 from vdsobench_cli.tests.support import SubmitCase, node, partition

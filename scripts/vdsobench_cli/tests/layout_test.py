@@ -12,7 +12,8 @@ import tempfile
 import unittest
 from unittest import mock
 
-from vdsobench_cli.cli import errors, labels, main, tools, variants
+from vdsobench_cli import main
+from vdsobench_cli.cli import errors, labels, tools, variants
 from vdsobench_cli.commands import layout
 from vdsobench_cli.tests import support
 from vdsobench_cli.cli.errors import Failure, UsageError

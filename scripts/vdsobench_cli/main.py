@@ -1,4 +1,5 @@
-"""Argument parsing and dispatch for `scripts/vdsobench`."""
+"""Argument parsing and dispatch for `scripts/vdsobench`: the entry, the top
+room, the one module that imports every command."""
 
 import argparse
 import sys
