@@ -34,8 +34,8 @@ import textwrap
 
 from . import cover_letter_arm64, fleet_review
 from . import review as review_mod
-from . import stats
-from .text import printable
+from vdsobench_cli.core import stats
+from vdsobench_cli.core.text import printable
 
 WIDTH = 72
 MAX_LINES = 40

@@ -11,7 +11,7 @@ most two lines. Every line at most `width` columns, printable.
 
 import textwrap
 
-from reports.text import printable
+from vdsobench_cli.core.text import printable
 
 EMULATED = "arm64 (emulated under qemu-user: correctness and code, never time):"
 NATIVE = "arm64 (correctness and code):"

@@ -3,7 +3,8 @@
 import random
 import unittest
 
-from reports import cover_letter, cover_letter_arm64, fleet_review, review, stats
+from reports import cover_letter, cover_letter_arm64, fleet_review, review
+from vdsobench_cli.core import stats
 
 CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse",
           "monotonic_coarse")

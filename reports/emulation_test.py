@@ -9,7 +9,8 @@ import csv
 import io
 import unittest
 
-from reports import emulation, merge, run_table, tables
+from reports import merge, run_table, tables
+from vdsobench_cli.core import emulation
 from reports.testsupport import SELECTION, fixture
 
 EMU = {"label": "emulated (qemu-user)", "emulator": "qemu-user",

@@ -21,7 +21,7 @@ and returns
    "comparisons": int, "target": float, "alpha": float}
 
 What it decides, and why:
-- Nodes are grouped by their CPU label (reports/uarch.py label()): the label
+- Nodes are grouped by their CPU label (core/uarch.py label()): the label
   carries family/model/stepping, so two steppings are two models. A row is
   keyed by (clock, mode) alone, never by the counter: each CPU reads the
   counter its own kernel chose (rdtscp on one, lfence_rdtsc on another), and
@@ -33,7 +33,7 @@ What it decides, and why:
 - A model on which a node's patched tree fails verify (a torn patch caught
   there) gets no timing at all, as the one-machine block gives none.
 - A node's row that lost the CPU in more than MAX_LOST of its rounds (the
-  rule of measure/rounds.py) is not pooled: its ratios are pulled toward 1.
+  rule of core/limits.py) is not pooled: its ratios are pulled toward 1.
 - A model's cell is review.row over the concatenated paired rounds of its
   nodes, corrected (Bonferroni) over rows x timed models. A node with more
   rounds weighs more: the cell is the median of the pooled ratios.
@@ -65,16 +65,15 @@ import re
 import textwrap
 from collections import Counter
 
-from reports import review, stats, vocab
-from reports.text import printable
+from reports import review
+from vdsobench_cli.core import limits, stats, vocab
+from vdsobench_cli.core.text import printable
 
 WIDTH = 72
 # the lines the fleet part may take in a 40-line block by default
 MAX_LINES = 32
 MIN_WIDTH = 60
 MIN_LINES = 8
-# measure/rounds.py MAX_LOST: more of a row's rounds lost, and no verdict
-MAX_LOST = 0.10
 UNKNOWN = "unknown CPU"
 # beyond this many failed nodes, one line per reason
 FAILED_EACH = 5
@@ -315,7 +314,7 @@ def _worst(nodes, side):
 
 
 def _lost_too_often(node, key):
-    return node["lost"].get(key, 0) > MAX_LOST * len(node["rounds"][key][0])
+    return limits.lost_too_often(node["lost"].get(key, 0), len(node["rounds"][key][0]))
 
 
 def _change(r):
@@ -393,7 +392,7 @@ def _model_sentences(rows, tags):
     return out
 
 
-def reduce(nodes, target=review.TARGET, alpha=0.05):
+def reduce(nodes, target=review.TARGET, alpha=limits.ALPHA):
     """The fleet's rounds grouped by CPU model (see the module's docstring for
     the shapes). ValueError for arguments that are not what they must be; a
     node's bad reply makes that node a failed one, not an error."""

@@ -5,8 +5,9 @@ import random
 import re
 import unittest
 
-from reports import fleet_review, review, stats, vocab
-from reports.text import printable
+from reports import fleet_review, review
+from vdsobench_cli.core import stats, vocab
+from vdsobench_cli.core.text import printable
 
 CLOCKS = vocab.CLOCKS
 ZEN4 = "Zen 4 (AMD EPYC 9654, 25/17/1)"

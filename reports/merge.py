@@ -8,7 +8,7 @@ min..max range instead, marked "range"). Records are keyed by machine (CPU
 vendor/family/model and model name, microcode, kernel, hypervisor) and CPU,
 so a column of the merged table is one machine's CPU; a row is one
 benchmark (variant, clock, mode). Machines are named by their
-microarchitecture (reports/uarch.py: "Zen 3 (AMD EPYC, 25/1/1)"), computed
+microarchitecture (core/uarch.py: "Zen 3 (AMD EPYC, 25/1/1)"), computed
 from the ids for files written before the fingerprint recorded it. With a
 reference variant each cell also gets its ratio to the reference on the same
 machine and CPU, which is what compares across machines of different
@@ -34,14 +34,15 @@ import io
 import json
 import os
 
-from reports import emulation, run_table, stats, tables, uarch, vocab
-from reports.text import printable
+from reports import run_table, tables
+from vdsobench_cli.core import emulation, stats, uarch, vocab
+from vdsobench_cli.core.text import printable
 
 CONFIDENCE = 0.95
 FORMATS = ("table", "markdown", "csv", "json")
 # what identifies a machine, in the order a person reads it; "emulated" is the
 # label of a run of another architecture's build under qemu-user on it
-# (reports/emulation.py): its times are the emulator's, so it is a machine of
+# (core/emulation.py): its times are the emulator's, so it is a machine of
 # its own
 MACHINE_FIELDS = ("emulated", "uarch", "vendor", "family", "model", "stepping", "model_name",
                   "microcode", "kernel", "hypervisor")

@@ -9,7 +9,8 @@ import json
 import statistics
 import unittest
 
-from reports import merge, vocab
+from reports import merge
+from vdsobench_cli.core import vocab
 from reports.testsupport import (ROOT, SELECTION, SMALL, ZEN3_RUN, ZEN4_RUN, fixture,
                                  without_rdtscp, zen5)
 

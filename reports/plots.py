@@ -27,8 +27,9 @@ import textwrap
 import types
 from pathlib import Path
 
-from reports import merge, stats, tables
-from reports.text import printable, printable_lines
+from reports import merge, tables
+from vdsobench_cli.core import stats
+from vdsobench_cli.core.text import printable, printable_lines
 
 FORMATS = ("png", "svg")
 WIDTH = 7.0              # inches: a cover letter's figure
@@ -641,7 +642,7 @@ def _short_row_label(label):
     return short_clock(clock) + (f"\n{rest}" if rest else "")
 
 
-# a verdict that is a difference (reports/stats.py's words); anything else but
+# a verdict that is a difference (core/stats.py's words); anything else but
 # "no significant difference" and "same" is no verdict (tables.NO_VERDICT)
 DIFFERENCES = tuple(w for pair in stats.LABELS.values() for w in pair)
 NO_VERDICT_FACE = "0.7"

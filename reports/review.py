@@ -27,7 +27,7 @@ block says "incomplete".
 import math
 import statistics
 
-from . import stats
+from vdsobench_cli.core import limits, stats
 
 # The interval half-width a row must reach to say "no difference": +-0.5%.
 TARGET = 0.005
@@ -43,7 +43,7 @@ def _z(alpha, comparisons):
     return statistics.NormalDist().inv_cdf(1 - alpha / (2 * max(1, comparisons)))
 
 
-def rounds_for(sigma_log, target=TARGET, alpha=0.05, comparisons=1):
+def rounds_for(sigma_log, target=TARGET, alpha=limits.ALPHA, comparisons=1):
     """Rounds whose median-ratio interval is expected to be +-target wide at
     this noise: the median's standard error is sqrt(pi/2) sigma / sqrt(n) for
     normal log ratios, inflated by INFLATE. At least stats.min_rounds()."""
@@ -62,7 +62,7 @@ def ratios(before, after):
     return [stats._ratio(float(b), float(a)) for b, a in zip(before, after)]
 
 
-def plan(pilots, target=TARGET, alpha=0.05, comparisons=None, max_rounds=400):
+def plan(pilots, target=TARGET, alpha=limits.ALPHA, comparisons=None, max_rounds=400):
     """The second stage's size for a set of rows measured together, from each
     row's pilot rounds {key: (before, after)}: the largest any row needs,
     capped at max_rounds (the time budget). Returns {"rounds", "capped",
@@ -75,7 +75,7 @@ def plan(pilots, target=TARGET, alpha=0.05, comparisons=None, max_rounds=400):
             "needed": needed}
 
 
-def row(before, after, target=TARGET, alpha=0.05, comparisons=1, refused=None):
+def row(before, after, target=TARGET, alpha=limits.ALPHA, comparisons=1, refused=None):
     """One table row from paired rounds: {"before", "after", "ratio", "ci_low",
     "ci_high", "verdict", "complete", "reason", "n", "detectable"}. before and
     after are the rounds' ns; refused, a reason the rounds cannot be trusted
@@ -131,7 +131,7 @@ def interval(r, n=None):
     return f"[{(r['ci_low'] - 1) * 100:+.{n}f},{(r['ci_high'] - 1) * 100:+.{n}f}]"
 
 
-def peeking(sample, step=2, start=None, max_rounds=100, alpha=0.05):
+def peeking(sample, step=2, start=None, max_rounds=100, alpha=limits.ALPHA):
     """The invalid rule, kept as the coverage test's negative control: add
     `step` rounds at a time and stop as soon as the interval excludes 1.
     sample(n) -> (before, after) gives the first n rounds of one run."""

@@ -3,7 +3,8 @@
 import random
 import unittest
 
-from reports import review, stats
+from reports import review
+from vdsobench_cli.core import stats
 
 
 def two_stage(rng, effect, sigma, outliers=0.02, target=review.TARGET, max_rounds=400):

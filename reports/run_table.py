@@ -2,7 +2,7 @@
 
 import statistics
 
-from reports import emulation as emulation_mod, vocab
+from vdsobench_cli.core import emulation as emulation_mod, vocab
 
 # per-benchmark user counters the harness adds that are not perf events
 HARNESS_COUNTERS = ("cpu", "counted_fraction", "writer_hz", "writer_cpu",
@@ -100,7 +100,7 @@ def format_table(rows, events=(), cpu_kinds=None, emulation=None):
 
     cpu_kinds: the results' pinning.cpu_kinds; on a hybrid CPU each row's CPU
     is labelled with its kind, "cpu3 (IntelAtom)". emulation: the results'
-    emulation record (reports/emulation.py); an emulated run's table says so
+    emulation record (core/emulation.py); an emulated run's table says so
     above it and in its time column's heading.
     """
     events = [e for e in events if any(e in r["counters"] for r in rows)]

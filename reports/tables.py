@@ -3,7 +3,7 @@
 The input is the dict `compare` builds: {"meta": {...}, "rows": [{"clock",
 "mode", "metric", "baseline", "variant", "base", "value", "ratio", "ci_low",
 "ci_high", "p", "p_adjusted", "verdict", "n", ...}]}, one row per clock x
-mode x metric x variant against the baseline (see reports/stats.py for what
+mode x metric x variant against the baseline (see core/stats.py for what
 the numbers mean).
 
 The "lkml" format is what a patch author pastes into a cover letter, so it is
@@ -18,8 +18,8 @@ import io
 import json
 import textwrap
 
-from reports import emulation, stats, vocab
-from reports.text import printable
+from vdsobench_cli.core import emulation, stats, vocab
+from vdsobench_cli.core.text import printable
 
 FORMATS = ("table", "lkml", "markdown", "csv", "json")
 WIDTH = 72

@@ -5,7 +5,8 @@ import io
 import json
 import unittest
 
-from reports import stats, tables
+from reports import tables
+from vdsobench_cli.core import stats
 
 BASELINE = "x86_gtod+rdtscp+always"
 LONG = ("generic_timens_vvar_datapage_split+lfence_rdtsc+noinline_2",

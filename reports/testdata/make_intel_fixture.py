@@ -19,7 +19,7 @@ import json
 import statistics
 import sys
 
-from reports import vocab
+from vdsobench_cli.core import vocab
 
 # ns/call medians on cpu0; cpu8 is 1% slower
 VDSO = {"realtime": 32.9, "monotonic": 31.7, "monotonic_raw": 33.6, "realtime_coarse": 5.5}

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli.errors import UsageError
 
-from reports import emulation as emulation_mod, vocab
+from vdsobench_cli.core import emulation as emulation_mod, vocab
 
 NAMES = ("x86_64", "arm64")
 # what each is called by uname -m (the kernel's and Python's platform.machine())
@@ -72,7 +72,7 @@ LABEL = emulation_mod.LABEL
 DEFAULT_COUNTER = {"x86_64": "rdtscp", "arm64": "isb_cntvct_dep"}
 # what a timed command reads by default, as the harness's default selection
 # (bench/subjects.h, bench_default_counter()): the kernel's own read on this
-# CPU (reports/vocab.py TIMED_COUNTER, which merged reports read too).
+# CPU (core/vocab.py TIMED_COUNTER, which merged reports read too).
 TIMED_COUNTER = vocab.TIMED_COUNTER
 
 _current = None
@@ -210,7 +210,7 @@ def emulator_version(program):
 
 def emulation():
     """None natively; else what a results file records in context.vdsobench.emulation
-    (reports/emulation.py reads it): {"label", "emulator", "program", "version",
+    (core/emulation.py reads it): {"label", "emulator", "program", "version",
     "guest", "host", "note"}."""
     t = current()
     if t.native:

@@ -4,7 +4,7 @@ import os
 import signal
 import sys
 
-from reports.text import printable
+from vdsobench_cli.core.text import printable
 
 from vdsobench_cli.cli import lifecycle, trust
 from vdsobench_cli.cli.pydeps import MODULES
@@ -27,7 +27,7 @@ class UsageError(CliError):
 
 
 def one_line(text):
-    """text on one line, and printable (reports/text.py): an error names what
+    """text on one line, and printable (core/text.py): an error names what
     was wrong, a file's or a machine's string among it."""
     return printable(" ".join(str(text).split()), limit=None)
 

@@ -23,7 +23,7 @@ cap:
 - keys: a key twice in one object is refused (json.loads would keep the last);
 - strings, keys too: what could act on a terminal or break a Markdown line
   or an SVG (controls, bidi overrides, separators) is escaped visibly
-  (reports/text.py) before any code sees them;
+  (core/text.py) before any code sees them;
 - then the caller's schema (check()), with the same one-line messages.
 """
 
@@ -36,7 +36,7 @@ import re
 from vdsobench_cli.cli import packages, safe_read
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-from reports.text import cleaned
+from vdsobench_cli.core.text import cleaned
 
 MB = 1 << 20
 # Caps well above real files: a default run is about 0.3 MB per CPU, every
@@ -294,7 +294,7 @@ def read(path, what, allow=None, missing=None):
     except RecursionError:  # not reached past check_depth; kept as the last guard
         raise UsageError(f"{path}: nested too deep for a {what}") from None
     # every string escaped once, here, so that none reaches a terminal, a
-    # Markdown file or an SVG raw (reports/text.py)
+    # Markdown file or an SVG raw (core/text.py)
     return cleaned(resolve_numbers(path, obj, allow, data))
 
 

@@ -4,18 +4,17 @@ import fnmatch
 import json
 import subprocess
 
-from vdsobench_cli.cli import build, lifecycle
+from vdsobench_cli.cli import build, labels, lifecycle
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-VERIFY = "//verify:vdsobench_verify"
 AXES = (("layout", "layouts"), ("counter", "counters"), ("inline", "inline"))
 
 
 def load():
-    build.build([VERIFY])
-    binary = build.binary_path(VERIFY)
+    build.build([labels.VERIFY])
+    binary = build.binary_path(labels.VERIFY)
     try:
-        r = lifecycle.run(build.program(VERIFY) + ["--list-json"], stdin=subprocess.DEVNULL,
+        r = lifecycle.run(build.program(labels.VERIFY) + ["--list-json"], stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, errors="replace")
     except OSError as e:
         raise Failure(f"cannot run {binary}: {e.strerror}") from None

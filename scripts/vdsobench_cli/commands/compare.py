@@ -11,16 +11,15 @@ import argparse
 import os
 import sys
 
-from vdsobench_cli.cli import arch, confine, ranged
+from vdsobench_cli.cli import arch, confine, ranged, targets
 from vdsobench_cli.measure import cpu_lock, fingerprint, footprint, results, rounds
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-from reports import emulation as emulation_mod, run_table, stats, tables, uarch, vocab
+from reports import run_table, tables
+from vdsobench_cli.core import emulation as emulation_mod, limits, stats, uarch, vocab
 
 FORMATS = ("table", "lkml", "markdown", "csv", "json")
-DEFAULT_ROUNDS = 40
-DEFAULT_BATCH_MS = 10
 
 
 def machine_meta(fp, emulation=None):
@@ -117,8 +116,8 @@ def write_out(target, comparison):
         print(f"comparison: {os.path.relpath(path)}", file=sys.stderr)
 
 
-def paired_comparison(patterns, options, rounds_n=DEFAULT_ROUNDS, batch_ms=DEFAULT_BATCH_MS,
-                      alpha=0.05, sim=False, quiet=True):
+def paired_comparison(patterns, options, rounds_n=limits.ROUNDS, batch_ms=limits.BATCH_MS,
+                      alpha=limits.ALPHA, sim=False, quiet=True):
     """Run the patterns (the first names the baseline) in interleaved rounds and
     compare; the comparison dict tables.render() and the plots read, with the
     per-round times under "rounds". options: an object with the harness's
@@ -179,9 +178,9 @@ def check_outputs(args):
     """Before a run: a bad --out or --plot must fail in a second, not after it. The
     --out Target, or None."""
     if args.plot:
-        results.check_out_dir(args.plot)
+        targets.check_out_dir(args.plot)
     if args.out:
-        return results.check_writable(args.out, args.force, what="the comparison")
+        return targets.check_writable(args.out, args.force, what="the comparison")
     return None
 
 
@@ -291,13 +290,13 @@ def add_parser(sub):
     p.add_argument("--events", metavar="LIST", help="as for run")
     p.add_argument("--no-pin", action="store_true", help="as for run")
     cpu_lock.add_argument(p)
-    p.add_argument("--rounds", type=ranged.ROUNDS, default=DEFAULT_ROUNDS, metavar="N",
-                   help=f"interleaved rounds (default {DEFAULT_ROUNDS}; {ranged.ROUNDS.valid})")
-    p.add_argument("--batch-ms", type=ranged.BATCH_MS, default=DEFAULT_BATCH_MS, metavar="MS",
-                   help=f"the slowest variant's batch per round (default {DEFAULT_BATCH_MS}; "
+    p.add_argument("--rounds", type=ranged.ROUNDS, default=limits.ROUNDS, metavar="N",
+                   help=f"interleaved rounds (default {limits.ROUNDS}; {ranged.ROUNDS.valid})")
+    p.add_argument("--batch-ms", type=ranged.BATCH_MS, default=limits.BATCH_MS, metavar="MS",
+                   help=f"the slowest variant's batch per round (default {limits.BATCH_MS}; "
                         f"{ranged.BATCH_MS.valid})")
-    p.add_argument("--alpha", type=ranged.ALPHA, default=0.05, metavar="A",
-                   help=f"significance level before correction (default 0.05; "
+    p.add_argument("--alpha", type=ranged.ALPHA, default=limits.ALPHA, metavar="A",
+                   help=f"significance level before correction (default {limits.ALPHA}; "
                         f"{ranged.ALPHA.valid})")
     p.add_argument("--sim", action="store_true",
                    help="also compare simulated instructions and L1D misses (valgrind), "

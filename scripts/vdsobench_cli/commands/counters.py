@@ -4,10 +4,9 @@ import json
 import subprocess
 import sys
 
-from vdsobench_cli.cli import arch, build, lifecycle, packages
+from vdsobench_cli.cli import arch, build, labels, lifecycle, packages
 from vdsobench_cli.cli.errors import Failure, UsageError, one_line
 
-COUNTERS = "//counters:vdsobench_counters"
 NAME = "vdsobench_counters"
 
 
@@ -68,8 +67,8 @@ def report(returncode, stdout, stderr, as_json=False, out=sys.stdout):
 
 def run(args):
     packages.ensure_setup()
-    build.build([COUNTERS])
-    cmd = build.program(COUNTERS) + ["--json"]
+    build.build([labels.COUNTERS])
+    cmd = build.program(labels.COUNTERS) + ["--json"]
     if args.all:
         cmd.append("--all")
     try:

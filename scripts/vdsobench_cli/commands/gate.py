@@ -21,15 +21,18 @@ import datetime
 import os
 import sys
 
-from vdsobench_cli.cli import arch, build, inputs, ranged, tools, variants as variants_mod
-from vdsobench_cli.measure import fingerprint, results, rounds
+from vdsobench_cli.cli import (arch, build, inputs, ranged, targets, tools,
+                               variants as variants_mod)
+from vdsobench_cli.measure import fingerprint, rounds
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-from reports import emulation, stats, uarch
+from vdsobench_cli.core import emulation, limits, stats, uarch
 
 SCHEMA = "vdsobench-baseline/1"
 DEFAULT_BASELINE = "results/baselines/ci.json"
+# the slowdown that fails, as a fraction (not a test level: core/limits.ALPHA is)
+DEFAULT_THRESHOLD = 0.05
 SCHEMA_PATH = build.ROOT / "results" / "schema" / "baseline-v1.schema.json"
 SIM_METRICS = (("instructions", "instructions_per_call"), ("l1d_misses", "l1d_misses_per_call"))
 NEW_DEFAULTS = {"variants": None,  # arch.default_variants(), once --arch is known
@@ -49,7 +52,7 @@ def machine_of(fp):
 def emulated_timing(baseline):
     """The emulation label if the baseline's timing rows were measured under
     emulation (its machine, its timing section or a row says so), else None.
-    Such times are the emulator's (reports/emulation.py), not a CPU's."""
+    Such times are the emulator's (core/emulation.py), not a CPU's."""
     t = baseline.get("timing") or {}
     marks = [(baseline.get("machine") or {}).get("emulated"), t.get("emulated")]
     marks += [r.get("emulated") for r in t.get("rows", [])]
@@ -181,13 +184,13 @@ def sim_checks(baseline, rows):
 def timing_checks(baseline, rows, args):
     t = baseline["timing"]
     reference = t["reference"]
-    threshold = args.threshold if args.threshold is not None else t.get("threshold", 0.05)
+    threshold = args.threshold if args.threshold is not None else t.get("threshold", DEFAULT_THRESHOLD)
     variants = [reference] + sorted({r["variant"] for r in rows} - {reference})
     binary = rounds.binary()
     ns_args = argparse.Namespace(clocks=sorted({r["clock"] for r in rows}),
                                  modes=sorted({r["mode"] for r in rows}), cpus=args.cpus)
     hargs = rounds.harness_args(variants, ns_args)
-    context, groups = rounds.measure(binary, hargs, args.rounds or t.get("rounds", 40),
+    context, groups = rounds.measure(binary, hargs, args.rounds or t.get("rounds", limits.ROUNDS),
                                      args.batch_ms, quiet=args.quiet)
     by = {(g.clock, g.mode): g for g in groups}
     # rounds that lost the CPU pull every ratio toward 1: no verdict from them
@@ -309,7 +312,7 @@ def record_timing(args, names, sel):
     ns_args = argparse.Namespace(clocks=sel["clocks"], modes=sel["modes"], cpus=args.cpus)
     binary = rounds.binary()
     context, groups = rounds.measure(binary, rounds.harness_args(variants, ns_args),
-                                     args.rounds or 40, args.batch_ms, quiet=args.quiet)
+                                     args.rounds or limits.ROUNDS, args.batch_ms, quiet=args.quiet)
     refused = rounds.lost_cpu(context, groups)
     if refused:
         # a baseline is what later runs are held to: never record a disturbed one
@@ -323,8 +326,8 @@ def record_timing(args, names, sel):
                 rows.append({"variant": v, "clock": g.clock, "mode": g.mode,
                              "ratio_to_reference": res["ratio"],
                              "ci": [res["ci_low"], res["ci_high"]]})
-    return {"reference": reference, "threshold": args.threshold or 0.05,
-            "rounds": args.rounds or 40, "rows": rows}
+    return {"reference": reference, "threshold": args.threshold or DEFAULT_THRESHOLD,
+            "rounds": args.rounds or limits.ROUNDS, "rows": rows}
 
 
 def run_gate(args):
@@ -332,7 +335,7 @@ def run_gate(args):
     if args.update_baseline:
         # before reading or measuring: the baseline must be a regular file (or
         # absent) in a writable directory with room for it
-        target = results.check_writable(path, force=True, what="the baseline")
+        target = targets.check_writable(path, force=True, what="the baseline")
         old = load_baseline(path) if os.path.exists(path) else None
         from vdsobench_cli.cli import packages
         packages.ensure_setup()
@@ -404,9 +407,9 @@ def add_parser(sub):
                    help="gate on one kind of check only")
     p.add_argument("--threshold", type=ranged.THRESHOLD, metavar="F",
                    help="timing: the slowdown that fails, as a fraction (default the "
-                        "baseline's, else 0.05)")
-    p.add_argument("--alpha", type=ranged.ALPHA, default=0.05, metavar="A",
-                   help=f"timing: significance before correction (default 0.05; "
+                        f"baseline's, else {DEFAULT_THRESHOLD})")
+    p.add_argument("--alpha", type=ranged.ALPHA, default=limits.ALPHA, metavar="A",
+                   help=f"timing: significance before correction (default {limits.ALPHA}; "
                         f"{ranged.ALPHA.valid})")
     p.add_argument("--allow-other-machine", action="store_true",
                    help="timing: gate even if the baseline's CPU model differs")

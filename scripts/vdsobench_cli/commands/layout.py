@@ -31,15 +31,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from vdsobench_cli.cli import (arch, build, confine, lifecycle, packages, ranged, tools,
-                              variants as variant_list)
+from vdsobench_cli.cli import (arch, atomic, build, confine, labels, lifecycle, packages, ranged,
+                              targets, tools, variants as variant_list)
 from vdsobench_cli.kimport import kernel_import
-from vdsobench_cli.measure import live, results
+from vdsobench_cli.measure import live
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-from reports import layout_map, vocab
+from reports import layout_map
+from vdsobench_cli.core import vocab
 
-DRIVER = "//bench:vdsobench_sim_driver_static"
 ITERATIONS = (2, 3)
 
 
@@ -424,15 +424,15 @@ WHAT = "the layout"
 def check_out(path):
     """Fail now, before the traces, if --out cannot be written: its folder must exist
     and take a new file, with room for it. --out is the user's own file, named on
-    purpose, so a regular file there is replaced (results.Target: never anything
+    purpose, so a regular file there is replaced (targets.Target: never anything
     else, nor a file another command wrote meanwhile). The Target."""
-    return results.check_writable(path, force=True, what=WHAT, parents=False)
+    return targets.check_writable(path, force=True, what=WHAT, parents=False)
 
 
 def write_atomic(path, write):
     """write(file) into a temp file beside path, then rename it to path: the file
     is whole or absent, and no temp file is left behind."""
-    return results.write_stream_atomic(path, write, force=True, what=WHAT)
+    return atomic.write_stream_atomic(path, write, force=True, what=WHAT)
 
 
 def method_line(seconds):
@@ -522,7 +522,7 @@ def run(args):
     traced_here = arch.current().native
     if traced_here:
         tools.path("valgrind", "layout")
-    build.build([variant_list.VERIFY] + ([DRIVER] if traced_here else []))
+    build.build([labels.VERIFY] + ([labels.LAYOUT_DRIVER] if traced_here else []))
     registry = variant_list.load()
     names = (args.diff or variant_list.split_patterns(args.variants)
              or variant_list.axis_values(registry, "layout"))
@@ -534,7 +534,8 @@ def run(args):
     traced, seconds = {}, None
     if traced_here:
         t0 = time.monotonic()
-        traced = measure(chosen, build.binary_path(DRIVER), args.jobs or os.cpu_count() or 1)
+        traced = measure(chosen, build.binary_path(labels.LAYOUT_DRIVER),
+                         args.jobs or os.cpu_count() or 1)
         seconds = time.monotonic() - t0
     maps = [layout_map.variant_map(v, traced.get(v["name"], []), checks[v["name"]])
             for v in chosen]

@@ -3,7 +3,7 @@
 import json
 
 from vdsobench_cli.cli import arch, packages, variants as variants_mod
-from reports import vocab
+from vdsobench_cli.core import vocab
 
 
 def clocks(v):

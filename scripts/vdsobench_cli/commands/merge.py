@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from vdsobench_cli.commands import plot
-from vdsobench_cli.measure import results
+from vdsobench_cli.cli import atomic
 from vdsobench_cli.cli.errors import UsageError
 
 from reports import merge
@@ -34,12 +34,12 @@ def run_merge(args):
                          f"(valid: {', '.join(merge.FORMATS)})")
     if args.out:
         # before the work, and again (atomically) when writing
-        results.refuse_existing(Path(args.out), args.force)
+        atomic.refuse_existing(Path(args.out), args.force)
         plot.check_out_dir(Path(args.out).parent)
     _, table = merged(args)
     text = merge.render_merge(table, args.format)
     if args.out:
-        results.write_atomic(args.out, table, force=args.force)
+        atomic.write_atomic(args.out, table, force=args.force)
     print(text, end="")
     if args.out:
         print(f"merged: {plot.shown_path(args.out)}", file=sys.stderr)

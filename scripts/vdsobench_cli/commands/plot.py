@@ -14,14 +14,14 @@ import os
 import re
 from pathlib import Path
 
-from vdsobench_cli.cli import inputs, packages
+from vdsobench_cli.cli import inputs, packages, targets
 from vdsobench_cli.measure import results
 from vdsobench_cli.cli.build import ROOT
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.cli.variants import split_patterns
 
 from reports import merge
-from reports.text import printable
+from vdsobench_cli.core.text import printable
 
 FORMATS = ("png", "svg")
 
@@ -34,7 +34,7 @@ COMPARISON_SCHEMA = ROOT / "results" / "schema" / "comparison-v1.schema.json"
 
 def comparison_inf(parts, token, parent):
     """Where a comparison may hold Infinity: a ratio (or its interval) of a
-    count that was 0 at the baseline and is not now (reports/stats.py: x/0)."""
+    count that was 0 at the baseline and is not now (core/stats.py: x/0)."""
     return (token == "Infinity" and len(parts) == 3 and parts[0] == "rows"
             and parts[2] in ("ratio", "ci_low", "ci_high") and parent.get("base") == 0)
 
@@ -124,8 +124,8 @@ def patterns(args):
 
 def check_out_dir(out_dir):
     """Fail now, before any work, if out_dir cannot be a directory we write in
-    (results.check_out_dir: one check for every directory output)."""
-    results.check_out_dir(out_dir)
+    (targets.check_out_dir: one check for every directory output)."""
+    targets.check_out_dir(out_dir)
 
 
 def plots_module(what="drawing a chart"):
@@ -152,7 +152,7 @@ def slug(text):
 
 def shown_path(path):
     """Relative to the working directory where it is below it, else absolute;
-    printable (reports/text.py), as a name the user gave may not be."""
+    printable (core/text.py), as a name the user gave may not be."""
     rel = os.path.relpath(path)
     return printable(str(Path(path).resolve()) if rel.startswith("..") else rel, limit=None)
 

@@ -9,9 +9,9 @@ and its plots into a fresh directory (never over an earlier run's).
 import datetime
 import os
 
-from vdsobench_cli.cli import arch, build
+from vdsobench_cli.cli import arch, build, targets
 from vdsobench_cli.fleet import fleet
-from vdsobench_cli.measure import fingerprint, results
+from vdsobench_cli.measure import fingerprint
 from vdsobench_cli.recipes import recipes
 from vdsobench_cli.cli.errors import CliError, Failure, UsageError
 from vdsobench_cli.recipes.recipe_session import OUT_DIR_BYTES, Session
@@ -58,7 +58,7 @@ def run_recipe(args):
                          f"{', '.join(recipes.EMULATED)}")
     # checked now, filled as the recipe goes in a hidden directory beside it, moved
     # into place at the end: an interrupted recipe leaves nothing there
-    stage = results.StagedDir(args.out or default_out(recipe.name), args.force,
+    stage = targets.StagedDir(args.out or default_out(recipe.name), args.force,
                               need=OUT_DIR_BYTES)
     from vdsobench_cli.cli import packages
     packages.ensure_setup()

@@ -23,14 +23,14 @@ import argparse
 import sys
 import time
 
-from vdsobench_cli.cli import arch, variants as variants_mod
+from vdsobench_cli.cli import arch, targets, variants as variants_mod
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.commands import compare
-from vdsobench_cli.measure import fingerprint, results
+from vdsobench_cli.measure import fingerprint
 from vdsobench_cli.recipes import patch_review, review_parts
 from vdsobench_cli.recipes.recipe_session import verify_one
 
-from reports import vocab
+from vdsobench_cli.core import limits, vocab
 
 FORMAT = "vdsobench-review-node/1"
 SCHEMA = "review-node-v1.schema.json"
@@ -44,8 +44,8 @@ class NodeSession:
 
     def __init__(self, quick):
         self.quick = quick
-        self.rounds = 12 if quick else compare.DEFAULT_ROUNDS
-        self.batch_ms = 1 if quick else compare.DEFAULT_BATCH_MS
+        self.rounds = limits.QUICK_ROUNDS if quick else limits.ROUNDS
+        self.batch_ms = limits.QUICK_BATCH_MS if quick else limits.BATCH_MS
 
     def compare(self, variants, clocks=None, modes=None, sim=False, tag=None, rounds=None):
         options = argparse.Namespace(clocks=clocks, modes=modes)
@@ -76,7 +76,7 @@ def check_layouts(names, known):
 def run(args):
     if not args.out:
         raise UsageError("review-node: --out FILE is required (the review file to write)")
-    target = results.check_writable(args.out, args.force, what="the review")
+    target = targets.check_writable(args.out, args.force, what="the review")
     known = variants_mod.load()
     check_layouts([args.before, args.after], known)
     # the fake counter is verify's, never a timed read

@@ -12,15 +12,15 @@ import os
 import re
 import sys
 
-from vdsobench_cli.cli import (arch, build, confine, inputs, lifecycle, packages, ranged,
-                              safe_read)
+from vdsobench_cli.cli import (arch, build, confine, inputs, labels, lifecycle, packages,
+                              ranged, safe_read, targets)
 from vdsobench_cli.measure import cpu_lock, fingerprint, machine_warnings, results
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-from reports import run_table, vocab
+from reports import run_table
+from vdsobench_cli.core import vocab
 
-BENCH = "//bench:vdsobench_bench"
 SCHEMA = "vdsobench-results/1"
 # the harness's options that take a value, as `run` spells them
 VALUED = ("variants", "clocks", "modes", "cpus", "writer_cpu", "hz", "events",
@@ -169,8 +169,8 @@ def expected_size(benchmarks, repetitions):
 def run(args):
     argv = getattr(args, "argv", sys.argv[1:])
     packages.ensure_setup()
-    build.build([BENCH])
-    binary = build.program(BENCH)
+    build.build([labels.BENCH])
+    binary = build.program(labels.BENCH)
     hargs = harness_args(args)
     names, skipped = planned(binary, hargs)
     if args.list:
@@ -185,7 +185,7 @@ def run(args):
     repetitions = int(args.repetitions or DEFAULTS["repetitions"])
     emulation = arch.emulation()  # None natively
     # before measuring: a full disk or a taken name must not cost the whole run
-    target = results.check_writable(output_path(args, short, emulation), args.force,
+    target = targets.check_writable(output_path(args, short, emulation), args.force,
                                     need=expected_size(len(names), repetitions))
     cpus = cpus_of(names)
     fp = fingerprint.collect(cpus)

@@ -48,7 +48,7 @@ from vdsobench_cli.cli import arch, lifecycle, ranged
 from vdsobench_cli.measure import footprint, rounds
 from vdsobench_cli.cli.errors import UsageError
 
-from reports import stats
+from vdsobench_cli.core import limits, stats
 
 SHIFTS = (1.01, 1.02, 1.05)
 KNOWN = (("sys/syscall", "sys/vdso", "monotonic"),
@@ -261,14 +261,14 @@ def add_parser(sub):
     p.add_argument("--clock", default="monotonic", help="the A/A clock (default monotonic)")
     p.add_argument("--rounds", type=ranged.PAIRED_ROUNDS, default=400,
                    help="A/A rounds measured (default 400)")
-    p.add_argument("--trial-rounds", type=ranged.PAIRED_ROUNDS, default=40,
-                   help="rounds per compare, as `compare --rounds` (default 40)")
+    p.add_argument("--trial-rounds", type=ranged.PAIRED_ROUNDS, default=limits.ROUNDS,
+                   help=f"rounds per compare, as `compare --rounds` (default {limits.ROUNDS})")
     p.add_argument("--trials", type=ranged.TRIALS, default=1000,
                    help=f"resampled trials (default 1000; {ranged.TRIALS.valid})")
-    p.add_argument("--batch-ms", type=ranged.BATCH_MS, default=10,
-                   help="the slowest subject's batch per round (default 10)")
-    p.add_argument("--alpha", type=ranged.ALPHA, default=0.05,
-                   help=f"significance (default 0.05; {ranged.ALPHA.valid})")
+    p.add_argument("--batch-ms", type=ranged.BATCH_MS, default=limits.BATCH_MS,
+                   help=f"the slowest subject's batch per round (default {limits.BATCH_MS})")
+    p.add_argument("--alpha", type=ranged.ALPHA, default=limits.ALPHA,
+                   help=f"significance (default {limits.ALPHA}; {ranged.ALPHA.valid})")
     p.add_argument("--seed", type=ranged.SEED, default=1,
                    help=f"resampling seed (default 1; {ranged.SEED.valid})")
     p.set_defaults(func=run_selftest)

@@ -30,12 +30,11 @@ import subprocess
 import sys
 from fractions import Fraction
 
-from vdsobench_cli.cli import (arch, build, confine, lifecycle, ranged, safe_read, tools,
+from vdsobench_cli.cli import (arch, build, confine, labels, lifecycle, ranged, safe_read, tools,
                               variants as variant_names)
 from vdsobench_cli.cli.errors import Failure, UsageError
-from reports import vocab
+from vdsobench_cli.core import vocab
 
-DRIVER = "//bench:vdsobench_sim_driver"
 TOOL = "cachegrind"
 GEOMETRY = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
 # two runs per measurement; their difference is ITERATIONS[1] - ITERATIONS[0] calls.
@@ -234,8 +233,8 @@ def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None, notes=
     geometry. Raises UsageError (valgrind missing, unknown name) or Failure.
     """
     require_tools()
-    build.build([DRIVER])
-    binary = build.binary_path(DRIVER)
+    build.build([labels.SIM_DRIVER])
+    binary = build.binary_path(labels.SIM_DRIVER)
     cat = catalog(binary)
     all_variants = cat["variants"]
     names = variant_names.split_patterns(as_list(variants or arch.default_variants()))

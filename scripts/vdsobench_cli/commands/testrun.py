@@ -189,10 +189,12 @@ def unittest_command(d, top, quick):
 def python_tests(out, quick=False):
     results = []
     for d, top in PY_TEST_DIRS:
-        # from the root, with top on the path (as discovery puts it there): the
-        # CLI package imports reports/ from the root
+        # from the root, with top first on the path (as discovery puts it there)
+        # and the other top after it: the CLI package imports reports/ from the
+        # root, and reports/ imports the CLI package's core/
+        tops = [top] + [t for _, t in PY_TEST_DIRS if t != top]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            filter(None, [str(build.ROOT / top), os.environ.get("PYTHONPATH")])))
+            filter(None, [*(str(build.ROOT / t) for t in tops), os.environ.get("PYTHONPATH")])))
         r = lifecycle.run(unittest_command(d, top, quick), cwd=build.ROOT, env=env,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           errors="replace")

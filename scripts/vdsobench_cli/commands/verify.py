@@ -4,7 +4,8 @@ import json
 import subprocess
 import sys
 
-from vdsobench_cli.cli import arch, build, lifecycle, packages, ranged, variants as variants_mod
+from vdsobench_cli.cli import (arch, build, labels, lifecycle, packages, ranged,
+                               variants as variants_mod)
 from vdsobench_cli.measure import live
 from vdsobench_cli.cli.errors import Failure
 
@@ -79,7 +80,7 @@ def run(args):
     _, chosen = variants_mod.choose(args.variants, "verify")
     names = [v["name"] for v in chosen]
     reasons = {v["name"]: v.get("known_bad") for v in chosen}
-    cmd = build.program(variants_mod.VERIFY) + ["--json"]
+    cmd = build.program(labels.VERIFY) + ["--json"]
     if args.duration_ms is not None:
         cmd += ["--duration-ms", str(args.duration_ms)]
     try:

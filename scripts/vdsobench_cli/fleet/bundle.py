@@ -36,20 +36,13 @@ import tarfile
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build, confine, packages, tools
-from vdsobench_cli.commands import counters, run as run_mod, sim
-from vdsobench_cli.measure import fingerprint, results
+from vdsobench_cli.cli import arch, atomic, build, confine, labels, packages, targets, tools
+from vdsobench_cli.measure import fingerprint
 from vdsobench_cli.kimport import kernel_import
-from vdsobench_cli.cli import variants as variants_mod
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 FORMAT = "vdsobench-bundle/1"
 MANIFEST = build.BUNDLE_MANIFEST
-BINARIES = (run_mod.BENCH, variants_mod.VERIFY, counters.COUNTERS, sim.DRIVER)
-# What the bundle's entry point may run: the commands that need neither
-# Bazel, nor valgrind, nor numpy/scipy/matplotlib (review-node: a node's share
-# of `recipe patch-review --fleet`).
-COMMANDS = ("list", "verify", "run", "compare", "selftest-stats", "counters", "review-node")
 # The C library's own objects: every Linux machine has them, so they stay out.
 LIBC = re.compile(r"^(libc|libm|libpthread|libdl|librt|libresolv|libutil|ld-linux[-\w]*)"
                   r"\.so(\.\d+)*$|^linux-vdso\.so\.\d+$")
@@ -72,7 +65,7 @@ if sys.version_info < {python_min!r}:
 HERE = os.path.dirname(os.path.realpath(__file__))
 # the bundle's own modules first, so that what runs is what was bundled
 sys.path[:0] = [os.path.join(HERE, "scripts"), HERE, os.path.join(HERE, "pylib")]
-from vdsobench_cli.cli import main  # noqa: E402
+from vdsobench_cli import main  # noqa: E402
 
 sys.exit(main.main())
 '''
@@ -234,7 +227,7 @@ def contents(bin_dir):
     """{path in the bundle: source path} and the manifest's facts."""
     files = {}
     libs = {}
-    for label in BINARIES:
+    for label in labels.BUNDLE_BINARIES:
         package, _, name = label.lstrip("/").partition(":")
         elf = bin_dir / package / name
         if not elf.is_file():
@@ -300,10 +293,10 @@ def make(out, force=False):
     out = Path(out)
     if not out.name.endswith((".tar.gz", ".tgz")):
         raise UsageError(f"bundle: --out {out}: the name must end in .tar.gz or .tgz")
-    results.check_writable(out, force, what="bundle")
+    targets.check_writable(out, force, what="bundle")
     packages.ensure_setup()
     started = time.monotonic()
-    build.build(["--config=bundle", *BINARIES])
+    build.build(["--config=bundle", *labels.BUNDLE_BINARIES])
     files, facts = contents(bundle_bin_dir())
     info = fingerprint.build_info(build.ROOT)
     info["bundle_flags"] = arch.current().bazel_flags() + ["--config=bundle"]
@@ -313,13 +306,14 @@ def make(out, force=False):
     manifest = {"format": FORMAT, "arch": machine,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "glibc_min": facts["glibc_min"], "python_min": glibc_version_text(PYTHON_MIN),
-                "system_libraries": facts["system_libraries"], "commands": list(COMMANDS),
+                "system_libraries": facts["system_libraries"],
+                "commands": list(labels.BUNDLE_COMMANDS),
                 "build": info,
                 "files": {str(rel): sha256(p) for rel, p in sorted(files.items())}}
     imports = kernel_import.all_identities()  # built in: what each kernel:NAME is
     if imports:
         manifest["imports"] = imports
-    results.write_stream_atomic(out, lambda f: write_tarball(f, top, files, manifest), force,
+    atomic.write_stream_atomic(out, lambda f: write_tarball(f, top, files, manifest), force,
                                 what="bundle")
     size = out.stat().st_size
     print(f"bundle: {out} ({size / 1e6:.1f} MB, {len(files) + 3} files, top directory "
@@ -336,7 +330,8 @@ def add_parser(sub):
                     "lister and the sim driver, linked to need nothing beyond the C library "
                     "(libpfm and hwloc static, the other shared libraries inside, found "
                     "through $ORIGIN), and a `vdsobench` entry point that needs only "
-                    "Python's standard library for " + ", ".join(COMMANDS) + ". Unpack it "
+                    "Python's standard library for " + ", ".join(labels.BUNDLE_COMMANDS)
+                    + ". Unpack it "
                     "anywhere on another machine and run ./vdsobench run; bring the results "
                     "file back for merge, report and plot.")
     p.add_argument("--out", required=True, metavar="FILE.tar.gz",

@@ -61,12 +61,12 @@ import zlib
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import build, errors, lifecycle, ranged, safe_read
+from vdsobench_cli.cli import (atomic, build, errors, labels, lifecycle, ranged, safe_read,
+                               targets)
 from vdsobench_cli.fleet import bundle, fleet_local, fleet_slurm
-from vdsobench_cli.measure import results
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-from reports import uarch
+from vdsobench_cli.core import uarch
 
 FORMAT = "vdsobench-fleet-job/1"
 JOB_RECORD = "job.json"
@@ -74,7 +74,6 @@ PAYLOAD = "payload.run"
 BATCH = "batch.sh"
 BATCH_OUT = "batch.out"
 # What a node runs: the bundle's commands. Those writing a file get --out.
-BUNDLE_COMMANDS = bundle.COMMANDS
 FILE_OUTPUT = ("run", "compare", "review-node")
 OUTPUTS = ("file", "none")  # the payload's OUTPUT argument
 TIMEOUT = ranged.number(1, 7 * 86400)  # seconds a job may stay pending
@@ -185,7 +184,7 @@ def write_payload(path, bundle_path):
         f.write(payload_head().encode())
         with open(bundle_path, "rb") as src:
             shutil.copyfileobj(src, f)
-    results.write_stream_atomic(path, write, what="payload")
+    atomic.write_stream_atomic(path, write, what="payload")
     os.chmod(path, 0o755)
 
 
@@ -212,14 +211,14 @@ def node_command(words, parser):
         words = words[1:]
     if not words:
         raise UsageError(f"fleet run: give the command after --, e.g. `fleet run --nodes all "
-                         f"-- run --clocks monotonic` (valid: {', '.join(BUNDLE_COMMANDS)})")
+                         f"-- run --clocks monotonic` (valid: {', '.join(labels.BUNDLE_COMMANDS)})")
     for w in words:
         fleet_slurm.checked(fleet_slurm.command_word, "fleet run: the node command", w)
-    if words[0] not in BUNDLE_COMMANDS:
+    if words[0] not in labels.BUNDLE_COMMANDS:
         why = (" (a recipe needs the repository: run `recipe` on each machine, or `compare` "
                "with its variants here)" if words[0] == "recipe" else "")
         raise UsageError(f"fleet run: {words[0]!r} cannot run from the bundle on the nodes"
-                         f"{why} (valid: {', '.join(BUNDLE_COMMANDS)})")
+                         f"{why} (valid: {', '.join(labels.BUNDLE_COMMANDS)})")
     for w in words[1:]:
         if w in ("--out", "--plot", "--force") or w.startswith(("--out=", "--plot=")):
             raise UsageError(f"fleet run: leave out {w.split('=')[0]}: fleet names each node's "
@@ -377,8 +376,8 @@ RECORD_FIELDS = (
     ("job", True, lambda v: isinstance(v, str) and fleet_slurm.JOB_ID.fullmatch(v),
      "a job id (digits, as text)"),
     ("command", True,
-     lambda v: list_of(is_text, 1)(v) and v[0] in BUNDLE_COMMANDS,
-     f"the node command (a list of words, the first one of {', '.join(BUNDLE_COMMANDS)})"),
+     lambda v: list_of(is_text, 1)(v) and v[0] in labels.BUNDLE_COMMANDS,
+     f"the node command (a list of words, the first one of {', '.join(labels.BUNDLE_COMMANDS)})"),
     ("output", True, lambda v: v in OUTPUTS, " or ".join(OUTPUTS)),
     ("nodes", True, list_of(is_name), "a list of node names"),
     ("conf", False, optional(is_text), "a path or null"),
@@ -431,7 +430,7 @@ def read_record(jobs_dir, job):
     except OSError:
         raise no_job(jobs_dir, job) from None
     if not stat.S_ISDIR(mode):
-        raise UsageError(f"{d}: is {results.kind_of(mode)}; a fleet job's directory must be "
+        raise UsageError(f"{d}: is {atomic.kind_of(mode)}; a fleet job's directory must be "
                          "a directory")
     path = d / JOB_RECORD
     data = fleet_slurm.read_left(path, "job record", RECORD_MAX)
@@ -454,7 +453,7 @@ def read_record(jobs_dir, job):
 
 
 def save_record(jobs_dir, record):
-    results.write_atomic(job_dir(jobs_dir, record["job"]) / JOB_RECORD, record, force=True,
+    atomic.write_atomic(job_dir(jobs_dir, record["job"]) / JOB_RECORD, record, force=True,
                          what="job record")
 
 
@@ -575,7 +574,7 @@ def submission(jobs_dir, command, choice):
     record = {"format": FORMAT, "state": "submitting", "started": now_text(),
               "command": command, "partition": choice["partition"],
               "nodes": choice["nodelist"] or [], "count": choice["count"]}
-    results.write_atomic(path, record, what="submission record")
+    atomic.write_atomic(path, record, what="submission record")
 
     def update(**more):
         if not more:
@@ -584,7 +583,7 @@ def submission(jobs_dir, command, choice):
             return
         record.update(more, ended=now_text())
         with contextlib.suppress(errors.CliError, OSError):  # the error itself is the line
-            results.write_atomic(path, record, force=True, what="submission record")
+            atomic.write_atomic(path, record, force=True, what="submission record")
     return update
 
 
@@ -621,7 +620,7 @@ def check_request(args, who="fleet run"):
     jobs_dir = Path(args.jobs_dir or default_jobs_dir()).resolve()
     fleet_slurm.checked(fleet_slurm.shared_path, "--jobs-dir", str(jobs_dir))
     fleet_slurm.checked(fleet_slurm.node_path, "--node-tmp", args.node_tmp)
-    results.check_out_dir(jobs_dir)
+    targets.check_out_dir(jobs_dir)
     cluster = cluster_of(args)
     # the nodes first: a wrong partition or feature costs no bundle build
     choose(cluster.nodes(), cluster.partitions(), args.partition, args.constraint, args.nodes,
@@ -1072,7 +1071,7 @@ def lstat_mode(path):
     except FileNotFoundError:
         return None
     except OSError as e:
-        raise results.cannot(path, e, "files") from None
+        raise atomic.cannot(path, e, "files") from None
 
 
 class CollectOut:
@@ -1084,7 +1083,7 @@ class CollectOut:
     never through a link; a directory on the way must be one, not a link."""
 
     def __init__(self, out, force):
-        results.check_out_dir(out)
+        targets.check_out_dir(out)
         self.out, self.force = Path(out), force
         self.before = {}  # relative name -> lstat of the file there at the check, or None
         self.stage = None
@@ -1093,14 +1092,14 @@ class CollectOut:
         path = self.out / rel
         mode = lstat_mode(path)
         if mode is not None and not stat.S_ISDIR(mode):
-            raise UsageError(f"cannot write files to {path}: it is {results.kind_of(mode)}")
+            raise UsageError(f"cannot write files to {path}: it is {atomic.kind_of(mode)}")
         return mode is not None
 
     def check_file(self, rel, what):
         """A file written whole (a table, the summary): new, or replaced with force."""
         if "/" in rel:
             self.check_dir(rel.rsplit("/", 1)[0])
-        self.before[rel] = results.refuse_existing(self.out / rel, self.force, what)
+        self.before[rel] = atomic.refuse_existing(self.out / rel, self.force, what)
 
     def check_files_in(self, rel, what):
         """A directory whose files are written whole (the report): every file
@@ -1126,7 +1125,7 @@ class CollectOut:
                 return name
             if not stat.S_ISREG(mode):
                 raise UsageError(f"cannot copy {Path(src).name} to {path}: it is "
-                                 f"{results.kind_of(mode)}; collect writes no copy through "
+                                 f"{atomic.kind_of(mode)}; collect writes no copy through "
                                  "a link or over anything but a regular file")
             if same_bytes(src, path):
                 return None
@@ -1135,11 +1134,11 @@ class CollectOut:
     def path(self, rel):
         """Where rel is written now: in the stage (made when first asked)."""
         if self.stage is None:
-            results.make_parent(self.out / "x", "files")
+            atomic.make_parent(self.out / "x", "files")
             try:
                 self.stage = Path(lifecycle.new_temp_dir(self.out, ".collect-"))
             except OSError as e:
-                raise results.cannot(self.out, e, "files") from None
+                raise atomic.cannot(self.out, e, "files") from None
         path = self.stage / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
@@ -1160,9 +1159,9 @@ class CollectOut:
                 try:
                     if "/" in rel:
                         make_dir(final.parent)
-                    results.publish(self.stage / rel, final, self.before.get(rel), "files")
+                    atomic.publish(self.stage / rel, final, self.before.get(rel), "files")
                 except OSError as e:
-                    raise results.cannot(final, e, "files") from None
+                    raise atomic.cannot(final, e, "files") from None
                 lifecycle.written(final)
         if self.stage is not None:
             lifecycle.discard(self.stage, "dir")
@@ -1176,7 +1175,7 @@ def make_dir(path):
         mode = lstat_mode(path)
         if mode is None or not stat.S_ISDIR(mode):
             raise UsageError(f"cannot write files to {path}: it is "
-                             f"{results.kind_of(mode) if mode else 'gone'}") from None
+                             f"{atomic.kind_of(mode) if mode else 'gone'}") from None
 
 
 def copy_left(src, dst):
@@ -1578,7 +1577,7 @@ def feature_lines(nodes, probed):
         kept = [f for f in have if f not in cpu_words]
         new = ([slug] if slug else []) + kept
         label = uarch.label(cpu) if cpu else "no /proc/cpuinfo"
-        note = "" if slug else "; unknown to reports/uarch.py: no CPU-model feature"
+        note = "" if slug else "; unknown to core/uarch.py: no CPU-model feature"
         lines.append(f"NodeName={name} Features={','.join(new) or '(none)'}"
                      f"    # {label}, kernel {probed[name].get('kernel')}{note}"
                      + ("" if set(new) == set(have) else f" (now: {','.join(have) or 'none'})"))
@@ -1668,7 +1667,7 @@ def add_parser(sub):
                     "--no-wait) and say how each node did.",
         epilog="example:\n  scripts/vdsobench fleet run --nodes all -- run --variants "
                "'generic_*+rdtscp+always' --clocks monotonic\n"
-               f"commands: {', '.join(BUNDLE_COMMANDS)} (with their own options)")
+               f"commands: {', '.join(labels.BUNDLE_COMMANDS)} (with their own options)")
     add_job_options(r)
     r.add_argument("--bundle", metavar="FILE.tar.gz",
                    help="stage this bundle (`vdsobench bundle`) instead of building one")
@@ -1714,7 +1713,7 @@ def add_parser(sub):
                       help="print each node's CPU model as a Features= line for slurm.conf",
                       description="Ask every usable node of the partition for its /proc/cpuinfo "
                                   "(srun) and print, per node, the feature naming its CPU model "
-                                  "(reports/uarch.py, as results files name it) with the node's "
+                                  "(core/uarch.py, as results files name it) with the node's "
                                   "other features, as a line to merge into slurm.conf.")
     add_cluster_options(f)
     f.add_argument("--partition", metavar="P", type=PARTITION,

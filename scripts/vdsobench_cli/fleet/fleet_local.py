@@ -11,7 +11,7 @@
 Everything (slurm.conf, key, state, spool, pid and log files) is in one
 directory, by default $TMPDIR/vdsobench-local-cluster; nothing is installed as
 a service and no systemd is needed. Each node's features are this machine's
-CPU model as `fleet features` names it (reports/uarch.py's slug, e.g. zen5)
+CPU model as `fleet features` names it (core/uarch.py's slug, e.g. zen5)
 plus a test feature of its own (local_n1, local_n2): both nodes are the same
 CPU, so only the test features tell them apart to --constraint.
 
@@ -46,8 +46,7 @@ import time
 from pathlib import Path
 
 from vdsobench_cli.fleet import fleet_slurm
-from vdsobench_cli.cli import packages
-from vdsobench_cli.measure import results
+from vdsobench_cli.cli import atomic, packages
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 NODES = ("n1", "n2")
@@ -352,7 +351,7 @@ def up(directory=None, out=print):
 
 def launch(directory, record):
     def save():
-        results.write_atomic(directory / RECORD, record, force=True, what="cluster record")
+        atomic.write_atomic(directory / RECORD, record, force=True, what="cluster record")
 
     save()  # first: it marks the directory as a local cluster's, for down
     key = directory / "munge.key"

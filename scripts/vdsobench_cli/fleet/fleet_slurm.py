@@ -22,7 +22,7 @@ from pathlib import Path
 from vdsobench_cli.measure import fingerprint
 from vdsobench_cli.cli import lifecycle, safe_read
 from vdsobench_cli.cli.errors import Failure, UsageError
-from vdsobench_cli.measure.fingerprint import uarch
+from vdsobench_cli.core import text as text_mod, uarch
 
 DEFAULT_CONF = Path("/etc/slurm/slurm.conf")
 CLIENTS = ("sbatch", "scontrol", "scancel")
@@ -198,7 +198,7 @@ def cpu_of(cpuinfo_text):
 
 def feature_of(cpu):
     """The node feature naming a CPU model ('zen5', 'sapphirerapids'): uarch.slug;
-    None for a CPU reports/uarch.py does not know."""
+    None for a CPU core/uarch.py does not know."""
     return uarch.slug(cpu) if cpu else None
 
 
@@ -377,8 +377,8 @@ def command_word(text):
 def printable(value, limit=4096):
     """value with each character a terminal or a record should not take as it is
     (a control character, an escape, a bidi override) as its escape, cut to
-    limit: reports/text.py's printable(), the one sanitiser."""
-    return fingerprint.text.printable(str(value), limit)
+    limit: core/text.py's printable(), the one sanitiser."""
+    return text_mod.printable(str(value), limit)
 
 
 def checked(check, option, text, *args):

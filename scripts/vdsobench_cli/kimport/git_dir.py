@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 from vdsobench_cli.cli import safe_read
 
-from reports.text import printable
+from vdsobench_cli.core.text import printable
 
 NO_GIT = "no .git in it"
 SMALL = 4096  # HEAD, a loose ref, a .git file, commondir: one line each

@@ -68,13 +68,14 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from vdsobench_cli.cli import arch, build, confine, lifecycle, packages, safe_read, tools, trust
+from vdsobench_cli.cli import (arch, atomic, build, confine, labels, lifecycle, packages,
+                               safe_read, tools, trust)
+from vdsobench_cli.cli.limited_run import limited_run
 from vdsobench_cli.kimport import imports_table, kbuild, reserved as reserved_mod
-from vdsobench_cli.measure import results
 from vdsobench_cli.kimport import vdso_image
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-from reports import text as text_mod
+from vdsobench_cli.core import text as text_mod
 
 ROOT = build.ROOT
 DIR_ENV = "VDSOBENCH_IMPORTS"
@@ -94,8 +95,6 @@ GLUE = "kernel_import/glue"
 # kimport_desc.h, kimport_includes.h, kimport.json): raise it with any change
 # to that, so that cached trees are made again (glue_digest()).
 GENERATED = 2
-VERIFY = "//verify:vdsobench_verify"
-AGREE = "//kernel_import:vdsobench_agree"
 MB = 1 << 20
 PATCH_LIMIT = 16 * MB  # a whole kernel release's patch is larger; a series is not
 # A series, bounded: what reaches git's and tar's argv and memory cannot overflow
@@ -452,7 +451,7 @@ def tarball_sha256(path):
         memo.pop(key, None)
         memo = dict(list(memo.items())[-(MEMO_ENTRIES - 1):])
         memo[key] = file_sha256(path)
-        results.write_atomic(memo_path, memo, force=True, what="the source hashes")
+        atomic.write_atomic(memo_path, memo, force=True, what="the source hashes")
     return memo[key]
 
 
@@ -1099,32 +1098,6 @@ COMPILE_LIMITS = {"as": 4 << 30, "cpu": 120, "fsize": 64 * MB}
 COMPILE_TIMEOUT_S = 60  # a tree's unit compiles in under 2 s
 
 
-def limited_run(argv, limits, timeout, **kwargs):
-    """lifecycle.run under resource limits (RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE,
-    set in the child before it runs), stdin /dev/null unless input is given, and a
-    wall-clock timeout: CompletedProcess, or None when it ran out of time (its
-    whole process group is stopped)."""
-    import resource
-
-    def preexec():
-        for res, value in ((resource.RLIMIT_AS, limits["as"]),
-                           (resource.RLIMIT_CPU, limits["cpu"]),
-                           (resource.RLIMIT_FSIZE, limits["fsize"])):
-            resource.setrlimit(res, (value, value))
-
-    data = kwargs.pop("input", None)
-    kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
-    kwargs["stdin"] = subprocess.PIPE if data is not None else subprocess.DEVNULL
-    proc = lifecycle.popen(argv, preexec_fn=preexec, **kwargs)
-    with lifecycle.owned(proc):
-        try:
-            out, err = proc.communicate(data, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            lifecycle.stop(proc)
-            return None
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
-
-
 def allowed_includes(tree, cc):
     """The folders tree code may include from: the tree, the shim and glue, the
     project's counter headers, GCC's own headers and the system's (the shim's
@@ -1623,7 +1596,7 @@ def commit(changes, check=None):
         with building(added):
             # kernel_import/check_objects.py, a step of the build, refuses a tree
             # whose objects would run code uncalled: before anything links them
-            build.build([VERIFY])
+            build.build([labels.VERIFY])
             result = check() if check else None
         set_entries(added, building=False)
     except BaseException as e:
@@ -1631,7 +1604,7 @@ def commit(changes, check=None):
             raise
         put_back(before)
         if not isinstance(e, lifecycle.Interrupted) and not lifecycle.pending():
-            build.bazel("build", arch.current().bazel_flags() + [VERIFY])
+            build.bazel("build", arch.current().bazel_flags() + [labels.VERIFY])
         raise
     return before, result
 
@@ -1743,7 +1716,7 @@ def agree(name, layout):
     """vdsobench_agree between the import's fake-counter variants and a layout's
     (each inline choice with its own): (exit status, the summary lines)."""
     from vdsobench_cli.cli import variants
-    build.build([AGREE])
+    build.build([labels.AGREE])
     registry = {v["name"] for v in variants.load()}
     if not any(n.startswith(f"{layout}+fake+") for n in registry):
         layouts = sorted({n.split("+")[0] for n in registry if not is_import(n)})
@@ -1754,7 +1727,7 @@ def agree(name, layout):
         a, b = f"{layout_of(name)}+fake+{inline}", f"{layout}+fake+{inline}"
         if a not in registry or b not in registry:
             continue
-        r = lifecycle.run(build.program(AGREE) + [a, b], capture_output=True, text=True,
+        r = lifecycle.run(build.program(labels.AGREE) + [a, b], capture_output=True, text=True,
                           errors="replace")
         if r.returncode not in (0, 1):
             raise Failure(f"import: vdsobench_agree {a} {b} failed (exit {r.returncode}): "
@@ -1790,7 +1763,7 @@ def do_remove(name):
             raise UsageError(f"import: --remove {name}: no such import (valid: "
                              f"{', '.join(sorted(map(str, imports))) or 'none imported'})")
         set_entries({name: None}, building=False)  # never undone: it cannot break a build
-        build.build([VERIFY])
+        build.build([labels.VERIFY])
     print(f"import: removed {layout_of(name)} (its tree stays in the cache, "
           f"{imports_dir() / 'trees'})")
     return 0

@@ -11,10 +11,9 @@ imports is an image that loads (issue 28). Its refusal is one line.
 import hashlib
 import json
 
-from vdsobench_cli.cli import build, lifecycle
+from vdsobench_cli.cli import build, labels, lifecycle
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-CHECK = "//impls/image:vdsobench_image_check"
 LIMIT = 1 << 20  # a vdso64.so is 7 KiB, its .dbg 50 KiB
 PAGE = 4096
 DATA_OFFSET = 128  # asm/vvar.h DECLARE_VVAR(128, struct vdso_data, _vdso_data)
@@ -34,9 +33,9 @@ _built = []
 def checker():
     """The checker's command line, built once per process."""
     if not _built:
-        build.build([CHECK])
+        build.build([labels.IMAGE_CHECK])
         _built.append(True)
-    return build.program(CHECK)
+    return build.program(labels.IMAGE_CHECK)
 
 
 def parse(data):

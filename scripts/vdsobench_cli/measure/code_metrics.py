@@ -24,12 +24,11 @@ import re
 import subprocess
 from fractions import Fraction
 
-from vdsobench_cli.cli import arch, build, confine, lifecycle, tools
+from vdsobench_cli.cli import arch, build, confine, labels, lifecycle, tools
 from vdsobench_cli.commands import sim
 from vdsobench_cli.cli.errors import Failure
-from reports import vocab
+from vdsobench_cli.core import vocab
 
-DRIVER = sim.DRIVER
 # qemu-user's options as environment variables, so the runner script passes them
 TRACE_ENV = {"QEMU_SINGLESTEP": "1", "QEMU_LOG": "exec,nochain"}
 # functions of a layout object that are not the reader's: the writer's
@@ -124,7 +123,7 @@ class Tracer:
     """Runs the driver under qemu-user's exec log; one run per (subject, clock, n)."""
 
     def __init__(self, tmp):
-        self.cmd = build.program(DRIVER)
+        self.cmd = build.program(labels.SIM_DRIVER)
         self.tmp = tmp
 
     def __call__(self, key):
@@ -148,7 +147,7 @@ def executed_per_call(variants, clocks, mode="hot", jobs=None, iterations=sim.IT
     """[{"variant", "measured_as", "clock", "mode", "instructions_per_call",
     "net_instructions_per_call"}] for each variant x clock, under qemu-user.
     iterations: the two call counts (the same number of digits)."""
-    build.build([DRIVER])
+    build.build([labels.SIM_DRIVER])
     subjects = {v: sim.twin(dict(zip(("layout", "counter", "inline"), vocab.split_variant(v))))
                 for v in variants}
     points = [(s, c, mode) for s in dict.fromkeys(subjects.values()) for c in clocks]

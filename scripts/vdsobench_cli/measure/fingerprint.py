@@ -16,14 +16,14 @@ from pathlib import Path
 from vdsobench_cli.cli import arch, build, tools
 from vdsobench_cli.cli.errors import one_line
 
-from reports import text, uarch, vocab
+from vdsobench_cli.core import text, uarch, vocab
 
 CPU_SYS = "sys/devices/system/cpu"
 CLOCKSOURCE = "sys/devices/system/clocksource/clocksource0"
 FLAGS_OF_INTEREST = ("constant_tsc", "nonstop_tsc", "rdtscp", "tsc_known_freq", "hypervisor")
 # arm64's hwcaps ("Features"): ecv is FEAT_ECV, the ARM64_HAS_ECV the kernel's
 # counter read keys on (cntvctss with it, else isb; mrs cntvct_el0:
-# reports/vocab.py TIMED_COUNTER); None on x86, which has no such line
+# core/vocab.py TIMED_COUNTER); None on x86, which has no such line
 FEATURES_OF_INTEREST = ("ecv",)
 # Paravirtual clocksources name their hypervisor when nothing else does.
 PARAVIRT_CLOCKSOURCES = {"kvm-clock": "KVM", "hyperv_clocksource_tsc_page": "Hyper-V",
@@ -91,7 +91,7 @@ def describe_cpu(fields):
     cpu = {"vendor": get("vendor"), "family": as_int(get("family")),
            "model": as_int(get("model")), "stepping": as_int(get("stepping")),
            "microcode": get("microcode"), "model_name": get("model_name")}
-    # the microarchitecture ("Zen 3"), None where reports/uarch.py's table has no entry
+    # the microarchitecture ("Zen 3"), None where core/uarch.py's table has no entry
     return dict(cpu, uarch=uarch.name(cpu),
                 flags={**{f: None if flags is None else f in flags for f in FLAGS_OF_INTEREST},
                        **{f: None if features is None else f in features
@@ -239,7 +239,7 @@ def collect(cpus, root="/", repo_root=None):
     caller to fill; kernel.vdso and build.compiler are always the caller's.
     """
     # every string the machine gave (cpuinfo, uname, DMI, the host name)
-    # escaped (reports/text.py) before anything prints, draws or records it
+    # escaped (core/text.py) before anything prints, draws or records it
     return text.cleaned(machine_facts(list(cpus), root, repo_root))
 
 

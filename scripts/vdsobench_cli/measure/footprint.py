@@ -21,7 +21,7 @@ import time
 from vdsobench_cli.cli import arch
 from vdsobench_cli.measure import rounds
 
-from reports import stats
+from vdsobench_cli.core import stats
 
 PAIR = tuple(f"{layout}+{arch.timed_counter()}+always"
              for layout in ("x86_gtod", "x86_gtod_ts_multshift"))

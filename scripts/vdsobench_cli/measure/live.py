@@ -36,11 +36,10 @@ dumps).
 import json
 import re
 
-from vdsobench_cli.cli import build, lifecycle
+from vdsobench_cli.cli import build, labels, lifecycle
 from vdsobench_cli.cli.errors import Failure
 from vdsobench_cli.measure import timens
 
-BINARY = "//live:vdsobench_vvar"
 LINE = 64
 # generic vDSO clock modes (include/vdso/clocksource.h, arch headers)
 CLOCK_MODES = {"x86_64": {0: "NONE", 1: "TSC", 2: "PVCLOCK", 3: "HVCLOCK"},
@@ -285,9 +284,9 @@ def render(result, dump):
 
 def dump():
     """Run vdsobench_vvar; its JSON."""
-    build.build([BINARY])
-    binary = build.binary_path(BINARY)
-    r = lifecycle.run(build.program(BINARY), capture_output=True, text=True)
+    build.build([labels.VVAR])
+    binary = build.binary_path(labels.VVAR)
+    r = lifecycle.run(build.program(labels.VVAR), capture_output=True, text=True)
     if r.returncode != 0:
         raise Failure(f"{binary.name} failed (exit {r.returncode}): {build.tail(r.stderr, 1)}")
     try:

@@ -16,7 +16,7 @@ check() returns [{"id": ..., "message": ...}], at most one per id:
 import time
 from pathlib import Path
 
-from reports import text
+from vdsobench_cli.core import text
 
 LOAD_PER_CPU = 0.5
 SIBLING_BUSY = 0.10

@@ -10,11 +10,11 @@ import json
 import os
 import subprocess
 
-from vdsobench_cli.cli import build, confine, inputs, lifecycle, safe_read
+from vdsobench_cli.cli import build, confine, inputs, labels, lifecycle, safe_read
 from vdsobench_cli.commands import run
 from vdsobench_cli.measure import cpu_lock
 from vdsobench_cli.cli.errors import Failure, UsageError
-from reports import vocab
+from vdsobench_cli.core import limits, vocab
 
 ROUNDS_LIMIT = inputs.LIMITS["results file"]
 
@@ -123,11 +123,8 @@ def parse(lines):
     return context, list(groups.values())
 
 
-# more than this fraction of a group's rounds disturbed, and it has no verdict
-MAX_LOST = 0.10
 
-
-def lost_cpu(context, groups, max_lost=MAX_LOST):
+def lost_cpu(context, groups, max_lost=limits.MAX_LOST):
     """{group key: reason} for each group whose rounds lost the CPU too often to
     be believed (every batch of a round absorbs another task's time slices
     alike, so each ratio is pulled toward 1); empty when all may have verdicts."""
@@ -135,7 +132,7 @@ def lost_cpu(context, groups, max_lost=MAX_LOST):
     out = {}
     for g in groups:
         measured, disturbed = g.rounds_lost()
-        if measured and disturbed > max_lost * measured:
+        if measured and limits.lost_too_often(disturbed, measured, max_lost):
             out[g.key] = (f"{g.key}: {disturbed} of {measured} rounds lost the CPU even after "
                           f"{retries} retries: another process is running on CPU {g.cpu}; "
                           f"no verdict (more than {100 * max_lost:.0f}% of the rounds)")
@@ -188,5 +185,5 @@ def measure(binary, hargs, rounds, batch_ms, copies=1, quiet=False):
 def binary():
     """The harness's command line (build.program: under qemu-user for an emulated
     --arch); callers put its options after it."""
-    build.build([run.BENCH])
-    return build.program(run.BENCH)
+    build.build([labels.BENCH])
+    return build.program(labels.BENCH)

@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build, tools
+from vdsobench_cli.cli import arch, atomic, build, tools
 from vdsobench_cli.commands import compare
 from vdsobench_cli.kimport import git_dir, kernel_import
 from vdsobench_cli.cli.errors import UsageError
@@ -42,7 +42,7 @@ from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, d
                                                 path_changes, tore, verdict)
 
 from reports import cover_letter as letter_mod, layout_map, review, struct_diff
-from reports import stats, text as text_mod, uarch, vocab
+from vdsobench_cli.core import stats, text as text_mod, uarch, vocab
 
 NAME = "patch-review"
 # Fixed names, so that a second review of a tree finds its builds cached: a
@@ -493,9 +493,8 @@ def fleet_notes(f):
 
 
 def write(s, name, text):
-    from vdsobench_cli.measure import results
     path = os.path.join(s.out_dir, name)
-    results.write_stream_atomic(path, lambda f: f.write(text.encode()), what=name)
+    atomic.write_stream_atomic(path, lambda f: f.write(text.encode()), what=name)
     s.files.append(path)
 
 

@@ -31,14 +31,14 @@ import contextlib
 import json
 import shutil
 
-from vdsobench_cli.cli import arch, build, lifecycle, packages, tools
-from vdsobench_cli.cli import variants as variants_mod
+from vdsobench_cli.cli import arch, build, labels, lifecycle, packages, tools
 from vdsobench_cli.cli.errors import Failure, UsageError, one_line
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.measure import code_metrics
 from vdsobench_cli.recipes import review_parts
 
-from reports import struct_diff, vocab
+from reports import struct_diff
+from vdsobench_cli.core import vocab
 
 ARCH = "arm64"
 BEFORE, AFTER = "patch-review-arm64-before", "patch-review-arm64-after"
@@ -103,8 +103,8 @@ def variant(name, counter):
 def verify(variants, quick):
     """{variant: verify's JSON record} from one run of the verify binary for
     the current arch (under qemu-user when emulated, as `verify --arch arm64`)."""
-    build.build([variants_mod.VERIFY])
-    cmd = [*build.program(variants_mod.VERIFY), "--duration-ms",
+    build.build([labels.VERIFY])
+    cmd = [*build.program(labels.VERIFY), "--duration-ms",
            str(QUICK_DURATION_MS if quick else DURATION_MS), "--system-ms", str(SYSTEM_MS),
            *variants]
     r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")

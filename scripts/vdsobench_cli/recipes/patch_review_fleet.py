@@ -23,11 +23,11 @@ from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.fleet import fleet
 from vdsobench_cli.recipes import review_parts
 
-from reports import fleet_review, review as review_mod, text as text_mod
+from reports import fleet_review, review as review_mod
+from vdsobench_cli.core import limits, text as text_mod
 
 SCHEMA = build.ROOT / "results" / "schema" / "review-node-v1.schema.json"
 WHO = "recipe patch-review --fleet"
-ALPHA = 0.05  # compare.paired_comparison's, which each node's rows used
 # a node's exit status that still left a review: 0 (it passed verify and was
 # timed) and 1 (the patched layout failed verify there: a finding, not a failure)
 REVIEWED = (0, 1)
@@ -85,7 +85,7 @@ def check_verify(review, path):
     fake counter and the node's own, nothing else), each a verdict, and the
     patched tree's fail exactly when the file says it tore: a file that says
     torn with every record PASS would show the patch as passing on that CPU."""
-    from reports import vocab
+    from vdsobench_cli.core import vocab
     want = sorted((side, vocab.variant(review[side], c))
                   for side in ("after", "before") for c in ("fake", review["counter"]))
     if sorted((r["side"], r["variant"]) for r in review["verify"]) != want:
@@ -145,7 +145,8 @@ def node_rounds(review, comparison, path="review file"):
     rows than the host pools (each row's rounds are read once)."""
     if comparison is None:
         return {}, {}
-    from reports import fleet_review, vocab
+    from reports import fleet_review
+    from vdsobench_cli.core import vocab
     before = vocab.variant(review["before"], review["counter"])
     after = vocab.variant(review["after"], review["counter"])
     refused = comparison["meta"].get("refused", [])
@@ -230,7 +231,7 @@ def review(s, args, before, after):
     for line in fleet.outcome_lines(outcomes, fleet.SUMMARY_NODES):
         progress(line.strip())
     nodes = node_inputs(outcomes, before, after, record.get("nodes"))
-    reduced = fleet_review.reduce(nodes, review_mod.TARGET, ALPHA)
+    reduced = fleet_review.reduce(nodes, review_mod.TARGET, limits.ALPHA)
     reduced.update(job=job, job_dir=str(d), asked=len(outcomes),
                    command=command, bundle=(facts.get("build") or {}).get("short"))
     return reduced

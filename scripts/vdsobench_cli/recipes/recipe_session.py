@@ -10,9 +10,10 @@ import os
 import sys
 import textwrap
 
-from vdsobench_cli.cli import build, lifecycle, variants as variants_mod
+from vdsobench_cli.cli import atomic, build, labels, lifecycle
 from vdsobench_cli.commands import compare
-from vdsobench_cli.measure import fingerprint, results
+from vdsobench_cli.measure import fingerprint
+from vdsobench_cli.core import limits
 
 from reports import tables
 
@@ -28,8 +29,8 @@ class Session:
         self.name, self.quick, self.out_dir = name, quick, out_dir
         self.out = out or sys.stdout
         # enough for an interval at 99.9% (Bonferroni over a dozen rows)
-        self.rounds = 12 if quick else compare.DEFAULT_ROUNDS
-        self.batch_ms = 1 if quick else compare.DEFAULT_BATCH_MS
+        self.rounds = limits.QUICK_ROUNDS if quick else limits.ROUNDS
+        self.batch_ms = limits.QUICK_BATCH_MS if quick else limits.BATCH_MS
         self.files = []
         fp = fingerprint.collect([])
         self.machine = compare.machine_meta(fp)
@@ -64,7 +65,7 @@ class Session:
 
     def save(self, comparison, tag):
         path = os.path.join(self.out_dir, f"{tag}.json")
-        results.write_atomic(path, comparison)
+        atomic.write_atomic(path, comparison)
         self.files.append(path)
         try:
             from vdsobench_cli.commands import plot
@@ -109,8 +110,8 @@ def verdict_line(r, label=None):
 
 
 def verify_one(s, variant):
-    build.build([variants_mod.VERIFY])
-    cmd = [*build.program(variants_mod.VERIFY), "--duration-ms",
+    build.build([labels.VERIFY])
+    cmd = [*build.program(labels.VERIFY), "--duration-ms",
            "100" if s.quick else "300", "--system-ms", "200", variant]
     r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
     for line in r.stdout.splitlines():

@@ -15,14 +15,14 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable
 
-from vdsobench_cli.cli import arch, lifecycle, tools
-from vdsobench_cli.measure import (code_metrics, cpu_lock, footprint, results,
-                                   rounds as rounds_mod)
+from vdsobench_cli.cli import arch, atomic, labels, lifecycle, tools
+from vdsobench_cli.measure import code_metrics, cpu_lock, footprint, rounds as rounds_mod
 from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.recipes.recipe_session import calls_diff, ci_text, row, rows, verdict_line, verify_one
 
-from reports import stats, tables, vocab
+from reports import tables
+from vdsobench_cli.core import stats, vocab
 
 # The seeds' x86 layouts with the kernel's own counter read on this CPU (rdtscp,
 # or lfence_rdtsc where the CPU has no RDTSCP: arch.timed_counter()), so that a
@@ -337,8 +337,8 @@ def probe_paths(variants, clocks):
         return {}, "valgrind cannot trace here"
     chosen = [v for v in variants_mod.load() if v["name"] in variants]
     try:
-        layout.build.build([layout.DRIVER])
-        traced = layout.measure(chosen, layout.build.binary_path(layout.DRIVER),
+        layout.build.build([labels.LAYOUT_DRIVER])
+        traced = layout.measure(chosen, layout.build.binary_path(labels.LAYOUT_DRIVER),
                                 os.cpu_count() or 1, clocks=clocks)
     except Failure as e:
         return {}, str(e)
@@ -687,7 +687,7 @@ def inline_emulated(s):
           "code, the counter read from TLS) by the sim driver under qemu-user with one "
           "instruction per translation block, net of floor/empty; the same on every run.")
     path = f"{s.out_dir}/code.json"
-    results.write_atomic(path, {"arch": t.machine, "emulation": arch.emulation(),
+    atomic.write_atomic(path, {"arch": t.machine, "emulation": arch.emulation(),
                                 "code_size": {names[i]: sizes[i] for i in names},
                                 "executed_per_call": counts})
     s.files.append(path)

@@ -15,7 +15,8 @@ import tempfile
 import unittest
 from unittest import mock
 
-from vdsobench_cli.cli import arch, build, confine, main, packages, variants
+from vdsobench_cli import main
+from vdsobench_cli.cli import arch, build, confine, packages, variants
 from vdsobench_cli.commands import gate, run, testrun
 from vdsobench_cli.tests.support import vdsobench
 

@@ -20,7 +20,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build
+from vdsobench_cli.cli import arch, build, labels
 from vdsobench_cli.fleet import bundle
 from vdsobench_cli.measure import fingerprint, results
 from vdsobench_cli.tests import support as fixtures
@@ -55,7 +55,8 @@ class SourceFilesTest(unittest.TestCase):
 
     def test_no_test_file(self):
         files = {str(rel) for rel, _ in bundle.source_files()}
-        self.assertIn("reports/stats.py", files)
+        self.assertIn("scripts/vdsobench_cli/core/stats.py", files)
+        self.assertIn("reports/tables.py", files)
         self.assertIn("scripts/vdsobench_cli/cli/safe_read.py", files)
         tests = sorted(f for f in files if f.endswith(("_test.py", "testsupport.py"))
                        or "/tests/" in f)
@@ -115,7 +116,7 @@ class BundleTest(unittest.TestCase):
         # libpfm and hwloc are linked in, not carried
         self.assertFalse({"libhwloc.so.15", "libpfm.so.4"} & carried)
         self.assertEqual(sorted(p.name for p in (self.top / "bin").iterdir()),
-                         sorted(label.rpartition(":")[2] for label in bundle.BINARIES))
+                         sorted(label.rpartition(":")[2] for label in labels.BUNDLE_BINARIES))
 
     def test_manifest(self):
         m = self.manifest

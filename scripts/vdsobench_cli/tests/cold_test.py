@@ -14,7 +14,7 @@ import os
 import tempfile
 import unittest
 
-from vdsobench_cli.cli import main
+from vdsobench_cli import main
 from vdsobench_cli.recipes import recipes
 from vdsobench_cli.measure import rounds
 from vdsobench_cli.commands import run

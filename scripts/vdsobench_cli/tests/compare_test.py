@@ -9,7 +9,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from reports import stats
+from vdsobench_cli.core import stats
 from vdsobench_cli.tests import support as fixtures
 from vdsobench_cli.measure import rounds
 from vdsobench_cli.tests.support import BASE, OTHER, recorded_rounds, vdsobench

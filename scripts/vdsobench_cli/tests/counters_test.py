@@ -5,7 +5,7 @@ import platform
 import subprocess
 import unittest
 
-from vdsobench_cli.cli import build
+from vdsobench_cli.cli import build, labels
 from vdsobench_cli.commands import counters
 from vdsobench_cli.tests import support
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -136,7 +136,7 @@ class SeccompTest(unittest.TestCase):
             raise unittest.SkipTest(f"no seccomp filter written for {platform.machine()}")
         # built (and Bazel's server started) outside the filter, which its
         # children, the tests it runs, would otherwise inherit
-        build.build([counters.COUNTERS])
+        build.build([labels.COUNTERS])
 
     def events(self, err):
         argv = [str(build.ROOT / "scripts" / "vdsobench"), "counters", "--json", "task-clock",

@@ -36,8 +36,9 @@ from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.tests.support import vdsobench
 from vdsobench_cli.commands import sim
 from vdsobench_cli.cli.build import ROOT
+from vdsobench_cli.core import text
 
-from reports import plots, text  # noqa: E402  (ROOT is on sys.path now)
+from reports import plots  # noqa: E402  (ROOT is on sys.path now)
 
 VDSOBENCH = str(ROOT / "scripts" / "vdsobench")
 SMALL = Path(__file__).resolve().parent / "testdata" / "results_small.json"

@@ -29,7 +29,8 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.measure import fingerprint, results
-from vdsobench_cli.cli import lifecycle, main, ranged
+from vdsobench_cli import main
+from vdsobench_cli.cli import atomic, lifecycle, ranged, targets
 from vdsobench_cli.commands import sim
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests.support import vdsobench
@@ -125,9 +126,9 @@ class OddTargetTest(TempDirs):
     def test_check_and_write_refuse_every_kind(self):
         for word, path in self.targets.items():
             for force in (False, True):
-                for fn in (lambda: results.check_writable(path, force),
-                           lambda: results.write_atomic(path, {"x": 1}, force),
-                           lambda: results.check_writable(path, True, parents=False)):
+                for fn in (lambda: targets.check_writable(path, force),
+                           lambda: atomic.write_atomic(path, {"x": 1}, force),
+                           lambda: targets.check_writable(path, True, parents=False)):
                     with self.subTest(target=path.name, force=force), \
                             self.assertRaises(UsageError) as cm:
                         fn()
@@ -172,7 +173,7 @@ class OddTargetTest(TempDirs):
 
     def test_force_replaces_a_regular_file_only_that_one(self):
         path = self.dir / "their-file"
-        results.write_atomic(path, {"mine": 1}, force=True)
+        atomic.write_atomic(path, {"mine": 1}, force=True)
         self.assertEqual(json.loads(path.read_text()), {"mine": 1})
         self.assertEqual(os.readlink(self.targets["a symbolic link"]), str(path),
                          "the link to it is still a link")
@@ -213,18 +214,18 @@ class PreflightTest(TempDirs):
             return os.statvfs_result((4096, 4096, st.f_blocks, free_blocks, free_blocks,
                                       st.f_files, st.f_ffree, st.f_favail, st.f_flag,
                                       st.f_namemax))
-        return mock.patch.object(results.os, "statvfs", side_effect=statvfs)
+        return mock.patch.object(targets.os, "statvfs", side_effect=statvfs)
 
     def test_check_writable_needs_the_space(self):
         path = self.dir / "runs" / "r.json"
         with self.fake_statvfs(1):
             with self.assertRaises(UsageError) as cm:
-                results.check_writable(path, need=1 << 20)
+                targets.check_writable(path, need=1 << 20)
             self.assertIn("4.0 KiB free on its file system, about 1.0 MiB needed",
                           str(cm.exception))
-            results.check_writable(self.dir / "small.json", need=4096)
+            targets.check_writable(self.dir / "small.json", need=4096)
         with self.fake_statvfs(1 << 20):
-            results.check_writable(path, need=1 << 20)
+            targets.check_writable(path, need=1 << 20)
 
     def test_run_refuses_before_measuring(self):
         with self.fake_statvfs(2):
@@ -248,10 +249,10 @@ class FullFilesystemTest(TempDirs):
     PROGRAM = textwrap.dedent("""
         import contextlib, io, json, os, sys
         sys.path.insert(0, {scripts!r})
-        from vdsobench_cli.cli import main
-        from vdsobench_cli.measure import results
+        from vdsobench_cli import main
+        from vdsobench_cli.cli import targets
         if {late}:
-            results.free_bytes = lambda d: None  # the check passed; the space went later
+            targets.free_bytes = lambda d: None  # the check passed; the space went later
         err = io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             rc = main.main({argv!r})
@@ -372,9 +373,9 @@ class RaceTest(TempDirs):
         tmp = self.dir.parent / "tmp"
         tmp.mkdir()
         path = self.dir / "r.json"
-        target = results.check_writable(path)
+        target = targets.check_writable(path)
         path.write_text("theirs\n")
-        with mock.patch.object(results.tempfile, "gettempdir", return_value=str(tmp)), \
+        with mock.patch.object(targets.tempfile, "gettempdir", return_value=str(tmp)), \
                 self.assertRaises(Failure) as cm:
             target.write_json({"mine": 1})
         kept = KEPT.search(str(cm.exception))
@@ -389,9 +390,9 @@ class RaceTest(TempDirs):
         tmp = self.dir.parent / "tmp"
         tmp.mkdir()
         path = self.dir / "r.json"
-        target = results.check_writable(path)
+        target = targets.check_writable(path)
         path.write_text("theirs\n")
-        with mock.patch.object(results.tempfile, "gettempdir", return_value=str(tmp)), \
+        with mock.patch.object(targets.tempfile, "gettempdir", return_value=str(tmp)), \
                 self.assertRaises(Failure) as cm:
             target.write_json({"mine": 1})
         kept = KEPT.search(str(cm.exception))
@@ -403,9 +404,9 @@ class RaceTest(TempDirs):
     def test_nowhere_to_keep_it_says_lost(self):
         self.state.write_text("not a directory")
         path = self.dir / "r.json"
-        target = results.check_writable(path)
+        target = targets.check_writable(path)
         path.write_text("theirs\n")
-        with mock.patch.object(results.tempfile, "gettempdir",
+        with mock.patch.object(targets.tempfile, "gettempdir",
                                return_value=str(self.state / "x")), \
                 self.assertRaises(Failure) as cm:
             target.write_json({"mine": 1})
@@ -418,7 +419,7 @@ class StagedDirTest(TempDirs):
 
     def test_published_whole(self):
         out = self.dir / "recipes" / "x"
-        stage = results.StagedDir(out)
+        stage = targets.StagedDir(out)
         (stage.path / "compare.json").write_text("{}")
         (stage.path / "compare").mkdir()
         (stage.path / "compare" / "ratio.png").write_bytes(b"png")
@@ -435,8 +436,8 @@ class StagedDirTest(TempDirs):
         (out / "compare" / "ratio.png").write_bytes(b"old")
         (out / "notes.txt").write_text("mine")
         with self.assertRaises(UsageError):
-            results.StagedDir(out)
-        stage = results.StagedDir(out, force=True)
+            targets.StagedDir(out)
+        stage = targets.StagedDir(out, force=True)
         (stage.path / "compare").mkdir()
         (stage.path / "compare.json").write_text("new")
         (stage.path / "compare" / "ratio.png").write_bytes(b"new")
@@ -448,7 +449,7 @@ class StagedDirTest(TempDirs):
 
     def test_filled_by_another_meanwhile(self):
         out = self.dir / "x"
-        stage = results.StagedDir(out)
+        stage = targets.StagedDir(out)
         (stage.path / "compare.json").write_text("mine")
         out.mkdir()
         (out / "compare.json").write_text("theirs")
@@ -465,7 +466,7 @@ class StagedDirTest(TempDirs):
         out = self.dir / "recipes" / "x"
         with self.assertRaises(lifecycle.Interrupted):
             with lifecycle.session():
-                stage = results.StagedDir(out)
+                stage = targets.StagedDir(out)
                 (stage.path / "compare.json").write_text("{}")
                 raise lifecycle.Interrupted(signal.SIGTERM)
         self.assertEqual(os.listdir(self.dir), [], "the stage or the directories made "

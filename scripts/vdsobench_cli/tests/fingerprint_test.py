@@ -7,7 +7,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch
 from vdsobench_cli.measure import fingerprint
-from reports import vocab
+from vdsobench_cli.core import vocab
 from vdsobench_cli.tests.support import (CPU, I7_FLAGS, LAPTOP_TREE, VM_TREE, TreeTest,
                                       cpuinfo_block, write_tree)
 

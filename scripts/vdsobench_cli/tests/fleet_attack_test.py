@@ -23,7 +23,7 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.fleet import fleet, fleet_local, fleet_slurm
-from vdsobench_cli.cli import main
+from vdsobench_cli import main
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.tests import support
 

@@ -18,7 +18,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from vdsobench_cli.cli import main
+from vdsobench_cli import main
 from vdsobench_cli.commands import plot
 from vdsobench_cli.fleet import fleet, fleet_slurm
 from reports import merge, testsupport

@@ -18,7 +18,8 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.fleet import fleet, fleet_local, fleet_slurm
-from vdsobench_cli.cli import main, packages
+from vdsobench_cli import main
+from vdsobench_cli.cli import packages
 from vdsobench_cli.cli.errors import Failure, UsageError
 from reports import testsupport
 from vdsobench_cli.tests.support import SubmitCase, node, partition
@@ -798,7 +799,7 @@ class FeaturesTest(unittest.TestCase):
                                             "Sapphire Rapids"), lines[1])
         self.assertNotIn("now:", lines[1])
         self.assertIn("NodeName=c1 Features=(none)", lines[2])
-        self.assertIn("unknown to reports/uarch.py", lines[2])
+        self.assertIn("unknown to core/uarch.py", lines[2])
         self.assertEqual(lines[3], "# NodeName=d1: not probed (not usable or did not answer)")
 
 

@@ -12,7 +12,7 @@ import unittest
 from vdsobench_cli.measure import footprint, rounds
 from vdsobench_cli.tests import support
 
-from reports import vocab
+from vdsobench_cli.core import vocab
 
 GTOD = "x86_gtod+lfence_rdtsc+always"
 MULTSHIFT = "x86_gtod_ts_multshift+lfence_rdtsc+always"
@@ -272,15 +272,15 @@ class CommittedLayoutsTest(unittest.TestCase):
 
     def test_the_ten_differences_are_predicted(self):
         import shutil
-        from vdsobench_cli.cli import build, variants
+        from vdsobench_cli.cli import build, labels, variants
         from vdsobench_cli.commands import layout
         if shutil.which("valgrind") is None:
             self.skipTest("no valgrind (scripts/vdsobench setup installs it)")
-        build.build([variants.VERIFY, layout.DRIVER])
+        build.build([labels.VERIFY, labels.LAYOUT_DRIVER])
         registry = variants.load()
         chosen = layout.resolve([x for x in variants.axis_values(registry, "layout")
                                  if not x.startswith("kernel:")], registry)
-        traced = layout.measure(chosen, build.binary_path(layout.DRIVER), 2,
+        traced = layout.measure(chosen, build.binary_path(labels.LAYOUT_DRIVER), 2,
                                 clocks=vocab.CLOCKS)
         maps = [{"variant": v["name"], "fields": v["fields"], "paths": traced[v["name"]]}
                 for v in chosen]

@@ -159,7 +159,7 @@ class PureTest(unittest.TestCase):
 
     def test_a_bundle_has_no_imports(self):
         """A bundle carries no kernel_import/: the CLI must start without it."""
-        from vdsobench_cli.cli import main
+        from vdsobench_cli import main
         with mock.patch.object(build, "bundled", return_value=True), \
                 mock.patch.object(kernel_import, "glue_digest",
                                   side_effect=AssertionError("glue read in a bundle")):

@@ -12,7 +12,8 @@ import tempfile
 import unittest
 from unittest import mock
 
-from vdsobench_cli.cli import errors, main, tools, variants
+from vdsobench_cli import main
+from vdsobench_cli.cli import errors, labels, tools, variants
 from vdsobench_cli.commands import layout
 from vdsobench_cli.tests import support
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -68,8 +69,8 @@ def variant(name):
 @functools.lru_cache(maxsize=None)
 def traced():
     """The read sets of TRACED, traced once for every test that needs them."""
-    layout.build.build([layout.DRIVER])
-    return MEASURE([variant(n) for n in TRACED], layout.build.binary_path(layout.DRIVER),
+    layout.build.build([labels.LAYOUT_DRIVER])
+    return MEASURE([variant(n) for n in TRACED], layout.build.binary_path(labels.LAYOUT_DRIVER),
                    os.cpu_count() or 1)
 
 

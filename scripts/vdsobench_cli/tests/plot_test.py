@@ -7,7 +7,8 @@ import os
 import unittest
 from pathlib import Path
 
-from vdsobench_cli.cli import errors, main
+from vdsobench_cli import main
+from vdsobench_cli.cli import errors
 from vdsobench_cli.commands import plot
 from vdsobench_cli.tests.support import AMD, COMPARISON, INTEL, TempDir
 from vdsobench_cli.tests.support import plot_vdsobench as vdsobench

@@ -8,6 +8,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
+from vdsobench_cli.cli import atomic, targets
 from vdsobench_cli.measure import results
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.tests.support import difference_report, gbench_load, unique_names
@@ -60,7 +61,7 @@ class WriteTest(TempDirTest):
 
     def test_creates_parent_and_file(self):
         path = self.dir / "results" / "runs" / "a.json"
-        results.write_atomic(path, self.OBJ)
+        atomic.write_atomic(path, self.OBJ)
         text = path.read_text()
         self.assertTrue(text.endswith("}\n"))
         self.assertEqual(json.loads(text), self.OBJ)
@@ -72,7 +73,7 @@ class WriteTest(TempDirTest):
     def test_never_overwrites_without_force(self):
         path = self.dir / "a.json"
         path.write_text("precious\n")
-        self.assert_usage_error(lambda: results.write_atomic(path, self.OBJ),
+        self.assert_usage_error(lambda: atomic.write_atomic(path, self.OBJ),
                                 f"results file exists: {path} (use --force to overwrite)")
         self.assertEqual(path.read_text(), "precious\n")
         self.assertEqual(os.listdir(self.dir), ["a.json"])
@@ -84,31 +85,31 @@ class WriteTest(TempDirTest):
         def link(src, dst):
             Path(dst).write_text("theirs\n")
             return real_link(src, dst)
-        with mock.patch.object(results.os, "link", side_effect=link):
-            self.assert_usage_error(lambda: results.write_atomic(path, self.OBJ), "exists")
+        with mock.patch.object(atomic.os, "link", side_effect=link):
+            self.assert_usage_error(lambda: atomic.write_atomic(path, self.OBJ), "exists")
         self.assertEqual(path.read_text(), "theirs\n")
         self.assertEqual(os.listdir(self.dir), ["a.json"])
 
     def test_filesystem_without_hard_links(self):
         path = self.dir / "a.json"
-        with mock.patch.object(results.os, "link", side_effect=PermissionError(1, "no")):
-            results.write_atomic(path, self.OBJ)
+        with mock.patch.object(atomic.os, "link", side_effect=PermissionError(1, "no")):
+            atomic.write_atomic(path, self.OBJ)
         self.assertEqual(json.loads(path.read_text()), self.OBJ)
         self.assertEqual(os.listdir(self.dir), ["a.json"])
 
     def test_force_overwrites(self):
         path = self.dir / "a.json"
         path.write_text("old\n")
-        results.write_atomic(path, self.OBJ, force=True)
+        atomic.write_atomic(path, self.OBJ, force=True)
         self.assertEqual(json.loads(path.read_text()), self.OBJ)
         self.assertEqual(os.listdir(self.dir), ["a.json"])
 
     def test_path_is_a_directory(self):
         (self.dir / "d").mkdir()
         for force in (False, True):
-            self.assert_usage_error(lambda: results.write_atomic(self.dir / "d", self.OBJ, force),
+            self.assert_usage_error(lambda: atomic.write_atomic(self.dir / "d", self.OBJ, force),
                                     str(self.dir / "d"), "is a directory")
-            self.assert_usage_error(lambda: results.check_writable(self.dir / "d", force),
+            self.assert_usage_error(lambda: targets.check_writable(self.dir / "d", force),
                                     "is a directory")
         self.assertEqual(os.listdir(self.dir / "d"), [])
 
@@ -116,8 +117,8 @@ class WriteTest(TempDirTest):
         # Fails even for root, unlike permissions.
         (self.dir / "f").write_text("")
         for path in (self.dir / "f" / "a.json", self.dir / "f" / "sub" / "a.json"):
-            for fn in (lambda: results.write_atomic(path, self.OBJ),
-                       lambda: results.check_writable(path)):
+            for fn in (lambda: atomic.write_atomic(path, self.OBJ),
+                       lambda: targets.check_writable(path)):
                 self.assert_usage_error(fn, f"cannot write results to {path}")
         self.assertEqual(os.listdir(self.dir), ["f"])
 
@@ -127,19 +128,19 @@ class WriteTest(TempDirTest):
         locked.mkdir()
         locked.chmod(0o500)
         self.addCleanup(locked.chmod, 0o700)
-        for fn in (lambda: results.write_atomic(locked / "a.json", self.OBJ),
-                   lambda: results.check_writable(locked / "a.json"),
-                   lambda: results.check_writable(locked / "runs" / "a.json")):
+        for fn in (lambda: atomic.write_atomic(locked / "a.json", self.OBJ),
+                   lambda: targets.check_writable(locked / "a.json"),
+                   lambda: targets.check_writable(locked / "runs" / "a.json")):
             self.assert_usage_error(fn, str(locked), "Permission denied")
         self.assertEqual(os.listdir(locked), [])
 
     def test_check_writable(self):
         path = self.dir / "results" / "runs" / "a.json"
-        results.check_writable(path)
+        targets.check_writable(path)
         self.assertEqual(os.listdir(path.parent), [])
         path.write_text("x")
-        self.assert_usage_error(lambda: results.check_writable(path), "exists", "--force")
-        results.check_writable(path, force=True)
+        self.assert_usage_error(lambda: targets.check_writable(path), "exists", "--force")
+        targets.check_writable(path, force=True)
         self.assertEqual(sorted(os.listdir(path.parent)), ["a.json"])
 
 

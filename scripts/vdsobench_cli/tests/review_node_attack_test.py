@@ -425,7 +425,7 @@ class BlockTest(Base):
         # 63 rows (under MAX_KEYS), 60 models with names a sentence cannot
         # hold, 300 failed nodes with distinct long reasons, torn on some
         import random
-        from reports import stats, vocab
+        from vdsobench_cli.core import stats, vocab
         rng = random.Random(2)
         keys = [(c, m) for c in vocab.CLOCKS for m in vocab.BENCH_MODES[:9]]
         nodes = []

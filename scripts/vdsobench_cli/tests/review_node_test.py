@@ -18,6 +18,7 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.cli.errors import Failure, UsageError
+from vdsobench_cli.core import limits
 from vdsobench_cli.recipes import patch_review_fleet as pf
 from vdsobench_cli.tests.support import TESTDATA, cli, one_line
 
@@ -163,7 +164,7 @@ class MixedCountersTest(unittest.TestCase):
         self.assertEqual([(c, m) for c, m, _ in red["rows"]],
                          [("realtime", "hot"), ("monotonic", "hot"), ("monotonic_raw", "hot")])
         for clock, mode, cells in red["rows"]:
-            pooled = [x for x in nodes if x["lost"][(clock, mode)] <= fleet_review.MAX_LOST
+            pooled = [x for x in nodes if x["lost"][(clock, mode)] <= limits.MAX_LOST
                       * len(x["rounds"][(clock, mode)][0])]
             n = sum(len(x["rounds"][(clock, mode)][0]) for x in pooled)
             self.assertEqual(cells[model["cpu"]]["n"], n, clock)

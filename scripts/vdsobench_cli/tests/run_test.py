@@ -6,7 +6,7 @@ import os
 import tempfile
 import unittest
 
-from vdsobench_cli.cli import main
+from vdsobench_cli import main
 from vdsobench_cli.measure import results
 from vdsobench_cli.commands import run
 from vdsobench_cli.tests.support import difference_report, gbench_load, vdsobench

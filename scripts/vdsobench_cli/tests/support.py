@@ -20,9 +20,11 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from reports import tables, vocab
+from reports import tables
+from vdsobench_cli.core import vocab
 from reports.testsupport import png_size, svg_size
-from vdsobench_cli.cli import arch, build, errors, main, packages, tools
+from vdsobench_cli import main
+from vdsobench_cli.cli import arch, build, errors, packages, tools
 from vdsobench_cli.commands import merge, plot
 from vdsobench_cli.fleet import fleet, fleet_slurm
 from vdsobench_cli.kimport import kernel_import

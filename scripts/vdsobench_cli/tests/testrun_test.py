@@ -181,7 +181,7 @@ class QuickTest(unittest.TestCase):
                          sorted(f"vdsobench_cli.tests.{m[:-3]}" for m in testrun.SLOW))
         for m in testrun.SLOW:  # each names a module that exists
             self.assertTrue((testrun.build.ROOT / "scripts/vdsobench_cli/tests" / m).is_file(), m)
-        self.assertIn("reports.vocab_test", testrun.quick_modules("reports", "."))
+        self.assertIn("reports.tables_test", testrun.quick_modules("reports", "."))
 
     def test_commands(self):
         self.assertEqual(testrun.unittest_command("reports", ".", False)[3:],

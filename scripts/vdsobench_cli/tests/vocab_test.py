@@ -1,7 +1,8 @@
-"""The vocabulary's lists (reports/vocab.py) against the C side's own tables,
-as the sim driver prints them (bench/sim_driver.c --list-json), and the
-architecture's counter against the harness's default; then one definition of
-each word in the Python sources."""
+"""The vocabulary (core/vocab.py): each name parsed and written one way, one
+failure (BadName); its lists against the C side's own tables, as the sim
+driver prints them (bench/sim_driver.c --list-json), and the architecture's
+counter against the harness's default; then one definition of each word in
+the Python sources."""
 
 import ast
 import re
@@ -9,18 +10,20 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from vdsobench_cli.cli import arch, build
+from vdsobench_cli.cli import arch, build, labels
 from vdsobench_cli.commands import sim
-from reports import vocab
+from vdsobench_cli.core import vocab
+from reports import run_table
 
 ROOTS = (build.ROOT / "scripts" / "vdsobench_cli", build.ROOT / "reports")
+CORE = "scripts/vdsobench_cli/core/"
 
 
 class AgreesWithCTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        build.build([sim.DRIVER])
-        cls.catalog = sim.catalog(build.binary_path(sim.DRIVER))
+        build.build([labels.SIM_DRIVER])
+        cls.catalog = sim.catalog(build.binary_path(labels.SIM_DRIVER))
 
     def test_clocks_and_modes_are_the_harness_tables(self):
         self.assertEqual(vocab.CLOCKS, tuple(self.catalog["default_clocks"]))
@@ -87,7 +90,7 @@ class OneDefinitionTest(unittest.TestCase):
             return (isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) >= 7
                     and {e.value for e in node.elts if isinstance(e, ast.Constant)}
                     >= set(vocab.CLOCKS))
-        self.assertEqual(defining(clock_list), ["reports/vocab.py:" + str(
+        self.assertEqual(defining(clock_list), [CORE + "vocab.py:" + str(
             next(i for i, line in enumerate(Path(vocab.__file__).read_text().splitlines(), 1)
                  if line.startswith("CLOCKS = ")))])
 
@@ -114,7 +117,7 @@ class OneDefinitionTest(unittest.TestCase):
 
         def parser(node, text):
             return isinstance(node, ast.FunctionDef) and pattern.search(segment(text, node))
-        self.assertEqual([p.split(":")[0] for p in defining(parser)], ["reports/vocab.py"])
+        self.assertEqual([p.split(":")[0] for p in defining(parser)], [CORE + "vocab.py"])
 
     def test_one_machine_label(self):
         # a function reading the fingerprint's hypervisor record (it has "vendor"
@@ -124,7 +127,49 @@ class OneDefinitionTest(unittest.TestCase):
                 return False
             body = segment(text, node)
             return 'get("hypervisor") or {}' in body and 'get("cpu") or {}' in body
-        self.assertEqual([p.split(":")[0] for p in defining(label)], ["reports/uarch.py"])
+        self.assertEqual([p.split(":")[0] for p in defining(label)], [CORE + "uarch.py"])
+
+
+class BenchmarkNameTest(unittest.TestCase):
+    def test_parse_and_format_round_trip(self):
+        for name, key in (("sys/vdso/monotonic/hot/cpu0", ("sys/vdso", "monotonic", "hot", 0)),
+                          ("generic_5_3+rdtscp+always/tai/cold-l2/cpu12",
+                           ("generic_5_3+rdtscp+always", "tai", "cold-l2", 12)),
+                          ("floor/empty/none/hot/cpu3", ("floor/empty", "none", "hot", 3))):
+            self.assertEqual(vocab.parse_benchmark(name), key)
+            self.assertEqual(vocab.benchmark(*key), name)
+            self.assertEqual(vocab.subject(name), key[0])
+
+    def test_one_failure_for_every_bad_name(self):
+        for name in ("no/cpu/here", "a/b/c/cpu", "a/b/c/cpux1", "a//c/cpu1", "/b/c/cpu1",
+                     "a/b/c/cpu1/", "monotonic/hot/cpu1", "a/b/c/cpu\u0661", ""):
+            with self.subTest(name=name):
+                with self.assertRaisesRegex(vocab.BadName, "is not <variant>/<clock>/<mode>"):
+                    vocab.parse_benchmark(name)
+                # the table's reader shows such a name ungrouped instead
+                self.assertIsNone(run_table.split_name(name))
+
+    def test_group(self):
+        self.assertEqual(vocab.parse_group("monotonic/hot/cpu1"), ("monotonic", "hot", 1))
+        self.assertEqual(vocab.group("tai", "cold", 7), "tai/cold/cpu7")
+        for key in ("monotonic/hot", "monotonic/hot/1", "a/monotonic/hot/cpu1"):
+            with self.assertRaises(vocab.BadName):
+                vocab.parse_group(key)
+
+
+class VariantNameTest(unittest.TestCase):
+    def test_split_and_join(self):
+        self.assertEqual(vocab.split_variant("x86_gtod+lfence_rdtsc+auto"),
+                         ("x86_gtod", "lfence_rdtsc", "auto"))
+        self.assertEqual(vocab.variant("x86_gtod", "fake", "auto"), "x86_gtod+fake+auto")
+        self.assertEqual(vocab.variant("*", "rdtscp"), "*+rdtscp+always")
+        for name in ("x86_gtod", "a+b", "a+b+c+d", "a++c"):
+            with self.assertRaisesRegex(vocab.BadName, "LAYOUT\\+COUNTER\\+INLINE"):
+                vocab.split_variant(name)
+
+    def test_layout_of(self):
+        self.assertEqual(vocab.layout_of("kernel:6.12+rdtscp+always"), "kernel:6.12")
+        self.assertEqual(vocab.layout_of("sys/vdso"), "sys/vdso")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
-"""Argument parsing and dispatch for `scripts/vdsobench`."""
+"""Argument parsing and dispatch for `scripts/vdsobench`: the entry, the top
+room, the one module that imports every command."""
 
 import argparse
 import sys
 
-from vdsobench_cli.cli import arch, build, errors, packages
+from vdsobench_cli.cli import arch, build, errors, labels, packages
 from vdsobench_cli.fleet import bundle, fleet
 from vdsobench_cli.commands import (compare, counters, gate, layout, listing, merge, plot,
                                      recipe, review_node, run, selftest_stats, sim, testrun,
@@ -28,10 +29,10 @@ def parser():
         module.add_parser(sub)
     if build.bundled():
         # a bundle has no Bazel, valgrind or matplotlib: offer what it can run
-        for name in [n for n in sub.choices if n not in bundle.COMMANDS]:
+        for name in [n for n in sub.choices if n not in labels.BUNDLE_COMMANDS]:
             del sub.choices[name]
         sub._choices_actions[:] = [a for a in sub._choices_actions
-                                   if a.dest in bundle.COMMANDS]
+                                   if a.dest in labels.BUNDLE_COMMANDS]
     p.commands = list(sub.choices)
     return p
 

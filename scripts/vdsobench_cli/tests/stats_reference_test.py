@@ -1,4 +1,4 @@
-"""reports/stats.py gives scipy's answers without scipy.
+"""core/stats.py gives scipy's answers without scipy.
 
 Every piece is checked against scipy on the same data, and the verdicts of
 paired() and unpaired() against the scipy implementation they replaced (kept
@@ -11,12 +11,12 @@ Synthetic, seeded data only; nothing is timed.
 import itertools
 import json
 import math
-import os
 import random
 import subprocess
 import unittest
 
-from reports import stats
+from vdsobench_cli.cli import build
+from vdsobench_cli.core import distributions, stats
 
 try:
     import numpy as np
@@ -26,7 +26,7 @@ try:
 except ImportError as e:  # a machine without them: the stdlib tests still run
     MISSING = f"needs numpy and scipy for the reference ({e})"
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(build.ROOT)
 
 
 def close(a, b, rel, floor=0.0):
@@ -34,7 +34,7 @@ def close(a, b, rel, floor=0.0):
     return abs(a - b) <= rel * abs(b) + floor
 
 
-# ---- the scipy implementation stats.py replaced (reports/stats.py before it
+# ---- the scipy implementation stats.py replaced (stats.py before it
 # became standard-library only), as the reference --------------------------------------
 
 
@@ -146,11 +146,11 @@ class BinomialTest(unittest.TestCase):
         for n in range(1, 61):
             for k in range(n + 1):
                 ref = sps.binomtest(k, n, 0.5, alternative="less").pvalue
-                self.assertTrue(close(stats._sign_cdf(k, n), ref, 1e-12), (k, n))
+                self.assertTrue(close(distributions.sign_cdf(k, n), ref, 1e-12), (k, n))
         for n in (101, 500, 1001, 3000):
             ks = sorted({0, 1, n // 3, n // 2 - 30, n // 2, n - 1})
             for k, ref in zip(ks, sps.binom.cdf(ks, n, 0.5)):
-                self.assertTrue(close(stats._sign_cdf(k, n), ref, 1e-12), (k, n))
+                self.assertTrue(close(distributions.sign_cdf(k, n), ref, 1e-12), (k, n))
 
     def test_cdf_any_p(self):
         checked = 0
@@ -163,8 +163,8 @@ class BinomialTest(unittest.TestCase):
                     if ref < 1e-290:  # scipy's and ours both lose digits near underflow
                         continue
                     checked += 1
-                    self.assertTrue(close(stats._binom_cdf(k, n, p), ref, 1e-9),
-                                    (k, n, p, stats._binom_cdf(k, n, p), ref))
+                    self.assertTrue(close(distributions.binom_cdf(k, n, p), ref, 1e-9),
+                                    (k, n, p, distributions.binom_cdf(k, n, p), ref))
         self.assertGreater(checked, 400)
 
     def test_depth_is_the_scipy_formulation(self):
@@ -177,11 +177,11 @@ class BinomialTest(unittest.TestCase):
         for tail in sorted(tails):
             refs = ref_depths(ns, tail)
             for n, ref in zip(ns, refs):
-                self.assertEqual(stats._depth(n, tail), int(ref), (n, tail))
+                self.assertEqual(distributions.depth(n, tail), int(ref), (n, tail))
         # where the tail is itself a binomial probability, the definition's "<="
-        self.assertEqual(stats._depth(3, 0.125), 0)
-        self.assertEqual(stats._depth(4, 0.0625), 0)
-        self.assertEqual(stats._depth(5, 0.1875), 1)
+        self.assertEqual(distributions.depth(3, 0.125), 0)
+        self.assertEqual(distributions.depth(4, 0.0625), 0)
+        self.assertEqual(distributions.depth(5, 0.1875), 1)
 
     def test_sign_test_power(self):
         for n in (1, 5, 6, 10, 30, 100, 1000, 10000):
@@ -229,7 +229,8 @@ class PiecesTest(unittest.TestCase):
         # (below -37.5 the value is subnormal and scipy's is 0)
         xs = [x / 50 for x in range(-1875, 451)] + [-8.3, -1e-9, 0.0, 1e-9, 8.3, 40.0]
         for x, ref in zip(xs, sps.norm.cdf(xs)):
-            self.assertTrue(close(stats._norm_cdf(x), ref, 1e-13), (x, stats._norm_cdf(x), ref))
+            got = distributions.norm_cdf(x)
+            self.assertTrue(close(got, ref, 1e-13), (x, got, ref))
 
     def test_clopper_pearson_is_binomtests(self):
         for n in (1, 2, 7, 50, 200, 1000, 5000):
@@ -266,14 +267,14 @@ class PiecesTest(unittest.TestCase):
                 if ties:
                     x, y = [round(v * 2) / 2 for v in x], [round(v * 2) / 2 for v in y]
                 ref = sps.mannwhitneyu(x, y, alternative="two-sided").pvalue
-                self.assertTrue(close(stats._mann_whitney_p(x, y), ref, 1e-9),
-                                (n1, n2, ties, stats._mann_whitney_p(x, y), ref))
+                self.assertTrue(close(distributions.mann_whitney_p(x, y), ref, 1e-9),
+                                (n1, n2, ties, distributions.mann_whitney_p(x, y), ref))
         # far apart (exact and normal tails), and all equal (no information)
         for n1, n2 in ((8, 8), (9, 9), (60, 60)):
             x, y = [float(i) for i in range(n1)], [1000.0 + i for i in range(n2)]
             ref = sps.mannwhitneyu(x, y).pvalue
-            self.assertTrue(close(stats._mann_whitney_p(x, y), ref, 1e-9), (n1, n2, ref))
-        self.assertEqual(stats._mann_whitney_p([5.0] * 10, [5.0] * 12),
+            self.assertTrue(close(distributions.mann_whitney_p(x, y), ref, 1e-9), (n1, n2, ref))
+        self.assertEqual(distributions.mann_whitney_p([5.0] * 10, [5.0] * 12),
                          sps.mannwhitneyu([5.0] * 10, [5.0] * 12).pvalue)
 
 
@@ -363,16 +364,16 @@ for name in ("numpy", "scipy"):
     except ImportError:
         pass
 started = set(sys.modules)  # with what site.py loads
-sys.path.insert(0, ROOT)
-from reports import stats
+sys.path.insert(0, ROOT + "/scripts")
+from vdsobench_cli.core import stats
 base = [30.0 + 0.1 * (i % 7) for i in range(30)]
 other = [x * 1.05 for x in base]
 out = {"paired": stats.paired(base, other), "unpaired": stats.unpaired(base, other),
        "median_ci": stats.median_ci(base), "rate": stats.rate({"a": 3, "b": 97}, ["a"]),
        "mde": stats.minimum_detectable_effect(30, 0.04)}
 foreign = sorted({m.partition(".")[0] for m in set(sys.modules) - started}
-                 - set(sys.stdlib_module_names) - {"reports"})
-sys.path.insert(0, ROOT + "/scripts")
+                 - set(sys.stdlib_module_names) - {"vdsobench_cli"})
+sys.path.insert(0, ROOT)  # the commands import reports/
 from vdsobench_cli.commands import compare, selftest_stats  # the commands a bundle runs
 print(json.dumps({"results": out, "foreign": foreign}))
 """

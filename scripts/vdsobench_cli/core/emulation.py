@@ -9,7 +9,7 @@ every table, merged table and plot that shows one says so (label()), and
 `gate` never takes one.
 """
 
-from reports.text import printable
+from vdsobench_cli.core.text import printable
 
 LABEL = "emulated (qemu-user)"
 

@@ -5,7 +5,7 @@ CPU the table does not know, and the slug for a Slurm node feature."""
 import re
 import unittest
 
-from reports import uarch
+from vdsobench_cli.core import uarch
 
 
 def x86(vendor, family, model, stepping=0, model_name=None):

@@ -34,7 +34,7 @@ Sources, so that the table can be checked and extended:
 import re
 from collections import namedtuple
 
-from reports.text import printable
+from vdsobench_cli.core.text import printable
 
 AMD, INTEL = "AuthenticAMD", "GenuineIntel"
 

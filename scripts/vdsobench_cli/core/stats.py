@@ -37,13 +37,10 @@ checks every piece against scipy wherever scipy is installed (CI).
 
 import collections
 import collections.abc
-import fractions
-import functools
-import itertools
 import math
 import statistics
 
-from reports import bootstrap
+from vdsobench_cli.core import bootstrap, distributions, limits
 
 NO_DIFFERENCE = "no significant difference"
 SAME = "same"
@@ -64,7 +61,7 @@ def labels_for(kind="time", lower_is_better=True):
     return (below, above) if lower_is_better or kind != "time" else (above, below)
 
 
-def corrected_confidence(alpha=0.05, comparisons=1, paired=True):
+def corrected_confidence(alpha=limits.ALPHA, comparisons=1, paired=True):
     """The confidence of each interval: 1 - alpha/comparisons (Bonferroni), and
     for unpaired samples half that alpha again (see unpaired())."""
     return 1 - _tail(alpha, comparisons, paired) * 2
@@ -79,197 +76,6 @@ def _tail(alpha, comparisons, paired=True):
     return alpha / comparisons / (2 if paired else 4)
 
 
-# ---- distributions ------------------------------------------------------------------------
-
-
-def _half_counts(n):
-    """2^n P(Binomial(n, 1/2) <= j) for j = 0, 1, ..., n: the running sums of
-    C(n, j), exact integers (the sign test's null distribution)."""
-    below, term = 0, 1
-    for j in range(n + 1):
-        below += term
-        yield below
-        term = term * (n - j) // (j + 1)
-
-
-def _sign_cdf(k, n):
-    """P(Binomial(n, 1/2) <= k), exact and then rounded once (scipy's
-    binomtest(k, n, alternative="less").pvalue)."""
-    if k < 0:
-        return 0.0
-    if k >= n:
-        return 1.0
-    return next(itertools.islice(_half_counts(n), k, None)) / 2 ** n
-
-
-@functools.lru_cache(maxsize=None)
-def _depth(n, tail):
-    """Largest j with P(Binomial(n, 1/2) <= j) <= tail; -1 where none. It is
-    both the sign test's critical count and the rank that bounds the median's
-    interval: [x(j+1), x(n-j)] covers the median with probability >= 1 - 2
-    tail, and excludes a value exactly when the sign test rejects it. Exact:
-    the integer counts are compared with tail's exact binary value times 2^n,
-    so a tail that is a probability itself (1/8 = P(B <= 0) at n = 3) lands
-    on the side the definition says."""
-    if n <= 0:
-        return -1
-    limit = math.floor(fractions.Fraction(tail) * 2 ** n)
-    j = -1
-    for count in _half_counts(n):
-        if count > limit:
-            break
-        j += 1
-    return j
-
-
-def _binom_pmf(k, n, p):
-    """P(Binomial(n, p) = k), through logarithms so that nothing overflows."""
-    if p <= 0 or p >= 1:
-        return float(k == (0 if p <= 0 else n))
-    return math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-                    + k * math.log(p) + (n - k) * math.log1p(-p))
-
-
-def _binom_cdf(k, n, p):
-    """P(Binomial(n, p) <= k) in floating point. Below the mode the terms
-    shrink from k down to 0, so they are summed from k down (the largest
-    first, until what is left cannot change the sum); at or above it the cdf
-    is at least 1/2, and 1 - the upper tail, summed from k + 1 up, loses
-    nothing. Relative error about 1e-13 at n = 1000, 1e-10 at n = 100000
-    (lgamma's)."""
-    if k < 0:
-        return 0.0
-    if k >= n or p <= 0:
-        return 1.0
-    if p >= 1:
-        return 0.0
-    odds = p / (1 - p)
-    down = k < (n + 1) * p
-    i = k if down else k + 1
-    term = _binom_pmf(i, n, p)
-    total = 0.0
-    while term > 0:
-        total += term
-        if i == (0 if down else n):
-            break
-        ratio = i / ((n - i + 1) * odds) if down else (n - i) * odds / (i + 1)
-        i += -1 if down else 1
-        term *= ratio
-        # the ratios only shrink from here, so the rest is < term / (1 - ratio)
-        if term < total * 1e-17 * (1 - ratio):
-            break
-    return total if down else 1.0 - total
-
-
-class _LowerTail:
-    """P(Binomial(n, p) <= k) and P(= k), carried from n to n + 1 and from k to
-    k + 1 in O(1): the power of every n in one pass (rounds_needed)."""
-
-    def __init__(self, k, n, p):
-        self.k, self.n, self.p = k, n, p
-        self.pmf, self.cdf = _binom_pmf(k, n, p), _binom_cdf(k, n, p)
-
-    def grow(self):
-        """n -> n + 1 (k kept): the extra trial must not succeed if X was k."""
-        k, n, p = self.k, self.n, self.p
-        self.cdf -= p * self.pmf
-        self.pmf *= (1 - p) * (n + 1) / (n + 1 - k)
-        self.n += 1
-
-    def advance(self):
-        """k -> k + 1 (n kept)."""
-        k, n, p = self.k, self.n, self.p
-        self.pmf *= (n - k) / (k + 1) * p / (1 - p)
-        self.cdf += self.pmf
-        self.k += 1
-
-
-def _norm_cdf(x):
-    """Phi(x), as scipy's ndtr computes it (erf near 0, erfc in the tails)."""
-    y = x * math.sqrt(0.5)
-    if abs(y) < math.sqrt(0.5):
-        return 0.5 + 0.5 * math.erf(y)
-    tail = 0.5 * math.erfc(abs(y))
-    return 1.0 - tail if y > 0 else tail
-
-
-def _bisect(f, lo, hi, xtol):
-    """The x in [lo, hi] where the increasing f reaches 0, to within xtol
-    (f(lo) < 0 <= f(hi)); returns the upper end, where f >= 0."""
-    while hi - lo > xtol:
-        mid = (lo + hi) / 2
-        if mid in (lo, hi):
-            break
-        if f(mid) < 0:
-            lo = mid
-        else:
-            hi = mid
-    return hi
-
-
-def _average_ranks(values):
-    """(ranks from 1, ties averaged; the size of each group of equal values)."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks, ties = [0.0] * len(values), []
-    start = 0
-    while start < len(order):
-        end = start + 1
-        while end < len(order) and values[order[end]] == values[order[start]]:
-            end += 1
-        for i in order[start:end]:
-            ranks[i] = (start + 1 + end) / 2
-        ties.append(end - start)
-        start = end
-    return ranks, ties
-
-
-def _u_counts(m, n):
-    """How many of the C(m + n, m) orderings of m values among n give U = u,
-    for u = 0 .. m n: the coefficients of the Gaussian binomial
-    prod_{i=1..m} (1 - x^(n+i)) / (1 - x^i), exact integers."""
-    top = m * n
-    c = [1] + [0] * top
-    for i in range(1, m + 1):
-        for u in range(top, n + i - 1, -1):  # times (1 - x^(n+i))
-            c[u] -= c[u - n - i]
-        for u in range(i, top + 1):  # divided by (1 - x^i)
-            c[u] += c[u - i]
-    return c
-
-
-def _mann_whitney_p(x, y):
-    """Two-sided p-value of Mann-Whitney U, as scipy.stats.mannwhitneyu(x, y)
-    with its defaults (method "auto", continuity correction): the exact null
-    distribution when there are no ties and one sample has at most 8 values,
-    otherwise the normal approximation with the tie correction."""
-    n1, n2 = len(x), len(y)
-    ranks, ties = _average_ranks(list(x) + list(y))
-    u1 = sum(ranks[:n1]) - n1 * (n1 + 1) / 2
-    u = max(u1, n1 * n2 - u1)
-    if min(n1, n2) <= 8 and max(ties) == 1:
-        counts = _u_counts(min(n1, n2), max(n1, n2))
-        p = sum(counts[int(u):]) / math.comb(n1 + n2, n1)
-    else:
-        n = n1 + n2
-        tie_term = sum(t ** 3 - t for t in ties)
-        s = math.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))
-        # every value tied: s = 0 and the (continuity-corrected) z is -inf
-        p = _norm_cdf((u - n1 * n2 / 2 - 0.5) / -s) if s > 0 else 1.0
-    return min(1.0, 2 * p)
-
-
-def _percentile(ordered, fraction):
-    """numpy's default (linear) percentile of sorted values, fraction in [0, 1]."""
-    h = (len(ordered) - 1) * fraction
-    i = math.floor(h)
-    a = ordered[i]
-    b = ordered[min(i + 1, len(ordered) - 1)]
-    t = h - i
-    if t == 0 or a == b:
-        return a
-    return a + (b - a) * t if t < 0.5 else b - (b - a) * (1 - t)
-
-
 # ---- the tests ----------------------------------------------------------------------------
 
 
@@ -281,7 +87,7 @@ def min_rounds(confidence=0.95):
         raise ValueError(f"confidence {confidence}: must be in (0, 1)")
     tail = (1 - confidence) / 2
     n = 1
-    while _depth(n, tail) < 0:
+    while distributions.depth(n, tail) < 0:
         n += 1
     return n
 
@@ -319,7 +125,7 @@ def _result(**fields):
     return {k: fields.get(k) for k in keys} | {k: v for k, v in fields.items() if k not in keys}
 
 
-def paired(base, other, alpha=0.05, comparisons=1, lower_is_better=True, kind="time"):
+def paired(base, other, alpha=limits.ALPHA, comparisons=1, lower_is_better=True, kind="time"):
     """Paired per-round values (round i of base with round i of other).
 
     The estimate is the median of the per-round ratios r_i = other_i / base_i,
@@ -356,8 +162,8 @@ def paired(base, other, alpha=0.05, comparisons=1, lower_is_better=True, kind="t
     # one-sided sign tests: "ratio < 1" is supported by few rounds with r >= 1,
     # "ratio > 1" by few with r <= 1; the two-sided p doubles the smaller
     against = min(sum(x >= 1 for x in r), sum(x <= 1 for x in r))
-    p = min(1.0, 2 * _sign_cdf(against, n))
-    j = _depth(n, tail)
+    p = min(1.0, 2 * distributions.sign_cdf(against, n))
+    j = distributions.depth(n, tail)
     ci_low, ci_high, note = None, None, None
     if j >= 0:
         ci_low, ci_high = r[j], r[n - 1 - j]
@@ -375,13 +181,13 @@ def _percent(fraction):
     return f"{fraction * 100:.4g}%"
 
 
-def unpaired(base, other, alpha=0.05, comparisons=1, seed=0, lower_is_better=True, kind="time",
+def unpaired(base, other, alpha=limits.ALPHA, comparisons=1, seed=0, lower_is_better=True, kind="time",
              margin=0.0, n_resamples=9999):
     """Independent samples, e.g. the repetitions of two saved runs.
 
     p: Mann-Whitney U, two-sided (as scipy.stats.mannwhitneyu's defaults, see
-    _mann_whitney_p). Interval: ratio of medians (other/base) by a percentile
-    bootstrap of n_resamples resamples of each side, drawn from
+    distributions.mann_whitney_p). Interval: ratio of medians (other/base) by
+    a percentile bootstrap of n_resamples resamples of each side, drawn from
     random.Random(seed): the same data give the same interval.
 
     More cautious than paired(), because two runs measured at different times
@@ -404,7 +210,7 @@ def unpaired(base, other, alpha=0.05, comparisons=1, seed=0, lower_is_better=Tru
         return _result(**fields, verdict=NO_DIFFERENCE,
                        note="unpaired needs at least 2 values on each side")
     base_median, other_median = float(statistics.median(base)), float(statistics.median(other))
-    p = _mann_whitney_p(other, base)
+    p = distributions.mann_whitney_p(other, base)
     ci_low, ci_high = _bootstrap_ratio_ci(base, other, confidence, n_resamples, seed)
     p_adjusted = min(1.0, p * comparisons)
     verdict = _verdict(ci_low, ci_high, labels, margin) if p_adjusted < alpha else NO_DIFFERENCE
@@ -430,7 +236,7 @@ def median_ci(values, confidence=0.95):
     x = sorted(_values(values, "values"))
     if not 0 < confidence < 1:
         raise ValueError(f"confidence {confidence}: must be in (0, 1)")
-    j = _depth(len(x), (1 - confidence) / 2)
+    j = distributions.depth(len(x), (1 - confidence) / 2)
     if j < 0:
         return None
     return x[j], x[len(x) - 1 - j]
@@ -456,10 +262,10 @@ def _sides(effect_ratio, sigma_log):
     if sigma_log <= 0:
         raise ValueError(f"sigma_log {sigma_log}: must be > 0")
     d = abs(math.log(effect_ratio)) / sigma_log
-    return _norm_cdf(d), _norm_cdf(-d)
+    return distributions.norm_cdf(d), distributions.norm_cdf(-d)
 
 
-def sign_test_power(n, effect_ratio, sigma_log, alpha=0.05, comparisons=1):
+def sign_test_power(n, effect_ratio, sigma_log, alpha=limits.ALPHA, comparisons=1):
     """The probability that paired() gives a verdict with n rounds when the
     per-round log ratios are Normal(log(effect_ratio), sigma_log): each round's
     sign is positive with P = Phi(|log effect| / sigma), and the test rejects
@@ -470,21 +276,23 @@ def sign_test_power(n, effect_ratio, sigma_log, alpha=0.05, comparisons=1):
 
     def power(n):
         n = int(n)
-        j = _depth(max(n, 1), tail)
+        j = distributions.depth(max(n, 1), tail)
         # at most j rounds against the effect, or at most j with it
-        return _binom_cdf(j, n, q_against) + _binom_cdf(j, n, q) if j >= 0 else 0.0
+        if j < 0:
+            return 0.0
+        return distributions.binom_cdf(j, n, q_against) + distributions.binom_cdf(j, n, q)
     if isinstance(n, collections.abc.Iterable):
         return [power(k) for k in n]
     return power(n)
 
 
-def minimum_detectable_effect(n, sigma_log, alpha=0.05, comparisons=1, power=0.8):
+def minimum_detectable_effect(n, sigma_log, alpha=limits.ALPHA, comparisons=1, power=0.8):
     """The smallest ratio > 1 that n rounds detect with the given power at this
     noise (a slowdown; the same ratio inverted is the speed-up), or None when
     n is below min_rounds and nothing can be detected."""
     if not 0 < power < 1:
         raise ValueError(f"power {power}: must be in (0, 1)")
-    if _depth(int(n), _tail(alpha, comparisons)) < 0:
+    if distributions.depth(int(n), _tail(alpha, comparisons)) < 0:
         return None
 
     def short(log_effect):
@@ -493,7 +301,7 @@ def minimum_detectable_effect(n, sigma_log, alpha=0.05, comparisons=1, power=0.8
     hi = sigma_log
     while short(hi) < 0:
         hi *= 2
-    return math.exp(_bisect(short, 0.0, hi, xtol=1e-12))
+    return math.exp(distributions.bisect(short, 0.0, hi, xtol=1e-12))
 
 
 def _powers(effect_ratio, sigma_log, tail, max_rounds):
@@ -501,13 +309,13 @@ def _powers(effect_ratio, sigma_log, tail, max_rounds):
     1e-10, in O(1) per n: the critical count j (it grows by 0 or 1 from n to
     n + 1) and the two tails are carried along rather than recomputed. Where
     the carried P(B <= j + 1) is too close to tail to decide by floating point,
-    j comes from the exact _depth and the tails start afresh."""
+    j comes from the exact distributions.depth and the tails start afresh."""
     q, q_against = _sides(effect_ratio, sigma_log)
     n0 = 1
-    while _depth(n0, tail) < 0 and n0 <= max_rounds:
+    while distributions.depth(n0, tail) < 0 and n0 <= max_rounds:
         yield n0, 0.0
         n0 += 1
-    tails = [_LowerTail(0, n0, p) for p in (0.5, q_against, q)]
+    tails = [distributions.LowerTail(0, n0, p) for p in (0.5, q_against, q)]
     for n in range(n0, max_rounds + 1):
         if n > n0:
             for t in tails:
@@ -515,14 +323,15 @@ def _powers(effect_ratio, sigma_log, tail, max_rounds):
             half = tails[0]
             next_cdf = half.cdf + half.pmf * (n - half.k) / (half.k + 1)
             if abs(next_cdf - tail) <= 1e-9 * tail:
-                tails = [_LowerTail(_depth(n, tail), n, p) for p in (0.5, q_against, q)]
+                j = distributions.depth(n, tail)
+                tails = [distributions.LowerTail(j, n, p) for p in (0.5, q_against, q)]
             elif next_cdf <= tail:
                 for t in tails:
                     t.advance()
         yield n, tails[1].cdf + tails[2].cdf
 
 
-def rounds_needed(effect_ratio, sigma_log, alpha=0.05, comparisons=1, power=0.8,
+def rounds_needed(effect_ratio, sigma_log, alpha=limits.ALPHA, comparisons=1, power=0.8,
                   max_rounds=100000):
     """The fewest rounds with at least this power for this effect, or None if
     more than max_rounds would be needed. The sign test's power is a sawtooth
@@ -622,9 +431,10 @@ def clopper_pearson(k, n, confidence=0.95):
     the p where seeing >= k (for the low end) or <= k (the high end) has
     probability (1 - confidence)/2, as scipy's binomtest(k, n).proportion_ci."""
     tail = (1 - confidence) / 2
-    low = 0.0 if k == 0 else _bisect(lambda p: 1 - _binom_cdf(k - 1, n, p) - tail,
-                                     0.0, 1.0, 1e-16)
-    high = 1.0 if k == n else _bisect(lambda p: tail - _binom_cdf(k, n, p), 0.0, 1.0, 1e-16)
+    cdf = distributions.binom_cdf
+    low = 0.0 if k == 0 else distributions.bisect(lambda p: 1 - cdf(k - 1, n, p) - tail,
+                                                  0.0, 1.0, 1e-16)
+    high = 1.0 if k == n else distributions.bisect(lambda p: tail - cdf(k, n, p), 0.0, 1.0, 1e-16)
     return low, high
 
 

@@ -1,5 +1,5 @@
 """bootstrap.py: its draws have the distribution of a resample's median, its
-percentile is stats._percentile of what its counts stand for, and its work
+percentile is distributions.percentile of what its counts stand for, and its work
 does not grow with the resamples or with the rows of a compare."""
 
 import collections
@@ -9,7 +9,7 @@ import statistics
 import unittest
 from unittest import mock
 
-from reports import bootstrap, stats
+from vdsobench_cli.core import bootstrap, distributions, stats
 
 
 def exact_median_indices(n):
@@ -56,7 +56,7 @@ class PercentileTest(unittest.TestCase):
             for fraction in (0.0, 0.0125, 0.025, 0.3, 0.5, 0.975, 0.9875, 1.0):
                 self.assertEqual(
                     bootstrap.weighted_percentile(ordered, len(expanded), fraction),
-                    stats._percentile(expanded, fraction), (ordered, fraction))
+                    distributions.percentile(expanded, fraction), (ordered, fraction))
 
 
 class ShapeTest(unittest.TestCase):

@@ -12,7 +12,7 @@ import statistics
 import sys
 import unittest
 
-from reports import stats
+from vdsobench_cli.core import stats
 
 ROUNDS = 30
 TRIALS = 1000

@@ -1,0 +1,29 @@
+"""The numbers every room agrees on: the test level, the lost-CPU rule and a
+paired comparison's defaults. One owner each, so that compare, gate, the
+recipes, a cluster node and the fleet's review judge by the same rule.
+
+    ALPHA     the significance level before the Bonferroni correction
+              (--alpha's default; core/stats.py documents the methods)
+    MAX_LOST  the fraction of a row's rounds that may lose the CPU; more,
+              and the row has no verdict (every batch of a round absorbs
+              another task's time slices alike, so each ratio is pulled
+              toward 1)
+    ROUNDS, BATCH_MS              a paired comparison's rounds and the
+                                  slowest subject's batch per round
+    QUICK_ROUNDS, QUICK_BATCH_MS  the same for a recipe's --quick run
+
+gate's threshold (0.05 too) is another quantity, a fraction of slowdown: it
+stays gate's DEFAULT_THRESHOLD.
+"""
+
+ALPHA = 0.05
+MAX_LOST = 0.10
+ROUNDS = 40
+BATCH_MS = 10
+QUICK_ROUNDS = 12
+QUICK_BATCH_MS = 1
+
+
+def lost_too_often(lost, measured, max_lost=MAX_LOST):
+    """Whether `lost` of `measured` rounds is more than MAX_LOST of them."""
+    return lost > max_lost * measured
