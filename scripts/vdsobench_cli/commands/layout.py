@@ -371,8 +371,7 @@ def shown_path(path):
 def pahole(args):
     # a tree's asm shapes the DWARF it reads: confined (docs/confinement.md)
     with contextlib.ExitStack() as stack:
-        args = [stack.enter_context(confine.reading(a)) if os.path.isfile(a) else a
-                for a in args]
+        args = [stack.enter_context(confine.reading(a)) for a in args]  # files: readable
         r = lifecycle.run(confine.command([tools.path("pahole", "layout"), *args]),
                           capture_output=True, text=True, errors="replace")
     return r.stdout
