@@ -66,7 +66,7 @@ from vdsobench_cli.cli import (atomic, build, errors, labels, lifecycle, ranged,
 from vdsobench_cli.fleet import bundle, fleet_local, fleet_slurm
 from vdsobench_cli.cli.errors import Failure, UsageError
 
-from vdsobench_cli.core import uarch
+from vdsobench_cli.core import hostlist, uarch
 
 FORMAT = "vdsobench-fleet-job/1"
 JOB_RECORD = "job.json"
@@ -251,7 +251,7 @@ def choose(nodes, partitions, partition=None, constraint=None, count=None,
                          f"(valid: {', '.join(names) or 'none'})")
     record = next(p for p in partitions if p.get("PartitionName") == partition)
     try:
-        members = set(fleet_slurm.expand_hostlist(record.get("Nodes")))
+        members = set(hostlist.expand(record.get("Nodes")))
     except ValueError as e:
         raise UsageError(f"partition {partition}: Slurm's list of its nodes is {e}") from None
     inside = [n for n in nodes if n.get("NodeName") in members]
@@ -268,7 +268,7 @@ def choose(nodes, partitions, partition=None, constraint=None, count=None,
                          "give features joined by & or by | (no brackets, counts or "
                          "parentheses; fleet picks the nodes itself)")
     skipped, candidates = [], []
-    for n in sorted(inside, key=lambda n: node_order(n.get("NodeName"))):
+    for n in sorted(inside, key=lambda n: hostlist.natural(n.get("NodeName"))):
         name = n.get("NodeName")
         if constraint and simple and not fleet_slurm.matches(fleet_slurm.features(n), constraint):
             continue
@@ -308,11 +308,6 @@ def choose(nodes, partitions, partition=None, constraint=None, count=None,
                          + f" (valid: 1 to {len(candidates)}, or all)")
     out["nodelist"], out["count"] = None, count
     return out
-
-
-def node_order(name):
-    """n2 before n10."""
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name or "")]
 
 
 node_count = ranged.number(1, 100000, whole=True, words=("all",))
@@ -412,7 +407,7 @@ def load_json(path, data, what):
 
 def no_job(jobs_dir, job):
     there = sorted((p.parent.name for p in Path(jobs_dir).glob(f"*/{JOB_RECORD}")
-                    if fleet_slurm.JOB_ID.fullmatch(p.parent.name)), key=node_order)
+                    if fleet_slurm.JOB_ID.fullmatch(p.parent.name)), key=hostlist.natural)
     return UsageError(f"no fleet job {job} in {jobs_dir} (jobs there: "
                       f"{', '.join(there) or 'none'}; another --jobs-dir?)")
 
@@ -470,7 +465,7 @@ def remember(record, info):
                        for k in ("JobState", "Reason", "ExitCode", "NodeList", "StartTime",
                                  "EndTime", "BatchHost", "RunTime")}
     try:
-        nodes = fleet_slurm.expand_hostlist(info.get("NodeList"))
+        nodes = hostlist.expand(info.get("NodeList"))
     except ValueError:
         nodes = []
     if nodes and all(map(is_name, nodes)):
@@ -864,7 +859,7 @@ def node_names(record, d):
     found = {p.name[len(record["job"]) + 1:].rsplit(".", 1)[0]
              for p in Path(d).glob(f"{record['job']}-*.*")}
     return sorted(set(record.get("nodes") or []) | {n for n in found if is_name(n)},
-                  key=node_order)
+                  key=hostlist.natural)
 
 
 BAD_STATES = ("failed", "malformed")  # a node that gave no usable result
@@ -1267,21 +1262,7 @@ HOSTS_WIDTH = 60  # characters of a host list in the summary; nodes-JOB.json has
 
 
 def hosts(names, width=HOSTS_WIDTH):
-    """The names as a Slurm host list; where that is wider than width (nodes of
-    a model that are not numbered in a run), the longest first part of them that
-    fits and how many more."""
-    names = list(names)
-    text = fleet_slurm.compress_hostlist(names)
-    if len(text) <= width:
-        return text
-    low, high = 1, len(names) - 1  # the most names whose list fits: low
-    while low < high:
-        mid = (low + high + 1) // 2
-        if len(fleet_slurm.compress_hostlist(names[:mid])) <= width:
-            low = mid
-        else:
-            high = mid - 1
-    return f"{fleet_slurm.compress_hostlist(names[:low])} and {len(names) - low} more"
+    return hostlist.fitting(names, width)
 
 
 def representative(group, values):
@@ -1290,7 +1271,7 @@ def representative(group, values):
     def distance(node):
         ds = [abs(math.log(values[node][k][0] / c)) for k, c in group["consensus"].items()
               if k in values[node] and c > 0 and values[node][k][0] > 0]
-        return (statistics.mean(ds) if ds else math.inf, node_order(node))
+        return (statistics.mean(ds) if ds else math.inf, hostlist.natural(node))
     return min(group["nodes"], key=distance)
 
 
@@ -1566,7 +1547,7 @@ def feature_lines(nodes, probed):
     replaced by what its cpuinfo says (uarch.slug), and a comment naming the CPU."""
     cpu_words = fleet_slurm.cpu_features()
     lines = []
-    for n in sorted(nodes, key=lambda n: node_order(n.get("NodeName"))):
+    for n in sorted(nodes, key=lambda n: hostlist.natural(n.get("NodeName"))):
         name = n.get("NodeName")
         have = fleet_slurm.features(n)
         if name not in probed:

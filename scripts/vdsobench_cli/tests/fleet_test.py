@@ -21,6 +21,7 @@ from vdsobench_cli.fleet import fleet, fleet_local, fleet_slurm
 from vdsobench_cli import main
 from vdsobench_cli.cli import packages
 from vdsobench_cli.cli.errors import Failure, UsageError
+from vdsobench_cli.core import hostlist
 from reports import testsupport
 from vdsobench_cli.tests.support import SubmitCase, node, partition
 
@@ -137,25 +138,25 @@ class ParseTest(unittest.TestCase):
         self.assertNotIn("Configuration data as of 2026-12-01T05:48:20", c)
 
     def test_hostlists(self):
-        self.assertEqual(fleet_slurm.expand_hostlist("n[1-3,07],gpu1"),
+        self.assertEqual(hostlist.expand("n[1-3,07],gpu1"),
                          ["n1", "n2", "n3", "n07", "gpu1"])
-        self.assertEqual(fleet_slurm.expand_hostlist("rack[1-2]-n[01-02]"),
+        self.assertEqual(hostlist.expand("rack[1-2]-n[01-02]"),
                          ["rack1-n01", "rack1-n02", "rack2-n01", "rack2-n02"])
-        self.assertEqual(fleet_slurm.expand_hostlist("n[08-10]"), ["n08", "n09", "n10"])
-        self.assertEqual(fleet_slurm.expand_hostlist("(null)"), [])
-        self.assertEqual(fleet_slurm.expand_hostlist(""), [])
+        self.assertEqual(hostlist.expand("n[08-10]"), ["n08", "n09", "n10"])
+        self.assertEqual(hostlist.expand("(null)"), [])
+        self.assertEqual(hostlist.expand(""), [])
         with self.assertRaises(ValueError):
-            fleet_slurm.expand_hostlist("n[a-b]")
+            hostlist.expand("n[a-b]")
 
     def test_compressed_hostlists(self):
-        self.assertEqual(fleet_slurm.compress_hostlist(["n1", "n2", "n3", "n07", "gpu1"]),
+        self.assertEqual(hostlist.compress(["n1", "n2", "n3", "n07", "gpu1"]),
                          "gpu1,n[1-3,07]")
-        self.assertEqual(fleet_slurm.compress_hostlist(["n10", "n9", "login"]), "login,n[9-10]")
-        self.assertEqual(fleet_slurm.compress_hostlist(["n5"]), "n5")
+        self.assertEqual(hostlist.compress(["n10", "n9", "login"]), "login,n[9-10]")
+        self.assertEqual(hostlist.compress(["n5"]), "n5")
         names = [f"node{i:03d}" for i in range(1, 1001) if i != 500]
-        text = fleet_slurm.compress_hostlist(names)
+        text = hostlist.compress(names)
         self.assertEqual(text, "node[001-499,501-1000]")
-        self.assertEqual(fleet_slurm.expand_hostlist(text), names)
+        self.assertEqual(hostlist.expand(text), names)
 
     def test_states(self):
         self.assertEqual(fleet_slurm.state_words("IDLE+DRAIN"), ("IDLE", {"DRAIN"}))
@@ -756,7 +757,7 @@ class SummaryTest(unittest.TestCase):
         odd = [f"n{i}" for i in range(1, 400, 2)]
         text = fleet.hosts(odd)
         self.assertLessEqual(len(text.split(" and ")[0]), fleet.HOSTS_WIDTH)
-        shown = fleet_slurm.expand_hostlist(text.split(" and ")[0])
+        shown = hostlist.expand(text.split(" and ")[0])
         self.assertEqual(shown, odd[:len(shown)])
         self.assertTrue(text.endswith(f" and {len(odd) - len(shown)} more"), text)
 
