@@ -64,6 +64,7 @@ from pathlib import Path
 from vdsobench_cli.cli import (atomic, build, errors, labels, lifecycle, ranged, safe_read,
                                targets)
 from vdsobench_cli.fleet import bundle, fleet_local, fleet_slurm
+from vdsobench_cli.measure import report
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 from vdsobench_cli.core import hostlist, uarch
@@ -1505,16 +1506,8 @@ def plot_path(path):
 
 
 def write_report(files, out_dir, argv):
-    """`report` over the collected results files (merge.run_report: one piece of
-    code for the merged table and its charts)."""
-    from vdsobench_cli.commands import merge as merge_cmd
-    ns = argparse.Namespace(files=files, out=str(out_dir), format=None, reference=None,
-                            variants=None, clocks=None, modes=None, command="report",
-                            argv=list(argv))
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        merge_cmd.run_report(ns)
-    return buf.getvalue().split()
+    """`report` over the collected results files: the paths it wrote."""
+    return report.write(files, out_dir, argv)
 
 
 # ---- features -------------------------------------------------------------------------------

@@ -27,8 +27,6 @@ ALLOWED_FOR_NOW = (
     ("scripts/vdsobench_cli/commands/review_node.py", "NodeSession", "Namespace"),
     ("scripts/vdsobench_cli/commands/selftest_stats.py", "known_difference", "Namespace"),
     ("scripts/vdsobench_cli/commands/selftest_stats.py", "measure_pairs", "Namespace"),
-    ("scripts/vdsobench_cli/fleet/fleet.py", "write_report", "Namespace"),
-    ("scripts/vdsobench_cli/fleet/fleet.py", "write_report", "redirect_stdout"),
     ("scripts/vdsobench_cli/measure/footprint.py", "measure", "Namespace"),
     ("scripts/vdsobench_cli/recipes/patch_review.py", "staged_rounds", "Namespace"),
     ("scripts/vdsobench_cli/recipes/patch_review_fleet.py", "make_bundle", "redirect_stdout"),
