@@ -208,6 +208,11 @@ CONSTRAINT_VALID = ("feature names (letters, digits, '_', '.', '-') joined by & 
 WORD_MAX = 4096
 
 
+def is_name(v):
+    """Whether v is a Slurm name (of a node, a partition): NAME."""
+    return isinstance(v, str) and NAME.fullmatch(v) is not None
+
+
 def slurm_name(text, what="name"):
     """A partition, node or feature name as Slurm writes them."""
     if not isinstance(text, str) or not NAME.fullmatch(text):

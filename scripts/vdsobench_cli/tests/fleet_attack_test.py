@@ -22,10 +22,12 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from vdsobench_cli.fleet import fleet, fleet_local, fleet_slurm
+from vdsobench_cli.fleet import (batch, bundle_check, collect, fleet_local, fleet_slurm,
+                                 node_choice, outcomes, records)
 from vdsobench_cli import main
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.tests import support
+from reports import fleet_summary
 
 VDSOBENCH = Path(__file__).resolve().parents[2] / "vdsobench"
 
@@ -96,9 +98,9 @@ class BatchScriptTest(Work):
     def test_every_path_option_refused(self):
         for value in self.values():
             for option, call in (
-                    ("--node-tmp", lambda v: fleet.batch_script("/jobs", ["verify"], "none", v)),
-                    ("--jobs-dir", lambda v: fleet.batch_script(v, ["verify"], "none")),
-                    ("--jobs-dir", lambda v: fleet.sbatch_options(
+                    ("--node-tmp", lambda v: batch.batch_script("/jobs", ["verify"], "none", v)),
+                    ("--jobs-dir", lambda v: batch.batch_script(v, ["verify"], "none")),
+                    ("--jobs-dir", lambda v: batch.sbatch_options(
                         {"partition": "p", "count": 1, "nodelist": None},
                         mock.Mock(constraint=None, exclusive=True, time=None), v))):
                 if option == "--jobs-dir" and value.startswith("/") and value.count("/") == 1 \
@@ -118,9 +120,9 @@ class BatchScriptTest(Work):
                      "a%b", "n\u2028", "é"]
         for name in bad_names:
             for option, call in (
-                    ("--partition", lambda v: fleet.sbatch_options(
+                    ("--partition", lambda v: batch.sbatch_options(
                         dict(choice, partition=v), mock.Mock(constraint=None, time=None), "/j")),
-                    ("--nodelist", lambda v: fleet.sbatch_options(
+                    ("--nodelist", lambda v: batch.sbatch_options(
                         dict(choice, nodelist=["n1", v]), mock.Mock(constraint=None, time=None),
                         "/j"))):
                 with self.subTest(option=option, value=name), self.assertRaises(UsageError) as cm:
@@ -131,15 +133,15 @@ class BatchScriptTest(Work):
                       "zen5\u2028", "a%j", "a&(b"]:
             with self.subTest(option="--constraint", value=value), \
                     self.assertRaises(UsageError) as cm:
-                fleet.sbatch_options(choice, mock.Mock(constraint=value, time=None), "/j")
+                batch.sbatch_options(choice, mock.Mock(constraint=value, time=None), "/j")
             self.assertIn("--constraint", str(cm.exception))
         for value in ["1\nx", "1;x", "1:2:3:4", "x", "-1", "1-", "99999999", "1 2", "1٣"]:
             with self.subTest(option="--time", value=value), self.assertRaises(UsageError) as cm:
-                fleet.sbatch_options(choice, mock.Mock(constraint=None, time=value), "/j")
+                batch.sbatch_options(choice, mock.Mock(constraint=None, time=value), "/j")
             self.assertIn("--time", str(cm.exception))
         good = mock.Mock(constraint="[zen3*1&zen5*2]|(a,b.c-d_e)", exclusive=False,
                          time="1-02:03:04")
-        opts = fleet.sbatch_options(dict(choice, nodelist=["n1", "n-2.x"]), good, "/j d")
+        opts = batch.sbatch_options(dict(choice, nodelist=["n1", "n-2.x"]), good, "/j d")
         self.assertIn("--constraint=[zen3*1&zen5*2]|(a,b.c-d_e)", opts)
         self.assertIn("--time=1-02:03:04", opts)
         self.assertIn("--nodelist=n1,n-2.x", opts)
@@ -151,15 +153,15 @@ class BatchScriptTest(Work):
                      "\u202eevil", "a\u00a0b", "x" * 5000):
             with self.subTest(word=word):
                 with self.assertRaises(UsageError) as cm:
-                    fleet.node_command(["verify", "--variants", word], main.parser())
+                    batch.node_command(["verify", "--variants", word], main.parser())
                 self.assertIn("the node command", str(cm.exception))
                 with self.assertRaises(UsageError):
-                    fleet.batch_script("/jobs", ["verify", word], "none")
+                    batch.batch_script("/jobs", ["verify", word], "none")
 
     def render_and_run(self, jobs_dir, node_tmp, command):
         """The batch script for these values, run by sh and by bash with stub srun
         and rm: [(name, args)] of each call, for each shell."""
-        text = fleet.batch_script(jobs_dir, command, "file", node_tmp)
+        text = batch.batch_script(jobs_dir, command, "file", node_tmp)
         stubs = self.tmp / "stubs"
         stubs.mkdir(exist_ok=True)
         for name in ("srun", "rm"):
@@ -193,7 +195,7 @@ class BatchScriptTest(Work):
         self.assertEqual(calls["/bin/sh"], calls["/bin/bash"])
         # every comment is the template's own: no value ever goes into one
         comments = [line for line in text.splitlines() if line.lstrip().startswith("#")]
-        self.assertEqual(comments, [line for line in fleet.BATCH_SCRIPT.splitlines()
+        self.assertEqual(comments, [line for line in batch.BATCH_SCRIPT.splitlines()
                                     if line.lstrip().startswith("#")])
         return calls["/bin/sh"]
 
@@ -224,7 +226,7 @@ class BatchScriptTest(Work):
                   ("--constraint", ""), ("--time", "10\nx"), ("--time", ""),
                   ("--partition", "p\nq"), ("--partition", "a,b"),
                   ("--jobs-dir", str(self.tmp / "j\nk")), ("--jobs-dir", str(self.tmp / "j%j"))]
-        with mock.patch.object(fleet, "cluster_of", side_effect=AssertionError("asked")):
+        with mock.patch.object(node_choice, "cluster_of", side_effect=AssertionError("asked")):
             for option, value in cases:
                 argv = ["fleet", "run", "--jobs-dir", str(jobs), option, value, "--nodes", "1",
                         "--", "verify"]
@@ -266,23 +268,23 @@ class ClusterSaysTest(Work):
             "NodeName=n1;touch$IFS/tmp/x State=IDLE AvailableFeatures=zen3\n"
             "NodeName=n3 State=DOWN Reason=\x1b]0;owned\x07 AvailableFeatures=zen3\n")
         parts = fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n1,n1;touch$IFS/tmp/x,n3")
-        c = fleet.choose(nodes, parts, count="all")
+        c = node_choice.choose(nodes, parts, count="all")
         self.assertEqual(c["nodelist"], ["n1"])
         self.assertEqual([why for _, why in c["skipped"]],
                          ["not a Slurm node name", "DOWN: \\x1b]0;owned\\x07"])
         with self.assertRaises(UsageError) as cm:
-            fleet.choose(nodes, fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n[a-b]"),
+            node_choice.choose(nodes, fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n[a-b]"),
                          count="all")
         self.assertIn("not a host list", str(cm.exception))
         # a node's architecture and srun's reasons, as they reach the terminal
         arm = fleet_slurm.parse_pairs("NodeName=n4 State=IDLE Partitions=p")
         arm["Arch"] = "aarch64\x1b[2J\u202e"  # as a JSON-speaking controller could give it
         with self.assertRaises(UsageError) as cm:
-            fleet.choose([arm], fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n4"),
+            node_choice.choose([arm], fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n4"),
                          count="all", arch="x86_64")
         self.assertTrue(str(cm.exception).isprintable(), str(cm.exception))
         self.assertIn("aarch64\\x1b[2J", str(cm.exception))
-        reasons = fleet.srun_reasons("srun: error: n1: task 0: Exited \x1b]0;x\x07\u2028y\n"
+        reasons = outcomes.srun_reasons("srun: error: n1: task 0: Exited \x1b]0;x\x07\u2028y\n"
                                      "srun: error: n\x1b2: tasks 1-2: Killed\n")
         self.assertTrue(all(k.isprintable() and v.isprintable() for k, v in reasons.items()),
                         reasons)
@@ -292,8 +294,8 @@ class ClusterSaysTest(Work):
         record = good_record()
         info = fleet_slurm.parse_pairs("JobId=9 JobState=FAILED Reason=\x1b[2Jgone "
                                        "NodeList=n[x-y]")
-        fleet.save_record(jobs, fleet.remember(record, info))
-        back = fleet.read_record(jobs, "9")
+        records.save_record(jobs, records.remember(record, info))
+        back = records.read_record(jobs, "9")
         self.assertEqual(back["slurm"]["Reason"], "\\x1b[2Jgone")
         self.assertEqual(back["nodes"], ["n1"])  # not a host list: the nodes as they were
 
@@ -314,7 +316,7 @@ class PayloadTest(Work):
         self.jobs.mkdir(parents=True)
         self.payload = self.tmp / "node" / "slurm_bcast_42.0_n1"
         self.payload.parent.mkdir()
-        fleet.write_payload(self.payload, bundle)
+        batch.write_payload(self.payload, bundle)
 
     def run_payload(self, path_first=None, **env):
         e = dict(os.environ, **{"SLURM_JOB_ID": "42", "SLURMD_NODENAME": "n1", **env})
@@ -348,14 +350,14 @@ class PayloadTest(Work):
         self.assertTrue(info["host"].isprintable() and '"' not in info["host"], info["host"])
         self.assertTrue(info["kernel"].isprintable() and "\\" not in info["kernel"])
         record = {"job": "42", "command": ["verify"], "output": "none", "nodes": ["n1"]}
-        (o,) = fleet.node_outcomes(self.tmp / "jobs", record)
+        (o,) = outcomes.node_outcomes(self.tmp / "jobs", record)
         self.assertEqual(o["state"], "ok", o)
 
 
 # ---- 9 and 11. damaged job and node records -----------------------------------------------------
 
 def good_record(**more):
-    return {"format": fleet.FORMAT, "job": "9", "command": ["verify"], "output": "none",
+    return {"format": records.FORMAT, "job": "9", "command": ["verify"], "output": "none",
             "nodes": ["n1"], "partition": "fleet", "conf": "/c", "constraint": None,
             "exclusive": True, "requested": {"nodes": 1}, "skipped": [["n2", "DOWN"]],
             "submitted": "2026-12-01T00:00:00Z", "bundle": {"arch": "x86_64"},
@@ -409,7 +411,7 @@ class RecordTest(RecordWork):
         cases += [("a list", "[]"), ("a string", '"x"'), ("null", "null"), ("a number", "9"),
                   ("empty", ""), ("not JSON", "{"), ("truncated", json.dumps(good_record())[:50]),
                   ("not UTF-8", b'{"format": "\xff"}'), ("deep", "[" * 100000 + "]" * 100000),
-                  ("huge", b" " * (fleet.RECORD_MAX + 1) + b"{}"),
+                  ("huge", b" " * (records.RECORD_MAX + 1) + b"{}"),
                   ("a 5000-digit number", '{"format": ' + "9" * 5000 + "}"),
                   ("another format", json.dumps(good_record(format="x/1")))]
         return cases
@@ -425,7 +427,7 @@ class RecordTest(RecordWork):
                     self.assert_one_line(rc, err, str(self.d / "job.json"))
                     self.assertNotIn("Traceback", err)
                     field = what.split("=")[0].split()[-1]
-                    if field in {f for f, *_ in fleet.RECORD_FIELDS} | {"format"}:
+                    if field in {f for f, *_ in records.RECORD_FIELDS} | {"format"}:
                         self.assertIn(repr(field), err)
         self.assertFalse(self.out.exists())
         self.assert_victim_untouched()
@@ -470,7 +472,7 @@ class ExitRecordTest(RecordWork):
         self.exit = self.d / "9-n1.exit"
 
     def outcome(self):
-        (o,) = fleet.node_outcomes(self.jobs, fleet.read_record(self.jobs, "9"))
+        (o,) = outcomes.node_outcomes(self.jobs, records.read_record(self.jobs, "9"))
         return o
 
     def test_malformed_exit_records(self):
@@ -483,7 +485,7 @@ class ExitRecordTest(RecordWork):
                  ("kernel", good_exit(kernel="\x1b[2J")), ("host", good_exit(host=["h"])),
                  ("job", good_exit(job="8")), ("node", good_exit(node="n2")),
                  ("a list", "[0]"), ("not JSON", "rc=0"), ("not UTF-8", b"\xff\xfe"),
-                 ("huge", b" " * (fleet.EXIT_MAX + 1)), ("deep", "[" * 50000)]
+                 ("huge", b" " * (outcomes.EXIT_MAX + 1)), ("deep", "[" * 50000)]
         for field in ("rc", "phase", "job", "node", "started", "ended"):
             e = good_exit()
             del e[field]
@@ -495,7 +497,7 @@ class ExitRecordTest(RecordWork):
                 o = self.outcome()
                 self.assertEqual(o["state"], "malformed", o)
                 self.assertIn("malformed", o["reason"])
-                (line,) = fleet.outcome_lines([o])
+                (line,) = fleet_summary.outcome_lines([o])
                 self.assertTrue(line.startswith("  MALFORMED n1: "), line)
                 self.assertNotIn("exit 0", line)
                 self.assertTrue(line.isprintable(), line)
@@ -543,8 +545,8 @@ class ExitRecordTest(RecordWork):
         self.assertIn("symbolic link", o["reason"])
         # a file whose name is no node's is not a node
         (self.d / "9-\x1b[2J.out").write_text("x")
-        self.assertEqual([o["node"] for o in fleet.node_outcomes(
-            self.jobs, fleet.read_record(self.jobs, "9"))], ["n1"])
+        self.assertEqual([o["node"] for o in outcomes.node_outcomes(
+            self.jobs, records.read_record(self.jobs, "9"))], ["n1"])
         self.assert_victim_untouched()
 
 
@@ -637,12 +639,12 @@ class CollectTest(RecordWork):
         results = json.loads((Path(__file__).parent / "testdata" /
                               "results_small.json").read_text())
         (self.d / "9-n1.json").write_text(json.dumps(results))
-        with mock.patch.object(fleet, "write_report", side_effect=UsageError("boom")):
+        with mock.patch.object(collect.report, "write", side_effect=UsageError("boom")):
             rc, out, err = self.collect()
         self.assert_one_line(rc, err, "boom")
         self.assertEqual(snapshot(self.out), {})
         shutil.rmtree(self.out)
-        with mock.patch.object(fleet, "write_report", side_effect=UsageError("boom")):
+        with mock.patch.object(collect.report, "write", side_effect=UsageError("boom")):
             rc, out, err = self.collect()
         self.assertFalse(self.out.exists())  # made for the output, removed with it
 
@@ -661,7 +663,7 @@ class BundleAttackTest(Work):
         self.cluster, self.jobs = helper.cluster, self.tmp / "jobs"
 
     def fleet_run(self, bundle_path):
-        with mock.patch.object(fleet, "cluster_of", return_value=self.cluster):
+        with mock.patch.object(node_choice, "cluster_of", return_value=self.cluster):
             return cli("fleet", "run", "--jobs-dir", str(self.jobs), "--bundle",
                        str(bundle_path), "--no-wait", "--nodes", "1", "--", "verify")
 
@@ -691,7 +693,7 @@ class BundleAttackTest(Work):
         os.mkfifo(fifo)
         big = self.tmp / "big.tar.gz"
         with open(big, "wb") as f:
-            f.truncate(fleet.BUNDLE_MAX + 1)
+            f.truncate(bundle_check.BUNDLE_MAX + 1)
         (self.tmp / "to-fifo").symlink_to(fifo)
         (self.tmp / "dir").mkdir()
         truncated = self.tmp / "cut.tar.gz"
@@ -711,7 +713,7 @@ class BundleAttackTest(Work):
                  ({"arch": "x86_64", "build": {"short": "\x1b[2J"}}, "build.short"),
                  ({"arch": "x86_64", "build": {"dirty": "yes"}}, "build.dirty"),
                  (b"[" * 100000, "not JSON"), (b"\xff", "not JSON"),
-                 (b" " * (fleet.MANIFEST_MAX + 1), "over 1024 KB"))
+                 (b" " * (bundle_check.MANIFEST_MAX + 1), "over 1024 KB"))
         for i, (manifest, words) in enumerate(cases):
             with self.subTest(words=words, i=i):
                 self.refused(self.bundle(manifest, f"m{i}.tar.gz"), words)
@@ -729,9 +731,9 @@ class BundleAttackTest(Work):
             raw = json.dumps({"arch": "x86_64"}).encode()
             info.size = len(raw)
             tar.addfile(info, io.BytesIO(raw))
-        with mock.patch.object(fleet, "UNPACKED_MAX", 4096):
+        with mock.patch.object(bundle_check, "UNPACKED_MAX", 4096):
             self.refused(path, "unpacks to over")
-        with mock.patch.object(fleet, "MEMBERS_MAX", 1):
+        with mock.patch.object(bundle_check, "MEMBERS_MAX", 1):
             self.refused(path, "first 1 members")
 
     def test_a_failed_submit_leaves_its_record(self):

@@ -17,12 +17,14 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from vdsobench_cli.fleet import fleet, fleet_local, fleet_slurm
+from vdsobench_cli.fleet import (batch, collect, collect_out, features, fleet_local,
+                                 fleet_slurm, node_choice, options as fleet_options, outcomes,
+                                 records)
 from vdsobench_cli import main
 from vdsobench_cli.cli import packages
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.core import hostlist
-from reports import testsupport
+from reports import fleet_summary, testsupport
 from vdsobench_cli.tests.support import SubmitCase, node, partition
 
 TESTDATA = Path(__file__).resolve().parent / "testdata"
@@ -250,17 +252,17 @@ class ChooseTest(unittest.TestCase):
     PARTS = [partition("fleet", "a[1-2],a10,b[1-2],c1,d1"), partition("small", "a1", False)]
 
     def test_partitions(self):
-        self.assertEqual(fleet.choose(self.NODES, self.PARTS, count=1)["partition"], "fleet")
+        self.assertEqual(node_choice.choose(self.NODES, self.PARTS, count=1)["partition"], "fleet")
         with self.assertRaises(UsageError) as cm:
-            fleet.choose(self.NODES, self.PARTS, "nope", count=1)
+            node_choice.choose(self.NODES, self.PARTS, "nope", count=1)
         self.assertIn("'nope'", str(cm.exception))
         self.assertIn("valid: fleet, small", str(cm.exception))
         with self.assertRaises(UsageError) as cm:
-            fleet.choose(self.NODES, [partition("small", "a1", False)], count=1)
+            node_choice.choose(self.NODES, [partition("small", "a1", False)], count=1)
         self.assertIn("--partition", str(cm.exception))
 
     def test_all(self):
-        c = fleet.choose(self.NODES, self.PARTS, count="all", arch="x86_64")
+        c = node_choice.choose(self.NODES, self.PARTS, count="all", arch="x86_64")
         self.assertEqual(c["nodelist"], ["a1", "a2", "a10", "b1", "c1"])
         self.assertEqual(c["count"], 5)
         skipped = dict(c["skipped"])
@@ -268,57 +270,57 @@ class ChooseTest(unittest.TestCase):
         self.assertIn("aarch64", skipped["d1"])
 
     def test_constraint(self):
-        c = fleet.choose(self.NODES, self.PARTS, constraint="zen3|sapphirerapids", count="all")
+        c = node_choice.choose(self.NODES, self.PARTS, constraint="zen3|sapphirerapids", count="all")
         self.assertEqual(c["nodelist"], ["a1", "a2", "a10", "b1"])
-        c = fleet.choose(self.NODES, self.PARTS, constraint="zen3&rack2", count="all")
+        c = node_choice.choose(self.NODES, self.PARTS, constraint="zen3&rack2", count="all")
         self.assertEqual(c["nodelist"], ["a2"])
         with self.assertRaises(UsageError) as cm:
-            fleet.choose(self.NODES, self.PARTS, constraint="zen9|zen3", count="all")
+            node_choice.choose(self.NODES, self.PARTS, constraint="zen9|zen3", count="all")
         self.assertIn("'zen9'", str(cm.exception))
         self.assertIn("valid: gpu, rack1, rack2, sapphirerapids, zen3, zen5", str(cm.exception))
         # only Slurm judges a complex one, so fleet does not pick nodes against it
-        c = fleet.choose(self.NODES, self.PARTS, constraint="[zen3*1&gpu*1]", count=2)
+        c = node_choice.choose(self.NODES, self.PARTS, constraint="[zen3*1&gpu*1]", count=2)
         self.assertEqual((c["nodelist"], c["count"]), (None, 2))
         with self.assertRaises(UsageError):
-            fleet.choose(self.NODES, self.PARTS, constraint="[zen3*1&gpu*1]", count="all")
+            node_choice.choose(self.NODES, self.PARTS, constraint="[zen3*1&gpu*1]", count="all")
 
     def test_count(self):
-        c = fleet.choose(self.NODES, self.PARTS, count=3)
+        c = node_choice.choose(self.NODES, self.PARTS, count=3)
         self.assertEqual((c["nodelist"], c["count"]), (None, 3))
         with self.assertRaises(UsageError) as cm:
-            fleet.choose(self.NODES, self.PARTS, constraint="sapphirerapids", count=2)
+            node_choice.choose(self.NODES, self.PARTS, constraint="sapphirerapids", count=2)
         self.assertIn("1 usable node", str(cm.exception))
         self.assertIn("valid: 1 to 1, or all", str(cm.exception))
 
     def test_one_per_feature(self):
-        c = fleet.choose(self.NODES, self.PARTS, one_per_feature=True, arch="x86_64")
+        c = node_choice.choose(self.NODES, self.PARTS, one_per_feature=True, arch="x86_64")
         self.assertEqual(c["groups"], {"zen3": ["a1", "a2", "a10"], "sapphirerapids": ["b1"],
                                        "(no CPU-model feature)": ["c1"]})
         self.assertEqual(c["nodelist"], ["a1", "b1", "c1"])
         busy = [node("a1", features="zen3", state="ALLOCATED"), node("a2", features="zen3")]
-        c = fleet.choose(busy, [partition("p", "a[1-2]")], one_per_feature=True)
+        c = node_choice.choose(busy, [partition("p", "a[1-2]")], one_per_feature=True)
         self.assertEqual(c["nodelist"], ["a2"])  # the idle one
 
     def test_nothing_usable(self):
         with self.assertRaises(UsageError) as cm:
-            fleet.choose([node("x", state="DOWN*")], [partition("p", "x")], count="all")
+            node_choice.choose([node("x", state="DOWN*")], [partition("p", "x")], count="all")
         self.assertIn("x DOWN*", str(cm.exception))
 
 
 class CommandTest(unittest.TestCase):
     def test_node_command(self):
-        self.assertEqual(fleet.node_command(["--", "run", "--clocks", "monotonic"],
+        self.assertEqual(batch.node_command(["--", "run", "--clocks", "monotonic"],
                                             main.parser()),
                          (["run", "--clocks", "monotonic"], "file"))
-        self.assertEqual(fleet.node_command(["compare", "a", "b"], main.parser())[1], "file")
-        self.assertEqual(fleet.node_command(["verify"], main.parser())[1], "none")
+        self.assertEqual(batch.node_command(["compare", "a", "b"], main.parser())[1], "file")
+        self.assertEqual(batch.node_command(["verify"], main.parser())[1], "none")
         for bad, word in ((["recipe", "raw-vdso"], "recipe"), (["sim"], "sim"), ([], "--"),
                           (["run", "--out", "x"], "--out"), (["compare", "--out=x"], "--out"),
                           (["compare", "a", "b", "--plot", "d"], "--plot"),
                           (["run", "--repetitions", "0"], "out of range"),
                           (["verify", "--no-such-option"], "--no-such-option")):
             with self.assertRaises(UsageError) as cm:
-                fleet.node_command(bad, main.parser())
+                batch.node_command(bad, main.parser())
             self.assertIn(word, str(cm.exception))
 
     def test_cli_usage(self):
@@ -337,7 +339,7 @@ class CommandTest(unittest.TestCase):
             self.assertIn(text, err.getvalue().splitlines()[-1], argv)
 
     def test_batch_script(self):
-        text = fleet.batch_script("/shared/jobs dir", ["run", "--variants", "generic_*+rdtscp"],
+        text = batch.batch_script("/shared/jobs dir", ["run", "--variants", "generic_*+rdtscp"],
                                   "file", "/scratch/")
         self.assertIn("dir='/shared/jobs dir'/$SLURM_JOB_ID", text)
         self.assertIn("--bcast=/scratch/", text)
@@ -348,16 +350,15 @@ class CommandTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_sbatch_options(self):
-        import argparse
-        args = argparse.Namespace(constraint="zen3|zen5", exclusive=True, time=None)
-        opts = fleet.sbatch_options({"partition": "p", "count": 2, "nodelist": ["a", "b"]},
-                                    args, Path("/j"))
+        request = fleet_options.JobRequest(constraint="zen3|zen5", exclusive=True, time=None)
+        opts = batch.sbatch_options({"partition": "p", "count": 2, "nodelist": ["a", "b"]},
+                                    request, Path("/j"))
         for o in ("--hold", "--nodes=2", "--nodelist=a,b", "--constraint=zen3|zen5",
                   "--exclusive", "--no-kill", "--no-requeue", "--ntasks-per-node=1",
                   "--output=/j/%j/batch.out"):
             self.assertIn(o, opts)
-        args.exclusive, args.constraint = False, None
-        opts = fleet.sbatch_options({"partition": "p", "count": 3, "nodelist": None}, args,
+        request = fleet_options.JobRequest(constraint=None, exclusive=False, time=None)
+        opts = batch.sbatch_options({"partition": "p", "count": 3, "nodelist": None}, request,
                                     Path("/j"))
         self.assertNotIn("--exclusive", opts)
         self.assertFalse([o for o in opts if o.startswith(("--nodelist", "--constraint"))])
@@ -380,8 +381,8 @@ class SubmitTest(SubmitCase):
                          ("77", ["n2"], ["run", "--clocks", "monotonic"], "file"))
         self.assertEqual(record["bundle"]["commit"], "abc")
         payload = (d / "payload.run").read_bytes()
-        self.assertTrue(payload.startswith(fleet.payload_head().encode()))
-        self.assertEqual(payload[len(fleet.payload_head()):], self.bundle.read_bytes())
+        self.assertTrue(payload.startswith(batch.payload_head().encode()))
+        self.assertEqual(payload[len(batch.payload_head()):], self.bundle.read_bytes())
         self.assertTrue(os.access(d / "payload.run", os.X_OK))
         self.assertIn(f"dir={self.jobs.resolve()}/$SLURM_JOB_ID", (d / "batch.sh").read_text())
         self.assertIn("fleet: job 77 submitted", out)
@@ -434,7 +435,7 @@ class PayloadTest(unittest.TestCase):
         self.node_tmp = self.tmp / "nodetmp"
         self.node_tmp.mkdir()
         self.payload = self.node_tmp / "slurm_bcast_42.0_n7"
-        fleet.write_payload(self.payload, self.bundle)
+        batch.write_payload(self.payload, self.bundle)
 
     def run_payload(self, output="file", *command, payload=None, **env):
         e = dict(os.environ, **{"SLURM_JOB_ID": "42", "SLURMD_NODENAME": "n7", **env})
@@ -472,7 +473,7 @@ class PayloadTest(unittest.TestCase):
 
     def test_a_broken_bundle(self):
         broken = self.node_tmp / "slurm_bcast_42.0_n8"
-        broken.write_bytes(fleet.payload_head().encode() + b"not a tarball")
+        broken.write_bytes(batch.payload_head().encode() + b"not a tarball")
         broken.chmod(0o755)
         r = self.run_payload(payload=broken, SLURMD_NODENAME="n8")
         self.assertEqual(r.returncode, 96)
@@ -488,7 +489,7 @@ class PayloadTest(unittest.TestCase):
 
     def test_not_a_broadcast_copy_is_kept(self):
         kept = self.tmp / "payload.run"
-        fleet.write_payload(kept, self.bundle)
+        batch.write_payload(kept, self.bundle)
         self.assertEqual(self.run_payload(payload=kept).returncode, 0)
         self.assertTrue(kept.exists())
 
@@ -515,11 +516,11 @@ class OutcomeTest(unittest.TestCase):
         self.d.mkdir(parents=True)
 
     def record(self, command=("run",), nodes=("n1", "n2", "n3", "n7"), state="FAILED", **more):
-        r = {"format": fleet.FORMAT, "job": "9", "command": list(command),
-             "output": fleet.node_command(command, main.parser())[1], "nodes": list(nodes),
+        r = {"format": records.FORMAT, "job": "9", "command": list(command),
+             "output": batch.node_command(command, main.parser())[1], "nodes": list(nodes),
              "partition": "fleet", "conf": "/c", "exclusive": True,
              "slurm": {"JobState": state, "Reason": "NonZeroExitCode"}, **more}
-        fleet.save_record(self.jobs, r)
+        records.save_record(self.jobs, r)
         return r
 
     def node_files(self, name, rc=0, cpuinfo=ZEN3_CPUINFO, results=None, err="", phase="run"):
@@ -538,7 +539,7 @@ class OutcomeTest(unittest.TestCase):
         self.node_files("n2", rc=2, err="warning\nvdsobench: error: --cpus: 9 is not a CPU\n")
         (self.d / "batch.out").write_text(SRUN_LINES.replace("n2:", "n3:"))
         record = self.record()
-        by = {o["node"]: o for o in fleet.node_outcomes(self.jobs, record)}
+        by = {o["node"]: o for o in outcomes.node_outcomes(self.jobs, record)}
         self.assertEqual(by["n1"]["state"], "ok")
         self.assertEqual(by["n1"]["seconds"], 2.5)
         self.assertEqual(fleet_slurm.feature_of(by["n1"]["cpu"]), "zen3")
@@ -551,7 +552,7 @@ class OutcomeTest(unittest.TestCase):
     def test_job_state_when_srun_said_nothing(self):
         record = self.record(nodes=("n1",), state="CANCELLED",
                              cancelled="pending after 3 s (Resources)")
-        (o,) = fleet.node_outcomes(self.jobs, record)
+        (o,) = outcomes.node_outcomes(self.jobs, record)
         self.assertEqual(o["state"], "failed")
         self.assertIn("job CANCELLED (NonZeroExitCode), pending after 3 s (Resources)",
                       o["reason"])
@@ -559,12 +560,12 @@ class OutcomeTest(unittest.TestCase):
     def test_running_and_exit_0_without_file(self):
         self.node_files("n1", rc=0)  # a run that wrote no results
         record = self.record(nodes=("n1", "n2"), state="RUNNING")
-        by = {o["node"]: o for o in fleet.node_outcomes(self.jobs, record)}
+        by = {o["node"]: o for o in outcomes.node_outcomes(self.jobs, record)}
         self.assertEqual((by["n1"]["state"], by["n1"]["reason"]),
                          ("failed", "exit 0 but no results file"))
         self.assertEqual(by["n2"]["state"], "running")
         record = self.record(command=("verify",), nodes=("n1",))
-        (o,) = fleet.node_outcomes(self.jobs, record)
+        (o,) = outcomes.node_outcomes(self.jobs, record)
         self.assertEqual(o["state"], "ok")  # verify writes no file
 
     def test_status_without_the_cluster(self):
@@ -582,15 +583,15 @@ class OutcomeTest(unittest.TestCase):
 
     def test_unpack_failure(self):
         self.node_files("n1", rc=96, phase="unpack", err="tar: bad\n")
-        (o,) = fleet.node_outcomes(self.jobs, self.record(nodes=("n1",)))
+        (o,) = outcomes.node_outcomes(self.jobs, self.record(nodes=("n1",)))
         self.assertEqual(o["reason"], "exit 96 while unpacking the bundle: tar: bad")
 
     def test_names(self):
         o = {"node": "n1", "cpu": fleet_slurm.cpu_of(ZEN3_CPUINFO), "kernel": "6.1.0-13-amd64"}
-        self.assertEqual(fleet.collected_name("9", o), "9-n1-zen3-6.1.0-13-amd64.json")
+        self.assertEqual(collect.collected_name("9", o), "9-n1-zen3-6.1.0-13-amd64.json")
         o = {"node": "n/2", "cpu": fleet_slurm.cpu_of(UNKNOWN_CPUINFO), "kernel": None}
-        self.assertEqual(fleet.collected_name("9", o), "9-n-2-AuthenticAMD-99-200-unknown.json")
-        self.assertEqual(fleet.srun_reasons(SRUN_LINES),
+        self.assertEqual(collect.collected_name("9", o), "9-n-2-AuthenticAMD-99-200-unknown.json")
+        self.assertEqual(outcomes.srun_reasons(SRUN_LINES),
                          {"n2": "Exited with exit code 3",
                           "n7": "node failure (srun: Node failure)"})
 
@@ -599,10 +600,10 @@ class OutcomeTest(unittest.TestCase):
         a.write_text("one")
         b.write_text("two")
         out.mkdir()
-        target = fleet.CollectOut(out, force=True)
+        target = collect_out.CollectOut(out, force=True)
         self.assertEqual(target.copy_name("x.json", a), "x.json")  # free
         (out / "x.json").write_text("one")
-        target = fleet.CollectOut(out, force=True)
+        target = collect_out.CollectOut(out, force=True)
         self.assertIsNone(target.copy_name("x.json", a))  # there already: nothing to write
         self.assertEqual(target.copy_name("x.json", b), "x-2.json")  # never over another
         self.assertEqual(target.copy_name("x.json", b), "x-3.json")  # nor over one planned
@@ -710,7 +711,7 @@ class SummaryTest(unittest.TestCase):
                   "n3": {self.K1: (14.0, 13.9, 14.1), self.K2: (20.1, 20.0, 20.2)},
                   "x1": {self.K1: (5.0, 4.9, 5.1)}}
         models = {"n1": "Zen 3", "n2": "Zen 3", "n3": "Zen 3", "x1": "Zen 5"}
-        groups = fleet.agreement(values, models, 0.10)
+        groups = fleet_summary.agreement(values, models, 0.10)
         zen3, zen5 = groups
         self.assertEqual(zen3["consensus"][self.K1], 10.2)
         self.assertEqual(list(zen3["differs"]), ["n3"])
@@ -719,14 +720,14 @@ class SummaryTest(unittest.TestCase):
         self.assertAlmostEqual(dev, 14.0 / 10.2 - 1)
         self.assertEqual(zen5["nodes"], ["x1"])
         # wider tolerance: all agree; a node whose own range holds the consensus agrees too
-        self.assertEqual(fleet.agreement(values, models, 0.5)[0]["differs"], {})
+        self.assertEqual(fleet_summary.agreement(values, models, 0.5)[0]["differs"], {})
         wide = dict(values, n3={self.K1: (14.0, 9.0, 15.0)})
-        self.assertEqual(fleet.agreement(wide, models, 0.10)[0]["differs"], {})
-        pair = fleet.agreement({n: values[n] for n in ("n1", "n3")}, models, 0.10)
-        self.assertEqual(fleet.run_summary(pair, 0.10)[1],
+        self.assertEqual(fleet_summary.agreement(wide, models, 0.10)[0]["differs"], {})
+        pair = fleet_summary.agreement({n: values[n] for n in ("n1", "n3")}, models, 0.10)
+        self.assertEqual(fleet_summary.run_summary(pair, 0.10)[1],
                          "  differ: n1 and n3 on 1 of 2; most on v1 monotonic hot: 10.00 "
                          "against 14.00 ns (+40% on n3)")
-        lines = fleet.run_summary(groups, 0.10)
+        lines = fleet_summary.run_summary(groups, 0.10)
         self.assertIn("  agree within 10% on all 2 benchmarks: n[1-2]", lines)
         self.assertTrue(any(line.startswith("  differs: n3 on 1 of 2") and "+37%" in line
                             for line in lines), lines)
@@ -739,24 +740,24 @@ class SummaryTest(unittest.TestCase):
         bad = [{"node": "n999", "state": "failed", "cpu": {}, "kernel": None,
                 "reason": "exit 1: boom"},
                {"node": "n1000", "state": "running", "cpu": {}, "kernel": None}]
-        lines = fleet.outcome_lines(ok + bad, 20)
+        lines = fleet_summary.outcome_lines(ok + bad, 20)
         self.assertEqual(len(lines), 3, lines)
         self.assertIn("  ok      998 x Zen 3 (AMD EPYC 7763, 25/1/1), kernel 6.1: n[1-998]",
                       lines)
         self.assertIn("FAILED  n999", lines[-1])
-        self.assertEqual(len(fleet.outcome_lines(ok[:20], 20)), 20)
+        self.assertEqual(len(fleet_summary.outcome_lines(ok[:20], 20)), 20)
         values = {f"n{i}": {self.K1: (10.0 + i, 10.0 + i, 10.0 + i)} for i in range(1, 30)}
-        groups = fleet.agreement(values, dict.fromkeys(values, "Zen 3"), 0.10)
-        lines = fleet.run_summary(groups, 0.10)
-        self.assertEqual(len(lines), 3 + fleet.SUMMARY_DIFFERS, lines)
+        groups = fleet_summary.agreement(values, dict.fromkeys(values, "Zen 3"), 0.10)
+        lines = fleet_summary.run_summary(groups, 0.10)
+        self.assertEqual(len(lines), 3 + fleet_summary.SUMMARY_DIFFERS, lines)
         self.assertTrue(lines[-1].startswith("  and "), lines[-1])
-        self.assertEqual(fleet.representative(groups[0], values), "n15")  # the median's
+        self.assertEqual(fleet_summary.representative(groups[0], values), "n15")  # the median's
 
     def test_host_lists_fit(self):
-        self.assertEqual(fleet.hosts([f"n{i}" for i in range(1, 999)]), "n[1-998]")
+        self.assertEqual(fleet_summary.hosts([f"n{i}" for i in range(1, 999)]), "n[1-998]")
         odd = [f"n{i}" for i in range(1, 400, 2)]
-        text = fleet.hosts(odd)
-        self.assertLessEqual(len(text.split(" and ")[0]), fleet.HOSTS_WIDTH)
+        text = fleet_summary.hosts(odd)
+        self.assertLessEqual(len(text.split(" and ")[0]), fleet_summary.HOSTS_WIDTH)
         shown = hostlist.expand(text.split(" and ")[0])
         self.assertEqual(shown, odd[:len(shown)])
         self.assertTrue(text.endswith(f" and {len(odd) - len(shown)} more"), text)
@@ -773,7 +774,7 @@ class SummaryTest(unittest.TestCase):
                  "n3": comp("no significant difference", 1.01),
                  "n4": comp("slower", 1.2)}
         models = {"n1": "Zen 3", "n2": "Zen 3", "n3": "Zen 5", "n4": "Zen 5"}
-        lines = fleet.compare_summary(fleet.verdicts(comps, models))
+        lines = fleet_summary.compare_summary(fleet_summary.verdicts(comps, models))
         self.assertEqual(lines, [
             "b vs a, monotonic hot",
             "  Zen 3: faster (n1 0.900, n2 0.920)",
@@ -787,12 +788,12 @@ class FeaturesTest(unittest.TestCase):
         ("2", f"@node c1\n@kernel 6.2.0\n{UNKNOWN_CPUINFO}")) for line in text.splitlines())
 
     def test_lines(self):
-        probed = fleet.parse_probe(self.PROBE)
+        probed = features.parse_srun_labels(self.PROBE)
         self.assertEqual(sorted(probed), ["a1", "b1", "c1"])
         self.assertEqual(probed["c1"]["kernel"], "6.2.0")
         nodes = [node("a1", features="zen2,rack1"), node("b1", features="sapphirerapids"),
                  node("c1"), node("d1", features="gpu")]
-        lines = fleet.feature_lines(nodes, probed)
+        lines = features.feature_lines(nodes, probed)
         self.assertTrue(lines[0].startswith("NodeName=a1 Features=zen3,rack1    # Zen 3 "),
                         lines[0])
         self.assertIn("(now: zen2,rack1)", lines[0])  # a stale CPU-model feature is replaced

@@ -26,7 +26,7 @@ from reports.testsupport import png_size, svg_size
 from vdsobench_cli import main
 from vdsobench_cli.cli import arch, build, errors, packages, tools
 from vdsobench_cli.commands import merge, plot
-from vdsobench_cli.fleet import fleet, fleet_slurm
+from vdsobench_cli.fleet import fleet_slurm, node_choice
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.measure import rounds
 
@@ -603,7 +603,7 @@ class SubmitCase(unittest.TestCase):
         argv = ["fleet", "run", "--jobs-dir", str(self.jobs), "--bundle", str(self.bundle),
                 "--no-wait", *extra, "--", "run", "--clocks", "monotonic"]
         out, err = io.StringIO(), io.StringIO()
-        with mock.patch.object(fleet, "cluster_of", return_value=self.cluster), \
+        with mock.patch.object(node_choice, "cluster_of", return_value=self.cluster), \
                 contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             return main.main(argv), out.getvalue(), err.getvalue()
 
