@@ -10,9 +10,9 @@ import tarfile
 import zlib
 from pathlib import Path
 
-from vdsobench_cli.cli import safe_read
+from vdsobench_cli.cli import inputs, safe_read
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.fleet import bundle, fleet_slurm, records
+from vdsobench_cli.fleet import bundle, fleet_slurm
 
 BUNDLE_MAX = 1 << 30  # a bundle is tens of MB
 MANIFEST_MAX = 1 << 20  # its BUNDLE.json, a few KB
@@ -53,16 +53,16 @@ def bundle_facts(name, data):
         raise bad("its BUNDLE.json is not a JSON object")
     arch = facts.get("arch")
     if arch is not None and not (isinstance(arch, str) and arch in ("x86_64", "aarch64")):
-        raise bad(f"its BUNDLE.json's arch is {records.brief(arch, 30)}, not x86_64 or aarch64")
+        raise bad(f"its BUNDLE.json's arch is {inputs.brief(arch, 30)}, not x86_64 or aarch64")
     b = facts.get("build")
     if b is not None and not isinstance(b, dict):
-        raise bad(f"its BUNDLE.json's build is {records.brief(b, 30)}, not an object")
+        raise bad(f"its BUNDLE.json's build is {inputs.brief(b, 30)}, not an object")
     b = b or {}
-    if b.get("short") is not None and not (records.is_text(b["short"], 64)
+    if b.get("short") is not None and not (isinstance(b["short"], str)
                                            and re.fullmatch(r"[0-9a-f]{1,64}", b["short"])):
-        raise bad(f"its BUNDLE.json's build.short is {records.brief(b['short'], 30)}, not a commit")
+        raise bad(f"its BUNDLE.json's build.short is {inputs.brief(b['short'], 30)}, not a commit")
     if b.get("dirty") is not None and not isinstance(b["dirty"], bool):
-        raise bad(f"its BUNDLE.json's build.dirty is {records.brief(b['dirty'], 30)}, not "
+        raise bad(f"its BUNDLE.json's build.dirty is {inputs.brief(b['dirty'], 30)}, not "
                   "true or false")
     return facts
 

@@ -13,7 +13,8 @@ import stat
 from pathlib import Path
 
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.fleet import collect_out, fleet_slurm, options, outcomes as outcomes_mod, records, submit
+from vdsobench_cli.fleet import (collect_out, fleet_slurm, options, outcomes as outcomes_mod,
+                                 records, submit)
 from vdsobench_cli.measure import report
 
 from reports import fleet_summary as summary
@@ -73,7 +74,8 @@ def plan_copies(target, d, job, outcomes):
     for o in outcomes:
         for ext in ("out", "err", "exit", "cpuinfo"):
             src = d / f"{job}-{o['node']}.{ext}"
-            if collect_out.lstat_mode(src) is not None and stat.S_ISREG(collect_out.lstat_mode(src)):
+            mode = collect_out.lstat_mode(src)
+            if mode is not None and stat.S_ISREG(mode):
                 name = target.copy_name(f"logs/{src.name}", src)
                 if name:
                     copies.append((src, name))

@@ -9,6 +9,7 @@ import os
 import re
 from pathlib import Path
 
+from vdsobench_cli.cli import build, inputs
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.core import hostlist
 from vdsobench_cli.fleet import batch, fleet_slurm, records
@@ -37,17 +38,7 @@ EXIT_MAX = 64 << 10
 CPUINFO_MAX = 1 << 20
 LOG_TAIL = 64 << 10  # the end of .err and .out: their last line
 BATCH_TAIL = 4 << 20  # the end of batch.out: srun's lines about the nodes
-EXIT_FIELDS = (
-    ("rc", True, lambda v: records.is_whole(v, 0, 255), "a whole number 0 to 255"),
-    ("phase", True, lambda v: v in ("unpack", "run"), "unpack or run"),
-    ("job", True, records.is_text, "the job id"),
-    ("node", True, records.is_text, "the node's name"),
-    ("started", True, records.is_number, "a time in seconds"),
-    ("ended", True, records.is_number, "a time in seconds"),
-    ("kernel", False, lambda v: records.is_text(v, 256), "a kernel release"),
-    ("cpus_allowed", False, lambda v: records.is_text(v, 4096), "a CPU list"),
-    ("host", False, lambda v: records.is_text(v, 256), "a host name"),
-)
+EXIT_SCHEMA = build.ROOT / "results" / "schema" / "fleet-exit-v1.schema.json"
 
 
 def read_text_left(path, what, limit, tail=False):
@@ -79,13 +70,13 @@ def read_exit(path, job, node):
     except UsageError as e:
         return None, str(e)
     if not isinstance(obj, dict):
-        return None, f"{name}: {records.brief(obj)} is not a JSON object"
-    problem = records.field_problem(obj, EXIT_FIELDS)
+        return None, f"{name}: {inputs.brief(obj)} is not a JSON object"
+    problem = inputs.field_problem(obj, EXIT_SCHEMA)
     if problem:
         return None, f"{name}: {problem[0]!r} {problem[1]}"
     if (obj["job"], obj["node"]) != (job, node):
-        return None, (f"{name}: the record of node {records.brief(obj['node'])} of job "
-                      f"{records.brief(obj['job'])}")
+        return None, (f"{name}: the record of node {inputs.brief(obj['node'])} of job "
+                      f"{inputs.brief(obj['job'])}")
     return obj, None
 
 

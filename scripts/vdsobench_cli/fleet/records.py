@@ -1,20 +1,20 @@
 """A fleet job's records in its directory (<jobs-dir>/<job>/): job.json, what
-was asked and what Slurm said of it, read back with every field checked;
+was asked and what Slurm said of it, read back with every field checked
+against results/schema/fleet-job-v1.schema.json;
 and the submission record written before sbatch (jobs-dir/submission-*.json),
 so that a submit that fails or is killed leaves a trace."""
 
 import contextlib
 import datetime
 import json
-import math
 import os
 import stat
 from pathlib import Path
 
-from vdsobench_cli.cli import atomic, errors, labels
+from vdsobench_cli.cli import atomic, build, errors, inputs
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.core import hostlist
-from vdsobench_cli.fleet import batch, fleet_slurm
+from vdsobench_cli.fleet import fleet_slurm
 
 FORMAT = "vdsobench-fleet-job/1"
 JOB_RECORD = "job.json"
@@ -24,68 +24,8 @@ def job_dir(jobs_dir, job):
     return Path(jobs_dir) / str(job)
 
 
-def is_text(v, limit=4096):
-    return isinstance(v, str) and len(v) <= limit and v.isprintable()
-
-
-def is_whole(v, low, high):
-    return isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
-
-
-def is_number(v):
-    return (isinstance(v, float) and math.isfinite(v)) or is_whole(v, -2 ** 63, 2 ** 63)
-
-
-def list_of(test, least=0):
-    return lambda v: isinstance(v, list) and len(v) >= least and all(map(test, v))
-
-
-def optional(test):
-    return lambda v: v is None or test(v)
-
-
-def brief(value, limit=60):
-    """A JSON value as a message quotes it: escaped to ASCII, cut to limit."""
-    text = json.dumps(value, ensure_ascii=True, default=str)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def field_problem(obj, fields):
-    """(field, what is wrong) of the first of fields that obj does not hold as it
-    should, or None. fields: (name, required, test, what it must be)."""
-    for name, required, test, valid in fields:
-        if name not in obj:
-            if required:
-                return name, f"is missing (it is {valid})"
-        elif not test(obj[name]):
-            return name, f"is {brief(obj[name])}, not {valid}"
-    return None
-
-
 RECORD_MAX = 16 << 20  # a 100000-node job's record is about 5 MB
-RECORD_FIELDS = (
-    ("job", True, lambda v: isinstance(v, str) and fleet_slurm.JOB_ID.fullmatch(v),
-     "a job id (digits, as text)"),
-    ("command", True,
-     lambda v: list_of(is_text, 1)(v) and v[0] in labels.BUNDLE_COMMANDS,
-     f"the node command (a list of words, the first one of {', '.join(labels.BUNDLE_COMMANDS)})"),
-    ("output", True, lambda v: v in batch.OUTPUTS, " or ".join(batch.OUTPUTS)),
-    ("nodes", True, list_of(fleet_slurm.is_name), "a list of node names"),
-    ("conf", False, optional(is_text), "a path or null"),
-    ("partition", False, optional(fleet_slurm.is_name), "a partition name or null"),
-    ("constraint", False, optional(is_text), "a constraint or null"),
-    ("exclusive", False, lambda v: isinstance(v, bool), "true or false"),
-    ("requested", False, optional(lambda v: isinstance(v, dict)), "an object"),
-    ("skipped", False, list_of(lambda x: isinstance(x, list) and len(x) == 2
-                               and all(map(is_text, x))), "a list of [node, reason]"),
-    ("submitted", False, optional(is_text), "a time or null"),
-    ("bundle", False, optional(lambda v: isinstance(v, dict)), "an object"),
-    ("fleet", False, list_of(is_text), "a list of words"),
-    ("slurm", False, optional(lambda v: isinstance(v, dict) and all(
-        is_text(k, 64) and (x is None or is_text(x)) for k, x in v.items())),
-     "an object of Slurm's fields or null"),
-    ("cancelled", False, is_text, "text"),
-)
+SCHEMA = build.ROOT / "results" / "schema" / "fleet-job-v1.schema.json"
 
 
 def load_json(path, data, what):
@@ -129,16 +69,17 @@ def read_record(jobs_dir, job):
         raise no_job(jobs_dir, job)
     record = load_json(path, data, "fleet job record")
     if not isinstance(record, dict):
-        raise UsageError(f"{path}: not a fleet job record ({FORMAT}): {brief(record, 30)} "
+        raise UsageError(f"{path}: not a fleet job record ({FORMAT}): {inputs.brief(record, 30)} "
                          "is not a JSON object")
     if record.get("format") != FORMAT:
         raise UsageError(f"{path}: not a fleet job record ({FORMAT}): 'format' is "
-                         f"{brief(record.get('format')) if 'format' in record else 'missing'}")
-    problem = field_problem(record, RECORD_FIELDS)
+                         + (inputs.brief(record.get('format')) if 'format' in record
+                            else 'missing'))
+    problem = inputs.field_problem(record, SCHEMA)
     if problem:
         raise UsageError(f"{path}: damaged job record: {problem[0]!r} {problem[1]}")
     if record["job"] != job:
-        raise UsageError(f"{path}: damaged job record: 'job' is {brief(record['job'])}, "
+        raise UsageError(f"{path}: damaged job record: 'job' is {inputs.brief(record['job'])}, "
                          f"not {job}, the job of its directory")
     return record
 

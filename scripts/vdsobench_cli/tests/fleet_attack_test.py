@@ -25,6 +25,7 @@ from unittest import mock
 from vdsobench_cli.fleet import (batch, bundle_check, collect, fleet_local, fleet_slurm,
                                  node_choice, outcomes, records)
 from vdsobench_cli import main
+from vdsobench_cli.cli import labels
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.tests import support
 from reports import fleet_summary
@@ -273,15 +274,17 @@ class ClusterSaysTest(Work):
         self.assertEqual([why for _, why in c["skipped"]],
                          ["not a Slurm node name", "DOWN: \\x1b]0;owned\\x07"])
         with self.assertRaises(UsageError) as cm:
-            node_choice.choose(nodes, fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n[a-b]"),
-                         count="all")
+            node_choice.choose(nodes,
+                               fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n[a-b]"),
+                               count="all")
         self.assertIn("not a host list", str(cm.exception))
         # a node's architecture and srun's reasons, as they reach the terminal
         arm = fleet_slurm.parse_pairs("NodeName=n4 State=IDLE Partitions=p")
         arm["Arch"] = "aarch64\x1b[2J\u202e"  # as a JSON-speaking controller could give it
         with self.assertRaises(UsageError) as cm:
-            node_choice.choose([arm], fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n4"),
-                         count="all", arch="x86_64")
+            node_choice.choose([arm],
+                               fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n4"),
+                               count="all", arch="x86_64")
         self.assertTrue(str(cm.exception).isprintable(), str(cm.exception))
         self.assertIn("aarch64\\x1b[2J", str(cm.exception))
         reasons = outcomes.srun_reasons("srun: error: n1: task 0: Exited \x1b]0;x\x07\u2028y\n"
@@ -427,7 +430,7 @@ class RecordTest(RecordWork):
                     self.assert_one_line(rc, err, str(self.d / "job.json"))
                     self.assertNotIn("Traceback", err)
                     field = what.split("=")[0].split()[-1]
-                    if field in {f for f, *_ in records.RECORD_FIELDS} | {"format"}:
+                    if field in set(json.loads(records.SCHEMA.read_text())["properties"]):
                         self.assertIn(repr(field), err)
         self.assertFalse(self.out.exists())
         self.assert_victim_untouched()
@@ -436,6 +439,21 @@ class RecordTest(RecordWork):
         rc, out, err = cli("fleet", "status", "9", "--jobs-dir", str(self.jobs))
         self.assertEqual(rc, 1, err)  # n1 left nothing: no results
         self.assertIn("fleet: job 9: verify; COMPLETED", out)
+
+    def test_the_schema_names_what_fleet_writes(self):
+        """The job record's schema takes the words fleet itself uses (the
+        bundle's commands, the payload's outputs) and every field a record of
+        fleet run has, and says what each must be."""
+        schema = json.loads(records.SCHEMA.read_text())
+        self.assertEqual(schema["properties"]["command"]["prefixItems"][0]["enum"],
+                         list(labels.BUNDLE_COMMANDS))
+        self.assertEqual(schema["properties"]["output"]["enum"], list(batch.OUTPUTS))
+        self.assertEqual(schema["properties"]["format"]["const"], records.FORMAT)
+        self.assertLessEqual(set(good_record()), set(schema["properties"]))
+        for name, field in schema["properties"].items():
+            self.assertTrue(field.get("description"), name)
+        exits = json.loads(outcomes.EXIT_SCHEMA.read_text())
+        self.assertLessEqual(set(good_exit()), set(exits["properties"]))
 
     def test_odd_files_for_a_record(self):
         """A symbolic link (to a good record elsewhere), a FIFO, a directory, a

@@ -148,7 +148,8 @@ def collect(jobs, out):
     """fleet collect of the job, counting the work: (exit status, summary, the
     results files loaded, merge.records calls, the files the report was made of)."""
     loads, recs, report = [], [], []
-    real_load, real_records, real_report = plot.load_input, merge.records, fleet_collect.report.write
+    real_load, real_records = plot.load_input, merge.records
+    real_report = fleet_collect.report.write
 
     def load(path, *a, **k):
         loads.append(Path(path).name)

@@ -270,7 +270,8 @@ class ChooseTest(unittest.TestCase):
         self.assertIn("aarch64", skipped["d1"])
 
     def test_constraint(self):
-        c = node_choice.choose(self.NODES, self.PARTS, constraint="zen3|sapphirerapids", count="all")
+        c = node_choice.choose(self.NODES, self.PARTS, constraint="zen3|sapphirerapids",
+                               count="all")
         self.assertEqual(c["nodelist"], ["a1", "a2", "a10", "b1"])
         c = node_choice.choose(self.NODES, self.PARTS, constraint="zen3&rack2", count="all")
         self.assertEqual(c["nodelist"], ["a2"])

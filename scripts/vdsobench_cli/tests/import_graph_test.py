@@ -39,7 +39,7 @@ ALLOWED_FOR_NOW = (
     ("vdsobench_cli.commands.listing", 52, "vdsobench_cli.commands.run"),
     ("vdsobench_cli.commands.merge", 17, "vdsobench_cli.commands.plot"),
     ("vdsobench_cli.commands.review_node", 28, "vdsobench_cli.commands.compare"),
-    ("vdsobench_cli.fleet.collect", 49, "vdsobench_cli.commands.plot"),
+    ("vdsobench_cli.fleet.collect", 50, "vdsobench_cli.commands.plot"),
     ("vdsobench_cli.measure.code_metrics", 28, "vdsobench_cli.commands.sim"),
     ("vdsobench_cli.measure.report", 10, "vdsobench_cli.commands.plot"),
     ("vdsobench_cli.measure.rounds", 14, "vdsobench_cli.commands.run"),
