@@ -5,10 +5,10 @@ import argparse
 import sys
 
 from vdsobench_cli.cli import arch, build, errors, labels, packages
-from vdsobench_cli.fleet import bundle, fleet
-from vdsobench_cli.commands import (compare, counters, gate, layout, listing, merge, plot,
-                                     recipe, review_node, run, selftest_stats, sim, testrun,
-                                     verify)
+from vdsobench_cli.commands import (bundle, compare, counters, fleet, gate, layout, listing,
+                                     merge, plot, recipe, review_node, run, selftest_stats, sim,
+                                     testrun, verify)
+from vdsobench_cli.fleet.bundle import check_host
 from vdsobench_cli.kimport import kernel_import
 
 COMMANDS = (packages, listing, verify, run, compare, gate, sim, layout, plot, merge, recipe,
@@ -39,7 +39,7 @@ def parser():
 
 def dispatch(argv):
     if build.bundled():
-        bundle.check_host(build.bundle_manifest())
+        check_host(build.bundle_manifest())
     p = parser()
     args = p.parse_args(argv)
     if args.command is None:

@@ -30,6 +30,7 @@ cap:
 import functools
 import itertools
 import json
+import math
 import operator
 import re
 
@@ -346,17 +347,64 @@ def describe(error):
     return f"{json_path(error.absolute_path) or 'top level'}: {what}"
 
 
+def printable_text(value):
+    return not isinstance(value, str) or value.isprintable()
+
+
+def finite(value):
+    return not isinstance(value, float) or math.isfinite(value)
+
+
 @functools.lru_cache(maxsize=None)
-def validator(schema_path):
-    """(jsonschema validator, best_match) for the schema file at schema_path."""
-    packages.require("jsonschema", what="checking a file against its schema")
-    import jsonschema
+def schema_of(schema_path):
     try:
         with open(schema_path, encoding="utf-8") as f:
-            schema = json.load(f)
+            return json.load(f)
     except (OSError, ValueError) as e:
         raise Failure(f"cannot read the schema {schema_path}: {e}") from None
-    return jsonschema.validators.validator_for(schema)(schema), jsonschema.exceptions.best_match
+
+
+@functools.lru_cache(maxsize=None)
+def validator(schema_path):
+    """(jsonschema validator, best_match) for the schema file at schema_path.
+    Two formats of our own are checked, and no other: "printable" (a string
+    str.isprintable() takes) and "finite" (a number that is not NaN or
+    infinite), for records read by json.loads rather than read()."""
+    packages.require("jsonschema", what="checking a file against its schema")
+    import jsonschema
+    schema = schema_of(schema_path)
+    formats = jsonschema.FormatChecker(formats=())
+    formats.checks("printable")(printable_text)
+    formats.checks("finite")(finite)
+    return (jsonschema.validators.validator_for(schema)(schema, format_checker=formats),
+            jsonschema.exceptions.best_match)
+
+
+def field_problem(obj, schema_path):
+    """(field, what is wrong) of the first field of the object obj (in the
+    schema's order of properties) that the schema refuses, or None: "is missing
+    (it is D)" or "is V, not D", D the field's description in the schema. For
+    records whose messages name the top-level field."""
+    validate, _ = validator(str(schema_path))
+    fields = list(schema_of(str(schema_path)).get("properties", {}))
+    found = []
+    for error in validate.iter_errors(obj):
+        if error.validator == "required" and not error.absolute_path:
+            name = next(k for k in fields + list(error.validator_value)
+                        if k in error.validator_value and k not in obj)
+        elif error.absolute_path:
+            name = error.absolute_path[0]
+        else:
+            continue
+        found.append((fields.index(name) if name in fields else len(fields), name))
+    if not found:
+        return None
+    _, name = min(found)
+    valid = schema_of(str(schema_path)).get("properties", {}).get(name, {}).get(
+        "description", "what the schema says")
+    if name not in obj:
+        return name, f"is missing (it is {valid})"
+    return name, f"is {brief(obj[name])}, not {valid}"
 
 
 def check(obj, schema_path, where, what):

@@ -16,16 +16,15 @@ from pathlib import Path
 
 from vdsobench_cli.commands import plot
 from vdsobench_cli.cli import atomic
+from vdsobench_cli.measure import report
 from vdsobench_cli.cli.errors import UsageError
 
 from reports import merge
 
 
 def merged(args):
-    inputs = plot.load_results(args.files, args.command)
     variants, clocks, modes = plot.patterns(args)
-    return inputs, plot.drawing(merge.merge, inputs, reference=args.reference,
-                                variants=variants, clocks=clocks, modes=modes)
+    return report.table(args.files, args.command, args.reference, variants, clocks, modes)
 
 
 def run_merge(args):
@@ -46,32 +45,10 @@ def run_merge(args):
     return 0
 
 
-def index(table, figures, formats, argv):
-    """index.md: the machines, what differs, the table, and the charts."""
-    lines = ["# vdsobench: results across machines and CPUs", "",
-             merge.render_merge(table, "markdown").rstrip(), ""]
-    image = "png" if "png" in formats else formats[0]
-    for stem, _ in figures:
-        lines += [f"![{stem}]({stem}.{image})", ""]
-    lines.append("The merged table as JSON: [merged.json](merged.json). "
-                 "Made by `" + " ".join(["scripts/vdsobench"] + argv) + "`.")
-    return "\n".join(lines) + "\n"
-
-
 def run_report(args):
-    plots = plot.plots_module("report")
-    formats = plot.plot_formats(args.format)
-    plot.check_out_dir(args.out)
-    inputs, table = merged(args)
     variants, clocks, modes = plot.patterns(args)
-    figures = plot.results_figures(inputs, variants, clocks, modes, table["reference"])
-    # per-CPU first: it is the answer to "and on other CPUs?"
-    figures.sort(key=lambda f: not f[0].startswith("per-cpu"))
-    argv = list(getattr(args, "argv", ["report"]))
-    outputs = ([plots.text_output("index.md", index(table, figures, formats, argv)),
-                plots.text_output("merged.json", merge.render_merge(table, "json"))]
-               + plot.outputs(figures, formats))
-    plot.print_paths(plot.write(args.out, outputs))
+    plot.print_paths(report.write(args.files, args.out, getattr(args, "argv", ["report"]),
+                                  args.format, args.reference, variants, clocks, modes))
     return 0
 
 

@@ -10,7 +10,7 @@ import datetime
 import os
 
 from vdsobench_cli.cli import arch, build, targets
-from vdsobench_cli.fleet import fleet
+from vdsobench_cli.fleet import options as fleet_options
 from vdsobench_cli.measure import fingerprint
 from vdsobench_cli.recipes import recipes
 from vdsobench_cli.cli.errors import CliError, Failure, UsageError
@@ -120,7 +120,7 @@ def add_parser(sub):
         "run`), one column or group of rows per CPU model in the block")
     g.add_argument("--fleet", action="store_true",
                    help="patch-review: time it on the cluster's nodes, not here")
-    fleet.add_job_options(g)
+    fleet_options.add_job_options(g)
     p.set_defaults(func=run_recipe)
 
 
@@ -130,5 +130,5 @@ CLUSTER_OPTIONS = {
     "--constraint": lambda a: a.constraint, "--partition": lambda a: a.partition,
     "--slurm-conf": lambda a: a.slurm_conf, "--jobs-dir": lambda a: a.jobs_dir,
     "--time": lambda a: a.time, "--no-exclusive": lambda a: not a.exclusive,
-    "--timeout": lambda a: a.timeout != fleet.DEFAULT_TIMEOUT_S,
+    "--timeout": lambda a: a.timeout != fleet_options.DEFAULT_TIMEOUT_S,
     "--node-tmp": lambda a: a.node_tmp != "/tmp"}

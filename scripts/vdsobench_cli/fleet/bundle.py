@@ -1,4 +1,5 @@
-"""`bundle`: vdsobench as one relocatable tarball, for machines without Bazel.
+"""vdsobench as one relocatable tarball, for machines without Bazel (the
+`bundle` command is commands/bundle.py).
 
 A lab box, a customer's server, a second CPU model over ssh: often no Bazel,
 no Google Benchmark, no libpfm4, no hwloc, no numpy and no network. The
@@ -290,6 +291,8 @@ def write_tarball(f, top, files, manifest):
 
 
 def make(out, force=False):
+    """The bundle of this build written to out (a .tar.gz): the line that says
+    what it holds and needs."""
     out = Path(out)
     if not out.name.endswith((".tar.gz", ".tgz")):
         raise UsageError(f"bundle: --out {out}: the name must end in .tar.gz or .tgz")
@@ -316,28 +319,7 @@ def make(out, force=False):
     atomic.write_stream_atomic(out, lambda f: write_tarball(f, top, files, manifest), force,
                                 what="bundle")
     size = out.stat().st_size
-    print(f"bundle: {out} ({size / 1e6:.1f} MB, {len(files) + 3} files, top directory "
-          f"{top}/) in {time.monotonic() - started:.0f} s; needs glibc "
-          f"{facts['glibc_min']}+ and Python {glibc_version_text(PYTHON_MIN)}+; "
-          f"from the C library it uses {', '.join(facts['system_libraries'])}")
-    return 0
-
-
-def add_parser(sub):
-    p = sub.add_parser(
-        "bundle", help="a relocatable tarball for machines without Bazel or the libraries",
-        description="Build a self-contained tarball: the harness, verify, the counters "
-                    "lister and the sim driver, linked to need nothing beyond the C library "
-                    "(libpfm and hwloc static, the other shared libraries inside, found "
-                    "through $ORIGIN), and a `vdsobench` entry point that needs only "
-                    "Python's standard library for " + ", ".join(labels.BUNDLE_COMMANDS)
-                    + ". Unpack it "
-                    "anywhere on another machine and run ./vdsobench run; bring the results "
-                    "file back for merge, report and plot.")
-    p.add_argument("--out", required=True, metavar="FILE.tar.gz",
-                   help="where to write the tarball (never over an existing file unless "
-                        "--force)")
-    p.add_argument("--force", action="store_true", help="replace an existing --out file")
-    arch.add_argument(p, 'build the bundle for this architecture (arm64: cross-built, for an '
-                      'arm64 machine)')
-    p.set_defaults(func=lambda args: make(args.out, args.force))
+    return (f"bundle: {out} ({size / 1e6:.1f} MB, {len(files) + 3} files, top directory "
+            f"{top}/) in {time.monotonic() - started:.0f} s; needs glibc "
+            f"{facts['glibc_min']}+ and Python {glibc_version_text(PYTHON_MIN)}+; "
+            f"from the C library it uses {', '.join(facts['system_libraries'])}")

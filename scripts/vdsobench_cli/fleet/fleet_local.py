@@ -445,25 +445,3 @@ def down(directory=None, quiet=False, out=print):
     if not quiet:
         out(f"local-cluster: stopped and removed {directory}")
     return 0
-
-
-def add_parser(sub):
-    p = sub.add_parser(
-        "local-cluster", help="a real two-node Slurm on this machine, for tests and trying fleet",
-        description="up: munged, slurmctld and two slurmd (n1, n2) on the loopback, each node "
-                    "with a CPU of its own and features <this CPU model>,local_<node>; all "
-                    "state in one directory; prints the `export SLURM_CONF=...` line. down: "
-                    "cancels its jobs, stops its daemons and removes the directory. Needs root; "
-                    "installs slurmctld, slurmd, slurm-client and munge when missing.")
-    p.add_argument("action", choices=("up", "down"), help="start or stop the cluster")
-    p.add_argument("--dir", metavar="DIR",
-                   help=f"the cluster's directory (default {default_dir()})")
-    p.set_defaults(func=lambda args: run(args))
-
-
-def run(args):
-    if args.action == "up":
-        up(args.dir)
-        return 0
-    return down(args.dir)
-

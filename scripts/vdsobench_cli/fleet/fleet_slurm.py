@@ -8,7 +8,7 @@ anything else is the cluster refusing the job (exit 1) with its own words.
 
 Parsers are pure functions of the text (tested on output recorded from
 Slurm 22.05): `scontrol show ... -o` lines of Key=Value pairs, `scontrol show
-config`'s "Key = value" lines, and Slurm's host lists ("n[1-3,07],gpu1").
+config`'s "Key = value" lines (host lists: core/hostlist.py).
 """
 
 import argparse
@@ -67,76 +67,6 @@ def parse_config(text):
         if sep and key.strip() and " " not in key.strip():
             out[key.strip()] = value.strip()
     return out
-
-
-def _split_top(text, sep=","):
-    """text split at sep outside brackets."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        depth += (ch == "[") - (ch == "]")
-        if ch == sep and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return [p for p in parts if p]
-
-
-def _expand_one(name):
-    m = re.match(r"^([^\[]*)\[([^\]]*)\](.*)$", name)
-    if not m:
-        return [name]
-    prefix, ranges, rest = m.groups()
-    out = []
-    for part in ranges.split(","):
-        first, dash, last = part.partition("-")
-        if not first.isdigit() or (dash and not last.isdigit()):
-            raise ValueError(f"not a host list: {name!r}")
-        width = len(first)
-        for n in range(int(first), int(last or first) + 1):
-            out += [f"{prefix}{n:0{width}d}{tail}" for tail in _expand_one(rest)]
-    return out
-
-
-def expand_hostlist(text):
-    """'n[1-3,07],gpu1' -> ['n1', 'n2', 'n3', 'n07', 'gpu1'] (Slurm's host list
-    syntax, zero padding kept; several bracket groups in one name too).
-    '(null)' and '' are no hosts."""
-    text = (text or "").strip()
-    if text in ("", "(null)", "None"):
-        return []
-    hosts = []
-    for part in _split_top(text):
-        hosts += _expand_one(part)
-    return hosts
-
-
-def compress_hostlist(names):
-    """['n1', 'n2', 'n3', 'n07', 'gpu1'] -> 'gpu1,n[1-3,07]': names that differ only
-    in a trailing number folded into ranges (zero padding kept), for display."""
-    groups = {}
-    for name in names:
-        m = re.match(r"^(.*?)(\d+)$", name)
-        prefix, num = (m.group(1), m.group(2)) if m else (name, None)
-        groups.setdefault(prefix, []).append(num)
-    parts = []
-    for prefix in sorted(groups):
-        nums = groups[prefix]
-        if nums == [None] or None in nums:
-            parts += [prefix + (n or "") for n in nums]
-            continue
-        ranges, run = [], []
-        for n in sorted(set(nums), key=lambda n: (int(n), len(n))):
-            # n continues the run if the run's first number's width writes it so
-            if run and int(n) == int(run[-1]) + 1 and f"{int(n):0{len(run[0])}d}" == n:
-                run.append(n)
-            else:
-                if run:
-                    ranges.append(run)
-                run = [n]
-        ranges.append(run)
-        text = ",".join(r[0] if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in ranges)
-        parts.append(f"{prefix}{text}" if len(nums) == 1 else f"{prefix}[{text}]")
-    return ",".join(parts)
 
 
 def state_words(state):
@@ -276,6 +206,11 @@ CONSTRAINT_MAX = 1024
 CONSTRAINT_VALID = ("feature names (letters, digits, '_', '.', '-') joined by & or | or ',', "
                     "with counts (*N), [ ] and ( ), e.g. zen5|sapphirerapids")
 WORD_MAX = 4096
+
+
+def is_name(v):
+    """Whether v is a Slurm name (of a node, a partition): NAME."""
+    return isinstance(v, str) and NAME.fullmatch(v) is not None
 
 
 def slurm_name(text, what="name"):

@@ -14,16 +14,16 @@ named with why. reports/fleet_review.py pools the nodes of each CPU model and
 says where the models disagree.
 """
 
-import contextlib
 import re
 import sys
 
 from vdsobench_cli.cli import build, inputs, lifecycle
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.fleet import fleet
+from vdsobench_cli.fleet import (batch, bundle_check, node_choice, options, outcomes as
+                                 outcomes_mod, submit)
 from vdsobench_cli.recipes import review_parts
 
-from reports import fleet_review, review as review_mod
+from reports import fleet_review, fleet_summary, review as review_mod
 from vdsobench_cli.core import limits, text as text_mod
 
 SCHEMA = build.ROOT / "results" / "schema" / "review-node-v1.schema.json"
@@ -38,7 +38,7 @@ ROUND = re.compile(r"(0|[1-9][0-9]{0,8})")
 def check(args):
     """The cluster and the nodes asked for, before anything is imported or
     built: (jobs_dir, cluster); one line for a bad value."""
-    return fleet.check_request(args, WHO)
+    return node_choice.check_request(options.JobRequest.from_args(args), WHO)
 
 
 def progress(text):
@@ -49,21 +49,20 @@ def node_command(before, after, args, parser):
     words = ["review-node", before, after]
     if args.quick:
         words.append("--quick")
-    return fleet.node_command(words, parser)
+    return batch.node_command(words, parser)
 
 
 def make_bundle(tmp):
     """A bundle of this build, the imports in it; (path, its BUNDLE.json).
     bundle's line goes to stderr: stdout is the recipe's."""
-    with contextlib.redirect_stdout(sys.stderr):
-        return fleet.built_bundle(tmp)
+    return bundle_check.built_bundle(tmp, say=sys.stderr)
 
 
 def load_review(path, before, after, rc):
     """A node's review file as (review, comparison); UsageError saying what is
     wrong with it."""
     from vdsobench_cli.commands import plot
-    problem = fleet.left_problem(path, "review file")  # a link or a FIFO a node left
+    problem = outcomes_mod.left_problem(path, "review file")  # a link or a FIFO a node left
     if problem:
         raise UsageError(problem)
     obj = inputs.read(path, "review file", allow=plot.plot_input_constant)
@@ -189,7 +188,7 @@ def node_inputs(outcomes, before, after, placed=None):
     under another name (a node can write there) are no node's."""
     nodes = []
     for o in outcomes:
-        n = {"node": o["node"], "cpu": fleet.cpu_name(o) if o.get("cpu") else None,
+        n = {"node": o["node"], "cpu": fleet_summary.cpu_name(o) if o.get("cpu") else None,
              "counter": None, "kernel": o.get("kernel"), "hypervisor": None,
              "verify": {}, "rounds": {}, "lost": {}, "failed": None}
         path = o.get("results")
@@ -224,11 +223,12 @@ def review(s, args, before, after):
     with lifecycle.temp_dir(prefix="vdsobench-review-") as tmp:
         progress("building the bundle the nodes run (the imports in it)")
         path, facts = make_bundle(tmp)
-        job, record, d = fleet.submit(args, cluster, jobs_dir, command, output, path, facts)
+        job, record, d = submit.submit(options.JobRequest.from_args(args), cluster, jobs_dir,
+                                       command, output, path, facts)
     progress(f"job {job} submitted: {' '.join(command)}; files in {d}")
-    record = fleet.wait(cluster, jobs_dir, record, args.timeout)
-    outcomes = fleet.node_outcomes(jobs_dir, record)
-    for line in fleet.outcome_lines(outcomes, fleet.SUMMARY_NODES):
+    record = submit.wait(cluster, jobs_dir, record, args.timeout)
+    outcomes = outcomes_mod.node_outcomes(jobs_dir, record)
+    for line in fleet_summary.outcome_lines(outcomes, fleet_summary.SUMMARY_NODES):
         progress(line.strip())
     nodes = node_inputs(outcomes, before, after, record.get("nodes"))
     reduced = fleet_review.reduce(nodes, review_mod.TARGET, limits.ALPHA)

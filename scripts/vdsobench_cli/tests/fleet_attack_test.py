@@ -9,77 +9,21 @@ the work area changed (a victim folder's snapshot before and after). No
 cluster is needed: the batch script runs under sh and bash with stub srun and
 rm on PATH, and only the commands it means to run may run."""
 
-import contextlib
 import io
 import json
 import os
-import shutil
-import stat
 import subprocess
 import tarfile
-import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
 
-from vdsobench_cli.fleet import fleet, fleet_local, fleet_slurm
+from vdsobench_cli.fleet import (batch, bundle_check, fleet_local, fleet_slurm, node_choice,
+                                 outcomes, records)
 from vdsobench_cli import main
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.tests import support
-
-VDSOBENCH = Path(__file__).resolve().parents[2] / "vdsobench"
-
-
-def hostile(victim):
-    """Values a shell, a comment, slurm.conf or Slurm's patterns would act on."""
-    return [f"/tmp\ntouch {victim}", f"/tmp;touch {victim}", f"/tmp/$(touch {victim})",
-            f"/tmp/`touch {victim}`", "/tmp/'quoted'", '/tmp/"q"', "/tmp/#c", "/tmp/a\0b",
-            f"/tmp\u2028touch {victim}", "/tmp\u2029x", "/tmp\x85x", "/tmp\rx", "/tmp\tx",
-            "/tmp/\x1b[31mred", "/tmp/\u202eevil", "/tmp/%j", "/tmp/a\\b", "/tmp/*",
-            "/tmp/../etc", "relative/dir", "", "/" + "a" * 2000, "/tmp/a,b", "/tmp/é"]
-
-
-def snapshot(root):
-    """Everything under root: relative path -> (type, link target or bytes)."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            p = Path(dirpath, name)
-            st = os.lstat(p)
-            what = (os.readlink(p) if stat.S_ISLNK(st.st_mode)
-                    else p.read_bytes() if stat.S_ISREG(st.st_mode) else None)
-            out[str(p.relative_to(root))] = (stat.S_IFMT(st.st_mode), what)
-    return out
-
-
-def cli(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main.main(list(argv))
-    return rc, out.getvalue(), err.getvalue()
-
-
-class Work(unittest.TestCase):
-    """A work area of the test's own and a victim folder beside it."""
-
-    def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-fleet-attack-"))
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-        self.victim = self.tmp / "victim"
-        self.victim.mkdir()
-        (self.victim / "precious").write_text("keep me\n")
-        self.before = snapshot(self.victim)
-
-    def assert_victim_untouched(self):
-        self.assertEqual(snapshot(self.victim), self.before)
-
-    def assert_one_line(self, rc, err, *words):
-        self.assertEqual(rc, 2, err)
-        lines = err.strip().splitlines()
-        self.assertEqual(len(lines), 1, err)
-        for w in words:
-            self.assertIn(w, lines[0])
-
+from vdsobench_cli.tests import fleet_support
+from vdsobench_cli.tests.fleet_support import VDSOBENCH, Work, cli, good_record, hostile, snapshot
 
 # ---- 1. nothing reaches the batch script but what was meant -----------------------------------
 
@@ -96,9 +40,9 @@ class BatchScriptTest(Work):
     def test_every_path_option_refused(self):
         for value in self.values():
             for option, call in (
-                    ("--node-tmp", lambda v: fleet.batch_script("/jobs", ["verify"], "none", v)),
-                    ("--jobs-dir", lambda v: fleet.batch_script(v, ["verify"], "none")),
-                    ("--jobs-dir", lambda v: fleet.sbatch_options(
+                    ("--node-tmp", lambda v: batch.batch_script("/jobs", ["verify"], "none", v)),
+                    ("--jobs-dir", lambda v: batch.batch_script(v, ["verify"], "none")),
+                    ("--jobs-dir", lambda v: batch.sbatch_options(
                         {"partition": "p", "count": 1, "nodelist": None},
                         mock.Mock(constraint=None, exclusive=True, time=None), v))):
                 if option == "--jobs-dir" and value.startswith("/") and value.count("/") == 1 \
@@ -118,9 +62,9 @@ class BatchScriptTest(Work):
                      "a%b", "n\u2028", "é"]
         for name in bad_names:
             for option, call in (
-                    ("--partition", lambda v: fleet.sbatch_options(
+                    ("--partition", lambda v: batch.sbatch_options(
                         dict(choice, partition=v), mock.Mock(constraint=None, time=None), "/j")),
-                    ("--nodelist", lambda v: fleet.sbatch_options(
+                    ("--nodelist", lambda v: batch.sbatch_options(
                         dict(choice, nodelist=["n1", v]), mock.Mock(constraint=None, time=None),
                         "/j"))):
                 with self.subTest(option=option, value=name), self.assertRaises(UsageError) as cm:
@@ -131,15 +75,15 @@ class BatchScriptTest(Work):
                       "zen5\u2028", "a%j", "a&(b"]:
             with self.subTest(option="--constraint", value=value), \
                     self.assertRaises(UsageError) as cm:
-                fleet.sbatch_options(choice, mock.Mock(constraint=value, time=None), "/j")
+                batch.sbatch_options(choice, mock.Mock(constraint=value, time=None), "/j")
             self.assertIn("--constraint", str(cm.exception))
         for value in ["1\nx", "1;x", "1:2:3:4", "x", "-1", "1-", "99999999", "1 2", "1٣"]:
             with self.subTest(option="--time", value=value), self.assertRaises(UsageError) as cm:
-                fleet.sbatch_options(choice, mock.Mock(constraint=None, time=value), "/j")
+                batch.sbatch_options(choice, mock.Mock(constraint=None, time=value), "/j")
             self.assertIn("--time", str(cm.exception))
         good = mock.Mock(constraint="[zen3*1&zen5*2]|(a,b.c-d_e)", exclusive=False,
                          time="1-02:03:04")
-        opts = fleet.sbatch_options(dict(choice, nodelist=["n1", "n-2.x"]), good, "/j d")
+        opts = batch.sbatch_options(dict(choice, nodelist=["n1", "n-2.x"]), good, "/j d")
         self.assertIn("--constraint=[zen3*1&zen5*2]|(a,b.c-d_e)", opts)
         self.assertIn("--time=1-02:03:04", opts)
         self.assertIn("--nodelist=n1,n-2.x", opts)
@@ -151,15 +95,15 @@ class BatchScriptTest(Work):
                      "\u202eevil", "a\u00a0b", "x" * 5000):
             with self.subTest(word=word):
                 with self.assertRaises(UsageError) as cm:
-                    fleet.node_command(["verify", "--variants", word], main.parser())
+                    batch.node_command(["verify", "--variants", word], main.parser())
                 self.assertIn("the node command", str(cm.exception))
                 with self.assertRaises(UsageError):
-                    fleet.batch_script("/jobs", ["verify", word], "none")
+                    batch.batch_script("/jobs", ["verify", word], "none")
 
     def render_and_run(self, jobs_dir, node_tmp, command):
         """The batch script for these values, run by sh and by bash with stub srun
         and rm: [(name, args)] of each call, for each shell."""
-        text = fleet.batch_script(jobs_dir, command, "file", node_tmp)
+        text = batch.batch_script(jobs_dir, command, "file", node_tmp)
         stubs = self.tmp / "stubs"
         stubs.mkdir(exist_ok=True)
         for name in ("srun", "rm"):
@@ -193,7 +137,7 @@ class BatchScriptTest(Work):
         self.assertEqual(calls["/bin/sh"], calls["/bin/bash"])
         # every comment is the template's own: no value ever goes into one
         comments = [line for line in text.splitlines() if line.lstrip().startswith("#")]
-        self.assertEqual(comments, [line for line in fleet.BATCH_SCRIPT.splitlines()
+        self.assertEqual(comments, [line for line in batch.BATCH_SCRIPT.splitlines()
                                     if line.lstrip().startswith("#")])
         return calls["/bin/sh"]
 
@@ -224,7 +168,7 @@ class BatchScriptTest(Work):
                   ("--constraint", ""), ("--time", "10\nx"), ("--time", ""),
                   ("--partition", "p\nq"), ("--partition", "a,b"),
                   ("--jobs-dir", str(self.tmp / "j\nk")), ("--jobs-dir", str(self.tmp / "j%j"))]
-        with mock.patch.object(fleet, "cluster_of", side_effect=AssertionError("asked")):
+        with mock.patch.object(node_choice, "cluster_of", side_effect=AssertionError("asked")):
             for option, value in cases:
                 argv = ["fleet", "run", "--jobs-dir", str(jobs), option, value, "--nodes", "1",
                         "--", "verify"]
@@ -266,23 +210,25 @@ class ClusterSaysTest(Work):
             "NodeName=n1;touch$IFS/tmp/x State=IDLE AvailableFeatures=zen3\n"
             "NodeName=n3 State=DOWN Reason=\x1b]0;owned\x07 AvailableFeatures=zen3\n")
         parts = fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n1,n1;touch$IFS/tmp/x,n3")
-        c = fleet.choose(nodes, parts, count="all")
+        c = node_choice.choose(nodes, parts, count="all")
         self.assertEqual(c["nodelist"], ["n1"])
         self.assertEqual([why for _, why in c["skipped"]],
                          ["not a Slurm node name", "DOWN: \\x1b]0;owned\\x07"])
         with self.assertRaises(UsageError) as cm:
-            fleet.choose(nodes, fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n[a-b]"),
-                         count="all")
+            node_choice.choose(nodes,
+                               fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n[a-b]"),
+                               count="all")
         self.assertIn("not a host list", str(cm.exception))
         # a node's architecture and srun's reasons, as they reach the terminal
         arm = fleet_slurm.parse_pairs("NodeName=n4 State=IDLE Partitions=p")
         arm["Arch"] = "aarch64\x1b[2J\u202e"  # as a JSON-speaking controller could give it
         with self.assertRaises(UsageError) as cm:
-            fleet.choose([arm], fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n4"),
-                         count="all", arch="x86_64")
+            node_choice.choose([arm],
+                               fleet_slurm.parse_show("PartitionName=p Default=YES Nodes=n4"),
+                               count="all", arch="x86_64")
         self.assertTrue(str(cm.exception).isprintable(), str(cm.exception))
         self.assertIn("aarch64\\x1b[2J", str(cm.exception))
-        reasons = fleet.srun_reasons("srun: error: n1: task 0: Exited \x1b]0;x\x07\u2028y\n"
+        reasons = outcomes.srun_reasons("srun: error: n1: task 0: Exited \x1b]0;x\x07\u2028y\n"
                                      "srun: error: n\x1b2: tasks 1-2: Killed\n")
         self.assertTrue(all(k.isprintable() and v.isprintable() for k, v in reasons.items()),
                         reasons)
@@ -292,8 +238,8 @@ class ClusterSaysTest(Work):
         record = good_record()
         info = fleet_slurm.parse_pairs("JobId=9 JobState=FAILED Reason=\x1b[2Jgone "
                                        "NodeList=n[x-y]")
-        fleet.save_record(jobs, fleet.remember(record, info))
-        back = fleet.read_record(jobs, "9")
+        records.save_record(jobs, records.remember(record, info))
+        back = records.read_record(jobs, "9")
         self.assertEqual(back["slurm"]["Reason"], "\\x1b[2Jgone")
         self.assertEqual(back["nodes"], ["n1"])  # not a host list: the nodes as they were
 
@@ -314,7 +260,7 @@ class PayloadTest(Work):
         self.jobs.mkdir(parents=True)
         self.payload = self.tmp / "node" / "slurm_bcast_42.0_n1"
         self.payload.parent.mkdir()
-        fleet.write_payload(self.payload, bundle)
+        batch.write_payload(self.payload, bundle)
 
     def run_payload(self, path_first=None, **env):
         e = dict(os.environ, **{"SLURM_JOB_ID": "42", "SLURMD_NODENAME": "n1", **env})
@@ -348,303 +294,8 @@ class PayloadTest(Work):
         self.assertTrue(info["host"].isprintable() and '"' not in info["host"], info["host"])
         self.assertTrue(info["kernel"].isprintable() and "\\" not in info["kernel"])
         record = {"job": "42", "command": ["verify"], "output": "none", "nodes": ["n1"]}
-        (o,) = fleet.node_outcomes(self.tmp / "jobs", record)
+        (o,) = outcomes.node_outcomes(self.tmp / "jobs", record)
         self.assertEqual(o["state"], "ok", o)
-
-
-# ---- 9 and 11. damaged job and node records -----------------------------------------------------
-
-def good_record(**more):
-    return {"format": fleet.FORMAT, "job": "9", "command": ["verify"], "output": "none",
-            "nodes": ["n1"], "partition": "fleet", "conf": "/c", "constraint": None,
-            "exclusive": True, "requested": {"nodes": 1}, "skipped": [["n2", "DOWN"]],
-            "submitted": "2026-12-01T00:00:00Z", "bundle": {"arch": "x86_64"},
-            "fleet": ["run", "--nodes", "1"],
-            "slurm": {"JobState": "COMPLETED", "Reason": "None"}, **more}
-
-
-def good_exit(**more):
-    return {"job": "9", "node": "n1", "host": "h", "kernel": "6.1.0", "cpus_allowed": "0-1",
-            "phase": "run", "rc": 0, "started": 10.0, "ended": 12.5, **more}
-
-
-class RecordWork(Work):
-    def setUp(self):
-        super().setUp()
-        self.jobs = self.tmp / "jobs"
-        self.d = self.jobs / "9"
-        self.d.mkdir(parents=True)
-        self.out = self.tmp / "out"
-
-    def write_record(self, text):
-        path = self.d / "job.json"
-        if os.path.lexists(path):
-            if path.is_dir() and not path.is_symlink():
-                path.rmdir()
-            else:
-                path.unlink()
-        path.write_bytes(text if isinstance(text, bytes) else text.encode())
-
-
-class RecordTest(RecordWork):
-    def damaged(self):
-        """(what, bytes or a function that makes job.json) of each damaged record."""
-        cases = []
-        for field in ("format", "job", "command", "output", "nodes"):
-            r = good_record()
-            del r[field]
-            cases.append((f"no {field}", json.dumps(r)))
-        wrong = {"job": [9, "x", "10", None, ["9"]], "command": [[], "verify", [1], ["sim"],
-                                                                 ["verify", "\x1b[2J"]],
-                 "output": ["file2", None, 1], "nodes": ["n1", [1], ["a b"], [["n1"]]],
-                 "conf": [1, ["c"], "a\nb"], "partition": [1, "a b"], "constraint": [["x"]],
-                 "exclusive": ["yes", 1, None], "requested": [[1]], "skipped": ["n2", [["n2"]],
-                                                                               [[1, 2]]],
-                 "submitted": [1], "bundle": [[]], "fleet": ["run", [1]],
-                 "slurm": [[], "COMPLETED", {"JobState": 1}, {"JobState": ["x"]}],
-                 "cancelled": [None, 1]}
-        for field, values in wrong.items():
-            for v in values:
-                cases.append((f"{field}={v!r}", json.dumps(good_record(**{field: v}))))
-        cases += [("a list", "[]"), ("a string", '"x"'), ("null", "null"), ("a number", "9"),
-                  ("empty", ""), ("not JSON", "{"), ("truncated", json.dumps(good_record())[:50]),
-                  ("not UTF-8", b'{"format": "\xff"}'), ("deep", "[" * 100000 + "]" * 100000),
-                  ("huge", b" " * (fleet.RECORD_MAX + 1) + b"{}"),
-                  ("a 5000-digit number", '{"format": ' + "9" * 5000 + "}"),
-                  ("another format", json.dumps(good_record(format="x/1")))]
-        return cases
-
-    def test_damaged_records(self):
-        cases = self.damaged()
-        self.assertGreater(len(cases), 50)
-        for what, text in cases:
-            self.write_record(text)
-            for argv in (["status", "9"], ["collect", "9", "--out", str(self.out)]):
-                with self.subTest(what=what, command=argv[0]):
-                    rc, out, err = cli("fleet", *argv, "--jobs-dir", str(self.jobs))
-                    self.assert_one_line(rc, err, str(self.d / "job.json"))
-                    self.assertNotIn("Traceback", err)
-                    field = what.split("=")[0].split()[-1]
-                    if field in {f for f, *_ in fleet.RECORD_FIELDS} | {"format"}:
-                        self.assertIn(repr(field), err)
-        self.assertFalse(self.out.exists())
-        self.assert_victim_untouched()
-        # the state left behind still works: a good record is read again
-        self.write_record(json.dumps(good_record()))
-        rc, out, err = cli("fleet", "status", "9", "--jobs-dir", str(self.jobs))
-        self.assertEqual(rc, 1, err)  # n1 left nothing: no results
-        self.assertIn("fleet: job 9: verify; COMPLETED", out)
-
-    def test_odd_files_for_a_record(self):
-        """A symbolic link (to a good record elsewhere), a FIFO, a directory, a
-        job directory that is a link: refused in one line, without blocking."""
-        elsewhere = self.victim / "job.json"
-        elsewhere.write_text(json.dumps(good_record()))
-        self.before = snapshot(self.victim)
-        path = self.d / "job.json"
-        for what, make in (("a symbolic link", lambda: path.symlink_to(elsewhere)),
-                           ("a named pipe (FIFO)", lambda: os.mkfifo(path)),
-                           ("a directory", lambda: path.mkdir())):
-            make()
-            with self.subTest(what=what):
-                # a subprocess: a blocking open would hang it, not the suite
-                r = subprocess.run([str(VDSOBENCH), "fleet", "status", "9", "--jobs-dir",
-                                    str(self.jobs)], capture_output=True, text=True,
-                                   stdin=subprocess.DEVNULL, timeout=60)
-                self.assert_one_line(r.returncode, r.stderr, str(path), what)
-            if path.is_dir() and not path.is_symlink():
-                path.rmdir()
-            else:
-                path.unlink()
-        shutil.rmtree(self.d)
-        (self.jobs / "9").symlink_to(self.victim)
-        rc, out, err = cli("fleet", "status", "9", "--jobs-dir", str(self.jobs))
-        self.assert_one_line(rc, err, "a symbolic link")
-        self.assert_victim_untouched()
-
-
-class ExitRecordTest(RecordWork):
-    def setUp(self):
-        super().setUp()
-        self.write_record(json.dumps(good_record()))
-        self.exit = self.d / "9-n1.exit"
-
-    def outcome(self):
-        (o,) = fleet.node_outcomes(self.jobs, fleet.read_record(self.jobs, "9"))
-        return o
-
-    def test_malformed_exit_records(self):
-        cases = [('"rc": "0"', good_exit(rc="0")), ("rc true", good_exit(rc=True)),
-                 ("rc 1e400", '{"rc": 1e400}'), ("rc -1", good_exit(rc=-1)),
-                 ("rc 256", good_exit(rc=256)), ("rc 401 digits", json.dumps(good_exit())
-                                                  .replace('"rc": 0', '"rc": ' + "9" * 401)),
-                 ("rc null", good_exit(rc=None)), ("phase", good_exit(phase="unreadable")),
-                 ("started", good_exit(started="10")), ("ended", good_exit(ended=None)),
-                 ("kernel", good_exit(kernel="\x1b[2J")), ("host", good_exit(host=["h"])),
-                 ("job", good_exit(job="8")), ("node", good_exit(node="n2")),
-                 ("a list", "[0]"), ("not JSON", "rc=0"), ("not UTF-8", b"\xff\xfe"),
-                 ("huge", b" " * (fleet.EXIT_MAX + 1)), ("deep", "[" * 50000)]
-        for field in ("rc", "phase", "job", "node", "started", "ended"):
-            e = good_exit()
-            del e[field]
-            cases.append((f"no {field}", e))
-        for what, value in cases:
-            data = value if isinstance(value, (str, bytes)) else json.dumps(value)
-            self.exit.write_bytes(data if isinstance(data, bytes) else data.encode())
-            with self.subTest(what=what):
-                o = self.outcome()
-                self.assertEqual(o["state"], "malformed", o)
-                self.assertIn("malformed", o["reason"])
-                (line,) = fleet.outcome_lines([o])
-                self.assertTrue(line.startswith("  MALFORMED n1: "), line)
-                self.assertNotIn("exit 0", line)
-                self.assertTrue(line.isprintable(), line)
-        self.exit.write_text(json.dumps(good_exit(rc="0")))
-        rc, out, err = cli("fleet", "status", "9", "--jobs-dir", str(self.jobs))
-        self.assertEqual(rc, 1)  # a node gave no usable result: not bad usage
-        self.assertIn("MALFORMED n1", out)
-        self.assertIn("'rc' is \"0\", not a whole number", out)
-        self.assertNotIn("exit 0", out)
-        self.exit.write_text(json.dumps(good_exit()))
-        self.assertEqual(self.outcome()["state"], "ok")
-
-    def test_odd_node_files(self):
-        """A node's files as links, FIFOs, huge logs, escapes: never followed,
-        never blocking, never printed raw."""
-        secret = self.victim / "secret"
-        secret.write_text("root's secret\n")
-        self.before = snapshot(self.victim)
-        self.exit.symlink_to(secret)
-        self.assertEqual(self.outcome()["state"], "malformed")
-        self.assertIn("symbolic link", self.outcome()["reason"])
-        self.exit.unlink()
-        os.mkfifo(self.exit)
-        self.assertIn("FIFO", self.outcome()["reason"])
-        self.exit.unlink()
-        self.exit.write_text(json.dumps(good_exit(rc=3)))
-        os.mkfifo(self.d / "9-n1.err")
-        os.mkfifo(self.d / "batch.out")
-        (self.d / "9-n1.cpuinfo").symlink_to("/proc/cpuinfo")
-        o = self.outcome()
-        self.assertEqual(o["state"], "failed")
-        self.assertIn("exit 3: (unreadable: ", o["reason"])
-        self.assertEqual(o["cpu"], {})  # not read through the link
-        (self.d / "9-n1.err").unlink()
-        with open(self.d / "9-n1.err", "wb") as f:
-            f.write(b"x" * (8 << 20) + "\n\x1b[2Jlast \u202e line\n".encode())
-        o = self.outcome()
-        self.assertEqual(o["reason"], "exit 3: \\x1b[2Jlast \\u202e line")
-        # a results file that is a link is not taken, nor copied
-        self.write_record(json.dumps(good_record(command=["run"], output="file")))
-        self.exit.write_text(json.dumps(good_exit()))
-        (self.d / "9-n1.json").symlink_to(secret)
-        o = self.outcome()
-        self.assertIsNone(o["results"])
-        self.assertIn("symbolic link", o["reason"])
-        # a file whose name is no node's is not a node
-        (self.d / "9-\x1b[2J.out").write_text("x")
-        self.assertEqual([o["node"] for o in fleet.node_outcomes(
-            self.jobs, fleet.read_record(self.jobs, "9"))], ["n1"])
-        self.assert_victim_untouched()
-
-
-# ---- 8. collect: every target checked first, written all at once --------------------------------
-
-class CollectTest(RecordWork):
-    def setUp(self):
-        super().setUp()
-        self.write_record(json.dumps(good_record(nodes=["n1", "n2"])))
-        for node, rc in (("n1", 0), ("n2", 1)):
-            (self.d / f"9-{node}.exit").write_text(json.dumps(good_exit(node=node, rc=rc)))
-            (self.d / f"9-{node}.out").write_text(f"{node} out\n")
-            (self.d / f"9-{node}.err").write_text(f"{node} err\n")
-        self.out.mkdir()
-
-    def collect(self, *extra):
-        return cli("fleet", "collect", "9", "--jobs-dir", str(self.jobs), "--out",
-                   str(self.out), *extra)
-
-    def assert_refused(self, *words, force=False):
-        before = snapshot(self.out)
-        rc, out, err = self.collect(*(["--force"] if force else []))
-        self.assert_one_line(rc, err, *words)
-        self.assertEqual(snapshot(self.out), before)  # nothing written, no stage left
-        self.assert_victim_untouched()
-
-    def test_first_collect_then_never_over_unasked(self):
-        rc, out, err = self.collect()
-        self.assertEqual(rc, 1, err)  # n2 failed
-        names = sorted(snapshot(self.out))
-        self.assertEqual(names, ["logs", "logs/9-n1.err", "logs/9-n1.exit", "logs/9-n1.out",
-                                 "logs/9-n2.err", "logs/9-n2.exit", "logs/9-n2.out",
-                                 "nodes-9.json", "summary-9.txt"])
-        # again, unasked: the node table is there
-        self.assert_refused("nodes-9.json", "--force")
-        (self.out / "nodes-9.json").unlink()
-        self.assert_refused("summary-9.txt", "--force")
-        # --force replaces the table and the summary (regular files), keeps the copies
-        (self.out / "nodes-9.json").write_text("old\n")
-        (self.d / "9-n2.err").write_text("n2 err, again\n")
-        rc, out, err = self.collect("--force")
-        self.assertEqual(rc, 1, err)
-        self.assertNotEqual((self.out / "nodes-9.json").read_text(), "old\n")
-        self.assertEqual((self.out / "logs" / "9-n2.err").read_text(), "n2 err\n")
-        self.assertEqual((self.out / "logs" / "9-n2-2.err").read_text(), "n2 err, again\n")
-
-    def test_odd_targets_refused_before_anything(self):
-        secret = self.victim / "precious"
-        for rel, make, words in (
-                ("nodes-9.json", lambda p: p.symlink_to(secret), ("symbolic link",)),
-                ("summary-9.txt", lambda p: p.symlink_to(secret), ("symbolic link",)),
-                ("nodes-9.json", lambda p: p.symlink_to(self.victim / "new"), ("symbolic",)),
-                ("nodes-9.json", lambda p: p.mkdir(), ("a directory",)),
-                ("nodes-9.json", lambda p: os.mkfifo(p), ("FIFO",)),
-                ("logs", lambda p: p.symlink_to(self.victim), ("symbolic link",)),
-                ("logs", lambda p: p.write_text("x"), ("not a directory", "a regular file")),
-                ("logs/9-n1.err", lambda p: (p.parent.mkdir(), p.symlink_to(secret)),
-                 ("symbolic link",)),
-                ("logs/9-n2.exit", lambda p: (p.parent.mkdir(), os.mkfifo(p)), ("FIFO",))):
-            for force in (False, True):
-                shutil.rmtree(self.out)
-                self.out.mkdir()
-                make(self.out / rel)
-                with self.subTest(target=rel, force=force, words=words):
-                    before = snapshot(self.out)
-                    rc, out, err = self.collect(*(["--force"] if force else []))
-                    self.assertEqual(rc, 2, err)
-                    self.assertEqual(len(err.strip().splitlines()), 1, err)
-                    self.assertTrue(any(w in err for w in words), err)
-                    self.assertEqual(snapshot(self.out), before)
-                    self.assertFalse((self.victim / "new").exists())
-                    self.assert_victim_untouched()
-
-    def test_report_directory_of_run(self):
-        self.write_record(json.dumps(good_record(command=["run"], output="file")))
-        report = self.out / "report-9"
-        report.symlink_to(self.victim)
-        self.assert_refused("report-9", "symbolic link", force=True)
-        report.unlink()
-        report.mkdir()
-        (report / "index.md").write_text("old\n")
-        self.assert_refused("index.md", "--force")
-        (report / "index.md").unlink()
-        (report / "index.md").symlink_to(self.victim / "precious")
-        self.assert_refused("index.md", "symbolic link", force=True)
-
-    def test_a_failure_leaves_nothing(self):
-        """The report fails after the copies are made: none of it is published."""
-        self.write_record(json.dumps(good_record(command=["run"], output="file")))
-        results = json.loads((Path(__file__).parent / "testdata" /
-                              "results_small.json").read_text())
-        (self.d / "9-n1.json").write_text(json.dumps(results))
-        with mock.patch.object(fleet, "write_report", side_effect=UsageError("boom")):
-            rc, out, err = self.collect()
-        self.assert_one_line(rc, err, "boom")
-        self.assertEqual(snapshot(self.out), {})
-        shutil.rmtree(self.out)
-        with mock.patch.object(fleet, "write_report", side_effect=UsageError("boom")):
-            rc, out, err = self.collect()
-        self.assertFalse(self.out.exists())  # made for the output, removed with it
 
 
 # ---- the local cluster's directory ---------------------------------------------------------------
@@ -655,13 +306,13 @@ class BundleAttackTest(Work):
 
     def setUp(self):
         super().setUp()
-        helper = support.SubmitCase()
+        helper = fleet_support.SubmitCase()
         helper.setUp()
         self.addCleanup(helper.doCleanups)
         self.cluster, self.jobs = helper.cluster, self.tmp / "jobs"
 
     def fleet_run(self, bundle_path):
-        with mock.patch.object(fleet, "cluster_of", return_value=self.cluster):
+        with mock.patch.object(node_choice, "cluster_of", return_value=self.cluster):
             return cli("fleet", "run", "--jobs-dir", str(self.jobs), "--bundle",
                        str(bundle_path), "--no-wait", "--nodes", "1", "--", "verify")
 
@@ -691,7 +342,7 @@ class BundleAttackTest(Work):
         os.mkfifo(fifo)
         big = self.tmp / "big.tar.gz"
         with open(big, "wb") as f:
-            f.truncate(fleet.BUNDLE_MAX + 1)
+            f.truncate(bundle_check.BUNDLE_MAX + 1)
         (self.tmp / "to-fifo").symlink_to(fifo)
         (self.tmp / "dir").mkdir()
         truncated = self.tmp / "cut.tar.gz"
@@ -711,7 +362,7 @@ class BundleAttackTest(Work):
                  ({"arch": "x86_64", "build": {"short": "\x1b[2J"}}, "build.short"),
                  ({"arch": "x86_64", "build": {"dirty": "yes"}}, "build.dirty"),
                  (b"[" * 100000, "not JSON"), (b"\xff", "not JSON"),
-                 (b" " * (fleet.MANIFEST_MAX + 1), "over 1024 KB"))
+                 (b" " * (bundle_check.MANIFEST_MAX + 1), "over 1024 KB"))
         for i, (manifest, words) in enumerate(cases):
             with self.subTest(words=words, i=i):
                 self.refused(self.bundle(manifest, f"m{i}.tar.gz"), words)
@@ -729,9 +380,9 @@ class BundleAttackTest(Work):
             raw = json.dumps({"arch": "x86_64"}).encode()
             info.size = len(raw)
             tar.addfile(info, io.BytesIO(raw))
-        with mock.patch.object(fleet, "UNPACKED_MAX", 4096):
+        with mock.patch.object(bundle_check, "UNPACKED_MAX", 4096):
             self.refused(path, "unpacks to over")
-        with mock.patch.object(fleet, "MEMBERS_MAX", 1):
+        with mock.patch.object(bundle_check, "MEMBERS_MAX", 1):
             self.refused(path, "first 1 members")
 
     def test_a_failed_submit_leaves_its_record(self):

@@ -20,8 +20,9 @@ from unittest import mock
 
 from vdsobench_cli import main
 from vdsobench_cli.commands import plot
-from vdsobench_cli.fleet import fleet, fleet_slurm
-from reports import merge, testsupport
+from vdsobench_cli.fleet import (batch as fleet_batch, collect as fleet_collect, fleet_slurm,
+                                 records as fleet_records)
+from reports import fleet_summary, merge, testsupport
 
 JOB = "77"
 NODES = 200
@@ -132,11 +133,11 @@ def make_job(jobs, nodes=NODES):
         if results is not None:
             Path(f"{base}.json").write_text(results)
         Path(f"{base}.exit").write_text(json.dumps(exit_rec))
-    (d / fleet.BATCH_OUT).write_text("\n".join(batch) + "\n")
+    (d / fleet_batch.BATCH_OUT).write_text("\n".join(batch) + "\n")
     command = ["run", "--clocks", ",".join(CLOCKS)]
-    fleet.save_record(jobs, {
-        "format": fleet.FORMAT, "job": JOB, "command": command,
-        "output": fleet.node_command(command, main.parser())[1], "nodes": names,
+    fleet_records.save_record(jobs, {
+        "format": fleet_records.FORMAT, "job": JOB, "command": command,
+        "output": fleet_batch.node_command(command, main.parser())[1], "nodes": names,
         "partition": "fleet", "conf": "/etc/slurm/slurm.conf", "exclusive": True,
         "slurm": {"JobState": "COMPLETED", "Reason": "None"}})
     size = sum(p.stat().st_size for p in d.iterdir())
@@ -147,7 +148,8 @@ def collect(jobs, out):
     """fleet collect of the job, counting the work: (exit status, summary, the
     results files loaded, merge.records calls, the files the report was made of)."""
     loads, recs, report = [], [], []
-    real_load, real_records, real_report = plot.load_input, merge.records, fleet.write_report
+    real_load, real_records = plot.load_input, merge.records
+    real_report = fleet_collect.report.write
 
     def load(path, *a, **k):
         loads.append(Path(path).name)
@@ -163,7 +165,7 @@ def collect(jobs, out):
     stdout = io.StringIO()
     with mock.patch.object(plot, "load_input", load), \
             mock.patch.object(merge, "records", records), \
-            mock.patch.object(fleet, "write_report", write_report), \
+            mock.patch.object(fleet_collect.report, "write", write_report), \
             contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
         rc = main.main(["fleet", "collect", JOB, "--jobs-dir", str(jobs), "--out", str(out)])
     return rc, stdout.getvalue(), loads, recs, report
@@ -196,7 +198,7 @@ class ScaleTest(unittest.TestCase):
         counts = [int(line.split()[1]) for line in self.lines
                   if line.startswith(("  FAILED", "  MALFORMED")) and line.split()[2] == "x"]
         self.assertEqual(sum(counts), len(self.failed), self.text)
-        self.assertLessEqual(len(counts), fleet.SUMMARY_FAILED)
+        self.assertLessEqual(len(counts), fleet_summary.SUMMARY_FAILED)
         nodes = json.loads((self.out / f"nodes-{JOB}.json").read_text())["nodes"]
         self.assertEqual(sorted(n["node"] for n in nodes if n["state"] != "ok"),
                          sorted(self.failed))

@@ -27,11 +27,8 @@ ALLOWED_FOR_NOW = (
     ("scripts/vdsobench_cli/commands/review_node.py", "NodeSession", "Namespace"),
     ("scripts/vdsobench_cli/commands/selftest_stats.py", "known_difference", "Namespace"),
     ("scripts/vdsobench_cli/commands/selftest_stats.py", "measure_pairs", "Namespace"),
-    ("scripts/vdsobench_cli/fleet/fleet.py", "write_report", "Namespace"),
-    ("scripts/vdsobench_cli/fleet/fleet.py", "write_report", "redirect_stdout"),
     ("scripts/vdsobench_cli/measure/footprint.py", "measure", "Namespace"),
     ("scripts/vdsobench_cli/recipes/patch_review.py", "staged_rounds", "Namespace"),
-    ("scripts/vdsobench_cli/recipes/patch_review_fleet.py", "make_bundle", "redirect_stdout"),
     ("scripts/vdsobench_cli/recipes/recipe_session.py", "Session", "Namespace"),
     ("scripts/vdsobench_cli/recipes/recipes.py", "lines_touched", "Namespace"),
     ("scripts/vdsobench_cli/recipes/recipes.py", "lines_touched", "redirect_stdout"),
@@ -95,7 +92,7 @@ class LibraryUseTest(unittest.TestCase):
     def test_tests_may_capture_a_command(self):
         self.assertTrue(is_test(Path("scripts/vdsobench_cli/tests/support.py")))
         self.assertTrue(is_test(Path("reports/plots_test.py")))
-        self.assertFalse(is_test(Path("scripts/vdsobench_cli/fleet/fleet.py")))
+        self.assertFalse(is_test(Path("scripts/vdsobench_cli/fleet/collect.py")))
 
 
 if __name__ == "__main__":

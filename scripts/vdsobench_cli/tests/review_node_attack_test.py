@@ -318,14 +318,14 @@ class JobDirectoryTest(Base):
             f"model\t\t: {cpu_model}\nmodel name\t: \x1b[2JFake CPU\nstepping\t: 1\n\n")
 
     def test_files_of_a_node_slurm_did_not_place(self):
-        from vdsobench_cli.fleet import fleet
+        from vdsobench_cli.fleet import outcomes as fleet_outcomes
         d = self.tmp / "17"
         d.mkdir()
         self.leave(d, "n1", 167)
         self.leave(d, "n9", 143)  # n1 wrote these too
         record = {"job": "17", "nodes": ["n1"], "slurm": {"JobState": "COMPLETED"},
                   "output": "file"}
-        outcomes = fleet.node_outcomes(str(self.tmp), record)
+        outcomes = fleet_outcomes.node_outcomes(str(self.tmp), record)
         self.assertEqual([o["node"] for o in outcomes], ["n1", "n9"])
         nodes = pf.node_inputs(outcomes, BEFORE, AFTER, record["nodes"])
         red = fleet_review.reduce(nodes)

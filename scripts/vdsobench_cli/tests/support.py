@@ -14,7 +14,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import tarfile
 import tempfile
 import unittest
 from pathlib import Path
@@ -26,7 +25,6 @@ from reports.testsupport import png_size, svg_size
 from vdsobench_cli import main
 from vdsobench_cli.cli import arch, build, errors, packages, tools
 from vdsobench_cli.commands import merge, plot
-from vdsobench_cli.fleet import fleet, fleet_slurm
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.measure import rounds
 
@@ -560,52 +558,6 @@ def timens_dump(monotonic_ns, boottime_ns, dump=None, raw_at=232):
     return d
 # v6.10's struct vdso_data has tz and hrtimer_res in every element: 248 bytes
 V6_10 = {"layout": "generic_6_10", "kernel_version": "6.10", "fields": table(248, "vd")}
-
-
-# ---- a made-up Slurm cluster (fleet) ------------------------------------------------------
-
-def node(name, state="IDLE", features="", partitions="fleet", arch="x86_64", reason=None):
-    text = (f"NodeName={name} Arch={arch} AvailableFeatures={features or '(null)'} "
-            f"State={state} Partitions={partitions}")
-    if reason:
-        text += f" Reason={reason} [root@2026-12-01T05:00:00]"
-    return fleet_slurm.parse_pairs(text)
-
-
-def partition(name, nodes, default=True):
-    return fleet_slurm.parse_pairs(f"PartitionName={name} Default={'YES' if default else 'NO'} "
-                                   f"Nodes={nodes} State=UP")
-
-
-class SubmitCase(unittest.TestCase):
-    """fleet run against a made-up cluster (self.cluster, two zen3 nodes, partition
-    fleet, job 77), with a made-up bundle (self.bundle) and self.jobs to stage in."""
-
-    def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-fleet-test-"))
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-        top = self.tmp / "src" / "vdsobench-x"
-        top.mkdir(parents=True)
-        (top / "BUNDLE.json").write_text(json.dumps({"arch": "x86_64",
-                                                     "build": {"short": "abc"}}))
-        self.bundle = self.tmp / "b.tar.gz"
-        with tarfile.open(self.bundle, "w:gz") as tar:
-            tar.add(top, arcname=top.name)
-        self.cluster = mock.Mock()
-        self.cluster.conf = Path("/c/slurm.conf")
-        self.cluster.nodes.return_value = [node("n1", features="zen3,local_n1"),
-                                           node("n2", features="zen3,local_n2")]
-        self.cluster.partitions.return_value = [partition("fleet", "n[1-2]")]
-        self.cluster.submit.return_value = "77"
-        self.jobs = self.tmp / "jobs"
-
-    def fleet_run(self, *extra):
-        argv = ["fleet", "run", "--jobs-dir", str(self.jobs), "--bundle", str(self.bundle),
-                "--no-wait", *extra, "--", "run", "--clocks", "monotonic"]
-        out, err = io.StringIO(), io.StringIO()
-        with mock.patch.object(fleet, "cluster_of", return_value=self.cluster), \
-                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            return main.main(argv), out.getvalue(), err.getvalue()
 
 
 def garbage_tarballs(directory):
