@@ -274,6 +274,8 @@ TEST_GROUPS = (
      "the arm64 tests skip", "setup --arch arm64"),
     ("clang-14 and its fuzzing runtimes", FUZZ_PACKAGES,
      "test --asan does not fuzz the vDSO image's parser", "setup --fuzz"),
+    ("Slurm and munge", SLURM_PACKAGES,
+     "the fleet's tests on a local Slurm cluster skip", "fleet local-cluster up"),
 )
 
 

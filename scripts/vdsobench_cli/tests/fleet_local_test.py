@@ -4,7 +4,7 @@ through the command line as a user runs them, `collect`, and `down`, which
 runs also when a test or the start fails (a class cleanup registered first).
 
 Needs root and Debian's slurmctld, slurmd, slurm-client and munge (`fleet
-local-cluster up` installs them; .ci/run runs that first); skipped otherwise.
+local-cluster up` and `test` as root install them); skipped otherwise.
 Nothing here depends on the CPU model or count: the expected labels are
 computed from this machine's /proc/cpuinfo, and the checks that need two
 CPUs skip on a machine that allows one.
