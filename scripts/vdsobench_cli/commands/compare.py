@@ -79,7 +79,7 @@ def paired_rows(groups, baseline, others, alpha):
 def refuse_lost(rows, refused):
     """No verdict for the rows of a group that lost the CPU too often."""
     for row in rows:
-        if f"{row['clock']}/{row['mode']}/cpu{row.get('cpu')}" in refused:
+        if vocab.GroupKey.of_row(row) in refused:
             row["verdict"] = tables.NO_VERDICT
 
 
@@ -148,7 +148,7 @@ def paired_comparison(patterns, options, rounds_n=limits.ROUNDS, batch_ms=limits
     return {
         "meta": dict(machine_meta(fp, emulation), method=method, alpha=alpha, comparisons=m,
                      rounds=rounds_n, paired=True, batch_ms=batch_ms,
-                     iterations={g.key: g.iterations for g in groups},
+                     iterations={str(g.key): g.iterations for g in groups},
                      counters=context.get("counters", {}).get("events", []),
                      refused=list(refused.values()),
                      notes=[f"{k[0]}: {e}" for g in groups for k, e in g.errors.items()]
@@ -156,7 +156,7 @@ def paired_comparison(patterns, options, rounds_n=limits.ROUNDS, batch_ms=limits
                      + [w["message"] for w in cpu_lock.warnings(context)],
                      confinement=confine.record(), **imports_meta([baseline] + others)),
         "rows": rows,
-        "rounds": {g.key: {f"{s}#{c}": v for (s, c), v in g.ns.items()} for g in groups},
+        "rounds": {str(g.key): {f"{s}#{c}": v for (s, c), v in g.ns.items()} for g in groups},
         **footprint.comparison_part(groups),
     }
 

@@ -22,8 +22,22 @@ ROUNDS = 40
 BATCH_MS = 10
 QUICK_ROUNDS = 12
 QUICK_BATCH_MS = 1
+# the batches the harness retries after one lost the CPU, where its rounds
+# do not say (bench/lost_cpu.h)
+RETRIES = 3
 
 
 def lost_too_often(lost, measured, max_lost=MAX_LOST):
     """Whether `lost` of `measured` rounds is more than MAX_LOST of them."""
     return lost > max_lost * measured
+
+
+def lost_reason(key, lost, measured, retries=RETRIES, max_lost=MAX_LOST):
+    """Why a group's rounds have no verdict, or None when lost_too_often()
+    does not say so: "monotonic/hot/cpu1: 5 of 40 rounds lost the CPU ...".
+    key: the group's vocab.GroupKey."""
+    if not measured or not lost_too_often(lost, measured, max_lost):
+        return None
+    return (f"{key}: {lost} of {measured} rounds lost the CPU even after {retries} retries: "
+            f"another process is running on CPU {key.cpu}; no verdict (more than "
+            f"{100 * max_lost:.0f}% of the rounds)")

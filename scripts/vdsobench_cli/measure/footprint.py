@@ -150,7 +150,7 @@ KEPT = ("lines_displaced", "line_ns", "walk_net_ns", "data_lines", "probe")
 def comparison_part(groups):
     """{"footprint": clock/mode/cpuN -> subject#copy -> round -> KEPT of the
     batch's object} for a comparison, or {} when no group is in the mode."""
-    part = {g.key: {f"{s}#{c}": {str(r): {k: rec[k] for k in KEPT if k in rec}
+    part = {str(g.key): {f"{s}#{c}": {str(r): {k: rec[k] for k in KEPT if k in rec}
                                  for r, rec in per.items()}
                     for (s, c), per in g.footprint.items()}
             for g in groups if g.footprint}
