@@ -12,6 +12,11 @@ recipes, a cluster node and the fleet's review judge by the same rule.
                                   slowest subject's batch per round
     QUICK_ROUNDS, QUICK_BATCH_MS  the same for a recipe's --quick run
 
+MIN_NS, MAX_NS, MAX_ROUNDS  what a file of paired rounds may hold (a
+                            node's reply is hostile): a time per call
+                            beyond these no call takes, and the rounds a
+                            reader sorts at most
+
 gate's threshold (0.05 too) is another quantity, a fraction of slowdown: it
 stays gate's DEFAULT_THRESHOLD.
 """
@@ -22,6 +27,10 @@ ROUNDS = 40
 BATCH_MS = 10
 QUICK_ROUNDS = 12
 QUICK_BATCH_MS = 1
+# a time per call in ns: beyond these no call is timed, and a ratio of the
+# two (5e-324 against 1e19) is an infinite change in a block
+MIN_NS, MAX_NS = 0.01, 1e9
+MAX_ROUNDS = 100000
 # the batches the harness retries after one lost the CPU, where its rounds
 # do not say (bench/lost_cpu.h)
 RETRIES = 3
