@@ -25,7 +25,7 @@ import time
 
 from vdsobench_cli.cli import arch, targets, variants as variants_mod
 from vdsobench_cli.cli.errors import Failure, UsageError
-from vdsobench_cli.commands import compare
+from vdsobench_cli.measure import compare
 from vdsobench_cli.measure import fingerprint
 from vdsobench_cli.recipes import patch_review, review_parts
 from vdsobench_cli.recipes.recipe_session import verify_one

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from vdsobench_cli.cli import arch, atomic, build, tools
-from vdsobench_cli.commands import compare
+from vdsobench_cli.measure import compare
 from vdsobench_cli.kimport import git_dir, kernel_import
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import patch_review_arm64
