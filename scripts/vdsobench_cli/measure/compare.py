@@ -218,15 +218,16 @@ def review_row(rec, r):
             "verdict": verdict, "n": r["n"], **rec.row_part(), "refused": refused}
 
 
-def review_comparison(m, records, judged, alpha, comparisons):
-    """The comparison of records grown over several runs (m: the first, for
-    the machine and the groups) and their rows as review.row judged them
-    ({GroupKey: row}): comparison.json says what the block says."""
+def review_comparison(m, records, judged, alpha, comparisons, rounds_n):
+    """The comparison of records grown over several runs of rounds_n rounds
+    in all (m: the first run, for the machine and the groups) and their rows
+    as review.row judged them ({GroupKey: row}): comparison.json says what
+    the block says."""
     rows = [review_row(records[k], judged[k]) for k in records]
     refused = [why for why in (rec.refused() for rec in records.values()) if why]
-    done = max((len(rec.rounds) for rec in records.values()), default=m.rounds)
     method = next((r["method"] for r in judged.values()), None)
-    return assembled(m, rows, list(records.values()), refused, method, alpha, comparisons, done)
+    return assembled(m, rows, list(records.values()), refused, method, alpha, comparisons,
+                     rounds_n)
 
 
 def imports_meta(subjects):

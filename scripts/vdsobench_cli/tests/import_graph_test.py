@@ -42,7 +42,7 @@ ALLOWED_FOR_NOW = (
     ("vdsobench_cli.measure.compare", 118, "vdsobench_cli.commands.sim"),
     ("vdsobench_cli.measure.report", 10, "vdsobench_cli.commands.plot"),
     ("vdsobench_cli.measure.rounds", 14, "vdsobench_cli.commands.run"),
-    ("vdsobench_cli.recipes.patch_review", 134, "vdsobench_cli.commands.layout"),
+    ("vdsobench_cli.recipes.patch_review", 130, "vdsobench_cli.commands.layout"),
     ("vdsobench_cli.recipes.patch_review_arm64", 200, "vdsobench_cli.commands.layout"),
     ("vdsobench_cli.recipes.patch_review_fleet", 64, "vdsobench_cli.commands.plot"),
     ("vdsobench_cli.recipes.recipe_session", 71, "vdsobench_cli.commands.plot"),
