@@ -148,14 +148,14 @@ class PairedRounds:
         before, after = row["baseline"], row["variant"]
         by = (c.get("rounds") or {}).get(str(key)) or {}
         if not isinstance(by, dict):
-            raise UsageError(f"{where}: rounds {key}: not a mapping of subjects")
-        a = _by_round(by.get(f"{before}#0", {}), f"{where}: rounds {key}")
-        b = _by_round(by.get(f"{after}#0", {}), f"{where}: rounds {key}")
+            raise UsageError(f"{where} {key}: not a mapping of subjects")
+        a = _by_round(by.get(f"{before}#0", {}), f"{where} {key}")
+        b = _by_round(by.get(f"{after}#0", {}), f"{where} {key}")
         common = sorted(set(a) & set(b))
         disturbed = row.get("disturbed") or []
         if not isinstance(disturbed, list) or not all(
                 isinstance(r, int) and not isinstance(r, bool) for r in disturbed):
-            raise UsageError(f"{where}: {key}: disturbed: not a list of rounds")
+            raise UsageError(f"{where} {key}: disturbed: not a list of rounds")
         return cls.from_json({"key": str(key), "before": before, "after": after,
                               "rounds": common, "before_ns": [a[r] for r in common],
                               "after_ns": [b[r] for r in common],

@@ -44,7 +44,7 @@ ALLOWED_FOR_NOW = (
     ("vdsobench_cli.measure.rounds", 14, "vdsobench_cli.commands.run"),
     ("vdsobench_cli.recipes.patch_review", 130, "vdsobench_cli.commands.layout"),
     ("vdsobench_cli.recipes.patch_review_arm64", 200, "vdsobench_cli.commands.layout"),
-    ("vdsobench_cli.recipes.patch_review_fleet", 64, "vdsobench_cli.commands.plot"),
+    ("vdsobench_cli.recipes.patch_review_fleet", 62, "vdsobench_cli.commands.plot"),
     ("vdsobench_cli.recipes.recipe_session", 71, "vdsobench_cli.commands.plot"),
     ("vdsobench_cli.recipes.recipes", 333, "vdsobench_cli.commands.layout"),
     ("vdsobench_cli.recipes.review_parts", 114, "vdsobench_cli.commands.layout"),
