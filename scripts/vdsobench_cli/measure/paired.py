@@ -131,8 +131,8 @@ class PairedRounds:
 
     def comparison_part(self):
         """comparison-v1's "rounds" of this row: {key: {subject#0: {round: ns}}}."""
-        return {str(self.key): {f"{self.before}#0": dict(zip(self.rounds, self.before_ns)),
-                                f"{self.after}#0": dict(zip(self.rounds, self.after_ns))}}
+        return {str(self.key): {subject_key(self.before): dict(zip(self.rounds, self.before_ns)),
+                                subject_key(self.after): dict(zip(self.rounds, self.after_ns))}}
 
     def row_part(self):
         """What an ns/call row of comparison-v1 says of its rounds beside the
@@ -149,8 +149,8 @@ class PairedRounds:
         by = (c.get("rounds") or {}).get(str(key)) or {}
         if not isinstance(by, dict):
             raise UsageError(f"{where} {key}: not a mapping of subjects")
-        a = _by_round(by.get(f"{before}#0", {}), f"{where} {key}")
-        b = _by_round(by.get(f"{after}#0", {}), f"{where} {key}")
+        a = _by_round(by.get(subject_key(before), {}), f"{where} {key}")
+        b = _by_round(by.get(subject_key(after), {}), f"{where} {key}")
         common = sorted(set(a) & set(b))
         disturbed = row.get("disturbed") or []
         if not isinstance(disturbed, list) or not all(
@@ -162,6 +162,23 @@ class PairedRounds:
                               "disturbed": sorted(set(disturbed) & set(common)),
                               "retried": row.get("retries") or 0,
                               "iterations": _meta_iterations(c, key)}, where)
+
+
+def subject_key(subject, copy=0):
+    """A subject's key in a comparison's "rounds" (and "footprint"): "name#copy"."""
+    return f"{subject}#{copy}"
+
+
+def group_in(part, clock, mode):
+    """The first key of part (a comparison's "rounds" or "footprint":
+    {"clock/mode/cpuN": ...}) whose group is clock x mode, or None."""
+    for text in part:
+        try:
+            if vocab.GroupKey.parse(text).row == (clock, mode):
+                return text
+        except vocab.BadName:
+            continue
+    return None
 
 
 def _meta_iterations(c, key):

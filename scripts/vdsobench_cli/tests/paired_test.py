@@ -174,6 +174,17 @@ class ComparisonTest(unittest.TestCase):
                 self.assertIn("is not a round number", str(e.exception))
                 self.assertNotIn("\n", str(e.exception))
 
+    def test_a_group_found_by_its_key(self):
+        """A clock x mode's first group in a comparison part, by GroupKey: a
+        prefix match took "monotonic/hot" for "monotonic/hotter" and a
+        malformed key for a group."""
+        part = {"monotonic/hotter/cpu0": 1, "bad key": 2, "monotonic/hot/cpu3": 3,
+                "monotonic/hot/cpu1": 4}
+        self.assertEqual(paired.group_in(part, "monotonic", "hot"), "monotonic/hot/cpu3")
+        self.assertIsNone(paired.group_in(part, "realtime", "hot"))
+        self.assertEqual(paired.subject_key("a+b+c"), "a+b+c#0")
+        self.assertEqual(paired.subject_key("a+b+c", 2), "a+b+c#2")
+
 
 if __name__ == "__main__":
     unittest.main()
