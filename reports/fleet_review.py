@@ -83,10 +83,8 @@ NAME_LIMIT = 64
 # what one node may send: a hostile reply cannot make the submit host sort
 # a billion rounds
 MAX_KEYS = 64
-MAX_ROUNDS = 100000
-# a time per call a node may send, in ns: beyond these no call is timed, and
-# a ratio of the two (5e-324 against 1e19) is an infinite change in the block
-MIN_NS, MAX_NS = 0.01, 1e9
+# the rounds of a row and the time per call a node may send (core/limits.py)
+MAX_ROUNDS, MIN_NS, MAX_NS = limits.MAX_ROUNDS, limits.MIN_NS, limits.MAX_NS
 JSON = "patch-review.json"
 WORDS = {"faster": "faster", "slower": "slower", stats.NO_DIFFERENCE: "same",
          review.INCOMPLETE: "?"}

@@ -77,7 +77,8 @@ def plan(pilots, target=TARGET, alpha=limits.ALPHA, comparisons=None, max_rounds
 
 def row(before, after, target=TARGET, alpha=limits.ALPHA, comparisons=1, refused=None):
     """One table row from paired rounds: {"before", "after", "ratio", "ci_low",
-    "ci_high", "verdict", "complete", "reason", "n", "detectable"}. before and
+    "ci_high", "verdict", "complete", "reason", "n", "detectable", and the
+    test's "p", "p_adjusted" and "method"}. before and
     after are the rounds' ns; refused, a reason the rounds cannot be trusted
     (the CPU was lost too often), makes the row incomplete whatever it says.
     detectable is the smallest slowdown (a ratio > 1) these rounds detect with
@@ -88,7 +89,8 @@ def row(before, after, target=TARGET, alpha=limits.ALPHA, comparisons=1, refused
     out = {"before": base, "after": None if base is None or ratio is None else base * ratio,
            "ratio": ratio, "ci_low": res["ci_low"], "ci_high": res["ci_high"],
            "n": res["n"], "confidence": res["confidence"], "verdict": INCOMPLETE,
-           "complete": False, "reason": None, "detectable": None}
+           "complete": False, "reason": None, "detectable": None, "p": res["p"],
+           "p_adjusted": res["p_adjusted"], "method": res["method"]}
     sigma = stats.robust_sigma_log(ratios(before, after))
     if sigma is not None and res["n"]:
         out["detectable"] = stats.minimum_detectable_effect(res["n"], max(sigma, 1e-9), alpha,

@@ -10,7 +10,9 @@ its own (exact, edges, concurrency); where both pass, it runs the recipe's
 two-stage paired rounds (a pilot, then what the pilot's noise asks for,
 within the time budget). It writes one file (results/schema/review-node-v1):
 its verify records, its counter, the plan and the comparison with every
-round, which the submit host pools per CPU model. No simulation here: the
+round, which the submit host pools per CPU model: the comparison is made
+from each row's PairedRounds (measure/paired.py) and the row judged once,
+as the one-machine review's, and the host reads those records back. No simulation here: the
 submit host has valgrind, the nodes need not.
 
 Exit 0 when the file is written and the patched layout passes verify, 1
@@ -19,15 +21,14 @@ on one of the four (no file: nothing tore, nothing can be timed), 2 for bad
 usage.
 """
 
-import argparse
 import sys
 import time
 
 from vdsobench_cli.cli import arch, targets, variants as variants_mod
 from vdsobench_cli.cli.errors import Failure, UsageError
-from vdsobench_cli.commands import compare
+from vdsobench_cli.measure import compare
 from vdsobench_cli.measure import fingerprint
-from vdsobench_cli.recipes import patch_review, review_parts
+from vdsobench_cli.recipes import patch_review, patch_review_rounds, review_parts
 from vdsobench_cli.recipes.recipe_session import verify_one
 
 from vdsobench_cli.core import limits, vocab
@@ -39,18 +40,13 @@ CHECK_FIELDS = ("name", "ok", "skipped", "detail")
 
 
 class NodeSession:
-    """What patch_review.timed_rounds and verify_one ask of a recipe session,
-    with nothing written beside the one file."""
+    """What patch_review_rounds.timed_rounds and verify_one ask of a recipe
+    session, with nothing written beside the one file."""
 
     def __init__(self, quick):
         self.quick = quick
         self.rounds = limits.QUICK_ROUNDS if quick else limits.ROUNDS
         self.batch_ms = limits.QUICK_BATCH_MS if quick else limits.BATCH_MS
-
-    def compare(self, variants, clocks=None, modes=None, sim=False, tag=None, rounds=None):
-        options = argparse.Namespace(clocks=clocks, modes=modes)
-        return compare.paired_comparison(variants, options, rounds or self.rounds,
-                                         self.batch_ms, sim=sim)
 
 
 def progress(text):
@@ -110,7 +106,8 @@ def run(args):
         clocks = args.clocks or (patch_review.QUICK_CLOCKS if args.quick
                                  else patch_review.CLOCKS)
         t0 = time.monotonic()
-        comparison, plan, _ = patch_review.timed_rounds(s, before, after, clocks, progress)
+        timed, plan, _ = patch_review_rounds.timed_rounds(s, before, after, clocks, progress)
+        comparison = timed.comparison()
         review["plan"] = {k: plan.get(k) for k in ("rounds", "pilot_rounds", "budget_s",
                                                    "capped", "stopped")}
         review["seconds"] = round(time.monotonic() - t0, 3)

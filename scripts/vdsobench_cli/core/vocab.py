@@ -16,6 +16,8 @@ is the architecture's (scripts/vdsobench_cli/cli/arch.py DEFAULT_COUNTER).
 """
 
 import re
+from dataclasses import dataclass
+from typing import Optional
 
 # the seven clocks of the harness's default selection, in its order
 CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse",
@@ -60,17 +62,39 @@ def subject(name):
     return parse_benchmark(name)[0]
 
 
-def parse_group(key):
-    """'monotonic/hot/cpu1' -> ('monotonic', 'hot', 1); BadName otherwise."""
-    parts = str(key).split("/")
-    if len(parts) != 3 or not all(parts):
-        raise BadName(f"group {key!r} is not {GROUP_FORM}")
-    return parts[0], parts[1], _cpu(parts[2], key, GROUP_FORM)
+@dataclass(frozen=True, order=True)
+class GroupKey:
+    """A rounds group: one clock x mode on one CPU, the harness's
+    "clock/mode/cpuN" (bench/rounds.cc key_of) parsed once. Frozen and
+    ordered, so that it keys a dict and sorts; cpu is None for a row no CPU
+    ran (the simulated counts)."""
 
+    clock: str
+    mode: str
+    cpu: Optional[int] = None
 
-def group(clock, mode, cpu):
-    """The inverse of parse_group."""
-    return f"{clock}/{mode}/cpu{cpu}"
+    @classmethod
+    def parse(cls, text):
+        """'monotonic/hot/cpu1' -> GroupKey('monotonic', 'hot', 1); BadName
+        otherwise."""
+        parts = str(text).split("/")
+        if len(parts) != 3 or not all(parts):
+            raise BadName(f"group {text!r} is not {GROUP_FORM}")
+        return cls(parts[0], parts[1], _cpu(parts[2], text, GROUP_FORM))
+
+    @classmethod
+    def of_row(cls, row):
+        """The key of a comparison row (its clock, mode and cpu)."""
+        return cls(row["clock"], row["mode"], row.get("cpu"))
+
+    def __str__(self):
+        return (f"{self.clock}/{self.mode}" if self.cpu is None
+                else f"{self.clock}/{self.mode}/cpu{self.cpu}")
+
+    @property
+    def row(self):
+        """The block's row: (clock, mode), the CPU aside."""
+        return self.clock, self.mode
 
 
 def split_variant(name):

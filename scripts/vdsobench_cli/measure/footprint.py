@@ -19,7 +19,7 @@ import statistics
 import time
 
 from vdsobench_cli.cli import arch
-from vdsobench_cli.measure import rounds
+from vdsobench_cli.measure import paired, rounds
 
 from vdsobench_cli.core import stats
 
@@ -150,17 +150,17 @@ KEPT = ("lines_displaced", "line_ns", "walk_net_ns", "data_lines", "probe")
 def comparison_part(groups):
     """{"footprint": clock/mode/cpuN -> subject#copy -> round -> KEPT of the
     batch's object} for a comparison, or {} when no group is in the mode."""
-    part = {g.key: {f"{s}#{c}": {str(r): {k: rec[k] for k in KEPT if k in rec}
-                                 for r, rec in per.items()}
-                    for (s, c), per in g.footprint.items()}
+    part = {str(g.key): {paired.subject_key(s, c): {str(r): {k: rec[k] for k in KEPT if k in rec}
+                                                    for r, rec in per.items()}
+                         for (s, c), per in g.footprint.items()}
             for g in groups if g.footprint}
     return {"footprint": part} if part else {}
 
 
 def _of(c, clock, variant, field):
     """{round: field} of one subject's footprint batches in comparison c."""
-    key = next((k for k in c.get("footprint", {}) if k.startswith(f"{clock}/footprint/")), None)
-    per = c["footprint"][key].get(f"{variant}#0", {}) if key else {}
+    key = paired.group_in(c.get("footprint", {}), clock, "footprint")
+    per = c["footprint"][key].get(paired.subject_key(variant), {}) if key else {}
     return {r: rec[field] for r, rec in per.items() if field in rec}
 
 
@@ -224,8 +224,8 @@ def recipe_lines(c, before, after, control="realtime", paths=None):
 
 def _probe_of(c, clock, variant):
     """Each batch's {"probe", "data_lines"} of one subject in comparison c."""
-    key = next((k for k in c.get("footprint", {}) if k.startswith(f"{clock}/footprint/")), None)
-    per = c["footprint"][key].get(f"{variant}#0", {}) if key else {}
+    key = paired.group_in(c.get("footprint", {}), clock, "footprint")
+    per = c["footprint"][key].get(paired.subject_key(variant), {}) if key else {}
     return [{"probe": rec.get("probe", "fault"), "data_lines": rec["data_lines"]}
             for _, rec in sorted(per.items()) if "data_lines" in rec]
 

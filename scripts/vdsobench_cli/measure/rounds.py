@@ -23,7 +23,7 @@ class Series:
     """One group's measurements: per (subject, copy), the values of each round."""
 
     def __init__(self, key, iterations):
-        self.key = key  # "monotonic/hot/cpu1"
+        self.key = key  # a vocab.GroupKey
         self.iterations = iterations
         self.ns = {}  # (subject, copy) -> {round: ns/call}
         self.counters = {}  # (subject, copy) -> {round: {event: per call}}
@@ -42,15 +42,15 @@ class Series:
 
     @property
     def clock(self):
-        return vocab.parse_group(self.key)[0]
+        return self.key.clock
 
     @property
     def mode(self):
-        return vocab.parse_group(self.key)[1]
+        return self.key.mode
 
     @property
     def cpu(self):
-        return vocab.parse_group(self.key)[2]
+        return self.key.cpu
 
     def subjects(self):
         return list(dict.fromkeys(s for s, _ in self.ns))
@@ -101,7 +101,7 @@ def parse(lines):
         if "context" in rec:
             context = rec["context"]
         elif "round" not in rec:
-            groups[rec["group"]] = Series(rec["group"], rec["iterations"])
+            groups[rec["group"]] = Series(group_key(rec["group"], n), rec["iterations"])
         else:
             g = groups[rec["group"]]
             who = (rec["subject"], rec.get("copy", 0))
@@ -124,18 +124,26 @@ def parse(lines):
 
 
 
+def group_key(text, n):
+    """The GroupKey of a group line's "group"; Failure for one the harness
+    would not write."""
+    try:
+        return vocab.GroupKey.parse(text)
+    except vocab.BadName as e:
+        raise Failure(f"the harness's rounds output, line {n}: {e}") from None
+
+
 def lost_cpu(context, groups, max_lost=limits.MAX_LOST):
-    """{group key: reason} for each group whose rounds lost the CPU too often to
+    """{GroupKey: reason} for each group whose rounds lost the CPU too often to
     be believed (every batch of a round absorbs another task's time slices
     alike, so each ratio is pulled toward 1); empty when all may have verdicts."""
-    retries = ((context or {}).get("lost_cpu") or {}).get("retries", 3)
+    retries = ((context or {}).get("lost_cpu") or {}).get("retries", limits.RETRIES)
     out = {}
     for g in groups:
         measured, disturbed = g.rounds_lost()
-        if measured and limits.lost_too_often(disturbed, measured, max_lost):
-            out[g.key] = (f"{g.key}: {disturbed} of {measured} rounds lost the CPU even after "
-                          f"{retries} retries: another process is running on CPU {g.cpu}; "
-                          f"no verdict (more than {100 * max_lost:.0f}% of the rounds)")
+        why = limits.lost_reason(g.key, disturbed, measured, retries, max_lost)
+        if why:
+            out[g.key] = why
     return out
 
 

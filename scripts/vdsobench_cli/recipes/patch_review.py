@@ -22,23 +22,21 @@ with kernel_import/testdata/6.12-max-cycles-last.patch (a layout change);
 --source without --patch is refused.
 """
 
-import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from vdsobench_cli.cli import arch, atomic, build, tools
-from vdsobench_cli.commands import compare
+from vdsobench_cli.measure import compare
 from vdsobench_cli.kimport import git_dir, kernel_import
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.recipes import patch_review_arm64
+from vdsobench_cli.recipes import patch_review_arm64, patch_review_rounds as rounds_mod
 from vdsobench_cli.recipes.recipe_session import verify_one
 from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, disassembly,
-                                                judged, layout_json, layout_summary, paired,
+                                                judged, layout_json, layout_summary,
                                                 path_changes, tore, verdict)
 
 from reports import cover_letter as letter_mod, layout_map, review, struct_diff
@@ -58,12 +56,10 @@ QUICK_CLOCKS = ["realtime", "monotonic", "monotonic_raw"]
 # whichever is the baseline): where the build puts an import decides, not its
 # code, so a pressure row would give a verdict on the placement. Simulated:
 # both (cachegrind has no such placement effect).
-MODES = ["hot"]
+MODES = list(rounds_mod.MODES)
 SIM_MODES = ["hot", "pressure"]
 PRESSURE_NOTE = ("pressure is simulated, not timed: two builds of the same tree "
                  "differ by a third in time under pressure on some CPUs")
-# seconds the timed rounds may take, pilot included; --quick's is for CI
-BUDGET_S, QUICK_BUDGET_S = 900, 60
 MEASURED = "the tree's lib/vdso read path, rebuilt in userspace against a shim"
 
 
@@ -162,23 +158,6 @@ def machine(s, cpu):
             "cpu_pinned": cpu}
 
 
-def measured_rows(c, before, after, target):
-    """[(clock, mode, review.row)] from a comparison's rounds, the rows that
-    lost the CPU too often without a verdict."""
-    refused = {r.split(":", 1)[0]: r for r in c["meta"].get("refused", [])}
-    out, lost = [], []
-    for r in c["rows"]:
-        if r["metric"] != "ns/call":
-            continue
-        key = f"{r['clock']}/{r['mode']}/cpu{r['cpu']}"
-        a, b = paired(c, key, before, after)
-        why = "lost the CPU too often" if refused.get(key) else None
-        row = review.row(a, b, target, c["meta"]["alpha"], c["meta"]["comparisons"], why)
-        out.append((r["clock"], r["mode"], row))
-        lost.append((r.get("lost") or 0, len(a)))
-    return out, lost
-
-
 def sim_table(c):
     """[(clock, mode, instr before, after, misses before, after)]."""
     by = {}
@@ -219,98 +198,14 @@ def why_lines(rows, sim):
             f"the call ~{CALL_LINE_NS} ns, its caller ~{CALLER_LINE_NS} ns a line displaced."]
 
 
-def restate(c, rows):
-    """The comparison's time rows say what the block's rows say (all the
-    second stage's rounds, one statistic), so comparison.json agrees."""
-    by = {(clock, mode): r for clock, mode, r in rows}
-    for row in c["rows"]:
-        r = by.get((row["clock"], row["mode"]))
-        if row["metric"] == "ns/call" and r is not None:
-            row.update(base=r["before"], value=r["after"], ratio=r["ratio"], ci_low=r["ci_low"],
-                       ci_high=r["ci_high"], n=r["n"],
-                       verdict=r["verdict"] if r["complete"] else row["verdict"])
-
-
-def merge_rounds(into, more):
-    """Another chunk's rounds appended to a comparison's, renumbered after
-    the ones it has; the refused groups and lost rounds added up."""
-    for key, subjects in more["rounds"].items():
-        mine = into["rounds"].setdefault(key, {})
-        for subj, by_round in subjects.items():
-            have = mine.setdefault(subj, {})
-            offset = 1 + max(map(int, have), default=-1)
-            for r, ns in sorted(by_round.items(), key=lambda kv: int(kv[0])):
-                have[offset + int(r)] = ns
-    lost = {(r["clock"], r["mode"], r["metric"]): r for r in into["rows"]}
-    for r in more["rows"]:
-        mine = lost.get((r["clock"], r["mode"], r["metric"]))
-        if mine is not None:
-            mine["lost"] = (mine.get("lost") or 0) + (r.get("lost") or 0)
-    into["meta"]["refused"] = list(dict.fromkeys(into["meta"].get("refused", [])
-                                                 + more["meta"].get("refused", [])))
-    return into
-
-
-def staged_rounds(s, variants, clocks, p, deadline, progress_fn=progress, chunks=4):
-    """The second stage's rounds, in a few chunks so that the time budget is
-    kept on a machine slower than the pilot said: when the deadline passes
-    the rounds measured so far are the stage. Stopping on the clock, never on
-    what the rounds say, keeps the interval's coverage."""
-    want = p["rounds"]
-    step = max(1, -(-want // chunks))
-    options = argparse.Namespace(clocks=clocks, modes=MODES)
-    c, done = None, 0
-    while done < want:
-        n = min(step, want - done)
-        more = compare.paired_comparison(variants, options, n, s.batch_ms)
-        c = more if c is None else merge_rounds(c, more)
-        done += n
-        progress_fn(f"{done} of {want} rounds")
-        if done < want and time.monotonic() > deadline:
-            p["stopped"] = f"the time budget ran out after {done} of {want} rounds"
-            p["capped"] = True
-            progress_fn(p["stopped"])
-            break
-    p["rounds"] = done
-    c["meta"]["rounds"] = done
-    return c
-
-
 def timed(s, before, after, clocks, progress_fn=progress):
-    """The two-stage measurement, then the simulated rows; (comparison, plan,
-    seconds)."""
-    c, p, seconds = timed_rounds(s, before, after, clocks, progress_fn)
+    """The two-stage measurement (patch_review_rounds.py), then the simulated
+    rows; (Timed, comparison, plan, seconds)."""
+    t, p, seconds = rounds_mod.timed_rounds(s, before, after, clocks, progress_fn)
+    c = t.comparison()
     progress_fn("simulating (cachegrind)")
     c["rows"] += compare.sim_rows([before, after], clocks, SIM_MODES, before)
-    return c, p, seconds
-
-
-def timed_rounds(s, before, after, clocks, progress_fn=progress):
-    """The two-stage measurement alone (what a cluster's node runs: no
-    valgrind there); (comparison, plan, seconds). s: what it needs of a
-    session: quick, rounds, batch_ms and compare()."""
-    budget = QUICK_BUDGET_S if s.quick else BUDGET_S
-    pilot_n = s.rounds if s.quick else review.PILOT_ROUNDS
-    progress_fn(f"pilot: {pilot_n} paired rounds of {len(clocks) * len(MODES)} rows")
-    t0 = time.monotonic()
-    pilot = s.compare([before, after], clocks=clocks, modes=MODES, tag="pilot",
-                      rounds=pilot_n)
-    spent = time.monotonic() - t0
-    per_round = max(spent / max(1, pilot_n), 1e-3)
-    pilots = {}
-    for r in pilot["rows"]:
-        if r["metric"] == "ns/call":
-            key = f"{r['clock']}/{r['mode']}"
-            pilots[key] = paired(pilot, f"{key}/cpu{r['cpu']}", before, after)
-    room = max(0, int((budget - spent) / per_round))
-    p = review.plan(pilots, review.TARGET, pilot["meta"]["alpha"],
-                    pilot["meta"]["comparisons"], max_rounds=max(room, 1))
-    p["pilot_rounds"], p["budget_s"] = pilot_n, budget
-    progress_fn(f"pilot took {spent:.0f} s; the target +-{review.TARGET * 100:g}% needs "
-                f"{max(p['needed'].values())} rounds; measuring {p['rounds']}"
-                + (" (the time budget's limit)" if p["capped"] else ""))
-    c = staged_rounds(s, [before, after], clocks, p, t0 + budget, progress_fn)
-    return c, p, time.monotonic() - t0
+    return t, c, p, seconds
 
 
 def run(s):
@@ -409,16 +304,15 @@ def measured(s, rv, before, after, counter, fleet_args):
                                                         SIM_MODES, before)})
         rv["notes"] += fleet_notes(rv["fleet"])
         return plan
-    c, plan, seconds = timed(s, before, after, clocks)
-    rv["rows"], lost = measured_rows(c, before, after, review.TARGET)
-    restate(c, rv["rows"])
-    cpus = sorted({r["cpu"] for r in c["rows"] if r.get("cpu") is not None})
+    t, c, plan, seconds = timed(s, before, after, clocks)
+    rv["rows"] = t.block_rows()
+    cpus = sorted({key.cpu for key in t.records if key.cpu is not None})
     rv["machine"]["cpu_pinned"] = ",".join(map(str, cpus)) or None
     s.save(c, "comparison")
     rv["capped"] = plan["capped"]
     rv["sim"] = sim_table(c)
     rv["why"] = why_lines(rv["rows"], rv["sim"])
-    grouped = letter_mod.group_lost(lost)
+    grouped = letter_mod.group_lost(t.lost())
     if grouped:
         rv["notes"].append(grouped)
     if s.quick:

@@ -14,13 +14,13 @@ named with why. reports/fleet_review.py pools the nodes of each CPU model and
 says where the models disagree.
 """
 
-import re
 import sys
 
 from vdsobench_cli.cli import build, inputs, lifecycle
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.fleet import (batch, bundle_check, node_choice, options, outcomes as
                                  outcomes_mod, submit)
+from vdsobench_cli.measure import paired
 from vdsobench_cli.recipes import review_parts
 
 from reports import fleet_review, fleet_summary, review as review_mod
@@ -31,8 +31,6 @@ WHO = "recipe patch-review --fleet"
 # a node's exit status that still left a review: 0 (it passed verify and was
 # timed) and 1 (the patched layout failed verify there: a finding, not a failure)
 REVIEWED = (0, 1)
-# a round's number as compare writes it: a few plain digits
-ROUND = re.compile(r"(0|[1-9][0-9]{0,8})")
 
 
 def check(args):
@@ -120,28 +118,15 @@ def verify_pair(review):
     return out
 
 
-def round_keys(by_round, where):
-    """The round numbers of one subject's rounds, in order; UsageError for a
-    key that is not one (int() takes " 1", "1_0" and "٣"; a 5000-digit key
-    raises past Python's digit limit) or for more than the host pools."""
-    from reports import fleet_review
-    if len(by_round) > fleet_review.MAX_ROUNDS:
-        raise UsageError(f"{where}: {len(by_round)} rounds, more than "
-                         f"{fleet_review.MAX_ROUNDS}")
-    bad = next((k for k in by_round if not ROUND.fullmatch(k)), None)
-    if bad is not None:
-        raise UsageError(f"{where}: round '{text_mod.printable(bad, 20)}' is not a round "
-                         "number")
-    return by_round
-
-
 def node_rounds(review, comparison, path="review file"):
     """({(clock, mode): (before ns, after ns)}, {(clock, mode): lost rounds})
-    of a node's comparison: the paired rounds both variants have; a row the
-    node refused (it lost the CPU too often) is left out. UsageError for rows
-    the node's review cannot have: another pair of variants, a clock or mode
-    vdsobench does not have, a clock and mode twice (on two CPUs), or more
-    rows than the host pools (each row's rounds are read once)."""
+    of a node's comparison: each ns/call row's PairedRounds, read back by
+    the record's own reader (measure/paired.py: its round numbers, times and
+    counts checked); a row the node refused, or that the lost rule refuses
+    over its rounds, is left out. UsageError for rows the node's review
+    cannot have: another pair of variants, a clock or mode vdsobench does
+    not have, a clock and mode twice (on two CPUs), or more rows than the
+    host pools (each row's rounds are read once)."""
     if comparison is None:
         return {}, {}
     from reports import fleet_review
@@ -151,7 +136,6 @@ def node_rounds(review, comparison, path="review file"):
     refused = comparison["meta"].get("refused", [])
     if not isinstance(refused, list) or not all(isinstance(r, str) for r in refused):
         raise UsageError(f"{path}: meta.refused: not a list of rows")
-    refused = {r.split(":", 1)[0] for r in refused}
     rows = [r for r in comparison["rows"] if r.get("metric") == "ns/call"]
     if len(rows) > fleet_review.MAX_KEYS:
         raise UsageError(f"{path}: {len(rows)} rows, more than {fleet_review.MAX_KEYS}")
@@ -169,16 +153,12 @@ def node_rounds(review, comparison, path="review file"):
         if (clock, mode) in seen:
             raise UsageError(f"{path}: {clock}/{mode} timed twice")
         seen.add((clock, mode))
-        key = f"{clock}/{mode}/cpu{r.get('cpu')}"
-        if key in refused:
+        # "rounds", not the path: the node's line names it, and the reason fits
+        rec = paired.PairedRounds.from_comparison(comparison, r, "rounds")
+        if r.get("refused") or rec.refused() or not rec.rounds:
             continue
-        got = comparison.get("rounds", {}).get(key, {})
-        for subject in (before, after):
-            round_keys(got.get(f"{subject}#0", {}), f"{path}: rounds {key}")
-        a, b = review_parts.paired(comparison, key, before, after, order=int)
-        if a:
-            rounds[(clock, mode)] = (a, b)
-            lost[(clock, mode)] = r.get("lost") or 0
+        rounds[(clock, mode)] = (list(rec.before_ns), list(rec.after_ns))
+        lost[(clock, mode)] = rec.lost
     return rounds, lost
 
 

@@ -11,7 +11,7 @@ import sys
 import textwrap
 
 from vdsobench_cli.cli import atomic, build, labels, lifecycle
-from vdsobench_cli.commands import compare
+from vdsobench_cli.measure import compare
 from vdsobench_cli.measure import fingerprint
 from vdsobench_cli.core import limits
 

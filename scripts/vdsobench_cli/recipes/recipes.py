@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from vdsobench_cli.cli import arch, atomic, labels, lifecycle, tools
-from vdsobench_cli.measure import code_metrics, cpu_lock, footprint, rounds as rounds_mod
+from vdsobench_cli.measure import code_metrics, cpu_lock, footprint, paired, rounds as rounds_mod
 from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.recipes.recipe_session import calls_diff, ci_text, row, rows, verdict_line, verify_one
@@ -216,8 +216,8 @@ def multshift_in_base(s):
 
 def subject_rounds(c, clock, mode, variant):
     """{round: ns} of one subject in one clock x mode's rounds (the first CPU's)."""
-    key = next((k for k in c.get("rounds", {}) if k.startswith(f"{clock}/{mode}/")), None)
-    return c["rounds"][key].get(f"{variant}#0", {}) if key else {}
+    key = paired.group_in(c.get("rounds", {}), clock, mode)
+    return c["rounds"][key].get(paired.subject_key(variant), {}) if key else {}
 
 
 def per_round_difference(c, clock, mode, before, after):

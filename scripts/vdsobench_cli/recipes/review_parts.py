@@ -152,14 +152,3 @@ def layout_summary(d):
         out += [f"  {f['name']}: {word}" for f in d.get(side, [])]
     out += [f"  {line}" for line in path_changes(d)]
     return out or ["  no field moved, every read path loads the same lines"]
-
-
-def paired(c, key, before, after, order=None):
-    """(before's ns, after's ns) of a comparison's row key ("clock/mode/cpuN"):
-    the rounds both variants have, round by round. order: the round keys'
-    sort key (int for keys read from a file)."""
-    by = c.get("rounds", {}).get(key, {})
-    a, b = by.get(f"{before}#0", {}), by.get(f"{after}#0", {})
-    common = sorted(set(a) & set(b), key=order)
-    return [a[k] for k in common], [b[k] for k in common]
-

@@ -75,7 +75,7 @@ class RoundsTest(unittest.TestCase):
 def series(clock, per_subject):
     """A footprint group: per_subject {subject: (ns, walk_net, lines)} in every
     round, with a wobble that alternates."""
-    g = rounds.Series(f"{clock}/footprint/cpu1", 320)
+    g = rounds.Series(vocab.GroupKey(clock, "footprint", 1), 320)
     for subject, (ns, walk, lines) in per_subject.items():
         for r in range(12):
             w = 0.05 if r % 2 else -0.05
@@ -171,7 +171,7 @@ class ComparisonTest(unittest.TestCase):
         c = self.comparison(4)
         rec = c["footprint"]["monotonic/footprint/cpu1"][f"{PAIR[1]}#0"]["3"]
         self.assertEqual(sorted(rec), sorted(footprint.KEPT))
-        self.assertEqual(footprint.comparison_part([rounds.Series("x/hot/cpu1", 1)]), {})
+        self.assertEqual(footprint.comparison_part([rounds.Series(vocab.GroupKey("x", "hot", 1), 1)]), {})
 
     def test_recipe_sees_the_line(self):
         lines = footprint.recipe_lines(self.comparison(4), *PAIR)

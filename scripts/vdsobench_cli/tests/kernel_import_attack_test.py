@@ -31,8 +31,9 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.cli import build, packages
-from vdsobench_cli.commands import compare, run
+from vdsobench_cli.commands import run
 from vdsobench_cli.kimport import imports_table, kernel_import
+from vdsobench_cli.measure import compare
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests import support
 from vdsobench_cli.tests.support import (NESTED, ImportsDir, cli, ok, one_line, snapshot,

@@ -53,7 +53,7 @@ class SeriesTest(unittest.TestCase):
         lost = {MONO: {(BASE, 2), (OTHER, 2), (OTHER, 7)}}
         retried = {MONO: {(BASE, 0): 1, (OTHER, 5): 2}}
         _, groups = rounds.parse(recorded(lost, retried))
-        g = {g.key: g for g in groups}
+        g = {str(g.key): g for g in groups}
         # rounds 2 and 7 lost (round 2 counts once); batches retried: the two
         # retried that kept the CPU and the three that lost it even so
         self.assertEqual(g[MONO].lost((BASE, 0), (OTHER, 0)), (5, 2))
@@ -65,7 +65,7 @@ class SeriesTest(unittest.TestCase):
         def reasons(n_lost):
             lost = {MONO: {(OTHER, r) for r in range(n_lost)}}
             context, groups = rounds.parse(recorded(lost))
-            return rounds.lost_cpu(context, groups)
+            return {str(k): why for k, why in rounds.lost_cpu(context, groups).items()}
         # 16 rounds: 10% is 1.6, so one lost round is within, two are not
         self.assertEqual(reasons(1), {})
         self.assertEqual(list(reasons(2)), [MONO])

@@ -1,57 +1,156 @@
-"""patch-review's plumbing on recorded shapes: chunks of rounds, the object
-code comparison, the git commit, verify's verdicts, the names it holds;
+"""patch-review's plumbing on recorded shapes: chunks of rounds, the block
+agreeing with comparison.json, the object code comparison, the git commit, verify's verdicts, the names it holds;
 nothing timed."""
 
 import copy
+import itertools
+import json
+import random
 import tempfile
+import types
 import unittest
 from pathlib import Path
+from unittest import mock
 
+import jsonschema
+
+from vdsobench_cli.cli import build
+from vdsobench_cli.core import stats, vocab
 from vdsobench_cli.kimport import git_dir
+from vdsobench_cli.measure import compare, paired, rounds
 from vdsobench_cli.recipes import patch_review, patch_review_arm64
+from vdsobench_cli.recipes import patch_review_rounds as rounds_mod
+
+from reports import review, tables
+
+SCHEMA = build.ROOT / "results" / "schema" / "comparison-v1.schema.json"
 
 
-def chunk(values_a, values_b, refused=(), lost=0):
-    key = "monotonic/hot/cpu1"
-    return {"meta": {"refused": list(refused), "alpha": 0.05, "comparisons": 1},
-            "rows": [{"clock": "monotonic", "mode": "hot", "metric": "ns/call", "cpu": 1,
-                      "lost": lost}],
-            "rounds": {key: {"a#0": dict(enumerate(values_a)),
-                             "b#0": dict(enumerate(values_b))}}}
+KEY = vocab.GroupKey("monotonic", "hot", 1)
+
+
+def chunk(values_a, values_b, lost=(), key=KEY):
+    """One run's rounds as compare.measure() returns them: subjects a and b
+    of one group, rounds numbered from 0, b's batch lost in rounds `lost`."""
+    return chunks({key: (values_a, values_b, lost)})
+
+
+def chunks(groups):
+    """A Measured of several groups {GroupKey: (a's ns, b's ns, lost rounds)}."""
+    series = []
+    for key, (values_a, values_b, lost) in groups.items():
+        g = rounds.Series(key, 100)
+        g.ns[("a", 0)] = dict(enumerate(values_a))
+        g.ns[("b", 0)] = dict(enumerate(values_b))
+        g.disturbed[("b", 0)] = set(lost)
+        series.append(g)
+    n = len(next(iter(groups.values()))[0])
+    return compare.Measured({}, series, "a", ["b"], n, 1)
+
+
+def staged(p, made, deadline=float("inf"), count=4):
+    """patch_review_rounds.staged_rounds with compare.measure replaced by
+    made(n) (each chunk's rounds), nothing timed; (calls, (first, records))."""
+    calls = []
+
+    def fake(variants, options, n, batch_ms):
+        calls.append(n)
+        # the harness's options as rounds.measure would pass them
+        hargs = rounds.harness_args(variants, options)
+        assert hargs[hargs.index("--clocks") + 1] == "monotonic", hargs
+        assert hargs[hargs.index("--modes") + 1] == "hot", hargs
+        return made(n)
+    s = type("S", (), {"batch_ms": 1})()
+    with mock.patch.object(rounds_mod.compare, "measure", fake):
+        out = rounds_mod.staged_rounds(s, ["a", "b"], ["monotonic"], p, deadline,
+                                       lambda _: None, chunks=count)
+    return calls, out
 
 
 class MergeRoundsTest(unittest.TestCase):
     def test_chunks_append_and_renumber(self):
-        c = patch_review.merge_rounds(chunk([1, 2], [3, 4], lost=1),
-                                      chunk([5, 6, 7], [8, 9, 10], ["x: refused"], lost=2))
-        r = c["rounds"]["monotonic/hot/cpu1"]
+        parts = iter([chunk([1, 2, 5], [3, 4, 8], lost=[0]),
+                      chunk([6, 7], [9, 10], lost=[0, 1])])
+        calls, (_, records) = staged({"rounds": 5}, lambda n: next(parts), count=2)
+        self.assertEqual(calls, [3, 2])
+        r = records[KEY].comparison_part()[str(KEY)]
         self.assertEqual(r["a#0"], {0: 1, 1: 2, 2: 5, 3: 6, 4: 7})
         self.assertEqual(r["b#0"], {0: 3, 1: 4, 2: 8, 3: 9, 4: 10})
-        self.assertEqual(c["rows"][0]["lost"], 3)
-        self.assertEqual(c["meta"]["refused"], ["x: refused"])
-        rows, lost = patch_review.measured_rows(c, "a", "b", 0.005)
-        self.assertEqual(rows[0][2]["n"], 5)
+        self.assertEqual(records[KEY].lost, 3)
+        # the lost rule over the rounds the verdict uses: 3 of 5
+        self.assertTrue(records[KEY].refused().startswith("monotonic/hot/cpu1: 3 of 5 rounds"))
+        rows = rounds_mod.judged(records, 0.005)
+        self.assertEqual(rows[KEY]["n"], 5)
 
     def test_deadline_stops_between_chunks(self):
-        calls = []
-
-        def fake(variants, options, n, batch_ms):
-            calls.append(n)
-            return chunk([10.0] * n, [10.0] * n)
-        real = patch_review.compare.paired_comparison
-        patch_review.compare.paired_comparison = fake
-        try:
-            s = type("S", (), {"batch_ms": 1})()
-            p = {"rounds": 40}
-            c = patch_review.staged_rounds(s, ["a", "b"], ["monotonic"], p, deadline=0,
-                                           progress_fn=lambda _: None)
-        finally:
-            patch_review.compare.paired_comparison = real
+        p = {"rounds": 40}
+        calls, (_, records) = staged(p, lambda n: chunk([10.0] * n, [10.0] * n), deadline=0)
         self.assertEqual(calls, [10])
         self.assertEqual(p["rounds"], 10)
         self.assertTrue(p["capped"])
         self.assertIn("after 10 of 40 rounds", p["stopped"])
-        self.assertEqual(len(c["rounds"]["monotonic/hot/cpu1"]["a#0"]), 10)
+        self.assertEqual(len(records[KEY].rounds), 10)
+
+
+class BlockAgreesTest(unittest.TestCase):
+    """The block's rows and comparison.json's ns/call rows come from the same
+    records and the same judgement: fed synthetic rounds (a slower row, one
+    that lost the CPU in most rounds, one too noisy for a verdict), each says
+    what the other says, and the file's rounds read back as the records."""
+
+    KEYS = {"slower": vocab.GroupKey("monotonic", "hot", 1),
+            "lost": vocab.GroupKey("realtime", "hot", 1),
+            "noisy": vocab.GroupKey("monotonic_raw", "hot", 1)}
+
+    def made(self, n):
+        rng = self.rng
+        slower = stats.simulate_rounds(rng, n, 1.03, sigma=0.002, outlier_rate=0)
+        same = stats.simulate_rounds(rng, n, 1.0, sigma=0.002, outlier_rate=0)
+        noisy = stats.simulate_rounds(rng, n, 1.0, sigma=0.2, outlier_rate=0)
+        return chunks({self.KEYS["slower"]: (*slower, ()),
+                       self.KEYS["lost"]: (*same, range(n // 2)),
+                       self.KEYS["noisy"]: (*noisy, ())})
+
+    def test_the_block_and_the_file_agree(self):
+        self.rng = random.Random(29)
+        s = type("S", (), {"batch_ms": 1, "quick": True, "rounds": 12})()
+        # a clock a second a look: the pilot takes 1 s, the budget holds 708
+        # rounds, too few for the noisy row's +-0.5%
+        clock = itertools.count()
+        with mock.patch.object(rounds_mod.compare, "measure",
+                               lambda variants, options, n, batch_ms: self.made(n)), \
+                mock.patch.object(rounds_mod, "time",
+                                  types.SimpleNamespace(monotonic=lambda: next(clock))):
+            t, plan, _ = rounds_mod.timed_rounds(s, "a", "b", ["monotonic"], lambda _: None)
+        self.assertTrue(plan["capped"])
+        c = json.loads(json.dumps(t.comparison()))
+        jsonschema.validate(c, json.loads(SCHEMA.read_text()))
+        block = {(clock, mode): r for clock, mode, r in t.block_rows()}
+        rows = {(r["clock"], r["mode"]): r for r in c["rows"] if r["metric"] == "ns/call"}
+        self.assertEqual(set(block), set(rows))
+        self.assertEqual(c["meta"]["rounds"], plan["rounds"])
+        for what, key in self.KEYS.items():
+            with self.subTest(what):
+                b, f = block[key.row], rows[key.row]
+                self.assertEqual((f["base"], f["value"], f["ratio"], f["ci_low"],
+                                  f["ci_high"], f["n"]),
+                                 (b["before"], b["after"], b["ratio"], b["ci_low"],
+                                  b["ci_high"], b["n"]))
+                self.assertEqual(f["n"], plan["rounds"])
+                back = paired.PairedRounds.from_comparison(c, f)
+                self.assertEqual(back.rounds, t.records[key].rounds)
+                self.assertEqual(back.after_ns, t.records[key].after_ns)
+                self.assertEqual(back.row(0.005, 0.05, 3), b)
+        self.assertEqual(rows[self.KEYS["slower"].row]["verdict"], "slower")
+        self.assertTrue(block[self.KEYS["slower"].row]["complete"])
+        lost = rows[self.KEYS["lost"].row]
+        self.assertEqual(lost["verdict"], tables.NO_VERDICT)
+        self.assertTrue(lost["refused"].startswith("realtime/hot/cpu1: "))
+        self.assertEqual(c["meta"]["refused"], [lost["refused"]])
+        self.assertFalse(block[self.KEYS["lost"].row]["complete"])
+        self.assertEqual(rows[self.KEYS["noisy"].row]["verdict"], review.INCOMPLETE)
+        self.assertIsNone(rows[self.KEYS["noisy"].row]["refused"])
+        self.assertEqual(block[self.KEYS["noisy"].row]["verdict"], review.INCOMPLETE)
 
 
 class CodeTest(unittest.TestCase):

@@ -185,8 +185,8 @@ class UntimedModelTest(Base):
 
     def test_a_model_with_no_rounds(self):
         def refuse_all(o):
-            o["comparison"]["meta"]["refused"] = [f"{k}: lost the CPU"
-                                                  for k in o["comparison"]["rounds"]]
+            for row in o["comparison"]["rows"]:
+                row["refused"] = f"{row['clock']}/{row['mode']}: lost the CPU"
         outcomes = [outcome(self.write(self.good, "n1.json"), node="n1"),
                     outcome(self.write(self.edited(refuse_all), "n2.json"), node="n2",
                             cpu={"vendor": "AuthenticAMD", "family": 25, "model": 17})]

@@ -61,11 +61,26 @@ class ReadTest(unittest.TestCase):
     def test_a_refused_row_is_left_out(self):
         bad = copy.deepcopy(self.good)
         row = next(r for r in bad["comparison"]["rows"] if r["clock"] == "realtime")
-        bad["comparison"]["meta"]["refused"] = [f"realtime/hot/cpu{row['cpu']}: lost"]
+        row["refused"] = f"realtime/hot/cpu{row['cpu']}: lost"
         review, comparison = pf.load_review(self.write(bad), BEFORE, AFTER, 0)
         rounds, _ = pf.node_rounds(review, comparison)
         self.assertNotIn(("realtime", "hot"), rounds)
         self.assertIn(("monotonic", "hot"), rounds)
+
+    def test_a_row_the_lost_rule_refuses_is_left_out(self):
+        """The rule over the row's rounds (its disturbed rounds, a field),
+        whatever the node's own "refused" says."""
+        bad = copy.deepcopy(self.good)
+        row = next(r for r in bad["comparison"]["rows"] if r["clock"] == "monotonic")
+        key = f"monotonic/hot/cpu{row['cpu']}"
+        measured = bad["comparison"]["rounds"][key][f"{AFTER}+rdtscp+always#0"]
+        row["disturbed"] = sorted(map(int, measured))[:5]
+        row["lost"], row["refused"] = 5, None
+        review, comparison = pf.load_review(self.write(bad), BEFORE, AFTER, 0)
+        rounds, lost = pf.node_rounds(review, comparison)
+        self.assertNotIn(("monotonic", "hot"), rounds)
+        self.assertEqual(set(rounds), {("realtime", "hot"), ("monotonic_raw", "hot")})
+        self.assertEqual(set(lost.values()), {0})
 
     def test_torn_node(self):
         torn = copy.deepcopy(self.good)

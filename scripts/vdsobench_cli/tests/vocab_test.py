@@ -150,11 +150,27 @@ class BenchmarkNameTest(unittest.TestCase):
                 self.assertIsNone(run_table.split_name(name))
 
     def test_group(self):
-        self.assertEqual(vocab.parse_group("monotonic/hot/cpu1"), ("monotonic", "hot", 1))
-        self.assertEqual(vocab.group("tai", "cold", 7), "tai/cold/cpu7")
+        key = vocab.GroupKey.parse("monotonic/hot/cpu1")
+        self.assertEqual((key.clock, key.mode, key.cpu), ("monotonic", "hot", 1))
+        self.assertEqual(str(vocab.GroupKey("tai", "cold", 7)), "tai/cold/cpu7")
         for key in ("monotonic/hot", "monotonic/hot/1", "a/monotonic/hot/cpu1"):
             with self.assertRaises(vocab.BadName):
-                vocab.parse_group(key)
+                vocab.GroupKey.parse(key)
+
+    def test_group_key_is_a_value(self):
+        """Frozen, hashable, ordered by clock, mode, cpu; the row sets the CPU
+        aside; str() and parse() are each other's inverse."""
+        a, b = vocab.GroupKey("monotonic", "hot", 1), vocab.GroupKey.parse("monotonic/hot/cpu1")
+        self.assertEqual(a, b)
+        self.assertEqual({a: 1}[b], 1)
+        self.assertEqual(a.row, ("monotonic", "hot"))
+        self.assertLess(vocab.GroupKey("monotonic", "hot", 0), a)
+        self.assertEqual(vocab.GroupKey.parse(str(a)), a)
+        self.assertEqual(str(vocab.GroupKey("tai", "hot")), "tai/hot")
+        self.assertEqual(vocab.GroupKey.of_row({"clock": "tai", "mode": "hot", "cpu": 2}),
+                         vocab.GroupKey("tai", "hot", 2))
+        with self.assertRaises(AttributeError):
+            a.cpu = 2
 
 
 class VariantNameTest(unittest.TestCase):
