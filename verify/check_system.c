@@ -48,9 +48,9 @@ static __int128 tolerance_ns(clockid_t clk, __int128 elapsed_ns,
 {
 	__int128 tol = OFFSET_NS + elapsed_ns * CAL_PPM / 1000000;
 
-	if (clk != CLOCK_MONOTONIC_RAW)
+	if (!suite_clock_is(clk, SUITE_RAW))
 		tol += elapsed_ns * NTP_PPM / 1000000;
-	if (clk == CLOCK_REALTIME_COARSE || clk == CLOCK_MONOTONIC_COARSE)
+	if (suite_clock_is(clk, SUITE_COARSE))
 		tol += COARSE_NS + (tick_late_ns > 0 ? tick_late_ns : 0);
 	return tol;
 }
