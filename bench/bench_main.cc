@@ -82,7 +82,7 @@ const char usage_text[] =
 	"                    sys/libc, sys/vdso, floor/<counter>, floor/empty\n"
 	"  --clocks LIST     ";
 
-#define CLOCK_NAME(name, id, coarse) name,
+#define CLOCK_NAME(name, id, kind, base, label, short, abbrev) name,
 
 // --clocks' choices from the table, wrapped as the lines around them
 void usage_clocks(FILE *f)

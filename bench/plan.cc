@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "bench/plan.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include <algorithm>
@@ -120,9 +121,30 @@ int plan_cpus(const struct subject *s, const struct clock_choice *clk,
 }
 
 // every selected mode and clock of s that applies to it
+// why the system refuses a system subject's clock (an alarm clock without an
+// RTC, an aux clock not enabled), or NULL: timing that call's error path would
+// measure nothing that was asked for, so the pair is skipped and said
+const char *refused(const struct subject *s, const struct clock_choice *clk)
+{
+	struct timespec ts;
+	int ret;
+
+	if (s->kind != SUBJECT_SYS)
+		return NULL;
+	if (clk->op == BENCH_OP_GETTIME && s->clock_gettime)
+		ret = s->clock_gettime(clk->clk, &ts);
+	else if (clk->op == BENCH_OP_GETRES && s->clock_getres)
+		ret = s->clock_getres(clk->clk, &ts);
+	else
+		return NULL;
+	return ret ? strerror(errno) : NULL;
+}
+
 int plan_subject(const struct selection &sel, const struct subject *s,
 		 char *err, size_t errlen)
 {
+	const char *why;
+
 	for (int m = 0; m < NR_MODES; m++) {
 		if (!sel.mode[m])
 			continue;
@@ -134,6 +156,13 @@ int plan_subject(const struct selection &sel, const struct subject *s,
 				continue;
 			if (!subject_applies(s, clk, (enum bench_mode)m))
 				continue;
+			why = refused(s, clk);
+			if (why) {
+				harness().skipped.push_back(
+					std::string(s->name) + "/" + clk->name +
+					": the system refuses the clock: " + why);
+				continue;
+			}
 			if (plan_cpus(s, clk, (enum bench_mode)m, err, errlen))
 				return -1;
 		}

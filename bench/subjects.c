@@ -56,8 +56,10 @@ const struct mode_info bench_modes[NR_MODES] = {
 			    "lines, same batch)"},
 };
 
-#define GETTIME_CHOICE(name, id, coarse) {name, BENCH_OP_GETTIME, id},
-#define GETRES_CHOICE(name, id, coarse) {"getres:" name, BENCH_OP_GETRES, id},
+#define GETTIME_CHOICE(name, id, kind, base, label, short, abbrev) \
+	{name, BENCH_OP_GETTIME, id},
+#define GETRES_CHOICE(name, id, kind, base, label, short, abbrev) \
+	{"getres:" name, BENCH_OP_GETRES, id},
 
 const struct clock_choice bench_clocks[NR_CLOCK_CHOICES] = {
 	SUITE_CLOCKS(GETTIME_CHOICE) SUITE_CLOCKS(GETRES_CHOICE)

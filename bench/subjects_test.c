@@ -121,10 +121,11 @@ static void test_selection(void)
 	tap_ok(ret == 0 && layouts >= 1 &&
 		       count(sel.subject, BENCH_MAX_SUBJECTS) ==
 			       layouts + 3 + floors &&
-		       count(sel.clock, NR_CLOCK_CHOICES) == 7 &&
+		       count(sel.clock, NR_CLOCK_CHOICES) == NR_SUITE_CLOCKS &&
 		       count(sel.mode, NR_MODES) == 1 && sel.mode[MODE_HOT],
 	       "default: every layout with %s (%u), sys/*, a floor "
-	       "per counter and floor/empty (%u); seven clocks; hot (%d: %u "
+	       "per counter and floor/empty (%u); the suite's clocks; hot (%d: "
+	       "%u "
 	       "subjects)",
 	       with_default, layouts, floors, ret,
 	       count(sel.subject, BENCH_MAX_SUBJECTS));
@@ -150,9 +151,10 @@ static void test_selection(void)
 			       variants_matching(
 				       "generic_*+" EVERY_CPU_COUNTER
 				       "+*") &&
-		       count(sel.clock, NR_CLOCK_CHOICES) == 7 &&
+		       count(sel.clock, NR_CLOCK_CHOICES) == NR_SUITE_CLOCKS &&
 		       count(sel.mode, NR_MODES) == 2,
-	       "globs: every generic layout x 2 inlines, seven getres");
+	       "globs: every generic layout x 2 inlines, every suite clock's "
+	       "getres");
 
 	ret = selection_parse(&sel, WITH_COUNTER("generic_5_3") ", sys/vdso",
 			      "monotonic", "hot", err, sizeof(err));

@@ -1,20 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "impls/registry.h"
 
+#include "common/clocks.h"
+
 #include <string.h>
 
+#define CLOCK_NAME(name, id, kind, base, label, short, abbrev) [id] = name,
+
+/* every uapi clock id's name: the clock table's, and the CPU-time clocks */
 static const char *const clock_names[MAX_CLOCKS] = {
-	[CLOCK_REALTIME] = "realtime",
-	[CLOCK_MONOTONIC] = "monotonic",
 	[CLOCK_PROCESS_CPUTIME_ID] = "process_cputime",
 	[CLOCK_THREAD_CPUTIME_ID] = "thread_cputime",
-	[CLOCK_MONOTONIC_RAW] = "monotonic_raw",
-	[CLOCK_REALTIME_COARSE] = "realtime_coarse",
-	[CLOCK_MONOTONIC_COARSE] = "monotonic_coarse",
-	[CLOCK_BOOTTIME] = "boottime",
-	[CLOCK_REALTIME_ALARM] = "realtime_alarm",
-	[CLOCK_BOOTTIME_ALARM] = "boottime_alarm",
-	[CLOCK_TAI] = "tai",
+	SUITE_CLOCKS(CLOCK_NAME) OTHER_CLOCKS(CLOCK_NAME)
 };
 
 const struct vdso_variant *vdso_variant_find(const char *name)

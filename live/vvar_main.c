@@ -30,9 +30,11 @@
 #include "live/vvar.h"
 
 /* the suite's clocks that read the counter: the coarse ones do not */
-#define SAMPLED_CLOCK(name, id, coarse) SAMPLED_CLOCK_##coarse(name, id)
-#define SAMPLED_CLOCK_0(name, id) {name, id},
-#define SAMPLED_CLOCK_1(name, id)
+#define SAMPLED_CLOCK(name, id, kind, base, label, short, abbrev) \
+	SAMPLED_CLOCK_##kind(name, id)
+#define SAMPLED_CLOCK_HRES(name, id) {name, id},
+#define SAMPLED_CLOCK_RAW(name, id) {name, id},
+#define SAMPLED_CLOCK_COARSE(name, id)
 
 static const struct {
 	const char *name;

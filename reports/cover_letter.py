@@ -34,7 +34,7 @@ import textwrap
 
 from . import cover_letter_arm64, fleet_review
 from . import review as review_mod
-from vdsobench_cli.core import stats
+from vdsobench_cli.core import clocks, stats
 from vdsobench_cli.core.text import printable
 
 WIDTH = 72
@@ -54,7 +54,7 @@ def wrap(text, indent="  "):
 
 
 def clock_label(clock):
-    return clock.upper()
+    return clocks.label(clock)
 
 
 def _ns(x):

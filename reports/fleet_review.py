@@ -66,7 +66,7 @@ import textwrap
 from collections import Counter
 
 from reports import review
-from vdsobench_cli.core import limits, stats, vocab
+from vdsobench_cli.core import clocks, limits, stats, vocab
 from vdsobench_cli.core.text import printable
 
 WIDTH = 72
@@ -320,7 +320,7 @@ def _change(r):
 
 
 def clock_label(clock, mode):
-    return f"{clock.upper()} {mode}"
+    return f"{clocks.label(clock)} {mode}"
 
 
 def _disagreement(cells):
@@ -729,9 +729,6 @@ def _groups(red, width):
     return items
 
 
-ABBREVIATIONS = {"realtime": "RT", "monotonic": "MONO", "monotonic_raw": "RAW",
-                 "boottime": "BOOT", "tai": "TAI", "realtime_coarse": "RT_C",
-                 "monotonic_coarse": "MONO_C"}
 MARKS = {"faster": "F", "slower": "S", stats.NO_DIFFERENCE: "=", review.INCOMPLETE: "?"}
 
 
@@ -744,7 +741,7 @@ def _matrix(red, width):
     modes = {mode for _, mode, _ in rows}
     if len(modes) != 1:
         return None
-    heads = [ABBREVIATIONS.get(c, printable(c.upper(), 6)) for c, _, _ in rows]
+    heads = [clocks.abbrev(c) or printable(c.upper(), 6) for c, _, _ in rows]
     if len(set(heads)) < len(heads):
         return None
     grid = [[("-" if cs[m["cpu"]] is None or cs[m["cpu"]]["ratio"] is None else

@@ -28,7 +28,7 @@ import types
 from pathlib import Path
 
 from reports import merge, tables
-from vdsobench_cli.core import stats
+from vdsobench_cli.core import clocks, stats
 from vdsobench_cli.core.text import printable, printable_lines
 
 FORMATS = ("png", "svg")
@@ -58,10 +58,8 @@ STYLES = (("0.25", ""), ("1.0", ""), ("0.62", ""), ("1.0", "////"), ("0.45", "")
           ("0.85", "xxxx"), ("1.0", "...."), ("0.8", "\\\\\\\\"), ("0.62", "////"),
           ("1.0", "----"), ("0.85", "++++"), ("1.0", "oo"))
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
-CLOCK_SHORT = {"realtime": "REALTIME", "monotonic": "MONO", "monotonic_raw": "MONO_RAW",
-               "boottime": "BOOTTIME", "tai": "TAI", "realtime_coarse": "REAL_COARSE",
-               "monotonic_coarse": "MONO_COARSE", "gettimeofday": "gettimeofday()",
-               "time": "time()"}
+# the subjects that are not clocks (the clocks' own short labels: core/clocks.py)
+CALL_SHORT = {"gettimeofday": "gettimeofday()", "time": "time()"}
 CLOCK_NOTE = ("Clocks drop the CLOCK_ prefix; MONO is MONOTONIC, REAL_COARSE is "
               "REALTIME_COARSE.")
 
@@ -69,7 +67,7 @@ CLOCK_NOTE = ("Clocks drop the CLOCK_ prefix; MONO is MONOTONIC, REAL_COARSE is 
 def short_clock(clock):
     if clock.startswith("getres:"):
         return f"getres({short_clock(clock[7:])})"
-    return CLOCK_SHORT.get(clock, clock)
+    return clocks.short(clock) or CALL_SHORT.get(clock, clock)
 
 
 # ---- matplotlib, lazily -------------------------------------------------------------------

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/clocks.h"
 #include "impls/kernel/fake_counter.h"
 #include "impls/kernel/sim_kernel.h"
 #include "verify/check.h"
@@ -49,17 +50,16 @@ static bool agrees(const struct vdso_variant *v, clockid_t clk, u64 c,
 	return true;
 }
 
-static const clockid_t kept_clocks[] = {
-	CLOCK_REALTIME,		CLOCK_MONOTONIC,	CLOCK_MONOTONIC_RAW,
-	CLOCK_REALTIME_COARSE,	CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME,
-	CLOCK_REALTIME_ALARM,	CLOCK_BOOTTIME_ALARM,	CLOCK_TAI,
+/* every clock the simulated kernel computes, the suite's and the others */
+static const struct suite_clock kept_clocks[] = {
+	SUITE_CLOCKS(SUITE_CLOCK_ROW) OTHER_CLOCKS(SUITE_CLOCK_ROW)
 };
 
 static bool all_agree(const struct vdso_variant *v, u64 c, const char *what,
 		      struct check_report *r)
 {
 	for (unsigned int i = 0; i < ARRAY_SIZE(kept_clocks); i++)
-		if (!agrees(v, kept_clocks[i], c, what, r))
+		if (!agrees(v, kept_clocks[i].id, c, what, r))
 			return false;
 	return true;
 }
@@ -186,23 +186,25 @@ static void edge_huge_ns(const struct vdso_variant *v, struct check_report *r)
 		  r);
 }
 
+/* settimeofday() moves the REAL and TAI clocks by the jump, no other */
+static bool moves(const struct suite_clock *c)
+{
+	return c->base == SUITE_REAL || c->base == SUITE_TAI;
+}
+
 static void edge_settimeofday(const struct vdso_variant *v,
 			      struct check_report *r)
 {
-	const clockid_t still[] = { CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW,
-				    CLOCK_BOOTTIME, CLOCK_MONOTONIC_COARSE };
-	const clockid_t moved[] = { CLOCK_REALTIME, CLOCK_TAI,
-				    CLOCK_REALTIME_COARSE };
+	static const struct suite_clock clocks[] = { SUITE_CLOCKS(
+		SUITE_CLOCK_ROW) };
 	const __int128 jump = 1000 * (__int128)NSEC_PER_SEC + 500000000;
 	struct timekeeper *tk, now;
-	__int128 before[4], after, moved_before[3], rt;
+	__int128 before[ARRAY_SIZE(clocks)], rt;
 	struct timespec64 ts;
 	u64 c = LAST + 77777777;
 
-	for (int i = 0; i < 4; i++)
-		vread(v, still[i], c, &before[i]);
-	for (int i = 0; i < 3; i++)
-		vread(v, moved[i], c, &moved_before[i]);
+	for (unsigned int i = 0; i < ARRAY_SIZE(clocks); i++)
+		vread(v, clocks[i].id, c, &before[i]);
 
 	/* set the wall clock 1000.5 s ahead, at cycle_last, whole ns */
 	sim_tk_snapshot(&now);
@@ -215,23 +217,21 @@ static void edge_settimeofday(const struct vdso_variant *v,
 
 	if (!all_agree(v, c, "after settimeofday", r))
 		return;
-	for (int i = 0; i < 4; i++) {
-		vread(v, still[i], c, &after);
+	for (unsigned int i = 0; i < ARRAY_SIZE(clocks); i++) {
+		__int128 after, d;
+
+		vread(v, clocks[i].id, c, &after);
+		d = after - before[i];
 		/* do_settimeofday64() drops xtime_nsec's sub-ns fraction */
-		if (after - before[i] > 0 || after - before[i] < -1)
+		if (!moves(&clocks[i]) && (d > 0 || d < -1))
 			return check_fail(r, "settimeofday moved %s by %lld ns",
-					  check_clock_name(still[i]),
-					  (long long)(after - before[i]));
-	}
-	for (int i = 0; i < 3; i++) {
-		vread(v, moved[i], c, &after);
-		if (after - moved_before[i] < jump - 1 ||
-		    after - moved_before[i] > jump)
+					  check_clock_name(clocks[i].id),
+					  (long long)d);
+		if (moves(&clocks[i]) && (d < jump - 1 || d > jump))
 			return check_fail(r, "settimeofday moved %s by %lld ns, "
 					     "want %lld",
-					  check_clock_name(moved[i]),
-					  (long long)(after - moved_before[i]),
-					  (long long)jump);
+					  check_clock_name(clocks[i].id),
+					  (long long)d, (long long)jump);
 	}
 }
 
@@ -315,12 +315,12 @@ static void edge_timens(const struct vdso_variant *v, struct check_report *r)
 	if (!v->has_timens)
 		return;
 	for (unsigned int i = 0; i < ARRAY_SIZE(kept_clocks); i++)
-		vread(v, kept_clocks[i], c, &host[i]);
+		vread(v, kept_clocks[i].id, c, &host[i]);
 	if (sim_timens_enter(v, &offs))
 		return check_fail(r, "time namespace: enter failed: %s",
 				  strerror(errno));
 	for (unsigned int i = 0; i < ARRAY_SIZE(kept_clocks); i++) {
-		clockid_t clk = kept_clocks[i];
+		clockid_t clk = kept_clocks[i].id;
 
 		want = host[i] + timens_offset_ns(&offs, clk);
 		if (vread(v, clk, c, &ns) || ns != want) {
@@ -334,9 +334,9 @@ static void edge_timens(const struct vdso_variant *v, struct check_report *r)
 	if (sim_timens_leave(v))
 		check_fail(r, "time namespace: leave failed: %s", strerror(errno));
 	for (unsigned int i = 0; i < ARRAY_SIZE(kept_clocks); i++)
-		if (vread(v, kept_clocks[i], c, &ns) || ns != host[i])
+		if (vread(v, kept_clocks[i].id, c, &ns) || ns != host[i])
 			return check_fail(r, "time namespace: %s not restored",
-					  check_clock_name(kept_clocks[i]));
+					  check_clock_name(kept_clocks[i].id));
 }
 
 /* aux clock clk at c: the oracle's reading, or the vDSO's up to its slack below */

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 
+#include "common/clocks.h"
 #include "impls/kernel/fake_counter.h"
 #include "impls/kernel/sim_kernel.h"
 #include "verify/check.h"
@@ -151,8 +152,7 @@ static void check_one_getres(const struct vdso_variant *v, clockid_t clk,
 		sim_tk_snapshot(&tk);
 		want_ret = tk_clock_ns(&tk, clk, 0, &unused);
 		want.tv_sec = 0;
-		want.tv_nsec = (clk == CLOCK_REALTIME_COARSE ||
-				clk == CLOCK_MONOTONIC_COARSE) ?
+		want.tv_nsec = suite_clock_is(clk, SUITE_COARSE) ?
 				       LOW_RES_NSEC :
 				       tk.hrtimer_res;
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "common/clocks.h"
 #include "impls/common/variant.h"
 #include "impls/table_sizes.h"
 
@@ -518,7 +519,7 @@ long sim_sys_clock_getres(clockid_t clk, struct timespec *res,
 		return 0;
 	res->tv_sec = 0;
 	/* posix_get_coarse_res() vs posix_get_hrtimer_res() */
-	if (clk == CLOCK_REALTIME_COARSE || clk == CLOCK_MONOTONIC_COARSE)
+	if (suite_clock_is(clk, SUITE_COARSE))
 		res->tv_nsec = LOW_RES_NSEC;
 	else
 		res->tv_nsec = tk.hrtimer_res;

@@ -7,6 +7,8 @@
  */
 #include "impls/kernel/timekeeper.h"
 
+#include "common/clocks.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -302,41 +304,50 @@ static __int128 tkr_ns(const struct tk_read_base *tkr, u64 now)
 			  tkr->shift);
 }
 
+/* the offset a clock's base adds to xtime (timekeeping.c's offs_*) */
+static __int128 tk_base_ns(const struct timekeeper *tk,
+			   enum suite_clock_base base)
+{
+	__int128 wtm = timespec64_to_ns(&tk->wall_to_monotonic);
+
+	switch (base) {
+	case SUITE_MONO:
+		return wtm;
+	case SUITE_BOOT:
+		return wtm + tk->offs_boot;
+	case SUITE_TAI:
+		return (__int128)tk->tai_offset * NSEC_PER_SEC;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * ktime_get_{real,,boot,clocktai,raw}_ts64() and their coarse twins, by
+ * the clock's row in common/clocks.h: its kind picks the read, its base
+ * the offset.
+ */
 int tk_clock_ns(const struct timekeeper *tk, clockid_t clk, u64 now,
 		__int128 *ns)
 {
+	const struct suite_clock *c = suite_clock_of(clk);
 	__int128 sec_ns = (__int128)tk->xtime_sec * NSEC_PER_SEC;
-	__int128 wtm = timespec64_to_ns(&tk->wall_to_monotonic);
 
-	switch (clk) {
-	case CLOCK_REALTIME:
-	case CLOCK_REALTIME_ALARM:
-		*ns = sec_ns + tkr_ns(&tk->tkr_mono, now);
-		return 0;
-	case CLOCK_TAI:
-		*ns = sec_ns + (__int128)tk->tai_offset * NSEC_PER_SEC +
-		      tkr_ns(&tk->tkr_mono, now);
-		return 0;
-	case CLOCK_MONOTONIC:
-		*ns = sec_ns + wtm + tkr_ns(&tk->tkr_mono, now);
-		return 0;
-	case CLOCK_BOOTTIME:
-	case CLOCK_BOOTTIME_ALARM:
-		*ns = sec_ns + wtm + tk->offs_boot + tkr_ns(&tk->tkr_mono, now);
-		return 0;
-	case CLOCK_MONOTONIC_RAW:
+	if (!c)
+		return -EINVAL;
+	switch (c->kind) {
+	case SUITE_RAW:
 		*ns = (__int128)tk->raw_sec * NSEC_PER_SEC +
 		      tkr_ns(&tk->tkr_raw, now);
 		return 0;
-	case CLOCK_REALTIME_COARSE:
-		*ns = sec_ns + (tk->tkr_mono.xtime_nsec >> tk->tkr_mono.shift);
-		return 0;
-	case CLOCK_MONOTONIC_COARSE:
-		*ns = sec_ns + wtm +
+	case SUITE_COARSE:
+		*ns = sec_ns + tk_base_ns(tk, c->base) +
 		      (tk->tkr_mono.xtime_nsec >> tk->tkr_mono.shift);
 		return 0;
 	default:
-		return -EINVAL;
+		*ns = sec_ns + tk_base_ns(tk, c->base) +
+		      tkr_ns(&tk->tkr_mono, now);
+		return 0;
 	}
 }
 
@@ -413,15 +424,11 @@ int tk_aux_clock_ns(const struct timekeeper *aux, u64 now, __int128 *ns)
 __int128 timens_offset_ns(const struct timens_offsets *offs, clockid_t clk)
 {
 	/* kernel/time/namespace.c timens_setup_vdso_data() */
-	switch (clk) {
-	case CLOCK_MONOTONIC:
-	case CLOCK_MONOTONIC_COARSE:
-	case CLOCK_MONOTONIC_RAW:
+	const struct suite_clock *c = suite_clock_of(clk);
+
+	if (c && c->base == SUITE_MONO)
 		return timespec64_to_ns(&offs->monotonic);
-	case CLOCK_BOOTTIME:
-	case CLOCK_BOOTTIME_ALARM:
+	if (c && c->base == SUITE_BOOT)
 		return timespec64_to_ns(&offs->boottime);
-	default:
-		return 0;
-	}
+	return 0;
 }

@@ -102,7 +102,7 @@ def add_parser(sub):
     p.add_argument("--results", nargs=2, metavar=("OLD", "NEW"),
                    help="compare two results files from `run` (unpaired)")
     p.add_argument("--clocks", action="append", metavar="LIST",
-                   help="as for run (default: the seven clocks)")
+                   help="as for run (default: the suite's clocks)")
     p.add_argument("--modes", action="append", metavar="LIST", help="as for run (default hot)")
     p.add_argument("--cpus", metavar="LIST", help="as for run")
     p.add_argument("--writer-cpu", metavar="N", type=ranged.CPU, help="as for run")

@@ -38,7 +38,7 @@ from vdsobench_cli.measure import live
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 from reports import layout_map
-from vdsobench_cli.core import vocab
+from vdsobench_cli.core import clocks, vocab
 
 ITERATIONS = (2, 3)
 
@@ -49,7 +49,8 @@ def default_suffix():
     return vocab.variant("", arch.default_counter())
 # each path's clock, in the order they are shown: the raw clock, a path of its
 # own, last
-CLOCKS = tuple(c for c in vocab.CLOCKS if c != "monotonic_raw") + ("monotonic_raw",)
+CLOCKS = (tuple(c for c in vocab.CLOCKS if clocks.BY_NAME[c].kind != "RAW")
+          + tuple(c.name for c in clocks.of_kind("RAW")))
 FORMATS = ("text", "json", "png")
 LOAD = re.compile(r"^ [LM] ([0-9a-fA-F]+),(\d+)$", re.M)
 DRIVER_ERROR = "vdsobench_sim_driver:"
@@ -82,7 +83,7 @@ def expected_kind(v, clock):
     if clock in v["coarse_clocks"]:
         return "coarse"
     if clock in v["raw_clocks"] or clock in v["hres_clocks"]:
-        return "raw" if clock == "monotonic_raw" else "hres"
+        return "raw" if clocks.BY_NAME[clock].kind == "RAW" else "hres"
     return "syscall"
 
 

@@ -276,7 +276,7 @@ def add_parser(sub):
              "Default: '*+C+always,sys/*,floor/*', C the kernel's own counter read here:\n"
              "rdtscp, or lfence_rdtsc on a CPU without RDTSCP (arm64: cntvctss with FEAT_ECV,\n"
              "else isb_cntvct_dep),\n"
-             "the seven clocks, hot, 3 x 0.1 s. Under emulation (--arch arm64 on x86-64)\n"
+             "the suite's clocks, hot, 3 x 0.1 s. Under emulation (--arch arm64 on x86-64)\n"
              "every time is the emulator's and is labelled 'emulated (qemu-user)'.")
     p = sub.add_parser("run", help="benchmark variants next to the system's vDSO; write results",
                        formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
@@ -287,8 +287,7 @@ def add_parser(sub):
     p.add_argument("--variants", action="append", metavar="LIST",
                    help="names or globs, comma-separated: 'generic_*+rdtscp+always,sys/vdso'")
     p.add_argument("--clocks", action="append", metavar="LIST",
-                   help="realtime, monotonic, monotonic_raw, boottime, tai, realtime_coarse, "
-                        "monotonic_coarse, getres:<clock>, gettimeofday, time")
+                   help=f"{', '.join(vocab.CLOCKS)}, getres:<clock>, gettimeofday, time")
     p.add_argument("--modes", action="append", metavar="LIST",
                    help="hot, pressure, compute, writer, timens, pointer, cold, cold-l2, "
                         "warm, footprint (default hot)")

@@ -371,7 +371,7 @@ def add_parser(sub):
                         f"table); {SYS_VDSO}: the running kernel's own vDSO, copied (x86-64, "
                         "hot and pressure)")
     p.add_argument("--clocks", action="append", metavar="LIST",
-                   help="comma-separated (default the seven clocks); also getres:<clock>, "
+                   help="comma-separated (default the suite's clocks); also getres:<clock>, "
                         "gettimeofday, time")
     p.add_argument("--modes", action="append", metavar="LIST",
                    help="hot, pressure, cold, timens (default hot,pressure)")

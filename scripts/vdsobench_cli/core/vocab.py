@@ -7,11 +7,11 @@ One owner for each word, so that a name is parsed and written one way:
     group      <clock>/<mode>/cpu<N>            (a rounds group, rounds.py)
     variant    <layout>+<counter>+<inline>      (impls/variants.bzl)
 
-CLOCKS and BENCH_MODES are the harness's own tables as the sim driver prints
-them (bench/sim_driver.c --list-json: default_clocks, bench_modes, from
-common/clocks.h and bench/subjects.c); they are written here as well because
-a command's defaults and its --help are needed before anything is built, and
-vocab_test checks that the two agree with a built driver. The default counter
+CLOCKS is the clock table's (common/clocks.h, read by core/clocks.py);
+BENCH_MODES is the harness's own table as the sim driver prints it
+(bench/sim_driver.c --list-json: bench_modes, from bench/subjects.c), written
+here as well because a command's defaults and its --help are needed before
+anything is built; vocab_test checks that both agree with a built driver. The default counter
 is the architecture's (scripts/vdsobench_cli/cli/arch.py DEFAULT_COUNTER).
 """
 
@@ -19,9 +19,10 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-# the seven clocks of the harness's default selection, in its order
-CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse",
-          "monotonic_coarse")
+from vdsobench_cli.core import clocks
+
+# the suite's clocks, the harness's default selection, in its order
+CLOCKS = clocks.NAMES
 # every mode of `run --modes`, in the harness's order
 BENCH_MODES = ("hot", "pressure", "compute", "writer", "timens", "pointer", "cold", "cold-l2",
                "warm", "footprint")

@@ -50,7 +50,7 @@ LIBC = re.compile(r"^(libc|libm|libpthread|libdl|librt|libresolv|libutil|ld-linu
 # Pure-Python modules (with their dependencies) to carry for results validation.
 PYTHON_MODULES = ("jsonschema", "attr", "attrs", "pyrsistent", "_pyrsistent_version")
 SOURCES = (("scripts/vdsobench_cli", "**/*.py"), ("reports", "*.py"),
-           ("results/schema", "*.json"))
+           ("results/schema", "*.json"), ("common", "clocks.h"))
 PYTHON_MIN = (3, 9)
 GLIBC_VERSION = re.compile(r"\bGLIBC_(\d+)\.(\d+)(?:\.(\d+))?\b")
 

@@ -38,6 +38,7 @@ import re
 
 from vdsobench_cli.cli import build, labels, lifecycle
 from vdsobench_cli.cli.errors import Failure
+from vdsobench_cli.core import clocks
 from vdsobench_cli.measure import timens
 
 LINE = 64
@@ -51,9 +52,11 @@ TIMENS_MODE = 0x7FFFFFFF
 # belong to another clocksource, so the arithmetic cannot be reproduced from
 # the TSC: said, not failed
 COUNTER_MODES = {"x86_64": {1}, "aarch64": {1, 2}}
-# the clocks each base feeds, with their uapi ids
-HRES_CLOCKS = {"realtime": 0, "monotonic": 1, "boottime": 7, "tai": 11}
-RAW_CLOCKS = {"monotonic_raw": 4}
+# the clocks each base of the running kernel's page feeds (its VDSO_HRES and
+# VDSO_RAW, include/vdso/datapage.h: the kernel's, not the suite's table), with
+# their uapi ids from the table
+HRES_CLOCKS = {n: clocks.BY_NAME[n].number for n in ("realtime", "monotonic", "boottime", "tai")}
+RAW_CLOCKS = {n: clocks.BY_NAME[n].number for n in ("monotonic_raw",)}
 MAX_AGE_NS = 1_000_000_000
 SLACK_NS = 2  # one counter tick is under a ns here; one more for the shift's rounding
 BASE_MEMBERS = ("seq", "clock_mode", "cycle_last", "mask", "mult", "shift")

@@ -22,7 +22,7 @@ from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.recipes.recipe_session import calls_diff, ci_text, row, rows, verdict_line, verify_one
 
 from reports import tables
-from vdsobench_cli.core import stats, vocab
+from vdsobench_cli.core import clocks, stats, vocab
 
 # The seeds' x86 layouts with the kernel's own counter read on this CPU (rdtscp,
 # or lfence_rdtsc where the CPU has no RDTSCP: arch.timed_counter()), so that a
@@ -542,10 +542,8 @@ def timens(s):
     s.heading("this machine, ns per call (medians; the timens column ran in its own rounds)")
     s.block(f"{'':13}{'Base':>8}{'+ timens':>10}{'+ timens':>10}{'switch':>9}{'switch':>9}")
     s.block(f"{'':13}{'5.3':>8}{'host':>10}{'page':>10}{'host':>9}{'page':>9}")
-    names = {"monotonic": "MONO", "realtime": "REAL", "boottime": "BOOT",
-             "monotonic_coarse": "MONOCOARSE", "realtime_coarse": "REALCOARSE", "tai": "TAI",
-             "monotonic_raw": "MONORAW"}
-    for clock, label in names.items():
+    for clock in ALL_CLOCKS:
+        label = clocks.short(clock)
         h = row(host, clock=clock, variant=TIMENS)
         hs = row(host, clock=clock, variant=TIMENS_SWITCH)
         t = row(task, clock=clock, variant=TIMENS_SWITCH)

@@ -1,4 +1,5 @@
-"""A new layout and a new counter: one file and one table row each, nothing else.
+"""A new layout, a new counter and a new clock: one file and one table row each
+(the clock: one row of common/clocks.h), nothing else.
 
 impls/variants.bzl promises "add a layout or a counter here and nowhere else".
 This test keeps the promise honest: in a copy of the project it adds a
@@ -8,7 +9,10 @@ exactly one new file plus one row in the table, and checks that every command
 picks them up: list, verify (every variant), the test suite (`test --quick`:
 every C suite and every Python module but the slow ones, which rebuild or
 re-import worlds that do not read the new rows), run (with the counter's
-floor), compare, layout --diff, sim and gate --update-baseline.
+floor), compare, layout --diff, sim and gate --update-baseline. The clock is
+the boottime alarm clock, moved from OTHER_CLOCKS to SUITE_CLOCKS: a real id no
+layout serves (the syscall path answers it) and that a machine without an RTC
+refuses (the system's subjects and verify's system comparison then say so).
 
 It builds the copy (minutes on two cores), so it runs once, in the plain
 suite; inside the copy's own suite it skips itself.
@@ -24,10 +28,12 @@ import unittest
 from pathlib import Path
 
 from vdsobench_cli.cli import build
+from vdsobench_cli.core import clocks
 from vdsobench_cli.tests import support as fixtures
 from vdsobench_cli.tests.support import NESTED
 
 LAYOUT, COUNTER = "throwaway_layout", "throwaway_counter"
+CLOCK = "boottime_alarm"
 
 
 def tracked_and_new_files(root):
@@ -41,6 +47,34 @@ def add_row(text, table, row):
     start = text.index(f"{table} = {{")
     end = text.index("\n}", start)
     return text[:end] + f"\n    {row}" + text[end:]
+
+
+def paths(doc):
+    """(clock, kind) of every traced path anywhere in layout's JSON."""
+    if isinstance(doc, dict):
+        if "clock" in doc and "kind" in doc:
+            yield doc["clock"], doc["kind"]
+        for v in doc.values():
+            yield from paths(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from paths(v)
+
+
+def move_clock_row(text, name):
+    """common/clocks.h with clock name's row moved from OTHER_CLOCKS to the end
+    of SUITE_CLOCKS (each row a line, continued with a backslash but the last)."""
+    lines = text.splitlines()
+    row = next(i for i, line in enumerate(lines) if line.lstrip().startswith(f'X("{name}",'))
+    was_last = not lines[row].rstrip().endswith("\\")
+    moved = lines.pop(row).rstrip(" \\")
+    if was_last:  # its predecessor is the table's last row now
+        lines[row - 1] = lines[row - 1].rstrip(" \\")
+    suite = next(i for i, line in enumerate(lines) if line.startswith("#define SUITE_CLOCKS("))
+    last = next(i for i in range(suite, len(lines)) if not lines[i].rstrip().endswith("\\"))
+    lines[last] += " \\"
+    lines.insert(last + 1, moved)
+    return "\n".join(lines) + "\n"
 
 
 @unittest.skipIf(os.environ.get(NESTED), "already inside the copy this test made")
@@ -63,6 +97,9 @@ class NewVariantTest(unittest.TestCase):
         table = add_row(table, "LAYOUTS", f'"{LAYOUT}": ("layouts/{LAYOUT}.c", "6.12"),')
         table = add_row(table, "COUNTERS", f'"{COUNTER}": "x86_64",')
         (impls / "variants.bzl").write_text(table)
+        # ... and the clock: its row moved into the suite's table
+        (cls.root / "common" / "clocks.h").write_text(move_clock_row(
+            (cls.root / "common" / "clocks.h").read_text(), CLOCK))
         cls.env = dict(os.environ, **{NESTED: "1"})
 
     @classmethod
@@ -87,6 +124,17 @@ class NewVariantTest(unittest.TestCase):
             f"Only in {self.root}/impls/counters: {COUNTER}.h",
             f"Only in {self.root}/impls/layouts: {LAYOUT}.c",
             f"Files {build.ROOT}/impls/variants.bzl and {self.root}/impls/variants.bzl differ"]))
+        # and the clock's one row, moved: the same lines (but for the
+        # continuations), the clock now the suite's last
+        def rows(path):
+            text = path.read_text()
+            return (sorted(line.rstrip(" \\") for line in text.splitlines()),
+                    clocks.parse(text))
+        (before, old), (after, new) = (rows(build.ROOT / "common" / "clocks.h"),
+                                       rows(self.root / "common" / "clocks.h"))
+        self.assertEqual(before, after)
+        self.assertEqual(new["SUITE_CLOCKS"], old["SUITE_CLOCKS"] + (clocks.BY_NAME[CLOCK],))
+        self.assertNotIn(CLOCK, [c.name for c in new["OTHER_CLOCKS"]])
 
     def test_2_list(self):
         r = self.cli("list", "--json")
@@ -149,6 +197,27 @@ class NewVariantTest(unittest.TestCase):
         # the baseline's selection names layouts with rdtscp: a simulated count,
         # the same on any CPU (valgrind runs RDTSCP whatever the host has)
         self.assertIn(f"{LAYOUT}+rdtscp+always", {r["variant"] for r in rows})
+
+    def test_a_the_new_clock_is_measured_and_traced(self):
+        # run: the variant reads it through its syscall path (no layout serves
+        # it); the system's vDSO either answers it or is skipped, saying why
+        out = Path(self.tmp.name, "clock.json")
+        self.cli("run", "--variants", f"{LAYOUT}+{COUNTER}+always,sys/vdso", "--clocks", CLOCK,
+                 "--repetitions", "1", "--min-time", "0.01", "--out", str(out))
+        results = json.loads(out.read_text())
+        runs = {b["run_name"] for b in results["benchmarks"]}
+        self.assertTrue(any(n.startswith(f"{LAYOUT}+{COUNTER}+always/{CLOCK}/hot/")
+                            for n in runs), runs)
+        self.assertTrue(any(n.startswith(f"sys/vdso/{CLOCK}/") for n in runs)
+                        or f"sys/vdso/{CLOCK}: the system refuses the clock" in out.read_text(),
+                        runs)
+        r = self.cli("sim", f"{LAYOUT}+{COUNTER}+always", "--clocks", CLOCK, "--modes", "hot",
+                     "--format", "json")
+        rows = json.loads(r.stdout)
+        rows = rows["rows"] if isinstance(rows, dict) else rows
+        self.assertIn(CLOCK, {row["clock"] for row in rows})
+        r = self.cli("layout", LAYOUT, "--format", "json")
+        self.assertIn((CLOCK, "syscall"), set(paths(json.loads(r.stdout))))
 
     def test_9_the_quick_suite(self):
         r = self.cli("test", "--quick", check=False)
