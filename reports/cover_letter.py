@@ -32,7 +32,7 @@ tested without a machine:
 
 import textwrap
 
-from . import cover_letter_arm64, fleet_review
+from . import cover_letter_arm64, fleet_review_text
 from . import review as review_mod
 from vdsobench_cli.core import clocks, stats
 from vdsobench_cli.core.text import printable
@@ -142,7 +142,7 @@ def render(rv):
     elif (rv.get("arm64") or {}).get("torn"):
         status = "WRONG: the patched tree fails verify on arm64 (emulated); do not post"
     elif fleet:
-        status = fleet_review.status(fleet) or (
+        status = fleet_review_text.status(fleet) or (
             f"INCOMPLETE: {len(fleet['failed'])} of {fleet.get('asked', '?')} nodes gave no "
             "review" if fleet["failed"] else None)
     else:
@@ -176,7 +176,7 @@ def render(rv):
         if rv.get("torn") and rv["torn"] not in after:
             lines += wrap(f"Where it tore: {rv['torn']}")
         if fleet:
-            lines += fleet_review.lines(fleet, WIDTH, max(8, MAX_LINES - len(lines)
+            lines += fleet_review_text.lines(fleet, WIDTH, max(8, MAX_LINES - len(lines)
                                                           - len(arm64)))
         out = lines + arm64
         return [printable(x, None) for x in out[:MAX_LINES]]
@@ -195,7 +195,7 @@ def render(rv):
         # the page keeps two lines and its heading, a note one; the cluster's
         # part the rest
         room = MAX_LINES - len(lines) - len(arm64) - 3
-        lines += fleet_review.lines(fleet, WIDTH, max(8, room))
+        lines += fleet_review_text.lines(fleet, WIDTH, max(8, room))
     else:
         lines += table(rows)
         lines += detectable(rows)

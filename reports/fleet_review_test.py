@@ -5,7 +5,7 @@ import random
 import re
 import unittest
 
-from reports import fleet_review, review
+from reports import fleet_review, fleet_review_text, review
 from vdsobench_cli.core import stats, vocab
 from vdsobench_cli.core.text import printable
 
@@ -49,7 +49,7 @@ def cells(red, clock, mode="hot"):
 
 
 class ShapeMixin:
-    def check_lines(self, lines, width=fleet_review.WIDTH, max_lines=fleet_review.MAX_LINES):
+    def check_lines(self, lines, width=fleet_review_text.WIDTH, max_lines=fleet_review_text.MAX_LINES):
         self.assertLessEqual(len(lines), max_lines, "\n".join(lines))
         for line in lines:
             self.assertLessEqual(len(line), width, line)
@@ -74,8 +74,8 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
         self.assertEqual(cells(red, "monotonic")[ZEN4], review.row(b, a, comparisons=7))
         self.assertTrue(all(cs[ZEN4]["verdict"] == "faster" for _, _, cs in red["rows"]))
         self.assertEqual(red["disagree"], [])
-        self.assertIsNone(fleet_review.status(red))
-        lines = fleet_review.lines(red)
+        self.assertIsNone(fleet_review_text.status(red))
+        lines = fleet_review_text.lines(red)
         self.check_lines(lines)
         text = "\n".join(lines)
         self.assertIn("Zen 4 (AMD EPYC 9654, 25/17/1): 3 nodes n[1-3]", text)
@@ -93,7 +93,7 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
         self.assertEqual(red["disagree"], [])
         for _, _, cs in red["rows"]:
             self.assertEqual({r["verdict"] for r in cs.values()}, {"faster"})
-        lines = fleet_review.lines(red)
+        lines = fleet_review_text.lines(red)
         self.check_lines(lines)
         self.assertEqual(sum("verify" in line for line in lines), 1)
         head = next(line for line in lines if line.startswith("change"))
@@ -117,7 +117,7 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
         self.assertRegex(red["disagree"][1], r"^REALTIME, MONOTONIC_RAW and 4 more clocks "
                                              r"\(hot\): 2\.0% faster on Zen 4, same on Zen 3 "
                                              r"\([-+]0\.0%(\.\.[-+]0\.[01]%)?\)$")
-        lines = fleet_review.lines(red, max_lines=40)
+        lines = fleet_review_text.lines(red, max_lines=40)
         self.check_lines(lines, max_lines=40)
         self.assertIn("MONOTONIC hot: 2.0% faster on Zen 4, 3.0% slower on Zen 3", lines)
 
@@ -133,7 +133,7 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
         red = fleet_review.reduce(nodes)
         self.assertFalse(cells(red, "monotonic")[ZEN3]["complete"])
         self.assertEqual(red["disagree"], [])
-        self.assertTrue(fleet_review.status(red).startswith("INCOMPLETE: 7 of 14 cells"))
+        self.assertTrue(fleet_review_text.status(red).startswith("INCOMPLETE: 7 of 14 cells"))
 
     def test_a_model_whose_nodes_disagree(self):
         rng = random.Random(2)
@@ -147,7 +147,7 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
         # a node's own row is corrected over rows x the model's nodes
         self.assertEqual(red["node_rows"]["n1"][1][2]["confidence"],
                          stats.corrected_confidence(0.05, 14))
-        lines = fleet_review.lines(red)
+        lines = fleet_review_text.lines(red)
         self.check_lines(lines)
         self.assertIn("Nodes of Zen 4 disagree on MONOTONIC hot: n1 faster, n2 same", lines)
 
@@ -168,7 +168,7 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
         b = [x for n in nodes for x in n["rounds"][key][0]]
         a = [x for n in nodes for x in n["rounds"][key][1]]
         self.assertEqual(cells(red, "tai")[ZEN4], review.row(b, a, comparisons=7))
-        lines = fleet_review.lines(red)
+        lines = fleet_review_text.lines(red)
         self.check_lines(lines)
         self.assertIn("Failed, not pooled (2 nodes):", lines)
         self.assertIn("  n8 (Zen 4): srun: error: n8: task 0: Exited with exit code 1", lines)
@@ -180,15 +180,15 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
                           "failed": "node not responding" if i < 14 else "python3 too old"})
         red = fleet_review.reduce(nodes)
         self.assertEqual(len(red["failed"]), 20)
-        lines = fleet_review.lines(red)
+        lines = fleet_review_text.lines(red)
         self.check_lines(lines)
         self.assertIn("Failed, not pooled (20 nodes):", lines)
         self.assertIn("  14 x node not responding: c[01-14] (Zen 3 and Zen 4)", lines)
         self.assertIn("  6 x python3 too old: c[15-20] (Zen 3 and Zen 4)", lines)
         self.assertFalse(any(line.startswith("  c0") for line in lines))
         # squeezed, the failures still get a line saying how many and where
-        small = fleet_review.lines(red, max_lines=fleet_review.MIN_LINES)
-        self.check_lines(small, max_lines=fleet_review.MIN_LINES)
+        small = fleet_review_text.lines(red, max_lines=fleet_review_text.MIN_LINES)
+        self.check_lines(small, max_lines=fleet_review_text.MIN_LINES)
         self.assertTrue(any("20 nodes failed" in line or "Failed" in line for line in small),
                         "\n".join(small))
 
@@ -209,7 +209,7 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
         models = {m["cpu"]: m for m in red["models"]}
         self.assertEqual(models[ZEN4]["counters"], ["rdtscp"])
         self.assertEqual(models[SPR]["counters"], ["lfence_rdtsc"])
-        lines = fleet_review.lines(red)
+        lines = fleet_review_text.lines(red)
         self.check_lines(lines)
         text = " ".join(lines)
         self.assertIn("counter rdtscp", text)
@@ -230,9 +230,9 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
                             for _, _, cs in red["rows"]))
         self.assertEqual(red["comparisons"], 7)
         self.assertNotIn("n1", red["node_rows"])
-        self.assertEqual(fleet_review.status(red),
+        self.assertEqual(fleet_review_text.status(red),
                          "WRONG: the patched tree fails verify on Zen 4; do not post")
-        lines = fleet_review.lines(red)
+        lines = fleet_review_text.lines(red)
         self.check_lines(lines)
         text = " ".join(lines)
         self.assertIn("verify on Zen 4: after FAIL: MONOTONIC tore", text)
@@ -256,7 +256,7 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
         red = fleet_review.reduce(nodes)
         r = cells(red, "monotonic")[ZEN4]
         self.assertFalse(r["complete"])
-        self.assertEqual(fleet_review.status(red), "INCOMPLETE: 1 of 7 cells without a verdict "
+        self.assertEqual(fleet_review_text.status(red), "INCOMPLETE: 1 of 7 cells without a verdict "
                          "(the CPU was lost too often)")
 
     def test_many_models_and_a_thousand_nodes(self):
@@ -271,11 +271,11 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
         self.assertEqual(len(red["failed"]), 11)
         self.assertEqual(sum(len(m["nodes"]) for m in red["models"]), 989)
         self.assertEqual(red["comparisons"], 56)
-        for max_lines in (fleet_review.MAX_LINES, 20, fleet_review.MIN_LINES):
-            lines = fleet_review.lines(red, max_lines=max_lines)
+        for max_lines in (fleet_review_text.MAX_LINES, 20, fleet_review_text.MIN_LINES):
+            lines = fleet_review_text.lines(red, max_lines=max_lines)
             self.check_lines(lines, max_lines=max_lines)
-            self.assertIn(fleet_review.JSON, "\n".join(lines))
-        lines = fleet_review.lines(red)
+            self.assertIn(fleet_review_text.JSON, "\n".join(lines))
+        lines = fleet_review_text.lines(red)
         text = "\n".join(lines)
         # eight models are too many for columns, and their groups of rows
         # for the budget: a line each, a column per clock
@@ -289,7 +289,7 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
         self.assertEqual(matrix["Sapphire Rapids"][1], "-0.0=")
         self.assertIn("124 nodes n0005, n0013, n0021 and", text)
         # squeezed harder, the groups' fallback names what it left out
-        small = "\n".join(fleet_review.lines(red, max_lines=12))
+        small = "\n".join(fleet_review_text.lines(red, max_lines=12))
         self.assertRegex(small, r"more CPU models? \(\d+ nodes\)|more CPU models' rows")
 
 
@@ -304,7 +304,7 @@ class TextTest(ShapeMixin, unittest.TestCase):
 
     def test_three_models_fit_as_columns(self):
         red = fleet_review.reduce(fleet([(ZEN4, 1, 0.98), (ZEN3, 1, 0.98), (SPR, 1, 0.98)]))
-        lines = fleet_review.lines(red)
+        lines = fleet_review_text.lines(red)
         self.check_lines(lines)
         head = next(line for line in lines if line.startswith("change"))
         # as many nodes each: in the labels' order
@@ -317,7 +317,7 @@ class TextTest(ShapeMixin, unittest.TestCase):
         self.assertIsNone(cells(red, "tai")[EIGHT[3]]["ratio"])
         # four cells of "-2.0% faster" and the clock are 78 columns: a group
         # of rows each, when the budget has room for them (33 lines)
-        lines = fleet_review.lines(red, max_lines=66)
+        lines = fleet_review_text.lines(red, max_lines=66)
         self.check_lines(lines, max_lines=66)
         self.assertFalse(any(line.startswith("change") for line in lines), "\n".join(lines))
         self.assertIn("Zen 4 (1 node):", lines)
@@ -326,7 +326,7 @@ class TextTest(ShapeMixin, unittest.TestCase):
         self.assertTrue(any(re.fullmatch(r"MONOTONIC +30\.0 +29\.4 +-2\.0% +"
                                          r"\[-2\.\d,-1\.\d\] +faster", x) for x in lines))
         # else a line each
-        lines = fleet_review.lines(red, max_lines=40)
+        lines = fleet_review_text.lines(red, max_lines=40)
         self.check_lines(lines, max_lines=40)
         self.assertNotIn("Zen 4 (1 node):", lines)
         self.assertIn("Zen 5            -1.9F -2.1F -2.0F -2.0F    -? -2.0F  -2.0F", lines)
@@ -346,12 +346,12 @@ class TextTest(ShapeMixin, unittest.TestCase):
             nodes.append({"node": f"x{i}", "cpu": EIGHT[i % 8], "failed": f"reason {i % 7}"})
         red = fleet_review.reduce(nodes)
         for width in (60, 72, 100):
-            for max_lines in range(fleet_review.MIN_LINES, 60):
-                lines = fleet_review.lines(red, width=width, max_lines=max_lines)
+            for max_lines in range(fleet_review_text.MIN_LINES, 60):
+                lines = fleet_review_text.lines(red, width=width, max_lines=max_lines)
                 self.check_lines(lines, width=width, max_lines=max_lines)
                 # never an empty budget unused while something was cut
                 text = "\n".join(lines)
-                if fleet_review.JSON in text:
+                if fleet_review_text.JSON in text:
                     self.assertGreaterEqual(len(lines), max_lines - 8, (width, max_lines, text))
 
     def test_unknown_and_unnamed_cpus(self):
@@ -362,14 +362,14 @@ class TextTest(ShapeMixin, unittest.TestCase):
                          [unknown, fleet_review.UNKNOWN])
         # ids too long for a column or a sentence: a letter, said once
         self.assertEqual(sorted(m["tag"] for m in red["models"]), ["CPU A", "unknown CPU"])
-        lines = fleet_review.lines(red)
+        lines = fleet_review_text.lines(red)
         self.check_lines(lines)
         self.assertIn("CPU A = AuthenticAMD family 25 model 200 stepping 0 (AMD EPYC): 1",
                       " ".join(lines))
 
     def test_a_narrow_block(self):
         red = fleet_review.reduce(fleet([(ZEN4, 2, 0.98), (ZEN3, 2, {"monotonic": 1.03})]))
-        lines = fleet_review.lines(red, width=60, max_lines=12)
+        lines = fleet_review_text.lines(red, width=60, max_lines=12)
         self.check_lines(lines, width=60, max_lines=12)
 
     def test_bad_arguments(self):
@@ -382,14 +382,14 @@ class TextTest(ShapeMixin, unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "alpha"):
             fleet_review.reduce([], alpha=2)
         red = fleet_review.reduce([])
-        self.assertEqual(fleet_review.status(red), "INCOMPLETE: no CPU model was timed")
-        self.assertEqual(fleet_review.lines(red), ["Fleet: 0 nodes timed or verified on "
+        self.assertEqual(fleet_review_text.status(red), "INCOMPLETE: no CPU model was timed")
+        self.assertEqual(fleet_review_text.lines(red), ["Fleet: 0 nodes timed or verified on "
                                                    "0 CPU models"])
         for width in (10, 72.0, "72"):
             with self.assertRaisesRegex(ValueError, "width"):
-                fleet_review.lines(red, width=width)
+                fleet_review_text.lines(red, width=width)
         with self.assertRaisesRegex(ValueError, "max_lines"):
-            fleet_review.lines(red, max_lines=3)
+            fleet_review_text.lines(red, max_lines=3)
 
 
 class HostileTest(ShapeMixin, unittest.TestCase):
@@ -403,7 +403,7 @@ class HostileTest(ShapeMixin, unittest.TestCase):
         red = fleet_review.reduce(fleet([(ZEN4, 2, 0.98)]) + [self.reply(**over)])
         self.assertEqual(red["models"][0]["nodes"], ["n1", "n2"])
         self.assertEqual(len(red["failed"]), 1)
-        self.check_lines(fleet_review.lines(red))
+        self.check_lines(fleet_review_text.lines(red))
         return red["failed"][0][2]
 
     def test_bad_rounds_fail_the_node_alone(self):
@@ -443,12 +443,12 @@ class HostileTest(ShapeMixin, unittest.TestCase):
                  node("n2", ZEN3, rng, 0.98, failed="boom\x1b[2J\u202e" + "x" * 500,
                       verify={"after": (True, "PASS\x1b[0m"), "before": PASS})]
         red = fleet_review.reduce(nodes)
-        for lines in (fleet_review.lines(red), fleet_review.lines(red, max_lines=10)):
+        for lines in (fleet_review_text.lines(red), fleet_review_text.lines(red, max_lines=10)):
             self.check_lines(lines)
             text = "\n".join(lines)
             self.assertNotIn("\u202e", text)
             self.assertNotIn("\u2028", text)
-        self.assertIn("\\x1b[2J\\u202e", "\n".join(fleet_review.lines(red)))
+        self.assertIn("\\x1b[2J\\u202e", "\n".join(fleet_review_text.lines(red)))
         self.assertLessEqual(len(red["failed"][0][2]), 120)
 
 

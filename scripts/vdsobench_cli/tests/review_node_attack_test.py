@@ -18,7 +18,7 @@ from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import patch_review_fleet as pf
 from vdsobench_cli.tests.support import TESTDATA, cli, one_line
 
-from reports import cover_letter, fleet_review, review
+from reports import cover_letter, fleet_review, fleet_review_text, review
 
 RECORDED = TESTDATA / "review-node-6.12-quick.json"
 BEFORE, AFTER = "kernel:rn-before", "kernel:rn-after"
@@ -196,7 +196,7 @@ class UntimedModelTest(Base):
         red = fleet_review.reduce(nodes)
         self.assertEqual(len(red["models"]), 2)
         tag = next(m["tag"] for m in red["models"] if m["nodes"] == ["n2"])
-        status = fleet_review.status(red)
+        status = fleet_review_text.status(red)
         self.assertTrue(status.startswith("INCOMPLETE: 6 of 6 cells"), status)
         self.assertIn(f"no rounds from {tag}", status)
         lines = block(red)
@@ -419,7 +419,7 @@ class BlockTest(Base):
         self.assertEqual(len(red["models"]), 40)
         self.assertEqual(len(red["failed"]), 50)
         self.check_block(block(red))
-        self.check_block(fleet_review.lines(red))
+        self.check_block(fleet_review_text.lines(red))
 
     def test_every_row_a_node_may_send(self):
         # 63 rows (under MAX_KEYS), 60 models with names a sentence cannot

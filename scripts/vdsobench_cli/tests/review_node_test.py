@@ -160,7 +160,7 @@ class MixedCountersTest(unittest.TestCase):
     both nodes' rounds (a row that lost the CPU too often aside)."""
 
     def test_rows_line_up(self):
-        from reports import fleet_review
+        from reports import fleet_review, fleet_review_text
         tmp = Path(tempfile.mkdtemp(prefix="vdsobench-review-mixed-"))
         self.addCleanup(shutil.rmtree, tmp, True)
         cpu = {"vendor": "GenuineIntel", "family": 6, "model": 167}
@@ -184,7 +184,7 @@ class MixedCountersTest(unittest.TestCase):
             n = sum(len(x["rounds"][(clock, mode)][0]) for x in pooled)
             self.assertEqual(cells[model["cpu"]]["n"], n, clock)
             self.assertGreater(n, 10, clock)
-        text = "\n".join(fleet_review.lines(red))
+        text = "\n".join(fleet_review_text.lines(red))
         self.assertIn("lfence_rdtsc", text)
         self.assertEqual(sum(x.startswith("MONOTONIC ") for x in text.splitlines()), 1, text)
 
@@ -195,7 +195,7 @@ class ScaleTest(unittest.TestCase):
     hostile) read, pooled and rendered within the block's limits."""
 
     def test_a_thousand_nodes(self):
-        from reports import fleet_review
+        from reports import fleet_review, fleet_review_text
         good = json.loads(RECORDED.read_text())
         models = [{"vendor": "AuthenticAMD", "family": 25, "model": m}
                   for m in (1, 17, 97, 68)] + [{"vendor": "GenuineIntel", "family": 6,
@@ -220,7 +220,7 @@ class ScaleTest(unittest.TestCase):
                              "reason": None if rc == 0 else "exit 5: no vDSO"})
         nodes = pf.node_inputs(outcomes, BEFORE, AFTER)
         reduced = fleet_review.reduce(nodes)
-        text = fleet_review.lines(reduced, 72, 32)
+        text = fleet_review_text.lines(reduced, 72, 32)
         failed = [n for n in nodes if n["failed"]]
         self.assertEqual(len(failed), len([i for i in range(1000)
                                            if i % 50 == 7 or i % 97 == 3]))
