@@ -161,7 +161,7 @@ def baseline_variants(patterns, label):
 
 
 def sim_checks(baseline, rows):
-    from vdsobench_cli.commands import sim
+    from vdsobench_cli.measure import sim
 
     tol = baseline["sim"].get("tolerance", {})
     measured = sim.measure(sorted({r["variant"] for r in rows}), sorted({r["clock"] for r in rows}),
@@ -285,7 +285,7 @@ def record(args, target, old):
                 # how the transcribed layouts were compiled: counts differ between lines
                 "line": arch.layouts_line()}
     if args.only != "timing":
-        from vdsobench_cli.commands import sim
+        from vdsobench_cli.measure import sim
         need_valgrind()
         measured = sim.measure(names, sel["clocks"], [m for m in sel["modes"] if m in sim.MODES])
         baseline["sim"] = {

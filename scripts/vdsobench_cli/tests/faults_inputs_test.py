@@ -16,8 +16,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from vdsobench_cli.commands import gate, sim
-from vdsobench_cli.measure import comparison_io
+from vdsobench_cli.commands import gate
+from vdsobench_cli.measure import comparison_io, sim
 from vdsobench_cli.cli import inputs
 from vdsobench_cli.measure import results, rounds
 from vdsobench_cli.tests import support

@@ -33,11 +33,8 @@ ROOMS = ("core", "reports", "cli", "kimport", "measure", "fleet", "recipes", "co
          "entry", "tests")
 # (importer, line of its first import of it, imported): the upward edges left
 ALLOWED_FOR_NOW = (
-    ("vdsobench_cli.commands.compare", 88, "vdsobench_cli.commands.sim"),
-    ("vdsobench_cli.commands.gate", 164, "vdsobench_cli.commands.sim"),
     ("vdsobench_cli.commands.listing", 52, "vdsobench_cli.commands.run"),
     ("vdsobench_cli.commands.review_node", 28, "vdsobench_cli.commands.compare"),
-    ("vdsobench_cli.measure.code_metrics", 28, "vdsobench_cli.commands.sim"),
     ("vdsobench_cli.measure.rounds", 14, "vdsobench_cli.commands.run"),
     ("vdsobench_cli.recipes.patch_review", 35, "vdsobench_cli.commands.compare"),
     ("vdsobench_cli.recipes.patch_review", 134, "vdsobench_cli.commands.layout"),

@@ -16,7 +16,8 @@ from unittest import mock
 
 from vdsobench_cli.cli import build, tools
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.commands import layout, sim
+from vdsobench_cli.commands import layout
+from vdsobench_cli.measure import sim
 from vdsobench_cli.kimport import kbuild, kernel_import, objcmp
 from vdsobench_cli.measure import code_metrics, fingerprint
 from vdsobench_cli.tests import support
