@@ -37,11 +37,7 @@ ALLOWED_FOR_NOW = (
     ("vdsobench_cli.commands.review_node", 28, "vdsobench_cli.commands.compare"),
     ("vdsobench_cli.measure.rounds", 14, "vdsobench_cli.commands.run"),
     ("vdsobench_cli.recipes.patch_review", 35, "vdsobench_cli.commands.compare"),
-    ("vdsobench_cli.recipes.patch_review", 134, "vdsobench_cli.commands.layout"),
-    ("vdsobench_cli.recipes.patch_review_arm64", 200, "vdsobench_cli.commands.layout"),
     ("vdsobench_cli.recipes.recipe_session", 14, "vdsobench_cli.commands.compare"),
-    ("vdsobench_cli.recipes.recipes", 333, "vdsobench_cli.commands.layout"),
-    ("vdsobench_cli.recipes.review_parts", 114, "vdsobench_cli.commands.layout"),
 )
 
 
