@@ -7,7 +7,6 @@ it returns False when something it must show did not come out (e.g. the
 concurrency checker missed the known-bad variant).
 """
 
-import argparse
 import json
 import statistics
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Callable
 
 from vdsobench_cli.cli import arch, atomic, labels, lifecycle, tools
 from vdsobench_cli.measure import code_metrics, cpu_lock, footprint, rounds as rounds_mod
+from vdsobench_cli.measure.harness import Selection
 from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.recipes.recipe_session import calls_diff, ci_text, row, rows, verdict_line, verify_one
@@ -593,8 +593,8 @@ def counter_read(s):
 
 def samples(variants, clocks, n):
     binary = rounds_mod.binary()
-    ns = argparse.Namespace(clocks=clocks, modes=["hot"])
-    cmd, env = cpu_lock.confined([*binary, *rounds_mod.harness_args(variants, ns),
+    chosen = Selection(clocks=clocks, modes=["hot"])
+    cmd, env = cpu_lock.confined([*binary, *rounds_mod.harness_args(variants, chosen),
                                   "--samples", str(n)])
     r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace", env=env)
     if r.returncode != 0:

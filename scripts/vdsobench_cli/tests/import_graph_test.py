@@ -33,9 +33,7 @@ ROOMS = ("core", "reports", "cli", "kimport", "measure", "fleet", "recipes", "co
          "entry", "tests")
 # (importer, line of its first import of it, imported): the upward edges left
 ALLOWED_FOR_NOW = (
-    ("vdsobench_cli.commands.listing", 52, "vdsobench_cli.commands.run"),
     ("vdsobench_cli.commands.review_node", 28, "vdsobench_cli.commands.compare"),
-    ("vdsobench_cli.measure.rounds", 14, "vdsobench_cli.commands.run"),
     ("vdsobench_cli.recipes.patch_review", 35, "vdsobench_cli.commands.compare"),
     ("vdsobench_cli.recipes.recipe_session", 14, "vdsobench_cli.commands.compare"),
 )
