@@ -4,14 +4,14 @@ room, the one module that imports every command."""
 import argparse
 import sys
 
-from vdsobench_cli.cli import arch, build, errors, labels, packages
+from vdsobench_cli.cli import arch, build, errors, labels
 from vdsobench_cli.commands import (bundle, compare, counters, fleet, gate, layout, listing,
-                                     merge, plot, recipe, review_node, run, selftest_stats, sim,
-                                     testrun, verify)
+                                     merge, plot, recipe, review_node, run, selftest_stats,
+                                     setup, sim, testrun, verify)
 from vdsobench_cli.fleet.bundle import check_host
 from vdsobench_cli.kimport import kernel_import
 
-COMMANDS = (packages, listing, verify, run, compare, gate, sim, layout, plot, merge, recipe,
+COMMANDS = (setup, listing, verify, run, compare, gate, sim, layout, plot, merge, recipe,
             selftest_stats, counters, review_node, testrun, bundle, fleet, kernel_import)
 
 

@@ -1,4 +1,5 @@
-"""`setup`: install the Debian packages the suite needs, only those missing.
+"""The Debian packages the suite needs, and installing those missing: the
+library behind `setup` (commands/setup.py) and every require() below.
 
 This module, errors.py and build.py import nothing outside Python's standard
 library, and neither does any command module at import time: a bare machine
@@ -326,23 +327,3 @@ def require(*modules, what):
                          f"or apt-get install {MODULES[m]})")
     raise UsageError(f"{what} needs the Python module {m}; {MODULES[m]} is installed but "
                      f"{sys.executable} cannot import it ({why})")
-
-
-def add_parser(sub):
-    p = sub.add_parser("setup", help="install missing Debian packages (idempotent)",
-                       description="Install the Debian packages vdsobench needs; "
-                                   "only those missing. Needs root to install.")
-    p.add_argument("--check", action="store_true",
-                   help="only report; exit 1 if something is missing")
-    arch.add_argument(p, "also install what building and running this architecture "
-                         "needs (arm64 on x86-64: the cross compiler, qemu-user and the "
-                         ":arm64 libraries)")
-    p.add_argument("--kernel-sources", action="store_true",
-                   help=f"also Debian's kernel sources for `import` and the import tests "
-                        f"({', '.join(KERNEL_SOURCES)}, about 140 MB each)")
-    p.add_argument("--fuzz", action="store_true",
-                   help=f"also what fuzzing the vDSO image parser needs "
-                        f"({', '.join(FUZZ_PACKAGES)}; impls/image/fuzz.sh)")
-    p.set_defaults(func=lambda args: setup(check=args.check) or (
-        setup_kernel_sources(args.check) if args.kernel_sources else 0) or (
-        setup_fuzz(args.check) if args.fuzz else 0))

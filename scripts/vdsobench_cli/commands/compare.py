@@ -33,8 +33,8 @@ def write_out(target, comparison):
 
 def write_plots(plot_dir, comparison):
     if plot_dir:
-        from vdsobench_cli.commands import plot
-        for path in plot.plot_comparison(comparison, plot_dir):
+        from vdsobench_cli.measure import charts
+        for path in charts.plot_comparison(comparison, plot_dir):
             print(f"plot: {os.path.relpath(path)}", file=sys.stderr)
 
 

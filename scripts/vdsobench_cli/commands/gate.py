@@ -24,6 +24,7 @@ import sys
 from vdsobench_cli.cli import (arch, build, inputs, ranged, targets, tools,
                                variants as variants_mod)
 from vdsobench_cli.measure import fingerprint, rounds
+from vdsobench_cli.measure.harness import Selection
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
 
@@ -161,7 +162,7 @@ def baseline_variants(patterns, label):
 
 
 def sim_checks(baseline, rows):
-    from vdsobench_cli.commands import sim
+    from vdsobench_cli.measure import sim
 
     tol = baseline["sim"].get("tolerance", {})
     measured = sim.measure(sorted({r["variant"] for r in rows}), sorted({r["clock"] for r in rows}),
@@ -187,9 +188,9 @@ def timing_checks(baseline, rows, args):
     threshold = args.threshold if args.threshold is not None else t.get("threshold", DEFAULT_THRESHOLD)
     variants = [reference] + sorted({r["variant"] for r in rows} - {reference})
     binary = rounds.binary()
-    ns_args = argparse.Namespace(clocks=sorted({r["clock"] for r in rows}),
-                                 modes=sorted({r["mode"] for r in rows}), cpus=args.cpus)
-    hargs = rounds.harness_args(variants, ns_args)
+    chosen = Selection(clocks=sorted({r["clock"] for r in rows}),
+                       modes=sorted({r["mode"] for r in rows}), cpus=args.cpus)
+    hargs = rounds.harness_args(variants, chosen)
     context, groups = rounds.measure(binary, hargs, args.rounds or t.get("rounds", limits.ROUNDS),
                                      args.batch_ms, quiet=args.quiet)
     by = {(g.clock, g.mode): g for g in groups}
@@ -285,7 +286,7 @@ def record(args, target, old):
                 # how the transcribed layouts were compiled: counts differ between lines
                 "line": arch.layouts_line()}
     if args.only != "timing":
-        from vdsobench_cli.commands import sim
+        from vdsobench_cli.measure import sim
         need_valgrind()
         measured = sim.measure(names, sel["clocks"], [m for m in sel["modes"] if m in sim.MODES])
         baseline["sim"] = {
@@ -309,9 +310,9 @@ def record(args, target, old):
 def record_timing(args, names, sel):
     reference = args.reference or names[0]
     variants = [reference] + [n for n in names if n != reference]
-    ns_args = argparse.Namespace(clocks=sel["clocks"], modes=sel["modes"], cpus=args.cpus)
+    chosen = Selection(clocks=sel["clocks"], modes=sel["modes"], cpus=args.cpus)
     binary = rounds.binary()
-    context, groups = rounds.measure(binary, rounds.harness_args(variants, ns_args),
+    context, groups = rounds.measure(binary, rounds.harness_args(variants, chosen),
                                      args.rounds or limits.ROUNDS, args.batch_ms, quiet=args.quiet)
     refused = rounds.lost_cpu(context, groups)
     if refused:

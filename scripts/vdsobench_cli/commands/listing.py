@@ -48,10 +48,9 @@ def reference_lines(subjects, skipped):
 
 
 def references():
-    from vdsobench_cli.measure import rounds
-    from vdsobench_cli.commands import run as run_mod
+    from vdsobench_cli.measure import harness, rounds
 
-    names, skipped = run_mod.planned(rounds.binary(), ["--variants", "sys/*,floor/*"])
+    names, skipped = harness.planned(rounds.binary(), ["--variants", "sys/*,floor/*"])
     subjects = list(dict.fromkeys(map(vocab.subject, names)))
     return reference_lines(subjects, skipped)
 

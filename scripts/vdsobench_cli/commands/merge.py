@@ -14,16 +14,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from vdsobench_cli.commands import plot
 from vdsobench_cli.cli import atomic
-from vdsobench_cli.measure import report
+from vdsobench_cli.cli.chart_options import add_filters, patterns, print_paths, shown_path
+from vdsobench_cli.measure import charts, report
 from vdsobench_cli.cli.errors import UsageError
 
 from reports import merge
 
 
 def merged(args):
-    variants, clocks, modes = plot.patterns(args)
+    variants, clocks, modes = patterns(args)
     return report.table(args.files, args.command, args.reference, variants, clocks, modes)
 
 
@@ -34,20 +34,20 @@ def run_merge(args):
     if args.out:
         # before the work, and again (atomically) when writing
         atomic.refuse_existing(Path(args.out), args.force)
-        plot.check_out_dir(Path(args.out).parent)
+        charts.check_out_dir(Path(args.out).parent)
     _, table = merged(args)
     text = merge.render_merge(table, args.format)
     if args.out:
         atomic.write_atomic(args.out, table, force=args.force)
     print(text, end="")
     if args.out:
-        print(f"merged: {plot.shown_path(args.out)}", file=sys.stderr)
+        print(f"merged: {shown_path(args.out)}", file=sys.stderr)
     return 0
 
 
 def run_report(args):
-    variants, clocks, modes = plot.patterns(args)
-    plot.print_paths(report.write(args.files, args.out, getattr(args, "argv", ["report"]),
+    variants, clocks, modes = patterns(args)
+    print_paths(report.write(args.files, args.out, getattr(args, "argv", ["report"]),
                                   args.format, args.reference, variants, clocks, modes))
     return 0
 
@@ -69,7 +69,7 @@ def add_parser(sub):
                    help=f"one of {', '.join(merge.FORMATS)} (default table)")
     p.add_argument("--reference", metavar="VARIANT",
                    help="show each cell's ratio to this variant on the same machine and CPU")
-    plot.add_filters(p)
+    add_filters(p)
     p.set_defaults(func=run_merge)
 
     r = sub.add_parser(
@@ -77,12 +77,12 @@ def add_parser(sub):
         description="Write into DIR: index.md (machines, differences between the runs, the "
                     "merged table, the charts embedded), merged.json, the per-CPU chart and "
                     "each file's bars, as PNG and SVG. All are written, or none. "
-                    + plot.chart_limit())
+                    + charts.chart_limit())
     r.add_argument("files", nargs="+", metavar="FILE", help="results files from `run`")
     r.add_argument("--out", required=True, metavar="DIR", help="directory for the report")
     r.add_argument("--format", metavar="LIST", help="chart formats: png, svg or both "
                                                    "(default png,svg)")
     r.add_argument("--reference", metavar="VARIANT",
                    help="ratios to this variant on the same CPU, in the table and the chart")
-    plot.add_filters(r)
+    add_filters(r)
     r.set_defaults(func=run_report)

@@ -12,9 +12,10 @@ import os
 import re
 import sys
 
-from vdsobench_cli.cli import (arch, build, confine, inputs, labels, lifecycle, packages,
-                              ranged, safe_read, targets)
+from vdsobench_cli.cli import (arch, build, confine, inputs, labels, packages, ranged,
+                              safe_read, targets)
 from vdsobench_cli.measure import cpu_lock, fingerprint, machine_warnings, results
+from vdsobench_cli.measure.harness import DEFAULTS, VALUED, call, option_args, planned
 from vdsobench_cli.kimport import kernel_import
 from vdsobench_cli.cli.errors import Failure, UsageError
 
@@ -22,56 +23,10 @@ from reports import run_table
 from vdsobench_cli.core import vocab
 
 SCHEMA = "vdsobench-results/1"
-# the harness's options that take a value, as `run` spells them
-VALUED = ("variants", "clocks", "modes", "cpus", "writer_cpu", "hz", "events",
-          "min_time", "repetitions", "cpu_lock")
-DEFAULTS = {"min_time": "0.1", "repetitions": "3"}
-
-
-def option_args(args, keys, defaults=None):
-    """The harness's options for these argument names (lists joined with commas,
-    unset ones left to the harness unless defaults names them), and its flags."""
-    out = []
-    for key in keys:
-        value = getattr(args, key, None)
-        if isinstance(value, list):
-            value = ",".join(value) if value else None
-        if value is None:
-            value = (defaults or {}).get(key)
-        if value is not None:
-            out += ["--" + key.replace("_", "-"), str(value)]
-    for flag in ("no_pin", "sequential"):
-        if getattr(args, flag, False):
-            out.append("--" + flag.replace("_", "-"))
-    return out
 
 
 def harness_args(args):
     return option_args(args, VALUED, DEFAULTS)
-
-
-def call(cmd, capture, env=None):
-    """Run the harness (stopped with us on a signal); its one-line usage errors
-    become ours (exit 2)."""
-    try:
-        r = lifecycle.run(cmd, capture_output=capture, text=True, errors="replace", env=env)
-    except OSError as e:
-        raise Failure(f"cannot run {cmd[0]}: {e.strerror}") from None
-    if r.returncode == 2:
-        line = (r.stderr or "").strip().splitlines()[-1:] or ["bad usage"]
-        raise UsageError(line[0].removeprefix("vdsobench_bench: "))
-    return r
-
-
-def planned(binary, hargs):
-    """binary: the harness's command line (build.program)."""
-    r = call([*binary, *hargs, "--list"], capture=True)
-    if r.returncode != 0:
-        raise Failure(f"vdsobench_bench --list failed (exit {r.returncode}): "
-                      f"{build.tail(r.stderr, 1)}")
-    names = r.stdout.split()
-    skipped = [line for line in r.stderr.splitlines() if line.startswith("skipped ")]
-    return names, skipped
 
 
 def cpus_of(names):

@@ -46,6 +46,7 @@ import time
 
 from vdsobench_cli.cli import arch, lifecycle, ranged
 from vdsobench_cli.measure import footprint, rounds
+from vdsobench_cli.measure.harness import Selection
 from vdsobench_cli.cli.errors import UsageError
 
 from vdsobench_cli.core import limits, stats
@@ -70,8 +71,8 @@ BUSY_LOOP = ("import os, sys\n"
 
 
 def measure_pairs(binary, variant, clock, mode, total_rounds, batch_ms):
-    ns = argparse.Namespace(clocks=[clock], modes=[mode])
-    _, groups = rounds.measure(binary, rounds.harness_args([variant], ns), total_rounds,
+    chosen = Selection(clocks=[clock], modes=[mode])
+    _, groups = rounds.measure(binary, rounds.harness_args([variant], chosen), total_rounds,
                                batch_ms, copies=2, quiet=True)
     g = groups[0]
     a, b = g.paired((variant, 0), (variant, 1))
@@ -122,9 +123,9 @@ def power(pairs, trial_rounds, trials, alpha, sigma, rng):
 def known_difference(binary, slow, fast, clock, trial_rounds, batch_ms, alpha):
     """(the paired result of fast against slow, seconds taken, the CPU, why the
     rounds lost the CPU too often for a verdict or None)."""
-    ns = argparse.Namespace(clocks=None if clock == "none" else [clock], modes=["hot"])
+    chosen = Selection(clocks=None if clock == "none" else [clock], modes=["hot"])
     started = time.monotonic()
-    context, groups = rounds.measure(binary, rounds.harness_args([slow, fast], ns),
+    context, groups = rounds.measure(binary, rounds.harness_args([slow, fast], chosen),
                                      trial_rounds, batch_ms, quiet=True)
     seconds = time.monotonic() - started
     g = next(g for g in groups if g.clock == clock)

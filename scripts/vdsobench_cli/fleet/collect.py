@@ -15,7 +15,7 @@ from pathlib import Path
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.fleet import (collect_out, fleet_slurm, options, outcomes as outcomes_mod,
                                  records, submit)
-from vdsobench_cli.measure import report
+from vdsobench_cli.measure import comparison_io, report
 
 from reports import fleet_summary as summary
 
@@ -47,13 +47,12 @@ def load_outputs(outcomes, kind):
     """{node: object} of the results files that load as `kind` ("results" or
     "comparison") of the nodes that answered (a malformed or running node's file
     is collected, not counted); a node whose file does not load is marked failed."""
-    from vdsobench_cli.commands import plot
     loaded = {}
     for o in outcomes:
         if not o.get("collected") or o["state"] != "ok":
             continue
         try:
-            got, obj = plot.load_input(o.get("read_from") or o["collected"])
+            got, obj = comparison_io.load_input(o.get("read_from") or o["collected"])
         except UsageError as e:
             # named where it will be: the stage it was read from goes away
             why = str(e).replace(o.get("read_from") or o["collected"], o["collected"])

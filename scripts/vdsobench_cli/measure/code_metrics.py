@@ -25,7 +25,7 @@ import subprocess
 from fractions import Fraction
 
 from vdsobench_cli.cli import arch, build, confine, labels, lifecycle, tools
-from vdsobench_cli.commands import sim
+from vdsobench_cli.measure import sim
 from vdsobench_cli.cli.errors import Failure
 from vdsobench_cli.core import vocab
 

@@ -115,7 +115,7 @@ def refuse_lost(rows, refused):
 
 def sim_rows(variants, clocks, modes, baseline):
     """Simulated counts (deterministic) compared exactly: no rounds needed."""
-    from vdsobench_cli.commands import sim
+    from vdsobench_cli.measure import sim
 
     simulated = [m for m in modes if m in sim.ALL_MODES]
     if not simulated:

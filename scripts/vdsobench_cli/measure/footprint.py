@@ -14,12 +14,12 @@ The figures follow the layouts x86_gtod (v4.20-v5.2) and x86_gtod_ts_multshift
 (the 2019 proposal), impls/layouts/.
 """
 
-import argparse
 import statistics
 import time
 
 from vdsobench_cli.cli import arch
 from vdsobench_cli.measure import paired, rounds
+from vdsobench_cli.measure.harness import Selection
 
 from vdsobench_cli.core import stats
 
@@ -134,9 +134,9 @@ def verdict(result, tolerance=LINE_TOLERANCE):
 
 def measure(binary, trial_rounds, batch_ms, cpus=None):
     """(extra()'s result, why a clock lost the CPU too often or None, seconds)."""
-    ns = argparse.Namespace(clocks=list(CLOCKS), modes=["footprint"], cpus=cpus)
+    chosen = Selection(clocks=CLOCKS, modes=("footprint",), cpus=cpus)
     started = time.monotonic()
-    context, groups = rounds.measure(binary, rounds.harness_args(list(PAIR), ns),
+    context, groups = rounds.measure(binary, rounds.harness_args(list(PAIR), chosen),
                                      trial_rounds, batch_ms, quiet=True)
     lost = rounds.lost_cpu(context, groups)
     return (extra(groups), "; ".join(lost.values()) or None,

@@ -2,20 +2,18 @@
 what differs between the runs, the merged table, the charts embedded),
 merged.json and the charts, written into one directory, all or none.
 write() returns the paths it wrote; `report` prints them and the fleet's
-collect keeps them. The table itself is reports/merge.py's.
+collect keeps them. The table itself is reports/merge.py's; the files are
+read by comparison_io.py and the charts written by charts.py."""
 
-commands/plot.py still holds the loading and the chart writing: when they
-move to measure/ this module stops importing a command."""
-
-from vdsobench_cli.commands import plot
+from vdsobench_cli.measure import charts, comparison_io
 
 from reports import merge
 
 
 def table(files, command, reference=None, variants=None, clocks=None, modes=None):
     """([(path, results)], the merged table) of the results files."""
-    inputs = plot.load_results(files, command)
-    return inputs, plot.drawing(merge.merge, inputs, reference=reference,
+    inputs = comparison_io.load_results(files, command)
+    return inputs, charts.drawing(merge.merge, inputs, reference=reference,
                                 variants=variants, clocks=clocks, modes=modes)
 
 
@@ -36,14 +34,14 @@ def write(inputs, out_dir, argv, formats=None, reference=None, variants=None, cl
     """The report of the results files `inputs` in out_dir: the paths written.
     formats: the charts' ("png,svg" when None); argv: the command line that
     index.md names; variants, clocks, modes: patterns, or None for all."""
-    plots = plot.plots_module("report")
-    formats = plot.plot_formats(formats)
-    plot.check_out_dir(out_dir)
+    plots = charts.plots_module("report")
+    formats = charts.plot_formats(formats)
+    charts.check_out_dir(out_dir)
     loaded, merged = table(inputs, "report", reference, variants, clocks, modes)
-    figures = plot.results_figures(loaded, variants, clocks, modes, merged["reference"])
+    figures = charts.results_figures(loaded, variants, clocks, modes, merged["reference"])
     # per-CPU first: it is the answer to "and on other CPUs?"
     figures.sort(key=lambda f: not f[0].startswith("per-cpu"))
     outputs = ([plots.text_output("index.md", index(merged, figures, formats, list(argv))),
                 plots.text_output("merged.json", merge.render_merge(merged, "json"))]
-               + plot.outputs(figures, formats))
-    return plot.write(out_dir, outputs)
+               + charts.outputs(figures, formats))
+    return charts.write(out_dir, outputs)

@@ -11,10 +11,11 @@ import os
 import subprocess
 
 from vdsobench_cli.cli import build, confine, inputs, labels, lifecycle, safe_read
-from vdsobench_cli.commands import run
-from vdsobench_cli.measure import cpu_lock
+from vdsobench_cli.measure import cpu_lock, harness
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.core import limits, vocab
+
+from reports import run_table
 
 ROUNDS_LIMIT = inputs.LIMITS["results file"]
 
@@ -85,7 +86,7 @@ class Series:
         for per_round in self.counters.values():
             for counts in per_round.values():
                 names |= set(counts)
-        return sorted(names - set(run.run_table.HARNESS_COUNTERS))
+        return sorted(names - set(run_table.HARNESS_COUNTERS))
 
 
 def parse(lines):
@@ -149,15 +150,14 @@ def lost_cpu(context, groups, max_lost=limits.MAX_LOST):
 
 def subjects_of(binary, hargs):
     """The subjects a selection expands to, in the harness's order."""
-    names, _ = run.planned(binary, hargs)
+    names, _ = harness.planned(binary, hargs)
     return list(dict.fromkeys(map(vocab.subject, names)))
 
 
 def harness_args(patterns, args):
-    """The harness's selection options from compare/gate's arguments."""
-    return (["--variants", ",".join(patterns)]
-            + run.option_args(args, ("clocks", "modes", "cpus", "writer_cpu", "hz", "events",
-                                     "cpu_lock")))
+    """The harness's selection options: the variants, then args's (a
+    harness.Selection, or compare's parsed options)."""
+    return ["--variants", ",".join(patterns)] + harness.option_args(args, harness.SELECTION)
 
 
 def measure(binary, hargs, rounds, batch_ms, copies=1, quiet=False):

@@ -127,7 +127,7 @@ def read_path_code(before, after):
 def data_page(before, after, diff):
     """The structs from the trees' DWARF (every field), then the lines each
     clock's read path loads where they changed."""
-    from vdsobench_cli.commands import layout
+    from vdsobench_cli.measure import pahole
     lines = path_changes(diff, str.upper)
     if not lines:
         lines.append("every clock's read path loads the same lines")
@@ -140,7 +140,7 @@ def data_page(before, after, diff):
             sides = None
             break
         sides.append({st["struct"]: st for st in
-                      layout.parse_pahole(layout.pahole(["-I", str(obj)]))})
+                      pahole.parse_pahole(pahole.pahole(["-I", str(obj)]))})
     if sides:
         root = next((n for n in DATA_STRUCTS if n in sides[0] or n in sides[1]), None)
         if root:

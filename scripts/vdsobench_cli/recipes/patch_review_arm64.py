@@ -197,7 +197,7 @@ def page():
     """The data page before against after: every field of the struct from the
     trees' DWARF (pahole), else layout's field table; arm64's build has no
     traced read sets (valgrind runs x86-64 code only)."""
-    from vdsobench_cli.commands import layout
+    from vdsobench_cli.measure import pahole
     structs = []
     for name in (BEFORE, AFTER):
         v = {"layout": f"{kernel_import.PREFIX}{name}", "counter": "fake", "inline": "always"}
@@ -205,7 +205,7 @@ def page():
         if not tools.have("pahole") or not obj.is_file():
             break
         structs.append({st["struct"]: st for st in
-                        layout.parse_pahole(layout.pahole(["-I", str(obj)]))})
+                        pahole.parse_pahole(pahole.pahole(["-I", str(obj)]))})
     if len(structs) == 2:
         root = next((n for n in review_parts.DATA_STRUCTS
                      if n in structs[0] or n in structs[1]), None)

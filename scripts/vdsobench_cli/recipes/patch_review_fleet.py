@@ -59,11 +59,11 @@ def make_bundle(tmp):
 def load_review(path, before, after, rc):
     """A node's review file as (review, comparison); UsageError saying what is
     wrong with it."""
-    from vdsobench_cli.commands import plot
+    from vdsobench_cli.measure import comparison_io
     problem = outcomes_mod.left_problem(path, "review file")  # a link or a FIFO a node left
     if problem:
         raise UsageError(problem)
-    obj = inputs.read(path, "review file", allow=plot.plot_input_constant)
+    obj = inputs.read(path, "review file", allow=comparison_io.plot_input_constant)
     inputs.check(obj, SCHEMA, path, "review file")
     review, comparison = obj["review"], obj["comparison"]
     if (review["before"], review["after"]) != (before, after):
@@ -73,7 +73,7 @@ def load_review(path, before, after, rc):
         raise UsageError(f"{path}: its exit status ({rc}), verdict and rounds disagree")
     check_verify(review, path)
     if comparison is not None:
-        plot.check_comparison(comparison, path)
+        comparison_io.check_comparison(comparison, path)
     return review, comparison
 
 

@@ -68,10 +68,10 @@ class Session:
         atomic.write_atomic(path, comparison)
         self.files.append(path)
         try:
-            from vdsobench_cli.commands import plot
+            from vdsobench_cli.measure import charts
         except ImportError:  # plotting is optional for a recipe's numbers
             return
-        self.files += [str(p) for p in plot.plot_comparison(
+        self.files += [str(p) for p in charts.plot_comparison(
             comparison, os.path.join(self.out_dir, tag))]
 
     def machine_line(self):

@@ -7,9 +7,6 @@ it returns False when something it must show did not come out (e.g. the
 concurrency checker missed the known-bad variant).
 """
 
-import argparse
-import contextlib
-import io
 import json
 import statistics
 from dataclasses import dataclass
@@ -17,6 +14,7 @@ from typing import Callable
 
 from vdsobench_cli.cli import arch, atomic, labels, lifecycle, tools
 from vdsobench_cli.measure import code_metrics, cpu_lock, footprint, paired, rounds as rounds_mod
+from vdsobench_cli.measure.harness import Selection
 from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.recipes.recipe_session import calls_diff, ci_text, row, rows, verdict_line, verify_one
@@ -330,16 +328,16 @@ def probe_paths(variants, clocks):
     lackey, a few seconds); ({}, why) where they cannot be."""
     import os
     from vdsobench_cli.cli import variants as variants_mod
-    from vdsobench_cli.commands import layout
+    from vdsobench_cli.measure import layouts
     if not clocks:
         return {}, None
     if not arch.current().native or not tools.have("valgrind"):
         return {}, "valgrind cannot trace here"
     chosen = [v for v in variants_mod.load() if v["name"] in variants]
     try:
-        layout.build.build([labels.LAYOUT_DRIVER])
-        traced = layout.measure(chosen, layout.build.binary_path(labels.LAYOUT_DRIVER),
-                                os.cpu_count() or 1, clocks=clocks)
+        layouts.build.build([labels.LAYOUT_DRIVER])
+        traced = layouts.measure(chosen, layouts.build.binary_path(labels.LAYOUT_DRIVER),
+                                 os.cpu_count() or 1, clocks=clocks)
     except Failure as e:
         return {}, str(e)
     return {(v["name"], p["clock"]): (p, v["fields"]) for v in chosen
@@ -348,12 +346,12 @@ def probe_paths(variants, clocks):
 
 def layout_diff(s, a, b):
     try:
-        from vdsobench_cli.commands import layout
+        from vdsobench_cli.measure import layouts
     except ImportError:
         s.say("(layout diff: the layout command is not available in this build)")
         return
     s.heading(f"the data page: {a} against {b}")
-    s.block(layout.diff_text(vocab.layout_of(a), vocab.layout_of(b)))
+    s.block(layouts.text(layouts.diff(vocab.layout_of(a), vocab.layout_of(b))))
 
 
 def generic_unified(s):
@@ -415,15 +413,9 @@ def max_cycles(s):
 def lines_touched(variants):
     """{(variant, clock): the lines its read path loads, None where the clock goes
     to the kernel}, as `layout` traces them (valgrind lackey)."""
-    from vdsobench_cli.commands import layout
-
-    args = argparse.Namespace(diff=None, variants=list(variants), format="json", out=None,
-                              jobs=None, live=False)
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        layout.run(args)
+    from vdsobench_cli.measure import layouts
     out = {}
-    for m in json.loads(buf.getvalue())["variants"]:
+    for m in layouts.maps(variants)["variants"]:
         for p in m["paths"]:
             if p["mode"] == "hot" and p["path"] == p["clock"]:
                 out[(m["variant"], p["clock"])] = (None if p["kind"] == "syscall"
@@ -599,8 +591,8 @@ def counter_read(s):
 
 def samples(variants, clocks, n):
     binary = rounds_mod.binary()
-    ns = argparse.Namespace(clocks=clocks, modes=["hot"])
-    cmd, env = cpu_lock.confined([*binary, *rounds_mod.harness_args(variants, ns),
+    chosen = Selection(clocks=clocks, modes=["hot"])
+    cmd, env = cpu_lock.confined([*binary, *rounds_mod.harness_args(variants, chosen),
                                   "--samples", str(n)])
     r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace", env=env)
     if r.returncode != 0:

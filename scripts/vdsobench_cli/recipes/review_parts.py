@@ -10,10 +10,6 @@ offset: [x0, #56] -> [x0,), and the writer's functions left out by their
 whole symbol.
 """
 
-import argparse
-import contextlib
-import io
-import json
 import re
 
 from vdsobench_cli.cli import confine, lifecycle, tools
@@ -111,12 +107,8 @@ def code_comparison(a, b):
 def layout_json(a, b):
     """layout --diff a b as its JSON object (fields, paths, cross-check), for
     the current --arch."""
-    from vdsobench_cli.commands import layout
-    args = argparse.Namespace(diff=[a, b], variants=[], format="json", out=None, jobs=None)
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        layout.run(args)
-    return json.loads(buf.getvalue())
+    from vdsobench_cli.measure import layouts
+    return layouts.diff(a, b)
 
 
 def path_changes(d, label=str):

@@ -324,19 +324,19 @@ class LayoutTest(ArchCase):
 
     @unittest.skipUnless(arch.host() == "x86_64", "arm64 is emulated on x86-64 hosts")
     def test_fields_only(self):
-        from vdsobench_cli.commands import layout
+        from vdsobench_cli.measure import layouts, pahole
         arch.use("arm64")
         other = dict(self.VARIANT, name="generic_6_10+isb_cntvct_isb+always",
                      counter="isb_cntvct_isb")
         seen = {}
-        with mock.patch.object(layout.build, "build"), \
-                mock.patch.object(layout.variant_list, "load", return_value=[other,
+        with mock.patch.object(layouts.build, "build"), \
+                mock.patch.object(layouts.variant_list, "load", return_value=[other,
                                                                               self.VARIANT]), \
-                mock.patch.object(layout, "crosschecks",
+                mock.patch.object(pahole, "crosschecks",
                                   side_effect=lambda chosen: seen.setdefault(
                                       "chosen", {v["name"]: {"skipped": "x"}
                                                  for v in chosen})), \
-                mock.patch.object(layout, "measure") as traced:
+                mock.patch.object(layouts, "measure") as traced:
             rc, out, err = vdsobench("layout", "--arch", "arm64", "generic_6_10")
         self.assertEqual(rc, 0, err)
         traced.assert_not_called()
@@ -348,13 +348,13 @@ class LayoutTest(ArchCase):
 
     @unittest.skipUnless(arch.host() == "x86_64", "arm64 is emulated on x86-64 hosts")
     def test_objects_of_the_cross_build(self):
-        from vdsobench_cli.commands import layout
+        from vdsobench_cli.measure import pahole
         arch.use("arm64")
         with mock.patch.object(build, "bin_dir", return_value=build.Path("/o/k8-optarm64/bin")):
-            obj = layout.object_of(self.VARIANT)
+            obj = pahole.object_of(self.VARIANT)
         self.assertEqual(str(obj), "/o/k8-optarm64/bin/impls/_objs/"
                                    "variant_generic_6_10__isb_cntvct_dep__always/generic_6_10.o")
-        self.assertEqual(layout.shown_path("/x/bazel-out/k8-optarm64/bin/a.o"),
+        self.assertEqual(pahole.shown_path("/x/bazel-out/k8-optarm64/bin/a.o"),
                          "bazel-out/k8-optarm64/bin/a.o")
 
 

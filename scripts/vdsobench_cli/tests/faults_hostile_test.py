@@ -34,7 +34,7 @@ from vdsobench_cli.cli import arch, build, inputs
 from vdsobench_cli.measure import fingerprint, rounds
 from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.tests.support import vdsobench
-from vdsobench_cli.commands import sim
+from vdsobench_cli.measure import sim
 from vdsobench_cli.cli.build import ROOT
 from vdsobench_cli.core import text
 

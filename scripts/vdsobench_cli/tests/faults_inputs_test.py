@@ -16,7 +16,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from vdsobench_cli.commands import gate, plot, sim
+from vdsobench_cli.commands import gate
+from vdsobench_cli.measure import comparison_io, sim
 from vdsobench_cli.cli import inputs
 from vdsobench_cli.measure import results, rounds
 from vdsobench_cli.tests import support
@@ -301,7 +302,7 @@ class WhatTheLoaderAllowsTest(unittest.TestCase):
                        ci_low=math.inf, ci_high=math.inf)
         path = self.dir / "x0.json"
         path.write_text(edited(COMPARISON, zero_base))
-        kind, obj = plot.load_input(path)
+        kind, obj = comparison_io.load_input(path)
         self.assertEqual(kind, "comparison")
         self.assertEqual(obj["rows"][2]["ratio"], math.inf)
 

@@ -31,7 +31,7 @@ from unittest import mock
 from vdsobench_cli.measure import fingerprint, results
 from vdsobench_cli import main
 from vdsobench_cli.cli import atomic, lifecycle, ranged, targets
-from vdsobench_cli.commands import sim
+from vdsobench_cli.measure import sim
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests.support import vdsobench
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli import main
-from vdsobench_cli.commands import plot
+from vdsobench_cli.measure import comparison_io
 from vdsobench_cli.fleet import (batch as fleet_batch, collect as fleet_collect, fleet_slurm,
                                  records as fleet_records)
 from reports import fleet_summary, merge, testsupport
@@ -148,7 +148,7 @@ def collect(jobs, out):
     """fleet collect of the job, counting the work: (exit status, summary, the
     results files loaded, merge.records calls, the files the report was made of)."""
     loads, recs, report = [], [], []
-    real_load, real_records = plot.load_input, merge.records
+    real_load, real_records = comparison_io.load_input, merge.records
     real_report = fleet_collect.report.write
 
     def load(path, *a, **k):
@@ -163,7 +163,7 @@ def collect(jobs, out):
         report.extend(files)
         return real_report(files, *a, **k)
     stdout = io.StringIO()
-    with mock.patch.object(plot, "load_input", load), \
+    with mock.patch.object(comparison_io, "load_input", load), \
             mock.patch.object(merge, "records", records), \
             mock.patch.object(fleet_collect.report, "write", write_report), \
             contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):

@@ -273,14 +273,14 @@ class CommittedLayoutsTest(unittest.TestCase):
     def test_every_difference_is_predicted(self):
         import shutil
         from vdsobench_cli.cli import build, labels, variants
-        from vdsobench_cli.commands import layout
+        from vdsobench_cli.measure import layouts
         if shutil.which("valgrind") is None:
             self.skipTest("no valgrind (scripts/vdsobench setup installs it)")
         build.build([labels.VERIFY, labels.LAYOUT_DRIVER])
         registry = variants.load()
-        chosen = layout.resolve([x for x in variants.axis_values(registry, "layout")
+        chosen = layouts.resolve([x for x in variants.axis_values(registry, "layout")
                                  if not x.startswith("kernel:")], registry)
-        traced = layout.measure(chosen, build.binary_path(labels.LAYOUT_DRIVER), 2,
+        traced = layouts.measure(chosen, build.binary_path(labels.LAYOUT_DRIVER), 2,
                                 clocks=vocab.CLOCKS)
         maps = [{"variant": v["name"], "fields": v["fields"], "paths": traced[v["name"]]}
                 for v in chosen]

@@ -33,21 +33,6 @@ ROOMS = ("core", "reports", "cli", "kimport", "measure", "fleet", "recipes", "co
          "entry", "tests")
 # (importer, line of its first import of it, imported): the upward edges left
 ALLOWED_FOR_NOW = (
-    ("vdsobench_cli.commands.compare", 36, "vdsobench_cli.commands.plot"),
-    ("vdsobench_cli.commands.gate", 164, "vdsobench_cli.commands.sim"),
-    ("vdsobench_cli.commands.listing", 52, "vdsobench_cli.commands.run"),
-    ("vdsobench_cli.commands.merge", 17, "vdsobench_cli.commands.plot"),
-    ("vdsobench_cli.fleet.collect", 50, "vdsobench_cli.commands.plot"),
-    ("vdsobench_cli.measure.code_metrics", 28, "vdsobench_cli.commands.sim"),
-    ("vdsobench_cli.measure.compare", 118, "vdsobench_cli.commands.sim"),
-    ("vdsobench_cli.measure.report", 10, "vdsobench_cli.commands.plot"),
-    ("vdsobench_cli.measure.rounds", 14, "vdsobench_cli.commands.run"),
-    ("vdsobench_cli.recipes.patch_review", 130, "vdsobench_cli.commands.layout"),
-    ("vdsobench_cli.recipes.patch_review_arm64", 200, "vdsobench_cli.commands.layout"),
-    ("vdsobench_cli.recipes.patch_review_fleet", 62, "vdsobench_cli.commands.plot"),
-    ("vdsobench_cli.recipes.recipe_session", 71, "vdsobench_cli.commands.plot"),
-    ("vdsobench_cli.recipes.recipes", 333, "vdsobench_cli.commands.layout"),
-    ("vdsobench_cli.recipes.review_parts", 114, "vdsobench_cli.commands.layout"),
 )
 
 

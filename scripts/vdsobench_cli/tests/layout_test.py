@@ -15,6 +15,7 @@ from unittest import mock
 from vdsobench_cli import main
 from vdsobench_cli.cli import errors, labels, tools, variants
 from vdsobench_cli.commands import layout
+from vdsobench_cli.measure import layouts, pahole
 from vdsobench_cli.tests import support
 from vdsobench_cli.cli.errors import Failure, UsageError
 
@@ -22,7 +23,7 @@ GTOD, MULTSHIFT = "x86_gtod+rdtscp+always", "x86_gtod_ts_multshift+rdtscp+always
 TIMENS = "generic_timens+rdtscp+always"
 TRACED = (GTOD, MULTSHIFT, TIMENS)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-MEASURE = layout.measure  # the real one: some tests patch it with the traces made once
+MEASURE = layouts.measure  # the real one: some tests patch it with the traces made once
 
 # seed 000: tglx's pahole of v3 1/2 ("After"), as he posted it
 TGLX_AFTER = """struct vsyscall_gtod_data {
@@ -69,8 +70,8 @@ def variant(name):
 @functools.lru_cache(maxsize=None)
 def traced():
     """The read sets of TRACED, traced once for every test that needs them."""
-    layout.build.build([labels.LAYOUT_DRIVER])
-    return MEASURE([variant(n) for n in TRACED], layout.build.binary_path(labels.LAYOUT_DRIVER),
+    layouts.build.build([labels.LAYOUT_DRIVER])
+    return MEASURE([variant(n) for n in TRACED], layouts.build.binary_path(labels.LAYOUT_DRIVER),
                    os.cpu_count() or 1)
 
 
@@ -142,19 +143,19 @@ class RegistryTest(unittest.TestCase):
         self.assertFalse(monotonic("generic_5_3+rdtscp+always")["straddles"])
 
     def test_resolve(self):
-        chosen = layout.resolve(["x86_gtod", "generic_5_3+fake+auto", "x86_gtod"], registry())
+        chosen = layouts.resolve(["x86_gtod", "generic_5_3+fake+auto", "x86_gtod"], registry())
         self.assertEqual([v["name"] for v in chosen], [GTOD, "generic_5_3+fake+auto"])
-        self.assertEqual(len(layout.resolve(["x86_gtod*"], registry())), 4)
+        self.assertEqual(len(layouts.resolve(["x86_gtod*"], registry())), 4)
         with self.assertRaisesRegex(UsageError, "'nosuch'.*generic_timens_switch"):
-            layout.resolve(["nosuch"], registry())
+            layouts.resolve(["nosuch"], registry())
 
     def test_plan(self):
-        kinds = {p["path"]: p["kind"] for p in layout.plan(variant(GTOD))}
+        kinds = {p["path"]: p["kind"] for p in layouts.plan(variant(GTOD))}
         self.assertEqual(kinds["monotonic_raw"], "syscall")  # v5.2: raw is a syscall
         self.assertEqual(kinds["boottime"], "syscall")
         self.assertEqual(kinds["realtime_coarse"], "coarse")
         self.assertNotIn("getres:monotonic", kinds)  # x86 before 5.3: no vDSO getres
-        kinds = {p["path"]: p["kind"] for p in layout.plan(variant(TIMENS))}
+        kinds = {p["path"]: p["kind"] for p in layouts.plan(variant(TIMENS))}
         self.assertEqual(kinds["monotonic/timens"], "timens")
         self.assertEqual(kinds["monotonic_raw"], "raw")
         self.assertEqual(kinds["getres:monotonic"], "getres")
@@ -162,21 +163,21 @@ class RegistryTest(unittest.TestCase):
 
 class PaholeTest(unittest.TestCase):
     def test_tglx_pahole_agrees_with_the_table(self):
-        (struct,) = layout.parse_pahole(TGLX_AFTER)
+        (struct,) = pahole.parse_pahole(TGLX_AFTER)
         self.assertEqual(struct["size"], 320)
         self.assertEqual(struct["members"]["basetime"], {"offset": 24, "size": 288,
                                                          "dims": [12],
                                                          "type": "struct vgtod_ts"})
         v = variant(MULTSHIFT)
-        mismatches, notes = layout.crosscheck(v["fields"], struct, layout.c_constants(),
+        mismatches, notes = pahole.crosscheck(v["fields"], struct, pahole.c_constants(),
                                               v["data_size"])
         self.assertEqual((mismatches, notes), ([], []))
 
     def test_a_wrong_entry_is_named(self):
-        (struct,) = layout.parse_pahole(TGLX_AFTER)
+        (struct,) = pahole.parse_pahole(TGLX_AFTER)
         fields = [dict(f, offset=56) if f["name"] == "basetime[CLOCK_MONOTONIC]" else f
                   for f in variant(MULTSHIFT)["fields"]]
-        mismatches, _ = layout.crosscheck(fields, struct, layout.c_constants(), 320)
+        mismatches, _ = pahole.crosscheck(fields, struct, pahole.c_constants(), 320)
         self.assertEqual(len(mismatches), 1)
         self.assertIn("basetime[CLOCK_MONOTONIC]: the table says offset 56 size 24, "
                       "pahole offset 48 size 24", mismatches[0])
@@ -213,7 +214,7 @@ struct vdso_time_data {
 	/* size: 480, cachelines: 8, members: 5 */
 };
 """
-        structs = {st["struct"]: st for st in layout.parse_pahole(text)}
+        structs = {st["struct"]: st for st in pahole.parse_pahole(text)}
         fields = [{"name": "clock_data[CS_HRES_COARSE].seq", "offset": 0, "size": 4},
                   {"name": "clock_data[CS_RAW].mult", "offset": 232 + 32, "size": 4},
                   {"name": "clock_data[CS_HRES_COARSE].basetime[CLOCK_MONOTONIC]",
@@ -222,29 +223,29 @@ struct vdso_time_data {
                    "offset": 64, "size": 8},
                   {"name": "hrtimer_res", "offset": 472, "size": 4}]
         constants = {"CS_HRES_COARSE": 0, "CS_RAW": 1, "CLOCK_MONOTONIC": 1}
-        struct = layout.data_struct(fields, 480, structs, constants)
+        struct = pahole.data_struct(fields, 480, structs, constants)
         self.assertEqual(struct["struct"], "vdso_time_data")
-        self.assertEqual(layout.crosscheck(fields, struct, constants, 480, structs), ([], []))
+        self.assertEqual(pahole.crosscheck(fields, struct, constants, 480, structs), ([], []))
         wrong = [dict(fields[2], offset=40)]
-        mismatches, _ = layout.crosscheck(wrong, struct, constants, 480, structs)
+        mismatches, _ = pahole.crosscheck(wrong, struct, constants, 480, structs)
         self.assertEqual(mismatches, ["clock_data[CS_HRES_COARSE].basetime[CLOCK_MONOTONIC]: "
                                       "the table says offset 40 size 16, pahole offset 56 "
                                       "size 16"])
-        mismatches, _ = layout.crosscheck([{"name": "clock_data[CS_RAW].bogus", "offset": 0,
+        mismatches, _ = pahole.crosscheck([{"name": "clock_data[CS_RAW].bogus", "offset": 0,
                                             "size": 4}], struct, constants, 480, structs)
         self.assertIn("no member bogus in struct vdso_clock", mismatches[0])
-        self.assertIsNone(layout.data_struct([{"name": "nothing", "offset": 0, "size": 4}],
+        self.assertIsNone(pahole.data_struct([{"name": "nothing", "offset": 0, "size": 4}],
                                              480, structs, constants))
 
     def test_constants_from_the_sources(self):
-        c = layout.c_constants()
+        c = pahole.c_constants()
         self.assertEqual((c["CLOCK_MONOTONIC"], c["CLOCK_TAI"]), (1, 11))
         self.assertEqual((c["VGTOD_BASES"], c["VDSO_BASES"], c["CS_RAW"]), (12, 12, 1))
 
     @unittest.skipUnless(tools.have("pahole"), "pahole (dwarves) not installed")
     def test_every_layout_against_its_compile_unit(self):
-        chosen = layout.resolve(variants.axis_values(registry(), "layout"), registry())
-        for name, c in layout.crosschecks(chosen).items():
+        chosen = layouts.resolve(variants.axis_values(registry(), "layout"), registry())
+        for name, c in pahole.crosschecks(chosen).items():
             v = variant(name)
             self.assertEqual(c["compile_unit"], f"impls/layouts/{v['layout']}.c")
             self.assertEqual((c["agree"], c["notes"]), (len(v["fields"]), []), name)
@@ -253,12 +254,12 @@ struct vdso_time_data {
     def test_disagreement_fails(self):
         v = dict(variant(GTOD), fields=[{"name": "mult", "offset": 28, "size": 4}])
         with self.assertRaisesRegex(Failure, "mult: the table says offset 28"):
-            layout.check_pahole(v, layout.c_constants(), "v1")
+            pahole.check_pahole(v, pahole.c_constants(), "v1")
 
     def test_pahole_missing_is_one_line_and_goes_on(self):
         err = io.StringIO()
         with support.missing_tool("pahole"), contextlib.redirect_stderr(err):
-            got = layout.crosschecks([variant(GTOD)])
+            got = pahole.crosschecks([variant(GTOD)])
         self.assertIn("pahole not found", got[GTOD]["skipped"])
         self.assertEqual(len(err.getvalue().splitlines()), 1)
         self.assertIn("cross-check was skipped", err.getvalue())
@@ -303,24 +304,24 @@ class TraceTest(unittest.TestCase):
     def test_registry_and_trace_must_agree(self):
         p = {"kind": "hres", "syscalls_per_call": 1, "loads": []}
         with self.assertRaisesRegex(Failure, "made 1 syscalls"):
-            layout.check_path(p, "x")
+            layouts.check_path(p, "x")
         with self.assertRaisesRegex(Failure, "made none"):
-            layout.check_path(dict(p, kind="syscall", syscalls_per_call=0), "x")
+            layouts.check_path(dict(p, kind="syscall", syscalls_per_call=0), "x")
         with self.assertRaisesRegex(Failure, "no load"):
-            layout.check_path(dict(p, syscalls_per_call=0), "x")
+            layouts.check_path(dict(p, syscalls_per_call=0), "x")
 
     def test_difference_of_two_traces(self):
-        self.assertEqual(layout.one_more_call({(0, 4): 7, (8, 8): 3}, {(0, 4): 9, (8, 8): 3},
+        self.assertEqual(layouts.one_more_call({(0, 4): 7, (8, 8): 3}, {(0, 4): 9, (8, 8): 3},
                                               "x"), [{"offset": 0, "size": 4, "count": 2}])
         with self.assertRaisesRegex(Failure, "not one call longer"):
-            layout.one_more_call({(0, 4): 7}, {(0, 4): 6}, "x")
+            layouts.one_more_call({(0, 4): 7}, {(0, 4): 6}, "x")
         trace = " L 00001000,4\n S 00001000,4\n M 00001008,8\nI  00401000,3\n L 00003000,4\n"
-        self.assertEqual(layout.loads_in(trace, 0x1000, 4096), {(0, 4): 1, (8, 8): 1})
+        self.assertEqual(layouts.loads_in(trace, 0x1000, 4096), {(0, 4): 1, (8, 8): 1})
 
 
 class CliTest(unittest.TestCase):
     def test_diff_reproduces_seed_000(self):
-        with mock.patch.object(layout, "measure", from_cache):  # the same traces, made once
+        with mock.patch.object(layouts, "measure", from_cache):  # the same traces, made once
             rc, out, err = cli("--diff", "x86_gtod", "x86_gtod_ts_multshift")
         self.assertEqual(rc, 0, err)
         row = next(x for x in out.splitlines() if "basetime[CLOCK_MONOTONIC]" in x)
@@ -332,7 +333,7 @@ class CliTest(unittest.TestCase):
 
     def out_file(self, fmt, *names):
         with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch.object(layout, "measure", from_cache):
+                mock.patch.object(layouts, "measure", from_cache):
             path = os.path.join(tmp, f"map.{fmt}")
             rc, out, err = cli(*names, "--format", fmt, "--out", path)
             self.assertEqual((rc, out), (0, ""), err)

@@ -20,19 +20,7 @@ PACKAGES = (("vdsobench_cli", ROOT / "scripts"), ("reports", ROOT))
 CALLS = ("Namespace", "redirect_stdout")
 # (file, top-level function or class, call)
 ALLOWED_FOR_NOW = (
-    ("scripts/vdsobench_cli/commands/gate.py", "record_timing", "Namespace"),
-    ("scripts/vdsobench_cli/commands/gate.py", "timing_checks", "Namespace"),
-    ("scripts/vdsobench_cli/commands/layout.py", "diff_text", "Namespace"),
-    ("scripts/vdsobench_cli/commands/layout.py", "diff_text", "redirect_stdout"),
-    ("scripts/vdsobench_cli/commands/selftest_stats.py", "known_difference", "Namespace"),
-    ("scripts/vdsobench_cli/commands/selftest_stats.py", "measure_pairs", "Namespace"),
-    ("scripts/vdsobench_cli/measure/footprint.py", "measure", "Namespace"),
     ("scripts/vdsobench_cli/recipes/recipe_session.py", "Session", "Namespace"),
-    ("scripts/vdsobench_cli/recipes/recipes.py", "lines_touched", "Namespace"),
-    ("scripts/vdsobench_cli/recipes/recipes.py", "lines_touched", "redirect_stdout"),
-    ("scripts/vdsobench_cli/recipes/recipes.py", "samples", "Namespace"),
-    ("scripts/vdsobench_cli/recipes/review_parts.py", "layout_json", "Namespace"),
-    ("scripts/vdsobench_cli/recipes/review_parts.py", "layout_json", "redirect_stdout"),
 )
 
 

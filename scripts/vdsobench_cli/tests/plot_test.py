@@ -9,7 +9,7 @@ from pathlib import Path
 
 from vdsobench_cli import main
 from vdsobench_cli.cli import errors
-from vdsobench_cli.commands import plot
+from vdsobench_cli.measure import charts
 from vdsobench_cli.tests.support import AMD, COMPARISON, INTEL, TempDir
 from vdsobench_cli.tests.support import plot_vdsobench as vdsobench
 
@@ -48,22 +48,22 @@ class PlotTest(TempDir):
 
     def test_plot_comparison(self):
         comparison = json.loads(Path(COMPARISON).read_text())
-        paths = plot.plot_comparison(comparison, self.dir / "cmp")
+        paths = charts.plot_comparison(comparison, self.dir / "cmp")
         self.assertEqual([p.name for p in paths],
                          ["ratios.png", "ratios.svg", "counts.png", "counts.svg"])
         self.assert_charts(paths)
         times_only = dict(comparison, rows=[r for r in comparison["rows"]
                                             if r["metric"] == "ns/call"])
-        paths = plot.plot_comparison(times_only, self.dir / "t", formats=("png",))
+        paths = charts.plot_comparison(times_only, self.dir / "t", formats=("png",))
         self.assertEqual([p.name for p in paths], ["ratios.png"])
         sim_only = dict(comparison, rows=[r for r in comparison["rows"]
                                           if r["metric"].startswith("sim:")])
-        paths = plot.plot_comparison(sim_only, self.dir / "s", formats=("svg",))
+        paths = charts.plot_comparison(sim_only, self.dir / "s", formats=("svg",))
         self.assertEqual([p.name for p in paths], ["counts.svg"])
         with self.assertRaises(errors.UsageError):
-            plot.plot_comparison(comparison, self.dir / "t" / "ratios.png" / "x")
+            charts.plot_comparison(comparison, self.dir / "t" / "ratios.png" / "x")
         with self.assertRaises(errors.UsageError):
-            plot.plot_comparison(dict(comparison, rows=[]), self.dir / "empty")
+            charts.plot_comparison(dict(comparison, rows=[]), self.dir / "empty")
         self.assertFalse((self.dir / "empty").exists())
 
 

@@ -6,7 +6,8 @@ import unittest
 from unittest import mock
 
 from vdsobench_cli.cli import build
-from vdsobench_cli.commands import sim
+from vdsobench_cli.commands import sim as sim_cmd
+from vdsobench_cli.measure import sim
 from vdsobench_cli.tests import support
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests.support import vdsobench
@@ -117,7 +118,7 @@ class MeasureTest(unittest.TestCase):
         self.assertEqual(again, self.results)
 
     def test_table(self):
-        lines = sim.format_table(self.results)
+        lines = sim_cmd.format_table(self.results)
         self.assertTrue(lines[0].startswith("variant"))
         self.assertIn("measured as <layout>+fake+<inline>", "\n".join(lines))
         self.assertTrue(lines[-1].startswith("geometry: cachegrind"))
@@ -146,7 +147,7 @@ class SysVdsoTest(unittest.TestCase):
         # a whole number of instructions per call: every call took one path
         self.assertGreater(row["net_instructions_per_call"], 10)
         self.assertEqual(row["instructions_per_call"], round(row["instructions_per_call"]))
-        self.assertIn(sim.SYS_NOTE, sim.format_table(results))
+        self.assertIn(sim.SYS_NOTE, sim_cmd.format_table(results))
 
     def test_in_a_time_namespace_the_kernels_page_is_copied(self):
         """unshare --time --monotonic 86400: [vvar]'s first page is the

@@ -16,7 +16,7 @@ from unittest import mock
 
 from vdsobench_cli.cli import build, tools
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.commands import layout, sim
+from vdsobench_cli.measure import pahole, sim
 from vdsobench_cli.kimport import kbuild, kernel_import, objcmp
 from vdsobench_cli.measure import code_metrics, fingerprint
 from vdsobench_cli.tests import support
@@ -97,7 +97,7 @@ class NoPathTest(unittest.TestCase):
         self.assertEqual(code_metrics.tool("objdump"), tools.path("objdump"))
 
     def test_pahole_valgrind_setarch_make(self):
-        self.assertRegex(layout.pahole(["--version"]), r"^v?\d")
+        self.assertRegex(pahole.pahole(["--version"]), r"^v?\d")
         self.assertRegex(sim.valgrind_version(), r"^\d")
         argv = sim.Runner("/bin/true", str(self.tmp)).command("s", "c", "hot", 1, "out")
         self.assertEqual(argv[0], tools.path("setarch"))

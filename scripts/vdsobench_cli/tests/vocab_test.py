@@ -11,7 +11,7 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.cli import arch, build, labels
-from vdsobench_cli.commands import sim
+from vdsobench_cli.measure import sim
 from vdsobench_cli.core import vocab
 from reports import run_table
 
