@@ -5,6 +5,8 @@ harness says what it wants with a Selection; a command hands over its own
 parsed options (option_args reads the same attribute names), so nothing
 builds an argparse.Namespace for another's code."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass, fields
 
 from vdsobench_cli.cli import build, lifecycle
