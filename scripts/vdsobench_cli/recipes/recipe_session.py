@@ -4,7 +4,6 @@ and one variant's verify record. A leaf of the recipe modules: the `recipe`
 command (recipe.py) imports the table, the table its recipes, each recipe
 this."""
 
-import argparse
 import json
 import os
 import sys
@@ -13,6 +12,7 @@ import textwrap
 from vdsobench_cli.cli import atomic, build, labels, lifecycle
 from vdsobench_cli.measure import compare
 from vdsobench_cli.measure import fingerprint
+from vdsobench_cli.measure.harness import Selection
 from vdsobench_cli.core import limits
 
 from reports import tables
@@ -53,7 +53,7 @@ class Session:
 
     def compare(self, variants, clocks=None, modes=None, sim=False, tag="compare",
                 rounds=None):
-        options = argparse.Namespace(clocks=clocks, modes=modes)
+        options = Selection(clocks=clocks, modes=modes)
         comparison = compare.paired_comparison(variants, options, rounds or self.rounds,
                                                self.batch_ms, sim=sim)
         self.save(comparison, tag)

@@ -20,7 +20,6 @@ PACKAGES = (("vdsobench_cli", ROOT / "scripts"), ("reports", ROOT))
 CALLS = ("Namespace", "redirect_stdout")
 # (file, top-level function or class, call)
 ALLOWED_FOR_NOW = (
-    ("scripts/vdsobench_cli/recipes/recipe_session.py", "Session", "Namespace"),
 )
 
 
