@@ -10,7 +10,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from reports import merge, plots, tables
+from reports import merge, plots, plots_layout, plots_write, tables
 from reports.testsupport import ROOT, SMALL, all_text, fig_title, fixture, png_size, svg_size, zen5
 
 LAYOUTS = "*+rdtscp+always"
@@ -43,8 +43,8 @@ class ChartsTest(unittest.TestCase):
     def test_no_label_overlaps_another_or_leaves_the_figure(self):
         for name, fig in self.figs.items():
             with self.subTest(chart=name):
-                self.assertEqual(plots.overlapping_labels(fig), [])
-                self.assertEqual(plots.clipped_labels(fig), [])
+                self.assertEqual(plots_layout.overlapping_labels(fig), [])
+                self.assertEqual(plots_layout.clipped_labels(fig), [])
 
     def test_ratio_markers_say_the_verdict(self):
         # a row without a verdict is grey, never filled as a difference; one
@@ -59,7 +59,7 @@ class ChartsTest(unittest.TestCase):
                              "ci_low": 1.0 + (verdict == "slower") * 0.005, "ci_high": 1.02,
                              "verdict": verdict})
         fig = plots.ratios({"meta": {}, "rows": rows})
-        self.assertEqual(plots.overlapping_labels(fig), [])
+        self.assertEqual(plots_layout.overlapping_labels(fig), [])
         faces = [line.get_markerfacecolor() for line in fig.axes[0].lines
                  if len(line.get_xdata()) == 1 and line.get_marker() in plots.MARKERS]
         self.assertEqual(faces.count("black"), sum(r["verdict"] == "slower" for r in rows))
@@ -155,7 +155,7 @@ class ChartsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             for name in ("bars-8x7", "ratios"):
                 fig = self.figs[name]
-                paths = plots.write_all(tmp, plots.figure_outputs(name, fig))
+                paths = plots_write.write_all(tmp, plots_write.figure_outputs(name, fig))
                 self.assertEqual([p.name for p in paths], [f"{name}.png", f"{name}.svg"])
                 self.assertEqual(png_size(paths[0]), pixels(fig))
                 width, height = fig.get_size_inches() * 72
@@ -176,38 +176,38 @@ class WriteAllTest(unittest.TestCase):
         def fail(f):
             raise OSError(28, "No space left on device")
         out = self.dir / "a" / "b"
-        outputs = [plots.text_output("one.md", "x"), ("two.png", fail)]
+        outputs = [plots_write.text_output("one.md", "x"), ("two.png", fail)]
         with self.assertRaises(OSError):
-            plots.write_all(out, outputs)
+            plots_write.write_all(out, outputs)
         self.assertEqual(os.listdir(self.dir), [], "no file, no directory it created")
         (self.dir / "kept").mkdir()
         (self.dir / "kept" / "one.md").write_text("old")
         with self.assertRaises(OSError):
-            plots.write_all(self.dir / "kept", outputs)
+            plots_write.write_all(self.dir / "kept", outputs)
         self.assertEqual(os.listdir(self.dir / "kept"), ["one.md"])
         self.assertEqual((self.dir / "kept" / "one.md").read_text(), "old")
 
     def test_under_a_regular_file(self):
         (self.dir / "file").write_text("")
         with self.assertRaises(NotADirectoryError):
-            plots.write_all(self.dir / "file" / "sub", [plots.text_output("x", "")])
+            plots_write.write_all(self.dir / "file" / "sub", [plots_write.text_output("x", "")])
         self.assertEqual(os.listdir(self.dir), ["file"])
 
     def test_replaces_derived_files(self):
-        plots.write_all(self.dir, [plots.text_output("x.md", "1")])
-        plots.write_all(self.dir, [plots.text_output("x.md", "2")])
+        plots_write.write_all(self.dir, [plots_write.text_output("x.md", "1")])
+        plots_write.write_all(self.dir, [plots_write.text_output("x.md", "2")])
         self.assertEqual((self.dir / "x.md").read_text(), "2")
         self.assertEqual(os.listdir(self.dir), ["x.md"])
 
 
 class CheckTest(unittest.TestCase):
     def test_overlap_check_sees_an_overlap(self):
-        fig, (ax,) = plots._figure()
+        fig, (ax,) = plots_layout.figure()
         fig.text(0.5, 0.5, "one label")
         fig.text(0.51, 0.5, "another label")
-        self.assertEqual(plots.overlapping_labels(fig), [("one label", "another label")])
+        self.assertEqual(plots_layout.overlapping_labels(fig), [("one label", "another label")])
         fig.text(0.99, 0.5, "off the edge")
-        self.assertEqual(plots.clipped_labels(fig), ["off the edge"])
+        self.assertEqual(plots_layout.clipped_labels(fig), ["off the edge"])
 
     def test_short_names(self):
         self.assertEqual(plots.short_clock("monotonic_coarse"), "MONO_COARSE")

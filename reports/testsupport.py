@@ -9,7 +9,7 @@ import struct
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from reports import plots
+from reports import plots_layout
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTDATA = Path(__file__).resolve().parent / "testdata"
@@ -51,7 +51,7 @@ def svg_size(path):
 
 def all_text(fig):
     """Every visible text, lines joined (a caption wraps anywhere)."""
-    return " ".join(t.get_text().replace("\n", " ") for t in plots.visible_texts(fig))
+    return " ".join(t.get_text().replace("\n", " ") for t in plots_layout.visible_texts(fig))
 
 
 def fig_title(fig):

@@ -5,7 +5,7 @@ with the 95% interval of each median, a per-CPU chart when the files hold
 more than one machine or CPU, and counters per call when the machine had
 them. Comparison files (`compare --out`) give the after/before ratio chart
 with its intervals and the line at 1.0, and the counter and simulated rows
-when present. The charts themselves are reports/plots.py; this module is
+when present. The charts themselves are reports/plots*.py; this module is
 the command: it parses its options and calls measure/comparison_io.py (the
 files read back) and measure/charts.py (the charts chosen and written, all or
 none).

@@ -1,8 +1,8 @@
 """Choosing and writing the charts of results files and comparisons: the
 library behind `plot`, `report` and `compare --plot`. The charts themselves
-are reports/plots.py (matplotlib, imported only when drawing); this module
+are reports/plots*.py (matplotlib, imported only when drawing); this module
 picks which apply, turns bad input a chart cannot use into one UsageError
-line, and writes them all or none (plots.write_all).
+line, and writes them all or none (plots_write.write_all).
 """
 
 import re
@@ -12,7 +12,7 @@ from vdsobench_cli.cli import packages, targets
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.cli.variants import split_patterns
 
-from reports import merge
+from reports import merge, plots_write
 
 FORMATS = ("png", "svg")
 
@@ -49,11 +49,11 @@ def chart_limit():
 
 
 def write(out_dir, outputs):
-    """plots.write_all, all or nothing; the paths, or UsageError."""
-    plots = plots_module()
+    """plots_write.write_all, all or nothing; the paths, or UsageError."""
+    plots_module()  # matplotlib, or one line saying it is missing
     check_out_dir(out_dir)
     try:
-        return plots.write_all(out_dir, outputs)
+        return plots_write.write_all(out_dir, outputs)
     except OSError as e:
         raise UsageError(f"cannot write to {out_dir}: {e.strerror or e}") from None
 
@@ -130,8 +130,8 @@ def filter_comparison(comparison, variants, clocks, modes):
 
 
 def outputs(figures, formats):
-    plots = plots_module()
-    return [o for stem, fig in figures for o in plots.figure_outputs(stem, fig, formats)]
+    plots_module()  # matplotlib, or one line saying it is missing
+    return [o for stem, fig in figures for o in plots_write.figure_outputs(stem, fig, formats)]
 
 
 def plot_comparison(comparison, out_dir, formats=FORMATS):

@@ -7,7 +7,7 @@ read by comparison_io.py and the charts written by charts.py."""
 
 from vdsobench_cli.measure import charts, comparison_io
 
-from reports import merge
+from reports import merge, plots_write
 
 
 def table(files, command, reference=None, variants=None, clocks=None, modes=None):
@@ -34,14 +34,14 @@ def write(inputs, out_dir, argv, formats=None, reference=None, variants=None, cl
     """The report of the results files `inputs` in out_dir: the paths written.
     formats: the charts' ("png,svg" when None); argv: the command line that
     index.md names; variants, clocks, modes: patterns, or None for all."""
-    plots = charts.plots_module("report")
+    charts.plots_module("report")  # matplotlib, or one line saying it is missing
     formats = charts.plot_formats(formats)
     charts.check_out_dir(out_dir)
     loaded, merged = table(inputs, "report", reference, variants, clocks, modes)
     figures = charts.results_figures(loaded, variants, clocks, modes, merged["reference"])
     # per-CPU first: it is the answer to "and on other CPUs?"
     figures.sort(key=lambda f: not f[0].startswith("per-cpu"))
-    outputs = ([plots.text_output("index.md", index(merged, figures, formats, list(argv))),
-                plots.text_output("merged.json", merge.render_merge(merged, "json"))]
+    outputs = ([plots_write.text_output("index.md", index(merged, figures, formats, list(argv))),
+                plots_write.text_output("merged.json", merge.render_merge(merged, "json"))]
                + charts.outputs(figures, formats))
     return charts.write(out_dir, outputs)
