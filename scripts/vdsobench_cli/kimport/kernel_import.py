@@ -325,7 +325,7 @@ def warn(command):
         raise UsageError(f"the imports folder ({where()}): {problem}")
     if command != "import":
         for line in _left_out:
-            print(f"vdsobench: warning: {printable(line, None)}", file=sys.stderr)
+            print(f"vdsobench: warning: {text_mod.printable(line, None)}", file=sys.stderr)
 
 
 def write_table(imports):
@@ -841,12 +841,6 @@ def patch_targets(text):
     return parse_patch(text)[0]
 
 
-def printable(text, limit=200):
-    """What came from a patch or a file name, before it is printed or recorded:
-    reports' one sanitiser (escapes, not raw control characters)."""
-    return text_mod.printable(str(text), limit)
-
-
 def patch_subject(text, path):
     """A format-patch's Subject: line ([PATCH n/m] dropped), else the file's name."""
     # a long Subject is folded (RFC 5322): its next lines begin with a blank
@@ -854,7 +848,7 @@ def patch_subject(text, path):
                   re.M)
     subject = " ".join(m.group(1).split()) if m else ""
     subject = re.sub(r"^\[[^\]]*\] *", "", subject)
-    return printable(subject) or printable(Path(path).name)
+    return text_mod.printable(subject, 200) or text_mod.printable(Path(path).name, 200)
 
 
 def read_patch(p):
@@ -1150,8 +1144,9 @@ def compile_tree(argv, tree, given, what):
     stderr = r.stderr.decode(errors="replace")
     outside = outside_include(stderr, tree, argv[0])
     if outside is not None:
-        raise UsageError(f"import: {given}: {what} includes {printable(outside, 120)}, outside "
-                         "the tree and the shim: import takes no include from elsewhere")
+        raise UsageError(f"import: {given}: {what} includes "
+                         f"{text_mod.printable(outside, 120)}, outside the tree and the "
+                         "shim: import takes no include from elsewhere")
     if r.returncode in (-signal.SIGXCPU, -signal.SIGKILL, -signal.SIGXFSZ):
         raise UsageError(f"import: {given}: compiling {what} ran out of its limits (exit "
                          f"{r.returncode}: CPU time, memory or file size); nothing imported")
@@ -1268,9 +1263,10 @@ def cache_key(arch_name, identity, patches, source_name=""):
 
 def describe(source, version, patches):
     """(source text for list, one-line summary)."""
-    names = [printable(p.path.name) for p in patches]
+    names = [text_mod.printable(p.path.name, 200) for p in patches]
     with_patches = f" + {', '.join(names)}" if names else ""
-    source_name, kernel = printable(source.name), printable(version[3], 40)
+    source_name = text_mod.printable(source.name, 200)
+    kernel = text_mod.printable(version[3], 40)
     return (f"lib/vdso/gettimeofday.c, kernel/time/vsyscall.c of {source_name} "
             f"(Linux {kernel}){with_patches}",
             f"imported: Linux {kernel} from {source_name}" +
@@ -1335,9 +1331,9 @@ def check_stage(stage, given, arch_dir, after=""):
         with open(stage / rel, "rb") as f:
             m = CPP_OPENS.search(f.read().replace(b"\\\n", b""))
         if m:
-            raise UsageError(f"import: {given}{after}: {rel} has "
-                             f"{printable(m.group(0).decode('latin-1').strip(), 60)}, which "
-                             "opens files by name in the preprocessor: import takes none")
+            found = text_mod.printable(m.group(0).decode("latin-1").strip(), 60)
+            raise UsageError(f"import: {given}{after}: {rel} has {found}, which opens "
+                             "files by name in the preprocessor: import takes none")
     for rel in expand(REQUIRED, arch_dir):
         if not os.path.isfile(stage / rel):
             raise UsageError(f"import: {given}{after}: not a kernel tree with a generic vDSO "
@@ -1695,7 +1691,7 @@ def do_import(args):
         t_build = time.monotonic() - t1
     how = (f"the tree from the cache in {t_tree:.1f} s" if from_cache else
            f"the tree taken, patched and probed in {t_tree:.1f} s")
-    print(f"import: {layout_of(req.name)}: {printable(meta['summary'], None)}"
+    print(f"import: {layout_of(req.name)}: {text_mod.printable(meta['summary'], None)}"
           f"{' (replaces the previous import of that name)' if replaced else ''}")
     print(f"import: {how}, built in {t_build:.1f} s; {len(names)} variants: "
           f"{layout_of(req.name)}+{{{','.join(sorted({n.split('+')[1] for n in names}))}}}"
@@ -1741,16 +1737,16 @@ def do_list():
     readable_dir()
     checked = state()
     if not checked["good"] and not checked["problems"]:
-        print(f"import: no imported trees ({printable(table_path(), None)} has none)")
+        print(f"import: no imported trees ({text_mod.printable(table_path(), None)} has none)")
         return 0
     # every field came from the table, a tree or a patch: printable() before print
     for name, (e, _) in sorted(checked["good"].items()):
-        print(printable(f"{layout_of(name)}  Linux {e['kernel']}  {e['summary']}  "
+        print(text_mod.printable(f"{layout_of(name)}  Linux {e['kernel']}  {e['summary']}  "
                         f"[{e['key'][:12]}]", None))
         for p in e["patches"]:
-            print(f"    patch {printable(p, None)}")
+            print(f"    patch {text_mod.printable(p, None)}")
     for line in checked["problems"]:
-        print(printable(line, None))
+        print(text_mod.printable(line, None))
     return 0
 
 
