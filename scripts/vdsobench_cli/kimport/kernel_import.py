@@ -54,12 +54,10 @@ naming it and the command that mends it.
 import argparse
 import ast
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import re
-import shutil
 import signal
 import stat
 import subprocess
@@ -70,23 +68,18 @@ from typing import NamedTuple
 
 from vdsobench_cli.cli import (arch, atomic, build, confine, labels, lifecycle, packages,
                                safe_read, tools, trust)
-from vdsobench_cli.cli.limited_run import limited_run
-from vdsobench_cli.kimport import imports_table, kbuild, reserved as reserved_mod
-from vdsobench_cli.kimport import vdso_image
 from vdsobench_cli.cli.errors import Failure, UsageError
-
+from vdsobench_cli.cli.limited_run import limited_run
 from vdsobench_cli.core import text as text_mod
+from vdsobench_cli.kimport import (imports_table, kbuild, names as names_mod,
+                                   reserved as reserved_mod, store, vdso_image)
 
 ROOT = build.ROOT
-DIR_ENV = "VDSOBENCH_IMPORTS"
 DIGEST_ENV = "VDSOBENCH_IMPORTS_DIGEST"
 GLUE_ENV = "VDSOBENCH_GLUE_DIGEST"
 # the imports being built for the first time, comma-separated: the checker
 # keeps their entries (state "building") in the build only for that build
 BUILDING_ENV = "VDSOBENCH_IMPORTS_BUILDING"
-TABLE = imports_table.TABLE
-NAME = imports_table.NAME
-PREFIX = "kernel:"
 # --arch -> the kernel's arch/ directory; the shim and glue are x86-64's
 ARCH_DIRS = imports_table.ARCH_DIRS
 COPTS_BZL = ROOT / "kernel_import" / "copts.bzl"
@@ -172,95 +165,6 @@ TAR_NOISE = re.compile(r"Not found in archive|Exiting with failure status|Child 
 
 # ---- where things are -------------------------------------------------------------------
 
-def imports_dir():
-    """The imports directory, absolute: Bazel's repository rule resolves a
-    relative one elsewhere, and would see no table."""
-    given = os.environ.get(DIR_ENV)
-    return Path(os.path.abspath(given)) if given else ROOT / ".vdsobench-imports"
-
-
-def table_path():
-    return imports_dir() / TABLE
-
-
-def where():
-    """How messages name the imports directory."""
-    d = imports_dir()
-    return f"${DIR_ENV}={d}" if os.environ.get(DIR_ENV) else str(d)
-
-
-def refuse_dir(why):
-    return UsageError(f"import: cannot keep imports in {where()}: {why}; set "
-                      f"${DIR_ENV} to a folder this user can write (or unset it for "
-                      ".vdsobench-imports/ in the repository)")
-
-
-def readable_dir():
-    """The imports directory (absent is fine), or UsageError: it is no folder."""
-    d = imports_dir()
-    problem = imports_table.directory_problem(str(d))
-    if problem:
-        raise refuse_dir(problem.removeprefix(f"{d}: "))
-    return d
-
-
-def writable_dir():
-    """The imports directory, made if missing, checked before anything is done:
-    UsageError for one that is no folder or cannot be written."""
-    d = readable_dir()
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise refuse_dir(e.strerror or str(e)) from None
-    if not os.access(d, os.W_OK | os.X_OK):
-        raise refuse_dir("it is read-only")
-    try:  # made once, never through a link
-        fd = os.open(d / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                     | os.O_CLOEXEC, 0o644)
-    except FileExistsError:
-        return d
-    except OSError as e:
-        raise refuse_dir(e.strerror or str(e)) from None
-    with os.fdopen(fd, "w") as f:
-        f.write("# vdsobench import's cache: never committed\n*\n")
-    return d
-
-
-@contextlib.contextmanager
-def table_lock(d):
-    """The imports table's lock (flock on d/.lock), held across a whole
-    read-modify-write-build: imports wait for each other, never undo each other."""
-    try:
-        fd = os.open(d / imports_table.LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
-                     | os.O_CLOEXEC, 0o644)
-    except OSError as e:
-        raise refuse_dir(f"cannot open its lock ({e.strerror or e})") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"import: waiting for another import in {d} to finish", flush=True)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        _lock_since[:] = [time.time()]
-        yield
-    finally:
-        _lock_since[:] = []
-        os.close(fd)  # releases it
-
-
-_lock_since = []  # when this process took the table's lock, while it holds it
-
-
-def read_table():
-    """{name: entry} of the imports table as written ({} when there is none), for
-    changing it; UsageError when it cannot be read (nothing is written over it)."""
-    readable_dir()
-    imports, why = imports_table.read_raw(str(imports_dir()))
-    if imports is None:
-        raise UsageError(f"import: {why}; mend it with: "
-                         f"{imports_table.table_mend(str(imports_dir()))}")
-    return imports
-
 
 def glue_digest():
     """The SHA-256 of what decides a cached tree's generated headers (the probe's
@@ -284,7 +188,7 @@ _left_out = []  # the problems sync_env found last, for warn()
 
 def state(glue=None):
     """imports_table.check() of the imports directory as this process sees it."""
-    return imports_table.check(str(imports_dir()), glue or glue_digest(),
+    return imports_table.check(str(store.imports_dir()), glue or glue_digest(),
                                os.environ.get(BUILDING_ENV, ""))
 
 
@@ -299,8 +203,8 @@ def sync_env():
     whenever either value changes. A tree edited since makes another digest."""
     if build.bundled():  # prebuilt: no Bazel, no imports
         return
-    if os.environ.get(DIR_ENV):
-        os.environ[DIR_ENV] = str(imports_dir())
+    if os.environ.get(store.DIR_ENV):
+        os.environ[store.DIR_ENV] = str(store.imports_dir())
     glue = glue_digest()
     checked = state(glue)
     _left_out[:] = checked["problems"]
@@ -320,53 +224,18 @@ def warn(command):
     (`import` says it itself: --list lists them, the others fail on them); a
     UsageError when the imports folder is another user's to write: what the
     build compiles from it is never taken then (cli/trust.py)."""
-    problem = trust.folder_problem(imports_dir())
+    problem = trust.folder_problem(store.imports_dir())
     if problem and command != "setup":
-        raise UsageError(f"the imports folder ({where()}): {problem}")
+        raise UsageError(f"the imports folder ({store.where()}): {problem}")
     if command != "import":
         for line in _left_out:
             print(f"vdsobench: warning: {text_mod.printable(line, None)}", file=sys.stderr)
 
 
-def write_table(imports):
-    """The table, whole or not at all (a new file renamed over it, never written
-    through a link). Unlike results files it is written after a signal too: that
-    is how an interrupted import takes its entry back out."""
-    path = table_path()
-    data = (json.dumps({"version": 1, "imports": imports}, indent=1) + "\n").encode()
-    try:
-        fd, tmp = lifecycle.temp_file(path.parent, f".{TABLE}.", ".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        finally:
-            lifecycle.discard(tmp)
-    except OSError as e:
-        raise refuse_dir(f"cannot write {path.name} ({e.strerror or e})") from None
+def save(imports):
+    """The table written (store.write_table) and what Bazel sees of it synced."""
+    store.write_table(imports)
     sync_env()
-
-
-def ident(name):
-    return imports_table.ident(name)
-
-
-def layout_of(name):
-    return PREFIX + name
-
-
-def is_import(layout):
-    return str(layout).startswith(PREFIX)
-
-
-def object_of(v, bin_dir):
-    """writer.o of an imported variant: the compile unit with the tree's own
-    struct vdso_data, for layout's pahole cross-check."""
-    prefix = f"{ident(v['layout'][len(PREFIX):])}__{v['counter']}__{v['inline']}"
-    return bin_dir / "impls" / "_objs" / f"variant_{prefix}_tree" / "writer.o"
 
 
 def identities(layouts):
@@ -374,21 +243,21 @@ def identities(layouts):
     tree's key, kernel version, source and its hash, and each patch's hash and
     subject, from the table (in a bundle, from BUNDLE.json, which has the
     table's as it was built). What results files and bundles record."""
-    wanted = sorted({str(x) for x in layouts if is_import(x)})
+    wanted = sorted({str(x) for x in layouts if names_mod.is_import(x)})
     if not wanted:
         return {}
     if build.bundled():
         known = build.bundle_manifest().get("imports") or {}
     else:
-        known = {layout_of(n): e["identity"] for n, (e, _) in state()["good"].items()}
-    return {x: known.get(x, {"name": x[len(PREFIX):], "key": None}) for x in wanted}
+        known = {names_mod.layout_of(n): e["identity"] for n, (e, _) in state()["good"].items()}
+    return {x: known.get(x, {"name": x[len(names_mod.PREFIX):], "key": None}) for x in wanted}
 
 
 def all_identities():
     """identities() of every import Bazel builds now ({} in a bundle)."""
     if build.bundled():
         return {}
-    return identities(layout_of(n) for n in state()["good"])
+    return identities(names_mod.layout_of(n) for n in state()["good"])
 
 
 # ---- the source -------------------------------------------------------------------------
@@ -440,7 +309,7 @@ def tarball_sha256(path):
     write, touch or rename changes: then the tarball is hashed again."""
     st = path.stat()
     key = f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_dev}:{st.st_ino}"
-    memo_path = imports_dir() / "sources.json"
+    memo_path = store.imports_dir() / "sources.json"
     try:
         memo = json.loads(safe_read.read_regular(memo_path, "source hashes", 4 * MB))
     except (UsageError, ValueError):
@@ -1273,36 +1142,6 @@ def describe(source, version, patches):
             (f" with {len(names)} patch{'es' if len(names) > 1 else ''}" if names else ""))
 
 
-def trees_dir():
-    """imports/trees/, made if missing; never a link to somewhere else."""
-    trees = imports_dir() / "trees"
-    try:
-        trees.mkdir(exist_ok=True)
-    except OSError as e:
-        raise refuse_dir(e.strerror or str(e)) from None
-    if not stat.S_ISDIR(os.lstat(trees).st_mode):
-        raise refuse_dir(f"{trees} is {safe_read.kind(os.lstat(trees).st_mode)}, not a folder")
-    return trees
-
-
-STALE = (".staging-", ".damaged-")
-
-
-def sweep_stale(trees):
-    """Remove what an import killed by SIGKILL left in trees/ (.staging-*,
-    .damaged-*): only while this process holds the table's lock, under which
-    alone such folders are made, and only those older than its taking it, so
-    never a live import's."""
-    if not _lock_since:
-        return
-    with os.scandir(trees) as entries:
-        stale = [e for e in entries if e.name.startswith(STALE)
-                 and e.is_dir(follow_symlinks=False)
-                 and e.stat(follow_symlinks=False).st_mtime < _lock_since[0]]
-    for e in stale:
-        shutil.rmtree(e.path, ignore_errors=True)
-
-
 def take_files(source, given, arch_dir, patches, files, stage):
     """The taken files into the stage (copied from a tree as read, or untarred),
     checked: the files REQUIRED there, and nothing a link or oddly named."""
@@ -1348,7 +1187,7 @@ def make_tree(source, given, arch_name, patches, key, files, image=None):
     appears whole (renamed into place) or not at all; a damaged one of that key
     is replaced. (meta, SHA-256 of its kimport.json)."""
     arch_dir = ARCH_DIRS[arch_name]
-    trees = trees_dir()
+    trees = store.trees_dir()
     stage = Path(lifecycle.new_temp_dir(trees, ".staging-"))
     try:
         take_files(source, given, arch_dir, patches, files, stage)
@@ -1369,7 +1208,7 @@ def make_tree(source, given, arch_name, patches, key, files, image=None):
         write_desc(stage, version, description, source_text, summary)
         syntax_check(stage, arch_dir, given, arch_name)
         # --vdso-image: the tree's own vdso64.so beside it (vdso_image.py)
-        image_meta = image and vdso_image.take(imports_dir(), stage, arch_name, *image,
+        image_meta = image and vdso_image.take(store.imports_dir(), stage, arch_name, *image,
                                                   write_inside)
         meta = {"glue": glue_digest(), "kernel": version[3], "version": list(version[:3]),
                 "arch": arch_name, "arch_dir": arch_dir, "config": config,
@@ -1409,7 +1248,7 @@ def place(stage, final):
 def cached(key):
     """(meta, SHA-256 of its kimport.json) of a whole cached tree of that key, else
     None: a damaged one (a file edited, gone or a link) is made again."""
-    d = str(imports_dir())
+    d = str(store.imports_dir())
     try:
         root = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
@@ -1426,17 +1265,6 @@ def cached(key):
     finally:
         os.close(root)
     return meta, imports_table.sha256(raw)
-
-
-def variant_names(name):
-    from vdsobench_cli.cli import variants
-    return [v["name"] for v in variants.load() if v.get("layout") == layout_of(name)]
-
-
-def check_name(name):
-    if not NAME.match(name or ""):
-        raise UsageError(f"import: --name {name!r}: 1 to 40 letters, digits, '.', '_' or "
-                         "'-', starting with a letter or digit (e.g. 6.12-mine)")
 
 
 def check_arch():
@@ -1462,7 +1290,7 @@ class Request(NamedTuple):
 def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=None):
     """Every input of an import checked, before anything is written. kbuild by
     default for Debian's own packages only (it runs the tree's Makefiles)."""
-    check_name(name)
+    names_mod.check_name(name)
     arch_name = check_arch()
     patches = check_patches(patch_paths)
     if config is not None:
@@ -1492,7 +1320,7 @@ def take_in(req):
     """The table entry for a request: its tree made (or found whole in the cache).
     (entry, meta, cached, seconds); nothing is registered yet. Under the lock."""
     t0 = time.monotonic()
-    sweep_stale(trees_dir())  # what a killed import left
+    store.sweep_stale(store.trees_dir())  # what a killed import left
     files = None
     if req.source.is_dir():
         named = sorted({n for p in req.patches for n in p.names})
@@ -1505,7 +1333,7 @@ def take_in(req):
     found = cached(key)
     meta, meta_sha = found or make_tree(req.source, req.given, req.arch, req.patches, key,
                                         files, req.image)
-    entry = {"key": key, "ident": ident(req.name), "arch": req.arch,
+    entry = {"key": key, "ident": names_mod.ident(req.name), "arch": req.arch,
              "arch_dir": ARCH_DIRS[req.arch], "kernel": meta["kernel"],
              "source": str(req.source), "patches": [str(p.path) for p in req.patches],
              "summary": meta["summary"], "meta_sha256": meta_sha,
@@ -1544,14 +1372,14 @@ def kbuild_line(req, identity, meta):
 def set_entries(changes, building):
     """Put changes ({name: entry, or None to remove}) into the table as it is now;
     {name: its entry before} (None: it had none)."""
-    imports = read_table()
+    imports = store.read_table()
     before = {n: imports.get(n) for n in changes}
     for n, e in changes.items():
         if e is None:
             imports.pop(n, None)
         else:
             imports[n] = dict(e, state=imports_table.BUILDING) if building else e
-    write_table(imports)
+    save(imports)
     return before
 
 
@@ -1611,10 +1439,11 @@ CliErrors = (Failure, UsageError)
 def built_variants(name):
     """The import's variant names as the build made them; Failure if it made none
     (Bazel saw another table than this one), inside the transaction: undone."""
-    names = variant_names(name)
+    names = names_mod.variant_names(name)
     if not names:
-        raise Failure(f"import: {layout_of(name)}: the build made no variants of it (Bazel "
-                      f"did not see the table in {imports_dir()}?); nothing imported")
+        raise Failure(f"import: {names_mod.layout_of(name)}: the build made no variants of "
+                      f"it (Bazel did not see the table in {store.imports_dir()}?); nothing "
+                      "imported")
     return names
 
 
@@ -1624,17 +1453,17 @@ def temporary(wanted):
     patch-review recipe's before and after), built; those names are put back
     as they were afterwards, whatever happens. Yields {name: meta}."""
     reqs = [request(given, patch_paths, name) for name, (given, patch_paths) in wanted.items()]
-    d = writable_dir()
+    d = store.writable_dir()
     packages.ensure_setup()
     metas, entries = {}, {}
-    with table_lock(d):
+    with store.table_lock(d):
         for req in reqs:
             entries[req.name], metas[req.name], _, _ = take_in(req)
         before, _ = commit(entries)
     try:
         yield metas
     finally:
-        with table_lock(d):
+        with store.table_lock(d):
             put_back(before)
 
 
@@ -1644,12 +1473,12 @@ def reserved(names, who, say):
     the next waits and says so through say): what a killed run left under them
     is removed first, and nothing is left under them at the end, however the
     block ends."""
-    d = writable_dir()
+    d = store.writable_dir()
     with contextlib.ExitStack() as held:
         try:
             held.enter_context(reserved_mod.hold(d, names, who, say))
         except OSError as e:
-            raise refuse_dir(f"cannot open {reserved_mod.LOCK} ({e.strerror or e})") from None
+            raise store.refuse_dir(f"cannot open {reserved_mod.LOCK} ({e.strerror or e})") from None
         drop(d, names)
         try:
             yield
@@ -1659,9 +1488,9 @@ def reserved(names, who, say):
 
 def drop(d, names):
     """These names out of the table (not rebuilt: the next build leaves them out)."""
-    with table_lock(d):
+    with store.table_lock(d):
         try:
-            if any(n in read_table() for n in names):
+            if any(n in store.read_table() for n in names):
                 with lifecycle.critical():
                     set_entries(dict.fromkeys(names), building=False)
         except CliErrors:
@@ -1679,23 +1508,24 @@ def check_free(d, name, what):
 def do_import(args):
     req = request(args.source, args.patch or [], args.name, args.kbuild, args.config,
                   args.vdso_image)
-    d = writable_dir()
+    d = store.writable_dir()
     packages.ensure_setup()
-    with table_lock(d):
+    with store.table_lock(d):
         check_free(d, req.name, "--name")
         entry, meta, from_cache, t_tree = take_in(req)
-        old = read_table().get(req.name)
+        old = store.read_table().get(req.name)
         replaced = isinstance(old, dict) and old.get("key") != entry["key"]
         t1 = time.monotonic()
         _, names = commit({req.name: entry}, lambda: built_variants(req.name))
         t_build = time.monotonic() - t1
     how = (f"the tree from the cache in {t_tree:.1f} s" if from_cache else
            f"the tree taken, patched and probed in {t_tree:.1f} s")
-    print(f"import: {layout_of(req.name)}: {text_mod.printable(meta['summary'], None)}"
+    print(f"import: {names_mod.layout_of(req.name)}: {text_mod.printable(meta['summary'], None)}"
           f"{' (replaces the previous import of that name)' if replaced else ''}")
+    counters, inlines = ({n.split("+")[i] for n in names} for i in (1, 2))
     print(f"import: {how}, built in {t_build:.1f} s; {len(names)} variants: "
-          f"{layout_of(req.name)}+{{{','.join(sorted({n.split('+')[1] for n in names}))}}}"
-          f"+{{{','.join(sorted({n.split('+')[2] for n in names}))}}}")
+          f"{names_mod.layout_of(req.name)}+{{{','.join(sorted(counters))}}}"
+          f"+{{{','.join(sorted(inlines))}}}")
     return check_agreement(args)
 
 
@@ -1715,12 +1545,12 @@ def agree(name, layout):
     build.build([labels.AGREE])
     registry = {v["name"] for v in variants.load()}
     if not any(n.startswith(f"{layout}+fake+") for n in registry):
-        layouts = sorted({n.split("+")[0] for n in registry if not is_import(n)})
+        layouts = sorted({n.split("+")[0] for n in registry if not names_mod.is_import(n)})
         raise UsageError(f"import: --agree {layout}: not a layout (valid: "
                          f"{', '.join(layouts)})")
     status, lines = 0, []
     for inline in ("always", "auto"):
-        a, b = f"{layout_of(name)}+fake+{inline}", f"{layout}+fake+{inline}"
+        a, b = f"{names_mod.layout_of(name)}+fake+{inline}", f"{layout}+fake+{inline}"
         if a not in registry or b not in registry:
             continue
         r = lifecycle.run(build.program(labels.AGREE) + [a, b], capture_output=True, text=True,
@@ -1734,15 +1564,16 @@ def agree(name, layout):
 
 
 def do_list():
-    readable_dir()
+    store.readable_dir()
     checked = state()
     if not checked["good"] and not checked["problems"]:
-        print(f"import: no imported trees ({text_mod.printable(table_path(), None)} has none)")
+        table = text_mod.printable(store.table_path(), None)
+        print(f"import: no imported trees ({table} has none)")
         return 0
     # every field came from the table, a tree or a patch: printable() before print
     for name, (e, _) in sorted(checked["good"].items()):
-        print(text_mod.printable(f"{layout_of(name)}  Linux {e['kernel']}  {e['summary']}  "
-                        f"[{e['key'][:12]}]", None))
+        print(text_mod.printable(f"{names_mod.layout_of(name)}  Linux {e['kernel']}  "
+                                 f"{e['summary']}  [{e['key'][:12]}]", None))
         for p in e["patches"]:
             print(f"    patch {text_mod.printable(p, None)}")
     for line in checked["problems"]:
@@ -1751,17 +1582,17 @@ def do_list():
 
 
 def do_remove(name):
-    d = writable_dir()
-    with table_lock(d):
+    d = store.writable_dir()
+    with store.table_lock(d):
         check_free(d, name, "--remove")
-        imports = read_table()
+        imports = store.read_table()
         if name not in imports:
             raise UsageError(f"import: --remove {name}: no such import (valid: "
                              f"{', '.join(sorted(map(str, imports))) or 'none imported'})")
         set_entries({name: None}, building=False)  # never undone: it cannot break a build
         build.build([labels.VERIFY])
-    print(f"import: removed {layout_of(name)} (its tree stays in the cache, "
-          f"{imports_dir() / 'trees'})")
+    print(f"import: removed {names_mod.layout_of(name)} (its tree stays in the cache, "
+          f"{store.imports_dir() / 'trees'})")
     return 0
 
 
@@ -1775,7 +1606,7 @@ def run(args):
     if args.remove:
         return do_remove(args.remove)
     if args.agree and args.name and not args.source:
-        readable_dir()
+        store.readable_dir()
         if args.name not in imported_names():
             raise UsageError(f"import: --name {args.name}: no such import (valid: "
                              f"{', '.join(imported_names()) or 'none imported'})")
@@ -1804,7 +1635,7 @@ def add_parser(sub):
                "  vdsobench import ~/linux --patch 0001-vdso-mine.patch --name mine\n"
                "  vdsobench verify 'kernel:mine+*'\n"
                "  vdsobench import --list\n\n"
-               f"The cache: ${DIR_ENV}, else .vdsobench-imports/ in the repository.")
+               f"The cache: ${store.DIR_ENV}, else .vdsobench-imports/ in the repository.")
     p.add_argument("source", nargs="?", metavar="SOURCE",
                    help="a kernel tree, a source tarball, or linux-source-X.Y (Debian's "
                         "/usr/src/linux-source-X.Y.tar.xz, installed when missing, as root)")

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch, atomic, build, tools
 from vdsobench_cli.commands import compare
-from vdsobench_cli.kimport import git_dir, kernel_import
+from vdsobench_cli.kimport import git_dir, kernel_import, names, store
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import patch_review_arm64
 from vdsobench_cli.recipes.recipe_session import verify_one
@@ -117,8 +117,8 @@ def read_path_code(before, after):
     objs = []
     for v in (before, after):
         layout, counter, inline = v.split("+")
-        prefix = f"{kernel_import.ident(layout[len(kernel_import.PREFIX):])}__{counter}__{inline}"
-        obj = build.bin_dir() / "impls" / "_objs" / f"variant_{prefix}_tree" / "reader.o"
+        obj = names.object_of({"layout": layout, "counter": counter, "inline": inline},
+                              build.bin_dir(), unit="reader.o")
         if not obj.is_file():
             return None, f"no reader object for {v}"
         objs.append(obj)
@@ -139,7 +139,7 @@ def data_page(before, after, diff):
     for name in (BEFORE, AFTER):
         v = {"name": f"kernel:{name}+fake+always", "layout": f"kernel:{name}",
              "counter": "fake", "inline": "always"}
-        obj = kernel_import.object_of(v, build.bin_dir())
+        obj = names.object_of(v, build.bin_dir())
         if not tools.have("pahole") or not obj.is_file():
             sides = None
             break
@@ -513,7 +513,7 @@ def provenance(s, metas, source, patches, subjects, checked):
         if v.split("+")[1] != "fake":
             continue
         verify_lines[label] = (rec.get("status") == "PASS", verdict(rec))
-    kb = (kernel_import.read_table().get(AFTER) or {}).get("identity", {}).get("kbuild") or {}
+    kb = (store.read_table().get(AFTER) or {}).get("identity", {}).get("kbuild") or {}
     line = "the project's userspace build line (Bazel opt, -O2)"
     if kb.get("line"):
         conf = kb.get("config") or {}

@@ -19,7 +19,7 @@ import unittest
 from pathlib import Path
 
 from vdsobench_cli.cli import arch
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import kernel_import, store
 from vdsobench_cli.tests.support import (KERNEL_TESTDATA as TESTDATA, TORN_612, ImportsDir,
                                          arm64_tarball_or_skip, cli, cross_missing, ok,
                                          one_line)
@@ -123,7 +123,7 @@ class Arm64Import612Test(unittest.TestCase):
         out = self.imported(self.base)
         self.assertIn("8 variants: kernel:a+{cntvctss,fake,isb_cntvct_dep,isb_cntvct_isb}"
                       "+{always,auto}", out)
-        self.assertEqual(kernel_import.read_table()["a"]["arch"], "arm64")
+        self.assertEqual(store.read_table()["a"]["arch"], "arm64")
         self.assertRegex(out, r"agree: kernel:a\+fake\+always and generic_6_10\+fake\+always: "
                               r"0 of \d+ readings differ")
         self.assertRegex(out, r"kernel:a\+fake\+auto and generic_6_10\+fake\+auto: 0 of")
@@ -151,7 +151,7 @@ class Arm64Import612Test(unittest.TestCase):
                          "--arch", "arm64")
         one_line(self, rc, err, "the shim cannot build this tree's lib/vdso/gettimeofday.c",
                  "no member named", "max_cycles")
-        self.assertNotIn("a-t612", kernel_import.read_table())
+        self.assertNotIn("a-t612", store.read_table())
 
     def test_dropped_mask_is_caught_on_arm64_only(self):
         self.imported(self.nomask)
@@ -182,7 +182,7 @@ class Arm64Import612Test(unittest.TestCase):
             secret = ""
         if len(secret) >= 6:  # a longer name than any word of the message
             self.assertNotIn(secret, err)
-        self.assertNotIn("a-esc", kernel_import.read_table())
+        self.assertNotIn("a-esc", store.read_table())
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from unittest import mock
 
 from vdsobench_cli.cli import build, packages
 from vdsobench_cli.commands import compare, run
-from vdsobench_cli.kimport import imports_table, kernel_import
+from vdsobench_cli.kimport import imports_table, kernel_import, names as names_mod, store
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests import support
 from vdsobench_cli.tests.support import (NESTED, ImportsDir, cli, ok, one_line, snapshot,
@@ -122,16 +122,16 @@ class Workspace:
         self.tree = fake_tree(tmp)
         self.imports = self.tmp / "imports"
         self.before = self.outside()
-        saved = os.environ.get(kernel_import.DIR_ENV)
-        os.environ[kernel_import.DIR_ENV] = str(self.imports)
+        saved = os.environ.get(store.DIR_ENV)
+        os.environ[store.DIR_ENV] = str(self.imports)
         test.addCleanup(self.restore, saved)
 
     @staticmethod
     def restore(saved):
         if saved is None:
-            os.environ.pop(kernel_import.DIR_ENV, None)
+            os.environ.pop(store.DIR_ENV, None)
         else:
-            os.environ[kernel_import.DIR_ENV] = saved
+            os.environ[store.DIR_ENV] = saved
         kernel_import.sync_env()
 
     def outside(self):
@@ -279,7 +279,7 @@ class AttackTest(unittest.TestCase):
         memo whose value is not a hash."""
         path = self.ws.tmp / "memo.tar.xz"  # only hashed here: any bytes do
         path.write_bytes(os.urandom(2000))
-        writable = kernel_import.writable_dir()
+        writable = store.writable_dir()
         first = kernel_import.tarball_sha256(path)
         st = path.stat()
         data = bytearray(path.read_bytes())
@@ -305,7 +305,7 @@ class AttackTest(unittest.TestCase):
         """A header added to trees/<key>/ would be found by the compile's
         -I{root}/include before the shim's: the tree is damaged, made again."""
         key = "e" * 64
-        tree = kernel_import.writable_dir() / "trees" / key
+        tree = store.writable_dir() / "trees" / key
         (tree / "include" / "vdso").mkdir(parents=True)
         (tree / "include" / "vdso" / "datapage.h").write_text("x\n")
         meta = {"glue": kernel_import.glue_digest(), "kernel": "6.12.1",
@@ -337,7 +337,7 @@ class AttackTest(unittest.TestCase):
     def test_killed_imports_leftovers_are_swept_under_the_lock(self):
         """.staging-* and .damaged-* of an import killed by SIGKILL: removed by the
         next import, which holds the lock; one made after it took it is kept."""
-        trees = kernel_import.writable_dir() / "trees"
+        trees = store.writable_dir() / "trees"
         old = [trees / ".staging-dead1", trees / ".damaged-dead2"]
         for d in old:
             (d / "include").mkdir(parents=True)
@@ -346,13 +346,13 @@ class AttackTest(unittest.TestCase):
         victim_link = trees / ".staging-link"
         victim_link.symlink_to(self.ws.victim)
         os.utime(victim_link, (time.time() - 60,) * 2, follow_symlinks=False)
-        kernel_import.sweep_stale(trees)  # without the lock: nothing
+        store.sweep_stale(trees)  # without the lock: nothing
         self.assertTrue(all(d.exists() for d in old))
-        with kernel_import.table_lock(self.ws.imports):
+        with store.table_lock(self.ws.imports):
             young = trees / ".staging-live"
             young.mkdir()
             os.utime(young, (time.time() + 5,) * 2)
-            kernel_import.sweep_stale(trees)
+            store.sweep_stale(trees)
             self.assertEqual(sorted(p.name for p in trees.iterdir()),
                              [".staging-link", ".staging-live"])
         self.assertEqual(self.ws.outside(), self.ws.before)
@@ -571,7 +571,7 @@ class AttackTest(unittest.TestCase):
         plain = self.ws.tmp / "plain"
         plain.write_text("")
         for bad in (str(plain), "/dev/null"):
-            os.environ[kernel_import.DIR_ENV] = bad
+            os.environ[store.DIR_ENV] = bad
             for argv in (("import", str(self.ws.tree), "--name", "x"), ("import", "--list"),
                          ("import", "--remove", "x")):
                 with self.subTest(bad=bad, argv=argv):
@@ -586,7 +586,7 @@ class AttackTest(unittest.TestCase):
             self.skipTest("no chattr +i here (not root, or not ext4)")
         self.addCleanup(subprocess.run, ["chattr", "-i", str(ro)])
         for d in (ro, ro / "sub"):
-            os.environ[kernel_import.DIR_ENV] = str(d)
+            os.environ[store.DIR_ENV] = str(d)
             with self.subTest(str(d)):
                 rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "x")
                 one_line(self, rc, err, str(d), "cannot keep imports")
@@ -623,9 +623,9 @@ class AttackTest(unittest.TestCase):
         cwd = os.getcwd()
         self.addCleanup(os.chdir, cwd)
         os.chdir(self.ws.tmp)
-        os.environ[kernel_import.DIR_ENV] = "rel"
+        os.environ[store.DIR_ENV] = "rel"
         kernel_import.sync_env()
-        self.assertEqual(os.environ[kernel_import.DIR_ENV], str(self.ws.tmp / "rel"))
+        self.assertEqual(os.environ[store.DIR_ENV], str(self.ws.tmp / "rel"))
         out = io.StringIO()
         with mock.patch("sys.stdout", out):
             imports_table.main(["rel"])
@@ -769,7 +769,7 @@ class CompileAttackTest(unittest.TestCase):
         self.assertEqual((rc, err), (0, ""), out)
         self.assertIn("no imported trees", out)
         objs = build.bin_dir() / "impls" / "_objs"
-        for obj in objs.glob(f"variant_{kernel_import.ident('buildonly')}_*/*.o"):
+        for obj in objs.glob(f"variant_{names_mod.ident('buildonly')}_*/*.o"):
             self.assertNotIn(token.encode(), obj.read_bytes(), obj)
 
     def test_an_include_only_the_build_would_make_is_refused(self):
@@ -846,7 +846,7 @@ class CompileAttackTest(unittest.TestCase):
 
 
 def entry(name, key="0" * 64, **fields):
-    e = {"key": key, "ident": kernel_import.ident(name), "arch": "x86_64", "arch_dir": "x86",
+    e = {"key": key, "ident": names_mod.ident(name), "arch": "x86_64", "arch_dir": "x86",
          "kernel": "6.12.1", "source": "/src", "patches": [], "summary": "s",
          "meta_sha256": "0" * 64, "identity": {"name": name}}
     e.update(fields)
@@ -906,22 +906,22 @@ class TransactionTest(unittest.TestCase):
 
     def setUp(self):
         self.ws = Workspace(self)
-        kernel_import.writable_dir()
-        kernel_import.write_table({"a": entry("a")})
+        store.writable_dir()
+        kernel_import.save({"a": entry("a")})
 
     def test_failing_build_puts_back_only_its_own_entry(self):
         def failing_build(targets):
-            raw = kernel_import.read_table()
+            raw = store.read_table()
             self.assertEqual(raw["c"]["state"], imports_table.BUILDING)
             self.assertEqual(os.environ[kernel_import.BUILDING_ENV], "c")
-            kernel_import.write_table(dict(raw, b=entry("b")))  # another import, meanwhile
+            kernel_import.save(dict(raw, b=entry("b")))  # another import, meanwhile
             raise Failure("bazel build failed")
 
         with mock.patch.object(build, "build", side_effect=failing_build), \
                 mock.patch.object(build, "bazel", return_value=(0, "")), \
                 self.assertRaises(Failure):
             kernel_import.commit({"c": entry("c")})
-        self.assertEqual(sorted(kernel_import.read_table()), ["a", "b"])
+        self.assertEqual(sorted(store.read_table()), ["a", "b"])
         self.assertNotIn(kernel_import.BUILDING_ENV, os.environ)
 
     def test_interrupt_puts_back_and_does_not_rebuild(self):
@@ -931,7 +931,7 @@ class TransactionTest(unittest.TestCase):
                 mock.patch.object(build, "bazel") as bazel, \
                 self.assertRaises(lifecycle.Interrupted):
             kernel_import.commit({"a": entry("a", key="1" * 64)})
-        self.assertEqual(kernel_import.read_table(), {"a": entry("a")})
+        self.assertEqual(store.read_table(), {"a": entry("a")})
         bazel.assert_not_called()
 
     def test_an_import_that_made_no_variants_fails(self):
@@ -942,13 +942,13 @@ class TransactionTest(unittest.TestCase):
                 self.assertRaises(Failure) as e:
             kernel_import.commit({"c": entry("c")}, lambda: kernel_import.built_variants("c"))
         self.assertIn("made no variants", str(e.exception))
-        self.assertEqual(sorted(kernel_import.read_table()), ["a"])
+        self.assertEqual(sorted(store.read_table()), ["a"])
 
     def test_every_name_being_built_is_kept(self):
         """patch-review builds two imports at once: both are in BUILDING_ENV, and
         neither may be left out as an import that never finished."""
         b = imports_table.BUILDING
-        kernel_import.write_table({"x": entry("x", state=b), "y": entry("y", state=b),
+        kernel_import.save({"x": entry("x", state=b), "y": entry("y", state=b),
                                    "z": entry("z", state=b)})
         problems = imports_table.check(str(self.ws.imports), None, "x,y")["problems"]
         unfinished = [p for p in problems if "did not finish" in p or "still running" in p]
@@ -958,11 +958,11 @@ class TransactionTest(unittest.TestCase):
     def test_success_clears_the_building_state(self):
         with mock.patch.object(build, "build"):
             kernel_import.commit({"c": entry("c")})
-        self.assertNotIn("state", kernel_import.read_table()["c"])
+        self.assertNotIn("state", store.read_table()["c"])
 
     def test_the_lock_is_exclusive(self):
         import fcntl
-        with kernel_import.table_lock(self.ws.imports):
+        with store.table_lock(self.ws.imports):
             fd = os.open(self.ws.imports / imports_table.LOCK, os.O_RDONLY)
             try:
                 with self.assertRaises(BlockingIOError):
@@ -978,7 +978,7 @@ class TransactionTest(unittest.TestCase):
                "ident": entry("i", ident='x"])\ngenrule(name = "p", cmd = "touch /x")\n#'),
                "state": entry("state", state=imports_table.BUILDING), "type": 5,
                "bad name": entry("bad name"), "gone": entry("gone")}
-        kernel_import.write_table(bad)
+        kernel_import.save(bad)
         checked = kernel_import.state()
         self.assertEqual(checked["good"], {})
         self.assertEqual(len(checked["problems"]), len(bad))
@@ -1134,7 +1134,7 @@ class LiveAttackTest(unittest.TestCase):
         (_, c_err), (b_out, b_err) = [p.communicate(timeout=600) for p in procs]
         self.assertEqual(procs[0].returncode, 1, c_err)
         self.assertEqual(procs[1].returncode, 0, b_err + b_out)
-        self.assertEqual(sorted(kernel_import.read_table()), ["a", "b"])
+        self.assertEqual(sorted(store.read_table()), ["a", "b"])
         out, _ = self.still_works()
         self.assertIn("kernel:b+rdtsc+always", out)
 
@@ -1151,7 +1151,7 @@ class LiveAttackTest(unittest.TestCase):
             wait_for_building(self, proc, self.imports, "c")
             proc.send_signal(signal.SIGINT)
             _, err = proc.communicate(timeout=300)
-            self.assertEqual(sorted(kernel_import.read_table()), ["a"], err)
+            self.assertEqual(sorted(store.read_table()), ["a"], err)
             if proc.returncode == 1 and "interrupted" not in err:
                 continue  # the build failed first: its rollback held
             self.assertEqual(proc.returncode, 128 + signal.SIGINT, err)
@@ -1169,8 +1169,8 @@ class LiveAttackTest(unittest.TestCase):
         """SIGKILL during the first build leaves the entry in state "building"
         (made here as the killed import leaves it): left out, one line, mended by
         the command that line names."""
-        raw = kernel_import.read_table()
-        kernel_import.write_table(dict(raw, c=dict(raw["a"], ident=kernel_import.ident("c"),
+        raw = store.read_table()
+        kernel_import.save(dict(raw, c=dict(raw["a"], ident=names_mod.ident("c"),
                                                    state=imports_table.BUILDING)))
         _, err = self.still_works(warnings=1)
         self.assertIn("kernel:c left out: its import did not finish", err)
@@ -1181,7 +1181,7 @@ class LiveAttackTest(unittest.TestCase):
         self.still_works()
 
     def test_edited_cache_is_noticed_and_healed(self):
-        key = kernel_import.read_table()["a"]["key"]
+        key = store.read_table()["a"]["key"]
         victim = self.imports / "trees" / key / "lib" / "vdso" / "gettimeofday.c"
         victim.write_text(victim.read_text() + "/* edited */\n")
         _, _, err = cli("list")
@@ -1194,12 +1194,12 @@ class LiveAttackTest(unittest.TestCase):
         self.still_works()
 
     def test_damaged_table_leaves_the_rest_working(self):
-        raw = kernel_import.read_table()
+        raw = store.read_table()
         hostile = {"ident": dict(raw["a"], ident='x"])\ngenrule(name="p", outs=["o"], '
                                                   'cmd="touch /tmp/pwned")\n#'),
                    "key": dict(raw["a"], key="../../../etc"),
                    "meta": dict(raw["a"], meta_sha256="f" * 64), "num": 5}
-        kernel_import.write_table(dict(raw, **hostile))
+        kernel_import.save(dict(raw, **hostile))
         _, err = self.still_works(warnings=len(hostile))
         path = self.imports / imports_table.TABLE
         path.write_bytes(self.table[:len(self.table) // 2])
@@ -1229,7 +1229,7 @@ class LiveAttackTest(unittest.TestCase):
         other = self.tmp / "elsewhere-6.12"
         shutil.copytree(self.tree, other)
         self.addCleanup(shutil.rmtree, other, ignore_errors=True)
-        first = kernel_import.read_table()["a"]
+        first = store.read_table()["a"]
         self.assertIn("from linux-6.12", first["summary"])
         entry, meta, found, _ = kernel_import.take_in(kernel_import.request(str(other), [], "b"))
         self.assertIn("from elsewhere-6.12", entry["summary"])
@@ -1256,7 +1256,7 @@ class LiveAttackTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         imports = json.loads(out.read_text())["context"]["vdsobench"]["imports"]
         mine = imports["kernel:a"]
-        self.assertEqual(mine["key"], kernel_import.read_table()["a"]["key"])
+        self.assertEqual(mine["key"], store.read_table()["a"]["key"])
         self.assertEqual((mine["source"], mine["source_kind"], mine["kernel"][:5]),
                          (str(self.tree), "tree", "6.12."))
         self.assertRegex(mine["source_sha256"], r"^[0-9a-f]{64}$")

@@ -22,7 +22,7 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.cli import build, packages
-from vdsobench_cli.kimport import kbuild, kernel_import, objcmp
+from vdsobench_cli.kimport import kbuild, kernel_import, names as names_mod, objcmp, store
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.tests.support import (NESTED, TORN_612, ImportsDir, cli, ok, one_line, tarball,
                                       vdsobench)
@@ -43,7 +43,7 @@ class PureTest(unittest.TestCase):
 
     def test_ident_is_a_c_identifier_one_per_name(self):
         names = ["6.12", "6_12", "6-12", "a.b_c", "X"]
-        idents = [kernel_import.ident(n) for n in names]
+        idents = [names_mod.ident(n) for n in names]
         self.assertEqual(idents[0], "kernel_6_2e12")
         self.assertEqual(len(set(idents)), len(names))
         for i in idents:
@@ -148,7 +148,7 @@ class PureTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             rc, _, err = vdsobench("import", tmp, "--name", "x")
         one_line(self, rc, err, "not a kernel tree", "Makefile")
-        self.assertEqual(kernel_import.read_table(), {})
+        self.assertEqual(store.read_table(), {})
 
     def test_list_and_remove_without_imports(self):
         rc, out, _ = vdsobench("import", "--list")
@@ -266,7 +266,7 @@ class Import612Test(TarballTest):
     def test_second_import_comes_from_the_cache(self):
         out = ok(self, ["import", "linux-source-6.12", "--name", "t-again"])
         self.assertIn("the tree from the cache", out)
-        table = kernel_import.read_table()
+        table = store.read_table()
         self.assertEqual(table["t-again"]["key"], table["t"]["key"])
 
     def test_verify_passes(self):
@@ -303,12 +303,12 @@ class Import612Test(TarballTest):
         self.assertRegex(out, r"FAIL +kernel:t-torn\+fake\+always +concurrency: torn read")
 
     def test_patch_that_does_not_apply(self):
-        before = kernel_import.read_table()
+        before = store.read_table()
         rc, _, err = vdsobench("import", "linux-source-6.12", "--patch", TORN_61,
                                "--name", "t-bad")
         one_line(self, rc, err, "6.1-torn-mult-shift.patch does not apply",
                  "lib/vdso/gettimeofday.c hunk #")
-        self.assertEqual(kernel_import.read_table(), before, "nothing imported")
+        self.assertEqual(store.read_table(), before, "nothing imported")
 
     def test_layout_patch_shows_in_layout_and_sim(self):
         ok(self, ["import", "linux-source-6.12", "--patch", MAX_CYCLES_LAST,
@@ -330,7 +330,7 @@ class Import612Test(TarballTest):
                          misses["kernel:t+rdtscp+always"] + 1, sim)
 
     def test_patch_review_recipe_on_the_torn_patch(self):
-        table = kernel_import.read_table()
+        table = store.read_table()
         with tempfile.TemporaryDirectory() as tmp:
             out_dir = os.path.join(tmp, "out")
             rc, out, err = vdsobench("recipe", "patch-review", "--quick", "--no-arm64",
@@ -352,7 +352,7 @@ class Import612Test(TarballTest):
         self.assertTrue(record["compiler_version"])
         self.assertEqual(record["rows"], [])
         self.assertIn("patch-review: verify after", err)  # progress on stderr
-        self.assertEqual(kernel_import.read_table(), table, "the recipe's imports are gone")
+        self.assertEqual(store.read_table(), table, "the recipe's imports are gone")
 
     def patch_review(self, patch):
         """(cover letter lines, patch-review.json) of one --quick review of
@@ -476,7 +476,7 @@ def check_kbuild(test, name, series):
     """The import recorded Debian's kbuild line and built its read path with
     it: the same code generation flags as kbuild's object, and the same
     instructions (objcmp) but for what docs/kernel-import.md explains."""
-    entry = kernel_import.read_table()[name]
+    entry = store.read_table()[name]
     ident = entry["identity"]["kbuild"]
     if not os.path.exists(kbuild.DEBIAN_CONFIG.format(series=series)):
         # linux-config-X.Y missing (not root: `test` could not install it): the
@@ -491,7 +491,7 @@ def check_kbuild(test, name, series):
     test.assertIn("-fno-stack-protector", entry["kbuild"]["copts"])
     k_obj = kbuild.cache_dir() / entry["kbuild"]["key"] / "vclock_gettime.o"
     ours = (build.bin_dir() / "impls" / "_objs" /
-            f"variant_{kernel_import.ident(name)}__rdtsc__always_tree" / "reader.o")
+            f"variant_{names_mod.ident(name)}__rdtsc__always_tree" / "reader.o")
     theirs, mine = producer(k_obj), producer(ours)
     test.assertEqual(theirs - mine, set())
     test.assertEqual({f for f in mine - theirs if not PRODUCER_OURS.fullmatch(f)}, set())
@@ -537,7 +537,7 @@ class UpstreamTreeTest(unittest.TestCase):
         self.addCleanup(d.close)
         out = ok(self, ["import", tree, "--name", "up"])
         self.assertIn("kernel:up: imported: Linux 6.", out)
-        meta, _ = kernel_import.cached(kernel_import.read_table()["up"]["key"])
+        meta, _ = kernel_import.cached(store.read_table()["up"]["key"])
         self.assertIn("TIME_DATA", meta["features"], "not a v6.15+ tree")
         layout = "generic_6_17" if "AUX_CLOCK_DATA" in meta["features"] else "generic_6_15"
         out = ok(self, ["import", "--name", "up", "--agree", layout])

@@ -17,7 +17,7 @@ from unittest import mock
 from vdsobench_cli.cli import build, tools
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.commands import layout, sim
-from vdsobench_cli.kimport import kbuild, kernel_import, objcmp
+from vdsobench_cli.kimport import kbuild, kernel_import, objcmp, store
 from vdsobench_cli.measure import code_metrics, fingerprint
 from vdsobench_cli.tests import support
 
@@ -111,7 +111,7 @@ class NoPathTest(unittest.TestCase):
         imports = self.tmp / "imports"
         imports.mkdir()
         digest = hashlib.sha256(str(imports).encode()).hexdigest()
-        with mock.patch.dict(os.environ, {kernel_import.DIR_ENV: str(imports),
+        with mock.patch.dict(os.environ, {store.DIR_ENV: str(imports),
                                           kernel_import.DIGEST_ENV: digest}):
             rc, out = build.bazel("query", ["@vdso_imports//:all"])
         self.assertEqual(rc, 0, out)
