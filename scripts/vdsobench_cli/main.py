@@ -9,7 +9,7 @@ from vdsobench_cli.commands import (bundle, compare, counters, fleet, gate, layo
                                      merge, plot, recipe, review_node, run, selftest_stats, sim,
                                      testrun, verify)
 from vdsobench_cli.fleet.bundle import check_host
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import bazel_sync, kernel_import
 
 COMMANDS = (packages, listing, verify, run, compare, gate, sim, layout, plot, merge, recipe,
             selftest_stats, counters, review_node, testrun, bundle, fleet, kernel_import)
@@ -47,7 +47,7 @@ def dispatch(argv):
                                 "(see --help)")
     args.argv = list(argv)  # recorded in results files
     args.parser = p  # fleet checks the command its nodes will run with it
-    kernel_import.warn(args.command)  # an import left out of the build: one line each
+    bazel_sync.warn(args.command)  # an import left out of the build: one line each
     # one architecture per process (--arch, where the command has it)
     target = arch.use(getattr(args, "arch", None))
     if build.bundled() and target.emulated:

@@ -13,7 +13,7 @@ import sys
 
 from vdsobench_cli.cli import arch, confine, ranged, targets
 from vdsobench_cli.measure import cpu_lock, fingerprint, footprint, results, rounds
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import bazel_sync
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 from reports import run_table, tables
@@ -163,7 +163,7 @@ def paired_comparison(patterns, options, rounds_n=limits.ROUNDS, batch_ms=limits
 
 def imports_meta(subjects):
     """{"imports": ...} naming the imported trees among the subjects ({} if none)."""
-    imports = kernel_import.identities(map(vocab.layout_of, subjects))
+    imports = bazel_sync.identities(map(vocab.layout_of, subjects))
     return {"imports": imports} if imports else {}
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import (arch, atomic, build, confine, labels, lifecycle, packages, ranged,
                               targets, tools, variants as variant_list)
-from vdsobench_cli.kimport import kernel_import, names as names_mod
+from vdsobench_cli.kimport import compile, names as names_mod
 from vdsobench_cli.measure import live
 from vdsobench_cli.cli.errors import Failure, UsageError
 
@@ -380,7 +380,7 @@ def pahole(args):
 def check_pahole(v, constants, version):
     """The cross-check's result for one variant; Failure on any disagreement."""
     obj = object_of(v)
-    unit = (f"{kernel_import.GLUE}/writer.c" if names_mod.is_import(v["layout"])
+    unit = (f"{compile.GLUE}/writer.c" if names_mod.is_import(v["layout"])
             else f"impls/layouts/{v['layout']}.c")
     if not obj.exists():
         return {"skipped": f"no object for {unit} at {obj}"}

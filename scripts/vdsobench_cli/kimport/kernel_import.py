@@ -52,7 +52,6 @@ naming it and the command that mends it.
 """
 
 import argparse
-import ast
 import contextlib
 import hashlib
 import json
@@ -61,33 +60,22 @@ import re
 import signal
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import NamedTuple
 
 from vdsobench_cli.cli import (arch, atomic, build, confine, labels, lifecycle, packages,
-                               safe_read, tools, trust)
+                               safe_read, tools)
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.cli.limited_run import limited_run
 from vdsobench_cli.core import text as text_mod
-from vdsobench_cli.kimport import (imports_table, kbuild, names as names_mod,
-                                   reserved as reserved_mod, store, vdso_image)
+from vdsobench_cli.kimport import (bazel_sync, compile, imports_table, kbuild,
+                                   names as names_mod, reserved as reserved_mod, store,
+                                   vdso_image)
 
 ROOT = build.ROOT
-DIGEST_ENV = "VDSOBENCH_IMPORTS_DIGEST"
-GLUE_ENV = "VDSOBENCH_GLUE_DIGEST"
-# the imports being built for the first time, comma-separated: the checker
-# keeps their entries (state "building") in the build only for that build
-BUILDING_ENV = "VDSOBENCH_IMPORTS_BUILDING"
 # --arch -> the kernel's arch/ directory; the shim and glue are x86-64's
 ARCH_DIRS = imports_table.ARCH_DIRS
-COPTS_BZL = ROOT / "kernel_import" / "copts.bzl"
-GLUE = "kernel_import/glue"
-# What make_tree() writes into a tree besides the tree's files (autoconf.h,
-# kimport_desc.h, kimport_includes.h, kimport.json): raise it with any change
-# to that, so that cached trees are made again (glue_digest()).
-GENERATED = 2
 MB = 1 << 20
 PATCH_LIMIT = 16 * MB  # a whole kernel release's patch is larger; a series is not
 # A series, bounded: what reaches git's and tar's argv and memory cannot overflow
@@ -161,103 +149,6 @@ HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@.*$")
 TAR_NOISE = re.compile(r"Not found in archive|Exiting with failure status|Child returned "
                        r"status|Error is not recoverable|in the future|implausibly old|"
                        r"Ignoring unknown extended header|Removing leading")
-
-
-# ---- where things are -------------------------------------------------------------------
-
-
-def glue_digest():
-    """The SHA-256 of what decides a cached tree's generated headers (the probe's
-    reading of the tree, its configuration): the shim, the probe, the headers
-    it shares with writer.c, the compile line, and GENERATED (and the way
-    import reads the probe, raise it with parse_probe). Part of the cache
-    key; a tree made with other glue is left out of the build (writer.c checks
-    kimport_desc.h against the tree, and would fail to build it)."""
-    h = hashlib.sha256(f"generated {GENERATED}\0".encode())
-    glue = ROOT / "kernel_import" / "glue"
-    files = sorted((ROOT / "kernel_import").glob("shim/**/*.h"))
-    files += [glue / f for f in ("probe.c", "fields.h", "tree.h", "kimport.h")]
-    files += [COPTS_BZL]
-    for f in files:
-        h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-_left_out = []  # the problems sync_env found last, for warn()
-
-
-def state(glue=None):
-    """imports_table.check() of the imports directory as this process sees it."""
-    return imports_table.check(str(store.imports_dir()), glue or glue_digest(),
-                               os.environ.get(BUILDING_ENV, ""))
-
-
-def checker_digest():
-    return hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in
-                                   (imports_table, safe_read, trust))).hexdigest()
-
-
-def sync_env():
-    """Tell Bazel (through the environment every command's bazel inherits) which
-    table it must see, as checked, and which glue: @vdso_imports is re-run
-    whenever either value changes. A tree edited since makes another digest."""
-    if build.bundled():  # prebuilt: no Bazel, no imports
-        return
-    if os.environ.get(store.DIR_ENV):
-        os.environ[store.DIR_ENV] = str(store.imports_dir())
-    glue = glue_digest()
-    checked = state(glue)
-    _left_out[:] = checked["problems"]
-    blob = json.dumps([imports_table.rule_view(checked), checker_digest()], sort_keys=True)
-    os.environ[DIGEST_ENV] = hashlib.sha256(blob.encode()).hexdigest()
-    os.environ[GLUE_ENV] = glue
-
-
-def digest():
-    """The value of VDSOBENCH_IMPORTS_DIGEST for the table as it is now."""
-    sync_env()
-    return os.environ.get(DIGEST_ENV, "none")
-
-
-def warn(command):
-    """One line per import left out of the build, before any other command runs
-    (`import` says it itself: --list lists them, the others fail on them); a
-    UsageError when the imports folder is another user's to write: what the
-    build compiles from it is never taken then (cli/trust.py)."""
-    problem = trust.folder_problem(store.imports_dir())
-    if problem and command != "setup":
-        raise UsageError(f"the imports folder ({store.where()}): {problem}")
-    if command != "import":
-        for line in _left_out:
-            print(f"vdsobench: warning: {text_mod.printable(line, None)}", file=sys.stderr)
-
-
-def save(imports):
-    """The table written (store.write_table) and what Bazel sees of it synced."""
-    store.write_table(imports)
-    sync_env()
-
-
-def identities(layouts):
-    """{layout: what names the import} for the imported ones among layouts: its
-    tree's key, kernel version, source and its hash, and each patch's hash and
-    subject, from the table (in a bundle, from BUNDLE.json, which has the
-    table's as it was built). What results files and bundles record."""
-    wanted = sorted({str(x) for x in layouts if names_mod.is_import(x)})
-    if not wanted:
-        return {}
-    if build.bundled():
-        known = build.bundle_manifest().get("imports") or {}
-    else:
-        known = {names_mod.layout_of(n): e["identity"] for n, (e, _) in state()["good"].items()}
-    return {x: known.get(x, {"name": x[len(names_mod.PREFIX):], "key": None}) for x in wanted}
-
-
-def all_identities():
-    """identities() of every import Bazel builds now ({} in a bundle)."""
-    if build.bundled():
-        return {}
-    return identities(names_mod.layout_of(n) for n in state()["good"])
 
 
 # ---- the source -------------------------------------------------------------------------
@@ -918,111 +809,6 @@ def write_desc(tree, version, probe, source_text, summary):
 
 # ---- compiling it here ------------------------------------------------------------------
 
-def tree_copts(tree, arch_dir):
-    """kernel_import/copts.bzl's TREE_COPTS for this tree: the one compile line,
-    read as Bazel reads it."""
-    m = re.search(r"^TREE_COPTS = (\[.*?^\])", COPTS_BZL.read_text(), re.M | re.S)
-    return [c.replace("{root}", str(tree)).replace("{arch}", arch_dir)
-            for c in ast.literal_eval(m.group(1))]
-
-
-def tree_cc(arch_dir):
-    """The C compiler of the tree's architecture: gcc on its own machine, else
-    Debian's cross compiler (toolchains/BUILD's, arch.CROSS_BIN)."""
-    name = ARCH_DIRS_NAMES[arch_dir]
-    if name == arch.host():
-        return tools.path("gcc", "import")
-    return f"{arch.CROSS_BIN}/{arch.TRIPLET[name]}-gcc"
-
-
-def compile_line(tree, arch_dir, counter="fake", always=1):
-    return [tree_cc(arch_dir), "-O2", "-Wall", "-Wextra", "-Werror", "-iquote", ".",
-            "-DVDSO_PREFIX=kimport_probe", f"-DVDSO_INLINE_ALWAYS={always}",
-            f"-DVDSO_COUNTER_HEADER=impls/counters/{counter}.h", *tree_copts(tree, arch_dir)]
-
-
-def counters(arch_name):
-    """The counters impls/variants.bzl builds an import with on arch_name."""
-    text = (ROOT / "impls" / "variants.bzl").read_text()
-    table = ast.literal_eval(re.search(r"^COUNTERS = (\{.*?^\})", text, re.M | re.S).group(1))
-    return sorted(c for c, a in table.items() if a in (arch_name, "any"))
-
-
-def first_error(text, tree):
-    """gcc's first error, one line, paths shown relative to the tree or project."""
-    lines = [x for x in text.splitlines() if ": error: " in x or ": fatal error: " in x]
-    line = lines[0] if lines else build.tail(text, 1)
-    return " ".join(line.replace(f"{tree}/", "").replace(f"{ROOT}/", "").split())
-
-
-# What a compile of tree code may take and how long: a header that includes a
-# FIFO, /dev/zero or a huge file ends in one line, not a hang or the OOM killer.
-COMPILE_LIMITS = {"as": 4 << 30, "cpu": 120, "fsize": 64 * MB}
-COMPILE_TIMEOUT_S = 60  # a tree's unit compiles in under 2 s
-
-
-def allowed_includes(tree, cc):
-    """The folders tree code may include from: the tree, the shim and glue, the
-    project's counter headers, GCC's own headers and the system's (the shim's
-    asm/unistd.h takes the system call numbers from there; a cross compiler's
-    are in /usr/<triplet>/include): regular header files of packages, never a
-    device, a FIFO or a user's file."""
-    gcc_include = subprocess.run([cc, "-print-file-name=include"], capture_output=True,
-                                 text=True).stdout.strip()
-    dirs = [os.path.realpath(tree), str(ROOT / "kernel_import"), str(ROOT / "impls"),
-            str(ROOT / "common")]
-    dirs += [os.path.realpath(gcc_include), "/usr/include"]
-    triplet = os.path.basename(cc)[:-len("-gcc")] if cc.endswith("-gcc") else ""
-    if triplet in arch.TRIPLET.values():
-        dirs.append(f"/usr/{triplet}/include")
-    return [d for d in dirs if d and os.path.isabs(d)]
-
-
-INCLUDED = re.compile(r"^\.+ (.+)$")
-
-
-def outside_include(stderr, tree, cc):
-    """The first file gcc -H says it opened outside allowed_includes(), else None."""
-    allowed = allowed_includes(tree, cc)
-    for line in stderr.splitlines():
-        m = INCLUDED.match(line)
-        if not m:
-            continue
-        path = m.group(1)
-        real = os.path.realpath(path if os.path.isabs(path) else ROOT / path)
-        if not any(real == d or real.startswith(d + "/") for d in allowed):
-            return path
-    return None
-
-
-GUARD_OWN_CHECK = "VDSOBENCH_IMPORT_CHECKS_INCLUDES"
-
-
-def compile_tree(argv, tree, given, what):
-    """gcc on tree code (argv without -H): limited (limited_run), and every file
-    it includes checked to be inside the tree, the shim or GCC's own headers
-    (an include of /dev/stdin, an absolute path or a FIFO is refused, one line).
-    CompletedProcess with text output, or UsageError."""
-    # its own -H check names the header and the file that includes it; the
-    # build's gate (asm_guard.py) does the same for the compiles it sees
-    r = limited_run([argv[0], "-H", *argv[1:]], COMPILE_LIMITS, COMPILE_TIMEOUT_S, cwd=ROOT,
-                    env=dict(os.environ, **{GUARD_OWN_CHECK: "1"}))
-    if r is None:
-        raise UsageError(f"import: {given}: compiling {what} took over {COMPILE_TIMEOUT_S} s "
-                         "(a header that includes a FIFO or a device?); nothing imported")
-    stderr = r.stderr.decode(errors="replace")
-    outside = outside_include(stderr, tree, argv[0])
-    if outside is not None:
-        raise UsageError(f"import: {given}: {what} includes "
-                         f"{text_mod.printable(outside, 120)}, outside the tree and the "
-                         "shim: import takes no include from elsewhere")
-    if r.returncode in (-signal.SIGXCPU, -signal.SIGKILL, -signal.SIGXFSZ):
-        raise UsageError(f"import: {given}: compiling {what} ran out of its limits (exit "
-                         f"{r.returncode}: CPU time, memory or file size); nothing imported")
-    return subprocess.CompletedProcess(r.args, r.returncode, r.stdout.decode(errors="replace"),
-                                       "\n".join(x for x in stderr.splitlines()
-                                                 if not INCLUDED.match(x)))
-
 
 MARKER = re.compile(r'^\s*\.ascii\s+"->(\w+) (.*)"\s*$')
 PROBE_VALUES = ("data_size", "hres_clocks", "coarse_clocks", "raw_clocks", "aux_clocks",
@@ -1059,11 +845,11 @@ def probe(tree, arch_dir, workdir, given):
     nothing linked, nothing run) and read its markers: its data size, field
     table and clock masks; UsageError with what the shim could not provide."""
     asm = workdir / "probe.s"
-    r = compile_tree([*compile_line(tree, arch_dir), "-S", "-o", str(asm),
-                      f"{GLUE}/probe.c"], tree, given, "the probe of its vDSO data")
+    r = compile.compile_tree([*compile.compile_line(tree, arch_dir), "-S", "-o", str(asm),
+                      f"{compile.GLUE}/probe.c"], tree, given, "the probe of its vDSO data")
     if r.returncode != 0:
         raise UsageError(f"import: {given}: the shim cannot build this tree's vDSO data: "
-                         f"{first_error(r.stderr, tree)}")
+                         f"{compile.first_error(r.stderr, tree)}")
     try:
         text = asm.read_text(errors="replace")
     except OSError:
@@ -1098,15 +884,16 @@ def syntax_check(tree, arch_dir, given, arch_name="x86_64"):
     units = (("reader.c", "lib/vdso/gettimeofday.c"), ("writer.c", "kernel/time/vsyscall.c"))
     with lifecycle.temp_dir(prefix="vdsobench-check-") as work:
         asm = Path(work) / "unit.s"
-        for counter in ["fake"] + [c for c in counters(arch.MACHINE[arch_name])
+        for counter in ["fake"] + [c for c in compile.counters(arch.MACHINE[arch_name])
                                    if c != "fake"]:
             for always in (1, 0):
                 for unit, what in units:
-                    r = compile_tree([*compile_line(tree, arch_dir, counter, always), "-S",
-                                      "-o", str(asm), f"{GLUE}/{unit}"], tree, given, what)
+                    line = compile.compile_line(tree, arch_dir, counter, always)
+                    r = compile.compile_tree([*line, "-S", "-o", str(asm),
+                                              f"{compile.GLUE}/{unit}"], tree, given, what)
                     if r.returncode != 0 and (counter, always) == ("fake", 1):
                         raise UsageError(f"import: {given}: the shim cannot build this tree's "
-                                         f"{what}: {first_error(r.stderr, tree)}")
+                                         f"{what}: {compile.first_error(r.stderr, tree)}")
                     if r.returncode != 0:
                         # the Bazel build fails on it the same way, inside the
                         # import's transaction (undone); no object, nothing to read
@@ -1123,7 +910,7 @@ def cache_key(arch_name, identity, patches, source_name=""):
     """The cached tree's key: what it is made of, and the names describe() writes
     into it (kimport.json, kimport_desc.h, the variants' source and summary),
     so that one import's tree never describes another's folder or patch file."""
-    blob = json.dumps({"glue": glue_digest(), "arch": arch_name, "source": identity,
+    blob = json.dumps({"glue": compile.glue_digest(), "arch": arch_name, "source": identity,
                        "patches": [imports_table.sha256(p.data) for p in patches],
                        "named": [source_name, *(p.path.name for p in patches)]},
                       sort_keys=True)
@@ -1176,10 +963,7 @@ def check_stage(stage, given, arch_dir, after=""):
     for rel in expand(REQUIRED, arch_dir):
         if not os.path.isfile(stage / rel):
             raise UsageError(f"import: {given}{after}: not a kernel tree with a generic vDSO "
-                             f"for {ARCH_DIRS_NAMES.get(arch_dir, arch_dir)} (no {rel})")
-
-
-ARCH_DIRS_NAMES = {v: k for k, v in ARCH_DIRS.items()}
+                             f"for {compile.ARCH_DIRS_NAMES.get(arch_dir, arch_dir)} (no {rel})")
 
 
 def make_tree(source, given, arch_name, patches, key, files, image=None):
@@ -1210,7 +994,7 @@ def make_tree(source, given, arch_name, patches, key, files, image=None):
         # --vdso-image: the tree's own vdso64.so beside it (vdso_image.py)
         image_meta = image and vdso_image.take(store.imports_dir(), stage, arch_name, *image,
                                                   write_inside)
-        meta = {"glue": glue_digest(), "kernel": version[3], "version": list(version[:3]),
+        meta = {"glue": compile.glue_digest(), "kernel": version[3], "version": list(version[:3]),
                 "arch": arch_name, "arch_dir": arch_dir, "config": config,
                 "kconfig_skipped": skipped, "features": found, "probe": description,
                 "source": source_text, "summary": summary,
@@ -1255,7 +1039,7 @@ def cached(key):
         return None
     try:
         meta, why = imports_table.tree_problem(root, d, {"key": key, "meta_sha256": None},
-                                               glue_digest())
+                                               compile.glue_digest())
         if meta is None:
             return None
         raw = safe_read.read_regular(f"trees/{key}/kimport.json", "tree description",
@@ -1379,7 +1163,7 @@ def set_entries(changes, building):
             imports.pop(n, None)
         else:
             imports[n] = dict(e, state=imports_table.BUILDING) if building else e
-    save(imports)
+    bazel_sync.save(imports)
     return before
 
 
@@ -1391,18 +1175,6 @@ def put_back(before):
             set_entries(before, building=False)
         except CliErrors:
             pass  # the table cannot be read or written: nothing of ours to put back
-
-
-@contextlib.contextmanager
-def building(names):
-    """BUILDING_ENV names these imports for the builds in the block."""
-    os.environ[BUILDING_ENV] = ",".join(sorted(names))
-    sync_env()
-    try:
-        yield
-    finally:
-        os.environ.pop(BUILDING_ENV, None)
-        sync_env()
 
 
 def commit(changes, check=None):
@@ -1417,7 +1189,7 @@ def commit(changes, check=None):
         # entries building with nothing to put them back: it waits till here
         with lifecycle.critical():
             before = set_entries(changes, building=True)
-        with building(added):
+        with bazel_sync.building(added):
             # kernel_import/check_objects.py, a step of the build, refuses a tree
             # whose objects would run code uncalled: before anything links them
             build.build([labels.VERIFY])
@@ -1565,7 +1337,7 @@ def agree(name, layout):
 
 def do_list():
     store.readable_dir()
-    checked = state()
+    checked = bazel_sync.state()
     if not checked["good"] and not checked["problems"]:
         table = text_mod.printable(store.table_path(), None)
         print(f"import: no imported trees ({table} has none)")
@@ -1596,10 +1368,6 @@ def do_remove(name):
     return 0
 
 
-def imported_names():
-    return sorted(state()["good"])
-
-
 def run(args):
     if args.list:
         return do_list()
@@ -1607,9 +1375,9 @@ def run(args):
         return do_remove(args.remove)
     if args.agree and args.name and not args.source:
         store.readable_dir()
-        if args.name not in imported_names():
+        if args.name not in bazel_sync.imported_names():
             raise UsageError(f"import: --name {args.name}: no such import (valid: "
-                             f"{', '.join(imported_names()) or 'none imported'})")
+                             f"{', '.join(bazel_sync.imported_names()) or 'none imported'})")
         return check_agreement(args)
     if not args.source or not args.name:
         raise UsageError("import: SOURCE and --name are required (or --list, --remove NAME, "
@@ -1620,7 +1388,7 @@ def run(args):
 def add_parser(sub):
     # Every command builds through Bazel, which must see the imports table as it
     # is now: the one thing this module does for the others.
-    sync_env()
+    bazel_sync.sync_env()
     p = sub.add_parser(
         "import", help="a kernel tree (or Debian's source tarball) and patches as a variant",
         description="Take a kernel tree's own lib/vdso/gettimeofday.c and\n"

@@ -19,7 +19,7 @@ import unittest
 from pathlib import Path
 
 from vdsobench_cli.cli import arch
-from vdsobench_cli.kimport import kernel_import, store
+from vdsobench_cli.kimport import compile, kernel_import, store
 from vdsobench_cli.tests.support import (KERNEL_TESTDATA as TESTDATA, TORN_612, ImportsDir,
                                          arm64_tarball_or_skip, cli, cross_missing, ok,
                                          one_line)
@@ -70,19 +70,19 @@ class PureArm64Test(unittest.TestCase):
 
     @unittest.skipUnless(arch.host() == "x86_64", "arm64 is cross-built from x86-64")
     def test_the_cross_compiler_and_its_headers(self):
-        cc = kernel_import.tree_cc("arm64")
+        cc = compile.tree_cc("arm64")
         self.assertEqual(cc, f"{arch.CROSS_BIN}/aarch64-linux-gnu-gcc")
-        self.assertEqual(kernel_import.tree_cc("x86"), "/usr/bin/gcc")
+        self.assertEqual(compile.tree_cc("x86"), "/usr/bin/gcc")
         if cross_missing():
             self.skipTest(cross_missing())
         with tempfile.TemporaryDirectory() as tree:
-            allowed = kernel_import.allowed_includes(tree, cc)
+            allowed = compile.allowed_includes(tree, cc)
             self.assertIn("/usr/aarch64-linux-gnu/include", allowed)
             self.assertNotIn("/usr/aarch64-linux-gnu/include",
-                             kernel_import.allowed_includes(tree, kernel_import.tree_cc("x86")))
+                             compile.allowed_includes(tree, compile.tree_cc("x86")))
             # a name through that folder that resolves outside it is outside
             stderr = ". /usr/aarch64-linux-gnu/include/../../../etc/hostname\n"
-            self.assertEqual(kernel_import.outside_include(stderr, tree, cc),
+            self.assertEqual(compile.outside_include(stderr, tree, cc),
                              "/usr/aarch64-linux-gnu/include/../../../etc/hostname")
 
     def test_kbuild_config_and_image_are_x86s(self):

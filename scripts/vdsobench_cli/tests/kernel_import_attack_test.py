@@ -32,7 +32,8 @@ from unittest import mock
 
 from vdsobench_cli.cli import build, packages
 from vdsobench_cli.commands import compare, run
-from vdsobench_cli.kimport import imports_table, kernel_import, names as names_mod, store
+from vdsobench_cli.kimport import (bazel_sync, compile, imports_table, kernel_import,
+                                   names as names_mod, store)
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests import support
 from vdsobench_cli.tests.support import (NESTED, ImportsDir, cli, ok, one_line, snapshot,
@@ -132,7 +133,7 @@ class Workspace:
             os.environ.pop(store.DIR_ENV, None)
         else:
             os.environ[store.DIR_ENV] = saved
-        kernel_import.sync_env()
+        bazel_sync.sync_env()
 
     def outside(self):
         return snapshot(self.victim), snapshot(self.tree)
@@ -308,7 +309,7 @@ class AttackTest(unittest.TestCase):
         tree = store.writable_dir() / "trees" / key
         (tree / "include" / "vdso").mkdir(parents=True)
         (tree / "include" / "vdso" / "datapage.h").write_text("x\n")
-        meta = {"glue": kernel_import.glue_digest(), "kernel": "6.12.1",
+        meta = {"glue": compile.glue_digest(), "kernel": "6.12.1",
                 "hashes": {"include/vdso/datapage.h": hashlib.sha256(b"x\n").hexdigest()}}
         meta["files"] = ["include/vdso/datapage.h", "kimport.json"]
         (tree / "kimport.json").write_text(json.dumps(meta))
@@ -624,7 +625,7 @@ class AttackTest(unittest.TestCase):
         self.addCleanup(os.chdir, cwd)
         os.chdir(self.ws.tmp)
         os.environ[store.DIR_ENV] = "rel"
-        kernel_import.sync_env()
+        bazel_sync.sync_env()
         self.assertEqual(os.environ[store.DIR_ENV], str(self.ws.tmp / "rel"))
         out = io.StringIO()
         with mock.patch("sys.stdout", out):
@@ -796,7 +797,7 @@ class CompileAttackTest(unittest.TestCase):
         os.mkfifo(fifo)
         self.hostile_header(f'%:include "{fifo}"', stop=False)  # a digraph, as C99 allows
         t0 = time.monotonic()
-        with mock.patch.object(kernel_import, "COMPILE_TIMEOUT_S", 2):
+        with mock.patch.object(compile, "COMPILE_TIMEOUT_S", 2):
             rc, _, err = vdsobench("import", str(self.ws.tree), "--name", "fifo")
         self.assertLess(time.monotonic() - t0, 30)
         self.ws.check(self, rc, err, "took over 2 s")
@@ -875,17 +876,17 @@ class EscapesTest(unittest.TestCase):
                         patches=[f"/p/0001-{ESCAPES}.patch"])
         checked = {"good": {"a": (hostile, {"kernel": "6.12", "files": []})}, "problems": [f"import kernel:x{ESCAPES} "
                                                                  "left out: bad"]}
-        with mock.patch.object(kernel_import, "state", return_value=checked), \
-                mock.patch.object(kernel_import, "sync_env"):
+        with mock.patch.object(bazel_sync, "state", return_value=checked), \
+                mock.patch.object(bazel_sync, "sync_env"):
             rc, out, err = vdsobench("import", "--list")
         self.assertEqual(rc, 0, err)
         printable_out(self, out)
         self.assertIn("\\x1b]0;owned", out)  # shown, not acted on
-        kernel_import._left_out[:] = [f"import kernel:x{ESCAPES} left out"]
+        bazel_sync._left_out[:] = [f"import kernel:x{ESCAPES} left out"]
         err = io.StringIO()
         with mock.patch.object(sys, "stderr", err):
-            kernel_import.warn("list")
-        kernel_import._left_out[:] = []
+            bazel_sync.warn("list")
+        bazel_sync._left_out[:] = []
         printable_out(self, err.getvalue())
 
     def test_machine_warnings(self):
@@ -907,14 +908,14 @@ class TransactionTest(unittest.TestCase):
     def setUp(self):
         self.ws = Workspace(self)
         store.writable_dir()
-        kernel_import.save({"a": entry("a")})
+        bazel_sync.save({"a": entry("a")})
 
     def test_failing_build_puts_back_only_its_own_entry(self):
         def failing_build(targets):
             raw = store.read_table()
             self.assertEqual(raw["c"]["state"], imports_table.BUILDING)
-            self.assertEqual(os.environ[kernel_import.BUILDING_ENV], "c")
-            kernel_import.save(dict(raw, b=entry("b")))  # another import, meanwhile
+            self.assertEqual(os.environ[bazel_sync.BUILDING_ENV], "c")
+            bazel_sync.save(dict(raw, b=entry("b")))  # another import, meanwhile
             raise Failure("bazel build failed")
 
         with mock.patch.object(build, "build", side_effect=failing_build), \
@@ -922,7 +923,7 @@ class TransactionTest(unittest.TestCase):
                 self.assertRaises(Failure):
             kernel_import.commit({"c": entry("c")})
         self.assertEqual(sorted(store.read_table()), ["a", "b"])
-        self.assertNotIn(kernel_import.BUILDING_ENV, os.environ)
+        self.assertNotIn(bazel_sync.BUILDING_ENV, os.environ)
 
     def test_interrupt_puts_back_and_does_not_rebuild(self):
         from vdsobench_cli.cli import lifecycle
@@ -948,7 +949,7 @@ class TransactionTest(unittest.TestCase):
         """patch-review builds two imports at once: both are in BUILDING_ENV, and
         neither may be left out as an import that never finished."""
         b = imports_table.BUILDING
-        kernel_import.save({"x": entry("x", state=b), "y": entry("y", state=b),
+        bazel_sync.save({"x": entry("x", state=b), "y": entry("y", state=b),
                                    "z": entry("z", state=b)})
         problems = imports_table.check(str(self.ws.imports), None, "x,y")["problems"]
         unfinished = [p for p in problems if "did not finish" in p or "still running" in p]
@@ -978,8 +979,8 @@ class TransactionTest(unittest.TestCase):
                "ident": entry("i", ident='x"])\ngenrule(name = "p", cmd = "touch /x")\n#'),
                "state": entry("state", state=imports_table.BUILDING), "type": 5,
                "bad name": entry("bad name"), "gone": entry("gone")}
-        kernel_import.save(bad)
-        checked = kernel_import.state()
+        bazel_sync.save(bad)
+        checked = bazel_sync.state()
         self.assertEqual(checked["good"], {})
         self.assertEqual(len(checked["problems"]), len(bad))
         for line in checked["problems"]:
@@ -996,7 +997,7 @@ class TransactionTest(unittest.TestCase):
                      b"[" * 100000 + b"]" * 100000):
             (self.ws.imports / imports_table.TABLE).write_bytes(body)
             with self.subTest(body[:40]):
-                self.assertEqual(kernel_import.state()["good"], {})
+                self.assertEqual(bazel_sync.state()["good"], {})
                 rc, _, err = vdsobench("import", "--remove", "a")
                 one_line(self, rc, err, "not an imports table", "mv ")
                 self.assertEqual((self.ws.imports / imports_table.TABLE).read_bytes(), body)
@@ -1044,7 +1045,7 @@ class LiveAttackTest(unittest.TestCase):
         """The table back to kernel:a alone (as a user's --remove would leave it)."""
         path = self.imports / imports_table.TABLE
         path.write_bytes(self.table)
-        kernel_import.sync_env()
+        bazel_sync.sync_env()
 
     def still_works(self, warnings=0):
         """Nothing outside written; import --list and list (a build) show kernel:a,
@@ -1170,7 +1171,7 @@ class LiveAttackTest(unittest.TestCase):
         (made here as the killed import leaves it): left out, one line, mended by
         the command that line names."""
         raw = store.read_table()
-        kernel_import.save(dict(raw, c=dict(raw["a"], ident=names_mod.ident("c"),
+        bazel_sync.save(dict(raw, c=dict(raw["a"], ident=names_mod.ident("c"),
                                                    state=imports_table.BUILDING)))
         _, err = self.still_works(warnings=1)
         self.assertIn("kernel:c left out: its import did not finish", err)
@@ -1199,7 +1200,7 @@ class LiveAttackTest(unittest.TestCase):
                                                   'cmd="touch /tmp/pwned")\n#'),
                    "key": dict(raw["a"], key="../../../etc"),
                    "meta": dict(raw["a"], meta_sha256="f" * 64), "num": 5}
-        kernel_import.save(dict(raw, **hostile))
+        bazel_sync.save(dict(raw, **hostile))
         _, err = self.still_works(warnings=len(hostile))
         path = self.imports / imports_table.TABLE
         path.write_bytes(self.table[:len(self.table) // 2])
@@ -1218,7 +1219,7 @@ class LiveAttackTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("the tree from the cache", r.stdout)
         # each of the table's x86-64 counters, inline always and auto
-        self.assertIn(f"{2 * len(kernel_import.counters('x86_64'))} variants", r.stdout)
+        self.assertIn(f"{2 * len(compile.counters('x86_64'))} variants", r.stdout)
         self.still_works()
 
     def test_the_same_tree_from_another_folder_is_named_by_it(self):
@@ -1268,7 +1269,7 @@ class LiveAttackTest(unittest.TestCase):
                          {"imports": {"kernel:a": mine}})
         self.assertEqual(compare.imports_meta(["kernel:a+rdtsc+always", "sys/vdso"]),
                          {"imports": {"kernel:a": mine}})
-        self.assertEqual(kernel_import.all_identities(), {"kernel:a": mine})  # BUNDLE.json's
+        self.assertEqual(bazel_sync.all_identities(), {"kernel:a": mine})  # BUNDLE.json's
         with mock.patch.object(build, "bundled", return_value=True), \
                 mock.patch.object(build, "bundle_manifest",
                                   return_value={"imports": {"kernel:a": mine}}):

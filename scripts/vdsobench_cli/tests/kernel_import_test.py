@@ -22,7 +22,8 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.cli import build, packages
-from vdsobench_cli.kimport import kbuild, kernel_import, names as names_mod, objcmp, store
+from vdsobench_cli.kimport import (compile, kbuild, kernel_import, names as names_mod, objcmp,
+                                   store)
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.tests.support import (NESTED, TORN_612, ImportsDir, cli, ok, one_line, tarball,
                                       vdsobench)
@@ -115,7 +116,7 @@ class PureTest(unittest.TestCase):
     def test_one_compile_line(self):
         """copts.bzl is read here as Bazel reads it: the tree's dirs, the shim
         before the uapi folder."""
-        copts = kernel_import.tree_copts(Path("/t"), "x86")
+        copts = compile.tree_copts(Path("/t"), "x86")
         self.assertIn("-I/t/arch/x86/include", copts)
         self.assertLess(copts.index("-Ikernel_import/shim"), copts.index("-I/t/include/uapi"))
         self.assertLess(copts.index("-I/t/include"), copts.index("-Ikernel_import/shim"))
@@ -161,15 +162,15 @@ class PureTest(unittest.TestCase):
         """A bundle carries no kernel_import/: the CLI must start without it."""
         from vdsobench_cli import main
         with mock.patch.object(build, "bundled", return_value=True), \
-                mock.patch.object(kernel_import, "glue_digest",
+                mock.patch.object(compile, "glue_digest",
                                   side_effect=AssertionError("glue read in a bundle")):
             self.assertNotIn("import", main.parser().commands)
 
     def test_glue_digest_follows_the_shim(self):
-        before = kernel_import.glue_digest()
-        with mock.patch.object(kernel_import, "GENERATED", kernel_import.GENERATED + 1):
-            self.assertNotEqual(kernel_import.glue_digest(), before)
-        self.assertEqual(kernel_import.glue_digest(), before)
+        before = compile.glue_digest()
+        with mock.patch.object(compile, "GENERATED", compile.GENERATED + 1):
+            self.assertNotEqual(compile.glue_digest(), before)
+        self.assertEqual(compile.glue_digest(), before)
 
     def test_kernel_sources_group(self):
         self.assertIn("linux-source-6.12", packages.KERNEL_SOURCES)

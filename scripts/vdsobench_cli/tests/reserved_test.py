@@ -15,7 +15,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import build
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.kimport import kernel_import, names, reserved, store
+from vdsobench_cli.kimport import bazel_sync, kernel_import, names, reserved, store
 from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.tests.support import ImportsDir, cli, one_line
 
@@ -125,12 +125,12 @@ class TableTest(Case):
                       str(caught.exception))
 
     def test_leftovers_swept_and_nothing_left_however_it_ends(self):
-        kernel_import.save({"patch-review-before": entry("patch-review-before"),
+        bazel_sync.save({"patch-review-before": entry("patch-review-before"),
                                    "mine": entry("mine")})
         with self.assertRaises(RuntimeError):
             with kernel_import.reserved(NAMES, "patch-review", print):
                 self.assertEqual(set(self.table()), {"mine"}, "a killed run's entry stayed")
-                kernel_import.save(dict(self.table(),
+                bazel_sync.save(dict(self.table(),
                                                **{n: entry(n) for n in NAMES}))
                 raise RuntimeError("the review failed")
         self.assertEqual(set(self.table()), {"mine"})

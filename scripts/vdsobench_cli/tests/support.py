@@ -25,7 +25,7 @@ from reports.testsupport import png_size, svg_size
 from vdsobench_cli import main
 from vdsobench_cli.cli import arch, build, errors, packages, tools
 from vdsobench_cli.commands import merge, plot
-from vdsobench_cli.kimport import kernel_import, store
+from vdsobench_cli.kimport import bazel_sync, store
 from vdsobench_cli.measure import rounds
 
 TESTDATA = Path(__file__).resolve().parent / "testdata"
@@ -360,7 +360,7 @@ class ImportsDir:
             os.environ.pop(store.DIR_ENV, None)
         else:
             os.environ[store.DIR_ENV] = self.saved
-        kernel_import.sync_env()
+        bazel_sync.sync_env()
         self.tmp.cleanup()
 
 

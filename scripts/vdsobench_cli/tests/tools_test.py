@@ -17,7 +17,7 @@ from unittest import mock
 from vdsobench_cli.cli import build, tools
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.commands import layout, sim
-from vdsobench_cli.kimport import kbuild, kernel_import, objcmp, store
+from vdsobench_cli.kimport import bazel_sync, compile, kbuild, kernel_import, objcmp, store
 from vdsobench_cli.measure import code_metrics, fingerprint
 from vdsobench_cli.tests import support
 
@@ -91,7 +91,7 @@ class NoPathTest(unittest.TestCase):
         src, obj = self.tmp / "f.c", self.tmp / "f.o"
         src.write_text("int f(int x) { return x + 1; }\n")
         self.tmp.chmod(0o755)  # objdump runs confined, as another user (a build's outputs)
-        subprocess.run([kernel_import.tree_cc("x86"), "-O2", "-c", str(src), "-o", str(obj)],
+        subprocess.run([compile.tree_cc("x86"), "-O2", "-c", str(src), "-o", str(obj)],
                        check=True)
         self.assertIn("f", objcmp.disassemble(obj))
         self.assertEqual(code_metrics.tool("objdump"), tools.path("objdump"))
@@ -112,7 +112,7 @@ class NoPathTest(unittest.TestCase):
         imports.mkdir()
         digest = hashlib.sha256(str(imports).encode()).hexdigest()
         with mock.patch.dict(os.environ, {store.DIR_ENV: str(imports),
-                                          kernel_import.DIGEST_ENV: digest}):
+                                          bazel_sync.DIGEST_ENV: digest}):
             rc, out = build.bazel("query", ["@vdso_imports//:all"])
         self.assertEqual(rc, 0, out)
         self.assertNotIn("could not be checked", out)
