@@ -57,25 +57,21 @@ import hashlib
 import json
 import os
 import re
-import signal
 import stat
-import subprocess
 import time
 from pathlib import Path
 from typing import NamedTuple
 
-from vdsobench_cli.cli import (arch, atomic, build, confine, labels, lifecycle, packages,
-                               safe_read, tools)
+from vdsobench_cli.cli import (arch, build, confine, labels, lifecycle, packages, safe_read,
+                               tools)
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.cli.limited_run import limited_run
 from vdsobench_cli.core import text as text_mod
 from vdsobench_cli.kimport import (bazel_sync, compile, imports_table, kbuild,
-                                   names as names_mod, reserved as reserved_mod, store,
-                                   vdso_image)
+                                   names as names_mod, reserved as reserved_mod,
+                                   source as source_mod, store, tarball, vdso_image)
 
 ROOT = build.ROOT
-# --arch -> the kernel's arch/ directory; the shim and glue are x86-64's
-ARCH_DIRS = imports_table.ARCH_DIRS
 MB = 1 << 20
 PATCH_LIMIT = 16 * MB  # a whole kernel release's patch is larger; a series is not
 # A series, bounded: what reaches git's and tar's argv and memory cannot overflow
@@ -88,31 +84,8 @@ MAX_PATH = 400  # bytes of one path (the kernel's longest are about 100)
 # git apply's limits: a patch that makes it loop or grow ends in one line
 APPLY_LIMITS = {"as": 2 << 30, "cpu": 60, "fsize": 16 * MB}
 APPLY_TIMEOUT_S = 120
-FILE_LIMIT = imports_table.FILE_LIMIT
 MODES = ("100644", "100755")  # what a patch may give a file: no link, no submodule
 
-# What is taken from a tree, relative to its top ({arch}: ARCH_DIRS); a pattern
-# ending in /* takes that folder's files. Those in REQUIRED must be there.
-TAKE = (
-    "Makefile",  # VERSION, PATCHLEVEL, SUBLEVEL
-    "arch/{arch}/Kconfig",  # what the architecture selects
-    "lib/vdso/gettimeofday.c",  # the read path
-    "include/vdso/*",  # its data page, helpers, math
-    "include/asm-generic/vdso/*",  # the update path's generic arch hooks
-    "arch/{arch}/include/asm/vdso/*",  # the architecture's hooks
-    "kernel/time/vsyscall.c",  # the update path
-    "kernel/time/timekeeping_internal.h",
-    "include/linux/timekeeper_internal.h",  # struct timekeeper
-    "include/uapi/linux/time.h",  # clock ids, struct timezone
-    "include/uapi/linux/time_types.h",  # __kernel_timespec
-    "include/uapi/linux/const.h",
-    "include/uapi/linux/bits.h",
-    "include/uapi/asm-generic/errno-base.h",
-)
-REQUIRED = ("Makefile", "arch/{arch}/Kconfig", "lib/vdso/gettimeofday.c",
-            "include/vdso/datapage.h", "include/vdso/helpers.h", "kernel/time/vsyscall.c",
-            "include/linux/timekeeper_internal.h",
-            "arch/{arch}/include/asm/vdso/gettimeofday.h")
 
 # The Kconfig symbols the vDSO and the update path test, as the architecture
 # selects them (config X86 / X86_64 / 64BIT); a select whose condition is one of
@@ -145,241 +118,6 @@ FEATURES = {
 }
 
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@.*$")
-# tar's lines that say nothing of why it failed
-TAR_NOISE = re.compile(r"Not found in archive|Exiting with failure status|Child returned "
-                       r"status|Error is not recoverable|in the future|implausibly old|"
-                       r"Ignoring unknown extended header|Removing leading")
-
-
-# ---- the source -------------------------------------------------------------------------
-
-def debian_package(source):
-    """The Debian package that provides a source tarball path (or is named), else None."""
-    m = re.fullmatch(r"(?:/usr/src/)?(linux-source-\d+\.\d+)(?:\.tar\.xz)?", str(source))
-    return m.group(1) if m else None
-
-
-def resolve_source(given):
-    """The tree or tarball SOURCE names, installing Debian's package for a
-    /usr/src/linux-source-X.Y.tar.xz (or linux-source-X.Y) that is missing."""
-    path = Path(given)
-    package = debian_package(given)
-    if package and not path.exists():
-        path = Path(f"/usr/src/{package}.tar.xz")
-        if not path.exists():
-            packages.ensure_group((package,), f"import {given}")
-    try:
-        st = path.stat()
-    except OSError:
-        st = None
-    if st is not None and (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
-        return path.resolve()
-    hint = f"; Debian's {package} package provides it" if package else ""
-    what = (f"is {safe_read.kind(st.st_mode)}" if st is not None else
-            "no such kernel tree or tarball")
-    raise UsageError(f"import: {given}: {what} (valid: a directory, a "
-                     f".tar.xz/.tar.gz/.tar, or linux-source-X.Y{hint})")
-
-
-def expand(patterns, arch_dir):
-    return [p.replace("{arch}", arch_dir) for p in patterns]
-
-
-def file_sha256(path):
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
-
-
-MEMO_ENTRIES = 64  # sources.json keeps the most recent tarballs' hashes
-
-
-def tarball_sha256(path):
-    """A tarball's SHA-256, remembered by path, size, mtime, ctime, device and
-    inode (sources.json): hashing 150 MB again would make a cached import take a
-    second. `touch -d` sets mtime back after an edit, but not ctime, which any
-    write, touch or rename changes: then the tarball is hashed again."""
-    st = path.stat()
-    key = f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_dev}:{st.st_ino}"
-    memo_path = store.imports_dir() / "sources.json"
-    try:
-        memo = json.loads(safe_read.read_regular(memo_path, "source hashes", 4 * MB))
-    except (UsageError, ValueError):
-        memo = {}
-    if not isinstance(memo, dict):
-        memo = {}
-    if not (isinstance(memo.get(key), str) and re.fullmatch(r"[0-9a-f]{64}", memo[key])):
-        memo.pop(key, None)
-        memo = dict(list(memo.items())[-(MEMO_ENTRIES - 1):])
-        memo[key] = file_sha256(path)
-        atomic.write_atomic(memo_path, memo, force=True, what="the source hashes")
-    return memo[key]
-
-
-def read_tree(source, patterns, named):
-    """{rel: bytes} of the files of a directory tree that the patterns and the
-    patches name, each read without following a link (on the way either) and
-    within FILE_LIMIT; a name that is not there is left out."""
-    prefix = f"import: {source}/"
-    root = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    out = {}
-
-    def take(rel):
-        data = safe_read.read_regular(rel, "source file", FILE_LIMIT, root=root,
-                                      prefix=prefix, missing=False)
-        if data is not None:
-            out[rel] = data
-
-    try:
-        for pattern in patterns:
-            if not pattern.endswith("/*"):
-                take(pattern)
-                continue
-            try:
-                fd = safe_read.open_dir(root, pattern[:-2], prefix=prefix)
-            except FileNotFoundError:
-                continue
-            try:
-                names = sorted(e.name for e in os.scandir(fd)
-                               if not e.is_dir(follow_symlinks=False))
-            finally:
-                os.close(fd)
-            for name in names:
-                take(taken_name(source, f"{pattern[:-2]}/{name}"))
-        for rel in named:
-            if rel not in out:
-                take(rel)
-    finally:
-        os.close(root)
-    return out
-
-
-def taken_name(given, rel):
-    """rel, or UsageError for a name import does not take: one that is no UTF-8
-    (it could be neither hashed nor written into the C strings) or has a
-    character a glob, a quote or a shell would change."""
-    if not imports_table.safe_rel(rel):
-        raise UsageError(f"import: {given}: {ascii(rel)}: a file name import does not "
-                         "take (letters, digits and _.+,=@~- only)")
-    return rel
-
-
-def tree_sha256(files):
-    h = hashlib.sha256()
-    for rel, data in sorted(files.items()):
-        h.update(f"{rel}\0{len(data)}\0".encode() + data)
-    return h.hexdigest()
-
-
-def tar_reason(stderr, rc):
-    """Why tar failed, in its own words: its first line that is no warning."""
-    lines = [x.strip() for x in stderr.splitlines() if x.strip()]
-    reasons = [x for x in lines if not TAR_NOISE.search(x)]
-    if reasons:
-        return reasons[0]
-    if rc in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):
-        return f"a member is larger than the {FILE_LIMIT // MB} MB a file of a tree may be"
-    return lines[-1] if lines else f"tar exit {rc}"
-
-
-# (name, magic, suffixes) of the compressions tar undoes by itself
-COMPRESSIONS = (("xz", b"\xfd7zXZ\x00", (".tar.xz", ".txz")),
-                ("gzip", b"\x1f\x8b", (".tar.gz", ".tgz")),
-                ("bzip2", b"BZh", (".tar.bz2", ".tbz2")),
-                ("zstd", b"\x28\xb5\x2f\xfd", (".tar.zst", ".tzst")))
-COMPRESSOR_LINE = re.compile(r"^(xz|gzip|bzip2|zstd): "
-                             r"(?:\(stdin\): |[^:]*: )?(.*)$")
-
-
-def tarball_kind(path):
-    """(what its bytes are, what its name says): each a compression's name,
-    "tar" (none) or None; raises UsageError for an empty file."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(512)
-    except OSError as e:
-        raise UsageError(f"import: {path}: cannot be read ({e.strerror})") from None
-    if not head:
-        raise UsageError(f"import: {path}: an empty file, not a tar archive")
-    name = Path(path).name.lower()
-    is_kind = next((c for c, magic, _ in COMPRESSIONS if head.startswith(magic)), None)
-    named = next((c for c, _, suffixes in COMPRESSIONS if name.endswith(suffixes)),
-                 "tar" if name.endswith(".tar") else None)
-    return is_kind, named
-
-
-def tar_failure(path, stderr, rc):
-    """UsageError's one line for a tarball tar could not read: what the file is
-    (its first bytes against its name), then why in the tool's own words, the
-    compressor's line first ("x.tar.xz: not an xz-compressed tar archive (xz:
-    File format not recognized)")."""
-    is_kind, named = tarball_kind(path)
-    lines = [x.strip() for x in stderr.splitlines() if x.strip()]
-    said = [COMPRESSOR_LINE.match(x) for x in lines]
-    said = [f"{m.group(1)}: {m.group(2)}" for m in said if m]
-    why = said[0] if said else tar_reason(stderr, rc)
-    article = {"xz": "an xz", "gzip": "a gzip", "bzip2": "a bzip2", "zstd": "a zstd"}
-    if named not in (None, "tar") and is_kind != named:
-        what = f"not {article[named]}-compressed tar archive"
-    elif is_kind and said:
-        what = f"{article[is_kind]}-compressed tar archive that is damaged"
-    elif is_kind:
-        what = f"{is_kind}-compressed, but not a tar archive"
-    else:
-        what = "not a tar archive"
-    return UsageError(f"import: {path}: {what} ({why}); valid: a kernel source "
-                      ".tar.xz, .tar.gz or .tar")
-
-
-def tar_top(tarball):
-    """The folder every member of a kernel tarball is under (linux-source-6.12);
-    the tarball refused in one line when it is no compressed tar, holds no
-    member, or its first member is under no folder."""
-    tarball_kind(tarball)  # an empty or unreadable file: said as such
-    proc = lifecycle.popen([tools.path("tar", "import"), "-tf", str(tarball)],
-                           stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, errors="replace")
-    with lifecycle.owned(proc):
-        first = proc.stdout.readline().rstrip("\n")
-        err = ""
-        if first:
-            proc.kill()
-        else:
-            err = proc.stderr.read()
-    if not first:
-        if proc.returncode == 0 and not err.strip():
-            raise UsageError(f"import: {tarball}: a tar archive with no members, not a "
-                             "kernel source tarball")
-        raise tar_failure(tarball, err, proc.returncode)
-    top, sep, _ = first.partition("/")
-    if not imports_table.safe_rel(top) or top.startswith("."):
-        raise UsageError(f"import: {tarball}: not a kernel source tarball (its first "
-                         f"member is {ascii(first)}, not a top folder)")
-    if not sep:
-        raise UsageError(f"import: {tarball}: not a kernel source tarball (its first "
-                         f"member {ascii(first)} is under no top folder, as "
-                         "linux-source-6.12/Makefile is)")
-    return top
-
-
-def untar(source, patterns, named, into):
-    """Untar the files the patterns name (globs: TAKE's /*) and those the patches
-    name (literal names, after --no-wildcards) into `into`; one file over
-    FILE_LIMIT ends it (tar runs under that RLIMIT_FSIZE)."""
-    top = tar_top(source)
-    limit = [tools.find("prlimit"), f"--fsize={FILE_LIMIT}"] if tools.have("prlimit") else []
-    argv = [*limit, tools.path("tar", "import"), "-xf", str(source), "-C",
-            str(into), "--strip-components=1", "--no-same-owner", "--no-same-permissions",
-            "--no-recursion", "--warning=no-timestamp", "--warning=no-unknown-keyword",
-            "--wildcards", "--no-wildcards-match-slash", *[f"{top}/{p}" for p in patterns],
-            "--no-wildcards", *[f"{top}/{n}" for n in named if n not in patterns]]
-    r = lifecycle.run(argv, capture_output=True, text=True, errors="replace")
-    # a pattern one version lacks (uapi/linux/bits.h before v6.14) is fine here;
-    # REQUIRED is checked afterwards
-    if r.returncode != 0 and not all(TAR_NOISE.search(x) for x in r.stderr.splitlines()
-                                     if x.strip()):
-        raise tar_failure(source, r.stderr, r.returncode)
-    if r.returncode in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):
-        raise UsageError(f"import: {source}: {tar_reason('', r.returncode)}")
 
 
 # ---- writing into the staged tree --------------------------------------------------------
@@ -426,7 +164,7 @@ def stage_files(tree, given):
             if stat.S_ISLNK(st.st_mode):
                 raise UsageError(f"import: {given}: {ascii(rel)[1:-1]} is a symbolic link "
                                  f"(to {ascii(os.readlink(full))}): import takes no links")
-            taken_name(given, rel)
+            source_mod.taken_name(given, rel)
             if stat.S_ISREG(st.st_mode):
                 files.append(rel)
             elif not stat.S_ISDIR(st.st_mode):
@@ -937,7 +675,7 @@ def take_files(source, given, arch_dir, patches, files, stage):
         for rel, data in files.items():
             write_inside(stage, rel, data)
     else:
-        untar(source, expand(TAKE, arch_dir), named, stage)
+        tarball.untar(source, source_mod.expand(source_mod.TAKE, arch_dir), named, stage)
     check_stage(stage, given, arch_dir)
 
 
@@ -960,7 +698,7 @@ def check_stage(stage, given, arch_dir, after=""):
             found = text_mod.printable(m.group(0).decode("latin-1").strip(), 60)
             raise UsageError(f"import: {given}{after}: {rel} has {found}, which opens "
                              "files by name in the preprocessor: import takes none")
-    for rel in expand(REQUIRED, arch_dir):
+    for rel in source_mod.expand(source_mod.REQUIRED, arch_dir):
         if not os.path.isfile(stage / rel):
             raise UsageError(f"import: {given}{after}: not a kernel tree with a generic vDSO "
                              f"for {compile.ARCH_DIRS_NAMES.get(arch_dir, arch_dir)} (no {rel})")
@@ -970,7 +708,7 @@ def make_tree(source, given, arch_name, patches, key, files, image=None):
     """trees/<key>/: the taken files, patched, configured and probed. The folder
     appears whole (renamed into place) or not at all; a damaged one of that key
     is replaced. (meta, SHA-256 of its kimport.json)."""
-    arch_dir = ARCH_DIRS[arch_name]
+    arch_dir = source_mod.ARCH_DIRS[arch_name]
     trees = store.trees_dir()
     stage = Path(lifecycle.new_temp_dir(trees, ".staging-"))
     try:
@@ -1001,7 +739,8 @@ def make_tree(source, given, arch_name, patches, key, files, image=None):
                 "patches": [{"name": p.path.name, "sha256": imports_table.sha256(p.data),
                              "subject": p.subject, "files": [f for f, _ in p.targets]}
                             for p in patches],
-                "hashes": {rel: file_sha256(stage / rel) for rel in stage_files(stage, given)}}
+                "hashes": {rel: source_mod.file_sha256(stage / rel)
+                           for rel in stage_files(stage, given)}}
         if image_meta:
             meta["image"] = image_meta
         meta["files"] = sorted(list(meta["hashes"]) + ["kimport.json"])
@@ -1053,9 +792,10 @@ def cached(key):
 
 def check_arch():
     arch_name = arch.current().name
-    if arch_name not in ARCH_DIRS:
+    if arch_name not in source_mod.ARCH_DIRS:
         raise UsageError(f"import: --arch {arch_name}: imported trees build for "
-                         f"{', '.join(ARCH_DIRS)} only (valid: {', '.join(ARCH_DIRS)})")
+                         f"{', '.join(source_mod.ARCH_DIRS)} only (valid: "
+                         f"{', '.join(source_mod.ARCH_DIRS)})")
     return arch_name
 
 
@@ -1090,9 +830,9 @@ def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=N
                          f"{arch.CROSS_BIN} to compile the tree with (scripts/vdsobench "
                          f"setup --arch {arch_name} installs it)")
     image = vdso_image.given(image_path)
-    source = resolve_source(given)
+    source = source_mod.resolve_source(given)
     if not source.is_dir():
-        tar_top(source)  # a tarball that is none: one line now, before any output
+        tarball.tar_top(source)  # a tarball that is none: one line now, before any output
     if use_kbuild is None:
         # arm64: the project's line; kbuild.py runs arch/x86/entry/vdso/ only
         use_kbuild = arch_name == "x86_64" and (config is not None or
@@ -1108,17 +848,18 @@ def take_in(req):
     files = None
     if req.source.is_dir():
         named = sorted({n for p in req.patches for n in p.names})
-        files = read_tree(req.source, expand(TAKE, ARCH_DIRS[req.arch]), named)
-        identity = ("tree", tree_sha256(files))
+        taken = source_mod.expand(source_mod.TAKE, source_mod.ARCH_DIRS[req.arch])
+        files = source_mod.read_tree(req.source, taken, named)
+        identity = ("tree", source_mod.tree_sha256(files))
     else:
-        identity = ("tarball", tarball_sha256(req.source))
+        identity = ("tarball", source_mod.tarball_sha256(req.source))
     key = vdso_image.keyed(cache_key(req.arch, identity, req.patches, req.source.name),
                            req.image)
     found = cached(key)
     meta, meta_sha = found or make_tree(req.source, req.given, req.arch, req.patches, key,
                                         files, req.image)
     entry = {"key": key, "ident": names_mod.ident(req.name), "arch": req.arch,
-             "arch_dir": ARCH_DIRS[req.arch], "kernel": meta["kernel"],
+             "arch_dir": source_mod.ARCH_DIRS[req.arch], "kernel": meta["kernel"],
              "source": str(req.source), "patches": [str(p.path) for p in req.patches],
              "summary": meta["summary"], "meta_sha256": meta_sha,
              "identity": {"name": req.name, "key": key, "kernel": meta["kernel"],

@@ -33,7 +33,8 @@ from unittest import mock
 from vdsobench_cli.cli import build, packages
 from vdsobench_cli.commands import compare, run
 from vdsobench_cli.kimport import (bazel_sync, compile, imports_table, kernel_import,
-                                   names as names_mod, store)
+                                   names as names_mod, source as source_mod, store,
+                                   tarball as tarball_mod)
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests import support
 from vdsobench_cli.tests.support import (NESTED, ImportsDir, cli, ok, one_line, snapshot,
@@ -55,7 +56,7 @@ def fake_tree(parent, name="tree"):
     """A tree shaped like a kernel's where import looks first (it never gets past
     the checks these tests make fail)."""
     tree = Path(parent) / name
-    for rel in kernel_import.expand(kernel_import.REQUIRED, "x86"):
+    for rel in source_mod.expand(source_mod.REQUIRED, "x86"):
         (tree / rel).parent.mkdir(parents=True, exist_ok=True)
         (tree / rel).write_text("a\n")
     (tree / "Makefile").write_text(MAKEFILE)
@@ -281,7 +282,7 @@ class AttackTest(unittest.TestCase):
         path = self.ws.tmp / "memo.tar.xz"  # only hashed here: any bytes do
         path.write_bytes(os.urandom(2000))
         writable = store.writable_dir()
-        first = kernel_import.tarball_sha256(path)
+        first = source_mod.tarball_sha256(path)
         st = path.stat()
         data = bytearray(path.read_bytes())
         data[600] ^= 1  # inside the member's body: same size
@@ -289,18 +290,18 @@ class AttackTest(unittest.TestCase):
             f.write(bytes(data))
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
         self.assertEqual(path.stat().st_mtime_ns, st.st_mtime_ns)
-        second = kernel_import.tarball_sha256(path)
+        second = source_mod.tarball_sha256(path)
         self.assertNotEqual(first, second)
         self.assertEqual(second, hashlib.sha256(bytes(data)).hexdigest())
         memo_path = writable / "sources.json"
         memo = json.loads(memo_path.read_text())
         memo = {k: "../../x\x1b" for k in memo}
         memo_path.write_text(json.dumps(memo))
-        self.assertEqual(kernel_import.tarball_sha256(path), second)
+        self.assertEqual(source_mod.tarball_sha256(path), second)
         many = {f"/t/{i}:1:1:1:1:1": "0" * 64 for i in range(200)}
         memo_path.write_text(json.dumps(many))
-        self.assertEqual(kernel_import.tarball_sha256(path), second)
-        self.assertLessEqual(len(json.loads(memo_path.read_text())), kernel_import.MEMO_ENTRIES)
+        self.assertEqual(source_mod.tarball_sha256(path), second)
+        self.assertLessEqual(len(json.loads(memo_path.read_text())), source_mod.MEMO_ENTRIES)
 
     def test_a_file_added_to_a_cached_tree_is_noticed(self):
         """A header added to trees/<key>/ would be found by the compile's
@@ -444,7 +445,7 @@ class AttackTest(unittest.TestCase):
                 os.unlink(path)
         self.ws.before = self.ws.outside()
         path = self.tarball([(tarfile.TarInfo(f"linux-x/{n}"), b"a\n") for n in
-                             kernel_import.expand(kernel_import.REQUIRED, "x86")]
+                             source_mod.expand(source_mod.REQUIRED, "x86")]
                             + [(tarfile.TarInfo(f"linux-x/include/vdso/{bad}"), b"x\n")])
         rc, _, err = vdsobench("import", str(path), "--name", "x")
         self.ws.check(self, rc, err, ascii(f"include/vdso/{bad}"),
@@ -505,9 +506,9 @@ class AttackTest(unittest.TestCase):
         path = self.tarball(members, "lit.tar.xz")
         into = self.ws.tmp / "into"
         into.mkdir()
-        kernel_import.untar(path, ["Makefile"], ["lib/a*"], into)
+        tarball_mod.untar(path, ["Makefile"], ["lib/a*"], into)
         self.assertEqual(list(into.rglob("*")), [], "a patch's name was a wildcard")
-        kernel_import.untar(path, ["lib/*"], [], into)
+        tarball_mod.untar(path, ["lib/*"], [], into)
         self.assertEqual(sorted(p.name for p in (into / "lib").iterdir()), ["a1", "a2"])
 
     def test_writes_never_follow_a_link(self):
@@ -660,7 +661,7 @@ def untarred_612(tmp):
                                 "scripts/vdsobench setup --kernel-sources)")
     tree = Path(tmp) / "linux-6.12"
     tree.mkdir()
-    kernel_import.untar(src, kernel_import.expand(kernel_import.TAKE, "x86"), [], tree)
+    tarball_mod.untar(src, source_mod.expand(source_mod.TAKE, "x86"), [], tree)
     return tree
 
 
@@ -1017,7 +1018,7 @@ class LiveAttackTest(unittest.TestCase):
         cls.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-live-attack-"))
         cls.tree = cls.tmp / "linux-6.12"
         cls.tree.mkdir()
-        kernel_import.untar(src, kernel_import.expand(kernel_import.TAKE, "x86"), [], cls.tree)
+        tarball_mod.untar(src, source_mod.expand(source_mod.TAKE, "x86"), [], cls.tree)
         cls.victim = make_victim(cls.tmp)
         cls.dir = ImportsDir()
         cls.imports = Path(cls.dir.tmp.name)

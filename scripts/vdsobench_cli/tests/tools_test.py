@@ -17,7 +17,8 @@ from unittest import mock
 from vdsobench_cli.cli import build, tools
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.commands import layout, sim
-from vdsobench_cli.kimport import bazel_sync, compile, kbuild, kernel_import, objcmp, store
+from vdsobench_cli.kimport import (bazel_sync, compile, kbuild, kernel_import, objcmp, store,
+                                   tarball as tarball_mod)
 from vdsobench_cli.measure import code_metrics, fingerprint
 from vdsobench_cli.tests import support
 
@@ -80,7 +81,7 @@ class NoPathTest(unittest.TestCase):
             tar.addfile(m, io.BytesIO(b"VERSION = 6\n"))
         tree = self.tmp / "tree"
         tree.mkdir()
-        kernel_import.untar(tarball, ["Makefile"], [], tree)
+        tarball_mod.untar(tarball, ["Makefile"], [], tree)
         patch = self.tmp / "p.patch"
         patch.write_text("--- a/Makefile\n+++ b/Makefile\n@@ -1 +1 @@\n-VERSION = 6\n"
                          "+VERSION = 7\n")
