@@ -57,7 +57,6 @@ import hashlib
 import json
 import os
 import re
-import stat
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -69,7 +68,8 @@ from vdsobench_cli.cli.limited_run import limited_run
 from vdsobench_cli.core import text as text_mod
 from vdsobench_cli.kimport import (bazel_sync, compile, imports_table, kbuild,
                                    names as names_mod, reserved as reserved_mod,
-                                   source as source_mod, store, tarball, vdso_image)
+                                   source as source_mod, stage as stage_mod, store, tarball,
+                                   tree_config, vdso_image)
 
 ROOT = build.ROOT
 MB = 1 << 20
@@ -87,90 +87,7 @@ APPLY_TIMEOUT_S = 120
 MODES = ("100644", "100755")  # what a patch may give a file: no link, no submodule
 
 
-# The Kconfig symbols the vDSO and the update path test, as the architecture
-# selects them (config X86 / X86_64 / 64BIT); a select whose condition is one of
-# TRUE counts (GCC has __int128, the build is 64-bit).
-KCONFIG = ("GENERIC_GETTIMEOFDAY", "GENERIC_TIME_VSYSCALL", "GENERIC_VDSO_TIME_NS",
-           "GENERIC_VDSO_OVERFLOW_PROTECT", "HAVE_GENERIC_VDSO", "ARCH_SUPPORTS_INT128",
-           "GENERIC_VDSO_DATA_STORE", "ARCH_HAS_VDSO_TIME_DATA", "ARCH_HAS_VDSO_ARCH_DATA",
-           "VDSO_GETRANDOM")
-KCONFIG_BLOCKS = ("X86", "X86_64", "64BIT")
-TRUE = {"X86", "X86_64", "64BIT", "CC_HAS_INT128"}
-# Always set: the build is x86-64 with 4 KiB pages and HZ=250 (Debian's), and
-# CONFIG_TIME_NS (default y, Debian's) wherever the architecture allows it.
-BASE_CONFIG = {"X86": 1, "X86_64": 1, "64BIT": 1, "PAGE_SHIFT": 12, "HZ": 250}
-# arm64 (arch/arm64/Kconfig: config ARM64 selects, config 64BIT): Debian's
-# arm64 kernel has 4 KiB pages (ARM64_4K_PAGES) and HZ=250 too
-KCONFIG_ARCH = {
-    "x86": (KCONFIG_BLOCKS, TRUE, BASE_CONFIG),
-    "arm64": (("ARM64", "64BIT"), {"ARM64", "64BIT", "CC_HAS_INT128"},
-              {"ARM64": 1, "64BIT": 1, "PAGE_SHIFT": 12, "HZ": 250}),
-}
-
-# What differs between tree shapes, found by looking (name -> file, pattern): each
-# becomes a KIMPORT_<name> define the glue reads (kernel_import/glue/writer.c).
-FEATURES = {
-    "TIME_DATA": ("include/vdso/datapage.h", r"struct\s+vdso_time_data\s*\{"),
-    "TZ_STRUCT": ("include/vdso/datapage.h", r"struct\s+timezone\s+tz\s*;"),
-    "AUX_CLOCK_DATA": ("include/vdso/datapage.h", r"\baux_clock_data\b"),
-    "TK_COARSE_NSEC": ("include/linux/timekeeper_internal.h", r"\bcoarse_nsec\b"),
-    "TK_LOCK_FUNCS": ("kernel/time/timekeeping_internal.h", r"\btimekeeper_lock_irqsave\b"),
-}
-
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@.*$")
-
-
-# ---- writing into the staged tree --------------------------------------------------------
-
-def write_inside(tree, rel, data):
-    """Write a file of the staged tree: each folder on the way opened without
-    following a link (made if missing), the file written new beside its name and
-    renamed over it, so that nothing already there, a link least of all, is
-    written through."""
-    parts = rel.split("/")
-    data = data.encode() if isinstance(data, str) else data
-    try:
-        top = os.open(tree, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        try:
-            parent = safe_read.open_dir(top, "/".join(parts[:-1]), create=True,
-                                        prefix=f"{tree}/") if len(parts) > 1 else os.dup(top)
-        finally:
-            os.close(top)
-        try:
-            tmp = f".{parts[-1]}.kimport-tmp"
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp, dir_fd=parent)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                         | os.O_CLOEXEC, 0o644, dir_fd=parent)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.rename(tmp, parts[-1], src_dir_fd=parent, dst_dir_fd=parent)
-        finally:
-            os.close(parent)
-    except OSError as e:
-        raise Failure(f"import: cannot write {rel} in {tree}: {e.strerror or e}") from None
-
-
-def stage_files(tree, given):
-    """The files of the staged tree (relative paths, sorted), or UsageError for the
-    first thing in it that is a link, neither a file nor a folder, or has a
-    name import does not take."""
-    files = []
-    for dirpath, dirnames, filenames in os.walk(tree):  # never into a linked folder
-        for name in sorted(dirnames + filenames):
-            full = os.path.join(dirpath, name)
-            rel = os.path.relpath(full, tree)
-            st = os.lstat(full)
-            if stat.S_ISLNK(st.st_mode):
-                raise UsageError(f"import: {given}: {ascii(rel)[1:-1]} is a symbolic link "
-                                 f"(to {ascii(os.readlink(full))}): import takes no links")
-            source_mod.taken_name(given, rel)
-            if stat.S_ISREG(st.st_mode):
-                files.append(rel)
-            elif not stat.S_ISDIR(st.st_mode):
-                raise UsageError(f"import: {given}: {rel} is {safe_read.kind(st.st_mode)}, "
-                                 "not a file")
-    return sorted(files)
 
 
 # ---- patches ----------------------------------------------------------------------------
@@ -429,122 +346,6 @@ def apply_patches(tree, patches, confined=None):
             raise UsageError(f"import: {p.path} does not apply: {why}")
 
 
-# ---- the tree's configuration -----------------------------------------------------------
-
-# What a version of a tree may be (VERSION.PATCHLEVEL from 2.6 to 9.99, SUBLEVEL
-# under 1000): anything else is refused before it reaches a table or a name.
-VERSION_RANGE = ((2, 6), (9, 99))
-SUBLEVEL_MAX = 999
-
-
-def kernel_version(makefile):
-    """(VERSION, PATCHLEVEL, SUBLEVEL, 'X.Y.Z<EXTRAVERSION>') of the top Makefile;
-    None when one is missing or not plain decimal digits (int() would take
-    '1_000' and other scripts' digits), or out of VERSION_RANGE and SUBLEVEL_MAX."""
-    values = dict(re.findall(r"^(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION)[ \t]*=[ \t]*"
-                             r"([^\n]*?)[ \t]*$", makefile, re.M))
-    texts = [values.get(k, "") for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL")]
-    if not all(re.fullmatch(r"[0-9]{1,4}", t) for t in texts):
-        return None
-    v, p, s = map(int, texts)
-    if (not VERSION_RANGE[0] <= (v, p) <= VERSION_RANGE[1] or p > VERSION_RANGE[1][1]
-            or s > SUBLEVEL_MAX):
-        return None
-    # what a release names itself with (-rc1); nothing that would reach a terminal
-    extra = re.match(r"[-A-Za-z0-9._+~]{0,40}", values.get("EXTRAVERSION", "")).group(0)
-    return v, p, s, f"{v}.{p}.{s}{extra}"
-
-
-def kconfig_selects(text, arch_dir="x86"):
-    """The KCONFIG symbols the architecture's main config blocks select, and the
-    selects left out because their condition is not known here."""
-    blocks, true, _ = KCONFIG_ARCH[arch_dir]
-    chosen, skipped, block = set(), [], None
-    for line in text.splitlines():
-        if m := re.match(r"^(?:menu)?config\s+(\w+)", line):
-            block = m.group(1)
-            continue
-        if block not in blocks:
-            continue
-        m = re.match(r"^\s+select\s+(\w+)(?:\s+if\s+(.+?))?\s*(?:#.*)?$", line)
-        if not m or m.group(1) not in KCONFIG:
-            continue
-        cond = m.group(2)
-        if cond is None or cond.strip() in true:
-            chosen.add(m.group(1))
-        else:
-            skipped.append(f"{m.group(1)} if {cond}")
-    return chosen, skipped
-
-
-def configuration(tree, arch_dir):
-    """{CONFIG name: value} as the tree's build would set them for the vDSO."""
-    chosen, skipped = kconfig_selects((tree / f"arch/{arch_dir}/Kconfig").read_text(
-        errors="replace"), arch_dir)
-    config = dict(KCONFIG_ARCH[arch_dir][2])
-    config.update({name: 1 for name in sorted(chosen)})
-    if "GENERIC_VDSO_TIME_NS" in chosen:
-        config["TIME_NS"] = 1
-    # v6.17's auxiliary clocks, where the tree's vDSO has them, as generic_6_17 is built
-    datapage = tree / "include" / "vdso" / "datapage.h"
-    if re.search(FEATURES["AUX_CLOCK_DATA"][1], datapage.read_text(errors="replace")):
-        config["POSIX_AUX_CLOCKS"] = 1
-    return config, skipped
-
-
-def features(tree):
-    found = []
-    for name, (rel, pattern) in FEATURES.items():
-        path = tree / rel
-        if path.is_file() and re.search(pattern, path.read_text(errors="replace")):
-            found.append(name)
-    return found
-
-
-def write_autoconf(tree, config, found):
-    lines = ["/* include/generated/autoconf.h, written by `vdsobench import`: the",
-             " * configuration the tree's vDSO and update path are built with (what",
-             " * its arch Kconfig selects, TIME_NS as Debian sets it), and the",
-             " * KIMPORT_* shape of its interfaces, which kernel_import/glue reads. */"]
-    lines += [f"#define CONFIG_{k} {v}" for k, v in config.items()]
-    lines += [f"#define KIMPORT_{name} 1" for name in found]
-    write_inside(tree, "include/generated/autoconf.h", "\n".join(lines) + "\n")
-
-
-def write_includes(tree):
-    """include/generated/kimport_includes.h: the #include lines of the tree's
-    lib/vdso/gettimeofday.c, in its order, which reader.c and probe.c include
-    before the read path itself (kernel_import/glue/reader.c says why)."""
-    text = (tree / "lib" / "vdso" / "gettimeofday.c").read_text(errors="replace")
-    lines = ["/* include/generated/kimport_includes.h, written by `vdsobench import`:",
-             " * lib/vdso/gettimeofday.c's own #include lines, in its order */"]
-    lines += re.findall(r"^#\s*include\s*<[^>]+>", text, re.M)
-    write_inside(tree, "include/generated/kimport_includes.h", "\n".join(lines) + "\n")
-
-
-def c_string(text):
-    """A C string literal of any text, on one line: every byte but printable ASCII
-    (a newline would end the #define and start a directive of the text's own),
-    and the quote, backslash and '?' (trigraphs), as an octal escape."""
-    return '"' + "".join(chr(b) if 0x20 <= b < 0x7f and chr(b) not in '"\\?' else f"\\{b:03o}"
-                         for b in str(text).encode("utf-8", "replace")) + '"'
-
-
-def write_desc(tree, version, probe, source_text, summary):
-    lines = ["/* include/generated/kimport_desc.h, written by `vdsobench import` from",
-             " * kernel_import/glue/probe.c's reading of the tree (writer.c checks the",
-             " * sizes again when it is built) */"]
-    values = {"VERSION": version[0], "PATCHLEVEL": version[1],
-              "SUBLEVEL": min(version[2], 255),
-              "SOURCE": c_string(source_text), "SUMMARY": c_string(summary),
-              "DATA_SIZE": probe["data_size"], "NR_FIELDS": len(probe["fields"]),
-              "HRES_CLOCKS": probe["hres_clocks"], "COARSE_CLOCKS": probe["coarse_clocks"],
-              "RAW_CLOCKS": probe["raw_clocks"], "AUX_CLOCKS": probe["aux_clocks"],
-              "HAS_GETRES": probe["has_getres"]}
-    lines += [f"#define KIMPORT_{k} {v}" for k, v in values.items()]
-    write_inside(tree, "include/generated/kimport_desc.h", "\n".join(lines) + "\n")
-
-
 # ---- compiling it here ------------------------------------------------------------------
 
 
@@ -667,43 +468,6 @@ def describe(source, version, patches):
             (f" with {len(names)} patch{'es' if len(names) > 1 else ''}" if names else ""))
 
 
-def take_files(source, given, arch_dir, patches, files, stage):
-    """The taken files into the stage (copied from a tree as read, or untarred),
-    checked: the files REQUIRED there, and nothing a link or oddly named."""
-    named = sorted({n for p in patches for n in p.names})
-    if files is not None:
-        for rel, data in files.items():
-            write_inside(stage, rel, data)
-    else:
-        tarball.untar(source, source_mod.expand(source_mod.TAKE, arch_dir), named, stage)
-    check_stage(stage, given, arch_dir)
-
-
-# What opens a file by name in the preprocessor without gcc -H listing it (an
-# existence oracle on the machine, a FIFO that blocks): the kernel's vDSO read
-# and update paths use none of them.
-CPP_OPENS = re.compile(rb"\b__has_include(?:_next)?\b|\b_Pragma\b|"
-                       rb"^[ \t]*(?:#|%:)[ \t]*pragma\b[^\n]*\bdependency\b", re.M)
-
-
-def check_stage(stage, given, arch_dir, after=""):
-    """Nothing in the stage a link or oddly named, no file with CPP_OPENS, and
-    every REQUIRED file there."""
-    for rel in stage_files(stage, given):  # no link in it now: isfile() below follows none
-        if not rel.endswith((".c", ".h")):  # Makefile and Kconfig are read, not compiled
-            continue
-        with open(stage / rel, "rb") as f:
-            m = CPP_OPENS.search(f.read().replace(b"\\\n", b""))
-        if m:
-            found = text_mod.printable(m.group(0).decode("latin-1").strip(), 60)
-            raise UsageError(f"import: {given}{after}: {rel} has {found}, which opens "
-                             "files by name in the preprocessor: import takes none")
-    for rel in source_mod.expand(source_mod.REQUIRED, arch_dir):
-        if not os.path.isfile(stage / rel):
-            raise UsageError(f"import: {given}{after}: not a kernel tree with a generic vDSO "
-                             f"for {compile.ARCH_DIRS_NAMES.get(arch_dir, arch_dir)} (no {rel})")
-
-
 def make_tree(source, given, arch_name, patches, key, files, image=None):
     """trees/<key>/: the taken files, patched, configured and probed. The folder
     appears whole (renamed into place) or not at all; a damaged one of that key
@@ -712,26 +476,25 @@ def make_tree(source, given, arch_name, patches, key, files, image=None):
     trees = store.trees_dir()
     stage = Path(lifecycle.new_temp_dir(trees, ".staging-"))
     try:
-        take_files(source, given, arch_dir, patches, files, stage)
+        stage_mod.take_files(source, given, arch_dir, patches, files, stage)
         apply_patches(stage, patches)
-        check_stage(stage, given, arch_dir, " with its patches")  # what they made
-        version = kernel_version((stage / "Makefile").read_text(errors="replace"))
+        stage_mod.check_stage(stage, given, arch_dir, " with its patches")  # what they made
+        version = tree_config.kernel_version((stage / "Makefile").read_text(errors="replace"))
         if version is None:
             raise UsageError(f"import: {given}: its Makefile names no VERSION, PATCHLEVEL "
                              "and SUBLEVEL of a kernel (plain numbers, 2.6 to 9.99, "
-                             f"SUBLEVEL 0 to {SUBLEVEL_MAX})")
-        config, skipped = configuration(stage, arch_dir)
-        found = features(stage)
-        write_autoconf(stage, config, found)
-        write_includes(stage)
+                             f"SUBLEVEL 0 to {tree_config.SUBLEVEL_MAX})")
+        config, skipped = tree_config.configuration(stage, arch_dir)
+        found = tree_config.features(stage)
+        tree_config.write_autoconf(stage, config, found)
+        tree_config.write_includes(stage)
         source_text, summary = describe(source, version, patches)
         with lifecycle.temp_dir(prefix="vdsobench-probe-") as work:
             description = probe(stage, arch_dir, Path(work), given)
-        write_desc(stage, version, description, source_text, summary)
+        tree_config.write_desc(stage, version, description, source_text, summary)
         syntax_check(stage, arch_dir, given, arch_name)
         # --vdso-image: the tree's own vdso64.so beside it (vdso_image.py)
-        image_meta = image and vdso_image.take(store.imports_dir(), stage, arch_name, *image,
-                                                  write_inside)
+        image_meta = image and vdso_image.take(stage, arch_name, *image)
         meta = {"glue": compile.glue_digest(), "kernel": version[3], "version": list(version[:3]),
                 "arch": arch_name, "arch_dir": arch_dir, "config": config,
                 "kconfig_skipped": skipped, "features": found, "probe": description,
@@ -740,32 +503,17 @@ def make_tree(source, given, arch_name, patches, key, files, image=None):
                              "subject": p.subject, "files": [f for f, _ in p.targets]}
                             for p in patches],
                 "hashes": {rel: source_mod.file_sha256(stage / rel)
-                           for rel in stage_files(stage, given)}}
+                           for rel in stage_mod.stage_files(stage, given)}}
         if image_meta:
             meta["image"] = image_meta
         meta["files"] = sorted(list(meta["hashes"]) + ["kimport.json"])
         raw = (json.dumps(meta, indent=1) + "\n").encode()
-        write_inside(stage, "kimport.json", raw)
-        place(stage, trees / key)
+        stage_mod.write_inside(stage, "kimport.json", raw)
+        stage_mod.place(stage, trees / key)
     except BaseException:
         lifecycle.discard(str(stage), "dir")
         raise
     return meta, imports_table.sha256(raw)
-
-
-def place(stage, final):
-    """The staged tree renamed to final; a damaged tree there moved aside and
-    removed first (the caller holds the table's lock)."""
-    with lifecycle.critical():
-        if os.path.lexists(final):
-            aside = lifecycle.new_temp_dir(final.parent, ".damaged-")
-            os.rename(final, aside)  # over the empty folder new_temp_dir made
-            os.rename(stage, final)
-            lifecycle.forget(str(stage))
-            lifecycle.discard(aside, "dir")
-        else:
-            os.rename(stage, final)
-            lifecycle.forget(str(stage))
 
 
 def cached(key):

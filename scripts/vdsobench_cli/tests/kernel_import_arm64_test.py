@@ -19,7 +19,7 @@ import unittest
 from pathlib import Path
 
 from vdsobench_cli.cli import arch
-from vdsobench_cli.kimport import compile, kernel_import, store
+from vdsobench_cli.kimport import compile, store, tree_config
 from vdsobench_cli.tests.support import (KERNEL_TESTDATA as TESTDATA, TORN_612, ImportsDir,
                                          arm64_tarball_or_skip, cli, cross_missing, ok,
                                          one_line)
@@ -60,12 +60,12 @@ class PureArm64Test(unittest.TestCase):
     """No Bazel, no tarball."""
 
     def test_kconfig_selects_of_arm64(self):
-        chosen, skipped = kernel_import.kconfig_selects(ARM64_KCONFIG, "arm64")
+        chosen, skipped = tree_config.kconfig_selects(ARM64_KCONFIG, "arm64")
         self.assertEqual(chosen, {"ARCH_SUPPORTS_INT128", "GENERIC_GETTIMEOFDAY",
                                   "GENERIC_VDSO_TIME_NS", "HAVE_GENERIC_VDSO"})
         self.assertEqual(skipped, ["GENERIC_VDSO_OVERFLOW_PROTECT if ARM64_SOMETHING"])
         # x86's blocks are not arm64's, and the other way round
-        self.assertEqual(kernel_import.kconfig_selects(ARM64_KCONFIG)[0],
+        self.assertEqual(tree_config.kconfig_selects(ARM64_KCONFIG)[0],
                          {"GENERIC_TIME_VSYSCALL"})
 
     @unittest.skipUnless(arch.host() == "x86_64", "arm64 is cross-built from x86-64")

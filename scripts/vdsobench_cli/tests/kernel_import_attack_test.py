@@ -33,8 +33,8 @@ from unittest import mock
 from vdsobench_cli.cli import build, packages
 from vdsobench_cli.commands import compare, run
 from vdsobench_cli.kimport import (bazel_sync, compile, imports_table, kernel_import,
-                                   names as names_mod, source as source_mod, store,
-                                   tarball as tarball_mod)
+                                   names as names_mod, source as source_mod, stage as stage_mod,
+                                   store, tarball as tarball_mod, tree_config)
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests import support
 from vdsobench_cli.tests.support import (NESTED, ImportsDir, cli, ok, one_line, snapshot,
@@ -274,7 +274,7 @@ class AttackTest(unittest.TestCase):
         for text, want in (("VERSION = 2\nPATCHLEVEL = 6\nSUBLEVEL = 39\n", (2, 6, 39)),
                            ("VERSION = 9\nPATCHLEVEL = 99\nSUBLEVEL = 999\n", (9, 99, 999)),
                            (MAKEFILE, (6, 12, 1))):
-            self.assertEqual(kernel_import.kernel_version(text)[:3], want)
+            self.assertEqual(tree_config.kernel_version(text)[:3], want)
 
     def test_tarball_memo_is_not_fooled_by_touch(self):
         """An edit in place, its mtime set back (touch -d): hashed again, as is a
@@ -373,7 +373,7 @@ class AttackTest(unittest.TestCase):
         text = "".join(kernel_import.describe(Path("/s/a\x1b]0;x\x07b"),
                                               (6, 12, 1, "6.12.1"), [patch]))
         self.assertTrue(text.isprintable() and text.isascii(), text)
-        self.assertEqual(kernel_import.kernel_version(MAKEFILE.replace(
+        self.assertEqual(tree_config.kernel_version(MAKEFILE.replace(
             "EXTRAVERSION =", "EXTRAVERSION = -rc1\x1b[31m"))[3], "6.12.1-rc1")
 
     def test_patch_that_is_no_regular_file(self):
@@ -518,12 +518,12 @@ class AttackTest(unittest.TestCase):
         (stage / "include").mkdir(parents=True)
         (stage / "include" / "generated").symlink_to(self.ws.victim)
         with self.assertRaises(UsageError) as e:
-            kernel_import.write_inside(stage, "include/generated/autoconf.h", "x")
+            stage_mod.write_inside(stage, "include/generated/autoconf.h", "x")
         self.assertIn("include/generated: is a symbolic link", str(e.exception))
         (stage / "kimport.json").symlink_to(self.ws.victim / "f")
         os.link(self.ws.victim / "sub" / "g", stage / "hard")
-        kernel_import.write_inside(stage, "kimport.json", "{}")
-        kernel_import.write_inside(stage, "hard", "x")
+        stage_mod.write_inside(stage, "kimport.json", "{}")
+        stage_mod.write_inside(stage, "hard", "x")
         self.assertEqual((stage / "kimport.json").read_text(), "{}")
         self.assertFalse((stage / "kimport.json").is_symlink())
         self.assertEqual(self.ws.outside(), self.ws.before)
@@ -533,18 +533,18 @@ class AttackTest(unittest.TestCase):
         (stage / "include").mkdir(parents=True)
         (stage / "include" / "generated").symlink_to(self.ws.victim)
         with self.assertRaises(UsageError) as e:
-            kernel_import.stage_files(stage, "SRC")
+            stage_mod.stage_files(stage, "SRC")
         self.assertIn("include/generated is a symbolic link", str(e.exception))
         os.unlink(stage / "include" / "generated")
         (stage / "include" / 'a"b').write_text("x")
         with self.assertRaises(UsageError) as e:
-            kernel_import.stage_files(stage, "SRC")
+            stage_mod.stage_files(stage, "SRC")
         self.assertIn("a file name import does not take", str(e.exception))
 
     def test_generated_c_strings_stay_one_line(self):
         """A source folder named with a newline must not start a directive in
         kimport_desc.h."""
-        text = kernel_import.c_string('x"\n#include </etc/shadow>\\??=')
+        text = tree_config.c_string('x"\n#include </etc/shadow>\\??=')
         self.assertNotIn("\n", text)
         self.assertEqual(text.count('"'), 2)
         self.assertNotIn("??", text)

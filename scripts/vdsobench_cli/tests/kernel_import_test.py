@@ -23,7 +23,7 @@ from unittest import mock
 
 from vdsobench_cli.cli import build, packages
 from vdsobench_cli.kimport import (compile, kbuild, kernel_import, names as names_mod, objcmp,
-                                   store)
+                                   store, tree_config)
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.tests.support import (NESTED, TORN_612, ImportsDir, cli, ok, one_line, tarball,
                                       vdsobench)
@@ -103,15 +103,15 @@ class PureTest(unittest.TestCase):
                 "\tselect GENERIC_VDSO_TIME_NS\n\tselect VDSO_GETRANDOM if X86_64\n"
                 "\tselect HAVE_GENERIC_VDSO if FOO\n\tselect UNRELATED\n"
                 "config OTHER\n\tselect GENERIC_VDSO_OVERFLOW_PROTECT\n")
-        chosen, skipped = kernel_import.kconfig_selects(text)
+        chosen, skipped = tree_config.kconfig_selects(text)
         self.assertEqual(chosen, {"ARCH_SUPPORTS_INT128", "GENERIC_GETTIMEOFDAY",
                                   "GENERIC_VDSO_TIME_NS", "VDSO_GETRANDOM"})
         self.assertEqual(skipped, ["HAVE_GENERIC_VDSO if FOO"])
 
     def test_kernel_version(self):
         mk = "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 117\nEXTRAVERSION = -rc1\nNAME = x\n"
-        self.assertEqual(kernel_import.kernel_version(mk), (6, 12, 117, "6.12.117-rc1"))
-        self.assertIsNone(kernel_import.kernel_version("VERSION = 6\n"))
+        self.assertEqual(tree_config.kernel_version(mk), (6, 12, 117, "6.12.117-rc1"))
+        self.assertIsNone(tree_config.kernel_version("VERSION = 6\n"))
 
     def test_one_compile_line(self):
         """copts.bzl is read here as Bazel reads it: the tree's dirs, the shim
