@@ -61,289 +61,16 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from vdsobench_cli.cli import (arch, build, confine, labels, lifecycle, packages, safe_read,
-                               tools)
+from vdsobench_cli.cli import arch, build, labels, lifecycle, packages, safe_read
 from vdsobench_cli.cli.errors import Failure, UsageError
-from vdsobench_cli.cli.limited_run import limited_run
 from vdsobench_cli.core import text as text_mod
 from vdsobench_cli.kimport import (bazel_sync, compile, imports_table, kbuild,
-                                   names as names_mod, reserved as reserved_mod,
-                                   source as source_mod, stage as stage_mod, store, tarball,
-                                   tree_config, vdso_image)
+                                   names as names_mod, patches as patches_mod,
+                                   reserved as reserved_mod, source as source_mod,
+                                   stage as stage_mod, store, tarball, tree_config, vdso_image)
 
 ROOT = build.ROOT
 MB = 1 << 20
-PATCH_LIMIT = 16 * MB  # a whole kernel release's patch is larger; a series is not
-# A series, bounded: what reaches git's and tar's argv and memory cannot overflow
-# (E2BIG) or grow without end. A vDSO series is a few patches of a few files.
-MAX_PATCHES = 100
-SERIES_LIMIT = 32 * MB  # all the patches together
-MAX_NAMES = 200  # the paths one patch names
-MAX_SERIES_NAMES = 1000  # ... and the whole series (each goes to tar's argv)
-MAX_PATH = 400  # bytes of one path (the kernel's longest are about 100)
-# git apply's limits: a patch that makes it loop or grow ends in one line
-APPLY_LIMITS = {"as": 2 << 30, "cpu": 60, "fsize": 16 * MB}
-APPLY_TIMEOUT_S = 120
-MODES = ("100644", "100755")  # what a patch may give a file: no link, no submodule
-
-
-HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@.*$")
-
-
-# ---- patches ----------------------------------------------------------------------------
-
-class Patch(NamedTuple):
-    path: Path
-    data: bytes  # as read: what git apply is given, and hashed
-    targets: list  # [(path, [hunk headers])]: each file it changes, with its hunks
-    names: list  # every path it names (old and new, renames, copies), sorted
-    subject: str
-
-
-class PatchError(Exception):
-    """A patch names something import does not take (the why)."""
-
-
-ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
-
-
-def unquote(text):
-    """(name, rest) of the path at the start of text: git's "C-quoted" form
-    (with \\t, \\", \\ooo ...) or up to the first space or tab."""
-    if not text.startswith('"'):
-        m = re.match(r"[^\t ]*", text)
-        return m.group(0), text[m.end():]
-    out, i = bytearray(), 1
-    while i < len(text):
-        c = text[i]
-        if c == '"':
-            return out.decode("utf-8", "surrogateescape"), text[i + 1:]
-        if c != "\\":
-            out += c.encode("utf-8", "surrogateescape")
-            i += 1
-        elif text[i + 1:i + 2] in ESCAPES:
-            out.append(ESCAPES[text[i + 1]])
-            i += 2
-        elif re.fullmatch(r"[0-3][0-7]{2}", text[i + 1:i + 4]):
-            out.append(int(text[i + 1:i + 4], 8))
-            i += 4
-        else:
-            raise PatchError(f"a quoted path with a bad escape ({ascii(text[:60])})")
-    raise PatchError(f"an unterminated quoted path ({ascii(text[:60])})")
-
-
-# What import writes into a staged tree: no patch may make or change it first
-# (a folder where write_inside puts its temporary file, a file to rename over).
-WRITTEN = ("include/generated", "kimport.json")
-
-
-def checked_path(name, strip=True):
-    """name (-p1: its first folder stripped) as a path inside the tree, or PatchError."""
-    rel = name
-    if len(name.encode("utf-8", "surrogateescape")) > MAX_PATH:
-        raise PatchError(f"names a path of over {MAX_PATH} bytes ({ascii(name[:60])}...)")
-    if strip:
-        if "/" not in name:
-            raise PatchError(f"names {ascii(name)}, which has no leading folder to strip "
-                             "(-p1: a/, b/)")
-        rel = name.split("/", 1)[1]
-    if not imports_table.safe_rel(rel):
-        raise PatchError(f"names {ascii(name)}: not a plain path inside the tree (no "
-                         "absolute path, no '..', '.' or '//', letters, digits and _.+,=@~- "
-                         "only)")
-    if rel in WRITTEN or rel.startswith(tuple(f"{w}/" for w in WRITTEN)):
-        raise PatchError(f"names {rel}, which import writes itself (a kernel's "
-                         "include/generated/ is its build's output, never its source)")
-    return rel
-
-
-def header_name(text):
-    """The path of a ---/+++ line ("/dev/null" as is): up to a tab (diff -u's date)."""
-    name, rest = unquote(text)
-    if rest and not rest.startswith("\t"):
-        raise PatchError(f"names {ascii(text.rstrip()[:80])}: a path with a space")
-    return name
-
-
-def git_names(text):
-    """The two paths of a `diff --git a/X b/Y` line."""
-    a, rest = unquote(text)
-    if not rest.startswith(" "):
-        raise PatchError(f"a diff --git line import cannot read ({ascii(text[:80])})")
-    b, rest = unquote(rest[1:])
-    if rest.strip():
-        raise PatchError(f"a diff --git line with a path with a space ({ascii(text[:80])})")
-    return a, b
-
-
-def hunk_lines(lines, i, old, new):
-    """The index past a hunk's body (old and new line counts) starting at lines[i]."""
-    while i < len(lines) and (old > 0 or new > 0):
-        c = lines[i][:1]
-        if c in (" ", ""):
-            old, new = old - 1, new - 1
-        elif c == "-":
-            old -= 1
-        elif c == "+":
-            new -= 1
-        elif c != "\\":
-            break  # a short hunk: git apply says so
-        i += 1
-    while i < len(lines) and lines[i].startswith("\\"):
-        i += 1
-    return i
-
-
-MODE_LINE = re.compile(r"(old mode|new mode|deleted file mode|new file mode) (\d+)\s*$")
-INDEX_LINE = re.compile(r"index [0-9a-f]+\.\.[0-9a-f]+(?: (\d+))?\s*$")
-PLAIN_HEADERS = ("rename from ", "rename to ", "copy from ", "copy to ", "rename old ",
-                 "rename new ")
-
-
-def parse_patch(text):
-    """(targets, names) of a patch as git apply reads it: every file section (a
-    `diff --git` line, or a ---/+++ pair), its hunks skipped by their counts, so
-    that no hunk line is taken for a header. PatchError for a path that is not
-    plainly inside the tree, or a mode other than a plain file's. Lines end at
-    "\n" only, as git reads them (str.splitlines() would also end one at \v,
-    \f, \x1c-\x1e, \x85, U+2028 and U+2029, and a path could hide there)."""
-    lines = text.split("\n")
-    targets, names, i, section = [], set(), 0, None
-    while i < len(lines):
-        line = lines[i]
-        m = HUNK.match(line)
-        if m and section is not None:
-            section[1].append(line)
-            old, new = (int(x) if x is not None else 1 for x in (m.group(2), m.group(3)))
-            i = hunk_lines(lines, i + 1, old, new)
-            continue
-        if line.startswith("diff --git "):
-            a, b = git_names(line[len("diff --git "):])
-            names.update(checked_path(n) for n in (a, b))
-            section = (checked_path(b), [])
-            targets.append(section)
-        elif (line.startswith("--- ") and i + 1 < len(lines)
-              and lines[i + 1].startswith("+++ ")):
-            old, new = header_name(line[4:]), header_name(lines[i + 1][4:])
-            paths = [checked_path(n) for n in (old, new) if n != "/dev/null"]
-            if not paths:
-                raise PatchError("a file section from /dev/null to /dev/null")
-            names.update(paths)
-            if section is None or section[1] or section[0] != paths[-1]:
-                section = (paths[-1], [])
-                targets.append(section)
-            i += 2
-            continue
-        elif line.startswith("GIT binary patch"):
-            raise PatchError(f"a binary patch of {section[0] if section else '?'}: import "
-                             "takes text patches only (a deflated literal can be any size)")
-        elif line.startswith(PLAIN_HEADERS) and section is not None:
-            names.add(checked_path(unquote(line.split(" ", 2)[2])[0], strip=False))
-        elif (m := MODE_LINE.match(line) or INDEX_LINE.match(line)) and section is not None:
-            mode = m.groups()[-1]
-            if mode is not None and mode not in MODES:
-                raise PatchError(f"gives {section[0]} the mode {mode} ("
-                                 f"{'a symbolic link' if mode == '120000' else 'not a file'}"
-                                 "): a patch may only change files, never make a link")
-        if len(names) > MAX_NAMES:
-            raise PatchError(f"names over {MAX_NAMES} paths (a vDSO patch names a few)")
-        i += 1
-    return targets, sorted(names)
-
-
-def patch_targets(text):
-    """[(path, [hunk headers])]: each file a patch (git's a/ b/, -p1) changes."""
-    return parse_patch(text)[0]
-
-
-def patch_subject(text, path):
-    """A format-patch's Subject: line ([PATCH n/m] dropped), else the file's name."""
-    # a long Subject is folded (RFC 5322): its next lines begin with a blank
-    m = re.search(r"^Subject: *(.+(?:\n[ \t]+\S.*)*)$", text.split("\ndiff --git ", 1)[0],
-                  re.M)
-    subject = " ".join(m.group(1).split()) if m else ""
-    subject = re.sub(r"^\[[^\]]*\] *", "", subject)
-    return text_mod.printable(subject, 200) or text_mod.printable(Path(path).name, 200)
-
-
-def read_patch(p):
-    """One --patch, read by the safe reader and parsed: Patch, or UsageError."""
-    data = safe_read.read_regular(p, "patch", PATCH_LIMIT, prefix="import: --patch ")
-    text = data.decode("utf-8", "surrogateescape")
-    try:
-        targets, names = parse_patch(text)
-    except PatchError as e:
-        raise UsageError(f"import: --patch {p}: {e}") from None
-    if not targets:
-        raise UsageError(f"import: --patch {p}: not a unified diff (no ---/+++ file "
-                         "lines; git format-patch or diff -u output is)")
-    return Patch(Path(p), data, targets, names, patch_subject(text, p))
-
-
-def check_patches(paths):
-    """[Patch] for each --patch, or UsageError naming the bad one; the series
-    within MAX_PATCHES, SERIES_LIMIT and MAX_SERIES_NAMES."""
-    if len(paths) > MAX_PATCHES:
-        raise UsageError(f"import: --patch given {len(paths)} times: at most {MAX_PATCHES} "
-                         "patches in a series")
-    patches, size, names = [], 0, set()
-    for p in paths:
-        patch = read_patch(p)
-        size += len(patch.data)
-        names.update(patch.names)
-        if size > SERIES_LIMIT:
-            raise UsageError(f"import: --patch {p}: the series is over "
-                             f"{SERIES_LIMIT // MB} MB with it")
-        if len(names) > MAX_SERIES_NAMES:
-            raise UsageError(f"import: --patch {p}: the series names over "
-                             f"{MAX_SERIES_NAMES} paths with it")
-        patches.append(patch)
-    return patches
-
-
-def failing_hunk(patch, targets, stderr):
-    """The one line for a patch git apply refused: the file and first failing hunk."""
-    m = re.search(r"patch failed: (.+):(\d+)", stderr)
-    if m:
-        name, line = m.group(1), int(m.group(2))
-        for path, hunks in targets:
-            if path != name:
-                continue
-            for n, header in enumerate(hunks, 1):
-                if int(HUNK.match(header).group(1)) == line:
-                    return f"{name} hunk #{n} ({header.strip()})"
-        return f"{name} at line {line}"
-    m = re.search(r"error: (.+?): (No such file or directory|does not exist in index)",
-                  stderr)
-    if m:
-        return f"{m.group(1)} is not in the tree"
-    first = next((x for x in stderr.splitlines() if x.startswith("error:")),
-                 build.tail(stderr, 1))
-    return first.removeprefix("error: ").strip()
-
-
-def apply_patches(tree, patches, confined=None):
-    """git apply each patch in order in `tree` (outside any repository, whatever
-    folder it is in); UsageError with the first failing hunk. confined: the
-    folder, holding tree, that a confined git may write (a tree a confined step
-    made, which only a confined step then writes in: kbuild.py's)."""
-    env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(tree.parent), GIT_CONFIG_NOSYSTEM="1",
-               GIT_CONFIG_GLOBAL="/dev/null")
-    argv = [tools.path("git", "import --patch"), "apply", "--whitespace=nowarn", "-"]
-    if confined is not None:
-        argv = confine.command(argv, write=[confined])
-    for p in patches:
-        r = limited_run(argv, APPLY_LIMITS, APPLY_TIMEOUT_S, input=p.data, cwd=tree, env=env)
-        if r is None:
-            raise UsageError(f"import: {p.path}: git apply took over {APPLY_TIMEOUT_S} s; "
-                             "nothing imported")
-        if r.returncode < 0:
-            raise UsageError(f"import: {p.path}: git apply ran out of its limits (signal "
-                             f"{-r.returncode}: CPU time, memory or file size); nothing "
-                             "imported")
-        if r.returncode != 0:
-            why = failing_hunk(p.path, p.targets, r.stderr.decode(errors="replace"))
-            raise UsageError(f"import: {p.path} does not apply: {why}")
 
 
 # ---- compiling it here ------------------------------------------------------------------
@@ -477,7 +204,7 @@ def make_tree(source, given, arch_name, patches, key, files, image=None):
     stage = Path(lifecycle.new_temp_dir(trees, ".staging-"))
     try:
         stage_mod.take_files(source, given, arch_dir, patches, files, stage)
-        apply_patches(stage, patches)
+        patches_mod.apply_patches(stage, patches)
         stage_mod.check_stage(stage, given, arch_dir, " with its patches")  # what they made
         version = tree_config.kernel_version((stage / "Makefile").read_text(errors="replace"))
         if version is None:
@@ -564,7 +291,7 @@ def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=N
     default for Debian's own packages only (it runs the tree's Makefiles)."""
     names_mod.check_name(name)
     arch_name = check_arch()
-    patches = check_patches(patch_paths)
+    patches = patches_mod.check_patches(patch_paths)
     if config is not None:
         safe_read.read_regular(config, "--config", kbuild.CONFIG_LIMIT)
     if arch_name != "x86_64" and (use_kbuild or config is not None or image_path):
@@ -636,8 +363,7 @@ def kbuild_line(req, identity, meta):
     if req.source.is_dir():
         tree_id["kbuild_files"] = kbuild.tree_files_sha256(req.source)
     series = ".".join(str(v) for v in meta["version"][:2])
-    return kbuild.line_for(req.source, tree_id, series, patches, apply_patches,
-                           config=req.config)
+    return kbuild.line_for(req.source, tree_id, series, patches, config=req.config)
 
 
 # ---- changing the table: transactions under the lock -------------------------------------

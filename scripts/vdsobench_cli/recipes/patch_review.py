@@ -33,7 +33,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch, atomic, build, tools
 from vdsobench_cli.commands import compare
-from vdsobench_cli.kimport import git_dir, kernel_import, names, store
+from vdsobench_cli.kimport import git_dir, kernel_import, names, patches as patches_mod, store
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import patch_review_arm64
 from vdsobench_cli.recipes.recipe_session import verify_one
@@ -71,7 +71,7 @@ def subject(path):
     """A patch's Subject: line (or its file name), the patch read and checked as
     import reads it (a FIFO, /dev/zero or a path out of the tree: one line, now),
     as text to print."""
-    return text_mod.printable(kernel_import.read_patch(path).subject)
+    return text_mod.printable(patches_mod.read_patch(path).subject)
 
 
 def progress(text):

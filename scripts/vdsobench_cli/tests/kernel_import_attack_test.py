@@ -33,8 +33,9 @@ from unittest import mock
 from vdsobench_cli.cli import build, packages
 from vdsobench_cli.commands import compare, run
 from vdsobench_cli.kimport import (bazel_sync, compile, imports_table, kernel_import,
-                                   names as names_mod, source as source_mod, stage as stage_mod,
-                                   store, tarball as tarball_mod, tree_config)
+                                   names as names_mod, patch_parse, patches as patches_mod,
+                                   source as source_mod, stage as stage_mod, store,
+                                   tarball as tarball_mod, tree_config)
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests import support
 from vdsobench_cli.tests.support import (NESTED, ImportsDir, cli, ok, one_line, snapshot,
@@ -209,7 +210,7 @@ class AttackTest(unittest.TestCase):
                 argv = [a for p in paths for a in ("--patch", p)]
                 rc, _, err = vdsobench("import", str(self.ws.tree), *argv, "--name", "x")
                 self.ws.check(self, rc, err, needle)
-        with mock.patch.object(kernel_import, "SERIES_LIMIT", 1000):
+        with mock.patch.object(patches_mod, "SERIES_LIMIT", 1000):
             rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", series[0],
                                    "--name", "x")
             self.ws.check(self, rc, err, "the series is over")
@@ -222,7 +223,7 @@ class AttackTest(unittest.TestCase):
         fake_git.parent.mkdir()
         fake_git.write_text("#!/bin/sh\nexec sleep 60\n")
         fake_git.chmod(0o755)
-        with mock.patch.object(kernel_import, "APPLY_TIMEOUT_S", 1), \
+        with mock.patch.object(patches_mod, "APPLY_TIMEOUT_S", 1), \
                 support.tool_at("git", fake_git):
             t0 = time.monotonic()
             rc, _, err = vdsobench("import", str(self.ws.tree), "--patch", path, "--name", "x")
@@ -369,7 +370,7 @@ class AttackTest(unittest.TestCase):
         self.ws.check(self, rc, err, "with its patches", "no lib/vdso/gettimeofday.c")
 
     def test_names_reach_the_terminal_printable(self):
-        patch = kernel_import.Patch(Path("/p/0001-\x1b[2J.patch"), b"", [], [], "s")
+        patch = patch_parse.Patch(Path("/p/0001-\x1b[2J.patch"), b"", [], [], "s")
         text = "".join(kernel_import.describe(Path("/s/a\x1b]0;x\x07b"),
                                               (6, 12, 1, "6.12.1"), [patch]))
         self.assertTrue(text.isprintable() and text.isascii(), text)
@@ -555,18 +556,18 @@ class AttackTest(unittest.TestCase):
         text = ("--- a/lib/f.c\n+++ b/lib/f.c\n@@ -1,2 +1,2 @@\n--- a/../x\n+++ b/../x\n"
                 " ctx\n"
                 'diff --git "a/lib/t\\tx" "b/lib/t\\tx"\n')
-        with self.assertRaises(kernel_import.PatchError):  # a tab: not a safe name
-            kernel_import.parse_patch(text)
-        targets, names = kernel_import.parse_patch(text.rsplit("diff", 1)[0])
+        with self.assertRaises(patch_parse.PatchError):  # a tab: not a safe name
+            patch_parse.parse_patch(text)
+        targets, names = patch_parse.parse_patch(text.rsplit("diff", 1)[0])
         self.assertEqual((targets, names), ([("lib/f.c", ["@@ -1,2 +1,2 @@"])], ["lib/f.c"]))
-        self.assertEqual(kernel_import.unquote('"a/\\303\\251 b" rest'), ("a/\xe9 b", " rest"))
+        self.assertEqual(patch_parse.unquote('"a/\\303\\251 b" rest'), ("a/\xe9 b", " rest"))
 
     def test_subject_is_recorded(self):
         data = "From x\nSubject: [PATCH 2/3] vdso: \x1b[31mred\n\n---\n--- a/f\n+++ b/f\n"
-        self.assertEqual(kernel_import.patch_subject(data, "/p/0002-x.patch"), "vdso: \\x1b[31mred")
-        self.assertEqual(kernel_import.patch_subject("--- a/f\n", "/p/x.patch"), "x.patch")
+        self.assertEqual(patches_mod.patch_subject(data, "/p/0002-x.patch"), "vdso: \\x1b[31mred")
+        self.assertEqual(patches_mod.patch_subject("--- a/f\n", "/p/x.patch"), "x.patch")
         folded = "Subject: [PATCH] vdso: a subject long enough\n to be folded\n\nbody\n"
-        self.assertEqual(kernel_import.patch_subject(folded, "/p/x.patch"),
+        self.assertEqual(patches_mod.patch_subject(folded, "/p/x.patch"),
                          "vdso: a subject long enough to be folded")
 
     def test_imports_folder_that_is_no_folder(self):

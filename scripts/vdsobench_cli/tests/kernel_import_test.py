@@ -23,7 +23,7 @@ from unittest import mock
 
 from vdsobench_cli.cli import build, packages
 from vdsobench_cli.kimport import (compile, kbuild, kernel_import, names as names_mod, objcmp,
-                                   store, tree_config)
+                                   patch_parse, patches as patches_mod, store, tree_config)
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.tests.support import (NESTED, TORN_612, ImportsDir, cli, ok, one_line, tarball,
                                       vdsobench)
@@ -61,11 +61,11 @@ class PureTest(unittest.TestCase):
         one_line(self, rc, err, "SOURCE and --name are required")
 
     def test_patch_targets_and_hunks(self):
-        targets = kernel_import.patch_targets(Path(TORN_612).read_text())
+        targets = patch_parse.patch_targets(Path(TORN_612).read_text())
         self.assertEqual([t for t, _ in targets], ["lib/vdso/gettimeofday.c"])
         self.assertEqual(len(targets[0][1]), 2)
         self.assertTrue(targets[0][1][0].startswith("@@ -131,7 "))
-        targets = kernel_import.patch_targets(Path(MAX_CYCLES_LAST).read_text())
+        targets = patch_parse.patch_targets(Path(MAX_CYCLES_LAST).read_text())
         self.assertEqual([t for t, _ in targets], ["include/vdso/datapage.h"])
 
     def test_not_a_patch(self):
@@ -87,9 +87,9 @@ class PureTest(unittest.TestCase):
                      "@@ -30,3 +30,3 @@\n line 30\n-no such line\n+X\n line 32\n")
             path = Path(tmp) / "0001-two-hunks.patch"
             path.write_text(patch)
-            patches = kernel_import.check_patches([str(path)])
+            patches = patches_mod.check_patches([str(path)])
             with self.assertRaises(UsageError) as e:
-                kernel_import.apply_patches(tree, patches)
+                patches_mod.apply_patches(tree, patches)
             msg = str(e.exception)
             self.assertIn("0001-two-hunks.patch does not apply", msg)
             self.assertIn("lib/f.c hunk #2 (@@ -30,3 +30,3 @@)", msg)
@@ -123,8 +123,8 @@ class PureTest(unittest.TestCase):
         self.assertFalse([c for c in copts if "{" in c])
 
     def test_cache_key(self):
-        p1 = kernel_import.check_patches([TORN_612])
-        p2 = kernel_import.check_patches([MAX_CYCLES_LAST])
+        p1 = patches_mod.check_patches([TORN_612])
+        p2 = patches_mod.check_patches([MAX_CYCLES_LAST])
         key = kernel_import.cache_key
         self.assertEqual(key("x86_64", ("tarball", "a"), p1), key("x86_64", ("tarball", "a"), p1))
         self.assertEqual(len({key("x86_64", ("tarball", "a"), p1),

@@ -17,7 +17,7 @@ from unittest import mock
 from vdsobench_cli.cli import build, tools
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.commands import layout, sim
-from vdsobench_cli.kimport import (bazel_sync, compile, kbuild, kernel_import, objcmp, store,
+from vdsobench_cli.kimport import (bazel_sync, compile, kbuild, objcmp, patches, store,
                                    tarball as tarball_mod)
 from vdsobench_cli.measure import code_metrics, fingerprint
 from vdsobench_cli.tests import support
@@ -85,7 +85,7 @@ class NoPathTest(unittest.TestCase):
         patch = self.tmp / "p.patch"
         patch.write_text("--- a/Makefile\n+++ b/Makefile\n@@ -1 +1 @@\n-VERSION = 6\n"
                          "+VERSION = 7\n")
-        kernel_import.apply_patches(tree, kernel_import.check_patches([str(patch)]))
+        patches.apply_patches(tree, patches.check_patches([str(patch)]))
         self.assertEqual((tree / "Makefile").read_text(), "VERSION = 7\n")
 
     def test_gcc_objdump(self):
