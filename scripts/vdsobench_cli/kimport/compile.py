@@ -33,7 +33,7 @@ def glue_digest():
     """The SHA-256 of what decides a cached tree's generated headers (the probe's
     reading of the tree, its configuration): the shim, the probe, the headers
     it shares with writer.c, the compile line, and GENERATED (and the way
-    import reads the probe, raise it with parse_probe). Part of the cache
+    import reads the probe, raise it with parse_markers). Part of the cache
     key; a tree made with other glue is left out of the build (writer.c checks
     kimport_desc.h against the tree, and would fail to build it)."""
     h = hashlib.sha256(f"generated {GENERATED}\0".encode())

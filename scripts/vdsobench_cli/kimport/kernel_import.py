@@ -56,118 +56,19 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import time
 from pathlib import Path
-from typing import NamedTuple
 
 from vdsobench_cli.cli import arch, build, labels, lifecycle, packages, safe_read
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.core import text as text_mod
 from vdsobench_cli.kimport import (bazel_sync, compile, imports_table, kbuild,
-                                   names as names_mod, patches as patches_mod,
+                                   names as names_mod, patches as patches_mod, probe, request,
                                    reserved as reserved_mod, source as source_mod,
-                                   stage as stage_mod, store, tarball, tree_config, vdso_image)
+                                   stage as stage_mod, store, tree_config, vdso_image)
 
 ROOT = build.ROOT
 MB = 1 << 20
-
-
-# ---- compiling it here ------------------------------------------------------------------
-
-
-MARKER = re.compile(r'^\s*\.ascii\s+"->(\w+) (.*)"\s*$')
-PROBE_VALUES = ("data_size", "hres_clocks", "coarse_clocks", "raw_clocks", "aux_clocks",
-                "has_getres", "has_time")
-
-
-def parse_probe(asm):
-    """{value: int, "fields": [{name, offset, size}]} from the probe's assembly
-    ("->NAME VALUE" markers), or None when a value is missing or malformed."""
-    out, fields = {}, []
-    for line in asm.splitlines():
-        m = MARKER.match(line)
-        if not m:
-            continue
-        name, rest = m.groups()
-        if name == "FIELD":
-            f = re.fullmatch(r"(\d+) (\d+) ([][A-Za-z0-9_.]+)", rest)
-            if not f:
-                return None
-            fields.append({"name": f.group(3), "offset": int(f.group(1)),
-                           "size": int(f.group(2))})
-        elif name in PROBE_VALUES and re.fullmatch(r"\d+", rest):
-            out[name] = int(rest)
-        else:
-            return None
-    if set(out) != set(PROBE_VALUES) or not fields:
-        return None
-    out["fields"] = fields
-    return out
-
-
-def probe(tree, arch_dir, workdir, given):
-    """Compile kernel_import/glue/probe.c against the tree to assembly (gcc -S,
-    nothing linked, nothing run) and read its markers: its data size, field
-    table and clock masks; UsageError with what the shim could not provide."""
-    asm = workdir / "probe.s"
-    r = compile.compile_tree([*compile.compile_line(tree, arch_dir), "-S", "-o", str(asm),
-                      f"{compile.GLUE}/probe.c"], tree, given, "the probe of its vDSO data")
-    if r.returncode != 0:
-        raise UsageError(f"import: {given}: the shim cannot build this tree's vDSO data: "
-                         f"{compile.first_error(r.stderr, tree)}")
-    try:
-        text = asm.read_text(errors="replace")
-    except OSError:
-        text = ""
-    found = parse_probe(text)
-    if found is None:
-        raise Failure(f"import: the probe of {given} left no description in its assembly")
-    return found
-
-
-def asm_guard():
-    """kernel_import/asm_guard.py, the build's gate before the assembler (a
-    standalone script, as Bazel runs it): its problem() of assembly text."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("asm_guard", ROOT / "kernel_import" /
-                                                  "asm_guard.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def syntax_check(tree, arch_dir, given, arch_name="x86_64"):
-    """Compile the tree's read and update paths to assembly as the build will,
-    with every counter and inline choice (optimised: some warnings come from
-    the optimiser): a tree or patch the shim cannot build with the fake
-    counter is one line now, not a Bazel failure later (one that fails only
-    with another is the build's to report); what each includes is checked
-    (compile_tree), and its assembly may have nothing the assembler's gate in
-    the build refuses (asm_guard.py: a directive that reads a file), all before
-    Bazel or the assembler opens any of it."""
-    problem = asm_guard().problem
-    units = (("reader.c", "lib/vdso/gettimeofday.c"), ("writer.c", "kernel/time/vsyscall.c"))
-    with lifecycle.temp_dir(prefix="vdsobench-check-") as work:
-        asm = Path(work) / "unit.s"
-        for counter in ["fake"] + [c for c in compile.counters(arch.MACHINE[arch_name])
-                                   if c != "fake"]:
-            for always in (1, 0):
-                for unit, what in units:
-                    line = compile.compile_line(tree, arch_dir, counter, always)
-                    r = compile.compile_tree([*line, "-S", "-o", str(asm),
-                                              f"{compile.GLUE}/{unit}"], tree, given, what)
-                    if r.returncode != 0 and (counter, always) == ("fake", 1):
-                        raise UsageError(f"import: {given}: the shim cannot build this tree's "
-                                         f"{what}: {compile.first_error(r.stderr, tree)}")
-                    if r.returncode != 0:
-                        # the Bazel build fails on it the same way, inside the
-                        # import's transaction (undone); no object, nothing to read
-                        continue
-                    why = problem(asm.read_bytes())
-                    if why:
-                        raise UsageError(f"import: {given}: {what}'s inline assembly {why}: "
-                                         "import takes none; nothing imported")
 
 
 # ---- import -----------------------------------------------------------------------------
@@ -217,9 +118,9 @@ def make_tree(source, given, arch_name, patches, key, files, image=None):
         tree_config.write_includes(stage)
         source_text, summary = describe(source, version, patches)
         with lifecycle.temp_dir(prefix="vdsobench-probe-") as work:
-            description = probe(stage, arch_dir, Path(work), given)
+            description = probe.probe(stage, arch_dir, Path(work), given)
         tree_config.write_desc(stage, version, description, source_text, summary)
-        syntax_check(stage, arch_dir, given, arch_name)
+        probe.syntax_check(stage, arch_dir, given, arch_name)
         # --vdso-image: the tree's own vdso64.so beside it (vdso_image.py)
         image_meta = image and vdso_image.take(stage, arch_name, *image)
         meta = {"glue": compile.glue_digest(), "kernel": version[3], "version": list(version[:3]),
@@ -263,56 +164,6 @@ def cached(key):
     finally:
         os.close(root)
     return meta, imports_table.sha256(raw)
-
-
-def check_arch():
-    arch_name = arch.current().name
-    if arch_name not in source_mod.ARCH_DIRS:
-        raise UsageError(f"import: --arch {arch_name}: imported trees build for "
-                         f"{', '.join(source_mod.ARCH_DIRS)} only (valid: "
-                         f"{', '.join(source_mod.ARCH_DIRS)})")
-    return arch_name
-
-
-class Request(NamedTuple):
-    """One import asked for, checked: name, SOURCE as given and resolved, patches."""
-    name: str
-    given: str
-    source: Path
-    patches: list
-    arch: str
-    kbuild: bool = False  # run the tree's kbuild for its vDSO line (kbuild.py)
-    config: str = None  # --config FILE, else Debian's for the tree's version
-    image: tuple = None  # (bytes of --vdso-image, FILE as given), checked
-
-
-def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=None):
-    """Every input of an import checked, before anything is written. kbuild by
-    default for Debian's own packages only (it runs the tree's Makefiles)."""
-    names_mod.check_name(name)
-    arch_name = check_arch()
-    patches = patches_mod.check_patches(patch_paths)
-    if config is not None:
-        safe_read.read_regular(config, "--config", kbuild.CONFIG_LIMIT)
-    if arch_name != "x86_64" and (use_kbuild or config is not None or image_path):
-        what = "--vdso-image" if image_path else "--config" if config else "--kbuild"
-        raise UsageError(f"import: {what} with --arch {arch_name}: kbuild's line and the "
-                         "vDSO image are x86_64's only (valid there: --arch x86_64; "
-                         "for arm64 leave them out)")
-    missing = arch.current().missing_toolchain()
-    if missing:
-        raise UsageError(f"import: --arch {arch_name}: no {', '.join(missing)} in "
-                         f"{arch.CROSS_BIN} to compile the tree with (scripts/vdsobench "
-                         f"setup --arch {arch_name} installs it)")
-    image = vdso_image.given(image_path)
-    source = source_mod.resolve_source(given)
-    if not source.is_dir():
-        tarball.tar_top(source)  # a tarball that is none: one line now, before any output
-    if use_kbuild is None:
-        # arm64: the project's line; kbuild.py runs arch/x86/entry/vdso/ only
-        use_kbuild = arch_name == "x86_64" and (config is not None or
-                                                kbuild.is_debian(source))
-    return Request(name, given, source, patches, arch_name, use_kbuild, config, image)
 
 
 def take_in(req):
@@ -439,7 +290,8 @@ def temporary(wanted):
     """Import {name: (SOURCE, [patch paths])} for the length of a block (the
     patch-review recipe's before and after), built; those names are put back
     as they were afterwards, whatever happens. Yields {name: meta}."""
-    reqs = [request(given, patch_paths, name) for name, (given, patch_paths) in wanted.items()]
+    reqs = [request.request(given, patch_paths, name)
+            for name, (given, patch_paths) in wanted.items()]
     d = store.writable_dir()
     packages.ensure_setup()
     metas, entries = {}, {}
@@ -493,7 +345,7 @@ def check_free(d, name, what):
 
 
 def do_import(args):
-    req = request(args.source, args.patch or [], args.name, args.kbuild, args.config,
+    req = request.request(args.source, args.patch or [], args.name, args.kbuild, args.config,
                   args.vdso_image)
     d = store.writable_dir()
     packages.ensure_setup()

@@ -33,7 +33,8 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch, atomic, build, tools
 from vdsobench_cli.commands import compare
-from vdsobench_cli.kimport import git_dir, kernel_import, names, patches as patches_mod, store
+from vdsobench_cli.kimport import (git_dir, kernel_import, names, patches as patches_mod,
+                                   request, store)
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import patch_review_arm64
 from vdsobench_cli.recipes.recipe_session import verify_one
@@ -88,7 +89,7 @@ def check_inputs(source, patches):
         raise UsageError("recipe patch-review: --source needs --patch FILE (the patch to "
                          "review on it); without both it reviews the demonstration patch "
                          f"on {DEFAULT_SOURCE}")
-    kernel_import.request(source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)], BEFORE)
+    request.request(source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)], BEFORE)
 
 
 def git_head(source):

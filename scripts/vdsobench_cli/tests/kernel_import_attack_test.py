@@ -34,8 +34,8 @@ from vdsobench_cli.cli import build, packages
 from vdsobench_cli.commands import compare, run
 from vdsobench_cli.kimport import (bazel_sync, compile, imports_table, kernel_import,
                                    names as names_mod, patch_parse, patches as patches_mod,
-                                   source as source_mod, stage as stage_mod, store,
-                                   tarball as tarball_mod, tree_config)
+                                   probe, request, source as source_mod, stage as stage_mod,
+                                   store, tarball as tarball_mod, tree_config)
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests import support
 from vdsobench_cli.tests.support import (NESTED, ImportsDir, cli, ok, one_line, snapshot,
@@ -836,16 +836,16 @@ class CompileAttackTest(unittest.TestCase):
     def test_probe_reads_the_values_from_assembly(self):
         """The markers as probe.c writes them, and what a hostile one gets."""
         asm = "\n".join(['\t.ascii "->%s %d"' % (n, i) for i, n in
-                         enumerate(kernel_import.PROBE_VALUES)] +
+                         enumerate(probe.PROBE_VALUES)] +
                         ['\t.ascii "->FIELD 8 4 clock_data[CS_RAW].seq"'])
-        got = kernel_import.parse_probe(asm)
+        got = probe.parse_markers(asm)
         self.assertEqual(got["fields"], [{"name": "clock_data[CS_RAW].seq", "offset": 8,
                                           "size": 4}])
         self.assertEqual(got["raw_clocks"], 3)
         for bad in ('\t.ascii "->FIELD 8 4 x\\033y"', '\t.ascii "->data_size -1"',
                     '\t.ascii "->evil 1"'):
-            self.assertIsNone(kernel_import.parse_probe(asm + "\n" + bad), bad)
-        self.assertIsNone(kernel_import.parse_probe(asm.split("\n", 1)[1]))
+            self.assertIsNone(probe.parse_markers(asm + "\n" + bad), bad)
+        self.assertIsNone(probe.parse_markers(asm.split("\n", 1)[1]))
 
 
 def entry(name, key="0" * 64, **fields):
@@ -1234,18 +1234,18 @@ class LiveAttackTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, other, ignore_errors=True)
         first = store.read_table()["a"]
         self.assertIn("from linux-6.12", first["summary"])
-        entry, meta, found, _ = kernel_import.take_in(kernel_import.request(str(other), [], "b"))
+        entry, meta, found, _ = kernel_import.take_in(request.request(str(other), [], "b"))
         self.assertIn("from elsewhere-6.12", entry["summary"])
         self.assertIn("of elsewhere-6.12", meta["source"])
         renamed = self.tmp / "renamed.patch"
         shutil.copy(self.comment, renamed)
         self.addCleanup(os.unlink, renamed)
-        sources = [kernel_import.take_in(kernel_import.request(str(self.tree), [str(p)],
+        sources = [kernel_import.take_in(request.request(str(self.tree), [str(p)],
                                                                "c"))[1]["source"]
                    for p in (self.comment, renamed)]
         self.assertTrue(sources[0].endswith(" + comment.patch"), sources[0])
         self.assertTrue(sources[1].endswith(" + renamed.patch"), sources[1])
-        entry, meta, found, _ = kernel_import.take_in(kernel_import.request(str(self.tree), [],
+        entry, meta, found, _ = kernel_import.take_in(request.request(str(self.tree), [],
                                                                             "d"))
         self.assertTrue(found, "the same folder again was not taken from the cache")
         self.assertEqual((entry["key"], entry["summary"]), (first["key"], first["summary"]))
@@ -1263,7 +1263,7 @@ class LiveAttackTest(unittest.TestCase):
         self.assertEqual((mine["source"], mine["source_kind"], mine["kernel"][:5]),
                          (str(self.tree), "tree", "6.12."))
         self.assertRegex(mine["source_sha256"], r"^[0-9a-f]{64}$")
-        req = kernel_import.request(str(self.tree), [str(self.comment)], "a")
+        req = request.request(str(self.tree), [str(self.comment)], "a")
         other, _, _, _ = kernel_import.take_in(req)  # the same name, another tree
         self.assertNotEqual(other["identity"]["key"], mine["key"])
         self.assertEqual(other["identity"]["patches"][0]["subject"], "vdso: a comment")
