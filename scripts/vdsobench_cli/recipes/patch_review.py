@@ -33,8 +33,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch, atomic, build, tools
 from vdsobench_cli.commands import compare
-from vdsobench_cli.kimport import (git_dir, kernel_import, names, patches as patches_mod,
-                                   request, store)
+from vdsobench_cli.kimport import git_dir, names, patches as patches_mod, request, store, txn
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import patch_review_arm64
 from vdsobench_cli.recipes.recipe_session import verify_one
@@ -47,7 +46,7 @@ from vdsobench_cli.core import stats, text as text_mod, uarch, vocab
 
 NAME = "patch-review"
 # Fixed names, so that a second review of a tree finds its builds cached: a
-# review holds them for its whole run (kernel_import.reserved), with arm64's.
+# review holds them for its whole run (txn.reserved), with arm64's.
 BEFORE, AFTER = "patch-review-before", "patch-review-after"
 RESERVED = (BEFORE, AFTER, patch_review_arm64.BEFORE, patch_review_arm64.AFTER)
 DEFAULT_SOURCE = "linux-source-6.12"
@@ -321,7 +320,7 @@ def run(s):
     source = getattr(s, "source", None)
     patches = getattr(s, "patches", None)
     check_inputs(source, patches)
-    with kernel_import.reserved(RESERVED, NAME, progress):
+    with txn.reserved(RESERVED, NAME, progress):
         return reviewed(s, source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)])
 
 
@@ -358,7 +357,7 @@ def reviewed(s, source, patches):
     s.say(f"Tree: {text_mod.printable(source)}. Patches, in order: {named}")
     counter = arch.timed_counter()
     progress("importing the tree and the patched tree")
-    with kernel_import.temporary({BEFORE: (source, []), AFTER: (source, patches)}) as metas:
+    with txn.temporary({BEFORE: (source, []), AFTER: (source, patches)}) as metas:
         before = f"kernel:{BEFORE}+{counter}+always"
         after = f"kernel:{AFTER}+{counter}+always"
         checked = verified(s, counter)

@@ -33,7 +33,7 @@ import shutil
 
 from vdsobench_cli.cli import arch, build, labels, lifecycle, packages, tools
 from vdsobench_cli.cli.errors import Failure, UsageError, one_line
-from vdsobench_cli.kimport import kernel_import, names as names_mod
+from vdsobench_cli.kimport import names as names_mod, txn
 from vdsobench_cli.measure import code_metrics
 from vdsobench_cli.recipes import review_parts
 
@@ -234,7 +234,7 @@ def review(source, patches, quick=False):
 
 def checked(rv, source, patches, quick):
     wanted = {BEFORE: (source, []), AFTER: (source, list(patches))}
-    with kernel_import.temporary(wanted):
+    with txn.temporary(wanted):
         names = [variant(n, c) for n in (AFTER, BEFORE)
                  for c in ("fake", PLAIN_COUNTER, ECV_COUNTER)]
         recs = verify(names, quick)

@@ -44,7 +44,7 @@ ALLOWED_FOR_NOW = (
     ("vdsobench_cli.measure.report", 10, "vdsobench_cli.commands.plot"),
     ("vdsobench_cli.measure.rounds", 14, "vdsobench_cli.commands.run"),
     ("vdsobench_cli.recipes.patch_review", 35, "vdsobench_cli.commands.compare"),
-    ("vdsobench_cli.recipes.patch_review", 135, "vdsobench_cli.commands.layout"),
+    ("vdsobench_cli.recipes.patch_review", 134, "vdsobench_cli.commands.layout"),
     ("vdsobench_cli.recipes.patch_review_arm64", 200, "vdsobench_cli.commands.layout"),
     ("vdsobench_cli.recipes.patch_review_fleet", 64, "vdsobench_cli.commands.plot"),
     ("vdsobench_cli.recipes.recipe_session", 14, "vdsobench_cli.commands.compare"),

@@ -32,10 +32,10 @@ from unittest import mock
 
 from vdsobench_cli.cli import build, packages
 from vdsobench_cli.commands import compare, run
-from vdsobench_cli.kimport import (bazel_sync, compile, imports_table, kernel_import,
-                                   names as names_mod, patch_parse, patches as patches_mod,
-                                   probe, request, source as source_mod, stage as stage_mod,
-                                   store, tarball as tarball_mod, tree_config)
+from vdsobench_cli.kimport import (bazel_sync, compile, flow, imports_table, names as names_mod,
+                                   patch_parse, patches as patches_mod, probe, request,
+                                   source as source_mod, stage as stage_mod, store,
+                                   tarball as tarball_mod, tree_config, txn)
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests import support
 from vdsobench_cli.tests.support import (NESTED, ImportsDir, cli, ok, one_line, snapshot,
@@ -315,7 +315,7 @@ class AttackTest(unittest.TestCase):
                 "hashes": {"include/vdso/datapage.h": hashlib.sha256(b"x\n").hexdigest()}}
         meta["files"] = ["include/vdso/datapage.h", "kimport.json"]
         (tree / "kimport.json").write_text(json.dumps(meta))
-        self.assertIsNotNone(kernel_import.cached(key))
+        self.assertIsNotNone(flow.cached(key))
         for extra, make in (("include/vdso/evil.h", lambda p: p.write_text("#error\n")),
                             ("include/vdso/link.h", lambda p: p.symlink_to("/etc/passwd")),
                             ("include/asm/x.h", lambda p: (p.parent.mkdir(),
@@ -324,7 +324,7 @@ class AttackTest(unittest.TestCase):
             with self.subTest(extra):
                 path = tree / extra
                 make(path)
-                self.assertIsNone(kernel_import.cached(key))
+                self.assertIsNone(flow.cached(key))
                 root = os.open(self.ws.imports, os.O_RDONLY | os.O_DIRECTORY)
                 try:
                     _, why = imports_table.tree_problem(root, str(self.ws.imports),
@@ -333,9 +333,9 @@ class AttackTest(unittest.TestCase):
                     os.close(root)
                 self.assertIn(f"{extra} was added since its import", why)
                 path.unlink()
-        self.assertIsNotNone(kernel_import.cached(key))
+        self.assertIsNotNone(flow.cached(key))
         (tree / "include" / "empty").mkdir()  # as a tarball's folder members make
-        self.assertIsNotNone(kernel_import.cached(key))
+        self.assertIsNotNone(flow.cached(key))
 
     def test_killed_imports_leftovers_are_swept_under_the_lock(self):
         """.staging-* and .damaged-* of an import killed by SIGKILL: removed by the
@@ -371,7 +371,7 @@ class AttackTest(unittest.TestCase):
 
     def test_names_reach_the_terminal_printable(self):
         patch = patch_parse.Patch(Path("/p/0001-\x1b[2J.patch"), b"", [], [], "s")
-        text = "".join(kernel_import.describe(Path("/s/a\x1b]0;x\x07b"),
+        text = "".join(flow.describe(Path("/s/a\x1b]0;x\x07b"),
                                               (6, 12, 1, "6.12.1"), [patch]))
         self.assertTrue(text.isprintable() and text.isascii(), text)
         self.assertEqual(tree_config.kernel_version(MAKEFILE.replace(
@@ -923,7 +923,7 @@ class TransactionTest(unittest.TestCase):
         with mock.patch.object(build, "build", side_effect=failing_build), \
                 mock.patch.object(build, "bazel", return_value=(0, "")), \
                 self.assertRaises(Failure):
-            kernel_import.commit({"c": entry("c")})
+            txn.commit({"c": entry("c")})
         self.assertEqual(sorted(store.read_table()), ["a", "b"])
         self.assertNotIn(bazel_sync.BUILDING_ENV, os.environ)
 
@@ -933,7 +933,7 @@ class TransactionTest(unittest.TestCase):
                                side_effect=lifecycle.Interrupted(signal.SIGINT)), \
                 mock.patch.object(build, "bazel") as bazel, \
                 self.assertRaises(lifecycle.Interrupted):
-            kernel_import.commit({"a": entry("a", key="1" * 64)})
+            txn.commit({"a": entry("a", key="1" * 64)})
         self.assertEqual(store.read_table(), {"a": entry("a")})
         bazel.assert_not_called()
 
@@ -943,7 +943,7 @@ class TransactionTest(unittest.TestCase):
                 mock.patch.object(build, "bazel", return_value=(0, "")), \
                 mock.patch("vdsobench_cli.cli.variants.load", return_value=[]), \
                 self.assertRaises(Failure) as e:
-            kernel_import.commit({"c": entry("c")}, lambda: kernel_import.built_variants("c"))
+            txn.commit({"c": entry("c")}, lambda: txn.built_variants("c"))
         self.assertIn("made no variants", str(e.exception))
         self.assertEqual(sorted(store.read_table()), ["a"])
 
@@ -960,7 +960,7 @@ class TransactionTest(unittest.TestCase):
 
     def test_success_clears_the_building_state(self):
         with mock.patch.object(build, "build"):
-            kernel_import.commit({"c": entry("c")})
+            txn.commit({"c": entry("c")})
         self.assertNotIn("state", store.read_table()["c"])
 
     def test_the_lock_is_exclusive(self):
@@ -1234,18 +1234,18 @@ class LiveAttackTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, other, ignore_errors=True)
         first = store.read_table()["a"]
         self.assertIn("from linux-6.12", first["summary"])
-        entry, meta, found, _ = kernel_import.take_in(request.request(str(other), [], "b"))
+        entry, meta, found, _ = flow.take_in(request.request(str(other), [], "b"))
         self.assertIn("from elsewhere-6.12", entry["summary"])
         self.assertIn("of elsewhere-6.12", meta["source"])
         renamed = self.tmp / "renamed.patch"
         shutil.copy(self.comment, renamed)
         self.addCleanup(os.unlink, renamed)
-        sources = [kernel_import.take_in(request.request(str(self.tree), [str(p)],
+        sources = [flow.take_in(request.request(str(self.tree), [str(p)],
                                                                "c"))[1]["source"]
                    for p in (self.comment, renamed)]
         self.assertTrue(sources[0].endswith(" + comment.patch"), sources[0])
         self.assertTrue(sources[1].endswith(" + renamed.patch"), sources[1])
-        entry, meta, found, _ = kernel_import.take_in(request.request(str(self.tree), [],
+        entry, meta, found, _ = flow.take_in(request.request(str(self.tree), [],
                                                                             "d"))
         self.assertTrue(found, "the same folder again was not taken from the cache")
         self.assertEqual((entry["key"], entry["summary"]), (first["key"], first["summary"]))
@@ -1264,7 +1264,7 @@ class LiveAttackTest(unittest.TestCase):
                          (str(self.tree), "tree", "6.12."))
         self.assertRegex(mine["source_sha256"], r"^[0-9a-f]{64}$")
         req = request.request(str(self.tree), [str(self.comment)], "a")
-        other, _, _, _ = kernel_import.take_in(req)  # the same name, another tree
+        other, _, _, _ = flow.take_in(req)  # the same name, another tree
         self.assertNotEqual(other["identity"]["key"], mine["key"])
         self.assertEqual(other["identity"]["patches"][0]["subject"], "vdso: a comment")
         self.assertEqual(run.imports_context(["kernel:a+rdtsc+always/monotonic/hot/cpu0"]),

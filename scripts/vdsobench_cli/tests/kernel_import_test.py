@@ -22,7 +22,7 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.cli import build, packages
-from vdsobench_cli.kimport import (compile, kbuild, kernel_import, names as names_mod, objcmp,
+from vdsobench_cli.kimport import (compile, flow, kbuild, names as names_mod, objcmp,
                                    patch_parse, patches as patches_mod, store, tree_config)
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.tests.support import (NESTED, TORN_612, ImportsDir, cli, ok, one_line, tarball,
@@ -125,7 +125,7 @@ class PureTest(unittest.TestCase):
     def test_cache_key(self):
         p1 = patches_mod.check_patches([TORN_612])
         p2 = patches_mod.check_patches([MAX_CYCLES_LAST])
-        key = kernel_import.cache_key
+        key = flow.cache_key
         self.assertEqual(key("x86_64", ("tarball", "a"), p1), key("x86_64", ("tarball", "a"), p1))
         self.assertEqual(len({key("x86_64", ("tarball", "a"), p1),
                               key("x86_64", ("tarball", "b"), p1),
@@ -538,7 +538,7 @@ class UpstreamTreeTest(unittest.TestCase):
         self.addCleanup(d.close)
         out = ok(self, ["import", tree, "--name", "up"])
         self.assertIn("kernel:up: imported: Linux 6.", out)
-        meta, _ = kernel_import.cached(store.read_table()["up"]["key"])
+        meta, _ = flow.cached(store.read_table()["up"]["key"])
         self.assertIn("TIME_DATA", meta["features"], "not a v6.15+ tree")
         layout = "generic_6_17" if "AUX_CLOCK_DATA" in meta["features"] else "generic_6_15"
         out = ok(self, ["import", "--name", "up", "--agree", layout])

@@ -14,7 +14,7 @@ import unittest
 from unittest import mock
 
 from vdsobench_cli.cli import arch
-from vdsobench_cli.kimport import kernel_import, store
+from vdsobench_cli.kimport import store, txn
 from vdsobench_cli.recipes import patch_review_arm64 as arm64
 from vdsobench_cli.tests.support import (KERNEL_TESTDATA, TORN_612, ImportsDir,
                                          arm64_tarball_or_skip, cross_missing)
@@ -95,7 +95,7 @@ class MissingToolsTest(unittest.TestCase):
         self.empty = tmp.name
 
     def review_without_touching(self):
-        with mock.patch.object(kernel_import, "temporary",
+        with mock.patch.object(txn, "temporary",
                                side_effect=AssertionError("imported")):
             got = arm64.review("/usr/src/linux-source-6.12.tar.xz", [GOOD], quick=True)
         self.assertEqual(arch.current().name, arch.host())

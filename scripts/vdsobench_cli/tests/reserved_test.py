@@ -1,5 +1,5 @@
 """The names patch-review holds for its whole run (kimport/reserved.py and
-kernel_import.reserved): a second holder waits and says whom for, a killed
+txn.reserved): a second holder waits and says whom for, a killed
 one blocks nobody, what a killed one left in the table goes when the next
 begins, nothing is left under the names however the block ends, and
 `import` / `import --remove` refuse a held name in one line. No Bazel, no
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import build
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.kimport import bazel_sync, kernel_import, names, reserved, store
+from vdsobench_cli.kimport import bazel_sync, names, reserved, store, txn
 from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.tests.support import ImportsDir, cli, one_line
 
@@ -119,7 +119,7 @@ class TableTest(Case):
     def test_a_lock_that_cannot_be_opened_is_one_line(self):
         os.mkfifo(self.d / reserved.LOCK)
         with self.assertRaises(UsageError) as caught:
-            with kernel_import.reserved(NAMES, "patch-review", print):
+            with txn.reserved(NAMES, "patch-review", print):
                 self.fail("held through a FIFO")
         self.assertIn(f"cannot open {reserved.LOCK} (it is no regular file)",
                       str(caught.exception))
@@ -128,7 +128,7 @@ class TableTest(Case):
         bazel_sync.save({"patch-review-before": entry("patch-review-before"),
                                    "mine": entry("mine")})
         with self.assertRaises(RuntimeError):
-            with kernel_import.reserved(NAMES, "patch-review", print):
+            with txn.reserved(NAMES, "patch-review", print):
                 self.assertEqual(set(self.table()), {"mine"}, "a killed run's entry stayed")
                 bazel_sync.save(dict(self.table(),
                                                **{n: entry(n) for n in NAMES}))
