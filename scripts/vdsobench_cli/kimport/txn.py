@@ -4,6 +4,8 @@ a failed or interrupted one puts back only its own entry. Also the imports a
 run holds for its whole length (patch-review's: temporary(), reserved())."""
 
 import contextlib
+import time
+from typing import NamedTuple
 
 from vdsobench_cli.cli import arch, build, labels, lifecycle, packages
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -109,7 +111,8 @@ def reserved(names, who, say):
         try:
             held.enter_context(reserved_mod.hold(d, names, who, say))
         except OSError as e:
-            raise store.refuse_dir(f"cannot open {reserved_mod.LOCK} ({e.strerror or e})") from None
+            raise store.refuse_dir(f"cannot open {reserved_mod.LOCK} "
+                                   f"({e.strerror or e})") from None
         drop(d, names)
         try:
             yield
@@ -134,3 +137,43 @@ def check_free(d, name, what):
     if who:
         raise UsageError(f"import: {what} {name}: {who} is using that import and removes "
                          "it when it ends; choose another name, or wait for it")
+
+
+class Imported(NamedTuple):
+    """What import_one() did: the tree's description, the variants built, and
+    how (the tree from the cache or made, each step's seconds)."""
+    meta: dict
+    variants: list
+    replaced: bool  # another tree was imported under that name before
+    from_cache: bool
+    tree_s: float
+    build_s: float
+
+
+def import_one(req):
+    """The request (request.request()) taken in and built into the table as one
+    transaction: an Imported, or the error with nothing of it left."""
+    d = store.writable_dir()
+    packages.ensure_setup()
+    with store.table_lock(d):
+        check_free(d, req.name, "--name")
+        entry, meta, from_cache, tree_s = flow.take_in(req)
+        old = store.read_table().get(req.name)
+        replaced = isinstance(old, dict) and old.get("key") != entry["key"]
+        t1 = time.monotonic()
+        _, variants = commit({req.name: entry}, lambda: built_variants(req.name))
+    return Imported(meta, variants, replaced, from_cache, tree_s, time.monotonic() - t1)
+
+
+def remove(name):
+    """An import out of the table and the build (never undone: a removal cannot
+    break a build); its tree stays in the cache."""
+    d = store.writable_dir()
+    with store.table_lock(d):
+        check_free(d, name, "--remove")
+        imports = store.read_table()
+        if name not in imports:
+            raise UsageError(f"import: --remove {name}: no such import (valid: "
+                             f"{', '.join(sorted(map(str, imports))) or 'none imported'})")
+        set_entries({name: None}, building=False)
+        build.build([labels.VERIFY])

@@ -5,7 +5,7 @@ top, as a variant, measured and checked without booting it.
 
 SOURCE is a kernel tree (a directory) or a kernel source tarball (Debian's
 /usr/src/linux-source-6.12.tar.xz; the package name linux-source-6.12 names
-that file). Only what the read and update paths need is taken (TAKE below),
+that file). Only what the read and update paths need is taken (source.TAKE),
 the patches are applied in order with `git apply` (-p1, as `git format-patch`
 writes them; one that does not apply is one line naming it and its first
 failing hunk, exit 2, nothing imported), and the tree's configuration is
@@ -49,79 +49,65 @@ are held (reserved.py), and `import` refuses them meanwhile. imports_table.py
 checks the table and the trees (each file's hash) whenever they are read,
 here and in the repository rule: a bad entry is left out, with one line
 naming it and the command that mends it.
+
+The work is kimport's, one job a module: names, store (the folder, table,
+lock), bazel_sync (what Bazel sees), source and tarball (SOURCE read),
+stage (the staged tree), patch_parse and patches, tree_config, compile and
+probe (tree code compiled here), request (the inputs checked), flow (a tree
+made or found), txn (the table's transactions) and agree. This module parses
+the command line into Options, calls them and prints.
 """
 
 import argparse
-import time
+import dataclasses
 
-from vdsobench_cli.cli import arch, build, labels, lifecycle, packages
-from vdsobench_cli.cli.errors import Failure, UsageError
+from vdsobench_cli.cli import arch
+from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.core import text as text_mod
-from vdsobench_cli.kimport import bazel_sync, flow, names as names_mod, request, store, txn
-
-ROOT = build.ROOT
-MB = 1 << 20
+from vdsobench_cli.kimport import agree as agree_mod, bazel_sync, names, request, store, txn
 
 
-# ---- changing the table: transactions under the lock -------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """What `import` was asked, as parsed."""
+    source: str = None
+    patches: tuple = ()
+    name: str = None
+    agree: str = None
+    kbuild: bool = None  # None: kbuild for Debian's own packages only
+    config: str = None
+    vdso_image: str = None
+    list: bool = False
+    remove: str = None
 
 
-def do_import(args):
-    req = request.request(args.source, args.patch or [], args.name, args.kbuild, args.config,
-                          args.vdso_image)
-    d = store.writable_dir()
-    packages.ensure_setup()
-    with store.table_lock(d):
-        txn.check_free(d, req.name, "--name")
-        entry, meta, from_cache, t_tree = flow.take_in(req)
-        old = store.read_table().get(req.name)
-        replaced = isinstance(old, dict) and old.get("key") != entry["key"]
-        t1 = time.monotonic()
-        _, names = txn.commit({req.name: entry}, lambda: txn.built_variants(req.name))
-        t_build = time.monotonic() - t1
-    how = (f"the tree from the cache in {t_tree:.1f} s" if from_cache else
-           f"the tree taken, patched and probed in {t_tree:.1f} s")
-    print(f"import: {names_mod.layout_of(req.name)}: {text_mod.printable(meta['summary'], None)}"
-          f"{' (replaces the previous import of that name)' if replaced else ''}")
-    counters, inlines = ({n.split("+")[i] for n in names} for i in (1, 2))
-    print(f"import: {how}, built in {t_build:.1f} s; {len(names)} variants: "
-          f"{names_mod.layout_of(req.name)}+{{{','.join(sorted(counters))}}}"
-          f"+{{{','.join(sorted(inlines))}}}")
-    return check_agreement(args)
+def options(args):
+    return Options(args.source, tuple(args.patch or ()), args.name, args.agree, args.kbuild,
+                   args.config, args.vdso_image, args.list, args.remove)
 
 
-def check_agreement(args):
+def do_import(opts):
+    req = request.request(opts.source, list(opts.patches), opts.name, opts.kbuild, opts.config,
+                          opts.vdso_image)
+    done = txn.import_one(req)
+    layout = names.layout_of(req.name)
+    how = (f"the tree from the cache in {done.tree_s:.1f} s" if done.from_cache else
+           f"the tree taken, patched and probed in {done.tree_s:.1f} s")
+    print(f"import: {layout}: {text_mod.printable(done.meta['summary'], None)}"
+          f"{' (replaces the previous import of that name)' if done.replaced else ''}")
+    counters, inlines = ({n.split("+")[i] for n in done.variants} for i in (1, 2))
+    print(f"import: {how}, built in {done.build_s:.1f} s; {len(done.variants)} variants: "
+          f"{layout}+{{{','.join(sorted(counters))}}}+{{{','.join(sorted(inlines))}}}")
+    return check_agreement(opts)
+
+
+def check_agreement(opts):
     """--agree LAYOUT: 0 when the import reads as the layout does, else 1."""
-    if not args.agree:
+    if not opts.agree:
         return 0
-    status, lines = agree(args.name, args.agree)
+    status, lines = agree_mod.agree(opts.name, opts.agree)
     print("\n".join(lines))
     return status
-
-
-def agree(name, layout):
-    """vdsobench_agree between the import's fake-counter variants and a layout's
-    (each inline choice with its own): (exit status, the summary lines)."""
-    from vdsobench_cli.cli import variants
-    build.build([labels.AGREE])
-    registry = {v["name"] for v in variants.load()}
-    if not any(n.startswith(f"{layout}+fake+") for n in registry):
-        layouts = sorted({n.split("+")[0] for n in registry if not names_mod.is_import(n)})
-        raise UsageError(f"import: --agree {layout}: not a layout (valid: "
-                         f"{', '.join(layouts)})")
-    status, lines = 0, []
-    for inline in ("always", "auto"):
-        a, b = f"{names_mod.layout_of(name)}+fake+{inline}", f"{layout}+fake+{inline}"
-        if a not in registry or b not in registry:
-            continue
-        r = lifecycle.run(build.program(labels.AGREE) + [a, b], capture_output=True, text=True,
-                          errors="replace")
-        if r.returncode not in (0, 1):
-            raise Failure(f"import: vdsobench_agree {a} {b} failed (exit {r.returncode}): "
-                          f"{build.tail(r.stderr, 1)}")
-        status = max(status, r.returncode)
-        lines += r.stdout.splitlines()
-    return status, lines
 
 
 def do_list():
@@ -133,7 +119,7 @@ def do_list():
         return 0
     # every field came from the table, a tree or a patch: printable() before print
     for name, (e, _) in sorted(checked["good"].items()):
-        print(text_mod.printable(f"{names_mod.layout_of(name)}  Linux {e['kernel']}  "
+        print(text_mod.printable(f"{names.layout_of(name)}  Linux {e['kernel']}  "
                                  f"{e['summary']}  [{e['key'][:12]}]", None))
         for p in e["patches"]:
             print(f"    patch {text_mod.printable(p, None)}")
@@ -143,41 +129,32 @@ def do_list():
 
 
 def do_remove(name):
-    d = store.writable_dir()
-    with store.table_lock(d):
-        txn.check_free(d, name, "--remove")
-        imports = store.read_table()
-        if name not in imports:
-            raise UsageError(f"import: --remove {name}: no such import (valid: "
-                             f"{', '.join(sorted(map(str, imports))) or 'none imported'})")
-        txn.set_entries({name: None}, building=False)  # never undone: it cannot break a build
-        build.build([labels.VERIFY])
-    print(f"import: removed {names_mod.layout_of(name)} (its tree stays in the cache, "
+    txn.remove(name)
+    print(f"import: removed {names.layout_of(name)} (its tree stays in the cache, "
           f"{store.imports_dir() / 'trees'})")
     return 0
 
 
 def run(args):
-    if args.list:
+    opts = options(args)
+    if opts.list:
         return do_list()
-    if args.remove:
-        return do_remove(args.remove)
-    if args.agree and args.name and not args.source:
+    if opts.remove:
+        return do_remove(opts.remove)
+    if opts.agree and opts.name and not opts.source:
         store.readable_dir()
-        if args.name not in bazel_sync.imported_names():
-            raise UsageError(f"import: --name {args.name}: no such import (valid: "
-                             f"{', '.join(bazel_sync.imported_names()) or 'none imported'})")
-        return check_agreement(args)
-    if not args.source or not args.name:
+        known = bazel_sync.imported_names()
+        if opts.name not in known:
+            raise UsageError(f"import: --name {opts.name}: no such import (valid: "
+                             f"{', '.join(known) or 'none imported'})")
+        return check_agreement(opts)
+    if not opts.source or not opts.name:
         raise UsageError("import: SOURCE and --name are required (or --list, --remove NAME, "
                          "or --name NAME --agree LAYOUT for an import made before)")
-    return do_import(args)
+    return do_import(opts)
 
 
 def add_parser(sub):
-    # Every command builds through Bazel, which must see the imports table as it
-    # is now: the one thing this module does for the others.
-    bazel_sync.sync_env()
     p = sub.add_parser(
         "import", help="a kernel tree (or Debian's source tarball) and patches as a variant",
         description="Take a kernel tree's own lib/vdso/gettimeofday.c and\n"
