@@ -23,7 +23,7 @@ MB = imports_table.MB
 COPTS_BZL = ROOT / "kernel_import" / "copts.bzl"
 GLUE = "kernel_import/glue"
 ARCH_DIRS_NAMES = {v: k for k, v in imports_table.ARCH_DIRS.items()}
-# What make_tree() writes into a tree besides the tree's files (autoconf.h,
+# What flow.make_tree() writes into a tree besides the tree's files (autoconf.h,
 # kimport_desc.h, kimport_includes.h, kimport.json): raise it with any change
 # to that, so that cached trees are made again (glue_digest()).
 GENERATED = 2

@@ -1,4 +1,4 @@
-"""`vdsobench import` (kernel_import.py) and `recipe patch-review`: the parts
+"""`vdsobench import` (commands/import_tree.py, kimport/) and `recipe patch-review`: the parts
 that need nothing (names, patches, Kconfig, the cache key, bad input), then
 Debian's real 6.12 and 6.1 source tarballs imported into a throwaway imports
 table: their variants pass verify, agree with the transcribed layouts to the
