@@ -6,7 +6,7 @@ a compile of it through this one (-wrapper, copts.bzl's TREE_COPTS).
                                   they are, but for the assembler, which runs
                                   only on assembly that passes problem()
     problem(text)                 what import's syntax check asks of the
-                                  assembly it makes (kimport/kernel_import.py)
+                                  assembly it makes (kimport/probe.py)
 
 The tree's inline assembly reaches the assembler as it was written, and the
 assembler runs as root in the build: `.incbin "/root/.ssh/id_rsa"` would put

@@ -1,7 +1,7 @@
 """The compile line of an imported tree's own code (kernel_import/glue/
 reader.c, writer.c, probe.c), in one place: imports.bzl builds with it and
 `vdsobench import` probes the tree with it (scripts/vdsobench_cli/
-kernel_import.py reads this list), each after replacing {root} with the
+kimport/compile.py reads this list), each after replacing {root} with the
 tree's folder and {arch} with its arch/ directory.
 
 Force-included first, as the kernel force-includes kconfig.h and

@@ -5,14 +5,14 @@ import argparse
 import sys
 
 from vdsobench_cli.cli import arch, build, errors, labels
-from vdsobench_cli.commands import (bundle, compare, counters, fleet, gate, layout, listing,
-                                     merge, plot, recipe, review_node, run, selftest_stats,
-                                     setup, sim, testrun, verify)
+from vdsobench_cli.commands import (bundle, compare, counters, fleet, gate, import_tree, layout,
+                                     listing, merge, plot, recipe, review_node, run,
+                                     selftest_stats, setup, sim, testrun, verify)
 from vdsobench_cli.fleet.bundle import check_host
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import bazel_sync
 
 COMMANDS = (setup, listing, verify, run, compare, gate, sim, layout, plot, merge, recipe,
-            selftest_stats, counters, review_node, testrun, bundle, fleet, kernel_import)
+            selftest_stats, counters, review_node, testrun, bundle, fleet, import_tree)
 
 
 class Parser(argparse.ArgumentParser):
@@ -22,6 +22,9 @@ class Parser(argparse.ArgumentParser):
 
 
 def parser():
+    # Every command builds through Bazel, which must see the imports table as it
+    # is now (bazel_sync.py): synced before any command is set up or runs.
+    bazel_sync.sync_env()
     p = Parser(prog="vdsobench",
                description="Benchmarks and correctness checks for vDSO clock_gettime() variants.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", title="commands")
@@ -47,7 +50,7 @@ def dispatch(argv):
                                 "(see --help)")
     args.argv = list(argv)  # recorded in results files
     args.parser = p  # fleet checks the command its nodes will run with it
-    kernel_import.warn(args.command)  # an import left out of the build: one line each
+    bazel_sync.warn(args.command)  # an import left out of the build: one line each
     # one architecture per process (--arch, where the command has it)
     target = arch.use(getattr(args, "arch", None))
     if build.bundled() and target.emulated:

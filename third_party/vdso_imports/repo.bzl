@@ -18,7 +18,7 @@ ignores itself in git). This rule reads that table and makes:
 A clean clone has no table: IMPORTS is empty and `bazel build //...` builds
 the project as it is. The rule runs again when either environment variable
 changes: the CLI sets VDSOBENCH_IMPORTS_DIGEST to the table's SHA-256 for
-every Bazel command (scripts/vdsobench_cli/kimport/kernel_import.py), so a new or
+every Bazel command (scripts/vdsobench_cli/kimport/bazel_sync.py), so a new or
 removed import reaches the build at once; a bare `bazel build` after an
 import sees the table as the last CLI command left it (or, the variable
 being unset then, reads it again). The CLI also sets VDSOBENCH_GLUE_DIGEST,

@@ -48,7 +48,7 @@ CROSS_PACKAGES = {"arm64": ("gcc-aarch64-linux-gnu", "g++-aarch64-linux-gnu", "q
 # controller's, never a second Slurm installed beside them.
 SLURM_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
 
-# The fourth group, for `import` (kernel_import.py): Debian's kernel source
+# The fourth group, for `import` (commands/import_tree.py): Debian's kernel source
 # tarballs, /usr/src/linux-source-X.Y.tar.xz, the real trees the import tests and
 # the patch-review recipe take in. About 140 MB each, so never by default: `import
 # linux-source-X.Y` installs its own when the tarball is missing (as root;

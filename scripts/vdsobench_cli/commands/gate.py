@@ -25,7 +25,7 @@ from vdsobench_cli.cli import (arch, build, inputs, ranged, targets, tools,
                                variants as variants_mod)
 from vdsobench_cli.measure import fingerprint, rounds
 from vdsobench_cli.measure.harness import Selection
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import names as names_mod
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 from vdsobench_cli.core import emulation, limits, stats, uarch
@@ -156,9 +156,9 @@ def baseline_variants(patterns, label):
     project: a glob does not reach them, only a pattern that names them, so a
     committed baseline means the same on every clone."""
     _, chosen = variants_mod.choose(patterns, label)
-    if any(p.startswith(kernel_import.PREFIX) for p in patterns):
+    if any(names_mod.is_import(p) for p in patterns):
         return chosen
-    return [v for v in chosen if not v["name"].startswith(kernel_import.PREFIX)]
+    return [v for v in chosen if not names_mod.is_import(v["name"])]
 
 
 def sim_checks(baseline, rows):

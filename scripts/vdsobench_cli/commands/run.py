@@ -16,7 +16,7 @@ from vdsobench_cli.cli import (arch, build, confine, inputs, labels, packages, r
                               safe_read, targets)
 from vdsobench_cli.measure import cpu_lock, fingerprint, machine_warnings, results
 from vdsobench_cli.measure.harness import DEFAULTS, VALUED, call, option_args, planned
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import bazel_sync
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 from reports import run_table
@@ -95,7 +95,7 @@ def line_context():
 def imports_context(names):
     """{"imports": {kernel:NAME: its tree's key, source, patches, ...}} for the
     imported variants among the benchmark names; {} when there are none."""
-    imports = kernel_import.identities(map(vocab.layout_of, names))
+    imports = bazel_sync.identities(map(vocab.layout_of, names))
     return {"imports": imports} if imports else {}
 
 

@@ -25,7 +25,13 @@ SLOW = {
     "new_variant_test.py": 490,         # a copy of the tree, built, with its suite
     "kernel_import_test.py": 420,       # 6.12 and 6.1 imported, kbuild, 3 patch-reviews
     "recipe_test.py": 150,              # each recipe's --quick run, live
-    "kernel_import_attack_test.py": 110,  # hostile trees and patches, imported
+    # the attacks on import, 110 s as one module, shared as they ran apart:
+    # hostile patches, trees and folders; a tree's headers against the compile;
+    # the table's transactions (mocked build); 6.12 imported and attacked
+    "kernel_import_attack_test.py": 10,
+    "kernel_import_compile_attack_test.py": 15,
+    "kernel_import_table_attack_test.py": 5,
+    "kernel_import_live_attack_test.py": 80,
     "kernel_import_arm64_test.py": 120,  # 6.12 for arm64 (and patched), verify under qemu
     "bundle_test.py": 40,               # a bundle built and run
     "patch_review_arm64_test.py": 65,   # 6.12 and patches for arm64, verify under qemu

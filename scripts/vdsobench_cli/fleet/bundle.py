@@ -39,7 +39,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch, atomic, build, confine, labels, packages, targets, tools
 from vdsobench_cli.measure import fingerprint
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import bazel_sync
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 FORMAT = "vdsobench-bundle/1"
@@ -313,7 +313,7 @@ def make(out, force=False):
                 "commands": list(labels.BUNDLE_COMMANDS),
                 "build": info,
                 "files": {str(rel): sha256(p) for rel, p in sorted(files.items())}}
-    imports = kernel_import.all_identities()  # built in: what each kernel:NAME is
+    imports = bazel_sync.all_identities()  # built in: what each kernel:NAME is
     if imports:
         manifest["imports"] = imports
     atomic.write_stream_atomic(out, lambda f: write_tarball(f, top, files, manifest), force,

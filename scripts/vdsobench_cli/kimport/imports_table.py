@@ -1,5 +1,5 @@
 """The imports table (imports.json) and the trees it names, checked whenever
-they are read: by the CLI (kernel_import.py) before a command runs Bazel, and
+they are read: by the CLI (bazel_sync.py) before a command runs Bazel, and
 by the @vdso_imports repository rule (third_party/vdso_imports/repo.bzl),
 which runs this file as a script, so that the two see the same table:
 

@@ -55,7 +55,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from vdsobench_cli.kimport import imports_table
+from vdsobench_cli.kimport import imports_table, patches as patches_mod
 from vdsobench_cli.cli import confine, lifecycle, safe_read, tools, trust
 from vdsobench_cli.cli.errors import UsageError
 
@@ -378,8 +378,7 @@ def line_patches(patches):
     return list(patches) if touches else []
 
 
-def line_for(source, tree_identity, series, patches, apply_patches,
-             config=None, say=print):
+def line_for(source, tree_identity, series, patches, config=None, say=print):
     """The kbuild record of a tree (from the cache, or kbuild run once): what
     import records. None, with one line said, when kbuild cannot run here."""
     conf, why = config_for(series, config)
@@ -408,7 +407,7 @@ def line_for(source, tree_identity, series, patches, apply_patches,
             src, separate = Path(source), True  # out of tree: the user's tree untouched
         else:
             unpack(source, src)
-            apply_patches(src, patches, confined=work)
+            patches_mod.apply_patches(src, patches, confined=work)
             separate = False
         say(f"import: kbuild: make olddefconfig prepare {VDSO_DIR}/ with the "
             f"{conf['kind']} configuration {conf['path']} (about a minute the first time)")

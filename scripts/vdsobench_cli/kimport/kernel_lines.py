@@ -22,7 +22,7 @@ import os
 import sys
 from pathlib import Path
 
-from vdsobench_cli.kimport import kbuild
+from vdsobench_cli.kimport import kbuild, source
 from vdsobench_cli.cli import safe_read
 from vdsobench_cli.cli.errors import UsageError
 
@@ -66,8 +66,7 @@ def source_sha256(rec, fam):
         return given
     tarball = Path(f"/usr/src/linux-source-{fam}.tar.xz")
     if tarball.is_file():
-        from vdsobench_cli.kimport import kernel_import
-        return kernel_import.tarball_sha256(tarball)
+        return source.tarball_sha256(tarball)
     return "unknown"
 
 

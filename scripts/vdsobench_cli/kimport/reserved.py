@@ -12,7 +12,7 @@ blocks the next. The file also says who holds it and which names (JSON,
 written once the lock is taken), for the line of a run that waits and for
 `import` and `import --remove`, which refuse a name a run holds: replacing
 or removing it would pull the imports from under that run's builds.
-kernel_import.reserved() adds what the table needs: what a killed run left
+txn.reserved() adds what the table needs: what a killed run left
 under the names is removed when the next begins, and nothing is left under
 them at its end.
 """

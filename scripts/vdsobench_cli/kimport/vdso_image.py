@@ -13,6 +13,7 @@ import json
 
 from vdsobench_cli.cli import build, labels, lifecycle
 from vdsobench_cli.cli.errors import Failure, UsageError
+from vdsobench_cli.kimport import stage
 
 LIMIT = 1 << 20  # a vdso64.so is 7 KiB, its .dbg 50 KiB
 PAGE = 4096
@@ -126,20 +127,19 @@ def checked(data, given):
         raise UsageError(f"import: --vdso-image {given}: {e}") from None
 
 
-def take(imports_dir, tree_dir, arch, image_path, given, write_inside):
-    """Store an image beside an import's staged tree (tree_dir, under
-    imports_dir): vdso/vdso64.so and include/generated/kimport_image.h,
-    which the tree's hashes then cover, written by the import's own
-    write_inside(tree, rel, data) (no symlink followed out of the tree).
-    Returns the description for its kimport.json."""
-    del imports_dir  # the tree is already inside it; kept for kbuild's call
+def take(tree_dir, arch, image_path, given):
+    """Store an image beside an import's staged tree: vdso/vdso64.so and
+    include/generated/kimport_image.h, which the tree's hashes then cover,
+    written as import writes into a staged tree (stage.write_inside: no
+    symlink followed out of the tree). Returns the description for its
+    kimport.json."""
     if arch != "x86_64":
         raise UsageError(f"import: --vdso-image {given}: an image is x86_64 only "
                          f"(not {arch}; valid: x86_64)")
     data = read_image(image_path) if not isinstance(image_path, bytes) else image_path
     info = checked(data, given)
-    write_inside(tree_dir, STORED, data)
-    write_inside(tree_dir, HEADER, c_header(data, info, given).encode())
+    stage.write_inside(tree_dir, STORED, data)
+    stage.write_inside(tree_dir, HEADER, c_header(data, info, given).encode())
     return {"file": STORED, "given": str(given), "sha256": info["sha256"],
             "size": info["size"], "vvar_start": info["vvar_start"],
             "alternatives": info["alts"], "counter_sites": len(info["sites"]),

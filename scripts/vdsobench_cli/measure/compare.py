@@ -19,7 +19,7 @@ import os
 
 from vdsobench_cli.cli import arch, confine
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import bazel_sync
 from vdsobench_cli.measure import cpu_lock, fingerprint, footprint, paired, results, rounds
 
 from reports import review, run_table, tables
@@ -232,7 +232,7 @@ def review_comparison(m, records, judged, alpha, comparisons, rounds_n):
 
 def imports_meta(subjects):
     """{"imports": ...} naming the imported trees among the subjects ({} if none)."""
-    imports = kernel_import.identities(map(vocab.layout_of, subjects))
+    imports = bazel_sync.identities(map(vocab.layout_of, subjects))
     return {"imports": imports} if imports else {}
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import build, confine, lifecycle, tools
 from vdsobench_cli.cli.errors import Failure
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import compile as kcompile, names
 
 # where the index names of the table's entries (CLOCK_*, CS_RAW, VGTOD_BASES) are defined
 CONSTANT_SOURCES = (Path("/usr/include/linux/time.h"), build.ROOT / "impls" / "layouts")
@@ -176,8 +176,8 @@ def data_struct(fields, data_size, structs, constants):
 def object_of(v):
     """The variant's layout object in the build: its compile unit (an imported
     tree's: the one with the tree's own structs)."""
-    if kernel_import.is_import(v["layout"]):
-        return kernel_import.object_of(v, build.bin_dir())
+    if names.is_import(v["layout"]):
+        return names.object_of(v, build.bin_dir())
     prefix = v["name"].replace("+", "__")
     return build.bin_dir() / "impls" / "_objs" / f"variant_{prefix}" / f"{v['layout']}.o"
 
@@ -204,7 +204,7 @@ def pahole(args):
 def check_pahole(v, constants, version):
     """The cross-check's result for one variant; Failure on any disagreement."""
     obj = object_of(v)
-    unit = (f"{kernel_import.GLUE}/writer.c" if kernel_import.is_import(v["layout"])
+    unit = (f"{kcompile.GLUE}/writer.c" if names.is_import(v["layout"])
             else f"impls/layouts/{v['layout']}.c")
     if not obj.exists():
         return {"skipped": f"no object for {unit} at {obj}"}

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch, atomic, build, tools
 from vdsobench_cli.measure import compare
-from vdsobench_cli.kimport import git_dir, kernel_import
+from vdsobench_cli.kimport import git_dir, names, patches as patches_mod, request, store, txn
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import patch_review_arm64, patch_review_rounds as rounds_mod
 from vdsobench_cli.recipes.recipe_session import verify_one
@@ -44,7 +44,7 @@ from vdsobench_cli.core import stats, text as text_mod, uarch, vocab
 
 NAME = "patch-review"
 # Fixed names, so that a second review of a tree finds its builds cached: a
-# review holds them for its whole run (kernel_import.reserved), with arm64's.
+# review holds them for its whole run (txn.reserved), with arm64's.
 BEFORE, AFTER = "patch-review-before", "patch-review-after"
 RESERVED = (BEFORE, AFTER, patch_review_arm64.BEFORE, patch_review_arm64.AFTER)
 DEFAULT_SOURCE = "linux-source-6.12"
@@ -67,7 +67,7 @@ def subject(path):
     """A patch's Subject: line (or its file name), the patch read and checked as
     import reads it (a FIFO, /dev/zero or a path out of the tree: one line, now),
     as text to print."""
-    return text_mod.printable(kernel_import.read_patch(path).subject)
+    return text_mod.printable(patches_mod.read_patch(path).subject)
 
 
 def progress(text):
@@ -84,7 +84,7 @@ def check_inputs(source, patches):
         raise UsageError("recipe patch-review: --source needs --patch FILE (the patch to "
                          "review on it); without both it reviews the demonstration patch "
                          f"on {DEFAULT_SOURCE}")
-    kernel_import.request(source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)], BEFORE)
+    request.request(source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)], BEFORE)
 
 
 def git_head(source):
@@ -113,8 +113,8 @@ def read_path_code(before, after):
     objs = []
     for v in (before, after):
         layout, counter, inline = v.split("+")
-        prefix = f"{kernel_import.ident(layout[len(kernel_import.PREFIX):])}__{counter}__{inline}"
-        obj = build.bin_dir() / "impls" / "_objs" / f"variant_{prefix}_tree" / "reader.o"
+        obj = names.object_of({"layout": layout, "counter": counter, "inline": inline},
+                              build.bin_dir(), unit="reader.o")
         if not obj.is_file():
             return None, f"no reader object for {v}"
         objs.append(obj)
@@ -135,7 +135,7 @@ def data_page(before, after, diff):
     for name in (BEFORE, AFTER):
         v = {"name": f"kernel:{name}+fake+always", "layout": f"kernel:{name}",
              "counter": "fake", "inline": "always"}
-        obj = kernel_import.object_of(v, build.bin_dir())
+        obj = names.object_of(v, build.bin_dir())
         if not tools.have("pahole") or not obj.is_file():
             sides = None
             break
@@ -215,7 +215,7 @@ def run(s):
     source = getattr(s, "source", None)
     patches = getattr(s, "patches", None)
     check_inputs(source, patches)
-    with kernel_import.reserved(RESERVED, NAME, progress):
+    with txn.reserved(RESERVED, NAME, progress):
         return reviewed(s, source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)])
 
 
@@ -252,7 +252,7 @@ def reviewed(s, source, patches):
     s.say(f"Tree: {text_mod.printable(source)}. Patches, in order: {named}")
     counter = arch.timed_counter()
     progress("importing the tree and the patched tree")
-    with kernel_import.temporary({BEFORE: (source, []), AFTER: (source, patches)}) as metas:
+    with txn.temporary({BEFORE: (source, []), AFTER: (source, patches)}) as metas:
         before = f"kernel:{BEFORE}+{counter}+always"
         after = f"kernel:{AFTER}+{counter}+always"
         checked = verified(s, counter)
@@ -407,7 +407,7 @@ def provenance(s, metas, source, patches, subjects, checked):
         if v.split("+")[1] != "fake":
             continue
         verify_lines[label] = (rec.get("status") == "PASS", verdict(rec))
-    kb = (kernel_import.read_table().get(AFTER) or {}).get("identity", {}).get("kbuild") or {}
+    kb = (store.read_table().get(AFTER) or {}).get("identity", {}).get("kbuild") or {}
     line = "the project's userspace build line (Bazel opt, -O2)"
     if kb.get("line"):
         conf = kb.get("config") or {}

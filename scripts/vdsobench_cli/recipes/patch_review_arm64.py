@@ -33,7 +33,7 @@ import shutil
 
 from vdsobench_cli.cli import arch, build, labels, lifecycle, packages, tools
 from vdsobench_cli.cli.errors import Failure, UsageError, one_line
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import names as names_mod, txn
 from vdsobench_cli.measure import code_metrics
 from vdsobench_cli.recipes import review_parts
 
@@ -97,7 +97,7 @@ def under_arm64():
 
 
 def variant(name, counter):
-    return f"{kernel_import.PREFIX}{name}+{counter}+always"
+    return f"{names_mod.layout_of(name)}+{counter}+always"
 
 
 def verify(variants, quick):
@@ -167,8 +167,8 @@ def side(recs, name, counter, emulated=True):
 
 
 def reader_object(name, counter):
-    prefix = f"{kernel_import.ident(name)}__{counter}__always"
-    return build.bin_dir() / "impls" / "_objs" / f"variant_{prefix}_tree" / "reader.o"
+    v = {"layout": names_mod.layout_of(name), "counter": counter, "inline": "always"}
+    return names_mod.object_of(v, build.bin_dir(), unit="reader.o")
 
 
 def code(counter):
@@ -200,8 +200,8 @@ def page():
     from vdsobench_cli.measure import pahole
     structs = []
     for name in (BEFORE, AFTER):
-        v = {"layout": f"{kernel_import.PREFIX}{name}", "counter": "fake", "inline": "always"}
-        obj = kernel_import.object_of(v, build.bin_dir())
+        v = {"layout": names_mod.layout_of(name), "counter": "fake", "inline": "always"}
+        obj = names_mod.object_of(v, build.bin_dir())
         if not tools.have("pahole") or not obj.is_file():
             break
         structs.append({st["struct"]: st for st in
@@ -211,8 +211,7 @@ def page():
                      if n in structs[0] or n in structs[1]), None)
         if root:
             return struct_diff.diff(structs[0], structs[1], root, limit=3)
-    d = review_parts.layout_json(f"{kernel_import.PREFIX}{BEFORE}",
-                                 f"{kernel_import.PREFIX}{AFTER}")
+    d = review_parts.layout_json(names_mod.layout_of(BEFORE), names_mod.layout_of(AFTER))
     return [x.strip() for x in review_parts.layout_summary(d["diff"])]
 
 
@@ -235,7 +234,7 @@ def review(source, patches, quick=False):
 
 def checked(rv, source, patches, quick):
     wanted = {BEFORE: (source, []), AFTER: (source, list(patches))}
-    with kernel_import.temporary(wanted):
+    with txn.temporary(wanted):
         names = [variant(n, c) for n in (AFTER, BEFORE)
                  for c in ("fake", PLAIN_COUNTER, ECV_COUNTER)]
         recs = verify(names, quick)

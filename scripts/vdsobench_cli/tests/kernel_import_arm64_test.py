@@ -19,7 +19,7 @@ import unittest
 from pathlib import Path
 
 from vdsobench_cli.cli import arch
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import compile, store, tree_config
 from vdsobench_cli.tests.support import (KERNEL_TESTDATA as TESTDATA, TORN_612, ImportsDir,
                                          arm64_tarball_or_skip, cli, cross_missing, ok,
                                          one_line)
@@ -60,29 +60,29 @@ class PureArm64Test(unittest.TestCase):
     """No Bazel, no tarball."""
 
     def test_kconfig_selects_of_arm64(self):
-        chosen, skipped = kernel_import.kconfig_selects(ARM64_KCONFIG, "arm64")
+        chosen, skipped = tree_config.kconfig_selects(ARM64_KCONFIG, "arm64")
         self.assertEqual(chosen, {"ARCH_SUPPORTS_INT128", "GENERIC_GETTIMEOFDAY",
                                   "GENERIC_VDSO_TIME_NS", "HAVE_GENERIC_VDSO"})
         self.assertEqual(skipped, ["GENERIC_VDSO_OVERFLOW_PROTECT if ARM64_SOMETHING"])
         # x86's blocks are not arm64's, and the other way round
-        self.assertEqual(kernel_import.kconfig_selects(ARM64_KCONFIG)[0],
+        self.assertEqual(tree_config.kconfig_selects(ARM64_KCONFIG)[0],
                          {"GENERIC_TIME_VSYSCALL"})
 
     @unittest.skipUnless(arch.host() == "x86_64", "arm64 is cross-built from x86-64")
     def test_the_cross_compiler_and_its_headers(self):
-        cc = kernel_import.tree_cc("arm64")
+        cc = compile.tree_cc("arm64")
         self.assertEqual(cc, f"{arch.CROSS_BIN}/aarch64-linux-gnu-gcc")
-        self.assertEqual(kernel_import.tree_cc("x86"), "/usr/bin/gcc")
+        self.assertEqual(compile.tree_cc("x86"), "/usr/bin/gcc")
         if cross_missing():
             self.skipTest(cross_missing())
         with tempfile.TemporaryDirectory() as tree:
-            allowed = kernel_import.allowed_includes(tree, cc)
+            allowed = compile.allowed_includes(tree, cc)
             self.assertIn("/usr/aarch64-linux-gnu/include", allowed)
             self.assertNotIn("/usr/aarch64-linux-gnu/include",
-                             kernel_import.allowed_includes(tree, kernel_import.tree_cc("x86")))
+                             compile.allowed_includes(tree, compile.tree_cc("x86")))
             # a name through that folder that resolves outside it is outside
             stderr = ". /usr/aarch64-linux-gnu/include/../../../etc/hostname\n"
-            self.assertEqual(kernel_import.outside_include(stderr, tree, cc),
+            self.assertEqual(compile.outside_include(stderr, tree, cc),
                              "/usr/aarch64-linux-gnu/include/../../../etc/hostname")
 
     def test_kbuild_config_and_image_are_x86s(self):
@@ -123,7 +123,7 @@ class Arm64Import612Test(unittest.TestCase):
         out = self.imported(self.base)
         self.assertIn("8 variants: kernel:a+{cntvctss,fake,isb_cntvct_dep,isb_cntvct_isb}"
                       "+{always,auto}", out)
-        self.assertEqual(kernel_import.read_table()["a"]["arch"], "arm64")
+        self.assertEqual(store.read_table()["a"]["arch"], "arm64")
         self.assertRegex(out, r"agree: kernel:a\+fake\+always and generic_6_10\+fake\+always: "
                               r"0 of \d+ readings differ")
         self.assertRegex(out, r"kernel:a\+fake\+auto and generic_6_10\+fake\+auto: 0 of")
@@ -151,7 +151,7 @@ class Arm64Import612Test(unittest.TestCase):
                          "--arch", "arm64")
         one_line(self, rc, err, "the shim cannot build this tree's lib/vdso/gettimeofday.c",
                  "no member named", "max_cycles")
-        self.assertNotIn("a-t612", kernel_import.read_table())
+        self.assertNotIn("a-t612", store.read_table())
 
     def test_dropped_mask_is_caught_on_arm64_only(self):
         self.imported(self.nomask)
@@ -182,7 +182,7 @@ class Arm64Import612Test(unittest.TestCase):
             secret = ""
         if len(secret) >= 6:  # a longer name than any word of the message
             self.assertNotIn(secret, err)
-        self.assertNotIn("a-esc", kernel_import.read_table())
+        self.assertNotIn("a-esc", store.read_table())
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""`vdsobench import` (kernel_import.py) and `recipe patch-review`: the parts
+"""`vdsobench import` (commands/import_tree.py, kimport/) and `recipe patch-review`: the parts
 that need nothing (names, patches, Kconfig, the cache key, bad input), then
 Debian's real 6.12 and 6.1 source tarballs imported into a throwaway imports
 table: their variants pass verify, agree with the transcribed layouts to the
@@ -22,7 +22,8 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.cli import build, packages
-from vdsobench_cli.kimport import kbuild, kernel_import, objcmp
+from vdsobench_cli.kimport import (compile, flow, kbuild, names as names_mod, objcmp,
+                                   patch_parse, patches as patches_mod, store, tree_config)
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.tests.support import (NESTED, TORN_612, ImportsDir, cli, ok, one_line, tarball,
                                       vdsobench)
@@ -43,7 +44,7 @@ class PureTest(unittest.TestCase):
 
     def test_ident_is_a_c_identifier_one_per_name(self):
         names = ["6.12", "6_12", "6-12", "a.b_c", "X"]
-        idents = [kernel_import.ident(n) for n in names]
+        idents = [names_mod.ident(n) for n in names]
         self.assertEqual(idents[0], "kernel_6_2e12")
         self.assertEqual(len(set(idents)), len(names))
         for i in idents:
@@ -60,11 +61,11 @@ class PureTest(unittest.TestCase):
         one_line(self, rc, err, "SOURCE and --name are required")
 
     def test_patch_targets_and_hunks(self):
-        targets = kernel_import.patch_targets(Path(TORN_612).read_text())
+        targets = patch_parse.patch_targets(Path(TORN_612).read_text())
         self.assertEqual([t for t, _ in targets], ["lib/vdso/gettimeofday.c"])
         self.assertEqual(len(targets[0][1]), 2)
         self.assertTrue(targets[0][1][0].startswith("@@ -131,7 "))
-        targets = kernel_import.patch_targets(Path(MAX_CYCLES_LAST).read_text())
+        targets = patch_parse.patch_targets(Path(MAX_CYCLES_LAST).read_text())
         self.assertEqual([t for t, _ in targets], ["include/vdso/datapage.h"])
 
     def test_not_a_patch(self):
@@ -86,9 +87,9 @@ class PureTest(unittest.TestCase):
                      "@@ -30,3 +30,3 @@\n line 30\n-no such line\n+X\n line 32\n")
             path = Path(tmp) / "0001-two-hunks.patch"
             path.write_text(patch)
-            patches = kernel_import.check_patches([str(path)])
+            patches = patches_mod.check_patches([str(path)])
             with self.assertRaises(UsageError) as e:
-                kernel_import.apply_patches(tree, patches)
+                patches_mod.apply_patches(tree, patches)
             msg = str(e.exception)
             self.assertIn("0001-two-hunks.patch does not apply", msg)
             self.assertIn("lib/f.c hunk #2 (@@ -30,3 +30,3 @@)", msg)
@@ -102,29 +103,29 @@ class PureTest(unittest.TestCase):
                 "\tselect GENERIC_VDSO_TIME_NS\n\tselect VDSO_GETRANDOM if X86_64\n"
                 "\tselect HAVE_GENERIC_VDSO if FOO\n\tselect UNRELATED\n"
                 "config OTHER\n\tselect GENERIC_VDSO_OVERFLOW_PROTECT\n")
-        chosen, skipped = kernel_import.kconfig_selects(text)
+        chosen, skipped = tree_config.kconfig_selects(text)
         self.assertEqual(chosen, {"ARCH_SUPPORTS_INT128", "GENERIC_GETTIMEOFDAY",
                                   "GENERIC_VDSO_TIME_NS", "VDSO_GETRANDOM"})
         self.assertEqual(skipped, ["HAVE_GENERIC_VDSO if FOO"])
 
     def test_kernel_version(self):
         mk = "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 117\nEXTRAVERSION = -rc1\nNAME = x\n"
-        self.assertEqual(kernel_import.kernel_version(mk), (6, 12, 117, "6.12.117-rc1"))
-        self.assertIsNone(kernel_import.kernel_version("VERSION = 6\n"))
+        self.assertEqual(tree_config.kernel_version(mk), (6, 12, 117, "6.12.117-rc1"))
+        self.assertIsNone(tree_config.kernel_version("VERSION = 6\n"))
 
     def test_one_compile_line(self):
         """copts.bzl is read here as Bazel reads it: the tree's dirs, the shim
         before the uapi folder."""
-        copts = kernel_import.tree_copts(Path("/t"), "x86")
+        copts = compile.tree_copts(Path("/t"), "x86")
         self.assertIn("-I/t/arch/x86/include", copts)
         self.assertLess(copts.index("-Ikernel_import/shim"), copts.index("-I/t/include/uapi"))
         self.assertLess(copts.index("-I/t/include"), copts.index("-Ikernel_import/shim"))
         self.assertFalse([c for c in copts if "{" in c])
 
     def test_cache_key(self):
-        p1 = kernel_import.check_patches([TORN_612])
-        p2 = kernel_import.check_patches([MAX_CYCLES_LAST])
-        key = kernel_import.cache_key
+        p1 = patches_mod.check_patches([TORN_612])
+        p2 = patches_mod.check_patches([MAX_CYCLES_LAST])
+        key = flow.cache_key
         self.assertEqual(key("x86_64", ("tarball", "a"), p1), key("x86_64", ("tarball", "a"), p1))
         self.assertEqual(len({key("x86_64", ("tarball", "a"), p1),
                               key("x86_64", ("tarball", "b"), p1),
@@ -148,7 +149,7 @@ class PureTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             rc, _, err = vdsobench("import", tmp, "--name", "x")
         one_line(self, rc, err, "not a kernel tree", "Makefile")
-        self.assertEqual(kernel_import.read_table(), {})
+        self.assertEqual(store.read_table(), {})
 
     def test_list_and_remove_without_imports(self):
         rc, out, _ = vdsobench("import", "--list")
@@ -161,15 +162,15 @@ class PureTest(unittest.TestCase):
         """A bundle carries no kernel_import/: the CLI must start without it."""
         from vdsobench_cli import main
         with mock.patch.object(build, "bundled", return_value=True), \
-                mock.patch.object(kernel_import, "glue_digest",
+                mock.patch.object(compile, "glue_digest",
                                   side_effect=AssertionError("glue read in a bundle")):
             self.assertNotIn("import", main.parser().commands)
 
     def test_glue_digest_follows_the_shim(self):
-        before = kernel_import.glue_digest()
-        with mock.patch.object(kernel_import, "GENERATED", kernel_import.GENERATED + 1):
-            self.assertNotEqual(kernel_import.glue_digest(), before)
-        self.assertEqual(kernel_import.glue_digest(), before)
+        before = compile.glue_digest()
+        with mock.patch.object(compile, "GENERATED", compile.GENERATED + 1):
+            self.assertNotEqual(compile.glue_digest(), before)
+        self.assertEqual(compile.glue_digest(), before)
 
     def test_kernel_sources_group(self):
         self.assertIn("linux-source-6.12", packages.KERNEL_SOURCES)
@@ -266,7 +267,7 @@ class Import612Test(TarballTest):
     def test_second_import_comes_from_the_cache(self):
         out = ok(self, ["import", "linux-source-6.12", "--name", "t-again"])
         self.assertIn("the tree from the cache", out)
-        table = kernel_import.read_table()
+        table = store.read_table()
         self.assertEqual(table["t-again"]["key"], table["t"]["key"])
 
     def test_verify_passes(self):
@@ -303,12 +304,12 @@ class Import612Test(TarballTest):
         self.assertRegex(out, r"FAIL +kernel:t-torn\+fake\+always +concurrency: torn read")
 
     def test_patch_that_does_not_apply(self):
-        before = kernel_import.read_table()
+        before = store.read_table()
         rc, _, err = vdsobench("import", "linux-source-6.12", "--patch", TORN_61,
                                "--name", "t-bad")
         one_line(self, rc, err, "6.1-torn-mult-shift.patch does not apply",
                  "lib/vdso/gettimeofday.c hunk #")
-        self.assertEqual(kernel_import.read_table(), before, "nothing imported")
+        self.assertEqual(store.read_table(), before, "nothing imported")
 
     def test_layout_patch_shows_in_layout_and_sim(self):
         ok(self, ["import", "linux-source-6.12", "--patch", MAX_CYCLES_LAST,
@@ -330,7 +331,7 @@ class Import612Test(TarballTest):
                          misses["kernel:t+rdtscp+always"] + 1, sim)
 
     def test_patch_review_recipe_on_the_torn_patch(self):
-        table = kernel_import.read_table()
+        table = store.read_table()
         with tempfile.TemporaryDirectory() as tmp:
             out_dir = os.path.join(tmp, "out")
             rc, out, err = vdsobench("recipe", "patch-review", "--quick", "--no-arm64",
@@ -352,7 +353,7 @@ class Import612Test(TarballTest):
         self.assertTrue(record["compiler_version"])
         self.assertEqual(record["rows"], [])
         self.assertIn("patch-review: verify after", err)  # progress on stderr
-        self.assertEqual(kernel_import.read_table(), table, "the recipe's imports are gone")
+        self.assertEqual(store.read_table(), table, "the recipe's imports are gone")
 
     def patch_review(self, patch):
         """(cover letter lines, patch-review.json) of one --quick review of
@@ -476,7 +477,7 @@ def check_kbuild(test, name, series):
     """The import recorded Debian's kbuild line and built its read path with
     it: the same code generation flags as kbuild's object, and the same
     instructions (objcmp) but for what docs/kernel-import.md explains."""
-    entry = kernel_import.read_table()[name]
+    entry = store.read_table()[name]
     ident = entry["identity"]["kbuild"]
     if not os.path.exists(kbuild.DEBIAN_CONFIG.format(series=series)):
         # linux-config-X.Y missing (not root: `test` could not install it): the
@@ -491,7 +492,7 @@ def check_kbuild(test, name, series):
     test.assertIn("-fno-stack-protector", entry["kbuild"]["copts"])
     k_obj = kbuild.cache_dir() / entry["kbuild"]["key"] / "vclock_gettime.o"
     ours = (build.bin_dir() / "impls" / "_objs" /
-            f"variant_{kernel_import.ident(name)}__rdtsc__always_tree" / "reader.o")
+            f"variant_{names_mod.ident(name)}__rdtsc__always_tree" / "reader.o")
     theirs, mine = producer(k_obj), producer(ours)
     test.assertEqual(theirs - mine, set())
     test.assertEqual({f for f in mine - theirs if not PRODUCER_OURS.fullmatch(f)}, set())
@@ -537,7 +538,7 @@ class UpstreamTreeTest(unittest.TestCase):
         self.addCleanup(d.close)
         out = ok(self, ["import", tree, "--name", "up"])
         self.assertIn("kernel:up: imported: Linux 6.", out)
-        meta, _ = kernel_import.cached(kernel_import.read_table()["up"]["key"])
+        meta, _ = flow.cached(store.read_table()["up"]["key"])
         self.assertIn("TIME_DATA", meta["features"], "not a v6.15+ tree")
         layout = "generic_6_17" if "AUX_CLOCK_DATA" in meta["features"] else "generic_6_15"
         out = ok(self, ["import", "--name", "up", "--agree", layout])

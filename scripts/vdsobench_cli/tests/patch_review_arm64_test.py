@@ -14,7 +14,7 @@ import unittest
 from unittest import mock
 
 from vdsobench_cli.cli import arch
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import store, txn
 from vdsobench_cli.recipes import patch_review_arm64 as arm64
 from vdsobench_cli.tests.support import (KERNEL_TESTDATA, TORN_612, ImportsDir,
                                          arm64_tarball_or_skip, cross_missing)
@@ -95,11 +95,11 @@ class MissingToolsTest(unittest.TestCase):
         self.empty = tmp.name
 
     def review_without_touching(self):
-        with mock.patch.object(kernel_import, "temporary",
+        with mock.patch.object(txn, "temporary",
                                side_effect=AssertionError("imported")):
             got = arm64.review("/usr/src/linux-source-6.12.tar.xz", [GOOD], quick=True)
         self.assertEqual(arch.current().name, arch.host())
-        self.assertEqual(kernel_import.read_table(), {})
+        self.assertEqual(store.read_table(), {})
         return got
 
     def test_no_cross_compiler(self):
@@ -145,7 +145,7 @@ class HostileInputTest(unittest.TestCase):
                 self.assertNotIn("\n", got["missing"])
                 self.assertEqual(got["verify"], {})
                 self.assertEqual(arch.current().name, arch.host())
-                self.assertEqual(kernel_import.read_table(), {})
+                self.assertEqual(store.read_table(), {})
 
 
 class Review612Test(unittest.TestCase):
@@ -164,7 +164,7 @@ class Review612Test(unittest.TestCase):
         got = arm64.review(str(self.src), [patch], quick=True)
         # the process's arch and the imports table as they were
         self.assertEqual(arch.current().name, arch.host())
-        self.assertFalse(set(OURS) & set(kernel_import.read_table()))
+        self.assertFalse(set(OURS) & set(store.read_table()))
         for line in cover_letter_arm64.lines(got):
             self.assertLessEqual(len(line), 72, line)
         return got

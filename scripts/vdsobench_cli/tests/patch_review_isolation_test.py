@@ -25,7 +25,7 @@ import unittest
 from pathlib import Path
 
 from vdsobench_cli.cli import build
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import store
 from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.tests.support import NESTED, TORN_612, ImportsDir, tarball
 
@@ -62,7 +62,7 @@ def outputs(out_dir):
 def unpatched_tree(into):
     """A copy of the unpatched 6.12 tree a review imported (the cache's, whose
     kimport.json names no patch): a kernel tree as a folder, without a tar."""
-    for meta in sorted((kernel_import.imports_dir() / "trees").glob("*/kimport.json")):
+    for meta in sorted((store.imports_dir() / "trees").glob("*/kimport.json")):
         m = json.loads(meta.read_text())
         if not m["patches"] and m["arch"] == "x86_64" and "image" not in m:
             return Path(shutil.copytree(meta.parent, into, symlinks=True))
@@ -110,7 +110,7 @@ class TwoReviewsTest(unittest.TestCase):
         self.assertEqual(len(waited), 1, [e[-2000:] for _, _, _, e in self.results])
 
     def test_the_table_is_empty_after(self):
-        self.assertEqual(kernel_import.read_table(), {})
+        self.assertEqual(store.read_table(), {})
         _, _, out, _ = self.results[0]
         self.assertIn("-- for the cover letter", out)
 
@@ -131,7 +131,7 @@ class TwoReviewsTest(unittest.TestCase):
         self.assertIn("(git commit not read)", "\n".join(letter))
         self.assertEqual(os.readlink(git / "refs"), "/proc")
         self.assertEqual(sorted(os.listdir(git)), ["HEAD", "refs"])
-        self.assertEqual(kernel_import.read_table(), {})
+        self.assertEqual(store.read_table(), {})
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """The names patch-review holds for its whole run (kimport/reserved.py and
-kernel_import.reserved): a second holder waits and says whom for, a killed
+txn.reserved): a second holder waits and says whom for, a killed
 one blocks nobody, what a killed one left in the table goes when the next
 begins, nothing is left under the names however the block ends, and
 `import` / `import --remove` refuse a held name in one line. No Bazel, no
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import build
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.kimport import kernel_import, reserved
+from vdsobench_cli.kimport import bazel_sync, names, reserved, store, txn
 from vdsobench_cli.recipes import patch_review
 from vdsobench_cli.tests.support import ImportsDir, cli, one_line
 
@@ -35,7 +35,7 @@ with reserved.hold(sys.argv[1], sys.argv[2].split(","), sys.argv[3],
 
 def entry(name):
     """An entry as the table writes it (its tree need not exist here)."""
-    return {"key": "0" * 64, "ident": kernel_import.ident(name), "arch": "x86_64",
+    return {"key": "0" * 64, "ident": names.ident(name), "arch": "x86_64",
             "arch_dir": "x86", "kernel": "6.12.1", "source": "/nowhere", "patches": [],
             "summary": "", "meta_sha256": "0" * 64, "identity": {}}
 
@@ -67,7 +67,7 @@ class Case(unittest.TestCase):
             signal.signal(signal.SIGALRM, old)
 
     def table(self):
-        return json.loads((self.d / kernel_import.TABLE).read_text())["imports"]
+        return json.loads((self.d / store.TABLE).read_text())["imports"]
 
 
 class HoldTest(Case):
@@ -119,18 +119,18 @@ class TableTest(Case):
     def test_a_lock_that_cannot_be_opened_is_one_line(self):
         os.mkfifo(self.d / reserved.LOCK)
         with self.assertRaises(UsageError) as caught:
-            with kernel_import.reserved(NAMES, "patch-review", print):
+            with txn.reserved(NAMES, "patch-review", print):
                 self.fail("held through a FIFO")
         self.assertIn(f"cannot open {reserved.LOCK} (it is no regular file)",
                       str(caught.exception))
 
     def test_leftovers_swept_and_nothing_left_however_it_ends(self):
-        kernel_import.write_table({"patch-review-before": entry("patch-review-before"),
+        bazel_sync.save({"patch-review-before": entry("patch-review-before"),
                                    "mine": entry("mine")})
         with self.assertRaises(RuntimeError):
-            with kernel_import.reserved(NAMES, "patch-review", print):
+            with txn.reserved(NAMES, "patch-review", print):
                 self.assertEqual(set(self.table()), {"mine"}, "a killed run's entry stayed")
-                kernel_import.write_table(dict(self.table(),
+                bazel_sync.save(dict(self.table(),
                                                **{n: entry(n) for n in NAMES}))
                 raise RuntimeError("the review failed")
         self.assertEqual(set(self.table()), {"mine"})

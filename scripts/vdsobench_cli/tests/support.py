@@ -25,7 +25,7 @@ from reports.testsupport import png_size, svg_size
 from vdsobench_cli import main
 from vdsobench_cli.cli import arch, build, errors, packages, tools
 from vdsobench_cli.commands import merge, plot
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import bazel_sync, store
 from vdsobench_cli.measure import rounds
 
 TESTDATA = Path(__file__).resolve().parent / "testdata"
@@ -352,15 +352,15 @@ class ImportsDir:
 
     def __init__(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-imports-")
-        self.saved = os.environ.get(kernel_import.DIR_ENV)
-        os.environ[kernel_import.DIR_ENV] = self.tmp.name
+        self.saved = os.environ.get(store.DIR_ENV)
+        os.environ[store.DIR_ENV] = self.tmp.name
 
     def close(self):
         if self.saved is None:
-            os.environ.pop(kernel_import.DIR_ENV, None)
+            os.environ.pop(store.DIR_ENV, None)
         else:
-            os.environ[kernel_import.DIR_ENV] = self.saved
-        kernel_import.sync_env()
+            os.environ[store.DIR_ENV] = self.saved
+        bazel_sync.sync_env()
         self.tmp.cleanup()
 
 

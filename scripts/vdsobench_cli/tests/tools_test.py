@@ -17,7 +17,8 @@ from unittest import mock
 from vdsobench_cli.cli import build, tools
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.measure import pahole, sim
-from vdsobench_cli.kimport import kbuild, kernel_import, objcmp
+from vdsobench_cli.kimport import (bazel_sync, compile, kbuild, objcmp, patches, store,
+                                   tarball as tarball_mod)
 from vdsobench_cli.measure import code_metrics, fingerprint
 from vdsobench_cli.tests import support
 
@@ -80,18 +81,18 @@ class NoPathTest(unittest.TestCase):
             tar.addfile(m, io.BytesIO(b"VERSION = 6\n"))
         tree = self.tmp / "tree"
         tree.mkdir()
-        kernel_import.untar(tarball, ["Makefile"], [], tree)
+        tarball_mod.untar(tarball, ["Makefile"], [], tree)
         patch = self.tmp / "p.patch"
         patch.write_text("--- a/Makefile\n+++ b/Makefile\n@@ -1 +1 @@\n-VERSION = 6\n"
                          "+VERSION = 7\n")
-        kernel_import.apply_patches(tree, kernel_import.check_patches([str(patch)]))
+        patches.apply_patches(tree, patches.check_patches([str(patch)]))
         self.assertEqual((tree / "Makefile").read_text(), "VERSION = 7\n")
 
     def test_gcc_objdump(self):
         src, obj = self.tmp / "f.c", self.tmp / "f.o"
         src.write_text("int f(int x) { return x + 1; }\n")
         self.tmp.chmod(0o755)  # objdump runs confined, as another user (a build's outputs)
-        subprocess.run([kernel_import.tree_cc("x86"), "-O2", "-c", str(src), "-o", str(obj)],
+        subprocess.run([compile.tree_cc("x86"), "-O2", "-c", str(src), "-o", str(obj)],
                        check=True)
         self.assertIn("f", objcmp.disassemble(obj))
         self.assertEqual(code_metrics.tool("objdump"), tools.path("objdump"))
@@ -111,8 +112,8 @@ class NoPathTest(unittest.TestCase):
         imports = self.tmp / "imports"
         imports.mkdir()
         digest = hashlib.sha256(str(imports).encode()).hexdigest()
-        with mock.patch.dict(os.environ, {kernel_import.DIR_ENV: str(imports),
-                                          kernel_import.DIGEST_ENV: digest}):
+        with mock.patch.dict(os.environ, {store.DIR_ENV: str(imports),
+                                          bazel_sync.DIGEST_ENV: digest}):
             rc, out = build.bazel("query", ["@vdso_imports//:all"])
         self.assertEqual(rc, 0, out)
         self.assertNotIn("could not be checked", out)

@@ -12,7 +12,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from vdsobench_cli.kimport import kernel_import
+from vdsobench_cli.kimport import store
 from vdsobench_cli.tests import vdso_images
 from vdsobench_cli.tests.support import TORN_612, ImportsDir, cli, ok, one_line, tarball
 
@@ -63,7 +63,7 @@ class Image612Test(unittest.TestCase):
         """Each refused in one line, over an import of the same name, which
         stays as it was and still verifies."""
         ok(self, ["import", "linux-source-6.12", "--name", "i", "--vdso-image", IMAGE])
-        table = kernel_import.table_path().read_bytes()
+        table = store.table_path().read_bytes()
         with tempfile.TemporaryDirectory() as d:
             for case in ("dt-needed", "unterminated-dynstr", "own-replacement",
                          "no-gettimeofday"):
@@ -73,7 +73,7 @@ class Image612Test(unittest.TestCase):
                 rc, out, err = cli("import", "linux-source-6.12", "--name", "i",
                                    "--vdso-image", str(bad))
                 one_line(self, rc, err, str(bad), phrase)
-                self.assertEqual(kernel_import.table_path().read_bytes(), table, case)
+                self.assertEqual(store.table_path().read_bytes(), table, case)
         out = ok(self, ["verify", "kernel:i+fake+image"])
         self.assertRegex(out, r"PASS +kernel:i\+fake\+image")
 

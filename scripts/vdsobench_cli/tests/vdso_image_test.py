@@ -9,7 +9,7 @@ import unittest
 
 from vdsobench_cli.cli import build
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.kimport import kernel_import, vdso_image
+from vdsobench_cli.kimport import vdso_image
 from vdsobench_cli.tests import vdso_images
 from vdsobench_cli.tests.vdso_images import synth
 
@@ -87,13 +87,13 @@ class Hostile(unittest.TestCase):
     def test_take_refuses_another_arch(self):
         with tempfile.TemporaryDirectory() as d:
             with self.assertRaises(UsageError) as cm:
-                vdso_image.take(d, d, "aarch64", synth(), "x.so", kernel_import.write_inside)
+                vdso_image.take(d, "aarch64", synth(), "x.so")
             self.assertIn("valid: x86_64", str(cm.exception))
             self.assertEqual(os.listdir(d), [])
 
     def test_take_writes_the_image_and_its_header(self):
         with tempfile.TemporaryDirectory() as d:
-            meta = vdso_image.take(d, d, "x86_64", synth(), "x.so", kernel_import.write_inside)
+            meta = vdso_image.take(d, "x86_64", synth(), "x.so")
             with open(os.path.join(d, vdso_image.STORED), "rb") as f:
                 self.assertEqual(f.read(), synth())
             with open(os.path.join(d, vdso_image.HEADER)) as f:

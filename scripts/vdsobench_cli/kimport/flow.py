@@ -1,0 +1,161 @@
+"""A tree taken in: its cache key (what it is made of, and the names that
+describe it), made (taken, patched, configured, probed, checked and placed
+whole under trees/<key>) or found whole in the cache, and the table entry
+that names it; with kbuild's line of the tree when asked (kbuild.py)."""
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+from vdsobench_cli.cli import lifecycle, safe_read
+from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.core import text as text_mod
+from vdsobench_cli.kimport import (compile, imports_table, kbuild, names as names_mod,
+                                   patches as patches_mod, probe, source as source_mod,
+                                   stage as stage_mod, store, tree_config, vdso_image)
+
+
+def cache_key(arch_name, identity, patches, source_name=""):
+    """The cached tree's key: what it is made of, and the names describe() writes
+    into it (kimport.json, kimport_desc.h, the variants' source and summary),
+    so that one import's tree never describes another's folder or patch file."""
+    blob = json.dumps({"glue": compile.glue_digest(), "arch": arch_name, "source": identity,
+                       "patches": [imports_table.sha256(p.data) for p in patches],
+                       "named": [source_name, *(p.path.name for p in patches)]},
+                      sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def describe(source, version, patches):
+    """(source text for list, one-line summary)."""
+    names = [text_mod.printable(p.path.name, 200) for p in patches]
+    with_patches = f" + {', '.join(names)}" if names else ""
+    source_name = text_mod.printable(source.name, 200)
+    kernel = text_mod.printable(version[3], 40)
+    return (f"lib/vdso/gettimeofday.c, kernel/time/vsyscall.c of {source_name} "
+            f"(Linux {kernel}){with_patches}",
+            f"imported: Linux {kernel} from {source_name}" +
+            (f" with {len(names)} patch{'es' if len(names) > 1 else ''}" if names else ""))
+
+
+def make_tree(source, given, arch_name, patches, key, files, image=None):
+    """trees/<key>/: the taken files, patched, configured and probed. The folder
+    appears whole (renamed into place) or not at all; a damaged one of that key
+    is replaced. (meta, SHA-256 of its kimport.json)."""
+    arch_dir = source_mod.ARCH_DIRS[arch_name]
+    trees = store.trees_dir()
+    stage = Path(lifecycle.new_temp_dir(trees, ".staging-"))
+    try:
+        stage_mod.take_files(source, given, arch_dir, patches, files, stage)
+        patches_mod.apply_patches(stage, patches)
+        stage_mod.check_stage(stage, given, arch_dir, " with its patches")  # what they made
+        version = tree_config.kernel_version((stage / "Makefile").read_text(errors="replace"))
+        if version is None:
+            raise UsageError(f"import: {given}: its Makefile names no VERSION, PATCHLEVEL "
+                             "and SUBLEVEL of a kernel (plain numbers, 2.6 to 9.99, "
+                             f"SUBLEVEL 0 to {tree_config.SUBLEVEL_MAX})")
+        config, skipped = tree_config.configuration(stage, arch_dir)
+        found = tree_config.features(stage)
+        tree_config.write_autoconf(stage, config, found)
+        tree_config.write_includes(stage)
+        source_text, summary = describe(source, version, patches)
+        with lifecycle.temp_dir(prefix="vdsobench-probe-") as work:
+            description = probe.probe(stage, arch_dir, Path(work), given)
+        tree_config.write_desc(stage, version, description, source_text, summary)
+        probe.syntax_check(stage, arch_dir, given, arch_name)
+        # --vdso-image: the tree's own vdso64.so beside it (vdso_image.py)
+        image_meta = image and vdso_image.take(stage, arch_name, *image)
+        meta = {"glue": compile.glue_digest(), "kernel": version[3], "version": list(version[:3]),
+                "arch": arch_name, "arch_dir": arch_dir, "config": config,
+                "kconfig_skipped": skipped, "features": found, "probe": description,
+                "source": source_text, "summary": summary,
+                "patches": [{"name": p.path.name, "sha256": imports_table.sha256(p.data),
+                             "subject": p.subject, "files": [f for f, _ in p.targets]}
+                            for p in patches],
+                "hashes": {rel: source_mod.file_sha256(stage / rel)
+                           for rel in stage_mod.stage_files(stage, given)}}
+        if image_meta:
+            meta["image"] = image_meta
+        meta["files"] = sorted(list(meta["hashes"]) + ["kimport.json"])
+        raw = (json.dumps(meta, indent=1) + "\n").encode()
+        stage_mod.write_inside(stage, "kimport.json", raw)
+        stage_mod.place(stage, trees / key)
+    except BaseException:
+        lifecycle.discard(str(stage), "dir")
+        raise
+    return meta, imports_table.sha256(raw)
+
+
+def cached(key):
+    """(meta, SHA-256 of its kimport.json) of a whole cached tree of that key, else
+    None: a damaged one (a file edited, gone or a link) is made again."""
+    d = str(store.imports_dir())
+    try:
+        root = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        meta, why = imports_table.tree_problem(root, d, {"key": key, "meta_sha256": None},
+                                               compile.glue_digest())
+        if meta is None:
+            return None
+        raw = safe_read.read_regular(f"trees/{key}/kimport.json", "tree description",
+                                     imports_table.META_LIMIT, root=root)
+    except UsageError:
+        return None
+    finally:
+        os.close(root)
+    return meta, imports_table.sha256(raw)
+
+
+def take_in(req):
+    """The table entry for a request: its tree made (or found whole in the cache).
+    (entry, meta, cached, seconds); nothing is registered yet. Under the lock."""
+    t0 = time.monotonic()
+    store.sweep_stale(store.trees_dir())  # what a killed import left
+    files = None
+    if req.source.is_dir():
+        named = sorted({n for p in req.patches for n in p.names})
+        taken = source_mod.expand(source_mod.TAKE, source_mod.ARCH_DIRS[req.arch])
+        files = source_mod.read_tree(req.source, taken, named)
+        identity = ("tree", source_mod.tree_sha256(files))
+    else:
+        identity = ("tarball", source_mod.tarball_sha256(req.source))
+    key = vdso_image.keyed(cache_key(req.arch, identity, req.patches, req.source.name),
+                           req.image)
+    found = cached(key)
+    meta, meta_sha = found or make_tree(req.source, req.given, req.arch, req.patches, key,
+                                        files, req.image)
+    entry = {"key": key, "ident": names_mod.ident(req.name), "arch": req.arch,
+             "arch_dir": source_mod.ARCH_DIRS[req.arch], "kernel": meta["kernel"],
+             "source": str(req.source), "patches": [str(p.path) for p in req.patches],
+             "summary": meta["summary"], "meta_sha256": meta_sha,
+             "identity": {"name": req.name, "key": key, "kernel": meta["kernel"],
+                          "arch": req.arch, "source": str(req.source),
+                          "source_kind": identity[0], "source_sha256": identity[1],
+                          "patches": [{"name": p.path.name, "path": str(p.path),
+                                       "sha256": imports_table.sha256(p.data),
+                                       "subject": p.subject} for p in req.patches]}}
+    rec = kbuild_line(req, identity, meta) if req.kbuild else None
+    if rec is not None:
+        entry["kbuild"] = {"copts": rec["copts"], "key": rec["key"]}
+        image = kbuild.own_image(rec, own=kbuild.line_patches(req.patches) == req.patches)
+        if image is not None and req.image is None:
+            # the tree's own vdso64.so, as its kbuild made it: the +image variants
+            # (vdso_image.py), the tree taken again with the image in its key
+            return take_in(req._replace(image=vdso_image.given(str(image))))
+    entry["identity"]["kbuild"] = kbuild.context(rec)
+    return entry, meta, found is not None, time.monotonic() - t0
+
+
+def kbuild_line(req, identity, meta):
+    """kbuild.py's record of the tree's vDSO line (cached), or None (said why)."""
+    patches = kbuild.line_patches(req.patches)
+    tree_id = {"source": list(identity), "patches": [imports_table.sha256(p.data)
+                                                     for p in patches]}
+    if req.source.is_dir():
+        tree_id["kbuild_files"] = kbuild.tree_files_sha256(req.source)
+    series = ".".join(str(v) for v in meta["version"][:2])
+    return kbuild.line_for(req.source, tree_id, series, patches, config=req.config)

@@ -1,0 +1,106 @@
+"""The probe: kernel_import/glue/probe.c compiled against the tree to assembly
+(nothing linked, nothing run), its "->NAME VALUE" markers read back
+(parse_markers); and the syntax check, the tree's read and update paths
+compiled to assembly with every counter and inline choice, that assembly
+checked by the build's own gate (kernel_import/asm_guard.py)."""
+
+import re
+from pathlib import Path
+
+from vdsobench_cli.cli import arch, build, lifecycle
+from vdsobench_cli.cli.errors import Failure, UsageError
+from vdsobench_cli.kimport import compile
+
+ROOT = build.ROOT
+MARKER = re.compile(r'^\s*\.ascii\s+"->(\w+) (.*)"\s*$')
+PROBE_VALUES = ("data_size", "hres_clocks", "coarse_clocks", "raw_clocks", "aux_clocks",
+                "has_getres", "has_time")
+
+
+def parse_markers(asm):
+    """{value: int, "fields": [{name, offset, size}]} from the probe's assembly
+    ("->NAME VALUE" markers), or None when a value is missing or malformed."""
+    out, fields = {}, []
+    for line in asm.splitlines():
+        m = MARKER.match(line)
+        if not m:
+            continue
+        name, rest = m.groups()
+        if name == "FIELD":
+            f = re.fullmatch(r"(\d+) (\d+) ([][A-Za-z0-9_.]+)", rest)
+            if not f:
+                return None
+            fields.append({"name": f.group(3), "offset": int(f.group(1)),
+                           "size": int(f.group(2))})
+        elif name in PROBE_VALUES and re.fullmatch(r"\d+", rest):
+            out[name] = int(rest)
+        else:
+            return None
+    if set(out) != set(PROBE_VALUES) or not fields:
+        return None
+    out["fields"] = fields
+    return out
+
+
+def probe(tree, arch_dir, workdir, given):
+    """Compile kernel_import/glue/probe.c against the tree to assembly (gcc -S,
+    nothing linked, nothing run) and read its markers: its data size, field
+    table and clock masks; UsageError with what the shim could not provide."""
+    asm = workdir / "probe.s"
+    r = compile.compile_tree([*compile.compile_line(tree, arch_dir), "-S", "-o", str(asm),
+                      f"{compile.GLUE}/probe.c"], tree, given, "the probe of its vDSO data")
+    if r.returncode != 0:
+        raise UsageError(f"import: {given}: the shim cannot build this tree's vDSO data: "
+                         f"{compile.first_error(r.stderr, tree)}")
+    try:
+        text = asm.read_text(errors="replace")
+    except OSError:
+        text = ""
+    found = parse_markers(text)
+    if found is None:
+        raise Failure(f"import: the probe of {given} left no description in its assembly")
+    return found
+
+
+def asm_guard():
+    """kernel_import/asm_guard.py, the build's gate before the assembler (a
+    standalone script, as Bazel runs it): its problem() of assembly text."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("asm_guard", ROOT / "kernel_import" /
+                                                  "asm_guard.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def syntax_check(tree, arch_dir, given, arch_name="x86_64"):
+    """Compile the tree's read and update paths to assembly as the build will,
+    with every counter and inline choice (optimised: some warnings come from
+    the optimiser): a tree or patch the shim cannot build with the fake
+    counter is one line now, not a Bazel failure later (one that fails only
+    with another is the build's to report); what each includes is checked
+    (compile_tree), and its assembly may have nothing the assembler's gate in
+    the build refuses (asm_guard.py: a directive that reads a file), all before
+    Bazel or the assembler opens any of it."""
+    problem = asm_guard().problem
+    units = (("reader.c", "lib/vdso/gettimeofday.c"), ("writer.c", "kernel/time/vsyscall.c"))
+    with lifecycle.temp_dir(prefix="vdsobench-check-") as work:
+        asm = Path(work) / "unit.s"
+        for counter in ["fake"] + [c for c in compile.counters(arch.MACHINE[arch_name])
+                                   if c != "fake"]:
+            for always in (1, 0):
+                for unit, what in units:
+                    line = compile.compile_line(tree, arch_dir, counter, always)
+                    r = compile.compile_tree([*line, "-S", "-o", str(asm),
+                                              f"{compile.GLUE}/{unit}"], tree, given, what)
+                    if r.returncode != 0 and (counter, always) == ("fake", 1):
+                        raise UsageError(f"import: {given}: the shim cannot build this tree's "
+                                         f"{what}: {compile.first_error(r.stderr, tree)}")
+                    if r.returncode != 0:
+                        # the Bazel build fails on it the same way, inside the
+                        # import's transaction (undone); no object, nothing to read
+                        continue
+                    why = problem(asm.read_bytes())
+                    if why:
+                        raise UsageError(f"import: {given}: {what}'s inline assembly {why}: "
+                                         "import takes none; nothing imported")

@@ -1,0 +1,61 @@
+"""One import asked for, every input checked before anything is written: its
+name, the architecture and its toolchain, the patches, --config, the vDSO
+image and SOURCE (a tarball that is none is one line now)."""
+
+from pathlib import Path
+from typing import NamedTuple
+
+from vdsobench_cli.cli import arch, safe_read
+from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.kimport import (kbuild, names, patches as patches_mod,
+                                   source as source_mod, tarball, vdso_image)
+
+
+def check_arch():
+    arch_name = arch.current().name
+    if arch_name not in source_mod.ARCH_DIRS:
+        raise UsageError(f"import: --arch {arch_name}: imported trees build for "
+                         f"{', '.join(source_mod.ARCH_DIRS)} only (valid: "
+                         f"{', '.join(source_mod.ARCH_DIRS)})")
+    return arch_name
+
+
+class Request(NamedTuple):
+    """One import asked for, checked: name, SOURCE as given and resolved, patches."""
+    name: str
+    given: str
+    source: Path
+    patches: list
+    arch: str
+    kbuild: bool = False  # run the tree's kbuild for its vDSO line (kbuild.py)
+    config: str = None  # --config FILE, else Debian's for the tree's version
+    image: tuple = None  # (bytes of --vdso-image, FILE as given), checked
+
+
+def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=None):
+    """Every input of an import checked, before anything is written. kbuild by
+    default for Debian's own packages only (it runs the tree's Makefiles)."""
+    names.check_name(name)
+    arch_name = check_arch()
+    patches = patches_mod.check_patches(patch_paths)
+    if config is not None:
+        safe_read.read_regular(config, "--config", kbuild.CONFIG_LIMIT)
+    if arch_name != "x86_64" and (use_kbuild or config is not None or image_path):
+        what = "--vdso-image" if image_path else "--config" if config else "--kbuild"
+        raise UsageError(f"import: {what} with --arch {arch_name}: kbuild's line and the "
+                         "vDSO image are x86_64's only (valid there: --arch x86_64; "
+                         "for arm64 leave them out)")
+    missing = arch.current().missing_toolchain()
+    if missing:
+        raise UsageError(f"import: --arch {arch_name}: no {', '.join(missing)} in "
+                         f"{arch.CROSS_BIN} to compile the tree with (scripts/vdsobench "
+                         f"setup --arch {arch_name} installs it)")
+    image = vdso_image.given(image_path)
+    source = source_mod.resolve_source(given)
+    if not source.is_dir():
+        tarball.tar_top(source)  # a tarball that is none: one line now, before any output
+    if use_kbuild is None:
+        # arm64: the project's line; kbuild.py runs arch/x86/entry/vdso/ only
+        use_kbuild = arch_name == "x86_64" and (config is not None or
+                                                kbuild.is_debian(source))
+    return Request(name, given, source, patches, arch_name, use_kbuild, config, image)
