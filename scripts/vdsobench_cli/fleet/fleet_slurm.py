@@ -383,7 +383,7 @@ def conf_path(option=None, environ=None):
                          "not a printable path")
     if not path.is_file():
         where = ("--slurm-conf" if option else "SLURM_CONF" if given else
-                 f"no --slurm-conf, no SLURM_CONF, and Slurm's default")
+                 "no --slurm-conf, no SLURM_CONF, and Slurm's default")
         raise UsageError(f"no Slurm cluster: {where} {path} is not a file; give the cluster's "
                          "slurm.conf with --slurm-conf or SLURM_CONF, or start a local one "
                          "with `scripts/vdsobench fleet local-cluster up`")

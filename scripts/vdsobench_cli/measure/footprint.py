@@ -178,7 +178,7 @@ def recipe_lines(c, before, after, control="realtime", paths=None):
     costs = [v for clock in clocks for who in (before, after)
              for v in _of(c, clock, who, "line_ns").values()]
     line = statistics.median(costs) if costs else None
-    out = [f"footprint: the caller's lines a call displaces (one line costs the caller "
+    out = ["footprint: the caller's lines a call displaces (one line costs the caller "
            + (f"{line:.2f} ns here, " if line else "")
            + "from the controls); extra cost over "
            + f"{control.upper()}'s per round, so that the code cancels; intervals 95%"]

@@ -201,7 +201,7 @@ def one_offset(page, at, sample, variant, machine):
 
     modes = CLOCK_MODES.get(machine, {})
     cycles = sample["cycles"]
-    for raw, clocks in ((False, HRES_CLOCKS), (True, RAW_CLOCKS)):
+    for raw, served in ((False, HRES_CLOCKS), (True, RAW_CLOCKS)):
         label = "CS_RAW" if raw else "CS_HRES_COARSE"
         b = decode_base(page, at, fields, raw)
         if b is None:
@@ -218,7 +218,7 @@ def one_offset(page, at, sample, variant, machine):
         start, size = basetime_array(fields, b_offset(fields, raw))
         if start is None or size != 16 or not (0 < b.get("shift", 0) < 64):
             continue
-        for name, clk in clocks.items():
+        for name, clk in served.items():
             sec = number(page, at + start + clk * size, 8)
             nsec = number(page, at + start + clk * size + 8, 8)
             before, after = sample["clocks"][name]
