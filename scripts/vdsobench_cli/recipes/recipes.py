@@ -8,19 +8,18 @@ concurrency checker missed the known-bad variant).
 """
 
 import json
-import statistics
 from dataclasses import dataclass
 from typing import Callable
 
 from vdsobench_cli.cli import arch, atomic, labels, lifecycle, tools
-from vdsobench_cli.measure import code_metrics, cpu_lock, footprint, paired, rounds as rounds_mod
+from vdsobench_cli.measure import code_metrics, cpu_lock, footprint, rounds as rounds_mod
 from vdsobench_cli.measure.harness import Selection
-from vdsobench_cli.recipes import patch_review
+from vdsobench_cli.recipes import line_costs, patch_review, seeds
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.recipes.recipe_session import calls_diff, ci_text, row, rows, verdict_line, verify_one
 
 from reports import tables
-from vdsobench_cli.core import clocks, stats, vocab
+from vdsobench_cli.core import clocks, vocab
 
 # The seeds' x86 layouts with the kernel's own counter read on this CPU (rdtscp,
 # or lfence_rdtsc where the CPU has no RDTSCP: arch.timed_counter()), so that a
@@ -45,69 +44,6 @@ class Recipe:
     title: str
     seed: str
     run: Callable
-
-
-# ---- the seeds' own tables, quoted (tabs expanded) -------------------------------------
-
-SEED_000_V1 = """\
-Clock                   Before          After           Diff
------                   ------          -----           ----
-CLOCK_MONOTONIC         355531720       338039373       -5%
-CLOCK_MONOTONIC_RAW     44831738        336064912       +650%
-CLOCK_REALTIME          347665133       338102907       -3%"""
-
-SEED_000_V2 = """\
-Clock                   Before  After   Diff
------                   ------  -----   ----
-CLOCK_MONOTONIC         355.5M  355.5M
-CLOCK_MONOTONIC_RAW      44.9M  371.2M  +726%
-CLOCK_REALTIME          355.5M  355.5M"""
-
-SEED_000_V3 = """\
-Clock                   Before  After   Diff
------                   ------  -----   ----
-CLOCK_MONOTONIC         355.5M  359.6M  +1%
-CLOCK_REALTIME          355.5M  359.6M  +1%"""
-
-SEED_000_GENERIC = """\
-Number of clock_gettime() calls in 10 seconds:
-                Before          After           Diff
-MONOTONIC       152404300       200825950       +32%
-MONOTONIC_RAW   38804788        198765053       +412%
-REALTIME        151672619       201371468       +33%"""
-
-SEED_001 = """\
-Performance Numbers: Linux 5.2.0-rc2 - Xeon Gold 5120T (Unified vDSO)
-clock-gettime-monotonic: syscall: 342 nsec/call libc: 25 vdso: 24
-clock-getres-monotonic: syscall: 296 nsec/call libc: 296 vdso: 3
-clock-gettime-monotonic-coarse: syscall: 294 libc: 5 vdso: 5
-clock-gettime-monotonic-raw: syscall: 343 libc: 25 vdso: 23
-clock-gettime-realtime: syscall: 337 libc: 24 vdso: 23
-(Stock kernel: monotonic-raw libc 340, vdso 346; getres vdso: not found)"""
-
-SEED_002 = """\
-Hikey960, 4.9 kernel, GCC 4.9 -O2, 16 runs of 50M iterations each:
-vdso64  realtime: -4.8% (worse)  monotonic: +1.9% (better)  boottime: +3.2%
-vdso32  realtime: +4.7% (better) monotonic: +3.2%           boottime: +3.7%
-"The maximum deviation on the sample runs was in the order of +/-1%."
-"it is better to trust the C compiler ... and drop this patch\""""
-
-SEED_003 = """\
-$ ./timer -r 100      (CLOCK_MONOTONIC_RAW, rdtscp)
-Average Latency: 0.000000028S N zero deltas: 0 N inconsistent deltas: 0
-$ ./timer -m -r 100   (CLOCK_MONOTONIC, rdtsc_ordered)
-Average Latency: 0.000000052S N zero deltas: 0 N inconsistent deltas: 0"""
-
-SEED_004 = """\
-             Base (upstream)  + VDSO patch  + timens page
-MONO         30ns             30ns          32ns
-REAL         30ns             30ns          32ns
-BOOT         30ns             30ns          32ns
-MONOCOARSE    7ns              8ns          10ns
-REALCOARSE    7ns              8ns          10ns
-TAI          30ns             30ns          32ns
-MONORAW      30ns             30ns          32ns
-"The switch case is slower." (array vs switch, tglx)"""
 
 
 def machine_reasons(s, seed_machine):
@@ -138,8 +74,8 @@ def per_clock_against_seed(s, comparison, seed_diffs, variant):
 
 def raw_vdso(s):
     s.heading("the seed: calls in 10 s, MONOTONIC_RAW moved into the vDSO (v1, then v2)")
-    s.block(SEED_000_V1)
-    s.block(SEED_000_V2)
+    s.block(seeds.SEED_000_V1)
+    s.block(seeds.SEED_000_V2)
     c = s.compare([X86, RAW_COPY, G53], clocks=CLOCKS3)
     s.heading(f"this machine: calls in 10 s; Before = {X86}")
     s.table(c, calls_per=10)
@@ -157,7 +93,7 @@ def raw_vdso(s):
 
 def raw_branch(s):
     s.heading("the seed: v1 (mult/shift read outside the seqlock for RAW), calls in 10 s")
-    s.block(SEED_000_V1)
+    s.block(seeds.SEED_000_V1)
     s.say("tglx: \"the performance regressions for CLOCK_MONOTONIC and CLOCK_REALTIME are "
           "just not acceptable\"")
     c = s.compare([X86, RAW_BRANCH], clocks=CLOCKS3)
@@ -186,7 +122,7 @@ def raw_branch(s):
 
 def multshift_in_base(s):
     s.heading("the seed: v3 (mult and shift in each clock's base), calls in 10 s")
-    s.block(SEED_000_V3)
+    s.block(seeds.SEED_000_V3)
     s.say("tglx: \"the results of the micro benchmark above have to be taken with a grain of "
           "salt. Let's look at the cache side effects\": basetime[CLOCK_MONOTONIC] moves from "
           "48..63 to 48..71 and straddles two cache lines.")
@@ -212,58 +148,6 @@ def multshift_in_base(s):
     return True
 
 
-def subject_rounds(c, clock, mode, variant):
-    """{round: ns} of one subject in one clock x mode's rounds (the first CPU's)."""
-    key = paired.group_in(c.get("rounds", {}), clock, mode)
-    return c["rounds"][key].get(paired.subject_key(variant), {}) if key else {}
-
-
-def per_round_difference(c, clock, mode, before, after):
-    """{round: after's ns - before's} in one clock x mode's rounds."""
-    a, b = (subject_rounds(c, clock, mode, v) for v in (before, after))
-    return {r: b[r] - a[r] for r in a if r in b}
-
-
-def median_with_ci(values):
-    """(median, low, high) of values (differences: any sign) with the median's 95%
-    order-statistic interval (low and high None with too few values)."""
-    if not values:
-        return None, None, None
-    # order statistics do not care where 0 is; stats.median_ci takes times (>= 0)
-    shift = max(0.0, -min(values))
-    ci = stats.median_ci([v + shift for v in values])
-    return (statistics.median(values),
-            *((ci[0] - shift, ci[1] - shift) if ci else (None, None)))
-
-
-def lines_cost_rounds(c, clock, before, after):
-    """{round: the cold difference minus the warm one} (same code, nothing
-    evicted): what the evicted lines cost after over before, round by round."""
-    cold = per_round_difference(c, clock, "cold", before, after)
-    warm = per_round_difference(c, clock, "warm", before, after)
-    return {r: cold[r] - warm[r] for r in cold if r in warm}
-
-
-def lines_cost(c, clock, before, after):
-    """lines_cost_rounds() as (median, low, high) in ns."""
-    return median_with_ci(list(lines_cost_rounds(c, clock, before, after).values()))
-
-
-def beyond_control(c, clock, control, before, after):
-    """How much more the lines cost on clock than on control (a clock whose
-    simulated misses do not differ), round by round: (median, low, high) in ns.
-    What costs the same on both (where the page landed, the code) cancels."""
-    a = lines_cost_rounds(c, clock, before, after)
-    b = lines_cost_rounds(c, control, before, after)
-    return median_with_ci([a[r] - b[r] for r in a if r in b])
-
-
-def ns_text(m, lo, hi):
-    if m is None:
-        return "-"
-    return f"{m:+.2f} ns" + (f" [{lo:+.2f}, {hi:+.2f}]" if lo is not None else "")
-
-
 def cache_side(s, c, before, after):
     """The cache-side verdicts: per clock, the simulated misses beside the cold
     mode's time (each call alone, its data evicted from L1D), the warm control's,
@@ -283,12 +167,12 @@ def cache_side(s, c, before, after):
         misses = (f"{sim[0]['base']:g} -> {sim[0]['value']:g} simulated L1D misses per call"
                   if sim else "no simulated count")
         warm = rows(c, mode="warm", clock=r["clock"], variant=after)
-        cost = lines_cost(c, r["clock"], before, after)
+        cost = line_costs.lines_cost(c, r["clock"], before, after)
         s.say(f"{tables.clock_name(r['clock'])}: {misses}; cold: time ratio {r['ratio']:.3f} "
               f"{ci_text(r)} {r['verdict']}"
               + (f"; warm: {warm[0]['ratio']:.3f} {ci_text(warm[0])} {warm[0]['verdict']}"
                  if warm else "")
-              + f"; the lines' own cost (cold - warm): {ns_text(*cost)}")
+              + f"; the lines' own cost (cold - warm): {line_costs.ns_text(*cost)}")
         if not extra(r["clock"]):
             continue
         said = f"  The simulation counts {extra(r['clock']):+g} line(s) on " \
@@ -298,10 +182,10 @@ def cache_side(s, c, before, after):
             s.say(said + ("; time sees a cost (no clock without the extra miss to "
                           "check it against)." if seen else "; time does not see it."))
             continue
-        more = beyond_control(c, r["clock"], controls[0], before, after)
+        more = line_costs.beyond_control(c, r["clock"], controls[0], before, after)
         seen = more[1] is not None and (more[1] > 0 or more[2] < 0)
         s.say(said + f"; beyond {tables.clock_name(controls[0])}, whose misses do not "
-              f"differ, its lines cost {ns_text(*more)}: time "
+              f"differ, its lines cost {line_costs.ns_text(*more)}: time "
               + ("sees the line." if seen else
                  "does not see the line. Its miss overlaps the first line's (the load "
                  "does not wait for it) or the counter read's latency: an out-of-order "
@@ -356,7 +240,7 @@ def layout_diff(s, a, b):
 
 def generic_unified(s):
     s.heading("the seed: x86 on the generic vDSO library (5.2-rc6), calls in 10 s")
-    s.block(SEED_000_GENERIC)
+    s.block(seeds.SEED_000_GENERIC)
     c = s.compare([X86, G53], clocks=ALL_CLOCKS + ["getres:monotonic"], tag="x86-vs-generic")
     s.heading(f"this machine: calls in 10 s; Before = {X86}, After = {G53}")
     s.table(c, calls_per=10)
@@ -370,7 +254,7 @@ def generic_unified(s):
           "itself (the old retpolined vDSO entry, its compiler) is not in our Before. "
           "MONOTONIC_RAW is the syscall against userspace, as in raw-vdso.")
     s.heading("the seed's other table (Xeon Gold 5120T, 5.2-rc2), ns per call")
-    s.block(SEED_001)
+    s.block(seeds.SEED_001)
     sysc = s.compare(["sys/syscall", "sys/libc", "sys/vdso"],
                      clocks=["monotonic", "getres:monotonic", "monotonic_coarse",
                              "monotonic_raw", "realtime"], tag="syscall-libc-vdso")
@@ -423,35 +307,6 @@ def lines_touched(variants):
     return out
 
 
-def net_of_controls(cells):
-    """Each cell's (cold - warm) per round less the mean, that round, of the same
-    layout's cells whose misses and lines do not differ (its controls): what a
-    layout costs on every clock alike (where its page landed) cancels. Cells of a
-    layout without controls keep their own. Sets cell["net"]."""
-    for cell in cells:
-        controls = [c for c in cells if c["variant"] == cell["variant"]
-                    and not c["misses"] and not c["lines"]]
-        cell["net"] = {r: v - sum(c["lines_cost"].get(r, 0) for c in controls) / len(controls)
-                       for r, v in cell["lines_cost"].items()} if controls else \
-            dict(cell["lines_cost"])
-    return cells
-
-
-def per_line_fit(cells, key="lines_cost"):
-    """The cost of one more simulated L1D miss: per round, the least-squares slope
-    through 0 of the cells' (cold - warm) differences (or another per-round key)
-    against their miss differences, over the cells whose misses differ; (median,
-    low, high) of the rounds' slopes, with the median's 95% interval, and how many
-    cells."""
-    used = [c for c in cells if c["misses"]]
-    if not used:
-        return None, None, None, 0
-    rounds = set.intersection(*(set(c[key]) for c in used))
-    slopes = [sum(c[key][r] * c["misses"] for c in used)
-              / sum(c["misses"] ** 2 for c in used) for r in sorted(rounds)]
-    return (*median_with_ci(slopes), len(used))
-
-
 def line_cost(s):
     s.heading("the seed: none; the question: what does a cache line cost a call here?")
     s.say("Every layout against x86_gtod on every clock, in the cold mode (each call "
@@ -480,39 +335,40 @@ def line_cost(s):
         sim = rows(c, "sim:l1d_misses", clock=clock, mode="cold", variant=v)
         if la is None or lb is None or not sim:
             continue  # the kernel on either side: not a question of lines
-        cold = per_round_difference(c, clock, "cold", X86, v)
-        warm = per_round_difference(c, clock, "warm", X86, v)
+        cold = line_costs.per_round_difference(c, clock, "cold", X86, v)
+        warm = line_costs.per_round_difference(c, clock, "warm", X86, v)
         cells.append({"variant": v, "clock": clock, "lines": lb - la,
                       "misses": sim[0]["value"] - sim[0]["base"],
-                      "cold": median_with_ci(list(cold.values())),
+                      "cold": line_costs.median_with_ci(list(cold.values())),
                       "lines_cost": {k: cold[k] - warm[k] for k in cold if k in warm}})
     s.heading(f"each layout against {X86}: lines, simulated misses, time (ns, 95% CI)")
     s.block(f"{'layout':26}{'clock':17}{'lines':>6}{'misses':>7}  {'cold':>24}  "
             f"{'cold - warm':>24}")
     agree = disagree = 0
     for cell in cells:
-        cost = median_with_ci(list(cell["lines_cost"].values()))
+        cost = line_costs.median_with_ci(list(cell["lines_cost"].values()))
         seen = cost[1] is not None and (cost[1] > 0 or cost[2] < 0)
         if cell["misses"]:
             agree += seen
             disagree += not seen
         s.block(f"{cell['variant'].split('+')[0]:26}{cell['clock']:17}{cell['lines']:>+6}"
-                f"{cell['misses']:>+7g}  {ns_text(*cell['cold']):>24}  {ns_text(*cost):>24}"
+                f"{cell['misses']:>+7g}  {line_costs.ns_text(*cell['cold']):>24}  "
+                f"{line_costs.ns_text(*cost):>24}"
                 + ("  <- misses differ" if cell["misses"] else ""))
-    m, lo, hi, n = per_line_fit(net_of_controls(cells), key="net")
-    cold_a = subject_rounds(c, "realtime", "cold", X86)
-    warm_a = subject_rounds(c, "realtime", "warm", X86)
-    base_cost = median_with_ci([cold_a[k] - warm_a[k] for k in cold_a if k in warm_a])
+    m, lo, hi, n = line_costs.per_line_fit(line_costs.net_of_controls(cells), key="net")
+    cold_a = line_costs.subject_rounds(c, "realtime", "cold", X86)
+    warm_a = line_costs.subject_rounds(c, "realtime", "warm", X86)
+    base_cost = line_costs.median_with_ci([cold_a[k] - warm_a[k] for k in cold_a if k in warm_a])
     s.heading("the cost of a line")
     base_sim = rows(c, "sim:l1d_misses", clock="realtime", mode="cold")
-    s.say(f"{X86} REALTIME, cold minus warm: {ns_text(*base_cost)} for its "
+    s.say(f"{X86} REALTIME, cold minus warm: {line_costs.ns_text(*base_cost)} for its "
           + (f"{base_sim[0]['base']:g} simulated miss(es) per call" if base_sim else
              "evicted line(s)")
           + ": the first line, whose load the call waits for.")
     if n:
         s.say(f"One more simulated L1D miss (slope over the {n} cells whose misses differ, "
               f"per round, each net of its layout's cells whose lines and misses do not): "
-              f"{ns_text(m, lo, hi)} per miss. Time follows the simulation in "
+              f"{line_costs.ns_text(m, lo, hi)} per miss. Time follows the simulation in "
               f"{agree} of those {n} cells and not in {disagree}.")
     else:
         s.say("No two layouts differ in simulated misses on a clock both serve in "
@@ -527,7 +383,7 @@ def line_cost(s):
 
 def timens(s):
     s.heading("the seed: tglx's timens numbers (seed 004)")
-    s.block(SEED_004)
+    s.block(seeds.SEED_004)
     host = s.compare([G53, TIMENS, TIMENS_SWITCH], clocks=ALL_CLOCKS, tag="host-task")
     task = s.compare([TIMENS, TIMENS_SWITCH], clocks=ALL_CLOCKS, modes=["timens"],
                      tag="timens-task")
@@ -554,7 +410,7 @@ def timens(s):
 
 def counter_read(s):
     s.heading("the seed: rdtscp against rdtsc_ordered (lfence; rdtsc), seed 003")
-    s.block(SEED_003)
+    s.block(seeds.SEED_003)
     # a CPU without RDTSCP (some hypervisors mask it) measures the other three
     has_rdtscp = _TIMED == "rdtscp"
     reads = ["lfence_rdtsc", "rdtsc", "mfence_rdtsc"] + (["rdtscp"] if has_rdtscp else [])
@@ -606,7 +462,7 @@ INLINE_CLOCKS = ["realtime", "monotonic", "boottime"]
 
 def inline(s):
     s.heading("the seed: forcing do_hres inline, seed 002 (arm, 2017)")
-    s.block(SEED_002)
+    s.block(seeds.SEED_002)
     if arch.current().emulated:
         return inline_emulated(s)
     counter = arch.timed_counter()

@@ -15,7 +15,7 @@ import tempfile
 import unittest
 
 from vdsobench_cli import main
-from vdsobench_cli.recipes import recipes
+from vdsobench_cli.recipes import line_costs
 from vdsobench_cli.measure import rounds
 from vdsobench_cli.commands import run
 from vdsobench_cli.tests.support import vdsobench
@@ -142,7 +142,7 @@ class LineCostTest(unittest.TestCase):
     def test_the_lines_own_cost_is_cold_minus_warm(self):
         c = comparison(cold={(GTOD, "monotonic"): 26.0, (MULTSHIFT, "monotonic"): 30.0},
                        warm={(GTOD, "monotonic"): 22.0, (MULTSHIFT, "monotonic"): 22.5})
-        m, lo, hi = recipes.lines_cost(c, "monotonic", GTOD, MULTSHIFT)
+        m, lo, hi = line_costs.lines_cost(c, "monotonic", GTOD, MULTSHIFT)
         self.assertAlmostEqual(m, 3.5)
         self.assertTrue(lo <= 3.5 <= hi)
 
@@ -152,8 +152,8 @@ class LineCostTest(unittest.TestCase):
                              (GTOD, "realtime"): 26.0, (MULTSHIFT, "realtime"): 27.0},
                        warm={(GTOD, "monotonic"): 22.0, (MULTSHIFT, "monotonic"): 22.5,
                              (GTOD, "realtime"): 22.0, (MULTSHIFT, "realtime"): 22.5})
-        self.assertAlmostEqual(recipes.lines_cost(c, "realtime", GTOD, MULTSHIFT)[0], 0.5)
-        m, lo, hi = recipes.beyond_control(c, "monotonic", "realtime", GTOD, MULTSHIFT)
+        self.assertAlmostEqual(line_costs.lines_cost(c, "realtime", GTOD, MULTSHIFT)[0], 0.5)
+        m, lo, hi = line_costs.beyond_control(c, "monotonic", "realtime", GTOD, MULTSHIFT)
         self.assertAlmostEqual(m, 1.5)
         self.assertGreater(lo, 0)
 
@@ -161,12 +161,12 @@ class LineCostTest(unittest.TestCase):
         cells = [{"misses": 1, "lines_cost": {r: 4.0 + 0.1 * (r % 3) for r in range(12)}},
                  {"misses": 2, "lines_cost": {r: 8.0 for r in range(12)}},
                  {"misses": 0, "lines_cost": {r: 0.7 for r in range(12)}}]
-        m, lo, hi, n = recipes.per_line_fit(cells)
+        m, lo, hi, n = line_costs.per_line_fit(cells)
         self.assertEqual(n, 2, "the cells whose misses differ")
         self.assertAlmostEqual(m, (4.1 + 16) / 5)
         self.assertLessEqual(lo, m)
         self.assertGreaterEqual(hi, m)
-        self.assertEqual(recipes.per_line_fit(cells[2:])[3], 0)
+        self.assertEqual(line_costs.per_line_fit(cells[2:])[3], 0)
 
     def test_net_of_a_layouts_controls(self):
         cells = [{"variant": "a", "misses": 1, "lines": 1, "lines_cost": {0: 1.2, 1: 1.4}},
@@ -174,25 +174,25 @@ class LineCostTest(unittest.TestCase):
                  {"variant": "a", "misses": 0, "lines": 0, "lines_cost": {0: 1.0, 1: 1.2}},
                  {"variant": "b", "misses": 1, "lines": 1, "lines_cost": {0: 3.0, 1: 3.0}},
                  {"variant": "b", "misses": 0, "lines": 1, "lines_cost": {0: 0.5, 1: 0.5}}]
-        recipes.net_of_controls(cells)
+        line_costs.net_of_controls(cells)
         self.assertAlmostEqual(cells[0]["net"][0], 0.2)
         self.assertAlmostEqual(cells[0]["net"][1], 0.3)
         self.assertEqual(cells[3]["net"], {0: 3.0, 1: 3.0},
                          "b has no cell whose lines and misses agree: its own")
 
     def test_differences_of_either_sign(self):
-        m, lo, hi = recipes.median_with_ci([-1.0, -0.5, 0.0, 0.5, 1.0, -2.0, 2.0, 0.1, -0.1])
+        m, lo, hi = line_costs.median_with_ci([-1.0, -0.5, 0.0, 0.5, 1.0, -2.0, 2.0, 0.1, -0.1])
         self.assertEqual(m, 0.0)
         self.assertTrue(lo < 0 < hi)
-        self.assertEqual(recipes.median_with_ci([-1.0, 1.0])[1:], (None, None),
+        self.assertEqual(line_costs.median_with_ci([-1.0, 1.0])[1:], (None, None),
                          "too few for an interval")
 
     def test_a_free_line(self):
         c = comparison(cold={(GTOD, "monotonic"): 26.0, (MULTSHIFT, "monotonic"): 26.6},
                        warm={(GTOD, "monotonic"): 22.0, (MULTSHIFT, "monotonic"): 22.6})
-        m, _, _ = recipes.lines_cost(c, "monotonic", GTOD, MULTSHIFT)
+        m, _, _ = line_costs.lines_cost(c, "monotonic", GTOD, MULTSHIFT)
         self.assertAlmostEqual(m, 0.0)
-        self.assertEqual(recipes.per_round_difference(c, "realtime", "cold", GTOD, MULTSHIFT),
+        self.assertEqual(line_costs.per_round_difference(c, "realtime", "cold", GTOD, MULTSHIFT),
                          {}, "a clock not measured: no rounds")
 
 
