@@ -10,8 +10,8 @@ import unittest
 
 from vdsobench_cli.cli import build
 from vdsobench_cli.measure import live
-from vdsobench_cli.tests import support
-from vdsobench_cli.tests.support import DUMP, TIMENS_DUMP, V6_10, V6_15, timens_dump
+from vdsobench_cli.tests import vvar_support
+from vdsobench_cli.tests.vvar_support import DUMP, TIMENS_DUMP, V6_10, V6_15, timens_dump
 
 def edited(offset, size, value):
     d = copy.deepcopy(DUMP)
@@ -159,12 +159,12 @@ class NamespaceLiveTest(unittest.TestCase):
     checked against /proc/self/timens_offsets."""
 
     def test_layout_live_in_a_time_namespace(self):
-        why = support.timens_unavailable()
+        why = vvar_support.timens_unavailable()
         if why:
             self.skipTest(why)
         argv = [str(build.ROOT / "scripts" / "vdsobench"), "layout", "--live"]
         outside = subprocess.run(argv, capture_output=True, text=True)
-        inside = subprocess.run(support.TIMENS_CMD + argv, capture_output=True, text=True)
+        inside = subprocess.run(vvar_support.TIMENS_CMD + argv, capture_output=True, text=True)
         self.assertEqual(inside.returncode, outside.returncode, inside.stdout + inside.stderr)
         if "cannot check" in outside.stdout or "not checked:" in outside.stdout.split("\n")[0]:
             return  # no page of this kernel's to compare, in or out

@@ -8,7 +8,7 @@ from unittest import mock
 from vdsobench_cli.cli import build
 from vdsobench_cli.commands import sim as sim_cmd
 from vdsobench_cli.measure import sim
-from vdsobench_cli.tests import support
+from vdsobench_cli.tests import support, vvar_support
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.tests.support import vdsobench
 
@@ -154,13 +154,13 @@ class SysVdsoTest(unittest.TestCase):
         namespace's (seq 1, clock_mode TIMENS). Never blamed on an update: the
         kernel's own page is copied, said in a note, and the answer is the
         one outside the namespace (a row, or the same reason)."""
-        why = support.timens_unavailable()
+        why = vvar_support.timens_unavailable()
         if why:
             self.skipTest(why)
         argv = [str(build.ROOT / "scripts" / "vdsobench"), "sim", sim.SYS_VDSO,
                 "--clocks", "monotonic", "--modes", "hot"]
         outside = subprocess.run(argv, capture_output=True, text=True)
-        inside = subprocess.run(support.TIMENS_CMD + argv, capture_output=True, text=True)
+        inside = subprocess.run(vvar_support.TIMENS_CMD + argv, capture_output=True, text=True)
         self.assertNotIn("update", inside.stderr)
         self.assertNotIn("Traceback", inside.stderr)
         self.assertEqual(inside.returncode, outside.returncode, inside.stderr)

@@ -4,7 +4,7 @@ import unittest
 from unittest import mock
 
 from vdsobench_cli.commands import verify
-from vdsobench_cli.tests import support
+from vdsobench_cli.tests import vvar_support
 
 
 def rec(name, status, known_bad=False, first_failure=None):
@@ -108,14 +108,14 @@ class LiveLineTest(unittest.TestCase):
         return status, out.getvalue()
 
     def test_matches(self):
-        result = verify.live.check(support.DUMP, support.V6_15)
-        status, text = self.line(result, support.DUMP, None)
+        result = verify.live.check(vvar_support.DUMP, vvar_support.V6_15)
+        status, text = self.line(result, vvar_support.DUMP, None)
         self.assertEqual(status, 0)
         self.assertIn("live: PASS   generic_6_15 matches the running kernel 6.18.44", text)
 
     def test_mismatch_fails(self):
-        result = verify.live.check(support.DUMP, support.V6_10)
-        status, text = self.line(result, support.DUMP, None)
+        result = verify.live.check(vvar_support.DUMP, vvar_support.V6_10)
+        status, text = self.line(result, vvar_support.DUMP, None)
         self.assertEqual(status, 1)
         self.assertIn("live: FAIL   generic_6_10 does not match", text)
         self.assertIn("CS_RAW", text)
