@@ -57,9 +57,9 @@ UNKNOWN = "unknown CPU"
 NAMES_LIMIT = 36
 TAG_LIMIT = 24
 NAME_LIMIT = 64
-# what one node may send: a hostile reply cannot make the submit host sort
-# a billion rounds
-MAX_KEYS = 64
+# what one node may send, a row per clock and mode at most: a hostile reply
+# cannot make the submit host sort a billion rounds
+MAX_KEYS = len(vocab.CLOCKS) * len(vocab.BENCH_MODES)
 # the rounds of a row and the time per call a node may send (core/limits.py)
 MAX_ROUNDS, MIN_NS, MAX_NS = limits.MAX_ROUNDS, limits.MIN_NS, limits.MAX_NS
 WORDS = {"faster": "faster", "slower": "slower", stats.NO_DIFFERENCE: "same",
