@@ -20,11 +20,10 @@ from vdsobench_cli.cli import build, inputs, lifecycle
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.fleet import (batch, bundle_check, node_choice, options, outcomes as
                                  outcomes_mod, submit)
-from vdsobench_cli.measure import paired
 from vdsobench_cli.recipes import review_parts
 
 from reports import fleet_review, fleet_summary, review as review_mod
-from vdsobench_cli.core import limits, text as text_mod
+from vdsobench_cli.core import limits, paired, text as text_mod
 
 SCHEMA = build.ROOT / "results" / "schema" / "review-node-v1.schema.json"
 WHO = "recipe patch-review --fleet"
@@ -121,7 +120,7 @@ def verify_pair(review):
 def node_rounds(review, comparison, path="review file"):
     """({(clock, mode): (before ns, after ns)}, {(clock, mode): lost rounds})
     of a node's comparison: each ns/call row's PairedRounds, read back by
-    the record's own reader (measure/paired.py: its round numbers, times and
+    the record's own reader (core/paired.py: its round numbers, times and
     counts checked); a row the node refused, or that the lost rule refuses
     over its rounds, is left out. UsageError for rows the node's review
     cannot have: another pair of variants, a clock or mode vdsobench does
