@@ -1,13 +1,16 @@
 """The cluster patch review: one block with a column (or a group of rows) per
 CPU model, from the paired before/after rounds every node sent back.
 
-reduce(nodes, target, alpha) takes plain data, one dict a node:
+reduce(nodes, target, alpha) takes one dict a node:
 
   {"node": "n1", "cpu": "Zen 4 (AMD EPYC 9654, 25/17/1)" or None,
    "counter": "rdtscp", "kernel": "6.1.0-13-amd64", "hypervisor": "KVM" or None,
    "verify": {"after": (ok, text), "before": (ok, text)},
-   "rounds": {(clock, mode): (before_ns, after_ns)},   # paired: same length, order
-   "lost": {(clock, mode): rounds that lost the CPU}, "failed": None or "why"}
+   "rounds": {(clock, mode): PairedRounds}, "failed": None or "why"}
+
+where each row's rounds are the one record of them (core/paired.py), as the
+node's file gave it: its times, counts and round numbers were checked by
+the record's reader (PairedRounds.from_json), the one validator of them.
 
 and returns
 
@@ -26,14 +29,16 @@ What it decides, and why:
   keyed by (clock, mode) alone, never by the counter: each CPU reads the
   counter its own kernel chose (rdtscp on one, lfence_rdtsc on another), and
   the rows still line up.
-- A node that failed, or sent rounds that do not hold together (unequal
-  before and after, a negative or non-finite time, a duplicate name), is
-  never pooled: it is listed with one line of why. A bad node does not stop
-  the others.
+- A node that failed, or sent rounds that do not hold together (a row
+  that is not a PairedRounds, one filed under another row's key, unequal
+  before and after, more rows than MAX_KEYS, a duplicate name), is never
+  pooled: it is listed with one line of why. A bad node does not stop the
+  others.
 - A model on which a node's patched tree fails verify (a torn patch caught
   there) gets no timing at all, as the one-machine block gives none.
 - A node's row that lost the CPU in more than MAX_LOST of its rounds (the
-  rule of core/limits.py) is not pooled: its ratios are pulled toward 1.
+  record's refused(), the rule of core/limits.py) is not pooled: its
+  ratios are pulled toward 1. Its own row (review.paired_row) says so.
 - A model's cell is review.row over the concatenated paired rounds of its
   nodes, corrected (Bonferroni) over rows x timed models. A node with more
   rounds weighs more: the cell is the median of the pooled ratios.
@@ -50,7 +55,7 @@ import re
 from collections import Counter
 
 from reports import review
-from vdsobench_cli.core import clocks, limits, stats, vocab
+from vdsobench_cli.core import clocks, limits, paired, stats, vocab
 from vdsobench_cli.core.text import printable
 
 UNKNOWN = "unknown CPU"
@@ -60,8 +65,6 @@ NAME_LIMIT = 64
 # what one node may send, a row per clock and mode at most: a hostile reply
 # cannot make the submit host sort a billion rounds
 MAX_KEYS = len(vocab.CLOCKS) * len(vocab.BENCH_MODES)
-# the rounds of a row and the time per call a node may send (core/limits.py)
-MAX_ROUNDS, MIN_NS, MAX_NS = limits.MAX_ROUNDS, limits.MIN_NS, limits.MAX_NS
 WORDS = {"faster": "faster", "slower": "slower", stats.NO_DIFFERENCE: "same",
          review.INCOMPLETE: "?"}
 
@@ -182,27 +185,27 @@ def _text(value, what, limit=160, optional=True):
     return printable(value.strip(), limit)
 
 
-def _series(values, what):
-    if not isinstance(values, (list, tuple)):
-        raise _Bad(f"{what}: not a list of times")
-    if len(values) > MAX_ROUNDS:
-        raise _Bad(f"{what}: {len(values)} rounds, more than {MAX_ROUNDS}")
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise _Bad(f"{what}: a time that is not a number")
-        v = float(v)
-        if not MIN_NS <= v <= MAX_NS:
-            raise _Bad(f"{what}: a time that is not between {MIN_NS:g} and {MAX_NS:g} ns")
-        out.append(v)
-    return out
-
-
 def _key(key):
-    if not isinstance(key, (list, tuple)) or len(key) != 2:
+    """A row's (clock, mode): plain words, as a record's file spells them."""
+    if (not isinstance(key, tuple) or len(key) != 2
+            or not all(isinstance(k, str) and paired.WORD.fullmatch(k) for k in key)):
         raise _Bad("rounds: a key that is not (clock, mode)")
-    clock, mode = (_text(k, "rounds key", 40, optional=False).lower() for k in key)
-    return clock, mode
+    return key
+
+
+def _record(key, rec):
+    """rec, the record of row key's rounds; _Bad unless it is one."""
+    name = f"{key[0]} {key[1]}"
+    if not isinstance(rec, paired.PairedRounds) or not all(
+            isinstance(ns, tuple) for ns in (rec.before_ns, rec.after_ns)):
+        raise _Bad(f"rounds {name}: not a record of paired rounds")
+    if not isinstance(rec.key, vocab.GroupKey) or rec.key.row != key:
+        raise _Bad(f"rounds {name}: the record of another row "
+                   f"({printable(str(rec.key), 60)})")
+    b, a = len(rec.before_ns), len(rec.after_ns)
+    if b != a:
+        raise _Bad(f"rounds {name}: {b} before but {a} after, not paired")
+    return rec
 
 
 def _checked_verify(v):
@@ -227,29 +230,15 @@ def _node(raw):
            "kernel": _text(raw.get("kernel"), "kernel", 64),
            "hypervisor": _text(raw.get("hypervisor"), "hypervisor", 40),
            "verify": _checked_verify(raw.get("verify"))}
-    rounds, lost = raw.get("rounds") or {}, raw.get("lost") or {}
-    if not isinstance(rounds, dict) or not isinstance(lost, dict):
-        raise _Bad("rounds or lost: not a mapping")
+    rounds = raw.get("rounds") or {}
+    if not isinstance(rounds, dict):
+        raise _Bad("rounds: not a mapping")
     if len(rounds) > MAX_KEYS:
         raise _Bad(f"rounds: {len(rounds)} rows, more than {MAX_KEYS}")
-    out["rounds"], out["lost"] = {}, {}
-    for key, pair in rounds.items():
-        k = _key(key)
-        name = f"{k[0]} {k[1]}"
-        if k in out["rounds"]:
-            raise _Bad(f"rounds: {name} given twice")
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise _Bad(f"rounds {name}: not (before, after)")
-        b, a = _series(pair[0], f"rounds {name}"), _series(pair[1], f"rounds {name}")
-        if len(b) != len(a):
-            raise _Bad(f"rounds {name}: {len(b)} before but {len(a)} after, not paired")
-        if b:
-            out["rounds"][k] = (b, a)
-    for key, n in lost.items():
-        k = _key(key)
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise _Bad(f"lost {k[0]} {k[1]}: not a count")
-        out["lost"][k] = out["lost"].get(k, 0) + n
+    out["rounds"] = {}
+    for key, rec in rounds.items():
+        if _record(_key(key), rec).before_ns:
+            out["rounds"][key] = rec
     return out
 
 
@@ -285,10 +274,6 @@ def _worst(nodes, side):
     if len(nodes) > 1:
         text += f" (on {compact([n['node'] for n in bad])} of {len(nodes)} nodes)"
     return (False, text)
-
-
-def _lost_too_often(node, key):
-    return limits.lost_too_often(node["lost"].get(key, 0), len(node["rounds"][key][0]))
 
 
 def _change(r):
@@ -422,24 +407,22 @@ def reduce(nodes, target=review.TARGET, alpha=limits.ALPHA):
                 if key not in n["rounds"]:
                     continue
                 having += 1
-                b, a = n["rounds"][key]
-                too = _lost_too_often(n, key)
-                r = review.row(b, a, target, alpha, per_node,
-                               "lost the CPU too often" if too else None)
+                rec = n["rounds"][key]
+                r = review.paired_row(rec, target, alpha, per_node)
                 node_rows[n["node"]].append((clock, mode, r))
-                if too:
+                if rec.refused():
                     lost_nodes.add(n["node"])
                     lost_rows += 1
                     continue
-                pooled_b += b
-                pooled_a += a
+                pooled_b += rec.before_ns
+                pooled_a += rec.after_ns
                 if r["complete"]:
                     votes.setdefault(r["verdict"], []).append(n["node"])
             if not having:
                 continue
             cells[m["cpu"]] = review.row(
                 pooled_b, pooled_a, target, alpha, comparisons,
-                None if pooled_b else "lost the CPU too often on every node")
+                None if pooled_b else f"{review.LOST} on every node")
             if len(votes) > 1:
                 m["split"].append((clock, mode, votes))
                 said = ", ".join(f"{compact(v)} {WORDS[verdict]}"
@@ -453,7 +436,7 @@ def reduce(nodes, target=review.TARGET, alpha=limits.ALPHA):
         t for opposite, t in said if not opposite]
     notes = []
     if lost_rows:
-        notes.append(f"lost the CPU too often on {lost_rows} row{'s' if lost_rows > 1 else ''} "
+        notes.append(f"{review.LOST} on {lost_rows} row{'s' if lost_rows > 1 else ''} "
                      f"of {compact(lost_nodes)}: not pooled")
     return {"models": models, "rows": rows, "node_rows": node_rows,
             "disagree": disagree, "notes": notes, "failed": failed,

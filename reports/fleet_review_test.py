@@ -1,12 +1,15 @@
 """The cluster patch review's reduction and text, from synthetic rounds only:
 seeded random.Random draws (stats.simulate_rounds), no timing of this machine."""
 
+import dataclasses
 import random
 import re
 import unittest
 
 from reports import fleet_review, fleet_review_text, review
-from vdsobench_cli.core import stats, vocab
+from reports.testsupport import paired_rounds
+from vdsobench_cli.core import limits, paired, stats, vocab
+from vdsobench_cli.core.errors import UsageError
 from vdsobench_cli.core.text import printable
 
 # a reply's rows: seven clocks, which the expectations below count (a clock
@@ -22,18 +25,28 @@ EIGHT = (ZEN4, ZEN3, SPR, "Zen 5 (AMD EPYC 9755, 26/17/0)",
          "Ice Lake-SP (Intel Xeon Gold 6338, 6/106/6)", "Neoverse V1 (Arm, 8/0xd40/1)")
 
 
+def record(clock, before_ns, after_ns):
+    return paired_rounds((clock, "hot"), before_ns, after_ns)
+
+
 def node(name, cpu, rng, effect=1.0, n=60, sigma=0.002, counter="rdtscp", clocks=CLOCKS,
          **over):
     """One node's reply; effect is a ratio, or {clock: ratio} (1.0 elsewhere)."""
     rounds = {}
     for clock in clocks:
         e = effect.get(clock, 1.0) if isinstance(effect, dict) else effect
-        rounds[(clock, "hot")] = stats.simulate_rounds(rng, n, e, sigma, 0.0)
+        rounds[(clock, "hot")] = record(clock, *stats.simulate_rounds(rng, n, e, sigma, 0.0))
     out = {"node": name, "cpu": cpu, "counter": counter, "kernel": "6.1.0-13-amd64",
            "hypervisor": None, "verify": {"after": PASS, "before": PASS},
-           "rounds": rounds, "lost": {}, "failed": None}
+           "rounds": rounds, "failed": None}
     out.update(over)
     return out
+
+
+def lose(n, clock, lost):
+    """n's row of clock (hot) with its first `lost` rounds having lost the CPU."""
+    key = (clock, "hot")
+    n["rounds"][key] = dataclasses.replace(n["rounds"][key], disturbed=frozenset(range(lost)))
 
 
 def fleet(spec, seed=1, **kw):
@@ -71,8 +84,8 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
         self.assertEqual(red["comparisons"], 7)
         # the cell is review.row over the three nodes' rounds, concatenated
         key = ("monotonic", "hot")
-        b = [x for n in nodes for x in n["rounds"][key][0]]
-        a = [x for n in nodes for x in n["rounds"][key][1]]
+        b = [x for n in nodes for x in n["rounds"][key].before_ns]
+        a = [x for n in nodes for x in n["rounds"][key].after_ns]
         self.assertEqual(cells(red, "monotonic")[ZEN4], review.row(b, a, comparisons=7))
         self.assertTrue(all(cs[ZEN4]["verdict"] == "faster" for _, _, cs in red["rows"]))
         self.assertEqual(red["disagree"], [])
@@ -167,8 +180,8 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
                          "slurmstepd: error: *** JOB 17 CANCELLED *** DUE TO TIME")
         self.assertEqual(cells(red, "tai")[ZEN4]["verdict"], "faster")
         key = ("tai", "hot")
-        b = [x for n in nodes for x in n["rounds"][key][0]]
-        a = [x for n in nodes for x in n["rounds"][key][1]]
+        b = [x for n in nodes for x in n["rounds"][key].before_ns]
+        a = [x for n in nodes for x in n["rounds"][key].after_ns]
         self.assertEqual(cells(red, "tai")[ZEN4], review.row(b, a, comparisons=7))
         lines = fleet_review_text.lines(red)
         self.check_lines(lines)
@@ -245,16 +258,18 @@ class ReduceTest(ShapeMixin, unittest.TestCase):
 
     def test_rows_that_lost_the_cpu_are_not_pooled(self):
         nodes = fleet([(ZEN4, 2, 0.98)])
-        nodes[1]["lost"] = {("monotonic", "hot"): 7}
+        lose(nodes[1], "monotonic", 7)
         red = fleet_review.reduce(nodes)
         self.assertEqual(cells(red, "monotonic")[ZEN4]["n"], 60)
         self.assertEqual(cells(red, "tai")[ZEN4]["n"], 120)
         self.assertEqual(red["node_rows"]["n2"][1][2]["reason"], "lost the CPU too often")
         self.assertEqual(red["notes"], ["lost the CPU too often on 1 row of n2: not pooled"])
         # 6 of 60 is within MAX_LOST: pooled
-        nodes[1]["lost"] = {("monotonic", "hot"): 6}
+        self.assertEqual(limits.MAX_LOST, 0.10)
+        lose(nodes[1], "monotonic", 6)
         self.assertEqual(cells(fleet_review.reduce(nodes), "monotonic")[ZEN4]["n"], 120)
-        nodes[0]["lost"] = nodes[1]["lost"] = {("monotonic", "hot"): 30}
+        lose(nodes[0], "monotonic", 30)
+        lose(nodes[1], "monotonic", 30)
         red = fleet_review.reduce(nodes)
         r = cells(red, "monotonic")[ZEN4]
         self.assertFalse(r["complete"])
@@ -314,7 +329,7 @@ class TextTest(ShapeMixin, unittest.TestCase):
 
     def test_four_models_get_groups_or_a_line_each(self):
         nodes = fleet([(c, 1, 0.98) for c in EIGHT[:4]])
-        nodes[3]["lost"] = {("tai", "hot"): 60}
+        lose(nodes[3], "tai", 60)
         red = fleet_review.reduce(nodes)
         self.assertIsNone(cells(red, "tai")[EIGHT[3]]["ratio"])
         # four cells of "-2.0% faster" and the clock are 78 columns: a group
@@ -342,7 +357,7 @@ class TextTest(ShapeMixin, unittest.TestCase):
         nodes = fleet([(ZEN4, 3, 0.98), (ZEN3, 2, {"monotonic": 1.03}), (SPR, 2, 1.0),
                        (EIGHT[3], 1, 0.99)])
         nodes[0]["verify"] = {"after": PASS, "before": TORN}
-        nodes[3]["lost"] = {("tai", "hot"): 40}
+        lose(nodes[3], "tai", 40)
         nodes[7]["verify"] = {"after": TORN, "before": PASS}
         for i in range(12):
             nodes.append({"node": f"x{i}", "cpu": EIGHT[i % 8], "failed": f"reason {i % 7}"})
@@ -410,27 +425,42 @@ class HostileTest(ShapeMixin, unittest.TestCase):
 
     def test_bad_rounds_fail_the_node_alone(self):
         key = ("monotonic", "hot")
-        self.assertEqual(self.failed_why(rounds={key: ([1.0] * 10, [1.0] * 9)}),
-                         "rounds monotonic hot: 10 before but 9 after, not paired")
-        for value in (-1.0, float("nan"), float("inf"), "12", True, None):
-            why = self.failed_why(rounds={key: ([1.0] * 9 + [value], [1.0] * 10)})
-            self.assertTrue(why.startswith("rounds monotonic hot: a time that"), why)
-        self.assertEqual(self.failed_why(rounds={key: [1.0, 2.0, 3.0]}),
-                         "rounds monotonic hot: not (before, after)")
-        self.assertEqual(self.failed_why(rounds={"monotonic/hot": ([1.0], [1.0])}),
-                         "rounds: a key that is not (clock, mode)")
-        self.assertEqual(self.failed_why(rounds={key: ([1.0], [1.0]),
-                                                 ("MONOTONIC", "hot"): ([1.0], [1.0])}),
-                         "rounds: monotonic hot given twice")
-        too_many = {(f"c{i}", "hot"): ([1.0], [1.0]) for i in range(fleet_review.MAX_KEYS + 1)}
+        rec = record("monotonic", [1.0] * 10, [1.0] * 10)
+        self.assertEqual(self.failed_why(rounds={key: dataclasses.replace(
+            rec, after_ns=(1.0,) * 9)}), "rounds monotonic hot: 10 before but 9 after, not paired")
+        for plain in (([1.0], [1.0]), [1.0, 2.0, 3.0], rec.to_json(), None,
+                      dataclasses.replace(rec, before_ns=[1.0] * 10)):
+            self.assertEqual(self.failed_why(rounds={key: plain}),
+                             "rounds monotonic hot: not a record of paired rounds")
+        self.assertEqual(self.failed_why(rounds={("realtime", "hot"): rec}),
+                         "rounds realtime hot: the record of another row (monotonic/hot/cpu1)")
+        # ("MONOTONIC", "hot") is no second name of monotonic's row
+        for bad_key in ("monotonic/hot", ("monotonic", "hot", 1), ("MONOTONIC", "hot"),
+                        ("monotonic", "\x1b[2J"), (b"monotonic", "hot")):
+            self.assertEqual(self.failed_why(rounds={bad_key: rec}),
+                             "rounds: a key that is not (clock, mode)")
+        too_many = {(f"c{i}", "hot"): record(f"c{i}", [1.0], [1.0])
+                    for i in range(fleet_review.MAX_KEYS + 1)}
         self.assertIn("more than", self.failed_why(rounds=too_many))
-        self.assertIn("more than", self.failed_why(
-            rounds={key: ([1.0] * (fleet_review.MAX_ROUNDS + 1),) * 2}))
-        self.assertEqual(self.failed_why(lost={key: -3}), "lost monotonic hot: not a count")
+        self.assertEqual(self.failed_why(rounds=[(key, rec)]), "rounds: not a mapping")
         self.assertEqual(self.failed_why(verify=None), "no verify result for both trees")
         self.assertEqual(self.failed_why(verify={"after": ("yes", "PASS"), "before": PASS}),
                          "verify (after): not (ok, text)")
         self.assertEqual(self.failed_why(node="n1"), "a second reply under this node name")
+
+    def test_a_hostile_files_rounds_never_become_a_record(self):
+        # a node's file is read by the record's one validator before any
+        # reduction: a time no call takes, more rounds than a reader sorts,
+        # a lost round it did not measure are refused there, one line
+        good = record("monotonic", [1.0] * 10, [1.0] * 10).to_json()
+        edits = [{"before_ns": [1.0] * 9 + [v]}
+                 for v in (-1.0, float("nan"), float("inf"), "12", True, None)]
+        edits += [{"rounds": list(range(limits.MAX_ROUNDS + 1))}, {"disturbed": [-3]},
+                  {"disturbed": [10]}, {"after_ns": [1.0] * 9}]
+        for edit in edits:
+            with self.subTest(edit=str(edit)[:40]), self.assertRaises(UsageError) as e:
+                paired.PairedRounds.from_json(dict(good, **edit), "n9.json")
+            self.assertNotIn("\n", str(e.exception))
 
     def test_not_a_dict(self):
         red = fleet_review.reduce(fleet([(ZEN4, 1, 0.98)]) + ["junk", 7])

@@ -37,6 +37,9 @@ PILOT_ROUNDS = 20
 # lognormal noise with 2% outliers; review_test.py).
 INFLATE = 2.5
 INCOMPLETE = "incomplete"
+# the reason a row without a verdict gives in the block (the record's
+# refused() has the whole sentence)
+LOST = "lost the CPU too often"
 
 
 def _z(alpha, comparisons):
@@ -108,6 +111,15 @@ def row(before, after, target=TARGET, alpha=limits.ALPHA, comparisons=1, refused
         out["reason"] = (f"interval {percent(lo)}..{percent(hi)} is wider than "
                          f"+-{target * 100:g}%")
     return out
+
+
+def paired_row(rec, target=TARGET, alpha=limits.ALPHA, comparisons=1,
+               max_lost=limits.MAX_LOST):
+    """row() of one record's rounds (core/paired.py, a PairedRounds): the
+    statistic, computed once for the verdict it gives; no verdict (LOST)
+    when its lost rule refuses them."""
+    return row(list(rec.before_ns), list(rec.after_ns), target, alpha, comparisons,
+               LOST if rec.refused(max_lost) else None)
 
 
 def percent(ratio, digits=1):

@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from reports import plots_layout
+from vdsobench_cli.core import paired, vocab
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTDATA = Path(__file__).resolve().parent / "testdata"
@@ -23,6 +24,13 @@ def fixture(name):
     """(file name, results) of a fixture in reports/testdata, or of a path."""
     path = TESTDATA / name if "/" not in name else Path(name)
     return str(path.name), json.loads(path.read_text())
+
+
+def paired_rounds(row, before_ns, after_ns):
+    """The record (core/paired.py) of a row's ((clock, mode)) paired rounds,
+    numbered from 0 on CPU 1, as a node's file gives the fleet's review."""
+    return paired.PairedRounds(vocab.GroupKey(*row, 1), "before", "after",
+                               tuple(range(len(before_ns))), tuple(before_ns), tuple(after_ns))
 
 
 def zen5(data):

@@ -1,29 +1,19 @@
-"""Errors that end a command with one line on stderr and a fixed exit status."""
+"""Errors that end a command with one line on stderr and a fixed exit status:
+guard() turns the error classes (core/errors.py, imported from here as
+ever) into the line and the status."""
 
 import os
 import signal
 import sys
 
+from vdsobench_cli.core.errors import CliError, Failure, UsageError
 from vdsobench_cli.core.text import printable
 
 from vdsobench_cli.cli import lifecycle, trust
 from vdsobench_cli.cli.pydeps import MODULES
 
-
-class CliError(Exception):
-    code = 1
-
-
-class Failure(CliError):
-    """A check failed or a tool the command relies on did not work (exit 1)."""
-
-    code = 1
-
-
-class UsageError(CliError):
-    """Bad usage or bad input (exit 2)."""
-
-    code = 2
+# the error classes are core's; every command imports them from here
+__all__ = ("CliError", "Failure", "UsageError", "one_line", "say", "guard")
 
 
 def one_line(text):

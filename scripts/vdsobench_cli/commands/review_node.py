@@ -11,7 +11,7 @@ two-stage paired rounds (a pilot, then what the pilot's noise asks for,
 within the time budget). It writes one file (results/schema/review-node-v1):
 its verify records, its counter, the plan and the comparison with every
 round, which the submit host pools per CPU model: the comparison is made
-from each row's PairedRounds (measure/paired.py) and the row judged once,
+from each row's PairedRounds (core/paired.py) and the row judged once,
 as the one-machine review's, and the host reads those records back. No simulation here: the
 submit host has valgrind, the nodes need not.
 

@@ -3,7 +3,7 @@ patch-review and a cluster node (commands/compare.py parses and prints).
 
 Paired: the variants run in one process in interleaved rounds (rounds.py);
 measure() runs them and returns the rounds alone (Measured: no statistic),
-records() gives each row's PairedRounds (measure/paired.py), and
+records() gives each row's PairedRounds (core/paired.py), and
 comparison() makes the comparison-v1 dict tables.render() and the plots
 read: one ns/call row per record with its statistic computed once
 (stats.paired), the counters' rows, the lost-CPU rule by GroupKey
@@ -20,10 +20,10 @@ import os
 from vdsobench_cli.cli import arch, confine
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.kimport import bazel_sync
-from vdsobench_cli.measure import cpu_lock, fingerprint, footprint, paired, results, rounds
+from vdsobench_cli.measure import cpu_lock, fingerprint, footprint, results, rounds
 
 from reports import review, run_table, tables
-from vdsobench_cli.core import emulation as emulation_mod, limits, stats, uarch, vocab
+from vdsobench_cli.core import emulation as emulation_mod, limits, paired, stats, uarch, vocab
 
 NS = "ns/call"
 

@@ -18,10 +18,10 @@ import statistics
 import time
 
 from vdsobench_cli.cli import arch
-from vdsobench_cli.measure import paired, rounds
+from vdsobench_cli.measure import rounds
 from vdsobench_cli.measure.harness import Selection
 
-from vdsobench_cli.core import stats
+from vdsobench_cli.core import paired, stats
 
 PAIR = tuple(f"{layout}+{arch.timed_counter()}+always"
              for layout in ("x86_gtod", "x86_gtod_ts_multshift"))

@@ -5,8 +5,7 @@ simulated L1D miss fitted over the cells; medians with their 95% intervals."""
 
 import statistics
 
-from vdsobench_cli.core import stats
-from vdsobench_cli.measure import paired
+from vdsobench_cli.core import paired, stats
 
 
 def subject_rounds(c, clock, mode, variant):

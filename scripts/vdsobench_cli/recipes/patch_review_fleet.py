@@ -20,11 +20,10 @@ from vdsobench_cli.cli import build, inputs, lifecycle
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.fleet import (batch, bundle_check, node_choice, options, outcomes as
                                  outcomes_mod, submit)
-from vdsobench_cli.measure import paired
 from vdsobench_cli.recipes import review_parts
 
 from reports import fleet_review, fleet_summary, review as review_mod
-from vdsobench_cli.core import limits, text as text_mod
+from vdsobench_cli.core import limits, paired, text as text_mod
 
 SCHEMA = build.ROOT / "results" / "schema" / "review-node-v1.schema.json"
 WHO = "recipe patch-review --fleet"
@@ -119,16 +118,18 @@ def verify_pair(review):
 
 
 def node_rounds(review, comparison, path="review file"):
-    """({(clock, mode): (before ns, after ns)}, {(clock, mode): lost rounds})
-    of a node's comparison: each ns/call row's PairedRounds, read back by
-    the record's own reader (measure/paired.py: its round numbers, times and
-    counts checked); a row the node refused, or that the lost rule refuses
-    over its rounds, is left out. UsageError for rows the node's review
-    cannot have: another pair of variants, a clock or mode vdsobench does
-    not have, a clock and mode twice (on two CPUs), or more rows than the
-    host pools (each row's rounds are read once)."""
+    """{(clock, mode): PairedRounds} of a node's comparison: each ns/call
+    row's record, read back by the record's own reader (core/paired.py: its
+    round numbers, times and counts checked). A row the lost rule refuses
+    over its rounds is kept: reports/fleet_review.py applies the rule
+    (rec.refused()) and says how many rows it left out; a row the node
+    refused for another reason, or with no rounds, is left out. UsageError
+    for rows the node's review cannot have: another pair of variants, a
+    clock or mode vdsobench does not have, a clock and mode twice (on two
+    CPUs), or more rows than the host pools (each row's rounds are read
+    once)."""
     if comparison is None:
-        return {}, {}
+        return {}
     from reports import fleet_review
     from vdsobench_cli.core import vocab
     before = vocab.variant(review["before"], review["counter"])
@@ -139,7 +140,7 @@ def node_rounds(review, comparison, path="review file"):
     rows = [r for r in comparison["rows"] if r.get("metric") == "ns/call"]
     if len(rows) > fleet_review.MAX_KEYS:
         raise UsageError(f"{path}: {len(rows)} rows, more than {fleet_review.MAX_KEYS}")
-    rounds, lost, seen = {}, {}, set()
+    rounds, seen = {}, set()
     for r in rows:
         clock, mode = r["clock"], r["mode"]
         if (r["baseline"], r["variant"]) != (before, after):
@@ -155,11 +156,10 @@ def node_rounds(review, comparison, path="review file"):
         seen.add((clock, mode))
         # "rounds", not the path: the node's line names it, and the reason fits
         rec = paired.PairedRounds.from_comparison(comparison, r, "rounds")
-        if r.get("refused") or rec.refused() or not rec.rounds:
+        if (r.get("refused") and not rec.refused()) or not rec.rounds:
             continue
-        rounds[(clock, mode)] = (list(rec.before_ns), list(rec.after_ns))
-        lost[(clock, mode)] = rec.lost
-    return rounds, lost
+        rounds[(clock, mode)] = rec
+    return rounds
 
 
 def node_inputs(outcomes, before, after, placed=None):
@@ -170,7 +170,7 @@ def node_inputs(outcomes, before, after, placed=None):
     for o in outcomes:
         n = {"node": o["node"], "cpu": fleet_summary.cpu_name(o) if o.get("cpu") else None,
              "counter": None, "kernel": o.get("kernel"), "hypervisor": None,
-             "verify": {}, "rounds": {}, "lost": {}, "failed": None}
+             "verify": {}, "rounds": {}, "failed": None}
         path = o.get("results")
         rc = o.get("rc")
         if placed and o["node"] not in placed:
@@ -179,14 +179,14 @@ def node_inputs(outcomes, before, after, placed=None):
         elif o["state"] in ("ok", "failed") and type(rc) is int and rc in REVIEWED and path:
             try:
                 review, comparison = load_review(path, before, after, o["rc"])
-                rounds, lost = node_rounds(review, comparison, path)
+                rounds = node_rounds(review, comparison, path)
             except UsageError as e:
                 n["failed"] = f"its review file is unusable: {e}"
             else:
                 n["counter"] = review["counter"]
                 n["hypervisor"] = review.get("hypervisor")
                 n["verify"] = verify_pair(review)
-                n["rounds"], n["lost"] = rounds, lost
+                n["rounds"] = rounds
                 if comparison is not None and not n["hypervisor"]:
                     n["hypervisor"] = comparison["meta"].get("hypervisor")
         else:

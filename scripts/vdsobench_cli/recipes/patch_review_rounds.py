@@ -1,4 +1,4 @@
-"""patch-review's timed rounds: one PairedRounds per row (measure/paired.py)
+"""patch-review's timed rounds: one PairedRounds per row (core/paired.py)
 from the pilot to the block and comparison.json.
 
 A pilot of review.PILOT_ROUNDS paired rounds (or --quick's) gives each row's
@@ -108,7 +108,7 @@ def judged(records, target=review.TARGET, alpha=limits.ALPHA):
     """{GroupKey: review row}: each row's lost rule and statistic, once,
     over all its rounds; corrected over the rows."""
     comparisons = max(1, len(records))
-    return {key: rec.row(target, alpha, comparisons) for key, rec in records.items()}
+    return {key: review.paired_row(rec, target, alpha, comparisons) for key, rec in records.items()}
 
 
 def timed_rounds(s, before, after, clocks, progress_fn):

@@ -1,4 +1,4 @@
-"""measure/paired.py: one row's paired rounds from a rounds.Series, grown a
+"""core/paired.py: one row's paired rounds from a rounds.Series, grown a
 chunk at a time, judged once (the lost rule over every round, the statistic
 once), and its file forms read back by their one validator; hostile records
 refused with one line. Synthetic rounds, nothing timed."""
@@ -8,8 +8,8 @@ import json
 import unittest
 
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.core import limits, vocab
-from vdsobench_cli.measure import paired, rounds
+from vdsobench_cli.core import limits, paired, vocab
+from vdsobench_cli.measure import rounds
 
 from reports import review
 
@@ -85,17 +85,17 @@ class RefusedTest(unittest.TestCase):
         self.assertTrue(worse.refused().startswith("monotonic/hot/cpu1: 3 of 20 rounds"))
 
     def test_a_refused_row_has_no_verdict(self):
-        r = record(20, lost=5).row(review.TARGET, limits.ALPHA, 1)
+        r = review.paired_row(record(20, lost=5), review.TARGET, limits.ALPHA, 1)
         self.assertFalse(r["complete"])
-        self.assertEqual(r["reason"], paired.LOST)
+        self.assertEqual(r["reason"], review.LOST)
 
 
 class RowTest(unittest.TestCase):
     def test_the_statistic_of_its_rounds(self):
         rec = record(30)
-        self.assertEqual(rec.row(0.005, 0.05, 3),
+        self.assertEqual(review.paired_row(rec, 0.005, 0.05, 3),
                          review.row(list(rec.before_ns), list(rec.after_ns), 0.005, 0.05, 3))
-        self.assertEqual(rec.row()["verdict"], "slower")
+        self.assertEqual(review.paired_row(rec)["verdict"], "slower")
 
 
 class JsonTest(unittest.TestCase):

@@ -15,9 +15,9 @@ from unittest import mock
 import jsonschema
 
 from vdsobench_cli.cli import build
-from vdsobench_cli.core import stats, vocab
+from vdsobench_cli.core import paired, stats, vocab
 from vdsobench_cli.kimport import git_dir
-from vdsobench_cli.measure import compare, paired, rounds
+from vdsobench_cli.measure import compare, rounds
 from vdsobench_cli.recipes import patch_review, patch_review_arm64
 from vdsobench_cli.recipes import patch_review_rounds as rounds_mod
 
@@ -140,7 +140,7 @@ class BlockAgreesTest(unittest.TestCase):
                 back = paired.PairedRounds.from_comparison(c, f)
                 self.assertEqual(back.rounds, t.records[key].rounds)
                 self.assertEqual(back.after_ns, t.records[key].after_ns)
-                self.assertEqual(back.row(0.005, 0.05, 3), b)
+                self.assertEqual(review.paired_row(back, 0.005, 0.05, 3), b)
         self.assertEqual(rows[self.KEYS["slower"].row]["verdict"], "slower")
         self.assertTrue(block[self.KEYS["slower"].row]["complete"])
         lost = rows[self.KEYS["lost"].row]

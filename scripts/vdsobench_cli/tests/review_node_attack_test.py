@@ -15,10 +15,12 @@ import unittest
 from pathlib import Path
 
 from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.core import limits
 from vdsobench_cli.recipes import patch_review_fleet as pf
 from vdsobench_cli.tests.support import TESTDATA, cli, one_line
 
 from reports import cover_letter, fleet_review, fleet_review_text, review
+from reports.testsupport import paired_rounds
 
 RECORDED = TESTDATA / "review-node-6.12-quick.json"
 BEFORE, AFTER = "kernel:rn-before", "kernel:rn-after"
@@ -152,7 +154,7 @@ class StallTest(Base):
         def edit(o):
             for s in (B_SUBJECT, A_SUBJECT):
                 o["comparison"]["rounds"][KEY][s] = {
-                    str(k): 1.0 for k in range(fleet_review.MAX_ROUNDS + 1)}
+                    str(k): 1.0 for k in range(limits.MAX_ROUNDS + 1)}
         self.refused(self.edited(edit), says="rounds, more than")
 
 
@@ -434,9 +436,9 @@ class BlockTest(Base):
                           "counter": "c" * 40, "kernel": "k" * 64, "hypervisor": "h" * 40,
                           "verify": {"after": (i % 7 != 0, "FAIL " * 30),
                                      "before": (i % 5 != 0, "B " * 60)},
-                          "rounds": {k: stats.simulate_rounds(rng, 12, 0.95 + 0.1 * rng.random(),
-                                                              0.01, 0.0) for k in keys},
-                          "lost": {}, "failed": None})
+                          "rounds": {k: paired_rounds(k, *stats.simulate_rounds(
+                              rng, 12, 0.95 + 0.1 * rng.random(), 0.01, 0.0)) for k in keys},
+                          "failed": None})
         nodes += [{"node": f"bad{i}", "cpu": None, "failed": f"reason {i} " * 20}
                   for i in range(300)]
         passing = [dict(n, verify={"after": (True, "PASS"), "before": (True, "PASS")})

@@ -44,12 +44,13 @@ class ReadTest(unittest.TestCase):
 
     def test_recorded_file(self):
         review, comparison = pf.load_review(self.write(self.good), BEFORE, AFTER, 0)
-        rounds, lost = pf.node_rounds(review, comparison)
+        rounds = pf.node_rounds(review, comparison)
         self.assertEqual(sorted(rounds), [("monotonic", "hot"), ("monotonic_raw", "hot"),
                                           ("realtime", "hot")])
-        for a, b in rounds.values():
-            self.assertEqual(len(a), len(b))
-            self.assertEqual(len(a), review["plan"]["rounds"])
+        for row, rec in rounds.items():
+            self.assertEqual(rec.key.row, row)
+            self.assertEqual(len(rec.before_ns), len(rec.after_ns))
+            self.assertEqual(len(rec.before_ns), review["plan"]["rounds"])
         pair = pf.verify_pair(review)
         self.assertEqual(pair["after"][0], True)
         self.assertIn("PASS", pair["after"][1])
@@ -63,24 +64,34 @@ class ReadTest(unittest.TestCase):
         row = next(r for r in bad["comparison"]["rows"] if r["clock"] == "realtime")
         row["refused"] = f"realtime/hot/cpu{row['cpu']}: lost"
         review, comparison = pf.load_review(self.write(bad), BEFORE, AFTER, 0)
-        rounds, _ = pf.node_rounds(review, comparison)
+        rounds = pf.node_rounds(review, comparison)
         self.assertNotIn(("realtime", "hot"), rounds)
         self.assertIn(("monotonic", "hot"), rounds)
 
-    def test_a_row_the_lost_rule_refuses_is_left_out(self):
+    def test_a_row_the_lost_rule_refuses_is_the_reductions_to_refuse(self):
         """The rule over the row's rounds (its disturbed rounds, a field),
-        whatever the node's own "refused" says."""
+        whatever the node's own "refused" says: the record is kept, and
+        reports/fleet_review.py refuses it and says so."""
+        from reports import fleet_review
         bad = copy.deepcopy(self.good)
         row = next(r for r in bad["comparison"]["rows"] if r["clock"] == "monotonic")
         key = f"monotonic/hot/cpu{row['cpu']}"
         measured = bad["comparison"]["rounds"][key][f"{AFTER}+rdtscp+always#0"]
         row["disturbed"] = sorted(map(int, measured))[:5]
-        row["lost"], row["refused"] = 5, None
-        review, comparison = pf.load_review(self.write(bad), BEFORE, AFTER, 0)
-        rounds, lost = pf.node_rounds(review, comparison)
-        self.assertNotIn(("monotonic", "hot"), rounds)
-        self.assertEqual(set(rounds), {("realtime", "hot"), ("monotonic_raw", "hot")})
-        self.assertEqual(set(lost.values()), {0})
+        for refused in (None, f"{key}: 5 of 10 rounds lost the CPU"):
+            row["lost"], row["refused"] = 5, refused
+            review, comparison = pf.load_review(self.write(bad), BEFORE, AFTER, 0)
+            rounds = pf.node_rounds(review, comparison)
+            self.assertEqual(set(rounds), {("monotonic", "hot"), ("realtime", "hot"),
+                                           ("monotonic_raw", "hot")})
+            self.assertTrue(rounds[("monotonic", "hot")].refused())
+            self.assertIsNone(rounds[("realtime", "hot")].refused())
+            [n] = pf.node_inputs([self.outcome(self.write(bad))], BEFORE, AFTER)
+            red = fleet_review.reduce([n])
+            self.assertEqual(red["notes"], ["lost the CPU too often on 1 row of n1: not pooled"])
+            cells = {(c, m): cs for c, m, cs in red["rows"]}
+            [cell] = cells[("monotonic", "hot")].values()
+            self.assertEqual(cell["reason"], "lost the CPU too often on every node")
 
     def test_torn_node(self):
         torn = copy.deepcopy(self.good)
@@ -179,9 +190,9 @@ class MixedCountersTest(unittest.TestCase):
         self.assertEqual([(c, m) for c, m, _ in red["rows"]],
                          [("realtime", "hot"), ("monotonic", "hot"), ("monotonic_raw", "hot")])
         for clock, mode, cells in red["rows"]:
-            pooled = [x for x in nodes if x["lost"][(clock, mode)] <= limits.MAX_LOST
-                      * len(x["rounds"][(clock, mode)][0])]
-            n = sum(len(x["rounds"][(clock, mode)][0]) for x in pooled)
+            recs = [x["rounds"][(clock, mode)] for x in nodes]
+            pooled = [r for r in recs if r.lost <= limits.MAX_LOST * len(r.rounds)]
+            n = sum(len(r.before_ns) for r in pooled)
             self.assertEqual(cells[model["cpu"]]["n"], n, clock)
             self.assertGreater(n, 10, clock)
         text = "\n".join(fleet_review_text.lines(red))

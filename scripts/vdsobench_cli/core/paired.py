@@ -5,13 +5,12 @@ A PairedRounds holds what two subjects (before, after: copy 0 each) of one
 group (a vocab.GroupKey) measured in the rounds both ran: the round numbers,
 ints always and ascending, each side's ns per call, the rounds in which a
 batch of either still lost the CPU (bench/lost_cpu.h), the batches retried,
-and the iteration count. It is built once from a rounds.Series
-(from_series), grows a chunk at a time (extend: the chunk's rounds
-renumbered after ours), and gives
-
-    refused()  the lost-CPU rule (core/limits.py) over every round it holds,
-               the rounds a verdict uses, never per chunk;
-    row()      reports/review.py's row: the statistic, once per verdict.
+and the iteration count. It is built once from a measure/rounds.py Series
+(from_series reads its fields: core imports no measure), grows a chunk at a
+time (extend: the chunk's rounds renumbered after ours), and refused() is
+the lost-CPU rule (core/limits.py) over every round it holds, the rounds a
+verdict uses, never per chunk. Its row, the statistic once per verdict, is
+reports/review.py's paired_row(rec) (core imports no reports).
 
 to_json()/from_json() are its file form (patch-review.json, a node's review
 file): from_json is the one validator of it, and a file's record is
@@ -26,11 +25,9 @@ import math
 import re
 from typing import Optional
 
-from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.core import limits, vocab
+from vdsobench_cli.core.errors import UsageError
 from vdsobench_cli.core.text import printable
-
-from reports import review
 
 # a round's number as a comparison's file spells it: a few plain digits (int()
 # takes " 1", "1_0" and "٣", and a 5000-digit key raises past Python's limit)
@@ -42,9 +39,6 @@ WORD = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 FIELDS = ("key", "before", "after", "rounds", "before_ns", "after_ns", "disturbed",
           "retried", "iterations")
 NAME_LIMIT = 200
-# the reason a row without a verdict gives in the block (the record's
-# refused() has the whole sentence)
-LOST = "lost the CPU too often"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,14 +88,6 @@ class PairedRounds:
         """Why these rounds get no verdict (the CPU lost in too many of
         them), or None."""
         return limits.lost_reason(self.key, self.lost, len(self.rounds), retries, max_lost)
-
-    def row(self, target=review.TARGET, alpha=limits.ALPHA, comparisons=1,
-            max_lost=limits.MAX_LOST):
-        """reports/review.py's row of these rounds: the statistic, computed
-        once for the verdict it gives."""
-        why = LOST if self.refused(max_lost) else None
-        return review.row(list(self.before_ns), list(self.after_ns), target, alpha,
-                          comparisons, why)
 
     def to_json(self):
         return {"key": str(self.key), "before": self.before, "after": self.after,
