@@ -10,7 +10,6 @@ one must say which package, in one line, exit 2, with no traceback.
 
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 from pathlib import Path

@@ -1,7 +1,6 @@
 """`run` end to end with the real harness at a tiny --min-time: every mode, the
 results file, no-overwrite, and each bad input. No timing is asserted."""
 
-import json
 import os
 import tempfile
 import unittest
