@@ -47,6 +47,8 @@
 #define RING 4096
 #define LAST 1000000ULL
 #define STEP (1ULL << 16) /* fake counter cycles per generation */
+#define MIN_CHECKED 1000 /* fewer reads and the check did not run */
+#define TRAPPED_SLOWER 8
 #define AHEAD 1024 /* generations the fake readers' counter runs ahead */
 #define REAL_LAG (1ULL << 28) /* real counter: cycle_last this far behind */
 /* phase B, fake counter: the writer ticks this far behind the readers' */
@@ -561,9 +563,14 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 	memset(&sh, 0, sizeof(sh));
 	sh.v = v;
 	sh.cpus = &cpus;
-	sh.duration_ms = duration_ms;
 	sh.r = r;
 	sh.trapped = v->real_counter && vdso_counter_unavailable(v->counter);
+	/*
+	 * An emulated read is a fault and a signal handler, microseconds
+	 * under a hypervisor, far more under qemu's TCG: its readers get
+	 * TRAPPED_SLOWER times as long to reach the reads the check needs.
+	 */
+	sh.duration_ms = sh.trapped ? duration_ms * TRAPPED_SLOWER : duration_ms;
 	sh.exact = !v->real_counter || sh.trapped;
 	pthread_mutex_init(&sh.fail_lock, NULL);
 
@@ -614,7 +621,16 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 	if (r->ok && sh.trapped && !total.trapped_reads)
 		check_fail(r, "the trap saw no RDTSC or RDTSCP: the variant "
 			      "did not read its counter");
-	if (r->ok && total.checked < 1000)
+	if (r->ok && total.checked < MIN_CHECKED && sh.trapped) {
+		/* today's SKIP of a counter this CPU lacks, not a catch */
+		r->skipped = true;
+		check_note(r, "did not run: only %llu reads checked (%llu "
+			      "inconclusive) through the emulated counter",
+			   (unsigned long long)total.checked,
+			   (unsigned long long)total.inconclusive);
+		return 0;
+	}
+	if (r->ok && total.checked < MIN_CHECKED)
 		check_fail(r, "only %llu reads could be checked (%llu "
 			      "inconclusive): the checker did not run",
 			   (unsigned long long)total.checked,

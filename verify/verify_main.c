@@ -325,7 +325,9 @@ int main(int argc, char **argv)
 			/* the negative control: only the concurrency check may flag it */
 			bool only_torn = !r[2].ok && r[0].ok && r[1].ok && r[3].ok;
 
-			status = only_torn ? "CAUGHT" : (r[2].ok ? "MISSED" : "FAIL");
+			status = only_torn ? "CAUGHT" :
+				 r[2].skipped ? "SKIP" :
+				 r[2].ok ? "MISSED" : "FAIL";
 		} else {
 			status = first_bad ? "FAIL" : "PASS";
 		}
@@ -333,6 +335,8 @@ int main(int argc, char **argv)
 			passed++;
 		else if (!strcmp(status, "CAUGHT"))
 			caught++;
+		else if (!strcmp(status, "SKIP"))
+			skipped++;
 		else if (!strcmp(status, "MISSED"))
 			missed++;
 		else
@@ -341,6 +345,9 @@ int main(int argc, char **argv)
 		if (first_bad)
 			snprintf(first_failure, sizeof(first_failure), "%s: %s",
 				 first_bad->name, first_bad->detail);
+		else if (v->known_bad && r[2].skipped)
+			snprintf(first_failure, sizeof(first_failure),
+				 "concurrency: %s", r[2].detail);
 		else if (v->known_bad)
 			snprintf(first_failure, sizeof(first_failure), "%s",
 				 "concurrency: no torn read found");
