@@ -48,7 +48,8 @@ int check_attach(const struct vdso_variant *v);
 int check_exact(const struct vdso_variant *v, struct check_report *r);
 
 /*
- * Edge cases, fake counter only: narrow-mask wrap, a counter behind
+ * Edge cases, with the fake counter or a trapped one (check_counter_begin();
+ * skipped where neither is): narrow-mask wrap, a counter behind
  * cycle_last, a delta above max_cycles (has_max_cycles), a huge ns sum,
  * settimeofday, NTP mult adjustment, a leap second, time namespace
  * offsets, and the auxiliary clocks' life (aux_clocks): enable, set,
@@ -91,6 +92,33 @@ int check_system_all(const struct vdso_variant *const *vs, unsigned int n,
  * dropping xtime_nsec's sub-nanosecond bits, which the syscall adds in.
  */
 #define CHECK_AUX_VDSO_SLACK_NS 1
+
+/*
+ * Where the counter value of a variant's call comes from, for the checks
+ * that need it: the fake counter's vdso_fake_cycles; a real x86 counter
+ * trapped (verify/tsc_trap.h), whose own RDTSC or RDTSCP answers the
+ * vdso_fake_cycles the check set, so the check is as exact; or, where
+ * there is no trap (arm64, PR_SET_TSC refused), the real counter
+ * bracketed by two ordered reads.
+ */
+enum check_counter { CHECK_FAKE, CHECK_TRAPPED, CHECK_BRACKETED };
+
+/*
+ * v's, with the trap on for the calling thread where it is CHECK_TRAPPED;
+ * why: the reason a real counter is CHECK_BRACKETED. check_counter_end()
+ * turns the trap off again.
+ */
+enum check_counter check_counter_begin(const struct vdso_variant *v,
+				       char *why, size_t why_len);
+void check_counter_end(enum check_counter c);
+/*
+ * NULL, or the one line that says the trap emulates v's counter, which this
+ * CPU lacks (RDTSCP): the variant is checked all the same, all but against
+ * the system (check_system), which needs the real counter.
+ */
+const char *check_counter_emulated(const struct vdso_variant *v);
+/* "N reads trapped" and, where RDTSCP was emulated, how many of them */
+void check_trapped_note(char *buf, size_t len, u64 reads, u64 emulated);
 
 /* helpers shared by the checks */
 struct tk_clocksource;

@@ -3,9 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "impls/counters/available.h"
 #include "impls/kernel/sim_kernel.h"
 #include "impls/registry.h"
 #include "verify/check.h"
+#include "verify/tsc_trap.h"
 
 void check_fail(struct check_report *r, const char *fmt, ...)
 {
@@ -75,6 +77,39 @@ int check_clock_ns(const struct vdso_variant *v, const struct timekeeper *tk,
 		return -EINVAL; /* no CONFIG_POSIX_AUX_CLOCKS: before v6.17 */
 	sim_aux_snapshot((unsigned int)(clk - CLOCK_AUX), &aux);
 	return tk_aux_clock_ns(&aux, now, ns);
+}
+
+enum check_counter check_counter_begin(const struct vdso_variant *v,
+				       char *why, size_t why_len)
+{
+	if (!v->real_counter)
+		return CHECK_FAKE;
+	return tsc_trap_on(why, why_len) ? CHECK_BRACKETED : CHECK_TRAPPED;
+}
+
+void check_counter_end(enum check_counter c)
+{
+	if (c == CHECK_TRAPPED)
+		tsc_trap_off();
+}
+
+const char *check_counter_emulated(const struct vdso_variant *v)
+{
+	if (!v->counter || strcmp(v->counter, "rdtscp") ||
+	    !vdso_counter_unavailable(v->counter) || tsc_trap_unavailable())
+		return NULL;
+	return "RDTSCP emulated: this CPU has none";
+}
+
+void check_trapped_note(char *buf, size_t len, u64 reads, u64 emulated)
+{
+	if (emulated)
+		snprintf(buf, len, "%llu reads trapped, %llu of them RDTSCPs "
+			 "emulated (this CPU has none)",
+			 (unsigned long long)reads, (unsigned long long)emulated);
+	else
+		snprintf(buf, len, "%llu reads trapped",
+			 (unsigned long long)reads);
 }
 
 /*

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Edge cases with the fake counter: each compares the variant with the
+ * Edge cases with the fake counter, or a real one trapped (the TSC:
+ * verify/tsc_trap.h) to answer what the fake one would: each compares the variant with the
  * oracle and, where the kernel promises something stronger (a clock that
  * must not move, an offset that must be exact), with that promise.
  */
@@ -12,6 +13,7 @@
 #include "impls/kernel/fake_counter.h"
 #include "impls/kernel/sim_kernel.h"
 #include "verify/check.h"
+#include "verify/tsc_trap.h"
 
 #define LAST 1000000ULL
 
@@ -490,15 +492,21 @@ static const struct {
 int check_edges(const struct vdso_variant *v, struct check_report *r)
 {
 	struct tk_clocksource cs;
+	char why[160] = "", trapped[96] = "";
+	enum check_counter mode;
+	u64 reads, emulated;
 
 	r->name = "edges";
 	r->ok = true;
-	if (v->real_counter) {
+	mode = check_counter_begin(v, why, sizeof(why));
+	if (mode == CHECK_BRACKETED) {
 		r->skipped = true;
-		check_note(r, "needs the fake counter (see %s+fake+%s)", v->layout,
-			   v->inline_mode);
+		check_note(r, "needs the fake counter (see %s+fake+%s) or the "
+			      "counter trap (%s)", v->layout, v->inline_mode, why);
 		return 0;
 	}
+	reads = tsc_trap_reads();
+	emulated = tsc_trap_emulated();
 	for (unsigned int i = 0; i < ARRAY_SIZE(edges) && r->ok; i++) {
 		/* each edge case starts from a fresh kernel, which detaches all */
 		check_reset_fake_kernel(&cs, LAST);
@@ -509,15 +517,27 @@ int check_edges(const struct vdso_variant *v, struct check_report *r)
 		edges[i].fn(v, r);
 		r->calls++;
 	}
+	reads = tsc_trap_reads() - reads;
+	emulated = tsc_trap_emulated() - emulated;
+	check_counter_end(mode);
 	sim_kernel_detach_all();
+	if (mode == CHECK_TRAPPED && !reads)
+		check_fail(r, "the trap saw no RDTSC or RDTSCP: the variant did "
+			      "not read its counter");
+	if (mode == CHECK_TRAPPED) {
+		trapped[0] = ';';
+		trapped[1] = ' ';
+		check_trapped_note(trapped + 2, sizeof(trapped) - 2, reads,
+				   emulated);
+	}
 	if (r->ok)
 		check_note(r, "%llu edge cases: narrow-mask wrap, %s%s200 s "
-			      "delta, settimeofday, NTP, leap second%s%s",
+			      "delta, settimeofday, NTP, leap second%s%s%s",
 			   (unsigned long long)r->calls,
 			   IS_ENABLED(__aarch64__) ? "56-bit arch timer wrap, " :
 						     "behind cycle_last, ",
 			   v->has_max_cycles ? "max_cycles, " : "",
 			   v->has_timens ? ", time namespace" : "",
-			   v->aux_clocks ? ", aux clocks" : "");
+			   v->aux_clocks ? ", aux clocks" : "", trapped);
 	return r->ok ? 0 : -1;
 }

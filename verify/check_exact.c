@@ -11,6 +11,7 @@
 #include "impls/kernel/fake_counter.h"
 #include "impls/kernel/sim_kernel.h"
 #include "verify/check.h"
+#include "verify/tsc_trap.h"
 
 /* 0..CLOCK_AUX_LAST, then these */
 static const clockid_t odd_ids[] = { CLOCK_AUX_LAST + 1, -1, INT_MIN,
@@ -46,24 +47,34 @@ static bool ts_normalized(const struct timespec *ts)
 	return ts->tv_nsec >= 0 && ts->tv_nsec < NSEC_PER_SEC;
 }
 
+/* served in userspace from the counter: a trapped call must read it */
+static bool reads_counter(const struct vdso_variant *v, clockid_t clk)
+{
+	return variant_serves(v, clk) &&
+	       (check_is_aux(clk) || !(v->coarse_clocks & BIT(clk)));
+}
+
 /*
  * One clock_gettime() call, checked. [lo, hi] are the counter values
- * that bracket the variant's own read (equal for the fake counter).
+ * that bracket the variant's own read (equal, lo_hint, for the fake
+ * counter and a trapped one).
  */
 static void check_one_gettime(const struct vdso_variant *v, clockid_t clk,
-			      u64 lo_hint, struct check_report *r)
+			      u64 lo_hint, enum check_counter mode,
+			      struct check_report *r)
 {
 	struct timekeeper tk;
 	struct timespec ts = { -1, -1 }, before, after;
 	__int128 lo_ns, hi_ns, got;
-	u64 lo, hi, calls;
+	u64 lo, hi, calls, reads;
 	int ret, want;
 
 	sim_tk_snapshot(&tk);
 	if (is_cputime(clk))
 		clock_gettime(clk, &before);
 	calls = sim_syscall_count();
-	if (v->real_counter) {
+	reads = tsc_trap_reads();
+	if (mode == CHECK_BRACKETED) {
 		lo = sim_read_tsc_ordered();
 		ret = v->clock_gettime(clk, &ts);
 		hi = sim_read_tsc_ordered();
@@ -71,9 +82,14 @@ static void check_one_gettime(const struct vdso_variant *v, clockid_t clk,
 		vdso_fake_cycles = lo = hi = lo_hint;
 		ret = v->clock_gettime(clk, &ts);
 	}
+	reads = tsc_trap_reads() - reads;
 	calls = sim_syscall_count() - calls;
 	r->calls++;
 
+	if (mode == CHECK_TRAPPED && reads_counter(v, clk) && !reads)
+		return check_fail(r, "%s: the trap saw no RDTSC or RDTSCP: the "
+				     "variant did not read its counter",
+				  check_clock_name(clk));
 	if (variant_serves(v, clk) && calls)
 		return check_fail(r, "%s is served in userspace but took the "
 				     "fallback syscall", check_clock_name(clk));
@@ -115,7 +131,7 @@ static void check_one_gettime(const struct vdso_variant *v, clockid_t clk,
 			   check_clock_name(clk), (unsigned long long)lo, ret,
 			   (long long)ts.tv_sec, ts.tv_nsec,
 			   (long long)want_lo.tv_sec, want_lo.tv_nsec,
-			   v->real_counter ? " (or up to the bracket's end)" : "");
+			   mode == CHECK_BRACKETED ? " (or up to the bracket's end)" : "");
 	}
 }
 
@@ -171,7 +187,7 @@ static void check_one_getres(const struct vdso_variant *v, clockid_t clk,
 }
 
 static void check_gettimeofday(const struct vdso_variant *v, u64 c,
-			       struct check_report *r)
+			       enum check_counter mode, struct check_report *r)
 {
 	struct timekeeper tk;
 	struct timeval tv = { -1, -1 };
@@ -182,7 +198,7 @@ static void check_gettimeofday(const struct vdso_variant *v, u64 c,
 	int ret;
 
 	sim_tk_snapshot(&tk);
-	if (v->real_counter) {
+	if (mode == CHECK_BRACKETED) {
 		lo = sim_read_tsc_ordered();
 		ret = v->gettimeofday(&tv, &tz);
 		hi = sim_read_tsc_ordered();
@@ -247,44 +263,72 @@ static void setup_aux_clocks(u64 last)
 	sim_aux_clock_enable(5, false, last);
 }
 
+/* what the counter values were, for the report */
+static void describe_counter(enum check_counter mode, const char *why,
+			     u64 reads, u64 emulated, char *buf, size_t len)
+{
+	if (mode == CHECK_FAKE) {
+		snprintf(buf, len, "exact to the nanosecond");
+	} else if (mode == CHECK_BRACKETED) {
+		snprintf(buf, len, "bracketed by ordered counter reads (no "
+			 "trap: %s)", why);
+	} else {
+		size_t n = (size_t)snprintf(buf, len, "exact to the nanosecond, ");
+
+		if (n < len)
+			check_trapped_note(buf + n, len - n, reads, emulated);
+	}
+}
+
 int check_exact(const struct vdso_variant *v, struct check_report *r)
 {
 	struct tk_clocksource cs;
-	u64 last = 1000000;
+	u64 last = 1000000, reads, emulated;
+	char why[160] = "", how[224];
+	enum check_counter mode;
 
 	r->name = "exact";
 	r->ok = true;
-	if (v->real_counter) {
+	mode = check_counter_begin(v, why, sizeof(why));
+	reads = tsc_trap_reads();
+	emulated = tsc_trap_emulated();
+	if (mode == CHECK_BRACKETED) {
 		/* any mult/shift will do: the oracle uses the same ones */
 		last = sim_read_tsc_ordered();
 	}
 	check_reset_fake_kernel(&cs, last);
 	setup_aux_clocks(last);
-	if (check_attach(v))
-		return check_fail(r, "attach: %m"), -1;
+	if (check_attach(v)) {
+		check_fail(r, "attach: %m");
+		check_counter_end(mode);
+		return -1;
+	}
 
 	for (int i = 0; i < NR_IDS; i++) {
-		if (v->real_counter) {
-			check_one_gettime(v, id_at(i), 0, r);
+		if (mode == CHECK_BRACKETED) {
+			check_one_gettime(v, id_at(i), 0, mode, r);
 		} else {
 			for (unsigned int d = 0; d < ARRAY_SIZE(fake_deltas); d++)
 				check_one_gettime(v, id_at(i),
-						  last + (u64)fake_deltas[d], r);
+						  last + (u64)fake_deltas[d],
+						  mode, r);
 		}
 		check_one_getres(v, id_at(i), r);
 	}
-	check_gettimeofday(v, last + 123456789, r);
+	check_gettimeofday(v, last + 123456789, mode, r);
 	check_time(v, r);
+	reads = tsc_trap_reads() - reads;
+	emulated = tsc_trap_emulated() - emulated;
+	check_counter_end(mode);
 
 	sim_kernel_detach(v);
+	describe_counter(mode, why, reads, emulated, how, sizeof(how));
 	if (r->ok)
 		check_note(r, "%llu calls: clock ids 0..%d (aux %s), %d, -1, "
 			      "INT_MIN, INT_MAX %s; getres, gettimeofday, time",
 			   (unsigned long long)r->calls, CLOCK_AUX_LAST,
 			   v->aux_clocks ? "in userspace while enabled" :
 					   "-EINVAL, as before v6.17",
-			   CLOCK_AUX_LAST + 1,
-			   v->real_counter ? "bracketed by ordered counter reads" :
-					     "exact to the nanosecond");
+			   CLOCK_AUX_LAST + 1, how);
 	return r->ok ? 0 : -1;
 }

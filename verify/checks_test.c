@@ -3,13 +3,19 @@
  * Every variant through every check: correct variants pass, and the
  * known-bad one is caught by the concurrency checker within its bound,
  * so the checker cannot silently stop working. A variant whose counter
- * this CPU cannot read (RDTSCP) is skipped with the reason, and the
- * known-bad one's catch where the writer and a reader cannot run at once.
+ * this CPU cannot read (RDTSCP) is skipped with the reason, unless the
+ * counter trap emulates it, and the known-bad one's catch where the writer
+ * and a reader cannot run at once. Then the trap itself (verify/tsc_trap.h)
+ * and the exact check through it, where this machine has a working one.
  */
 #define _GNU_SOURCE /* sched_getaffinity() */
+#include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "impls/counters/available.h"
 #include "impls/kernel/fake_counter.h"
@@ -17,6 +23,7 @@
 #include "impls/registry.h"
 #include "testing/tap.h"
 #include "verify/check.h"
+#include "verify/tsc_trap.h"
 
 /* per phase; the known-bad variant gets the bound it must be caught in */
 #define PHASE_MS 100
@@ -34,7 +41,8 @@ static void test_variant(const struct vdso_variant *v,
 			 const struct check_report *system)
 {
 	struct check_report r = { 0 };
-	const char *why = vdso_counter_unavailable(v->counter);
+	const char *emulated = check_counter_emulated(v);
+	const char *why = emulated ? NULL : vdso_counter_unavailable(v->counter);
 
 	if (why) {
 		tap_ok(true, "%s # SKIP %s", v->name, why);
@@ -61,7 +69,9 @@ static void test_variant(const struct vdso_variant *v,
 		check_concurrency(v, PHASE_MS, &r);
 		tap_ok(r.ok, "%s concurrency: %s", v->name, r.detail);
 	}
-	if (v->real_counter)
+	if (v->real_counter && emulated)
+		tap_ok(true, "%s against the system # SKIP %s", v->name, emulated);
+	else if (v->real_counter)
 		tap_ok(system->ok, "%s against the system: %s", v->name,
 		       system->detail);
 }
@@ -144,6 +154,185 @@ static void test_timens_array_vs_switch(void)
 		     "clock inside a namespace");
 }
 
+/* the handler's decoding, from made-up registers: never this CPU's */
+static void test_trap_answer(void)
+{
+	static const u8 rdtsc[] = { 0x0f, 0x31, 0x90 }, rdtscp[] = { 0x0f, 0x01, 0xf9 },
+			ud2[] = { 0x0f, 0x0b, 0x90 }, swapgs[] = { 0x0f, 0x01, 0xf8 };
+	const u64 now = 0x0123456789abcdefULL, junk = ~0ULL;
+	struct tsc_trap_regs r = { junk, junk, junk, 0x1000 };
+	int len;
+
+	len = tsc_trap_answer(&r, rdtsc, now);
+	tap_ok(len == 2 && r.rax == 0x89abcdefULL && r.rdx == 0x01234567ULL &&
+		       r.rcx == junk && r.rip == 0x1002,
+	       "RDTSC: EDX:EAX is the counter, upper halves zero, RCX kept, "
+	       "RIP + 2");
+	r = (struct tsc_trap_regs){ junk, junk, junk, 0x1000 };
+	len = tsc_trap_answer(&r, rdtscp, now);
+	tap_ok(len == 3 && r.rax == 0x89abcdefULL && r.rdx == 0x01234567ULL &&
+		       r.rcx == TSC_TRAP_AUX && r.rip == 0x1003,
+	       "RDTSCP: the same, ECX the fixed TSC_AUX %#x, RIP + 3",
+	       TSC_TRAP_AUX);
+	r = (struct tsc_trap_regs){ junk, junk, junk, 0x1000 };
+	tap_ok(!tsc_trap_answer(&r, ud2, now) && !tsc_trap_answer(&r, swapgs, now) &&
+		       r.rax == junk && r.rcx == junk && r.rdx == junk &&
+		       r.rip == 0x1000,
+	       "UD2 and 0f 01 f8 are not answered, the registers untouched");
+}
+
+/*
+ * v with its counter one cycle ahead of the check's: the exact check must
+ * see it (with the fake counter here, with the trap below)
+ */
+static const struct vdso_variant *plus_one_of;
+
+static int plus_one_gettime(clockid_t clk, struct timespec *ts)
+{
+	int ret;
+
+	vdso_fake_cycles++;
+	ret = plus_one_of->clock_gettime(clk, ts);
+	vdso_fake_cycles--;
+	return ret;
+}
+
+static int plus_one_gettimeofday(struct timeval *tv, struct timezone *tz)
+{
+	int ret;
+
+	vdso_fake_cycles++;
+	ret = plus_one_of->gettimeofday(tv, tz);
+	vdso_fake_cycles--;
+	return ret;
+}
+
+static bool exact_catches_plus_one(const struct vdso_variant *v,
+				   struct check_report *r)
+{
+	struct vdso_variant off = *v;
+
+	plus_one_of = v;
+	off.clock_gettime = plus_one_gettime;
+	off.gettimeofday = plus_one_gettimeofday;
+	memset(r, 0, sizeof(*r));
+	return check_exact(&off, r) && !r->ok && strstr(r->detail, "want");
+}
+
+#if defined(__x86_64__)
+/* the child's status after fn ran in it with the trap on */
+static int trapped_child(void (*fn)(void))
+{
+	char why[160];
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (tsc_trap_on(why, sizeof(why)))
+			_exit(3);
+		fn();
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+static void null_write(void)
+{
+	static volatile uintptr_t bad = 8; /* no page there */
+
+	*(volatile int *)bad = 1;
+}
+
+static void undefined_insn(void)
+{
+	__asm__ __volatile__("ud2");
+}
+
+/* this CPU's trap, where it works: the instructions as a variant has them */
+static void test_trap_live(void)
+{
+	const u64 x = 0xfedcba9876543210ULL;
+	const struct vdso_variant *rdtscp = vdso_variant_find("generic_6_17+rdtscp+always");
+	const struct vdso_variant *lfence =
+		vdso_variant_find("generic_6_17+lfence_rdtsc+always");
+	const struct vdso_variant *fake = vdso_variant_find("generic_6_17+fake+always");
+	struct vdso_variant substituted;
+	struct check_report r = { 0 };
+	u32 lo, hi, aux, lo2, hi2;
+	u64 reads;
+	char why[160];
+	int st;
+
+	if (tsc_trap_on(why, sizeof(why))) {
+		struct sigaction segv, ill;
+
+		sigaction(SIGSEGV, NULL, &segv);
+		sigaction(SIGILL, NULL, &ill);
+		tap_ok(strlen(why) > 0 && !strchr(why, '\n') && !tsc_trap_active() &&
+			       segv.sa_handler == SIG_DFL && ill.sa_handler == SIG_DFL,
+		       "a refused trap says why in one line, is off and leaves "
+		       "no handler: %s", why);
+		tap_ok(true, "the trap's own cases # SKIP no trap here: %s", why);
+		return;
+	}
+	reads = tsc_trap_reads();
+	vdso_fake_cycles = x;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	tap_ok((((u64)hi << 32) | lo) == x, "RDTSC answers the chosen value");
+	__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
+	tap_ok((((u64)hi << 32) | lo) == x && aux == TSC_TRAP_AUX,
+	       "RDTSCP answers it, ECX = %#x", aux);
+	tap_ok(tsc_trap_reads() == reads + 2, "two reads counted");
+	tap_ok(!tsc_trap_off() && !tsc_trap_active(), "the trap turns off");
+	__asm__ __volatile__("lfence; rdtsc" : "=a"(lo), "=d"(hi));
+	__asm__ __volatile__("lfence; rdtsc" : "=a"(lo2), "=d"(hi2));
+	tap_ok((((u64)hi << 32) | lo) != x &&
+		       (((u64)hi2 << 32) | lo2) > (((u64)hi << 32) | lo) &&
+		       tsc_trap_reads() == reads + 2,
+	       "off, RDTSC reads the real counter again, uncounted");
+
+	st = trapped_child(null_write);
+	tap_ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV,
+	       "a write to address 8 under the trap still dies of SIGSEGV "
+	       "(status %#x)", st);
+	st = trapped_child(undefined_insn);
+	tap_ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGILL,
+	       "UD2 under the trap still dies of SIGILL (status %#x)", st);
+
+	if (!tap_ok(rdtscp && lfence && fake, "the generic_6_17 variants exist"))
+		return;
+	check_exact(rdtscp, &r);
+	tap_ok(r.ok && strstr(r.detail, "reads trapped"), "%s exact, trapped: %s",
+	       rdtscp->name, r.detail);
+	memset(&r, 0, sizeof(r));
+	check_exact(lfence, &r);
+	tap_ok(r.ok && strstr(r.detail, "reads trapped"), "%s exact, trapped: %s",
+	       lfence->name, r.detail);
+	tap_ok(exact_catches_plus_one(lfence, &r),
+	       "exact FAILs a trapped counter one cycle ahead: %s", r.detail);
+	/* the fake read under a real counter's name: no instruction to trap */
+	substituted = *fake;
+	substituted.real_counter = true;
+	substituted.counter = "lfence_rdtsc";
+	memset(&r, 0, sizeof(r));
+	check_exact(&substituted, &r);
+	tap_ok(!r.ok && strstr(r.detail, "did not read its counter"),
+	       "exact FAILs a counter substituted for the trapped one: %s",
+	       r.detail);
+}
+#else
+static void test_trap_live(void)
+{
+	char why[160];
+
+	tap_ok(tsc_trap_on(why, sizeof(why)) == -1 && errno == ENOSYS &&
+		       strstr(why, "no counter trap on this architecture"),
+	       "no trap here: %s", why);
+}
+#endif
+
 int main(void)
 {
 	struct check_report *system = calloc(vdso_variants_nr, sizeof(*system));
@@ -173,6 +362,17 @@ int main(void)
 	tap_ok(known_bad >= 2, "the known-bad negative control is built (%u variants)",
 	       known_bad);
 	test_timens_array_vs_switch();
+	test_trap_answer();
+	{
+		const struct vdso_variant *fake =
+			vdso_variant_find("generic_6_17+fake+always");
+		struct check_report r;
+
+		tap_ok(fake && exact_catches_plus_one(fake, &r),
+		       "exact FAILs a fake counter one cycle ahead: %s",
+		       fake ? r.detail : "no generic_6_17+fake+always");
+	}
+	test_trap_live();
 	free(runnable);
 	free(system);
 	return tap_done();

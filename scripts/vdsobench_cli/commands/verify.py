@@ -16,15 +16,19 @@ STATUSES = ("PASS", "FAIL", "CAUGHT", "MISSED", "SKIP")
 
 def describe(rec, reasons):
     status, name = rec.get("status"), rec.get("variant")
+    # how the variant ran where that is not the usual way ("RDTSCP emulated:
+    # this CPU has none": the counter trap's, verify/tsc_trap.h)
+    note = rec.get("note")
+    note = f" [{note}]" if isinstance(note, str) and note else ""
     if status == "PASS":
-        return f"PASS   {name}  ({rec.get('seconds', 0):.1f} s)"
+        return f"PASS   {name}  ({rec.get('seconds', 0):.1f} s){note}"
     if status == "FAIL":
-        return f"FAIL   {name}  {rec.get('first_failure')}"
+        return f"FAIL   {name}  {rec.get('first_failure')}{note}"
     if status == "SKIP":
         return f"SKIP   {name}  (not available here: {rec.get('reason')})"
     why = reasons.get(name) or "yes"
     if status == "CAUGHT":
-        return f"CAUGHT {name}  (known bad: {why}) {rec.get('first_failure')}"
+        return f"CAUGHT {name}  (known bad: {why}) {rec.get('first_failure')}{note}"
     return f"MISSED {name}  (known bad: {why}) no check flagged it"
 
 

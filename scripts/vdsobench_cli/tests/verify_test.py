@@ -54,6 +54,28 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(out[-1], "verify: 0 PASS, 0 FAIL, 1 CAUGHT (known bad), 0 MISSED, "
                                   "1 SKIP (counter not available here)")
 
+    def test_emulated_counter_says_so_in_its_line(self):
+        def noted(status, first_failure=None):
+            r = json.loads(rec(GOOD, status, status == "CAUGHT", first_failure))
+            r["note"] = "RDTSCP emulated: this CPU has none"
+            return json.dumps(r) + "\n"
+
+        status, out = report([noted("PASS"), rec(BAD, "CAUGHT", True, "torn"),
+                              summary(passed=1, caught=1)])
+        self.assertEqual(status, 0)
+        self.assertEqual(out[0], f"PASS   {GOOD}  (0.4 s) [RDTSCP emulated: this CPU has none]")
+        _, out = report([noted("FAIL", "exact: off by 1 ns"), rec(BAD, "CAUGHT", True, "t"),
+                         summary(failed=1, caught=1)], rc=1)
+        self.assertEqual(out[0], f"FAIL   {GOOD}  exact: off by 1 ns "
+                                 "[RDTSCP emulated: this CPU has none]")
+
+    def test_a_note_that_is_no_string_is_left_out(self):
+        r = json.loads(rec(GOOD, "PASS"))
+        r["note"] = {"x": 1}
+        _, out = report([json.dumps(r) + "\n", rec(BAD, "CAUGHT", True, "t"),
+                         summary(passed=1, caught=1)])
+        self.assertEqual(out[0], f"PASS   {GOOD}  (0.4 s)")
+
     def test_missed_fails(self):
         status, out = report([rec(GOOD, "PASS"), rec(BAD, "MISSED", True),
                               summary(passed=1, missed=1)], rc=1)
