@@ -85,7 +85,8 @@ def row(before, after, target=TARGET, alpha=limits.ALPHA, comparisons=1, refused
     after are the rounds' ns; refused, a reason the rounds cannot be trusted
     (the CPU was lost too often), makes the row incomplete whatever it says.
     detectable is the smallest slowdown (a ratio > 1) these rounds detect with
-    80% power at their noise, or None."""
+    80% power at their noise, never below their resolution (stats.resolution),
+    or None."""
     res = stats.paired(before, after, alpha=alpha, comparisons=comparisons)
     ratio = res["ratio"]
     base = res["base_median"]
@@ -96,8 +97,9 @@ def row(before, after, target=TARGET, alpha=limits.ALPHA, comparisons=1, refused
            "p_adjusted": res["p_adjusted"], "method": res["method"]}
     sigma = stats.robust_sigma_log(ratios(before, after))
     if sigma is not None and res["n"]:
-        out["detectable"] = stats.minimum_detectable_effect(res["n"], max(sigma, 1e-9), alpha,
-                                                            comparisons)
+        mde = stats.minimum_detectable_effect(res["n"], max(sigma, 1e-9), alpha, comparisons)
+        # never finer than a round can show (quantised times: most ratios 1)
+        out["detectable"] = mde and max(mde, 1 + stats.resolution(before, after))
     lo, hi = res["ci_low"], res["ci_high"]
     if refused:
         out["reason"] = refused

@@ -64,6 +64,44 @@ class RowTest(unittest.TestCase):
         self.assertIn("too few", r["reason"])
 
 
+class ResolutionTest(unittest.TestCase):
+    """The smallest detectable change is never finer than the rounds' own
+    step: times quantised to 0.5 ns around 20 ns tie most ratios at 1."""
+
+    @staticmethod
+    def quantised(seed, n=365, step=0.5):
+        rng = random.Random(seed)
+
+        def draw():
+            return 20.0 + step * rng.choice((-1, 0, 0, 0, 0, 0, 0, 1))
+        return [draw() for _ in range(n)], [draw() for _ in range(n)]
+
+    def test_quantised_rounds_detect_no_finer_than_a_step(self):
+        before, after = self.quantised(3)
+        ratios = review.ratios(before, after)
+        self.assertGreater(sum(r == 1 for r in ratios), len(ratios) / 3)
+        sigma = stats.robust_sigma_log(ratios)
+        # what the noise alone claims: far below one step (0.5 / 20 = 2.5%)
+        unfloored = stats.minimum_detectable_effect(len(ratios), max(sigma, 1e-9))
+        self.assertLess(unfloored, 1.001)
+        self.assertAlmostEqual(stats.resolution(before, after), 0.5 / 20.0)
+        self.assertAlmostEqual(review.row(before, after)["detectable"], 1 + 0.5 / 20.0)
+
+    def test_continuous_rounds_keep_their_noise(self):
+        rng = random.Random(5)
+        before, after = stats.simulate_rounds(rng, 200, 1.0, 0.03, 0.0)
+        r = review.row(before, after)
+        sigma = stats.robust_sigma_log(review.ratios(before, after))
+        self.assertEqual(r["detectable"], stats.minimum_detectable_effect(r["n"], sigma))
+        self.assertLess(stats.resolution(before, after), 0.001)
+
+    def test_resolution_of_degenerate_sides(self):
+        self.assertEqual(stats.resolution([20.0] * 5, [21.0] * 5), 0.0)
+        self.assertEqual(stats.resolution([], []), 0.0)
+        self.assertAlmostEqual(stats.resolution([10.0, 10.0, 11.0], [20.0, 20.5, 21.0]),
+                               1.0 / 10.0)
+
+
 class PlanTest(unittest.TestCase):
     def test_more_noise_more_rounds(self):
         a = review.rounds_for(0.01)

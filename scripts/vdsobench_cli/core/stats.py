@@ -360,6 +360,25 @@ def robust_sigma_log(ratios):
     return statistics.median([abs(x - middle) for x in logs]) / NORMAL_MAD
 
 
+def resolution(before, after):
+    """The smallest relative change paired rounds can show: each side's
+    smallest step between two of its distinct times, over its median, the
+    coarser side's. Times quantised to a few steps (a coarse timer over few
+    calls) tie most ratios at exactly 1, their spread (robust_sigma_log)
+    near 0, and a detectable change claimed from it would be finer than any
+    round could show. 0.0 without two distinct times on a side."""
+    worst = 0.0
+    for side in (before, after):
+        values = sorted({float(v) for v in side if math.isfinite(v)})
+        if len(values) < 2:
+            continue
+        step = min(b - a for a, b in zip(values, values[1:]))
+        middle = statistics.median(float(v) for v in side)
+        if middle > 0:
+            worst = max(worst, step / middle)
+    return worst
+
+
 # ---- checking the method: synthetic runs and A/A trials ---------------------------------
 
 
