@@ -66,7 +66,7 @@ def _interval(r):
 
 
 def table(rows):
-    head = f"{'clock':<17}{'mode':<9}{'before':>7}{'after':>7}{'change':>8}  {'95% CI %':<14}"
+    head = f"{'clock':<17}{'mode':<9}{'before':>7}{'after':>7}{'change':>8}  {'CI %':<14}"
     out = [head + "verdict"]
     for clock, mode, r in rows:
         change = "-" if r["ratio"] is None else review_mod.percent(r["ratio"],
@@ -112,12 +112,26 @@ def incomplete_reason(rows, capped):
     return f"INCOMPLETE: {len(missing)} of {len(rows)} rows without a verdict ({why})"
 
 
+def level(rows):
+    """"CI: 95% for the 7 rows together (each 99.29%, Bonferroni)": the
+    level the rows' intervals really hold, from their own confidence."""
+    each = next((r["confidence"] for _, _, r in rows if r.get("confidence")), None)
+    if each is None:
+        return None
+    m = len(rows)
+    if m == 1:
+        return f"CI: {each * 100:.4g}%"
+    return (f"CI: {(1 - (1 - each) * m) * 100:.4g}% for the {m} rows together "
+            f"(each {each * 100:.4g}%, Bonferroni)")
+
+
 def legend(rows, target):
     modes = sorted({mode for _, mode, _ in rows})
+    ci = level(rows)
     out = wrap("Legend: ns/call; change: median of paired ratios, after = "
                f"before x change; same: no difference, interval within +-{target * 100:g}%; "
                "?: no verdict; " + "; ".join(MODE_WORDS[m] for m in modes if m in MODE_WORDS)
-               + ".")
+               + (f"; {ci}" if ci else "") + ".")
     return out
 
 

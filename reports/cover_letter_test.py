@@ -152,6 +152,18 @@ class ShapeTest(unittest.TestCase):
         self.assertIn("hot: back-to-back calls", text)
         self.assertIn("pressure:", text)
 
+    def test_the_legend_states_the_level_the_rows_hold(self):
+        # 14 rows, each at 1 - 0.05/14: the header claims no level of its own
+        lines = cover_letter.render(review_of())
+        text = " ".join(x.strip() for x in lines)
+        self.assertNotIn("95% CI", text)
+        self.assertIn("CI: 95% for the 14 rows together (each 99.64%, Bonferroni)", text)
+        one = [("monotonic", "hot", review.row(*stats.simulate_rounds(random.Random(2), 60,
+                                                                       1.0, 0.002, 0.0)))]
+        text = " ".join(x.strip() for x in cover_letter.render(review_of(rows=one)))
+        self.assertIn("CI: 95%.", text)
+        self.assertNotIn("Bonferroni", text)
+
 
 if __name__ == "__main__":
     unittest.main()
