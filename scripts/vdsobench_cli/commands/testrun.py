@@ -1,9 +1,11 @@
 """`test`: the whole suite (bazel tests + Python unit tests), one count at the end."""
 
+import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from vdsobench_cli.cli import arch, build, lifecycle, packages
@@ -185,11 +187,34 @@ def quick_modules(d, top, skip=QUICK_SKIP):
             for p in sorted((build.ROOT / d).rglob("*_test.py")) if p.name not in skip]
 
 
+# `python3 -m unittest` that also records each module's time (cli/timed_unittest.py)
+UNITTEST = ["/usr/bin/python3", "-m", "vdsobench_cli.cli.timed_unittest"]
+# the slowest modules named after a Python pass, with their seconds
+SLOWEST_SHOWN = 8
+
+
 def unittest_command(d, top, quick):
     if not quick:
-        return ["/usr/bin/python3", "-m", "unittest", "discover", "-s", d, "-t", top,
-                "-p", "*_test.py"]
-    return ["/usr/bin/python3", "-m", "unittest", *quick_modules(d, top)]
+        return [*UNITTEST, "discover", "-s", d, "-t", top, "-p", "*_test.py"]
+    return [*UNITTEST, *quick_modules(d, top)]
+
+
+def slowest(times, n=SLOWEST_SHOWN):
+    """'new_variant_test 490 s, kernel_import_test 420 s, ...' of a pass's
+    {module: seconds}, the n slowest; '' for none."""
+    top = sorted(times.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    return ", ".join(f"{m.rsplit('.', 1)[-1]} {s:.0f} s" for m, s in top)
+
+
+def read_times(path):
+    """The {module: seconds} timed_unittest wrote, or {} (it did not get to)."""
+    try:
+        times = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return {m: s for m, s in times.items() if isinstance(m, str)
+            and isinstance(s, (int, float)) and not isinstance(s, bool)} if isinstance(
+                times, dict) else {}
 
 
 def python_tests(out, quick=False):
@@ -199,11 +224,17 @@ def python_tests(out, quick=False):
         # and the other top after it: the CLI package imports reports/ from the
         # root, and reports/ imports the CLI package's core/
         tops = [top] + [t for _, t in PY_TEST_DIRS if t != top]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            filter(None, [*(str(build.ROOT / t) for t in tops), os.environ.get("PYTHONPATH")])))
-        r = lifecycle.run(unittest_command(d, top, quick), cwd=build.ROOT, env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          errors="replace")
+        with tempfile.TemporaryDirectory(prefix="vdsobench-test-times-") as tmp:
+            times = Path(tmp, "times.json")
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+                filter(None, [*(str(build.ROOT / t) for t in tops),
+                              os.environ.get("PYTHONPATH")])), VDSOBENCH_TEST_TIMES=str(times))
+            r = lifecycle.run(unittest_command(d, top, quick), cwd=build.ROOT, env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              errors="replace")
+            took = slowest(read_times(times))
+        if took:
+            print(f"test: python unittest ({d}): the slowest modules: {took}", file=out)
         good, bad = parse_unittest(r.stderr, r.returncode)
         if bad:
             print("\n\n".join(failure_reports(r.stderr)) or build.tail(r.stderr), file=out)

@@ -1,5 +1,6 @@
 import io
 import os
+import subprocess
 import tempfile
 import unittest
 from unittest import mock
@@ -187,9 +188,54 @@ class QuickTest(unittest.TestCase):
         self.assertEqual(testrun.unittest_command("reports", ".", False)[3:],
                          ["discover", "-s", "reports", "-t", ".", "-p", "*_test.py"])
         quick = testrun.unittest_command("scripts", "scripts", True)
-        self.assertEqual(quick[:3], ["/usr/bin/python3", "-m", "unittest"])
+        self.assertEqual(quick[:3],
+                         ["/usr/bin/python3", "-m", "vdsobench_cli.cli.timed_unittest"])
         self.assertNotIn("discover", quick)
         self.assertNotIn("vdsobench_cli.tests.new_variant_test", quick)
+
+    def test_module_times_are_recorded_and_named(self):
+        # a real run of the timed runner on a made-up test folder: unittest's
+        # own summary unchanged (parse_unittest reads it), the times written
+        with tempfile.TemporaryDirectory() as tmp:
+            pkg = Path(tmp, "made")
+            pkg.mkdir()
+            (pkg / "__init__.py").write_text("")
+            (pkg / "slow_test.py").write_text(
+                "import time, unittest\n"
+                "class T(unittest.TestCase):\n"
+                "    @classmethod\n"
+                "    def setUpClass(cls):\n"
+                "        time.sleep(0.3)\n"
+                "    def test_a(self):\n"
+                "        pass\n"
+                "    def test_b(self):\n"
+                "        self.assertEqual(1, 2)\n")
+            (pkg / "quick_test.py").write_text(
+                "import unittest\nclass Q(unittest.TestCase):\n"
+                "    def test_q(self):\n        pass\n")
+            times = Path(tmp, "times.json")
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+                [tmp, str(testrun.build.ROOT / "scripts")]),
+                VDSOBENCH_TEST_TIMES=str(times))
+            r = subprocess.run([*testrun.UNITTEST, "discover", "-s", str(pkg), "-t", tmp,
+                                "-p", "*_test.py"], env=env, capture_output=True, text=True)
+            self.assertEqual(testrun.parse_unittest(r.stderr, r.returncode), (2, 1))
+            got = testrun.read_times(times)
+        self.assertEqual(set(got), {"made.slow_test", "made.quick_test"})
+        self.assertGreaterEqual(got["made.slow_test"], 0.3)  # its setUpClass counts
+        self.assertEqual(testrun.slowest(got, 1), f"slow_test {got['made.slow_test']:.0f} s")
+
+    def test_times_read_back_are_checked(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp, "t.json")
+            self.assertEqual(testrun.read_times(path), {})  # never written
+            path.write_text('{"a": 1.5, "b": "x", "c": true}')
+            self.assertEqual(testrun.read_times(path), {"a": 1.5})
+            path.write_text("[1, 2]")
+            self.assertEqual(testrun.read_times(path), {})
+        self.assertEqual(testrun.slowest({}), "")
+        self.assertEqual(testrun.slowest({"p.a_test": 2.0, "p.b_test": 30.4, "p.c_test": 2.0}),
+                         "b_test 30 s, a_test 2 s, c_test 2 s")
 
 
 class FuzzStepTest(unittest.TestCase):
