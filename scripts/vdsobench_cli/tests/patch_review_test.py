@@ -111,6 +111,33 @@ class BlockAgreesTest(unittest.TestCase):
                        self.KEYS["lost"]: (*same, range(n // 2)),
                        self.KEYS["noisy"]: (*noisy, ())})
 
+    def test_the_build_is_outside_the_budget(self):
+        # a fake clock: a look costs 1 s, the harness's build 150 s; the
+        # pilot and the budget must see the rounds alone, as with no build
+        s = type("S", (), {"batch_ms": 1, "quick": True, "rounds": 12})()
+        plans = []
+        for build_s in (0, 150):
+            self.rng = random.Random(29)
+            now = [0]
+
+            def monotonic():
+                now[0] += 1
+                return now[0]
+
+            def prepare(build_s=build_s):
+                now[0] += build_s
+
+            with mock.patch.object(rounds_mod.compare, "measure",
+                                   lambda variants, options, n, batch_ms: self.made(n)), \
+                    mock.patch.object(rounds_mod.compare, "prepare", prepare), \
+                    mock.patch.object(rounds_mod, "time",
+                                      types.SimpleNamespace(monotonic=monotonic)):
+                _, plan, _ = rounds_mod.timed_rounds(s, "a", "b", ["monotonic"],
+                                                     lambda _: None)
+            plans.append(plan)
+        self.assertEqual(plans[0]["rounds"], plans[1]["rounds"])
+        self.assertGreater(plans[1]["rounds"], 100)  # not the 1 round of a counted build
+
     def test_the_block_and_the_file_agree(self):
         self.rng = random.Random(29)
         s = type("S", (), {"batch_ms": 1, "quick": True, "rounds": 12})()
@@ -119,6 +146,7 @@ class BlockAgreesTest(unittest.TestCase):
         clock = itertools.count()
         with mock.patch.object(rounds_mod.compare, "measure",
                                lambda variants, options, n, batch_ms: self.made(n)), \
+                mock.patch.object(rounds_mod.compare, "prepare", lambda: None), \
                 mock.patch.object(rounds_mod, "time",
                                   types.SimpleNamespace(monotonic=lambda: next(clock))):
             t, plan, _ = rounds_mod.timed_rounds(s, "a", "b", ["monotonic"], lambda _: None)
