@@ -36,12 +36,14 @@ import tarfile
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, atomic, build, confine, labels, packages, targets, tools
+from vdsobench_cli.cli import arch, atomic, build, confine, inputs, labels, packages, targets, tools
 from vdsobench_cli.measure import fingerprint
 from vdsobench_cli.kimport import bazel_sync
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 FORMAT = "vdsobench-bundle/1"
+# what BUNDLE.json holds, checked where it is read back
+SCHEMA = build.ROOT / "results" / "schema" / "bundle-v1.schema.json"
 MANIFEST = build.BUNDLE_MANIFEST
 # The C library's own objects: every Linux machine has them, so they stay out.
 LIBC = re.compile(r"^(libc|libm|libpthread|libdl|librt|libresolv|libutil|ld-linux[-\w]*)"
@@ -109,8 +111,28 @@ def host_glibc():
     return parse_version(version) if name == "glibc" else None
 
 
+def manifest_problem(manifest):
+    """What is wrong with a BUNDLE.json's object against its schema
+    (results/schema/bundle-v1.schema.json), one phrase naming the field,
+    "build.short is [1], not a commit's hex digits"; None when nothing is."""
+    validate, best_match = inputs.validator(str(SCHEMA))
+    error = best_match(validate.iter_errors(manifest))
+    if error is None:
+        return None
+    where = ".".join(map(str, error.absolute_path)) or "the top level"
+    if error.validator == "required" or error.validator == "minProperties":
+        return f"{where} is missing fields"
+    return (f"{where} is {inputs.brief(error.instance, 30)}, not "
+            f"{error.schema.get('description') or error.message}")
+
+
 def check_host(manifest):
-    """In a bundle: refuse, in one line, a machine it cannot run on."""
+    """In a bundle: refuse, in one line, a manifest its schema refuses or a
+    machine it cannot run on."""
+    problem = manifest_problem(manifest) if isinstance(manifest, dict) else "not an object"
+    if problem:
+        raise UsageError(f"{build.BUNDLE_MANIFEST}: damaged bundle manifest: {problem}; "
+                         "unpack the bundle again")
     machine = platform.machine()
     if manifest.get("arch") and machine != manifest["arch"]:
         raise UsageError(f"this bundle is for {manifest['arch']}; this machine is {machine}")

@@ -4,13 +4,12 @@ limits: a gzip bomb is refused, not inflated), or one built now."""
 
 import io
 import json
-import re
 import sys
 import tarfile
 import zlib
 from pathlib import Path
 
-from vdsobench_cli.cli import inputs, safe_read
+from vdsobench_cli.cli import safe_read
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.fleet import bundle, fleet_slurm
 
@@ -51,19 +50,9 @@ def bundle_facts(name, data):
         raise bad(f"its BUNDLE.json is not JSON: {fleet_slurm.printable(str(e))}") from None
     if not isinstance(facts, dict) or not facts:
         raise bad("its BUNDLE.json is not a JSON object")
-    arch = facts.get("arch")
-    if arch is not None and not (isinstance(arch, str) and arch in ("x86_64", "aarch64")):
-        raise bad(f"its BUNDLE.json's arch is {inputs.brief(arch, 30)}, not x86_64 or aarch64")
-    b = facts.get("build")
-    if b is not None and not isinstance(b, dict):
-        raise bad(f"its BUNDLE.json's build is {inputs.brief(b, 30)}, not an object")
-    b = b or {}
-    if b.get("short") is not None and not (isinstance(b["short"], str)
-                                           and re.fullmatch(r"[0-9a-f]{1,64}", b["short"])):
-        raise bad(f"its BUNDLE.json's build.short is {inputs.brief(b['short'], 30)}, not a commit")
-    if b.get("dirty") is not None and not isinstance(b["dirty"], bool):
-        raise bad(f"its BUNDLE.json's build.dirty is {inputs.brief(b['dirty'], 30)}, not "
-                  "true or false")
+    problem = bundle.manifest_problem(facts)
+    if problem:
+        raise bad(f"its BUNDLE.json's {problem}")
     return facts
 
 

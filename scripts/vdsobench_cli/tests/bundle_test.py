@@ -193,6 +193,19 @@ class BundleTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
         self.assertNotRegex(r.stdout, r"\n\s+(setup|gate|sim|layout|test)\s")
 
+    def test_the_manifest_is_what_its_schema_says(self):
+        self.assertIsNone(bundle.manifest_problem(self.manifest))
+        # and a damaged one is refused on the node, in one line, before any command
+        copy = Path(self.tmp.name, "damaged")
+        shutil.copytree(self.top, copy, symlinks=True)
+        (copy / "BUNDLE.json").write_text(json.dumps(dict(self.manifest, arch="pdp11")))
+        r = subprocess.run(["env", "-i", "./vdsobench", "list"], capture_output=True,
+                           text=True, cwd=copy, stdin=subprocess.DEVNULL)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        self.assertIn('damaged bundle manifest: arch is "pdp11", not x86_64 or aarch64',
+                      r.stderr)
+
     def test_refuses_an_older_c_library(self):
         copy = Path(self.tmp.name, "old-glibc")
         shutil.copytree(self.top, copy, symlinks=True)

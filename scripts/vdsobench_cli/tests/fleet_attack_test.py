@@ -361,6 +361,10 @@ class BundleAttackTest(Work):
                  ({"arch": "x86_64", "build": {"short": [1]}}, "build.short"),
                  ({"arch": "x86_64", "build": {"short": "\x1b[2J"}}, "build.short"),
                  ({"arch": "x86_64", "build": {"dirty": "yes"}}, "build.dirty"),
+                 ({"arch": "x86_64", "files": {"bin/x": "zz"}},
+                  'files.bin/x is "zz", not a SHA-256 in hex'),
+                 ({"format": "vdsobench-bundle/0"}, "format is"),
+                 ({"arch": "x86_64", "commands": ["run; rm -rf /"]}, "commands.0 is"),
                  (b"[" * 100000, "not JSON"), (b"\xff", "not JSON"),
                  (b" " * (bundle_check.MANIFEST_MAX + 1), "over 1024 KB"))
         for i, (manifest, words) in enumerate(cases):
