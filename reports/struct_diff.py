@@ -100,3 +100,12 @@ def diff(before, after, name, limit=8):
     shown.append(f"struct {name}: {sa} -> {sb} bytes, {lines_count(sa)} -> "
                  f"{lines_count(sb)} lines")
     return shown
+
+
+def page(path_lines, struct_lines, name):
+    """The data page's lines for a block that cuts from the end: struct
+    name's size line first (its growth in bytes and lines is the fact a
+    reader asks for, never the one cut), then each clock's lines, then the
+    fields."""
+    size = [x for x in struct_lines if x.startswith(f"struct {name}:")]
+    return size + list(path_lines) + [x for x in struct_lines if x not in size]

@@ -144,7 +144,8 @@ def data_page(before, after, diff):
     if sides:
         root = next((n for n in DATA_STRUCTS if n in sides[0] or n in sides[1]), None)
         if root:
-            lines += struct_diff.diff(sides[0], sides[1], root, limit=3)
+            lines = struct_diff.page(lines, struct_diff.diff(sides[0], sides[1], root,
+                                                             limit=3), root)
     else:
         lines.append("the structs: pahole or the objects missing; layout's table only")
         lines += [x.strip() for x in layout_summary(diff) if "lines per call" not in x]
