@@ -164,8 +164,14 @@ def render(rv):
     if status:
         lines += wrap(status)
     n = rv.get("patches", 1)
-    more = f" (+{n - 1} more)" if n > 1 else ""
-    lines += wrap(f"vdsobench patch-review: {rv['subject']}{more}")
+    lines += wrap(f"vdsobench patch-review: {rv['subject']}"
+                  + (f" (a series of {n})" if n > 1 else ""))
+    if n > 1:
+        # what was and was not reviewed of a series, before any number
+        between = {2: "patch 1", 3: "patches 1 and 2"}.get(n, f"patches 1 to {n - 1}")
+        lines += wrap(f"Series: {n} patches measured as one change, the tree before "
+                      f"patch 1 against the tree after patch {n}; the trees after "
+                      f"{between} were not built or verified")
     tree = rv["tree"] + (f" (git {rv['commit'][:12]})" if rv.get("commit") else
                          " (git commit not read)" if rv.get("commit_why") else "")
     lines += wrap(f"Measured: {tree}, {rv['measured']}")

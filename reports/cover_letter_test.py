@@ -152,6 +152,23 @@ class ShapeTest(unittest.TestCase):
         self.assertIn("hot: back-to-back calls", text)
         self.assertIn("pressure:", text)
 
+    def test_a_series_says_it_was_measured_as_its_end_points(self):
+        lines = cover_letter.render(review_of(patches=3))
+        self.check_shape(lines)
+        text = " ".join(x.strip() for x in lines)
+        self.assertIn("vdsobench patch-review: vdso: Reorder the do_hres() loads (a series "
+                      "of 3)", text)
+        self.assertIn("Series: 3 patches measured as one change, the tree before patch 1 "
+                      "against the tree after patch 3; the trees after patches 1 and 2 were "
+                      "not built or verified", text)
+        self.assertNotIn("more)", text)
+        two = " ".join(x.strip() for x in cover_letter.render(review_of(patches=2)))
+        self.assertIn("the trees after patch 1 were not built or verified", two)
+        five = " ".join(x.strip() for x in cover_letter.render(review_of(patches=5)))
+        self.assertIn("the trees after patches 1 to 4 were not built", five)
+        one = " ".join(x.strip() for x in cover_letter.render(review_of()))
+        self.assertNotIn("Series:", one)
+
     def test_the_legend_states_the_level_the_rows_hold(self):
         # 14 rows, each at 1 - 0.05/14: the header claims no level of its own
         lines = cover_letter.render(review_of())

@@ -416,7 +416,7 @@ def provenance(s, metas, source, patches, subjects, checked):
         line = (f"the kernel's vDSO line (the tree's kbuild, {whose} config "
                 f"{Path(str(conf.get('path', '?'))).name})")
         cc_path = (kb.get("compiler") or {}).get("path") or cc_path
-    return {"subject": subjects[0], "patches": len(patches),
+    return {"subject": subjects[0], "patches": len(patches), "subjects": list(subjects),
             "patch_files": [Path(p).name for p in patches],
             "measured": MEASURED,
             "tree": f"Linux {meta['kernel']}", "commit": head.commit,
