@@ -68,6 +68,11 @@ KBUILD_PACKAGES = ("bc", "bison", "flex", "libelf-dev", "linux-config-6.1",
 # (LLVM 14, about 500 MB) that building and measuring never use.
 FUZZ_PACKAGES = ("clang-14", "libclang-rt-14-dev")
 
+# Only on demand (`setup --trap-vm`): what verify/trap_vm.sh boots a kernel
+# under qemu's TCG with, to check the counter trap where this machine's
+# hypervisor ignores it. Never a test's: a full system emulator.
+TRAP_VM_PACKAGES = ("qemu-system-x86", "busybox-static")
+
 
 APT_ENV = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
 
@@ -262,6 +267,11 @@ def setup_kernel_sources(check=False):
 def setup_fuzz(check=False):
     """setup --fuzz: the FUZZ_PACKAGES group (--check: only say)."""
     return setup_group(FUZZ_PACKAGES, "--fuzz", "fuzzing tools", check)
+
+
+def setup_trap_vm(check=False):
+    """setup --trap-vm: the TRAP_VM_PACKAGES group (--check: only say)."""
+    return setup_group(TRAP_VM_PACKAGES, "--trap-vm", "the trap's emulator", check)
 
 
 # What the suite's tests use beyond the first group, so that the README's two

@@ -1,7 +1,7 @@
 """`setup`: install the Debian packages vdsobench needs, only those missing.
 
 The command: the package groups and their installation are cli/packages.py's
-(setup, setup_kernel_sources, setup_fuzz); --arch adds the target
+(setup, setup_kernel_sources, setup_fuzz, setup_trap_vm); --arch adds the target
 architecture's (cli/arch.py). Exit 0 when all is there, 1 when --check finds
 something missing.
 """
@@ -12,7 +12,8 @@ from vdsobench_cli.cli import arch, packages
 def run(args):
     return packages.setup(check=args.check) or (
         packages.setup_kernel_sources(args.check) if args.kernel_sources else 0) or (
-        packages.setup_fuzz(args.check) if args.fuzz else 0)
+        packages.setup_fuzz(args.check) if args.fuzz else 0) or (
+        packages.setup_trap_vm(args.check) if args.trap_vm else 0)
 
 
 def add_parser(sub):
@@ -30,4 +31,7 @@ def add_parser(sub):
     p.add_argument("--fuzz", action="store_true",
                    help=f"also what fuzzing the vDSO image parser needs "
                         f"({', '.join(packages.FUZZ_PACKAGES)}; impls/image/fuzz.sh)")
+    p.add_argument("--trap-vm", action="store_true",
+                   help=f"also what checking verify's counter trap under qemu's TCG needs "
+                        f"({', '.join(packages.TRAP_VM_PACKAGES)}; verify/trap_vm.sh)")
     p.set_defaults(func=run)

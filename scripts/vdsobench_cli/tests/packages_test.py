@@ -105,6 +105,20 @@ class SetupTest(unittest.TestCase):
             self.assertEqual(packages.setup_fuzz(check=True), 1)
         self.assertEqual(out.getvalue(), "setup: missing fuzzing tools: libclang-rt-14-dev\n")
 
+    def test_trap_vm_group_is_asked_for_only(self):
+        """setup --trap-vm: qemu's system emulator, which neither setup nor
+        test installs (verify/trap_vm.sh asks for it)."""
+        self.assertFalse(set(packages.TRAP_VM_PACKAGES) & set(packages.PACKAGES))
+        self.assertFalse(set(packages.TRAP_VM_PACKAGES)
+                         & {p for _, names, _, _ in packages.TEST_GROUPS for p in names})
+        out = io.StringIO()
+        with mock.patch.object(packages.subprocess, "run",
+                               side_effect=dpkg({"busybox-static"})), \
+                contextlib.redirect_stdout(out):
+            self.assertEqual(packages.setup_trap_vm(check=True), 1)
+        self.assertEqual(out.getvalue(),
+                         "setup: missing the trap's emulator: busybox-static\n")
+
 
 if __name__ == "__main__":
     unittest.main()
