@@ -3,7 +3,7 @@
 import random
 import unittest
 
-from reports import cover_letter, cover_letter_arm64, fleet_review, review
+from reports import cover_letter, cover_letter_arm64, fleet_review, review, struct_diff
 from reports.testsupport import paired_rounds
 from vdsobench_cli.core import stats
 
@@ -151,6 +151,25 @@ class ShapeTest(unittest.TestCase):
         self.assertEqual(text.count("Legend:"), 1)
         self.assertIn("hot: back-to-back calls", text)
         self.assertIn("pressure:", text)
+
+    def test_the_struct_size_survives_the_pages_cut(self):
+        # a field added before the bases, every clock's lines changed, and a
+        # block full of notes: the page is cut to its first lines, and the
+        # struct's growth is among them (struct_diff.page puts it first)
+        fields = ["offs_boot: added at 40..47 (line 0)",
+                  "basetime[0].sec: 40..47 -> 48..55 (line 0)",
+                  "23 more fields moved within their lines",
+                  "struct vdso_data: 240 -> 248 bytes, 4 -> 4 lines"]
+        paths = [f"{c.upper()}: 2 -> 3 lines per call (lines 0, 1 -> lines 0, 1, 2)"
+                 for c in CLOCKS]
+        notes = [f"note {i}: a sentence long enough to take a line of its own"
+                 for i in range(9)]
+        for page, kept in ((struct_diff.page(paths, fields, "vdso_data"), True),
+                           (paths + fields, False)):  # the old order lost it
+            lines = cover_letter.render(review_of(page=page, notes=notes))
+            self.check_shape(lines)
+            self.assertTrue(any("more lines: patch-review.json" in x for x in lines), lines)
+            self.assertEqual(any("240 -> 248 bytes" in x for x in lines), kept, lines)
 
     def test_a_series_says_it_was_measured_as_its_end_points(self):
         lines = cover_letter.render(review_of(patches=3))
