@@ -11,6 +11,7 @@ tested without a machine:
     "measured": "the tree's lib/vdso read path, rebuilt in userspace",
     "tree": "Linux 6.12.117", "commit": "1a2b3c4d5e6f" or None,
     "commit_why": None or why the tree's .git could not be read,
+    "dirty": [files built from that are not as committed (git_index)],
     "compiler": "gcc 12.2.0", "line": "kernel vDSO line (kbuild, Debian
         config.amd64_none_amd64)",
     "machine": {"cpu": ..., "microcode": ..., "kernel": ..., "hypervisor": ...,
@@ -143,6 +144,15 @@ def detectable(rows):
             f"{(min(d) - 1) * 100:.1f}% to {(max(d) - 1) * 100:.1f}%"]
 
 
+def dirty_words(files, shown=2):
+    """", dirty: lib/vdso/gettimeofday.c and 2 more": the files built from
+    that are not as committed; '' for none."""
+    if not files:
+        return ""
+    more = f" and {len(files) - shown} more" if len(files) > shown else ""
+    return f", dirty: {', '.join(files[:shown])}{more}"
+
+
 def render(rv):
     """The block as a list of lines (at most WIDTH columns each)."""
     lines = []
@@ -172,7 +182,8 @@ def render(rv):
         lines += wrap(f"Series: {n} patches measured as one change, the tree before "
                       f"patch 1 against the tree after patch {n}; the trees after "
                       f"{between} were not built or verified")
-    tree = rv["tree"] + (f" (git {rv['commit'][:12]})" if rv.get("commit") else
+    tree = rv["tree"] + (f" (git {rv['commit'][:12]}{dirty_words(rv.get('dirty'))})"
+                         if rv.get("commit") else
                          " (git commit not read)" if rv.get("commit_why") else "")
     lines += wrap(f"Measured: {tree}, {rv['measured']}")
     lines += wrap(f"Compiler: {rv['compiler']}, {rv['line']}")

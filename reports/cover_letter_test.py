@@ -171,6 +171,18 @@ class ShapeTest(unittest.TestCase):
             self.assertTrue(any("more lines: patch-review.json" in x for x in lines), lines)
             self.assertEqual(any("240 -> 248 bytes" in x for x in lines), kept, lines)
 
+    def test_a_dirty_tree_is_named(self):
+        lines = cover_letter.render(review_of(dirty=["lib/vdso/gettimeofday.c"]))
+        self.check_shape(lines)
+        text = " ".join(x.strip() for x in lines)
+        self.assertIn("(git 0123456789ab, dirty: lib/vdso/gettimeofday.c)", text)
+        many = review_of(dirty=["lib/vdso/gettimeofday.c", "include/vdso/datapage.h",
+                                "kernel/time/vsyscall.c", "include/vdso/helpers.h"])
+        text = " ".join(x.strip() for x in cover_letter.render(many))
+        self.assertIn("dirty: lib/vdso/gettimeofday.c, include/vdso/datapage.h and 2 more)",
+                      text)
+        self.assertNotIn("dirty", " ".join(cover_letter.render(review_of(dirty=[]))))
+
     def test_a_series_says_it_was_measured_as_its_end_points(self):
         lines = cover_letter.render(review_of(patches=3))
         self.check_shape(lines)

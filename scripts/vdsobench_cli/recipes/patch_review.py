@@ -31,7 +31,8 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch, atomic, build, tools
 from vdsobench_cli.measure import compare
-from vdsobench_cli.kimport import git_dir, names, patches as patches_mod, request, store, txn
+from vdsobench_cli.kimport import (git_dir, git_index, names, patches as patches_mod,
+                                   request, store, txn)
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import patch_review_arm64, patch_review_rounds as rounds_mod
 from vdsobench_cli.recipes.recipe_session import verify_one
@@ -85,6 +86,20 @@ def check_inputs(source, patches):
                          "review on it); without both it reviews the demonstration patch "
                          f"on {DEFAULT_SOURCE}")
     request.request(source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)], BEFORE)
+
+
+# what an import writes beside the files it takes: never the tree's
+GENERATED = ("include/generated/", "kimport.json")
+
+
+def git_dirty(source, meta):
+    """git_index.Changes of the files the read path was built from (the
+    unpatched tree's, as taken) against the tree's index: edits not
+    committed, named; none for a tarball."""
+    if not os.path.isdir(source):
+        return git_index.Changes()
+    taken = sorted(f for f in (meta.get("hashes") or {}) if not f.startswith(GENERATED))
+    return git_index.changed(source, taken)
 
 
 def git_head(source):
@@ -403,6 +418,13 @@ def provenance(s, metas, source, patches, subjects, checked):
         s.say(f"git: {head.commit} ({text_mod.printable(head.ref or 'detached HEAD')})")
     elif head.why and head.why != git_dir.NO_GIT:
         s.say(f"git: the commit was not read: {text_mod.printable(head.why)}")
+    dirty = git_dirty(source, metas[BEFORE]) if head.commit else git_index.Changes()
+    if dirty.files:
+        s.say(f"git: {len(dirty.files)} of the files built from are not as committed: "
+              f"{text_mod.printable(', '.join(dirty.files), 300)}")
+    elif dirty.why:
+        s.say(f"git: whether the tree is as committed was not read: "
+              f"{text_mod.printable(dirty.why)}")
     verify_lines = {}
     for (label, v), rec in checked.items():
         if v.split("+")[1] != "fake":
@@ -422,6 +444,8 @@ def provenance(s, metas, source, patches, subjects, checked):
             "tree": f"Linux {meta['kernel']}", "commit": head.commit,
             "git_ref": head.ref,
             "commit_why": head.why if head.why != git_dir.NO_GIT else None,
+            "dirty": [text_mod.printable(f, 200) for f in dirty.files or []],
+            "dirty_why": dirty.why,
             "source": text_mod.printable(str(source)),
             "compiler": f"gcc {cc_version}" if cc_version else cc_path,
             "compiler_path": cc_path, "compiler_version": cc_version,
