@@ -23,6 +23,7 @@ import stat
 import struct
 from typing import NamedTuple
 
+from vdsobench_cli.cli import safe_read
 from vdsobench_cli.kimport import git_dir
 
 INDEX_LIMIT = 64 << 20  # linux.git's index is about 10 MB
@@ -117,28 +118,22 @@ def blob_id(data, hash_len):
 
 def _bytes_of(top, rel):
     """(mode, bytes) of rel below the folder fd top, no link followed on the
-    way; a link's bytes are its target, as git stores it; None when gone,
-    not a file or a link, or too large."""
-    parts = rel.split("/")
+    way (safe_read, the one reader); a link's bytes are its target, as git
+    stores it; None when gone, not a file or a link, or too large."""
+    *folders, leaf = rel.split("/")
     fd = os.dup(top)
     try:
-        for part in parts[:-1]:
+        for part in folders:  # a component at a time: none may be a link
             nxt = os.open(part, git_dir.DIR_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = nxt
-        st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+        st = os.stat(leaf, dir_fd=fd, follow_symlinks=False)
         if stat.S_ISLNK(st.st_mode):
-            return st.st_mode, os.fsencode(os.readlink(parts[-1], dir_fd=fd))
-        if not stat.S_ISREG(st.st_mode) or st.st_size > FILE_LIMIT:
-            return None
-        f = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                    dir_fd=fd)
-        try:
-            data = os.read(f, FILE_LIMIT + 1)
-        finally:
-            os.close(f)
-        return (st.st_mode, data) if len(data) <= FILE_LIMIT else None
-    except OSError:
+            return st.st_mode, os.fsencode(os.readlink(leaf, dir_fd=fd))
+        data = safe_read.read_regular(leaf, "file", FILE_LIMIT, root=fd, missing=False,
+                                      follow=False)
+        return None if data is None else (st.st_mode, data)
+    except (OSError, safe_read.UsageError):
         return None
     finally:
         os.close(fd)
