@@ -154,7 +154,10 @@ def changed(tree, paths):
         staged = entries(data, hash_len)
     except BadIndex as e:
         return Changes(why=f"its index: {e}")
-    top = os.open(tree, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        top = os.open(tree, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:  # gone or replaced since its .git was read
+        return Changes(why=f"{git_dir.shown(str(tree))}: {e.strerror}")
     try:
         out = []
         for rel in paths:
