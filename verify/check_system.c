@@ -9,8 +9,10 @@
  * variant is read between two readings of the system clock, for
  * duration_ms. A reading may be off the system's by at most:
  *
- *	OFFSET_NS	the start values are read a few hundred ns apart, and a
- *			VM can be descheduled between two reads
+ *	OFFSET_NS	the start values are read within 20 us of each other
+ *			(sim_kernel_reset_from_system() reads them again
+ *			until they are), and a VM can be descheduled between
+ *			two reads of a comparison
  *	CAL_PPM		the calibration: +-1 us on each end over 200 ms is
  *			10 ppm; 50 gives room for a noisy VM
  *	NTP_PPM		MONOTONIC, REALTIME, BOOTTIME and TAI may be slewed by

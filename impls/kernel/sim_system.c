@@ -19,6 +19,9 @@ __int128 sim_system_ns(clockid_t clk)
 	return timespec_to_ns(&ts);
 }
 
+/* how far apart the start values may be read (check_system's OFFSET_NS is 50 us) */
+#define START_SKEW_NS 20000
+
 /* a counter reading and the raw clock at the same moment, +- a few 100 ns */
 static void paired_read(u64 *cycles, __int128 *raw)
 {
@@ -61,12 +64,23 @@ void sim_kernel_reset_from_system(struct tk_clocksource *cs, u64 hz)
 
 	sim_kernel_detach_all();
 	tk_clocksource_init(cs, "tsc", hz, UINT64_MAX, true);
-	real = sim_system_ns(CLOCK_REALTIME);
-	mon = sim_system_ns(CLOCK_MONOTONIC);
-	boot = sim_system_ns(CLOCK_BOOTTIME);
-	tai = sim_system_ns(CLOCK_TAI);
-	paired_read(&now, &raw);
-	/* the others were read up to a microsecond before now: close enough */
+	/*
+	 * The others are read just before now. A thread descheduled in between
+	 * (a loaded VM, qemu-user) would start our clocks that much behind the
+	 * system's for the whole run: read them again until all were read
+	 * within START_SKEW_NS of now.
+	 */
+	for (int tries = 0;; tries++) {
+		__int128 first = sim_system_ns(CLOCK_MONOTONIC_RAW);
+
+		real = sim_system_ns(CLOCK_REALTIME);
+		mon = sim_system_ns(CLOCK_MONOTONIC);
+		boot = sim_system_ns(CLOCK_BOOTTIME);
+		tai = sim_system_ns(CLOCK_TAI);
+		paired_read(&now, &raw);
+		if (raw - first <= START_SKEW_NS || tries == 1000)
+			break;
+	}
 	ns_to_ts64(real, &wall);
 	ns_to_ts64(mon, &mono);
 	sim_kernel_reset(cs, now, &wall, &mono);
