@@ -56,7 +56,7 @@ import time
 from pathlib import Path
 
 from vdsobench_cli.kimport import imports_table, patches as patches_mod
-from vdsobench_cli.cli import confine, lifecycle, safe_read, tools, trust
+from vdsobench_cli.cli import caches, confine, lifecycle, safe_read, tools
 from vdsobench_cli.cli.errors import UsageError
 
 VDSO_DIR = "arch/x86/entry/vdso"
@@ -349,19 +349,9 @@ def cached(cache_dir):
 
 def cache_dir():
     """$VDSOBENCH_KBUILD_CACHE, else ~/.cache/vdsobench/kbuild: shared by every
-    imports directory (the import tests make their own) and checkout."""
-    d = Path(os.environ.get("VDSOBENCH_KBUILD_CACHE") or
-             Path.home() / ".cache" / "vdsobench" / "kbuild")
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"kbuild: cache {d}: {e.strerror or e}")
-    if d.is_symlink() or not d.is_dir():
-        raise UsageError(f"kbuild: cache {d} is not a folder")
-    problem = trust.folder_problem(d)  # its lines and images are built and run
-    if problem:
-        raise UsageError(f"kbuild: cache {problem}")
-    return d
+    imports directory (the import tests make their own) and checkout; its
+    lines and images are built and run (caches.folder: trusted)."""
+    return caches.folder("VDSOBENCH_KBUILD_CACHE", "kbuild", "kbuild")
 
 
 # A patch that touches none of these leaves kbuild's line as it is (the line
