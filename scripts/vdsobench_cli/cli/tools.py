@@ -33,6 +33,10 @@ TOOLS = {
     "valgrind": (("/usr/bin/valgrind",), "valgrind"),
     "setarch": (("/usr/bin/setarch",), "util-linux"),
     "prlimit": (("/usr/bin/prlimit",), "util-linux"),
+    "apt-get": (("/usr/bin/apt-get",), "apt"),
+    "apt-cache": (("/usr/bin/apt-cache",), "apt"),
+    "dpkg": (("/usr/bin/dpkg",), "dpkg"),
+    "dpkg-deb": (("/usr/bin/dpkg-deb",), "dpkg"),
 }
 
 
