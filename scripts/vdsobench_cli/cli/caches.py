@@ -6,6 +6,8 @@ only root or this user may write, nor anyone else any folder above it
 one line starting with WHAT (UsageError, exit 2).
 
     kbuild    $VDSOBENCH_KBUILD_CACHE  (kimport/kbuild.py: kbuild's lines, objects)
+    debian    $VDSOBENCH_DEBIAN_CACHE  (kimport/newer_sources.py: the packages
+              fetched from Debian's newer suites, and their private apt state)
 """
 
 import os

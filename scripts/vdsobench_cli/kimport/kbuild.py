@@ -2,7 +2,8 @@
 
 For an imported tree (`vdsobench import`), with a real configuration
 (Debian's for the tree's version, /usr/src/linux-config-X.Y/
-config.amd64_none_amd64.xz, or the user's --config FILE):
+config.amd64_none_amd64.xz or the same fetched from Debian's newer suites
+with the tree, newer_sources.py, or the user's --config FILE):
 
     make olddefconfig && make prepare && make V=1 arch/x86/entry/vdso/
 
@@ -55,7 +56,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from vdsobench_cli.kimport import imports_table, patches as patches_mod
+from vdsobench_cli.kimport import imports_table, newer_sources, patches as patches_mod
 from vdsobench_cli.cli import caches, confine, lifecycle, safe_read, tools
 from vdsobench_cli.cli.errors import UsageError
 
@@ -178,8 +179,11 @@ def config_for(series, given=None):
     else:
         path = DEBIAN_CONFIG.format(series=series)
         if not os.path.isfile(path):
-            return None, (f"no configuration: Debian's linux-config-{series} is not "
-                          f"installed ({path}) and no --config FILE was given")
+            path = str(newer_sources.config(series) or path)  # fetched with its tree
+        if not os.path.isfile(path):
+            return None, (f"no configuration: Debian's linux-config-{series} is neither "
+                          f"installed ({DEBIAN_CONFIG.format(series=series)}) nor fetched, "
+                          "and no --config FILE was given")
         raw = safe_read.read_regular(path, "Debian configuration", CONFIG_LIMIT)
         try:
             data = lzma.decompress(raw)
@@ -197,8 +201,10 @@ def cache_key(tree_identity, config_sha, compiler):
 
 
 def is_debian(source):
-    """Whether SOURCE is Debian's own source package tarball (trusted to run)."""
-    return re.fullmatch(r"/usr/src/linux-source-\d+\.\d+\.tar\.xz", str(source)) is not None
+    """Whether SOURCE is Debian's own source package tarball (trusted to run):
+    /usr/src's, or one fetched from Debian's newer suites (newer_sources.py)."""
+    return (re.fullmatch(r"/usr/src/linux-source-\d+\.\d+\.tar\.xz", str(source)) is not None
+            or newer_sources.is_fetched(source))
 
 
 # What kbuild reads beyond the import's files that shapes the vDSO line: a

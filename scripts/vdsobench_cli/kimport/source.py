@@ -1,6 +1,7 @@
 """SOURCE, resolved, read and hashed: a kernel tree (a directory) or a source
 tarball (Debian's /usr/src/linux-source-X.Y.tar.xz, installed when named and
-missing). Only what the read and update paths need is taken (TAKE); every
+missing; one the machine's suites lack is fetched from Debian's newer ones,
+newer_sources.py). Only what the read and update paths need is taken (TAKE); every
 file is a regular file within FILE_LIMIT, read without following a link
 (safe_read), and each name one import takes (letters, digits and _.+,=@~-).
 A tarball's hash is remembered (sources.json) by its path and stat."""
@@ -12,9 +13,9 @@ import re
 import stat
 from pathlib import Path
 
-from vdsobench_cli.cli import atomic, packages, safe_read
+from vdsobench_cli.cli import atomic, safe_read
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.kimport import imports_table, store
+from vdsobench_cli.kimport import imports_table, newer_sources, store
 
 MB = imports_table.MB
 # --arch -> the kernel's arch/ directory; the shim and glue are x86-64's
@@ -52,13 +53,14 @@ def debian_package(source):
 
 def resolve_source(given):
     """The tree or tarball SOURCE names, installing Debian's package for a
-    /usr/src/linux-source-X.Y.tar.xz (or linux-source-X.Y) that is missing."""
+    /usr/src/linux-source-X.Y.tar.xz (or linux-source-X.Y) that is missing, or
+    fetching it from Debian's newer suites when the machine's lack it."""
     path = Path(given)
     package = debian_package(given)
     if package and not path.exists():
         path = Path(f"/usr/src/{package}.tar.xz")
         if not path.exists():
-            packages.ensure_group((package,), f"import {given}")
+            path = newer_sources.tree_tarball(package, f"import: {given}")
     try:
         st = path.stat()
     except OSError:

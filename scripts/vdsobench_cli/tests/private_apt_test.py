@@ -15,6 +15,8 @@ from unittest import mock
 
 from vdsobench_cli.cli import private_apt
 from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.kimport import newer_sources
+from vdsobench_cli.tests.support import one_line, vdsobench
 
 HOSTILE = ["linux-source-7.3 -o", "-oDebug::pkgAcquire=1", "--allow-unauthenticated",
            "linux-source-7.3;rm -rf /", "linux-source-07.3", "linux-source-7.3\n",
@@ -42,12 +44,17 @@ class NameTest(unittest.TestCase):
             self.assertIn("valid: linux-source-X.Y or linux-config-X.Y", msg)
 
     def test_hostile_names_run_nothing(self):
-        """Refused before the archive or any command is touched."""
+        """Refused before the cache, the archive or any command is touched."""
         boom = mock.Mock(side_effect=AssertionError("ran"))
         real = private_apt.Apt
         with mock.patch.object(private_apt, "Apt", boom), \
                 mock.patch.object(private_apt.lifecycle, "popen", boom), \
+                mock.patch.object(newer_sources, "cache_dir", boom), \
                 mock.patch.object(private_apt, "archive_uri", boom):
+            for name in HOSTILE:
+                for call in (newer_sources.fetch, newer_sources.tree_tarball):
+                    with self.assertRaises(UsageError, msg=repr(name)):
+                        call(name, "import")
             apt = real.__new__(real)  # its own calls check too
             for name in ("-o", "linux-source-7.3 x"):
                 with self.assertRaises(UsageError):
@@ -55,6 +62,14 @@ class NameTest(unittest.TestCase):
                 with self.assertRaises(UsageError):
                     apt.download(name, "/nonexistent")
         boom.assert_not_called()
+
+    def test_hostile_source_on_the_command_line(self):
+        with mock.patch.object(private_apt, "Apt", side_effect=AssertionError("ran")):
+            for given in ("linux-source-7.3 --allow-unauthenticated", "-oAPT::x=1",
+                          "linux-source-7.3;id"):
+                rc, out, err = vdsobench("import", "--name", "x", "--", given)
+                one_line(self, rc, err, "no such kernel tree or tarball")
+                self.assertEqual(out, "")
 
 
 class ArchiveTest(unittest.TestCase):
