@@ -7,10 +7,11 @@ with the tree, newer_sources.py, or the user's --config FILE):
 
     make olddefconfig && make prepare && make V=1 arch/x86/entry/vdso/
 
-then the exact command kbuild ran for arch/x86/entry/vdso/vclock_gettime.o,
+then the exact command kbuild ran for the 64-bit vDSO's vclock_gettime.o,
 from the .vclock_gettime.o.cmd file kbuild writes beside it (savedcmd_ from
 v6.2 on, cmd_ before; the V=1 output carries the same line but interleaved
-with everything else). Follows the kbuild of Linux v6.1 and v6.12.
+with everything else). Where that is, arch/x86/entry/vdso/ (v6.1, v6.12) or
+its vdso64/ (v7.3), is found by looking at the built tree (kbuild_tree.py).
 
 The line is split into what the import's read path is built with (the code
 generation: -O, -f, -m, -std, -g and the plain -D switches, in the kernel's
@@ -34,7 +35,7 @@ default for Debian's own packages (linux-source-X.Y), and for any other
 tree only when asked (--kbuild or --config).
 
 The result is cached in ~/.cache/vdsobench/kbuild/<key>/ ($VDSOBENCH_KBUILD_CACHE;
-line.json, vclock_gettime.o, vdso64.so), shared by every imports directory,
+line.json, vclock_gettime.o, vdso64.so, vdso64.so.dbg), shared by every imports directory,
 the key the SHA-256 of the tree's identity (its hash and its patches'), the
 configuration's hash and the compiler's path and version: a second import
 is a lookup. Patches that touch none of kbuild's inputs (Makefiles, Kbuild,
@@ -56,19 +57,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from vdsobench_cli.kimport import imports_table, newer_sources, patches as patches_mod
+from vdsobench_cli.kimport import (imports_table, kbuild_tree, newer_sources,
+                                   patches as patches_mod)
 from vdsobench_cli.cli import caches, confine, lifecycle, safe_read, tools
 from vdsobench_cli.cli.errors import UsageError
 
-VDSO_DIR = "arch/x86/entry/vdso"
-OBJ = f"{VDSO_DIR}/vclock_gettime.o"
-CMD_FILE = f"{VDSO_DIR}/.vclock_gettime.o.cmd"
-IMAGE = f"{VDSO_DIR}/vdso64.so"
+VDSO_DIR = kbuild_tree.VDSO_DIR
 DEBIAN_CONFIG = "/usr/src/linux-config-{series}/config.amd64_none_amd64.xz"
 TOOLS = ("make", "flex", "bison", "bc")
 CONFIG_LIMIT = 4 << 20
 CMD_LIMIT = 1 << 20
-OUTPUT_LIMIT = 64 << 20  # vclock_gettime.o, vdso64.so: a few hundred KB
+OUTPUT_LIMIT = 64 << 20  # vclock_gettime.o, vdso64.so{,.dbg}: a few hundred KB
 MAKE_TIMEOUT = 1800
 # raise with any change to what is kept or dropped: cached lines are made again
 FORMAT = 2
@@ -144,19 +143,20 @@ def reason(a):
     return "not a code generation flag vdsobench passes on from a tree"
 
 
-def parse_cmd(text):
-    """(compiler, [arguments]) of the saved command in a .vclock_gettime.o.cmd."""
+def parse_cmd(text, where=kbuild_tree.CMD):
+    """(compiler, [arguments]) of the saved command in a .vclock_gettime.o.cmd
+    (where: its path, for the messages)."""
     for line in text.splitlines():
         m = re.match(r"(?:saved)?cmd_\S*vclock_gettime\.o := (.*)$", line)
         if m:
             try:
                 words = shlex.split(m.group(1))
             except ValueError as e:
-                raise UsageError(f"kbuild: {CMD_FILE}: its command does not parse ({e})")
+                raise UsageError(f"kbuild: {where}: its command does not parse ({e})")
             if not words:
                 break
             return words[0], words[1:]
-    raise UsageError(f"kbuild: {CMD_FILE}: no saved command for vclock_gettime.o")
+    raise UsageError(f"kbuild: {where}: no saved command for vclock_gettime.o")
 
 
 def compiler_identity(cc):
@@ -207,16 +207,11 @@ def is_debian(source):
             or newer_sources.is_fetched(source))
 
 
-# What kbuild reads beyond the import's files that shapes the vDSO line: a
-# directory tree's kbuild cache key covers these too (a tarball's hash has all).
-LINE_FILES = ("Makefile", "arch/x86/Makefile", f"{VDSO_DIR}/Makefile",
-              "scripts/Makefile.lib", "scripts/Makefile.build", "scripts/Kbuild.include",
-              "scripts/Makefile.compiler")
-
-
 def tree_files_sha256(tree):
+    """{file: SHA-256 or None} of what shapes a directory tree's line
+    (kbuild_tree.line_files): part of its kbuild cache key."""
     out = {}
-    for rel in LINE_FILES:
+    for rel in kbuild_tree.line_files(tree):
         try:
             out[rel] = hashlib.sha256(safe_read.read_regular(
                 str(Path(tree) / rel), "kbuild file", CMD_LIMIT)).hexdigest()
@@ -328,15 +323,17 @@ def extract(build_fd, compiler):
     """The record of a finished kbuild: compiler, line, kept and dropped flags;
     UsageError for a line run by another compiler than `compiler`, the one
     import builds with (a tree's Makefile chose it)."""
-    text = safe_read.read_regular(CMD_FILE, "kbuild command file", CMD_LIMIT,
+    vdso = kbuild_tree.vdso64_dir(build_fd)
+    cmd_file = kbuild_tree.paths(vdso)["cmd"]
+    text = safe_read.read_regular(cmd_file, "kbuild command file", CMD_LIMIT,
                                   root=build_fd).decode(errors="replace")
-    cc, argv = parse_cmd(text)
+    cc, argv = parse_cmd(text, cmd_file)
     if not same_compiler(cc, compiler):
-        raise UsageError(f"kbuild: {CMD_FILE}: the line runs {ascii(cc)[1:-1][:80]}, not "
+        raise UsageError(f"kbuild: {cmd_file}: the line runs {ascii(cc)[1:-1][:80]}, not "
                          f"{compiler['path']} (the compiler import builds with): a tree's "
                          "kbuild must use it; nothing imported")
     kept, dropped = classify(argv)
-    return {"compiler": compiler,
+    return {"compiler": compiler, "vdso_dir": vdso,
             "line": " ".join(shlex.quote(w) for w in [cc] + argv),
             "copts": kept + [f for f, _ in NEUTRALISE],
             "dropped": dropped,
@@ -424,7 +421,8 @@ def keep(build_fd, rec, top, final):
     at all: read as hostile (kbuild ran the tree's code), regular files only."""
     stage = Path(lifecycle.new_temp_dir(top, ".staging-"))
     try:
-        for rel in (OBJ, IMAGE):
+        found = kbuild_tree.paths(rec["vdso_dir"])
+        for rel in (found["obj"], found["image"], found["dbg"]):
             try:
                 data = safe_read.read_regular(rel, "kbuild's output", OUTPUT_LIMIT,
                                               root=build_fd)
@@ -446,7 +444,7 @@ def own_image(rec, own):
     """The vdso64.so kbuild made for this tree, or None: only when the image is
     this tree's (own: not the unpatched tree's, whose line a series that
     leaves kbuild alone takes)."""
-    image = cache_dir() / rec["key"] / Path(IMAGE).name
+    image = cache_dir() / rec["key"] / kbuild_tree.IMAGE
     return image if own and image.is_file() else None
 
 

@@ -1,0 +1,149 @@
+"""kimport/kbuild_tree.py and kbuild's use of it, on small fake trees laid
+out as kbuild leaves Linux v6.12 (the 64-bit vDSO in arch/x86/entry/vdso/,
+vdso32/ beside it) and v7.3 (in arch/x86/entry/vdso/vdso64/, beside common/
+and vdso32/): the compile line and the images are found in both shapes by
+looking, a link is never followed, and a tree that leaves no way to tell is
+one line. No make runs here."""
+
+import os
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.kimport import kbuild, kbuild_tree
+
+V = kbuild_tree.VDSO_DIR
+LINE = "{cc} -nostdinc -I./include -D__KERNEL__ -m64 -O2 -fpic -fcf-protection=none -c -o {o} {c}"
+SHAPES = {
+    # v6.1, v6.12: the 64-bit vDSO in the folder itself, vdso32/ builds its own
+    "6.12": {f"{V}/Makefile": "", f"{V}/vdso.lds.S": "", f"{V}/vclock_gettime.o": "o64",
+             f"{V}/vdso64.so": "so64", f"{V}/vdso64.so.dbg": "dbg64",
+             f"{V}/vdso32/vclock_gettime.o": "o32", f"{V}/vdso32/vdso32.so.dbg": "dbg32"},
+    # v7.3: common/ holds the sources, vdso64/ and vdso32/ build each image
+    "7.3": {f"{V}/Makefile": "", f"{V}/vma.o": "", f"{V}/common/Makefile.include": "",
+            f"{V}/common/vclock_gettime.c": "", f"{V}/vdso64/Makefile": "",
+            f"{V}/vdso64/vclock_gettime.o": "o64", f"{V}/vdso64/vdso64.so": "so64",
+            f"{V}/vdso64/vdso64.so.dbg": "dbg64", f"{V}/vdso64/vdsox32.so": "x32",
+            f"{V}/vdso32/Makefile": "", f"{V}/vdso32/vclock_gettime.o": "o32",
+            f"{V}/vdso32/vdso32.so.dbg": "dbg32"},
+}
+WHERE = {"6.12": V, "7.3": f"{V}/vdso64"}
+
+
+def cmd_text(folder, cc="gcc"):
+    o = f"{folder}/vclock_gettime.o"
+    return (f"savedcmd_{o} := " + LINE.format(cc=cc, o=o, c=o[:-1] + "c") + "\n\n"
+            f"source_{o} := {o[:-1]}c\n")
+
+
+class ShapesTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-kbuild-tree-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def tree(self, shape, cmds=None, name=None):
+        root = self.tmp / (name or shape)
+        files = dict(SHAPES[shape])
+        for folder in (cmds if cmds is not None else (WHERE[shape], f"{V}/vdso32")):
+            files[f"{folder}/{kbuild_tree.CMD}"] = cmd_text(folder)
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        return root
+
+    def found(self, root):
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            return kbuild_tree.vdso64_dir(fd)
+        finally:
+            os.close(fd)
+
+    def test_both_shapes_by_looking(self):
+        for shape, where in WHERE.items():
+            self.assertEqual(self.found(self.tree(shape)), where, shape)
+
+    def test_one_command_without_images_is_the_folder(self):
+        # a tree whose kbuild made only the line (the attack tests' own fake)
+        root = self.tmp / "bare"
+        (root / V).mkdir(parents=True)
+        (root / V / kbuild_tree.CMD).write_text(cmd_text(V))
+        self.assertEqual(self.found(root), V)
+
+    def test_none_or_no_way_to_tell_is_one_line(self):
+        root = self.tree("7.3", cmds=())
+        with self.assertRaises(UsageError) as e:
+            self.found(root)
+        self.assertIn("no .vclock_gettime.o.cmd in arch/x86/entry/vdso/", str(e.exception))
+        shutil.rmtree(root)
+        root = self.tree("7.3")
+        os.unlink(root / V / "vdso64" / kbuild_tree.DBG)
+        with self.assertRaises(UsageError) as e:
+            self.found(root)
+        self.assertIn("none beside vdso64.so.dbg", str(e.exception))
+        self.assertEqual(len(str(e.exception).splitlines()), 1)
+
+    def test_links_are_not_followed(self):
+        """A tree's kbuild that leaves vdso64/ (or the .cmd) as a link to a
+        folder of its choosing is not taken at its word."""
+        elsewhere = self.tree("7.3", name="elsewhere")
+        root = self.tree("6.12", cmds=(V,))
+        os.symlink(elsewhere / V / "vdso64", root / V / "vdso64")
+        self.assertEqual(self.found(root), V)
+        shutil.rmtree(root)
+        root = self.tree("7.3", cmds=(f"{V}/vdso32",))
+        os.symlink(elsewhere / V / "vdso64" / kbuild_tree.CMD,
+                   root / V / "vdso64" / kbuild_tree.CMD)
+        self.assertEqual(self.found(root), f"{V}/vdso32")  # the only regular one
+
+    def test_line_files_of_each_shape(self):
+        files = kbuild_tree.line_files(self.tree("6.12"))
+        self.assertIn(f"{V}/Makefile", files)
+        self.assertIn("scripts/Makefile.lib", files)
+        files = kbuild_tree.line_files(self.tree("7.3"))
+        for rel in (f"{V}/Makefile", f"{V}/vdso64/Makefile", f"{V}/common/Makefile.include",
+                    f"{V}/vdso32/Makefile"):
+            self.assertIn(rel, files)
+        self.assertNotIn(f"{V}/common/vclock_gettime.c", files)
+
+    def test_kbuild_takes_the_line_and_images_of_each_shape(self):
+        compiler = kbuild.compiler_identity("gcc")
+        for shape, where in WHERE.items():
+            root = self.tree(shape)
+            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                rec = kbuild.extract(fd, compiler)
+                self.assertEqual(rec["vdso_dir"], where)
+                self.assertIn(f"-o {where}/vclock_gettime.o", rec["line"])
+                self.assertIn("-fcf-protection=none", rec["copts"])
+                self.assertNotIn("-nostdinc", rec["copts"])
+                cache = self.tmp / f"cache-{shape}"
+                cache.mkdir()
+                kbuild.keep(fd, dict(rec, key="k"), cache, cache / "k")
+            finally:
+                os.close(fd)
+            kept = {p.name: p.read_text() for p in (cache / "k").iterdir()}
+            self.assertEqual({n: kept[n] for n in kept if n != "line.json"},
+                             {"vclock_gettime.o": "o64", "vdso64.so": "so64",
+                              "vdso64.so.dbg": "dbg64"}, shape)
+            with mock.patch.object(kbuild, "cache_dir", return_value=cache):
+                self.assertEqual(kbuild.own_image({"key": "k"}, own=True),
+                                 cache / "k" / "vdso64.so")
+
+    def test_the_line_of_another_compiler_names_its_file(self):
+        root = self.tree("7.3")
+        (root / V / "vdso64" / kbuild_tree.CMD).write_text(cmd_text(f"{V}/vdso64", "./cc"))
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            with self.assertRaises(UsageError) as e:
+                kbuild.extract(fd, kbuild.compiler_identity("gcc"))
+        finally:
+            os.close(fd)
+        self.assertIn(f"kbuild: {V}/vdso64/.vclock_gettime.o.cmd: the line runs ./cc",
+                      str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
