@@ -1,5 +1,5 @@
-"""kbuild.py: the tree's vDSO compile line, split into what the read path is
-built with and what cannot apply, on recorded .cmd text (Linux v6.12's and
+"""kbuild.py and kbuild_line.py: the tree's vDSO compile line, split into
+what the read path is built with and what cannot apply, on recorded .cmd text (Linux v6.12's and
 v6.1's shapes) and on hostile lines; the table's check of an entry's line."""
 
 import hashlib
@@ -9,7 +9,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from vdsobench_cli.kimport import imports_table, kbuild
+from vdsobench_cli.kimport import imports_table, kbuild, kbuild_line
 from vdsobench_cli.cli.errors import UsageError
 
 # abridged from Debian's linux-source-6.12 with config.amd64_none_amd64 (gcc 12)
@@ -31,18 +31,18 @@ CMD_61 = CMD_612.replace("savedcmd_", "cmd_", 1)
 class ParseTest(unittest.TestCase):
     def test_both_shapes(self):
         for text in (CMD_612, CMD_61):
-            cc, argv = kbuild.parse_cmd(text)
+            cc, argv = kbuild_line.parse_cmd(text)
             self.assertEqual(cc, "gcc")
             self.assertEqual(argv[-1], "arch/x86/entry/vdso/vclock_gettime.c")
 
     def test_no_command(self):
         with self.assertRaisesRegex(UsageError, "no saved command"):
-            kbuild.parse_cmd("source_arch/x86/entry/vdso/vclock_gettime.o := x.c\n")
+            kbuild_line.parse_cmd("source_arch/x86/entry/vdso/vclock_gettime.o := x.c\n")
         with self.assertRaisesRegex(UsageError, "does not parse"):
-            kbuild.parse_cmd("savedcmd_arch/x86/entry/vdso/vclock_gettime.o := gcc 'open\n")
+            kbuild_line.parse_cmd("savedcmd_arch/x86/entry/vdso/vclock_gettime.o := gcc 'open\n")
 
     def test_kept_in_order_dropped_with_reasons(self):
-        kept, dropped = kbuild.classify(kbuild.parse_cmd(CMD_612)[1])
+        kept, dropped = kbuild_line.classify(kbuild_line.parse_cmd(CMD_612)[1])
         self.assertEqual(kept, ["-std=gnu11", "-fno-PIE", "-mno-sse", "-mcmodel=kernel",
                                 "-mharden-sls=all", "-O2", "-fstack-protector-strong", "-g",
                                 "-mcmodel=small", "-fPIC", "-fno-stack-protector",
@@ -60,16 +60,16 @@ class ParseTest(unittest.TestCase):
         self.assertIn("warning", why["-Wall"])
 
     def test_kernel_code_model_last_is_dropped(self):
-        kept, dropped = kbuild.classify(["-mcmodel=small", "-O2", "-mcmodel=kernel"])
+        kept, dropped = kbuild_line.classify(["-mcmodel=small", "-O2", "-mcmodel=kernel"])
         self.assertEqual(kept, ["-O2"])
         self.assertIn("-mcmodel=kernel", dict(dropped))
 
     def test_no_pic_last_is_dropped(self):
         # Debian's line says -fno-PIE and then -fPIC, which wins: kept as it is
-        kept, dropped = kbuild.classify(["-fno-PIE", "-O2", "-fPIC"])
+        kept, dropped = kbuild_line.classify(["-fno-PIE", "-O2", "-fPIC"])
         self.assertEqual((kept, dropped), (["-fno-PIE", "-O2", "-fPIC"], []))
         # a tree whose line ends -fno-PIE: no object of it would link into a program
-        kept, dropped = kbuild.classify(["-fPIC", "-O2", "-fno-PIE"])
+        kept, dropped = kbuild_line.classify(["-fPIC", "-O2", "-fno-PIE"])
         self.assertEqual(kept, ["-O2"])
         self.assertIn("position-independent", dict(dropped)["-fno-PIE"])
 
@@ -77,7 +77,7 @@ class ParseTest(unittest.TestCase):
         abi = ["-mabi=ms", "-fpack-struct", "-fpack-struct=1", "-freg-struct-return",
                "-fpcc-struct-return", "-mregparm=3", "-mrtd", "-fcall-used-rbx",
                "-fcall-saved-rax", "-ffixed-rbp", "-m32", "-mx32", "-m16"]
-        kept, dropped = kbuild.classify(abi + ["-O2"])
+        kept, dropped = kbuild_line.classify(abi + ["-O2"])
         self.assertEqual(kept, ["-O2"])
         self.assertTrue(all("calling convention" in why for _, why in dropped), dropped)
         for flag in abi:
@@ -91,14 +91,14 @@ class ParseTest(unittest.TestCase):
                    "-finstrument-functions", "-fdebug-prefix-map=/=/x", "-iquote/etc",
                    "-isystem", "/etc", "--sysroot=/tmp", "-DX=$(touch /tmp/x)",
                    "-mfoo=/etc/passwd", "-fsanitize=address", "-save-temps", "-Wa,-o/tmp/x"]
-        kept, dropped = kbuild.classify(hostile)
+        kept, dropped = kbuild_line.classify(hostile)
         self.assertEqual(kept, [])
         self.assertTrue(all(why for _, why in dropped))
         self.assertFalse(imports_table.kline_ok(hostile))
 
     def test_record_copts_pass_the_tables_check(self):
-        kept, _ = kbuild.classify(kbuild.parse_cmd(CMD_612)[1])
-        copts = kept + [f for f, _ in kbuild.NEUTRALISE]
+        kept, _ = kbuild_line.classify(kbuild_line.parse_cmd(CMD_612)[1])
+        copts = kept + [f for f, _ in kbuild_line.NEUTRALISE]
         self.assertTrue(imports_table.kline_ok(copts))
         for bad in (["-fplugin=x"], ["-I/etc"], "-O2", [3], ["-O2"] * 401, ["-fx=a/b"]):
             self.assertFalse(imports_table.kline_ok(bad), bad)

@@ -461,7 +461,7 @@ class Import612Test(TarballTest):
 
 # What a read path built with the kbuild line may have in its DW_AT_producer
 # that kbuild's own vclock_gettime.o has not: Bazel's (no code) and the
-# undoing of its defaults (kbuild.NEUTRALISE; GCC's defaults themselves).
+# undoing of its defaults (kbuild_line.NEUTRALISE; GCC's defaults themselves).
 PRODUCER_OURS = re.compile(r"-frandom-seed=.*|-fno-canonical-system-headers|-g0|"
                            r"-fno-function-sections|-fno-data-sections")
 
