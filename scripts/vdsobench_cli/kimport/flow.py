@@ -12,9 +12,10 @@ from pathlib import Path
 from vdsobench_cli.cli import lifecycle, safe_read
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.core import text as text_mod
-from vdsobench_cli.kimport import (compile, imports_table, kbuild, names as names_mod,
-                                   patches as patches_mod, probe, source as source_mod,
-                                   stage as stage_mod, store, tree_config, vdso_image)
+from vdsobench_cli.kimport import (compile, imports_table, kbuild, kbuild_tree,
+                                   names as names_mod, patches as patches_mod, probe,
+                                   source as source_mod, stage as stage_mod, store, tree_config,
+                                   vdso_image)
 
 
 def cache_key(arch_name, identity, patches, source_name=""):
@@ -61,10 +62,14 @@ def make_tree(source, given, arch_name, patches, key, files, image=None):
         tree_config.write_autoconf(stage, config, found)
         tree_config.write_includes(stage)
         source_text, summary = describe(source, version, patches)
-        with lifecycle.temp_dir(prefix="vdsobench-probe-") as work:
-            description = probe.probe(stage, arch_dir, Path(work), given)
-        tree_config.write_desc(stage, version, description, source_text, summary)
-        probe.syntax_check(stage, arch_dir, given, arch_name)
+        try:
+            with lifecycle.temp_dir(prefix="vdsobench-probe-") as work:
+                description = probe.probe(stage, arch_dir, Path(work), given)
+            tree_config.write_desc(stage, version, description, source_text, summary)
+            probe.syntax_check(stage, arch_dir, given, arch_name)
+        except probe.ShimError as e:
+            e.version = version  # for take_in: what kbuild builds of it
+            raise
         # --vdso-image: the tree's own vdso64.so beside it (vdso_image.py)
         image_meta = image and vdso_image.take(stage, arch_name, *image)
         meta = {"glue": compile.glue_digest(), "kernel": version[3], "version": list(version[:3]),
@@ -126,8 +131,13 @@ def take_in(req):
     key = vdso_image.keyed(cache_key(req.arch, identity, req.patches, req.source.name),
                            req.image)
     found = cached(key)
-    meta, meta_sha = found or make_tree(req.source, req.given, req.arch, req.patches, key,
-                                        files, req.image)
+    try:
+        meta, meta_sha = found or make_tree(req.source, req.given, req.arch, req.patches, key,
+                                            files, req.image)
+    except probe.ShimError as e:
+        if not req.kbuild or e.version is None:
+            raise
+        raise shim_after_kbuild(req, identity, e) from None
     entry = {"key": key, "ident": names_mod.ident(req.name), "arch": req.arch,
              "arch_dir": source_mod.ARCH_DIRS[req.arch], "kernel": meta["kernel"],
              "source": str(req.source), "patches": [str(p.path) for p in req.patches],
@@ -148,6 +158,30 @@ def take_in(req):
             return take_in(req._replace(image=vdso_image.given(str(image))))
     entry["identity"]["kbuild"] = kbuild.context(rec)
     return entry, meta, found is not None, time.monotonic() - t0
+
+
+def shim_after_kbuild(req, identity, shim):
+    """The error of an import whose tree the shim cannot build (probe.ShimError),
+    when kbuild is asked for: kbuild runs all the same (its line and images
+    are cached, for a look at the tree's own vDSO), and one line says what it
+    built and what the shim could not."""
+    try:
+        rec = kbuild_line(req, identity, {"version": shim.version})
+    except UsageError as e:
+        return UsageError(f"{shim}; and its own kbuild failed: {e}")
+    if rec is None:
+        return shim  # kbuild cannot run here: said why
+    folder = kbuild.cache_dir() / rec["key"]
+    image = folder / kbuild_tree.IMAGE
+    if not image.is_file():
+        made = f"kbuild ran (its line in {folder / 'line.json'}) but made no {image.name}"
+    elif (folder / kbuild_tree.DBG).is_file():
+        made = f"kbuild built {image} and its .dbg"
+    else:
+        made = f"kbuild built {image}"
+    return UsageError(f"import: {req.given}: {made} (Linux {shim.version[3]}, "
+                      f"{rec.get('vdso_dir', kbuild.VDSO_DIR)}/), but the shim cannot build "
+                      f"this tree's {shim.what}: {shim.first}; nothing imported")
 
 
 def kbuild_line(req, identity, meta):

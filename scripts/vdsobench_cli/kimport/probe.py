@@ -17,6 +17,16 @@ PROBE_VALUES = ("data_size", "hres_clocks", "coarse_clocks", "raw_clocks", "aux_
                 "has_getres", "has_time")
 
 
+class ShimError(UsageError):
+    """The shim cannot build this tree's `what`: `first`, the compiler's first
+    error. flow.make_tree() sets `version`, the tree's (tree_config's), so
+    that an import that runs kbuild can say what kbuild built of it too."""
+
+    def __init__(self, given, what, first):
+        super().__init__(f"import: {given}: the shim cannot build this tree's {what}: {first}")
+        self.given, self.what, self.first, self.version = given, what, first, None
+
+
 def parse_markers(asm):
     """{value: int, "fields": [{name, offset, size}]} from the probe's assembly
     ("->NAME VALUE" markers), or None when a value is missing or malformed."""
@@ -50,8 +60,7 @@ def probe(tree, arch_dir, workdir, given):
     r = compile.compile_tree([*compile.compile_line(tree, arch_dir), "-S", "-o", str(asm),
                       f"{compile.GLUE}/probe.c"], tree, given, "the probe of its vDSO data")
     if r.returncode != 0:
-        raise UsageError(f"import: {given}: the shim cannot build this tree's vDSO data: "
-                         f"{compile.first_error(r.stderr, tree)}")
+        raise ShimError(given, "vDSO data", compile.first_error(r.stderr, tree))
     try:
         text = asm.read_text(errors="replace")
     except OSError:
@@ -94,8 +103,7 @@ def syntax_check(tree, arch_dir, given, arch_name="x86_64"):
                     r = compile.compile_tree([*line, "-S", "-o", str(asm),
                                               f"{compile.GLUE}/{unit}"], tree, given, what)
                     if r.returncode != 0 and (counter, always) == ("fake", 1):
-                        raise UsageError(f"import: {given}: the shim cannot build this tree's "
-                                         f"{what}: {compile.first_error(r.stderr, tree)}")
+                        raise ShimError(given, what, compile.first_error(r.stderr, tree))
                     if r.returncode != 0:
                         # the Bazel build fails on it the same way, inside the
                         # import's transaction (undone); no object, nothing to read

@@ -1,0 +1,88 @@
+"""An import whose tree the shim cannot build (Linux 7.3's, today) when
+kbuild is asked for: kbuild runs all the same and the one line (exit 2) says
+what it built (the image's path in the kbuild cache) and what the shim could
+not (the compiler's first error); without kbuild, or when kbuild cannot run,
+the shim's own line as before. The tree, the probe and kbuild are stand-ins:
+no compiler or make runs here."""
+
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.kimport import flow, kbuild, probe, request
+from vdsobench_cli.tests.support import ImportsDir
+
+FIRST = ("arch/x86/include/asm/vdso/sys_call.h:10:10: fatal error: asm/cpufeatures.h: "
+         "No such file or directory")
+VERSION = (7, 3, 4, "7.3.4")
+
+
+class ShimAfterKbuildTest(unittest.TestCase):
+    def setUp(self):
+        self.imports = ImportsDir()
+        self.addCleanup(self.imports.close)
+        self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-shim-kbuild-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.tarball = self.tmp / "linux-source-7.3.tar.xz"
+        self.tarball.write_bytes(b"x")
+        self.cache = self.tmp / "kbuild"
+        (self.cache / "k").mkdir(parents=True)
+        self.calls = []
+
+    def make_tree(self, *args, **kwargs):
+        e = probe.ShimError("linux-source-7.3", "vDSO data", FIRST)
+        e.version = VERSION
+        raise e
+
+    def line_for(self, source, tree_id, series, patches, config=None, say=print):
+        self.calls.append(series)
+        return {"key": "k", "vdso_dir": "arch/x86/entry/vdso/vdso64"}
+
+    def take_in(self, use_kbuild=True, line_for=None):
+        req = request.Request("t", "linux-source-7.3", self.tarball, [], "x86_64", use_kbuild)
+        with mock.patch.object(flow, "make_tree", self.make_tree), \
+                mock.patch.object(flow, "cached", return_value=None), \
+                mock.patch.object(kbuild, "line_for", line_for or self.line_for), \
+                mock.patch.object(kbuild, "cache_dir", return_value=self.cache), \
+                self.assertRaises(UsageError) as e:
+            flow.take_in(req)
+        msg = str(e.exception)
+        self.assertEqual(len(msg.splitlines()), 1, msg)
+        return msg
+
+    def test_says_what_kbuild_built_and_what_the_shim_could_not(self):
+        for name in ("vdso64.so", "vdso64.so.dbg"):
+            (self.cache / "k" / name).write_bytes(b"\x7fELF")
+        msg = self.take_in()
+        self.assertEqual(self.calls, ["7.3"])
+        self.assertIn(f"import: linux-source-7.3: kbuild built {self.cache}/k/vdso64.so and its "
+                      ".dbg (Linux 7.3.4, arch/x86/entry/vdso/vdso64/)", msg)
+        self.assertIn(f"but the shim cannot build this tree's vDSO data: {FIRST}", msg)
+
+    def test_kbuild_that_made_no_image(self):
+        msg = self.take_in()
+        self.assertIn(f"kbuild ran (its line in {self.cache}/k/line.json) but made no "
+                      "vdso64.so", msg)
+        self.assertIn(FIRST, msg)
+
+    def test_kbuild_that_fails_is_said_with_the_shim(self):
+        def failing(*args, **kwargs):
+            raise UsageError("kbuild: make prepare failed (exit 2): no bc")
+        msg = self.take_in(line_for=failing)
+        self.assertIn(f"the shim cannot build this tree's vDSO data: {FIRST}", msg)
+        self.assertIn("and its own kbuild failed: kbuild: make prepare failed", msg)
+
+    def test_without_kbuild_the_shims_line_as_before(self):
+        msg = self.take_in(use_kbuild=False)
+        self.assertEqual(msg, f"import: linux-source-7.3: the shim cannot build this tree's "
+                              f"vDSO data: {FIRST}")
+        self.assertEqual(self.calls, [])
+        msg = self.take_in(line_for=lambda *a, **k: None)  # kbuild cannot run here
+        self.assertTrue(msg.startswith("import: linux-source-7.3: the shim cannot build"), msg)
+
+
+if __name__ == "__main__":
+    unittest.main()
