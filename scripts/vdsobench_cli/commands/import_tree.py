@@ -5,7 +5,9 @@ top, as a variant, measured and checked without booting it.
 
 SOURCE is a kernel tree (a directory) or a kernel source tarball (Debian's
 /usr/src/linux-source-6.12.tar.xz; the package name linux-source-6.12 names
-that file). Only what the read and update paths need is taken (source.TAKE),
+that file; a linux-source-X.Y the machine's suites lack, 7.3 on Debian 12, is
+fetched with its linux-config-X.Y from Debian's newer suites into
+~/.cache/vdsobench/debian, kimport/newer_sources.py). Only what the read and update paths need is taken (source.TAKE),
 the patches are applied in order with `git apply` (-p1, as `git format-patch`
 writes them; one that does not apply is one line naming it and its first
 failing hunk, exit 2, nothing imported), and the tree's configuration is
@@ -169,10 +171,14 @@ def add_parser(sub):
                "  vdsobench import ~/linux --patch 0001-vdso-mine.patch --name mine\n"
                "  vdsobench verify 'kernel:mine+*'\n"
                "  vdsobench import --list\n\n"
-               f"The cache: ${store.DIR_ENV}, else .vdsobench-imports/ in the repository.")
+               f"The cache: ${store.DIR_ENV}, else .vdsobench-imports/ in the repository;\n"
+               "trees fetched from Debian's newer suites: $VDSOBENCH_DEBIAN_CACHE, else\n"
+               "~/.cache/vdsobench/debian.")
     p.add_argument("source", nargs="?", metavar="SOURCE",
                    help="a kernel tree, a source tarball, or linux-source-X.Y (Debian's "
-                        "/usr/src/linux-source-X.Y.tar.xz, installed when missing, as root)")
+                        "/usr/src/linux-source-X.Y.tar.xz, installed when missing, as root; "
+                        "one Debian 12 lacks is fetched from trixie-backports or sid into "
+                        "~/.cache/vdsobench/debian, nothing installed)")
     p.add_argument("--patch", action="append", metavar="FILE",
                    help="a patch (git format-patch or diff -u, -p1) applied on top, in the "
                         "order given; repeat for a series")
