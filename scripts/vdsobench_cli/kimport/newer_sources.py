@@ -116,9 +116,19 @@ def tree_tarball(package, what, say=print):
 def fetch(package, what, say=print, own=None):
     """The package's folder in the cache, fetched now if it is not there
     whole; UsageError naming every suite tried when none has it (own: the
-    packages of its kind the machine's own suites have, when they were asked)."""
+    packages of its kind the machine's own suites have, when they were asked),
+    and for a folder or file of the cache that cannot be written (a full disk)."""
     private_apt.check_package(package, what)
-    top = cache_dir()
+    try:
+        return fetch_into(cache_dir(), package, what, say, own)
+    except OSError as e:
+        raise UsageError(f"{what}: fetching {package} into {cache_path()}: "
+                         f"{e.strerror or e}") from None
+
+
+def fetch_into(top, package, what, say, own):
+    """fetch() in the cache folder top: each suite in turn, asked with its own
+    private apt, until one has the package."""
     pkgs = top / "pkgs"
     pkgs.mkdir(exist_ok=True)
     final = pkgs / package

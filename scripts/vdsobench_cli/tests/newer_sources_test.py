@@ -6,6 +6,7 @@ file, an interrupt), is then Debian's tree to kbuild (is_debian, its
 configuration), and a version no suite has is one line naming each suite
 tried. Nothing here reaches the network."""
 
+import errno
 import json
 import lzma
 import os
@@ -163,6 +164,13 @@ class FetchTest(unittest.TestCase):
                                side_effect=lifecycle.Interrupted(15)), \
                 self.assertRaises(lifecycle.Interrupted):
             self.fetch()
+        self.assertEqual(self.left(), [])
+        with mock.patch.object(private_apt, "unpack",
+                               side_effect=OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))), \
+                self.assertRaises(UsageError) as e:
+            self.fetch()
+        self.assertIn("fetching linux-source-7.9 into", str(e.exception))
+        self.assertIn("No space left on device", str(e.exception))
         self.assertEqual(self.left(), [])
         self.plan["trixie-backports"]["debs"]["linux-source-7.9"] = self.empty
         with self.assertRaises(UsageError) as e:
