@@ -344,7 +344,7 @@ class Import612Test(TarballTest):
         lines = letter.splitlines()
         self.assertEqual(lines[0], "WRONG: the patched tree fails verify; do not post")
         self.assertRegex(letter, r"verify \(after\): FAIL: concurrency: torn read")
-        self.assertRegex(letter, r"nearest is -?\d+\s+(ns|us|s)\s+off")
+        self.assertRegex(letter, r"nearest is\s+-?\d+\s+(ns|us|s)\s+off")
         self.assertRegex(letter, r"verify \(before\): PASS")
         self.assertNotIn("ns/call", letter)  # a wrong patch is not timed: no table, no legend
         self.assertIn("Compiler: gcc", letter)
