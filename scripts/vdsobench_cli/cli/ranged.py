@@ -59,3 +59,4 @@ JOBS = number(1, 256, whole=True)
 DURATION_MS = number(1, 600000, whole=True)  # vdsobench_verify's limits
 TRIALS = number(1, 1000000, whole=True)
 SEED = number(0, 2 ** 32 - 1, whole=True)
+BUDGET_S = number(1, 86400, whole=True)  # seconds patch-review's timed rounds may take

@@ -12,7 +12,7 @@ import os
 from vdsobench_cli.cli import arch, build, targets
 from vdsobench_cli.fleet import options as fleet_options
 from vdsobench_cli.measure import fingerprint
-from vdsobench_cli.recipes import recipes
+from vdsobench_cli.recipes import patch_review_rounds, recipes
 from vdsobench_cli.cli.errors import CliError, Failure, UsageError
 from vdsobench_cli.recipes.recipe_session import OUT_DIR_BYTES, Session
 
@@ -38,6 +38,8 @@ def run_recipe(args):
     asked = [o for o, given in CLUSTER_OPTIONS.items() if given(args)]
     if asked and not args.fleet:
         raise UsageError(f"recipe: {asked[0]} is for --fleet (patch-review on a Slurm cluster)")
+    if args.budget is not None and recipe.name != recipes.patch_review.NAME:
+        raise UsageError(f"recipe {recipe.name}: --budget is for {recipes.patch_review.NAME}")
     if not args.arm64 and recipe.name != recipes.patch_review.NAME:
         raise UsageError(f"recipe {recipe.name}: --no-arm64 is for {recipes.patch_review.NAME}")
     if args.fleet and recipe.name != recipes.patch_review.NAME:
@@ -62,7 +64,7 @@ def run_recipe(args):
                               need=OUT_DIR_BYTES)
     from vdsobench_cli.cli import packages
     packages.ensure_setup()
-    session = Session(recipe.name, args.quick, str(stage.path))
+    session = Session(recipe.name, args.quick, str(stage.path), budget_s=args.budget)
     session.source, session.patches = args.source, args.patch
     session.fleet = args if args.fleet else None
     session.arm64 = args.arm64
@@ -110,6 +112,7 @@ def add_parser(sub):
                         "takes it; default linux-source-6.12)")
     p.add_argument("--patch", action="append", metavar="FILE",
                    help="patch-review: a patch on --source, in order; repeat for a series")
+    patch_review_rounds.add_budget_argument(p)
     arch.add_argument(p, "run the recipe on this architecture's build (arm64: inline only)")
     p.add_argument("--no-arm64", dest="arm64", action="store_false",
                    help="patch-review: leave out arm64's emulated section (the tree and "

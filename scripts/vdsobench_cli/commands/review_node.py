@@ -43,8 +43,8 @@ class NodeSession:
     """What patch_review_rounds.timed_rounds and verify_one ask of a recipe
     session, with nothing written beside the one file."""
 
-    def __init__(self, quick):
-        self.quick = quick
+    def __init__(self, quick, budget_s=None):
+        self.quick, self.budget_s = quick, budget_s
         self.rounds = limits.QUICK_ROUNDS if quick else limits.ROUNDS
         self.batch_ms = limits.QUICK_BATCH_MS if quick else limits.BATCH_MS
 
@@ -81,7 +81,7 @@ def run(args):
     if counter not in counters:
         raise UsageError(f"review-node: --counter {counter!r} is not built here "
                          f"(valid: {', '.join(counters)})")
-    s = NodeSession(args.quick)
+    s = NodeSession(args.quick, args.budget)
     before = vocab.variant(args.before, counter)
     after = vocab.variant(args.after, counter)
     checked = []
@@ -136,6 +136,7 @@ def add_parser(sub):
     p.add_argument("--force", action="store_true", help="replace --out if it exists")
     p.add_argument("--quick", action="store_true",
                    help="patch-review --quick's rounds and budget: a smoke run")
+    patch_review_rounds.add_budget_argument(p)
     p.add_argument("--counter", metavar="NAME",
                    help="read the counter this way, not the kernel's choice on this CPU "
                         "(for a test of a mixed cluster)")

@@ -46,6 +46,8 @@ def node_command(before, after, args, parser):
     words = ["review-node", before, after]
     if args.quick:
         words.append("--quick")
+    if args.budget is not None:
+        words += ["--budget", str(args.budget)]
     return batch.node_command(words, parser)
 
 

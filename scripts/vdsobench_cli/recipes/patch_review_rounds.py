@@ -18,6 +18,7 @@ pilot sizes it, so its interval keeps its coverage).
 import dataclasses
 import time
 
+from vdsobench_cli.cli import ranged
 from vdsobench_cli.core import limits
 from vdsobench_cli.measure import compare
 
@@ -27,6 +28,14 @@ from reports import review
 MODES = ("hot",)
 # seconds the timed rounds may take, pilot included; --quick's is for CI
 BUDGET_S, QUICK_BUDGET_S = 900, 60
+
+
+def add_budget_argument(p):
+    """--budget, for recipe patch-review and review-node alike."""
+    p.add_argument("--budget", type=ranged.BUDGET_S, metavar="SECONDS",
+                   help=f"patch-review: the seconds its timed rounds may take, pilot "
+                        f"included, builds not (default {BUDGET_S}, with --quick "
+                        f"{QUICK_BUDGET_S}; valid: {ranged.BUDGET_S.valid})")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,7 +124,7 @@ def timed_rounds(s, before, after, clocks, progress_fn):
     """The two-stage measurement (what a cluster's node runs too: no
     valgrind there); (Timed, plan, seconds). s: what it needs of a session:
     quick, rounds and batch_ms."""
-    budget = QUICK_BUDGET_S if s.quick else BUDGET_S
+    budget = s.budget_s or (QUICK_BUDGET_S if s.quick else BUDGET_S)
     pilot_n = s.rounds if s.quick else review.PILOT_ROUNDS
     # the build is not the pilot's time, nor the budget's: counted, it made
     # a 152 s pilot after an import, and 1 round of the 7 wanted

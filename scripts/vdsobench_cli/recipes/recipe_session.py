@@ -25,8 +25,10 @@ class Session:
     """What a recipe's steps share: the mode (quick for CI), where files go,
     and the machine, so the recipe can say how it differs from the seed's."""
 
-    def __init__(self, name, quick, out_dir, out=None):
+    def __init__(self, name, quick, out_dir, out=None, budget_s=None):
         self.name, self.quick, self.out_dir = name, quick, out_dir
+        # patch-review's time budget for its timed rounds (None: the mode's)
+        self.budget_s = budget_s
         self.out = out or sys.stdout
         # enough for an interval at 99.9% (Bonferroni over a dozen rows)
         self.rounds = limits.QUICK_ROUNDS if quick else limits.ROUNDS

@@ -114,7 +114,8 @@ class BlockAgreesTest(unittest.TestCase):
     def test_the_build_is_outside_the_budget(self):
         # a fake clock: a look costs 1 s, the harness's build 150 s; the
         # pilot and the budget must see the rounds alone, as with no build
-        s = type("S", (), {"batch_ms": 1, "quick": True, "rounds": 12})()
+        s = type("S", (), {"batch_ms": 1, "quick": True, "rounds": 12,
+                               "budget_s": None})()
         plans = []
         for build_s in (0, 150):
             self.rng = random.Random(29)
@@ -138,11 +139,12 @@ class BlockAgreesTest(unittest.TestCase):
         self.assertEqual(plans[0]["rounds"], plans[1]["rounds"])
         self.assertGreater(plans[1]["rounds"], 100)  # not the 1 round of a counted build
 
-    def test_the_block_and_the_file_agree(self):
+    def timed(self, budget_s):
+        """(Timed, plan) of --quick's timed rounds on made-up rounds, the clock
+        a second a look, with --budget budget_s (None: --quick's own)."""
         self.rng = random.Random(29)
-        s = type("S", (), {"batch_ms": 1, "quick": True, "rounds": 12})()
-        # a clock a second a look: the pilot takes 1 s, the budget holds 708
-        # rounds, too few for the noisy row's +-0.5%
+        s = type("S", (), {"batch_ms": 1, "quick": True, "rounds": 12,
+                           "budget_s": budget_s})()
         clock = itertools.count()
         with mock.patch.object(rounds_mod.compare, "measure",
                                lambda variants, options, n, batch_ms: self.made(n)), \
@@ -150,6 +152,20 @@ class BlockAgreesTest(unittest.TestCase):
                 mock.patch.object(rounds_mod, "time",
                                   types.SimpleNamespace(monotonic=lambda: next(clock))):
             t, plan, _ = rounds_mod.timed_rounds(s, "a", "b", ["monotonic"], lambda _: None)
+        return t, plan
+
+    def test_a_budget_given_is_the_one_spent(self):
+        # a clock a second a look: the pilot takes 1 s, and each round about
+        # 1/12 s; --budget 10 leaves room for about a sixth of --quick's 60
+        plans = {budget: self.timed(budget)[1] for budget in (None, 10)}
+        self.assertEqual(plans[None]["budget_s"], rounds_mod.QUICK_BUDGET_S)
+        self.assertEqual(plans[10]["budget_s"], 10)
+        self.assertLess(plans[10]["rounds"], plans[None]["rounds"] / 4)
+
+    def test_the_block_and_the_file_agree(self):
+        # the pilot takes 1 s, the budget holds 708 rounds, too few for the
+        # noisy row's +-0.5%
+        t, plan = self.timed(None)
         self.assertTrue(plan["capped"])
         c = json.loads(json.dumps(t.comparison()))
         jsonschema.validate(c, json.loads(SCHEMA.read_text()))
