@@ -25,8 +25,8 @@ from vdsobench_cli.cli import build, packages
 from vdsobench_cli.kimport import (compile, flow, kbuild, names as names_mod, objcmp,
                                    patch_parse, patches as patches_mod, store, tree_config)
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.tests.support import (NESTED, TORN_612, ImportsDir, cli, ok, one_line, tarball,
-                                      vdsobench)
+from vdsobench_cli.tests.support import (NESTED, TEST_BUDGET_S, TORN_612, ImportsDir, cli, ok,
+                                      one_line, tarball, vdsobench)
 
 TESTDATA = build.ROOT / "kernel_import" / "testdata"  # TORN_612: support.py
 TORN_61 = str(TESTDATA / "6.1-torn-mult-shift.patch")
@@ -364,6 +364,7 @@ class Import612Test(TarballTest):
         with tempfile.TemporaryDirectory() as tmp:
             out_dir = os.path.join(tmp, "out")
             rc, out, err = vdsobench("recipe", "patch-review", "--quick", "--no-arm64",
+                                     "--budget", TEST_BUDGET_S,
                                      "--source", "linux-source-6.12", "--patch", patch,
                                      "--out", out_dir)
             self.assertIn(rc, (0, 1), err + out[-3000:])

@@ -27,7 +27,7 @@ from pathlib import Path
 from vdsobench_cli.cli import build
 from vdsobench_cli.kimport import store
 from vdsobench_cli.recipes import patch_review
-from vdsobench_cli.tests.support import NESTED, TORN_612, ImportsDir, tarball
+from vdsobench_cli.tests.support import NESTED, TEST_BUDGET_S, TORN_612, ImportsDir, tarball
 
 PATCH = str(build.ROOT / "kernel_import" / "testdata" / "6.12-max-cycles-last.patch")
 # a guard against a review that hangs, never a timing: a --quick review takes
@@ -39,7 +39,7 @@ WAITED = "patch-review: waiting for patch-review (pid "
 def start(out_dir, *argv):
     return subprocess.Popen(
         [sys.executable, str(build.ROOT / "scripts" / "vdsobench"), "recipe", "patch-review",
-         "--quick", "--no-arm64", *argv, "--out", out_dir],
+         "--quick", "--no-arm64", "--budget", TEST_BUDGET_S, *argv, "--out", out_dir],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

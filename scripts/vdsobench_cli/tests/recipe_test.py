@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 from vdsobench_cli.recipes import recipes
-from vdsobench_cli.tests.support import NESTED, vdsobench
+from vdsobench_cli.tests.support import NESTED, TEST_BUDGET_S, vdsobench
 
 
 class EveryRecipeTest(unittest.TestCase):
@@ -21,7 +21,12 @@ class EveryRecipeTest(unittest.TestCase):
             with self.subTest(recipe=recipe.name), \
                     tempfile.TemporaryDirectory(prefix="vdsobench-recipe-") as tmp:
                 out = os.path.join(tmp, "out")
-                rc, stdout, err = vdsobench("recipe", recipe.name, "--quick", "--out", out)
+                # patch-review's timed rounds in a smoke-test budget (any
+                # verdict will do; --quick's own is 60 s)
+                budget = (["--budget", TEST_BUDGET_S]
+                          if recipe.name == recipes.patch_review.NAME else [])
+                rc, stdout, err = vdsobench("recipe", recipe.name, "--quick", *budget,
+                                            "--out", out)
                 if recipe.name == recipes.patch_review.NAME:
                     # a row without a verdict (too few rounds on a busy machine)
                     # exits 1, and then the block says so first, and only then
@@ -53,6 +58,9 @@ class RecipeUsageTest(unittest.TestCase):
     def test_bad_input(self):
         self.assert_bad("'souffle'", "souffle")
         self.assert_bad("a name is required")
+        self.assert_bad("--budget is for patch-review", "inline", "--budget", "5")
+        self.assert_bad("argument --budget: 0 is out of range (valid: 1 to 86400)",
+                        "patch-review", "--budget", "0")
         with tempfile.TemporaryDirectory() as tmp:
             with open(os.path.join(tmp, "old.json"), "w") as f:
                 f.write("{}")

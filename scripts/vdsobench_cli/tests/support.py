@@ -125,6 +125,9 @@ def one_line(test, rc, err, *needles):
 # Set in the copy of the project new_variant_test builds and tests: a test that
 # cannot hold there (it names the variants, it re-imports worlds) skips.
 NESTED = "VDSOBENCH_IN_NEW_VARIANT_COPY"
+# patch-review's timed rounds in the tests that run a review end to end: a
+# smoke run, any verdict accepted (--quick's own budget is 60 s)
+TEST_BUDGET_S = "15"
 
 
 # ---- plot and merge on the committed fixtures (reports/testdata) -------------------------
