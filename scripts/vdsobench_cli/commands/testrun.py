@@ -44,8 +44,16 @@ SLOW = {
     "kernel_import_today_test.py": 185,
 }
 QUICK_SKIP = tuple(SLOW)
+# The plain pass runs these beside the other modules, in a process of their
+# own: the new-variant test builds and tests a copy of the project with a
+# Bazel server, an imports table and (given here) CPU locks of its own, so it
+# shares no state with the rest, and it keeps the second core busy while the
+# rest waits on one (qemu-user, valgrind, pinned rounds, unpacking a tree).
+ALONGSIDE = ("new_variant_test.py",)
 # test --asan fuzzes the vDSO image's reading this long (seconds)
 FUZZ_SECONDS = 45
+# the harness's CPU lock folder (bench/cpu_lock.h), given to ALONGSIDE's process
+LOCK_DIR_ENV = "VDSOBENCH_LOCK_DIR"
 # bazel test exit statuses: 0 all passed, 3 some test failed, 4 no test targets.
 BAZEL_OK = (0, 3, 4)
 
@@ -202,6 +210,18 @@ def unittest_command(d, top, quick):
     return [*UNITTEST, *quick_modules(d, top)]
 
 
+def unittest_commands(d, top, quick):
+    """The processes of one directory's pass, run at once: the modules of
+    ALONGSIDE in one (with a CPU lock folder of their own), the rest in the
+    other; one command when there is none of them (--quick, reports/)."""
+    beside = [m for m in quick_modules(d, top, skip=())
+              if f"{m.rsplit('.', 1)[-1]}.py" in ALONGSIDE]
+    if quick or not beside:
+        return [(unittest_command(d, top, quick), False)]
+    return [([*UNITTEST, *beside], True),
+            ([*UNITTEST, *quick_modules(d, top, skip=ALONGSIDE)], False)]
+
+
 def slowest(times, n=SLOWEST_SHOWN):
     """'new_variant_test 490 s, kernel_import_test 420 s, ...' of a pass's
     {module: seconds}, the n slowest; '' for none."""
@@ -220,29 +240,42 @@ def read_times(path):
                 times, dict) else {}
 
 
+def one_process(d, tops, command, own_locks, tmp):
+    """(CompletedProcess, {module: seconds}) of one unittest process of a pass."""
+    times = Path(tempfile.mkdtemp(dir=tmp), "times.json")
+    # from the root, with top first on the path (as discovery puts it there)
+    # and the other top after it: the CLI package imports reports/ from the
+    # root, and reports/ imports the CLI package's core/
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [*(str(build.ROOT / t) for t in tops), os.environ.get("PYTHONPATH")])),
+        VDSOBENCH_TEST_TIMES=str(times))
+    if own_locks:
+        env[LOCK_DIR_ENV] = tempfile.mkdtemp(dir=tmp, prefix="cpu-locks-")
+    r = lifecycle.run(command, cwd=build.ROOT, env=env, stdin=subprocess.DEVNULL,
+                      capture_output=True, text=True, errors="replace")
+    return r, read_times(times)
+
+
 def python_tests(out, quick=False):
     results = []
     for d, top in PY_TEST_DIRS:
-        # from the root, with top first on the path (as discovery puts it there)
-        # and the other top after it: the CLI package imports reports/ from the
-        # root, and reports/ imports the CLI package's core/
         tops = [top] + [t for _, t in PY_TEST_DIRS if t != top]
+        commands = unittest_commands(d, top, quick)
         with tempfile.TemporaryDirectory(prefix="vdsobench-test-times-") as tmp:
-            times = Path(tmp, "times.json")
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-                filter(None, [*(str(build.ROOT / t) for t in tops),
-                              os.environ.get("PYTHONPATH")])), VDSOBENCH_TEST_TIMES=str(times))
-            r = lifecycle.run(unittest_command(d, top, quick), cwd=build.ROOT, env=env,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              errors="replace")
-            took = slowest(read_times(times))
+            done = lifecycle.parallel(
+                lambda i: one_process(d, tops, *commands[i], tmp), range(len(commands)),
+                len(commands))
+        runs = [done[i][0] for i in range(len(commands))]
+        took = slowest({m: t for i in done for m, t in done[i][1].items()})
         if took:
             print(f"test: python unittest ({d}): the slowest modules: {took}", file=out)
-        good, bad = parse_unittest(r.stderr, r.returncode)
-        if bad:
+        counts = [parse_unittest(r.stderr, r.returncode) for r in runs]
+        good, bad = sum(c[0] for c in counts), sum(c[1] for c in counts)
+        failed = [r for r, c in zip(runs, counts) if c[1]]
+        for r in failed:
             print("\n\n".join(failure_reports(r.stderr)) or build.tail(r.stderr), file=out)
         results.append((f"python unittest ({d})", good, bad,
-                        failed_unittests(r.stderr) if bad else []))
+                        [n for r in failed for n in failed_unittests(r.stderr)][:20]))
     return results
 
 

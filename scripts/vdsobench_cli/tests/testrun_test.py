@@ -172,6 +172,16 @@ class DiskCachePruneTest(unittest.TestCase):
         self.assertEqual(Path(path.replace("~", str(Path.home()), 1)), build.DISK_CACHE)
 
 
+def made_package(tmp, name, modules):
+    """A made-up test package tmp/name: {module file: its text}; its folder."""
+    pkg = Path(tmp, name)
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for file, text in modules.items():
+        (pkg / file).write_text(text)
+    return pkg
+
+
 class QuickTest(unittest.TestCase):
     def test_quick_leaves_out_the_slow_modules_only(self):
         full = testrun.quick_modules("scripts", "scripts", skip=())
@@ -193,26 +203,60 @@ class QuickTest(unittest.TestCase):
         self.assertNotIn("discover", quick)
         self.assertNotIn("vdsobench_cli.tests.new_variant_test", quick)
 
+    def test_the_plain_pass_runs_the_new_variant_copy_beside_the_rest(self):
+        (beside, own), (rest, shared) = testrun.unittest_commands("scripts", "scripts", False)
+        self.assertEqual((own, shared), (True, False))  # its own CPU lock folder
+        self.assertEqual(beside[3:], ["vdsobench_cli.tests.new_variant_test"])
+        full = testrun.quick_modules("scripts", "scripts", skip=())
+        self.assertEqual(sorted(beside[3:] + rest[3:]), sorted(full))  # each module once
+        self.assertEqual(testrun.unittest_commands("scripts", "scripts", True),
+                         [(testrun.unittest_command("scripts", "scripts", True), False)])
+        self.assertEqual(testrun.unittest_commands("reports", ".", False),
+                         [(testrun.unittest_command("reports", ".", False), False)])
+
+    def test_two_processes_counted_as_one_pass(self):
+        # made-up test folders run as the plain pass runs them: a failure in
+        # either process is counted and named, both processes' tests counted
+        with tempfile.TemporaryDirectory() as tmp:
+            made_package(tmp, "two", {
+                "a_test.py": "import os, unittest\n"
+                             "class A(unittest.TestCase):\n"
+                             "    def test_locks(self):\n"
+                             "        self.assertTrue(os.path.isdir("
+                             "os.environ['VDSOBENCH_LOCK_DIR']))\n",
+                "b_test.py": "import unittest\n"
+                             "class B(unittest.TestCase):\n"
+                             "    def test_ok(self): pass\n"
+                             "    def test_bad(self): self.fail('b')\n"})
+            commands = [([*testrun.UNITTEST, "two.a_test"], True),
+                        ([*testrun.UNITTEST, "two.b_test"], False)]
+            out = io.StringIO()
+            scripts = str(testrun.build.ROOT / "scripts")
+            with mock.patch.dict(os.environ, PYTHONPATH=scripts), \
+                    mock.patch.object(testrun, "PY_TEST_DIRS", (("two", tmp),)), \
+                    mock.patch.object(testrun, "unittest_commands",
+                                      lambda d, top, quick: commands), \
+                    mock.patch.object(testrun.build, "ROOT", Path(tmp)):
+                (label, good, bad, failed), = testrun.python_tests(out)
+        self.assertEqual((label, good, bad), ("python unittest (two)", 2, 1))
+        self.assertEqual(failed, ["test_bad (two.b_test.B.test_bad)"])
+
     def test_module_times_are_recorded_and_named(self):
         # a real run of the timed runner on a made-up test folder: unittest's
         # own summary unchanged (parse_unittest reads it), the times written
         with tempfile.TemporaryDirectory() as tmp:
-            pkg = Path(tmp, "made")
-            pkg.mkdir()
-            (pkg / "__init__.py").write_text("")
-            (pkg / "slow_test.py").write_text(
-                "import time, unittest\n"
-                "class T(unittest.TestCase):\n"
-                "    @classmethod\n"
-                "    def setUpClass(cls):\n"
-                "        time.sleep(0.3)\n"
-                "    def test_a(self):\n"
-                "        pass\n"
-                "    def test_b(self):\n"
-                "        self.assertEqual(1, 2)\n")
-            (pkg / "quick_test.py").write_text(
-                "import unittest\nclass Q(unittest.TestCase):\n"
-                "    def test_q(self):\n        pass\n")
+            pkg = made_package(tmp, "made", {
+                "slow_test.py": "import time, unittest\n"
+                                "class T(unittest.TestCase):\n"
+                                "    @classmethod\n"
+                                "    def setUpClass(cls):\n"
+                                "        time.sleep(0.3)\n"
+                                "    def test_a(self):\n"
+                                "        pass\n"
+                                "    def test_b(self):\n"
+                                "        self.assertEqual(1, 2)\n",
+                "quick_test.py": "import unittest\nclass Q(unittest.TestCase):\n"
+                                 "    def test_q(self):\n        pass\n"})
             times = Path(tmp, "times.json")
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(
                 [tmp, str(testrun.build.ROOT / "scripts")]),
