@@ -104,6 +104,20 @@ int check_system_all(const struct vdso_variant *const *vs, unsigned int n,
 enum check_counter { CHECK_FAKE, CHECK_TRAPPED, CHECK_BRACKETED };
 
 /*
+ * Whether a fake-counter variant reads the counter itself: a tree or a
+ * patch whose counter read does not go through the function the shim maps
+ * to the fake counter (inline RDTSCP in __arch_get_hw_counter(), rdtsc(),
+ * its own asm). Then the fake counter cannot stand in for it, and every
+ * check treats it as a real counter: trapped where the trap works (its own
+ * instruction answers vdso_fake_cycles, as exact as the fake counter),
+ * bracketed where not. It resets the fake kernel: call it before a check
+ * sets its own up.
+ */
+bool check_reads_counter_itself(const struct vdso_variant *v);
+/* v->real_counter, or a fake-counter variant that reads the counter itself */
+bool check_real_read(const struct vdso_variant *v);
+
+/*
  * v's, with the trap on for the calling thread where it is CHECK_TRAPPED;
  * why: the reason a real counter is CHECK_BRACKETED. check_counter_end()
  * turns the trap off again.

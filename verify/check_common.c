@@ -2,8 +2,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "impls/counters/available.h"
+#include "impls/kernel/fake_counter.h"
 #include "impls/kernel/sim_kernel.h"
 #include "impls/registry.h"
 #include "verify/check.h"
@@ -79,10 +81,56 @@ int check_clock_ns(const struct vdso_variant *v, const struct timekeeper *tk,
 	return tk_aux_clock_ns(&aux, now, ns);
 }
 
+/*
+ * MONOTONIC with the fake kernel's state fixed, read at fake counter X,
+ * X + 2^30 and X again. A variant that reads the fake counter moves by
+ * what the oracle says for 2^30 cycles (about 0.4 s) and comes back; one
+ * that reads the hardware's moves by the time between the calls both
+ * times (microseconds) and never comes back. A variant that ignores its
+ * counter altogether (a bug) comes back too, and the exact check fails it.
+ */
+static bool probe_reads_itself(const struct vdso_variant *v)
+{
+	const u64 x = 1000000, d = 1ULL << 30;
+	struct timespec a, b, c;
+	struct tk_clocksource cs;
+	struct timekeeper tk;
+	__int128 want_a, want_b, moved, back, want;
+
+	check_reset_fake_kernel(&cs, x);
+	if (check_attach(v))
+		return false; /* the checks say why */
+	sim_tk_snapshot(&tk);
+	vdso_fake_cycles = x;
+	v->clock_gettime(CLOCK_MONOTONIC, &a);
+	vdso_fake_cycles = x + d;
+	v->clock_gettime(CLOCK_MONOTONIC, &b);
+	vdso_fake_cycles = x;
+	v->clock_gettime(CLOCK_MONOTONIC, &c);
+	sim_kernel_detach(v);
+	if (check_clock_ns(v, &tk, CLOCK_MONOTONIC, x, &want_a) ||
+	    check_clock_ns(v, &tk, CLOCK_MONOTONIC, x + d, &want_b))
+		return false;
+	want = want_b - want_a;
+	moved = timespec_to_ns(&b) - timespec_to_ns(&a);
+	back = timespec_to_ns(&c) - timespec_to_ns(&a);
+	return back != 0 && moved - back < want / 2 && back - moved < want / 2;
+}
+
+bool check_reads_counter_itself(const struct vdso_variant *v)
+{
+	return !v->real_counter && probe_reads_itself(v);
+}
+
+bool check_real_read(const struct vdso_variant *v)
+{
+	return v->real_counter || check_reads_counter_itself(v);
+}
+
 enum check_counter check_counter_begin(const struct vdso_variant *v,
 				       char *why, size_t why_len)
 {
-	if (!v->real_counter)
+	if (!check_real_read(v))
 		return CHECK_FAKE;
 	return tsc_trap_on(why, why_len) ? CHECK_BRACKETED : CHECK_TRAPPED;
 }

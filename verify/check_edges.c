@@ -501,8 +501,14 @@ int check_edges(const struct vdso_variant *v, struct check_report *r)
 	mode = check_counter_begin(v, why, sizeof(why));
 	if (mode == CHECK_BRACKETED) {
 		r->skipped = true;
-		check_note(r, "needs the fake counter (see %s+fake+%s) or the "
-			      "counter trap (%s)", v->layout, v->inline_mode, why);
+		if (!v->real_counter)
+			check_note(r, "the variant reads the counter itself, not "
+				      "the fake one: needs the counter trap "
+				      "(%s)", why);
+		else
+			check_note(r, "needs the fake counter (see %s+fake+%s) "
+				      "or the counter trap (%s)",
+				   v->layout, v->inline_mode, why);
 		return 0;
 	}
 	reads = tsc_trap_reads();

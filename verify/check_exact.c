@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/clocks.h"
 #include "impls/kernel/fake_counter.h"
@@ -264,19 +265,28 @@ static void setup_aux_clocks(u64 last)
 }
 
 /* what the counter values were, for the report */
-static void describe_counter(enum check_counter mode, const char *why,
+static void describe_counter(const struct vdso_variant *v,
+			     enum check_counter mode, const char *why,
 			     u64 reads, u64 emulated, char *buf, size_t len)
 {
+	/* a fake-counter variant checked so reads the counter itself */
+	const char *itself = v->real_counter ? "" :
+				"; the variant reads the counter itself, not "
+				"the fake one";
+	size_t n;
+
 	if (mode == CHECK_FAKE) {
 		snprintf(buf, len, "exact to the nanosecond");
 	} else if (mode == CHECK_BRACKETED) {
 		snprintf(buf, len, "bracketed by ordered counter reads (no "
-			 "trap: %s)", why);
+			 "trap: %s%s)", why, itself);
 	} else {
-		size_t n = (size_t)snprintf(buf, len, "exact to the nanosecond, ");
-
+		n = (size_t)snprintf(buf, len, "exact to the nanosecond, ");
 		if (n < len)
 			check_trapped_note(buf + n, len - n, reads, emulated);
+		n = strlen(buf);
+		if (*itself && n < len)
+			snprintf(buf + n, len - n, " (%s)", itself + 2);
 	}
 }
 
@@ -284,7 +294,7 @@ int check_exact(const struct vdso_variant *v, struct check_report *r)
 {
 	struct tk_clocksource cs;
 	u64 last = 1000000, reads, emulated;
-	char why[160] = "", how[224];
+	char why[160] = "", how[320];
 	enum check_counter mode;
 
 	r->name = "exact";
@@ -322,7 +332,7 @@ int check_exact(const struct vdso_variant *v, struct check_report *r)
 	check_counter_end(mode);
 
 	sim_kernel_detach(v);
-	describe_counter(mode, why, reads, emulated, how, sizeof(how));
+	describe_counter(v, mode, why, reads, emulated, how, sizeof(how));
 	if (r->ok)
 		check_note(r, "%llu calls: clock ids 0..%d (aux %s), %d, -1, "
 			      "INT_MIN, INT_MAX %s; getres, gettimeofday, time",

@@ -219,6 +219,67 @@ static bool exact_catches_plus_one(const struct vdso_variant *v,
 	return check_exact(&off, r) && !r->ok && strstr(r->detail, "want");
 }
 
+static int constant_gettime(clockid_t clk, struct timespec *ts)
+{
+	(void)clk;
+	*ts = (struct timespec){ 12345, 678 };
+	return 0;
+}
+
+/*
+ * A tree or a patch that reads the counter itself under a fake-counter
+ * variant's name (the patch's own RDTSCP in __arch_get_hw_counter()): here
+ * a real-counter variant presented as the fake one. Seen, and checked as a
+ * real counter (trapped where the trap works, bracketed where not), never
+ * failed for it; the fake variant and one that ignores its counter are not.
+ */
+static void test_reads_counter_itself(void)
+{
+	const struct vdso_variant *real = vdso_variant_find(
+		IS_ENABLED(__x86_64__) ? "generic_6_17+lfence_rdtsc+always" :
+					 "generic_6_17+isb_cntvct_isb+always");
+	const struct vdso_variant *fake =
+		vdso_variant_find("generic_6_17+fake+always");
+	struct vdso_variant itself, constant;
+	struct check_report r = { 0 };
+	char why[160];
+	bool trap;
+
+	if (!tap_ok(real && fake, "the generic_6_17 variants exist"))
+		return;
+	itself = *real;
+	itself.real_counter = false;
+	itself.counter = "fake";
+	constant = *fake;
+	constant.clock_gettime = constant_gettime;
+	tap_ok(check_reads_counter_itself(&itself) &&
+		       !check_reads_counter_itself(fake) &&
+		       !check_reads_counter_itself(&constant) &&
+		       !check_reads_counter_itself(real),
+	       "a fake-counter variant that reads the counter itself is seen; "
+	       "the fake one, one that ignores its counter and a real one are not");
+	trap = !tsc_trap_on(why, sizeof(why));
+	if (trap)
+		tsc_trap_off();
+	check_exact(&itself, &r);
+	tap_ok(r.ok && strstr(r.detail, "the variant reads the counter itself, not the fake one") &&
+		       strstr(r.detail, trap ? "reads trapped" : "bracketed"),
+	       "exact checks it as a real counter (%s): %s",
+	       trap ? "trapped" : "bracketed", r.detail);
+	memset(&r, 0, sizeof(r));
+	check_edges(&itself, &r);
+	tap_ok(r.ok && (trap ? !r.skipped : r.skipped &&
+			strstr(r.detail, "needs the counter trap")),
+	       "edges %s: %s", trap ? "trapped" : "skipped, saying why", r.detail);
+	memset(&r, 0, sizeof(r));
+	check_concurrency(&itself, PHASE_MS, &r);
+	tap_ok(r.ok, "concurrency races it as a real counter: %s", r.detail);
+	memset(&r, 0, sizeof(r));
+	check_exact(&constant, &r);
+	tap_ok(!r.ok, "exact FAILs a variant that ignores its counter: %s",
+	       r.detail);
+}
+
 #if defined(__x86_64__)
 /* the child's status after fn ran in it with the trap on */
 static int trapped_child(void (*fn)(void))
@@ -381,6 +442,7 @@ int main(void)
 		       fake ? r.detail : "no generic_6_17+fake+always");
 	}
 	test_trap_live();
+	test_reads_counter_itself();
 	free(runnable);
 	free(system);
 	return tap_done();

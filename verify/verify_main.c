@@ -183,7 +183,7 @@ static void say_no_trap(const struct vdso_variant **chosen, unsigned int n)
 	if (!IS_ENABLED(__x86_64__))
 		return; /* no trap there: nothing lost */
 	for (unsigned int i = 0; i < n; i++) {
-		if (!chosen[i]->real_counter)
+		if (!check_real_read(chosen[i]))
 			continue;
 		why = tsc_trap_unavailable();
 		if (why)
