@@ -66,5 +66,35 @@ class DisassemblyTest(unittest.TestCase):
                              (None, "aarch64-linux-gnu-objdump: No such file"))
 
 
+class VerdictTest(unittest.TestCase):
+    """verify's record of a tree that reads the counter itself (its own
+    RDTSCP) says so in the block's line, and how it was checked; the
+    details are verify's own (verify/check_exact.c)."""
+
+    @staticmethod
+    def record(exact_detail, edges_skipped):
+        return {"status": "PASS", "checks": [
+            {"name": "exact", "ok": True, "skipped": False, "detail": exact_detail},
+            {"name": "edges", "ok": True, "skipped": edges_skipped, "detail": ""},
+            {"name": "concurrency", "ok": True, "skipped": False, "detail": ""}]}
+
+    def test_bracketed_trapped_and_plain(self):
+        bracketed = self.record("28 calls: ... bracketed by ordered counter reads (no trap: "
+                                "PR_SET_TSC refused; the variant reads the counter itself, "
+                                "not the fake one); getres", True)
+        self.assertEqual(review_parts.verdict(bracketed),
+                         "PASS (exact, concurrency); the tree reads the counter itself and "
+                         "this machine cannot trap it: exact values bracketed, edge cases "
+                         "not checked")
+        trapped = self.record("28 calls: ... exact to the nanosecond, 84 reads trapped (the "
+                              "variant reads the counter itself, not the fake one); getres",
+                              False)
+        self.assertEqual(review_parts.verdict(trapped),
+                         "PASS (exact, edges, concurrency); the tree reads the counter "
+                         "itself: checked through the trap")
+        plain = self.record("28 calls: ... exact to the nanosecond; getres", False)
+        self.assertEqual(review_parts.verdict(plain), "PASS (exact, edges, concurrency)")
+
+
 if __name__ == "__main__":
     unittest.main()
