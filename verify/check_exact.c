@@ -76,7 +76,13 @@ static void check_one_gettime(const struct vdso_variant *v, clockid_t clk,
 	calls = sim_syscall_count();
 	reads = tsc_trap_reads();
 	if (mode == CHECK_BRACKETED) {
-		lo = sim_read_tsc_ordered();
+		/*
+		 * a fake-counter variant here reads the counter itself; its
+		 * fallback (the simulated syscall) still reads the fake one,
+		 * where the kernel's would read the clocksource: the bracket's
+		 * start keeps it inside the bracket
+		 */
+		vdso_fake_cycles = lo = sim_read_tsc_ordered();
 		ret = v->clock_gettime(clk, &ts);
 		hi = sim_read_tsc_ordered();
 	} else {
@@ -200,7 +206,7 @@ static void check_gettimeofday(const struct vdso_variant *v, u64 c,
 
 	sim_tk_snapshot(&tk);
 	if (mode == CHECK_BRACKETED) {
-		lo = sim_read_tsc_ordered();
+		vdso_fake_cycles = lo = sim_read_tsc_ordered(); /* as above */
 		ret = v->gettimeofday(&tv, &tz);
 		hi = sim_read_tsc_ordered();
 	} else {
