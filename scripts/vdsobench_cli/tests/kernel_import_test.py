@@ -33,6 +33,7 @@ TORN_61 = str(TESTDATA / "6.1-torn-mult-shift.patch")
 MAX_CYCLES_LAST = str(TESTDATA / "6.12-max-cycles-last.patch")
 NFC_REORDER = str(TESTDATA / "6.12-nfc-reorder.patch")
 OFFS_BOOT = str(TESTDATA / "6.12-offs-boot.patch")
+RDTSCP_COUNTER = str(TESTDATA / "6.12-rdtscp-counter.patch")
 
 
 class PureTest(unittest.TestCase):
@@ -302,6 +303,21 @@ class Import612Test(TarballTest):
         rc, out, err = cli("verify", "kernel:t-torn+fake+always")
         self.assertEqual(rc, 1, err + out)
         self.assertRegex(out, r"FAIL +kernel:t-torn\+fake\+always +concurrency: torn read")
+
+    def test_a_tree_reading_the_counter_itself_is_not_torn(self):
+        # seed 003's question as a patch: __arch_get_hw_counter()'s own RDTSCP,
+        # which the fake counter cannot stand in for; checked as a real
+        # counter, trapped where this machine can, bracketed where not
+        ok(self, ["import", "linux-source-6.12", "--patch", RDTSCP_COUNTER, "--name", "t-tscp"])
+        rc, out, err = cli("verify", "kernel:t-tscp+fake+always", "--json")
+        self.assertEqual(rc, 0, err + out)
+        recs = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+        rec = next(r for r in recs if r.get("variant") == "kernel:t-tscp+fake+always")
+        self.assertEqual(rec["status"], "PASS", rec)
+        exact = next(c for c in rec["checks"] if c["name"] == "exact")
+        self.assertIn("the variant reads the counter itself, not the fake one",
+                      exact["detail"])
+        self.assertRegex(exact["detail"], r"reads trapped|bracketed by ordered counter reads")
 
     def test_patch_that_does_not_apply(self):
         before = store.read_table()
