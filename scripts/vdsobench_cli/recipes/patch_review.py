@@ -36,9 +36,9 @@ from vdsobench_cli.kimport import (git_dir, git_index, names, patches as patches
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import patch_review_arm64, patch_review_rounds as rounds_mod
 from vdsobench_cli.recipes.recipe_session import verify_one
-from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, disassembly,
-                                                judged, layout_json, layout_summary,
-                                                path_changes, tore, verdict)
+from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, judged,
+                                                layout_json, layout_summary, path_changes,
+                                                reader_disassembly, tore, verdict)
 
 from reports import cover_letter as letter_mod, layout_map, review, struct_diff
 from vdsobench_cli.core import stats, text as text_mod, uarch, vocab
@@ -125,15 +125,7 @@ def compiler():
 def read_path_code(before, after):
     """The object code comparison of the two imports' readers, or (None,
     why) when it cannot be made."""
-    objs = []
-    for v in (before, after):
-        layout, counter, inline = v.split("+")
-        obj = names.object_of({"layout": layout, "counter": counter, "inline": inline},
-                              build.bin_dir(), unit="reader.o")
-        if not obj.is_file():
-            return None, f"no reader object for {v}"
-        objs.append(obj)
-    (a, why_a), (b, why_b) = disassembly(objs[0]), disassembly(objs[1])
+    (a, why_a), (b, why_b) = (reader_disassembly(v, build.bin_dir()) for v in (before, after))
     if a is None or b is None:
         return None, why_a or why_b
     return code_comparison(a, b), None
