@@ -24,24 +24,22 @@ with kernel_import/testdata/6.12-max-cycles-last.patch (a layout change);
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 from vdsobench_cli.cli import arch, atomic, build, tools
 from vdsobench_cli.measure import compare
-from vdsobench_cli.kimport import (git_dir, git_index, names, patches as patches_mod,
-                                   request, store, txn)
+from vdsobench_cli.kimport import names, patches as patches_mod, request, txn
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.recipes import patch_review_arm64, patch_review_rounds as rounds_mod
+from vdsobench_cli.recipes import (patch_review_arm64, patch_review_rounds as rounds_mod,
+                                   review_provenance)
 from vdsobench_cli.recipes.recipe_session import verify_one
 from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, judged,
                                                 layout_json, layout_summary, path_changes,
                                                 reader_disassembly, tore, verdict)
 
-from reports import cover_letter as letter_mod, layout_map, review, struct_diff
-from vdsobench_cli.core import stats, text as text_mod, uarch, vocab
+from reports import cover_letter as letter_mod, layout_map, struct_diff
+from vdsobench_cli.core import stats, text as text_mod, vocab
 
 NAME = "patch-review"
 # Fixed names, so that a second review of a tree finds its builds cached: a
@@ -61,7 +59,6 @@ MODES = list(rounds_mod.MODES)
 SIM_MODES = ["hot", "pressure"]
 PRESSURE_NOTE = ("pressure is simulated, not timed: two builds of the same tree "
                  "differ by a third in time under pressure on some CPUs")
-MEASURED = "the tree's lib/vdso read path, rebuilt in userspace against a shim"
 
 
 def subject(path):
@@ -86,40 +83,6 @@ def check_inputs(source, patches):
                          "review on it); without both it reviews the demonstration patch "
                          f"on {DEFAULT_SOURCE}")
     request.request(source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)], BEFORE)
-
-
-# what an import writes beside the files it takes: never the tree's
-GENERATED = ("include/generated/", "kimport.json")
-
-
-def git_dirty(source, meta):
-    """git_index.Changes of the files the read path was built from (the
-    unpatched tree's, as taken) against the tree's index: edits not
-    committed, named; none for a tarball."""
-    if not os.path.isdir(source):
-        return git_index.Changes()
-    taken = sorted(f for f in (meta.get("hashes") or {}) if not f.startswith(GENERATED))
-    return git_index.changed(source, taken)
-
-
-def git_head(source):
-    """git_dir.Head of a tree given as a folder, read from its .git as data
-    (running git in someone else's repository runs their hooks and config);
-    an empty one for a tarball."""
-    return git_dir.head(source) if os.path.isdir(source) else git_dir.Head()
-
-
-def compiler():
-    """(path, version) of the C compiler the build uses (Bazel's local
-    toolchain: $CC or gcc on PATH)."""
-    path = shutil.which(os.environ.get("CC") or "gcc") or "gcc"
-    try:
-        r = subprocess.run([path, "-dumpfullversion"], capture_output=True, text=True,
-                           timeout=30, stdin=subprocess.DEVNULL)
-        version = r.stdout.strip() or None
-    except (OSError, subprocess.TimeoutExpired):
-        version = None
-    return path, version
 
 
 def read_path_code(before, after):
@@ -157,13 +120,6 @@ def data_page(before, after, diff):
         lines.append("the structs: pahole or the objects missing; layout's table only")
         lines += [x.strip() for x in layout_summary(diff) if "lines per call" not in x]
     return lines
-
-
-def machine(s, cpu):
-    m = uarch.machine(s.fingerprint)
-    return {"cpu": m["label"], "microcode": m["microcode"], "kernel": m["kernel"],
-            "hypervisor": m["hypervisor"] or "bare metal", "counter": arch.timed_counter(),
-            "cpu_pinned": cpu}
 
 
 def sim_table(c):
@@ -265,7 +221,8 @@ def reviewed(s, source, patches):
         after = f"kernel:{AFTER}+{counter}+always"
         checked = verified(s, counter)
         failed = [rec for (label, _), rec in checked.items() if label == "after" and tore(rec)]
-        rv = provenance(s, metas, source, patches, subjects, checked)
+        rv = review_provenance.provenance(s, metas, (BEFORE, AFTER), source, patches,
+                                          subjects, checked)
         plan = None
         fleet_args = getattr(s, "fleet", None)
         if not failed:
@@ -398,52 +355,3 @@ def write(s, name, text):
     path = os.path.join(s.out_dir, name)
     atomic.write_stream_atomic(path, lambda f: f.write(text.encode()), what=name)
     s.files.append(path)
-
-
-def provenance(s, metas, source, patches, subjects, checked):
-    """What was measured, on what: the block's first lines and the JSON's."""
-    meta = metas[AFTER]
-    cc_path, cc_version = compiler()
-    build_flags = (s.fingerprint.get("build") or {})
-    head = git_head(source)
-    if head.commit:
-        s.say(f"git: {head.commit} ({text_mod.printable(head.ref or 'detached HEAD')})")
-    elif head.why and head.why != git_dir.NO_GIT:
-        s.say(f"git: the commit was not read: {text_mod.printable(head.why)}")
-    dirty = git_dirty(source, metas[BEFORE]) if head.commit else git_index.Changes()
-    if dirty.files:
-        s.say(f"git: {len(dirty.files)} of the files built from are not as committed: "
-              f"{text_mod.printable(', '.join(dirty.files), 300)}")
-    elif dirty.why:
-        s.say(f"git: whether the tree is as committed was not read: "
-              f"{text_mod.printable(dirty.why)}")
-    verify_lines = {}
-    for (label, v), rec in checked.items():
-        if v.split("+")[1] != "fake":
-            continue
-        verify_lines[label] = (rec.get("status") == "PASS", verdict(rec))
-    kb = (store.read_table().get(AFTER) or {}).get("identity", {}).get("kbuild") or {}
-    line = "the project's userspace build line (Bazel opt, -O2)"
-    if kb.get("line"):
-        conf = kb.get("config") or {}
-        whose = {"debian": "Debian's", "given": "your"}.get(conf.get("kind"), "a")
-        line = (f"the kernel's vDSO line (the tree's kbuild, {whose} config "
-                f"{Path(str(conf.get('path', '?'))).name})")
-        cc_path = (kb.get("compiler") or {}).get("path") or cc_path
-    return {"subject": subjects[0], "patches": len(patches), "subjects": list(subjects),
-            "patch_files": [Path(p).name for p in patches],
-            "measured": MEASURED,
-            "tree": f"Linux {meta['kernel']}", "commit": head.commit,
-            "git_ref": head.ref,
-            "commit_why": head.why if head.why != git_dir.NO_GIT else None,
-            "dirty": [text_mod.printable(f, 200) for f in dirty.files or []],
-            "dirty_why": dirty.why,
-            "source": text_mod.printable(str(source)),
-            "compiler": f"gcc {cc_version}" if cc_version else cc_path,
-            "compiler_path": cc_path, "compiler_version": cc_version,
-            "line": line, "kbuild": kb or None,
-            "flags": {k: build_flags.get(k) for k in ("compilation_mode", "copts", "conlyopts")},
-            "machine": machine(s, None), "verify": verify_lines, "torn": None,
-            "unverified": None, "code": None, "sim": [], "rows": [], "page": [], "why": [],
-            "notes": [],
-            "target": review.TARGET}

@@ -18,7 +18,7 @@ from vdsobench_cli.cli import build
 from vdsobench_cli.core import paired, stats, vocab
 from vdsobench_cli.kimport import git_dir
 from vdsobench_cli.measure import compare, rounds
-from vdsobench_cli.recipes import patch_review, patch_review_arm64
+from vdsobench_cli.recipes import patch_review, patch_review_arm64, review_provenance
 from vdsobench_cli.recipes import patch_review_rounds as rounds_mod
 
 from reports import review, tables
@@ -203,10 +203,10 @@ class GitHeadTest(unittest.TestCase):
             (root / ".git" / "refs" / "heads").mkdir(parents=True)
             (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
             (root / ".git" / "refs" / "heads" / "main").write_text("b" * 40 + "\n")
-            self.assertEqual(patch_review.git_head(str(root)).commit, "b" * 40)
+            self.assertEqual(review_provenance.git_head(str(root)).commit, "b" * 40)
             tarball = root / "linux.tar.xz"
             tarball.write_bytes(b"")
-            self.assertEqual(patch_review.git_head(str(tarball)), git_dir.Head())
+            self.assertEqual(review_provenance.git_head(str(tarball)), git_dir.Head())
 
 
 class VerdictTest(unittest.TestCase):
