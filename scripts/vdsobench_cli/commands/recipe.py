@@ -86,7 +86,9 @@ def run_recipe(args):
     session.heading("files")
     for path in session.files:
         session.say(os.path.relpath(stage.final(path)))
-    return 0 if ok is not False else 1
+    # False: something it must show did not come out; an int: its own status
+    # (patch-review's 2 for a patch of a series that does not apply or build)
+    return 1 if ok is False else ok if type(ok) is int else 0
 
 
 def add_parser(sub):

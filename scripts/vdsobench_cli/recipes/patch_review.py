@@ -22,6 +22,7 @@ with kernel_import/testdata/6.12-max-cycles-last.patch (a layout change);
 --source without --patch is refused.
 """
 
+import contextlib
 import json
 import os
 import sys
@@ -32,8 +33,7 @@ from vdsobench_cli.measure import compare
 from vdsobench_cli.kimport import names, patches as patches_mod, request, txn
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import (patch_review_arm64, patch_review_rounds as rounds_mod,
-                                   review_provenance)
-from vdsobench_cli.recipes.recipe_session import verify_one
+                                   patch_series, review_provenance)
 from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, judged,
                                                 layout_json, layout_summary, path_changes,
                                                 reader_disassembly, tore, verdict)
@@ -45,7 +45,8 @@ NAME = "patch-review"
 # Fixed names, so that a second review of a tree finds its builds cached: a
 # review holds them for its whole run (txn.reserved), with arm64's.
 BEFORE, AFTER = "patch-review-before", "patch-review-after"
-RESERVED = (BEFORE, AFTER, patch_review_arm64.BEFORE, patch_review_arm64.AFTER)
+RESERVED = (BEFORE, AFTER, patch_series.STEP, patch_review_arm64.BEFORE,
+            patch_review_arm64.AFTER)
 DEFAULT_SOURCE = "linux-source-6.12"
 DEFAULT_PATCH = build.ROOT / "kernel_import" / "testdata" / "6.12-max-cycles-last.patch"
 CLOCKS = list(vocab.CLOCKS)
@@ -162,20 +163,22 @@ def why_lines(rows, sim):
             f"the call ~{CALL_LINE_NS} ns, its caller ~{CALLER_LINE_NS} ns a line displaced."]
 
 
-def timed(s, before, after, clocks, progress_fn=progress):
+def timed(s, before, after, clocks, progress_fn=progress, walk=None):
     """The two-stage measurement (patch_review_rounds.py), then the simulated
     rows; (Timed, comparison, plan, seconds)."""
     t, p, seconds = rounds_mod.timed_rounds(s, before, after, clocks, progress_fn)
     c = t.comparison()
     progress_fn("simulating (cachegrind)")
-    c["rows"] += compare.sim_rows([before, after], clocks, SIM_MODES, before)
+    c["rows"] += end_sims(before, after, clocks, walk)
     return t, c, p, seconds
 
 
 def run(s):
-    """The recipe (recipes.RECIPES): False when the patched tree fails verify,
-    verify gives no verdict, or a row has no verdict. One review at a time
-    holds the names (a second waits, saying so)."""
+    """The recipe (recipes.RECIPES): False when the patched tree (or the
+    tree after a patch of a series) fails verify, verify gives no verdict,
+    or a row has no verdict; 2 when a patch of a series does not apply or
+    build. One review at a time holds the names (a second waits, saying
+    so)."""
     source = getattr(s, "source", None)
     patches = getattr(s, "patches", None)
     check_inputs(source, patches)
@@ -187,13 +190,8 @@ def verified(s, counter):
     """{(label, variant): verify's record}: the patched tree, then the tree,
     each with the fake counter and the timed one."""
     s.heading("verify: the patched tree, then the tree")
-    checked = {}
-    for label, name in (("after", AFTER), ("before", BEFORE)):
-        for v in (f"kernel:{name}+fake+always", f"kernel:{name}+{counter}+always"):
-            progress(f"verify {label} ({v.split('+')[1]} counter)")
-            checked[(label, v)] = rec = verify_one(s, v)
-            s.say(f"{label}: {v}: {verdict(rec)}")
-    return checked
+    checked = patch_series.verify_tree(s, AFTER, "after", counter, progress)
+    return {**checked, **patch_series.verify_tree(s, BEFORE, "before", counter, progress)}
 
 
 def unjudged(checked):
@@ -208,21 +206,35 @@ def unjudged(checked):
 
 
 def reviewed(s, source, patches):
-    """The review, with the names held: whether it passed."""
+    """The review, with the names held: whether it passed (True, False), or
+    2 where a patch of a series does not apply or build."""
     subjects = [subject(p) for p in patches]
     named = "; ".join(f"{text_mod.printable(Path(p).name)} ({t})"
                       for p, t in zip(patches, subjects))
     s.heading("the seed: none; the patch under review, on its tree")
     s.say(f"Tree: {text_mod.printable(source)}. Patches, in order: {named}")
     counter = arch.timed_counter()
-    progress("importing the tree and the patched tree")
-    with txn.temporary({BEFORE: (source, []), AFTER: (source, patches)}) as metas:
+    clocks = QUICK_CLOCKS if s.quick else CLOCKS
+    walk = None
+    with contextlib.ExitStack() as held:
+        if len(patches) > 1:
+            walk = patch_series.walk(s, held, source, patches, (BEFORE, AFTER), counter,
+                                     clocks, progress)
+            metas, checked = walk.metas, walk.checked
+        else:
+            progress("importing the tree and the patched tree")
+            metas = held.enter_context(txn.temporary({BEFORE: (source, []),
+                                                      AFTER: (source, patches)}))
+            checked = verified(s, counter)
         before = f"kernel:{BEFORE}+{counter}+always"
         after = f"kernel:{AFTER}+{counter}+always"
-        checked = verified(s, counter)
         failed = [rec for (label, _), rec in checked.items() if label == "after" and tore(rec)]
         rv = review_provenance.provenance(s, metas, (BEFORE, AFTER), source, patches,
                                           subjects, checked)
+        if walk is not None and not patch_series.into_review(rv, walk.steps):
+            # a patch before the last, or the last's import, stopped the walk
+            ok = finish(s, rv, None)
+            return walk.status if walk.status == 2 else ok
         plan = None
         fleet_args = getattr(s, "fleet", None)
         if not failed:
@@ -237,7 +249,7 @@ def reviewed(s, source, patches):
         elif rv["unverified"]:
             progress(rv["unverified"])
         else:
-            plan = measured(s, rv, before, after, counter, fleet_args)
+            plan = measured(s, rv, before, after, clocks, fleet_args, walk)
             s.heading("the data page: the tree against the patched tree")
             d = layout_json(f"kernel:{BEFORE}", f"kernel:{AFTER}")
             s.block("\n".join(layout_map.render_diff(d["diff"])))
@@ -252,24 +264,29 @@ def reviewed(s, source, patches):
     return finish(s, rv, plan)
 
 
-def measured(s, rv, before, after, counter, fleet_args):
+def end_sims(before, after, clocks, walk):
+    """The end points' simulated rows: from the series' walk, which simulated
+    every tree it verified, else simulated now."""
+    if walk is not None and "after" in walk.sims:
+        return compare.sim_compared(walk.sims["before"] + walk.sims["after"], before)
+    return compare.sim_rows([before, after], clocks, SIM_MODES, before)
+
+
+def measured(s, rv, before, after, clocks, fleet_args, walk=None):
     """The code, the simulation and the time (here or on the cluster) into
     rv; the plan of the timed rounds (None on a cluster)."""
     plan = None
-    rv["code"], why = read_path_code(f"kernel:{BEFORE}+{counter}+always",
-                                     f"kernel:{AFTER}+{counter}+always")
+    rv["code"], why = read_path_code(before, after)
     if why:
         rv["notes"].append(f"object code not compared: {why}")
-    clocks = QUICK_CLOCKS if s.quick else CLOCKS
     rv["notes"].append(PRESSURE_NOTE)
     if fleet_args:
         rv["fleet"] = on_fleet(s, fleet_args)
         progress("simulating (cachegrind)")
-        rv["sim"] = sim_table({"rows": compare.sim_rows([before, after], clocks,
-                                                        SIM_MODES, before)})
+        rv["sim"] = sim_table({"rows": end_sims(before, after, clocks, walk)})
         rv["notes"] += fleet_notes(rv["fleet"])
         return plan
-    t, c, plan, seconds = timed(s, before, after, clocks)
+    t, c, plan, seconds = timed(s, before, after, clocks, walk=walk)
     rv["rows"] = t.block_rows()
     cpus = sorted({key.cpu for key in t.records if key.cpu is not None})
     rv["machine"]["cpu_pinned"] = ",".join(map(str, cpus)) or None
@@ -299,11 +316,14 @@ def finish(s, rv, plan):
                   plan=plan, block_lines=len(lines))
     write(s, "patch-review.json", json.dumps(record, indent=1, default=str) + "\n")
     arm64_torn = bool((rv.get("arm64") or {}).get("torn"))
-    ok = not rv.get("torn") and not rv.get("unverified") and not arm64_torn and all(
-        r["complete"] for _, _, r in rv.get("rows", []))
+    stopped = (rv.get("series") or {}).get("stopped")
+    ok = not rv.get("torn") and not rv.get("unverified") and not arm64_torn and not stopped \
+        and all(r["complete"] for _, _, r in rv.get("rows", []))
     if rv.get("fleet"):
         ok = ok and fleet_complete(rv["fleet"])
-    if rv.get("torn"):
+    if stopped:
+        s.say(f"Patch {stopped} of the series did not pass (above): nothing was timed.")
+    elif rv.get("torn"):
         s.say("The patched tree FAILS verify (above): it was not timed.")
     elif rv.get("unverified"):
         s.say("Verify gave no verdict (above), so nothing was timed: run it again; "

@@ -64,7 +64,7 @@ def provenance(s, metas, names, source, patches, subjects, checked):
     """What was measured, on what: the block's first lines and the JSON's.
     names: the imports (before, after) of the tree and the patched tree."""
     before, after = names
-    meta = metas[after]
+    meta = metas.get(after) or metas[before]  # a series' walk may stop before the last
     cc_path, cc_version = compiler()
     build_flags = (s.fingerprint.get("build") or {})
     head = git_head(source)
@@ -84,7 +84,9 @@ def provenance(s, metas, names, source, patches, subjects, checked):
         if v.split("+")[1] != "fake":
             continue
         verify_lines[label] = (rec.get("status") == "PASS", verdict(rec))
-    kb = (store.read_table().get(after) or {}).get("identity", {}).get("kbuild") or {}
+    table = store.read_table()
+    # the tree's line where a series' walk stopped before the patched tree
+    kb = (table.get(after) or table.get(before) or {}).get("identity", {}).get("kbuild") or {}
     line = "the project's userspace build line (Bazel opt, -O2)"
     if kb.get("line"):
         conf = kb.get("config") or {}

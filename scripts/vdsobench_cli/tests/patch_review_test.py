@@ -18,7 +18,8 @@ from vdsobench_cli.cli import build
 from vdsobench_cli.core import paired, stats, vocab
 from vdsobench_cli.kimport import git_dir
 from vdsobench_cli.measure import compare, rounds
-from vdsobench_cli.recipes import patch_review, patch_review_arm64, review_provenance
+from vdsobench_cli.recipes import (patch_review, patch_review_arm64, patch_series,
+                                   review_provenance)
 from vdsobench_cli.recipes import patch_review_rounds as rounds_mod
 
 from reports import review, tables
@@ -230,11 +231,12 @@ class VerdictTest(unittest.TestCase):
 
 class NamesTest(unittest.TestCase):
     def test_a_review_holds_every_name_it_imports(self):
-        """The x86-64 side's and the arm64 side's, held for the whole run."""
+        """The x86-64 side's, a series' trees between, and the arm64 side's,
+        held for the whole run."""
         self.assertEqual(set(patch_review.RESERVED),
-                         {patch_review.BEFORE, patch_review.AFTER,
+                         {patch_review.BEFORE, patch_review.AFTER, patch_series.STEP,
                           patch_review_arm64.BEFORE, patch_review_arm64.AFTER})
-        self.assertEqual(len(set(patch_review.RESERVED)), 4)
+        self.assertEqual(len(set(patch_review.RESERVED)), 5)
 
 
 if __name__ == "__main__":
