@@ -2,16 +2,16 @@
 out): what of it was built, verified and timed, each patch's result, and
 the first line when a patch did not pass. Plain data in:
 
-  rv["patches"]: how many; rv["series"] (recipes/patch_series.py's record):
-    {"patches": [{"n": 1, "subject": ..., "commit": full id (a --range's) or
-                  absent, "result": "verified" | "does not apply" |
+  rv["patches"]: how many; rv["range"] ("v6.12..HEAD") and rv["commits"]
+  (each patch's commit id, in order) for --range, else None;
+  rv["series"] (recipes/patch_series.py's record):
+    {"patches": [{"n": 1, "subject": ..., "result": "verified" | "does not apply" |
                   "does not build" | "fails verify" | "no verdict" |
                   "not tried", "why": one line or None,
                   "code": "identical" | ["do_hres: 57 -> 58 ..."] | None,
                   "sim": [(clock, mode, instr before, after, misses before,
                            after)] where they changed | None}],
-     "stopped": the number of the first that did not pass, or None,
-     "range": "v6.12..HEAD" for --range, else absent}
+     "stopped": the number of the first that did not pass, or None}
 
 Every patch's tree was built and verified; only the end points (the tree
 before the first, the tree after the last) are timed, and the block says
@@ -62,10 +62,9 @@ def between(n):
     return {2: "patch 1", 3: "patches 1 and 2"}.get(n, f"patches 1 to {n - 1}")
 
 
-def heading(series):
+def heading(series, rng):
     n = len(series["patches"])
-    what = (f"{n} commits of {printable(series['range'], 80)}" if series.get("range")
-            else f"{n} patches")
+    what = f"{n} commits of {printable(rng, 80)}" if rng else f"{n} patches"
     if series.get("stopped"):
         return (f"Series: {what}, each applied, built and verified in turn, to patch "
                 f"{series['stopped']}: nothing timed")
@@ -123,11 +122,11 @@ def order(series, most):
     return [p for p in tried if p["n"] in keep]
 
 
-def entry(p, total, width, detail):
-    """A patch's lines: its number, commit and subject (and for a verified
-    patch that changed nothing, that, on the same line), then with detail
-    what it changed or why it failed."""
-    commit = f"{p['commit'][:SHORT]} " if p.get("commit") else ""
+def entry(p, total, width, detail, commit):
+    """A patch's lines: its number, commit (or None) and subject (and for a
+    verified patch that changed nothing, that, on the same line), then with
+    detail what it changed or why it failed."""
+    commit = f"{commit[:SHORT]} " if commit else ""
     tag = ": same code and counts" if p["result"] == "verified" and unchanged(p) else ""
     head = f"  {p['n']}/{total} {commit}"
     room = width - len(head) - len(tag)
@@ -144,7 +143,9 @@ def lines(rv, width, room=None):
     """The series' lines of the block ([] for one patch), in at most room
     lines where room is given: what each patch changed is left out first
     (but for the one that failed), then patches, counted instead."""
-    series = rv.get("series")
+    series, commits = rv.get("series"), rv.get("commits") or []
+    if rv.get("range") and len(commits) == 1:
+        return [f"Range: {printable(rv['range'], 40)}, one commit: {commits[0][:SHORT]}"]
     if not series or len(series["patches"]) < 2:
         return []
     total = len(series["patches"])
@@ -153,9 +154,10 @@ def lines(rv, width, room=None):
     fewest = 1 if series.get("stopped") else 0  # the patch that stopped it stays
     for most, detail in [(m, d) for m in range(MOST, fewest - 1, -1) for d in (True, False)]:
         show = order(series, most)
-        out = wrap(heading(series), width, "")
+        out = wrap(heading(series, rv.get("range")), width, "")
         for p in show:
-            out += entry(p, total, width, detail or p["result"] in FAILED)
+            out += entry(p, total, width, detail or p["result"] in FAILED,
+                         commits[p["n"] - 1] if len(commits) >= p["n"] else None)
         if tried > len(show):
             left = tried - len(show)
             out.append(f"  and {left} more patch{'es' if left > 1 else ''} (patch-review.json)")

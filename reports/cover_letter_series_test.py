@@ -13,20 +13,14 @@ TORN = ("concurrency: torn read: monotonic = 12346235606055 ns matches no snapsh
         "generations 6034..6036 (nearest is -1 ns off) after 5492 good reads")
 
 
-def patch(n, result="verified", code="identical", sim=(), why=None, commit=None):
-    p = {"n": n, "subject": f"vdso: Change number {n}", "result": result, "why": why,
-         "code": code if result == "verified" else None,
-         "sim": list(sim) if result == "verified" else None}
-    if commit:
-        p["commit"] = commit
-    return p
+def patch(n, result="verified", code="identical", sim=(), why=None):
+    return {"n": n, "subject": f"vdso: Change number {n}", "result": result, "why": why,
+            "code": code if result == "verified" else None,
+            "sim": list(sim) if result == "verified" else None}
 
 
-def series(patches, stopped=None, rng=None):
-    out = {"patches": patches, "stopped": stopped}
-    if rng:
-        out["range"] = rng
-    return out
+def series(patches, stopped=None):
+    return {"patches": patches, "stopped": stopped}
 
 
 def review(patches, **over):
@@ -106,13 +100,19 @@ class SeriesLinesTest(unittest.TestCase):
             self.assertTrue(series_mod.status(rv).startswith(first), series_mod.status(rv))
 
     def test_a_range_names_itself_and_each_commit(self):
-        rv = review([patch(1, commit="0123456789abcdef" * 2 + "01234567"),
-                     patch(2, commit="fedcba9876543210" * 2 + "01234567")])
-        rv["series"]["range"] = "v6.12..HEAD"
+        commits = ["0123456789abcdef" * 2 + "01234567", "fedcba9876543210" * 2 + "01234567"]
+        rv = review([patch(1), patch(2)], range="v6.12..HEAD", commits=commits)
         text = joined(series_mod.lines(rv, 72))
         self.assertIn("Series: 2 commits of v6.12..HEAD, each applied", text)
         self.assertIn("1/2 0123456789ab vdso: Change number 1", text)
         self.assertIn("2/2 fedcba987654 vdso: Change number 2", text)
+        # the same block as the patch files', but for the range and the commits
+        files = joined(series_mod.lines(review([patch(1), patch(2)]), 72))
+        self.assertEqual(text.replace("2 commits of v6.12..HEAD", "2 patches")
+                         .replace("0123456789ab ", "").replace("fedcba987654 ", ""), files)
+        one = review([patch(1)], range="v6.12..HEAD", commits=commits[:1], series=None)
+        self.assertEqual(series_mod.lines(one, 72),
+                         ["Range: v6.12..HEAD, one commit: 0123456789ab"])
 
     def test_room_is_kept_and_the_failure_always_shown(self):
         """A long series in little room: details go first, then patches,

@@ -208,11 +208,14 @@ def unjudged(checked):
 def reviewed(s, source, patches):
     """The review, with the names held: whether it passed (True, False), or
     2 where a patch of a series does not apply or build."""
+    rng = getattr(s, "range", None)  # --range: the tree's commits (review_range.py)
     subjects = [subject(p) for p in patches]
     named = "; ".join(f"{text_mod.printable(Path(p).name)} ({t})"
                       for p, t in zip(patches, subjects))
     s.heading("the seed: none; the patch under review, on its tree")
-    s.say(f"Tree: {text_mod.printable(source)}. Patches, in order: {named}")
+    s.say(f"Tree: {text_mod.printable(source)}"
+          + (f" (BASE of {text_mod.printable(rng.text)} in {text_mod.printable(rng.tree)})"
+             if rng else "") + f". Patches, in order: {named}")
     counter = arch.timed_counter()
     clocks = QUICK_CLOCKS if s.quick else CLOCKS
     walk = None
@@ -230,7 +233,7 @@ def reviewed(s, source, patches):
         after = f"kernel:{AFTER}+{counter}+always"
         failed = [rec for (label, _), rec in checked.items() if label == "after" and tore(rec)]
         rv = review_provenance.provenance(s, metas, (BEFORE, AFTER), source, patches,
-                                          subjects, checked)
+                                          subjects, checked, rng)
         if walk is not None and not patch_series.into_review(rv, walk.steps):
             # a patch before the last, or the last's import, stopped the walk
             ok = finish(s, rv, None)

@@ -60,19 +60,23 @@ def machine(s, cpu):
             "cpu_pinned": cpu}
 
 
-def provenance(s, metas, names, source, patches, subjects, checked):
+def provenance(s, metas, names, source, patches, subjects, checked, rng=None):
     """What was measured, on what: the block's first lines and the JSON's.
-    names: the imports (before, after) of the tree and the patched tree."""
+    names: the imports (before, after) of the tree and the patched tree;
+    rng: the --range (git_range.Range) the tree and patches were taken from."""
     before, after = names
     meta = metas.get(after) or metas[before]  # a series' walk may stop before the last
     cc_path, cc_version = compiler()
     build_flags = (s.fingerprint.get("build") or {})
-    head = git_head(source)
+    # a range's tree is BASE's commit, taken from git's objects: nothing dirty
+    head = git_dir.Head(rng.base) if rng else git_head(source)
     if head.commit:
-        s.say(f"git: {head.commit} ({text_mod.printable(head.ref or 'detached HEAD')})")
+        ref = f"BASE of {rng.text}" if rng else head.ref or "detached HEAD"
+        s.say(f"git: {head.commit} ({text_mod.printable(ref)})")
     elif head.why and head.why != git_dir.NO_GIT:
         s.say(f"git: the commit was not read: {text_mod.printable(head.why)}")
-    dirty = git_dirty(source, metas[before]) if head.commit else git_index.Changes()
+    dirty = git_dirty(source, metas[before]) if head.commit and not rng \
+        else git_index.Changes()
     if dirty.files:
         s.say(f"git: {len(dirty.files)} of the files built from are not as committed: "
               f"{text_mod.printable(', '.join(dirty.files), 300)}")
@@ -102,7 +106,9 @@ def provenance(s, metas, names, source, patches, subjects, checked):
             "commit_why": head.why if head.why != git_dir.NO_GIT else None,
             "dirty": [text_mod.printable(f, 200) for f in dirty.files or []],
             "dirty_why": dirty.why,
-            "source": text_mod.printable(str(source)),
+            "source": text_mod.printable(str(rng.tree if rng else source)),
+            "range": rng.text if rng else None,
+            "commits": [oid for oid, _ in rng.commits] if rng else None,
             "compiler": f"gcc {cc_version}" if cc_version else cc_path,
             "compiler_path": cc_path, "compiler_version": cc_version,
             "line": line, "kbuild": kb or None,

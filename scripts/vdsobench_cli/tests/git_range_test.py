@@ -117,6 +117,7 @@ class RepoTest(unittest.TestCase):
 class RangeTest(RepoTest):
     def test_the_commits_as_patches_and_base_as_it_is(self):
         self.check_taken(*self.taken())
+        self.assertEqual(git_range.parse("main~2..", OPTION), ("main~2", "HEAD"))
 
     def test_a_linked_worktree_is_read(self):
         wt = self.tmp / "wt"
