@@ -375,6 +375,19 @@ def tarball(version):
     return path if path.exists() else None
 
 
+def tarball_or_skip(version):
+    """tarball(version) for a class of real imports, or SkipTest: inside the
+    new-variant test's copy (minutes each, and a layout added changes nothing
+    an import does), or no tarball to be had."""
+    if os.environ.get(NESTED):
+        raise unittest.SkipTest("inside the new-variant test's copy of the project")
+    path = tarball(version)
+    if path is None:
+        raise unittest.SkipTest(f"no /usr/src/linux-source-{version}.tar.xz (as root: "
+                                "scripts/vdsobench setup --kernel-sources)")
+    return path
+
+
 def cross_missing():
     """Why the arm64 import cannot run here, or None."""
     t = arch.Target("arm64")
