@@ -165,6 +165,16 @@ class WalkTest(unittest.TestCase):
         self.assertEqual(set(w.metas), {NAMES[0]})
         self.assertNotIn("after", w.sims)
 
+    def test_the_last_patch_does_not_apply(self):
+        refused = UsageError("import: /p/0003.patch does not apply: lib/vdso/gettimeofday.c "
+                             "hunk #1 (@@ -1,3 +1,4 @@)")
+        w, events, held = self.walk(PATCHES, broken={3: refused})
+        self.assertEqual((w.status, [st["result"] for st in w.steps]),
+                         (2, [ps.VERIFIED, ps.VERIFIED, ps.APPLY]))
+        self.assertEqual(w.steps[2]["why"], "lib/vdso/gettimeofday.c hunk #1 (@@ -1,3 +1,4 @@)")
+        self.assertEqual(held, [0])
+        self.assertFalse(ps.into_review({}, w.steps))
+
     def test_the_second_of_two_tears(self):
         w, events, _ = self.walk(PATCHES[:2], torn={2})
         self.assertEqual(w.status, 1)
