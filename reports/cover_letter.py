@@ -33,7 +33,7 @@ tested without a machine:
 
 import textwrap
 
-from . import cover_letter_arm64, fleet_review_text
+from . import cover_letter_arm64, cover_letter_series, fleet_review_text
 from . import review as review_mod
 from vdsobench_cli.core import clocks, stats
 from vdsobench_cli.core.text import printable
@@ -41,6 +41,9 @@ from vdsobench_cli.core.text import printable
 WIDTH = 72
 MAX_LINES = 40
 ARM64_LINES, ARM64_LINES_ALONE = 6, 8  # arm64's section in a cluster's block, one machine's
+# a series' lines: what a timed block's other lines leave them, less a row
+# each; never fewer than SERIES_MIN; on a cluster; where nothing was timed
+SERIES_ROOM, SERIES_MIN, SERIES_FLEET, SERIES_UNTIMED = 14, 4, 6, 16
 VERDICT_WORDS = {"faster": "faster", "slower": "slower",
                  stats.NO_DIFFERENCE: "same", review_mod.INCOMPLETE: "?"}
 MODE_WORDS = {"hot": "hot: back-to-back calls, data in L1",
@@ -153,35 +156,40 @@ def dirty_words(files, shown=2):
     return f", dirty: {', '.join(files[:shown])}{more}"
 
 
+def first_line(rv, rows, fleet):
+    """The block's first line where the review did not pass, else None."""
+    if rv.get("torn"):
+        return "WRONG: the patched tree fails verify; do not post"
+    if rv.get("unverified"):
+        return f"INCOMPLETE: {rv['unverified']}; do not post"
+    if (rv.get("arm64") or {}).get("torn"):
+        return "WRONG: the patched tree fails verify on arm64 (emulated); do not post"
+    if fleet:
+        return fleet_review_text.status(fleet) or (
+            f"INCOMPLETE: {len(fleet['failed'])} of {fleet.get('asked', '?')} nodes gave no "
+            "review" if fleet["failed"] else None)
+    return incomplete_reason(rows, rv.get("capped"))
+
+
 def render(rv):
     """The block as a list of lines (at most WIDTH columns each)."""
     lines = []
     rows = rv.get("rows") or []
     fleet = rv.get("fleet")
-    status = None
-    if rv.get("torn"):
-        status = "WRONG: the patched tree fails verify; do not post"
-    elif rv.get("unverified"):
-        status = f"INCOMPLETE: {rv['unverified']}; do not post"
-    elif (rv.get("arm64") or {}).get("torn"):
-        status = "WRONG: the patched tree fails verify on arm64 (emulated); do not post"
-    elif fleet:
-        status = fleet_review_text.status(fleet) or (
-            f"INCOMPLETE: {len(fleet['failed'])} of {fleet.get('asked', '?')} nodes gave no "
-            "review" if fleet["failed"] else None)
-    else:
-        status = incomplete_reason(rows, rv.get("capped"))
+    status = cover_letter_series.status(rv)
+    stopped = status is not None
+    status = status or first_line(rv, rows, fleet)
     if status:
         lines += wrap(status)
     n = rv.get("patches", 1)
     lines += wrap(f"vdsobench patch-review: {rv['subject']}"
                   + (f" (a series of {n})" if n > 1 else ""))
-    if n > 1:
-        # what was and was not reviewed of a series, before any number
-        between = {2: "patch 1", 3: "patches 1 and 2"}.get(n, f"patches 1 to {n - 1}")
-        lines += wrap(f"Series: {n} patches measured as one change, the tree before "
-                      f"patch 1 against the tree after patch {n}; the trees after "
-                      f"{between} were not built or verified")
+    # what was built, verified and timed of a series, before any number, in
+    # the room the rest of the block leaves (the table's rows, its other lines)
+    timed = not (stopped or rv.get("torn") or rv.get("unverified"))
+    room = (SERIES_FLEET if fleet else max(SERIES_MIN, SERIES_ROOM - len(rows))) if timed \
+        else SERIES_UNTIMED
+    lines += cover_letter_series.lines(rv, WIDTH, room)
     tree = rv["tree"] + (f" (git {rv['commit'][:12]}{dirty_words(rv.get('dirty'))})"
                          if rv.get("commit") else
                          " (git commit not read)" if rv.get("commit_why") else "")
@@ -202,9 +210,10 @@ def render(rv):
     arm64 = (cover_letter_arm64.lines(rv["arm64"], WIDTH,
                                       ARM64_LINES if fleet else ARM64_LINES_ALONE)
              if rv.get("arm64") else [])
-    if rv.get("torn") or rv.get("unverified"):
+    if rv.get("torn") or rv.get("unverified") or stopped:
         after = (rv.get("verify") or {}).get("after", (None, ""))[1]
-        if rv.get("torn") and rv["torn"] not in after:
+        # a series' patch says where it tore in its own lines
+        if rv.get("torn") and rv["torn"] not in after and not stopped:
             lines += wrap(f"Where it tore: {rv['torn']}")
         if fleet:
             lines += fleet_review_text.lines(fleet, WIDTH, max(8, MAX_LINES - len(lines)

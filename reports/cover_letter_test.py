@@ -183,20 +183,22 @@ class ShapeTest(unittest.TestCase):
                       text)
         self.assertNotIn("dirty", " ".join(cover_letter.render(review_of(dirty=[]))))
 
-    def test_a_series_says_it_was_measured_as_its_end_points(self):
-        lines = cover_letter.render(review_of(patches=3))
-        self.check_shape(lines)
-        text = " ".join(x.strip() for x in lines)
-        self.assertIn("vdsobench patch-review: vdso: Reorder the do_hres() loads (a series "
-                      "of 3)", text)
-        self.assertIn("Series: 3 patches measured as one change, the tree before patch 1 "
-                      "against the tree after patch 3; the trees after patches 1 and 2 were "
-                      "not built or verified", text)
-        self.assertNotIn("more)", text)
-        two = " ".join(x.strip() for x in cover_letter.render(review_of(patches=2)))
-        self.assertIn("the trees after patch 1 were not built or verified", two)
-        five = " ".join(x.strip() for x in cover_letter.render(review_of(patches=5)))
-        self.assertIn("the trees after patches 1 to 4 were not built", five)
+    def test_a_series_says_what_was_timed_and_keeps_its_shape(self):
+        """Each patch verified, the end points alone timed: said before any
+        number, in whatever room the table leaves (cover_letter_series_test:
+        the series' own lines)."""
+        for n in (2, 3, 5, 100):
+            steps = [{"n": k, "subject": f"vdso: Change {k}", "result": "verified",
+                      "why": None, "code": "identical", "sim": []} for k in range(1, n + 1)]
+            lines = cover_letter.render(review_of(patches=n, series={"patches": steps,
+                                                                     "stopped": None}))
+            self.check_shape(lines)
+            text = " ".join(x.strip() for x in lines)
+            self.assertIn(f"(a series of {n})", text)
+            self.assertIn(f"Series: {n} patches, each applied, built and verified in turn; "
+                          "timed: the end points", text)
+            self.assertIn("were not timed", text)
+            self.assertLess(text.index("Series:"), text.index("ns/call"))
         one = " ".join(x.strip() for x in cover_letter.render(review_of()))
         self.assertNotIn("Series:", one)
 

@@ -6,13 +6,14 @@ result differs from the seed's and why that may be; it writes the comparison
 and its plots into a fresh directory (never over an earlier run's).
 """
 
+import contextlib
 import datetime
 import os
 
 from vdsobench_cli.cli import arch, build, targets
 from vdsobench_cli.fleet import options as fleet_options
 from vdsobench_cli.measure import fingerprint
-from vdsobench_cli.recipes import patch_review_rounds, recipes
+from vdsobench_cli.recipes import patch_review_rounds, recipes, review_range
 from vdsobench_cli.cli.errors import CliError, Failure, UsageError
 from vdsobench_cli.recipes.recipe_session import OUT_DIR_BYTES, Session
 
@@ -32,9 +33,11 @@ def run_recipe(args):
             print(f"{r.name:18} {r.title}")
         return 0
     recipe = recipes.by_name(args.name)
-    if (args.source or args.patch) and recipe.name != recipes.patch_review.NAME:
-        raise UsageError(f"recipe {recipe.name}: --source and --patch are for "
-                         f"{recipes.patch_review.NAME} (it reviews a patch on a kernel tree)")
+    if (args.source or args.patch or args.range is not None or args.base is not None) \
+            and recipe.name != recipes.patch_review.NAME:
+        raise UsageError(f"recipe {recipe.name}: --source, --patch, --range and --base are "
+                         f"for {recipes.patch_review.NAME} (it reviews a patch on a kernel "
+                         "tree)")
     asked = [o for o, given in CLUSTER_OPTIONS.items() if given(args)]
     if asked and not args.fleet:
         raise UsageError(f"recipe: {asked[0]} is for --fleet (patch-review on a Slurm cluster)")
@@ -44,6 +47,16 @@ def run_recipe(args):
         raise UsageError(f"recipe {recipe.name}: --no-arm64 is for {recipes.patch_review.NAME}")
     if args.fleet and recipe.name != recipes.patch_review.NAME:
         raise UsageError(f"recipe {recipe.name}: --fleet is for {recipes.patch_review.NAME}")
+    # a range's commits and BASE's files, in a folder of the run's own
+    with contextlib.ExitStack() as held:
+        rng = review_range.taken(args, held) if recipe.name == recipes.patch_review.NAME \
+            else None
+        return checked_run(args, recipe, rng)
+
+
+def checked_run(args, recipe, rng):
+    """The recipe run, its inputs checked first (one line, before anything is
+    printed); rng: patch-review's --range (git_range.Range) or None."""
     if recipe.name == recipes.patch_review.NAME:
         recipes.patch_review.check_inputs(args.source, args.patch)
     if args.fleet:
@@ -65,7 +78,7 @@ def run_recipe(args):
     from vdsobench_cli.cli import packages
     packages.ensure_setup()
     session = Session(recipe.name, args.quick, str(stage.path), budget_s=args.budget)
-    session.source, session.patches = args.source, args.patch
+    session.source, session.patches, session.range = args.source, args.patch, rng
     session.fleet = args if args.fleet else None
     session.arm64 = args.arm64
     session.say(f"== recipe {recipe.name}: {recipe.title}")
@@ -88,7 +101,9 @@ def run_recipe(args):
     session.heading("files")
     for path in session.files:
         session.say(os.path.relpath(stage.final(path)))
-    return 0 if ok is not False else 1
+    # False: something it must show did not come out; an int: its own status
+    # (patch-review's 2 for a patch of a series that does not apply or build)
+    return 1 if ok is False else ok if type(ok) is int else 0
 
 
 def add_parser(sub):
@@ -111,7 +126,14 @@ def add_parser(sub):
                    help="patch-review: the kernel tree or tarball (as `vdsobench import` "
                         "takes it; default linux-source-6.12)")
     p.add_argument("--patch", action="append", metavar="FILE",
-                   help="patch-review: a patch on --source, in order; repeat for a series")
+                   help="patch-review: a patch on --source, in order; repeat for a series "
+                        "(each patch applied, built and verified in turn)")
+    p.add_argument("--range", metavar="BASE..HEAD",
+                   help="patch-review: the commits of BASE..HEAD of --source (a git work "
+                        "tree) as the series, on BASE's tree; read with git confined, no "
+                        "hook or config command of the tree's run")
+    p.add_argument("--base", metavar="REV",
+                   help="patch-review: --range REV..HEAD")
     patch_review_rounds.add_budget_argument(p)
     arch.add_argument(p, "run the recipe on this architecture's build (arm64: inline only)")
     p.add_argument("--no-arm64", dest="arm64", action="store_false",

@@ -39,6 +39,9 @@ SLOW = {
     "patch_review_arm64_test.py": 65,   # 6.12 and patches for arm64, verify under qemu
     "fleet_local_test.py": 100,         # a real Slurm brought up, jobs, a patch-review
     "patch_review_isolation_test.py": 200,  # 2 reviews of 6.12 at once, a hostile .git
+    # a series that does not build, one that tears, a --range and its patch
+    # files (two --quick timings): 1090 s on 2 busy cores
+    "patch_series_review_test.py": 1090,  # opt-in: VDSOBENCH_LONG_REVIEWS=1
     # linux-source-7.3 fetched from trixie-backports and kbuilt: 185 s on a new
     # machine (168 MB, kbuild on 2 busy cores), 22 s from the caches
     "kernel_import_today_test.py": 185,

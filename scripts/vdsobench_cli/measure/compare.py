@@ -120,7 +120,12 @@ def sim_rows(variants, clocks, modes, baseline):
     simulated = [m for m in modes if m in sim.ALL_MODES]
     if not simulated:
         return []
-    measured = sim.measure(variants, clocks, simulated)
+    return sim_compared(sim.measure(variants, clocks, simulated), baseline)
+
+
+def sim_compared(measured, baseline):
+    """sim_rows()'s rows from sim.measure()'s records (of one call or of
+    several, the baseline's among them)."""
     by_key = {(m["variant"], m["clock"], m["mode"]): m for m in measured}
     rows = []
     for (variant, clock, mode), m in by_key.items():

@@ -22,32 +22,31 @@ with kernel_import/testdata/6.12-max-cycles-last.patch (a layout change);
 --source without --patch is refused.
 """
 
+import contextlib
 import json
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 from vdsobench_cli.cli import arch, atomic, build, tools
 from vdsobench_cli.measure import compare
-from vdsobench_cli.kimport import (git_dir, git_index, names, patches as patches_mod,
-                                   request, store, txn)
+from vdsobench_cli.kimport import names, patches as patches_mod, request, txn
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.recipes import patch_review_arm64, patch_review_rounds as rounds_mod
-from vdsobench_cli.recipes.recipe_session import verify_one
-from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, disassembly,
-                                                judged, layout_json, layout_summary,
-                                                path_changes, tore, verdict)
+from vdsobench_cli.recipes import (patch_review_arm64, patch_review_rounds as rounds_mod,
+                                   patch_series, review_provenance)
+from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, judged,
+                                                layout_json, layout_summary, path_changes,
+                                                reader_disassembly, tore, verdict)
 
-from reports import cover_letter as letter_mod, layout_map, review, struct_diff
-from vdsobench_cli.core import stats, text as text_mod, uarch, vocab
+from reports import cover_letter as letter_mod, layout_map, struct_diff
+from vdsobench_cli.core import stats, text as text_mod, vocab
 
 NAME = "patch-review"
 # Fixed names, so that a second review of a tree finds its builds cached: a
 # review holds them for its whole run (txn.reserved), with arm64's.
 BEFORE, AFTER = "patch-review-before", "patch-review-after"
-RESERVED = (BEFORE, AFTER, patch_review_arm64.BEFORE, patch_review_arm64.AFTER)
+RESERVED = (BEFORE, AFTER, patch_series.STEP, patch_review_arm64.BEFORE,
+            patch_review_arm64.AFTER)
 DEFAULT_SOURCE = "linux-source-6.12"
 DEFAULT_PATCH = build.ROOT / "kernel_import" / "testdata" / "6.12-max-cycles-last.patch"
 CLOCKS = list(vocab.CLOCKS)
@@ -61,7 +60,6 @@ MODES = list(rounds_mod.MODES)
 SIM_MODES = ["hot", "pressure"]
 PRESSURE_NOTE = ("pressure is simulated, not timed: two builds of the same tree "
                  "differ by a third in time under pressure on some CPUs")
-MEASURED = "the tree's lib/vdso read path, rebuilt in userspace against a shim"
 
 
 def subject(path):
@@ -88,52 +86,10 @@ def check_inputs(source, patches):
     request.request(source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)], BEFORE)
 
 
-# what an import writes beside the files it takes: never the tree's
-GENERATED = ("include/generated/", "kimport.json")
-
-
-def git_dirty(source, meta):
-    """git_index.Changes of the files the read path was built from (the
-    unpatched tree's, as taken) against the tree's index: edits not
-    committed, named; none for a tarball."""
-    if not os.path.isdir(source):
-        return git_index.Changes()
-    taken = sorted(f for f in (meta.get("hashes") or {}) if not f.startswith(GENERATED))
-    return git_index.changed(source, taken)
-
-
-def git_head(source):
-    """git_dir.Head of a tree given as a folder, read from its .git as data
-    (running git in someone else's repository runs their hooks and config);
-    an empty one for a tarball."""
-    return git_dir.head(source) if os.path.isdir(source) else git_dir.Head()
-
-
-def compiler():
-    """(path, version) of the C compiler the build uses (Bazel's local
-    toolchain: $CC or gcc on PATH)."""
-    path = shutil.which(os.environ.get("CC") or "gcc") or "gcc"
-    try:
-        r = subprocess.run([path, "-dumpfullversion"], capture_output=True, text=True,
-                           timeout=30, stdin=subprocess.DEVNULL)
-        version = r.stdout.strip() or None
-    except (OSError, subprocess.TimeoutExpired):
-        version = None
-    return path, version
-
-
 def read_path_code(before, after):
     """The object code comparison of the two imports' readers, or (None,
     why) when it cannot be made."""
-    objs = []
-    for v in (before, after):
-        layout, counter, inline = v.split("+")
-        obj = names.object_of({"layout": layout, "counter": counter, "inline": inline},
-                              build.bin_dir(), unit="reader.o")
-        if not obj.is_file():
-            return None, f"no reader object for {v}"
-        objs.append(obj)
-    (a, why_a), (b, why_b) = disassembly(objs[0]), disassembly(objs[1])
+    (a, why_a), (b, why_b) = (reader_disassembly(v, build.bin_dir()) for v in (before, after))
     if a is None or b is None:
         return None, why_a or why_b
     return code_comparison(a, b), None
@@ -165,13 +121,6 @@ def data_page(before, after, diff):
         lines.append("the structs: pahole or the objects missing; layout's table only")
         lines += [x.strip() for x in layout_summary(diff) if "lines per call" not in x]
     return lines
-
-
-def machine(s, cpu):
-    m = uarch.machine(s.fingerprint)
-    return {"cpu": m["label"], "microcode": m["microcode"], "kernel": m["kernel"],
-            "hypervisor": m["hypervisor"] or "bare metal", "counter": arch.timed_counter(),
-            "cpu_pinned": cpu}
 
 
 def sim_table(c):
@@ -214,20 +163,22 @@ def why_lines(rows, sim):
             f"the call ~{CALL_LINE_NS} ns, its caller ~{CALLER_LINE_NS} ns a line displaced."]
 
 
-def timed(s, before, after, clocks, progress_fn=progress):
+def timed(s, before, after, clocks, progress_fn=progress, walk=None):
     """The two-stage measurement (patch_review_rounds.py), then the simulated
     rows; (Timed, comparison, plan, seconds)."""
     t, p, seconds = rounds_mod.timed_rounds(s, before, after, clocks, progress_fn)
     c = t.comparison()
     progress_fn("simulating (cachegrind)")
-    c["rows"] += compare.sim_rows([before, after], clocks, SIM_MODES, before)
+    c["rows"] += end_sims(before, after, clocks, walk)
     return t, c, p, seconds
 
 
 def run(s):
-    """The recipe (recipes.RECIPES): False when the patched tree fails verify,
-    verify gives no verdict, or a row has no verdict. One review at a time
-    holds the names (a second waits, saying so)."""
+    """The recipe (recipes.RECIPES): False when the patched tree (or the
+    tree after a patch of a series) fails verify, verify gives no verdict,
+    or a row has no verdict; 2 when a patch of a series does not apply or
+    build. One review at a time holds the names (a second waits, saying
+    so)."""
     source = getattr(s, "source", None)
     patches = getattr(s, "patches", None)
     check_inputs(source, patches)
@@ -239,13 +190,8 @@ def verified(s, counter):
     """{(label, variant): verify's record}: the patched tree, then the tree,
     each with the fake counter and the timed one."""
     s.heading("verify: the patched tree, then the tree")
-    checked = {}
-    for label, name in (("after", AFTER), ("before", BEFORE)):
-        for v in (f"kernel:{name}+fake+always", f"kernel:{name}+{counter}+always"):
-            progress(f"verify {label} ({v.split('+')[1]} counter)")
-            checked[(label, v)] = rec = verify_one(s, v)
-            s.say(f"{label}: {v}: {verdict(rec)}")
-    return checked
+    checked = patch_series.verify_tree(s, AFTER, "after", counter, progress)
+    return {**checked, **patch_series.verify_tree(s, BEFORE, "before", counter, progress)}
 
 
 def unjudged(checked):
@@ -260,20 +206,38 @@ def unjudged(checked):
 
 
 def reviewed(s, source, patches):
-    """The review, with the names held: whether it passed."""
+    """The review, with the names held: whether it passed (True, False), or
+    2 where a patch of a series does not apply or build."""
+    rng = getattr(s, "range", None)  # --range: the tree's commits (review_range.py)
     subjects = [subject(p) for p in patches]
     named = "; ".join(f"{text_mod.printable(Path(p).name)} ({t})"
                       for p, t in zip(patches, subjects))
     s.heading("the seed: none; the patch under review, on its tree")
-    s.say(f"Tree: {text_mod.printable(source)}. Patches, in order: {named}")
+    s.say(f"Tree: {text_mod.printable(source)}"
+          + (f" (BASE of {text_mod.printable(rng.text)} in {text_mod.printable(rng.tree)})"
+             if rng else "") + f". Patches, in order: {named}")
     counter = arch.timed_counter()
-    progress("importing the tree and the patched tree")
-    with txn.temporary({BEFORE: (source, []), AFTER: (source, patches)}) as metas:
+    clocks = QUICK_CLOCKS if s.quick else CLOCKS
+    walk = None
+    with contextlib.ExitStack() as held:
+        if len(patches) > 1:
+            walk = patch_series.walk(s, held, source, patches, (BEFORE, AFTER), counter,
+                                     clocks, progress)
+            metas, checked = walk.metas, walk.checked
+        else:
+            progress("importing the tree and the patched tree")
+            metas = held.enter_context(txn.temporary({BEFORE: (source, []),
+                                                      AFTER: (source, patches)}))
+            checked = verified(s, counter)
         before = f"kernel:{BEFORE}+{counter}+always"
         after = f"kernel:{AFTER}+{counter}+always"
-        checked = verified(s, counter)
         failed = [rec for (label, _), rec in checked.items() if label == "after" and tore(rec)]
-        rv = provenance(s, metas, source, patches, subjects, checked)
+        rv = review_provenance.provenance(s, metas, (BEFORE, AFTER), source, patches,
+                                          subjects, checked, rng)
+        if walk is not None and not patch_series.into_review(rv, walk.steps):
+            # a patch before the last, or the last's import, stopped the walk
+            ok = finish(s, rv, None)
+            return walk.status if walk.status == 2 else ok
         plan = None
         fleet_args = getattr(s, "fleet", None)
         if not failed:
@@ -288,7 +252,7 @@ def reviewed(s, source, patches):
         elif rv["unverified"]:
             progress(rv["unverified"])
         else:
-            plan = measured(s, rv, before, after, counter, fleet_args)
+            plan = measured(s, rv, before, after, clocks, fleet_args, walk)
             s.heading("the data page: the tree against the patched tree")
             d = layout_json(f"kernel:{BEFORE}", f"kernel:{AFTER}")
             s.block("\n".join(layout_map.render_diff(d["diff"])))
@@ -303,24 +267,29 @@ def reviewed(s, source, patches):
     return finish(s, rv, plan)
 
 
-def measured(s, rv, before, after, counter, fleet_args):
+def end_sims(before, after, clocks, walk):
+    """The end points' simulated rows: from the series' walk, which simulated
+    every tree it verified, else simulated now."""
+    if walk is not None and "after" in walk.sims:
+        return compare.sim_compared(walk.sims["before"] + walk.sims["after"], before)
+    return compare.sim_rows([before, after], clocks, SIM_MODES, before)
+
+
+def measured(s, rv, before, after, clocks, fleet_args, walk=None):
     """The code, the simulation and the time (here or on the cluster) into
     rv; the plan of the timed rounds (None on a cluster)."""
     plan = None
-    rv["code"], why = read_path_code(f"kernel:{BEFORE}+{counter}+always",
-                                     f"kernel:{AFTER}+{counter}+always")
+    rv["code"], why = read_path_code(before, after)
     if why:
         rv["notes"].append(f"object code not compared: {why}")
-    clocks = QUICK_CLOCKS if s.quick else CLOCKS
     rv["notes"].append(PRESSURE_NOTE)
     if fleet_args:
         rv["fleet"] = on_fleet(s, fleet_args)
         progress("simulating (cachegrind)")
-        rv["sim"] = sim_table({"rows": compare.sim_rows([before, after], clocks,
-                                                        SIM_MODES, before)})
+        rv["sim"] = sim_table({"rows": end_sims(before, after, clocks, walk)})
         rv["notes"] += fleet_notes(rv["fleet"])
         return plan
-    t, c, plan, seconds = timed(s, before, after, clocks)
+    t, c, plan, seconds = timed(s, before, after, clocks, walk=walk)
     rv["rows"] = t.block_rows()
     cpus = sorted({key.cpu for key in t.records if key.cpu is not None})
     rv["machine"]["cpu_pinned"] = ",".join(map(str, cpus)) or None
@@ -350,11 +319,14 @@ def finish(s, rv, plan):
                   plan=plan, block_lines=len(lines))
     write(s, "patch-review.json", json.dumps(record, indent=1, default=str) + "\n")
     arm64_torn = bool((rv.get("arm64") or {}).get("torn"))
-    ok = not rv.get("torn") and not rv.get("unverified") and not arm64_torn and all(
-        r["complete"] for _, _, r in rv.get("rows", []))
+    stopped = (rv.get("series") or {}).get("stopped")
+    ok = not rv.get("torn") and not rv.get("unverified") and not arm64_torn and not stopped \
+        and all(r["complete"] for _, _, r in rv.get("rows", []))
     if rv.get("fleet"):
         ok = ok and fleet_complete(rv["fleet"])
-    if rv.get("torn"):
+    if stopped:
+        s.say(f"Patch {stopped} of the series did not pass (above): nothing was timed.")
+    elif rv.get("torn"):
         s.say("The patched tree FAILS verify (above): it was not timed.")
     elif rv.get("unverified"):
         s.say("Verify gave no verdict (above), so nothing was timed: run it again; "
@@ -406,52 +378,3 @@ def write(s, name, text):
     path = os.path.join(s.out_dir, name)
     atomic.write_stream_atomic(path, lambda f: f.write(text.encode()), what=name)
     s.files.append(path)
-
-
-def provenance(s, metas, source, patches, subjects, checked):
-    """What was measured, on what: the block's first lines and the JSON's."""
-    meta = metas[AFTER]
-    cc_path, cc_version = compiler()
-    build_flags = (s.fingerprint.get("build") or {})
-    head = git_head(source)
-    if head.commit:
-        s.say(f"git: {head.commit} ({text_mod.printable(head.ref or 'detached HEAD')})")
-    elif head.why and head.why != git_dir.NO_GIT:
-        s.say(f"git: the commit was not read: {text_mod.printable(head.why)}")
-    dirty = git_dirty(source, metas[BEFORE]) if head.commit else git_index.Changes()
-    if dirty.files:
-        s.say(f"git: {len(dirty.files)} of the files built from are not as committed: "
-              f"{text_mod.printable(', '.join(dirty.files), 300)}")
-    elif dirty.why:
-        s.say(f"git: whether the tree is as committed was not read: "
-              f"{text_mod.printable(dirty.why)}")
-    verify_lines = {}
-    for (label, v), rec in checked.items():
-        if v.split("+")[1] != "fake":
-            continue
-        verify_lines[label] = (rec.get("status") == "PASS", verdict(rec))
-    kb = (store.read_table().get(AFTER) or {}).get("identity", {}).get("kbuild") or {}
-    line = "the project's userspace build line (Bazel opt, -O2)"
-    if kb.get("line"):
-        conf = kb.get("config") or {}
-        whose = {"debian": "Debian's", "given": "your"}.get(conf.get("kind"), "a")
-        line = (f"the kernel's vDSO line (the tree's kbuild, {whose} config "
-                f"{Path(str(conf.get('path', '?'))).name})")
-        cc_path = (kb.get("compiler") or {}).get("path") or cc_path
-    return {"subject": subjects[0], "patches": len(patches), "subjects": list(subjects),
-            "patch_files": [Path(p).name for p in patches],
-            "measured": MEASURED,
-            "tree": f"Linux {meta['kernel']}", "commit": head.commit,
-            "git_ref": head.ref,
-            "commit_why": head.why if head.why != git_dir.NO_GIT else None,
-            "dirty": [text_mod.printable(f, 200) for f in dirty.files or []],
-            "dirty_why": dirty.why,
-            "source": text_mod.printable(str(source)),
-            "compiler": f"gcc {cc_version}" if cc_version else cc_path,
-            "compiler_path": cc_path, "compiler_version": cc_version,
-            "line": line, "kbuild": kb or None,
-            "flags": {k: build_flags.get(k) for k in ("compilation_mode", "copts", "conlyopts")},
-            "machine": machine(s, None), "verify": verify_lines, "torn": None,
-            "unverified": None, "code": None, "sim": [], "rows": [], "page": [], "why": [],
-            "notes": [],
-            "target": review.TARGET}

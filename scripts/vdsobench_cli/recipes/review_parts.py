@@ -101,6 +101,18 @@ def disassembly(obj, objdump=None, arch_name="x86_64"):
     return {k: v for k, v in out.items() if v}, None
 
 
+def reader_disassembly(variant, bin_dir):
+    """disassembly() of an imported variant's read path object (reader.o under
+    bin_dir), or (None, why)."""
+    from vdsobench_cli.kimport import names
+    layout, counter, inline = variant.split("+")
+    obj = names.object_of({"layout": layout, "counter": counter, "inline": inline},
+                          bin_dir, unit="reader.o")
+    if not obj.is_file():
+        return None, f"no reader object for {variant}"
+    return disassembly(obj)
+
+
 def code_comparison(a, b):
     """"identical", or a few lines on what differs between two read paths'
     disassemblies ({function: [instructions]})."""

@@ -124,15 +124,15 @@ class GitIndexTest(unittest.TestCase):
         self.assertIsNone(self.changed(tree).files)
 
     def test_patch_review_asks_of_the_files_it_built_from(self):
-        from vdsobench_cli.recipes import patch_review
+        from vdsobench_cli.recipes import review_provenance
         tree = self.repo()
         meta = {"hashes": {FILES[0]: "h", FILES[1]: "h", "include/generated/autoconf.h": "h",
                            "kimport.json": "h"}}
         # what the import wrote beside them is never counted as not tracked
-        self.assertEqual(patch_review.git_dirty(str(tree), meta), git_index.Changes(files=[]))
+        self.assertEqual(review_provenance.git_dirty(str(tree), meta), git_index.Changes(files=[]))
         (tree / FILES[1]).write_text("/* not committed */\n")
-        self.assertEqual(patch_review.git_dirty(str(tree), meta).files, [FILES[1]])
-        self.assertEqual(patch_review.git_dirty(str(self.tmp / "linux.tar.xz"), meta),
+        self.assertEqual(review_provenance.git_dirty(str(tree), meta).files, [FILES[1]])
+        self.assertEqual(review_provenance.git_dirty(str(self.tmp / "linux.tar.xz"), meta),
                          git_index.Changes())
 
     def test_no_git(self):

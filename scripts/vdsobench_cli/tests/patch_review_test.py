@@ -18,7 +18,8 @@ from vdsobench_cli.cli import build
 from vdsobench_cli.core import paired, stats, vocab
 from vdsobench_cli.kimport import git_dir
 from vdsobench_cli.measure import compare, rounds
-from vdsobench_cli.recipes import patch_review, patch_review_arm64
+from vdsobench_cli.recipes import (patch_review, patch_review_arm64, patch_series,
+                                   review_provenance)
 from vdsobench_cli.recipes import patch_review_rounds as rounds_mod
 
 from reports import review, tables
@@ -219,10 +220,10 @@ class GitHeadTest(unittest.TestCase):
             (root / ".git" / "refs" / "heads").mkdir(parents=True)
             (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
             (root / ".git" / "refs" / "heads" / "main").write_text("b" * 40 + "\n")
-            self.assertEqual(patch_review.git_head(str(root)).commit, "b" * 40)
+            self.assertEqual(review_provenance.git_head(str(root)).commit, "b" * 40)
             tarball = root / "linux.tar.xz"
             tarball.write_bytes(b"")
-            self.assertEqual(patch_review.git_head(str(tarball)), git_dir.Head())
+            self.assertEqual(review_provenance.git_head(str(tarball)), git_dir.Head())
 
 
 class VerdictTest(unittest.TestCase):
@@ -246,11 +247,12 @@ class VerdictTest(unittest.TestCase):
 
 class NamesTest(unittest.TestCase):
     def test_a_review_holds_every_name_it_imports(self):
-        """The x86-64 side's and the arm64 side's, held for the whole run."""
+        """The x86-64 side's, a series' trees between, and the arm64 side's,
+        held for the whole run."""
         self.assertEqual(set(patch_review.RESERVED),
-                         {patch_review.BEFORE, patch_review.AFTER,
+                         {patch_review.BEFORE, patch_review.AFTER, patch_series.STEP,
                           patch_review_arm64.BEFORE, patch_review_arm64.AFTER})
-        self.assertEqual(len(set(patch_review.RESERVED)), 4)
+        self.assertEqual(len(set(patch_review.RESERVED)), 5)
 
 
 if __name__ == "__main__":

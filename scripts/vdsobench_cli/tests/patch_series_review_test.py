@@ -1,0 +1,197 @@
+"""`recipe patch-review` of a series and of a range, run for real: four
+--quick --no-arm64 reviews of Debian's 6.12 made a git tree (the files
+import takes, committed) in a throwaway imports table (minutes:
+commands/testrun.py lists this module among the slow ones).
+
+- A series whose middle patch does not build (offs_boot, then a line that
+  does not compile, then its revert): the block names patch 2, its
+  Subject: and the compiler's error, exit 2, nothing left in the table.
+- A series whose second patch tears the reader (offs_boot, then
+  6.12-torn-mult-shift): named, WRONG, exit 1, nothing timed.
+- `--range BASE..main` of two committed patches (nfc-reorder, offs-boot),
+  in a tree with every hook and a hostile config (core.fsmonitor, a diff
+  driver, a filter...): none of them runs, and the block is the one
+  `--patch` gives with the two patch files on BASE's tree, but for the
+  range and the commits it names and the timing's figures. Any timing
+  verdict will do: these are a few rounds of live timing.
+"""
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+
+from vdsobench_cli.kimport import source as source_mod, store, tarball as tarball_mod
+from vdsobench_cli.tests.support import (KERNEL_TESTDATA, TEST_BUDGET_S, TORN_612, ImportsDir,
+                                         cli, git, git_commit_patch, hostile_git,
+                                         tarball_or_skip)
+
+OFFS_BOOT = str(KERNEL_TESTDATA / "6.12-offs-boot.patch")
+NFC_REORDER = str(KERNEL_TESTDATA / "6.12-nfc-reorder.patch")
+HUNK = """--- a/lib/vdso/gettimeofday.c
++++ b/lib/vdso/gettimeofday.c
+@@ -132,{} +132,{} @@
+ {{
+ \tconst struct vdso_timestamp *vdso_ts = &vd->basetime[clk];
+ \tu64 cycles, sec, ns;
+{}\tthis does not compile;
+ \tu32 seq;
+ 
+ \t/* Allows to compile the high resolution parts out */
+"""
+BREAK = ("From: t <t@localhost>\nSubject: [PATCH 2/3] vdso: Declare what does not compile\n"
+         "\n---\n" + HUNK.format(6, 7, "+"))
+UNBREAK = ("From: t <t@localhost>\nSubject: [PATCH 3/3] vdso: Take back what did not "
+           "compile\n\n---\n" + HUNK.format(7, 6, "-"))
+
+
+def kernel_git_tree(repo, tarball):
+    """A kernel tarball's files that import takes for every architecture, as
+    a git work tree with one commit; its id."""
+    repo.mkdir()
+    patterns = [p for arch_dir in source_mod.ARCH_DIRS.values()
+                for p in source_mod.expand(source_mod.TAKE, arch_dir)]
+    tarball_mod.untar(tarball, list(dict.fromkeys(patterns)), [], repo)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "Linux 6.12, the files import takes")
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def review(out_dir, *argv):
+    """(exit status, stdout, cover letter lines, patch-review.json)."""
+    rc, out, err = cli("recipe", "patch-review", "--quick", "--no-arm64",
+                       "--budget", TEST_BUDGET_S, "--out", out_dir, *argv)
+    letter = Path(out_dir, "cover-letter.txt")
+    if not letter.is_file():
+        return rc, out + err, [], {}
+    return (rc, out + err, letter.read_text().splitlines(),
+            json.loads(Path(out_dir, "patch-review.json").read_text()))
+
+
+# the block's sections that live timing does not decide (the table, its
+# legend, the notes, the machine's line with the CPU pinned, an INCOMPLETE
+# first line are left out, and the data page, which the notes' room cuts:
+# patch-review.json's is compared whole)
+UNTIMED = ("WRONG", "FAILS", "vdsobench patch-review", "Series:", "Measured:", "Compiler:",
+           "verify", "Read path", "Simulated (cachegrind)")
+
+
+PATCH_LINE = re.compile(r"  (\d+/\d+) .*?(: same code and counts)?$")
+
+
+def untimed(lines):
+    """The words of the block's UNTIMED sections (a line and the indented
+    ones after it), each patch's own line as its number and whether it
+    changed nothing (its subject is cut to the room a commit id leaves)."""
+    kept, keep = [], False
+    for line in lines:
+        if not line.startswith(" "):
+            keep = line.startswith(UNTIMED)
+        m = PATCH_LINE.fullmatch(line)
+        if keep:
+            kept.append(f"{m.group(1)}{m.group(2) or ''}" if m else line.strip())
+    return " ".join(kept)
+
+
+# opt-in: CI's 30 minutes do not hold these four reviews (about 18 minutes
+# on 2 cores); the logic they run end to end is checked on made-up input in
+# patch_series_test, git_range_test and review_range_test
+LONG_ENV = "VDSOBENCH_LONG_REVIEWS"
+
+
+@unittest.skipUnless(os.environ.get(LONG_ENV), f"four real reviews of 6.12, about 18 min on "
+                     f"2 cores, past CI's budget: {LONG_ENV}=1 runs them")
+class SeriesReviewTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        source = tarball_or_skip("6.12")
+        cls.imports = ImportsDir()
+        cls.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-series-"))
+        cls.base = kernel_git_tree(cls.tmp / "linux", source)
+        # BASE's tree as a work tree of its own, under the name a range's takes
+        cls.at_base = Path(shutil.copytree(cls.tmp / "linux",
+                                           cls.tmp / "at-base" / f"linux-{cls.base[:12]}",
+                                           symlinks=True))
+        for name, text in (("0002-break.patch", BREAK), ("0003-unbreak.patch", UNBREAK)):
+            Path(cls.tmp, name).write_text(text)
+        cls.commits = [git_commit_patch(cls.tmp / "linux", p) for p in (NFC_REORDER, OFFS_BOOT)]
+        cls.markers = cls.tmp / "markers"
+        cls.markers.mkdir()
+        hostile_git(cls.tmp / "linux", cls.markers)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        cls.imports.close()
+
+    def test_the_middle_patch_does_not_build(self):
+        rc, out, letter, record = review(str(self.tmp / "out-build"), "--source",
+                                         str(self.at_base), "--patch", OFFS_BOOT, "--patch",
+                                         str(self.tmp / "0002-break.patch"), "--patch",
+                                         str(self.tmp / "0003-unbreak.patch"))
+        self.assertEqual(rc, 2, out[-3000:])
+        self.assertEqual(letter[0], "FAILS: patch 2 of 3 does not build; do not post")
+        text = " ".join(x.strip() for x in letter)
+        self.assertIn("2/3 vdso: Declare what does not compile does not build: "
+                      "lib/vdso/gettimeofday.c:", text)
+        self.assertRegex(text, r"error: unknown type name .this.")
+        self.assertIn("not tried: patch 3", text)
+        self.assertNotIn("ns/call", text)
+        self.assertEqual([p["result"] for p in record["series"]["patches"]],
+                         ["verified", "does not build", "not tried"])
+        self.assertEqual(record["series"]["stopped"], 2)
+        self.assertEqual(store.read_table(), {})
+
+    def test_the_second_patch_tears(self):
+        rc, out, letter, record = review(str(self.tmp / "out-torn"), "--source",
+                                         str(self.at_base), "--patch", OFFS_BOOT,
+                                         "--patch", TORN_612)
+        self.assertEqual(rc, 1, out[-3000:])
+        self.assertEqual(letter[0], "WRONG: patch 2 of 2 fails verify; do not post")
+        text = " ".join(x.strip() for x in letter)
+        self.assertIn("2/2 vdso: read mult and shift once, before the sequence count "
+                      "(BROKEN) fails verify: concurrency: torn read", text)
+        self.assertEqual([p["result"] for p in record["series"]["patches"]],
+                         ["verified", "fails verify"])
+        self.assertTrue(record["torn"].startswith("concurrency: torn read"), record["torn"])
+        self.assertEqual(record["rows"], [])
+        self.assertEqual(store.read_table(), {})
+
+    def test_a_range_is_its_patch_files(self):
+        rc, out, by_range, record = review(str(self.tmp / "out-range"), "--source",
+                                           str(self.tmp / "linux"), "--range",
+                                           f"{self.base[:12]}..main")
+        self.assertIn(rc, (0, 1), out[-3000:])
+        self.assertEqual(os.listdir(self.markers), [])
+        self.assertEqual(record["range"], f"{self.base[:12]}..main")
+        self.assertEqual(record["commits"], self.commits)
+        self.assertEqual(record["commit"], self.base)
+        self.assertEqual([p["result"] for p in record["series"]["patches"]],
+                         ["verified", "verified"])
+        rc, out, by_files, files = review(str(self.tmp / "out-files"), "--source",
+                                      str(self.at_base), "--patch", NFC_REORDER,
+                                      "--patch", OFFS_BOOT)
+        self.assertIn(rc, (0, 1), out[-3000:])
+        self.assertTrue(any(x.startswith("clock ") for x in by_range), by_range)
+        for n, commit in enumerate(self.commits, 1):
+            self.assertTrue(any(x.startswith(f"  {n}/2 {commit[:12]} vdso: ")
+                                for x in by_range), by_range)
+            self.assertTrue(any(x.startswith(f"  {n}/2 vdso: ") for x in by_files), by_files)
+        named = untimed(by_range)
+        self.assertIn(f"Series: 2 commits of {self.base[:12]}..main,", named)
+        named = named.replace(f"2 commits of {self.base[:12]}..main", "2 patches")
+        self.assertEqual(named, untimed(by_files))
+        for key in ("page", "code", "sim", "verify", "tree", "commit", "line"):
+            self.assertEqual(json.dumps(record[key]), json.dumps(files[key]), key)
+        for a, b in zip(record["series"]["patches"], files["series"]["patches"]):
+            self.assertEqual({k: v for k, v in a.items() if k != "patch"},
+                             {k: v for k, v in b.items() if k != "patch"})
+        self.assertEqual(store.read_table(), {})
+
+
+if __name__ == "__main__":
+    unittest.main()
