@@ -244,6 +244,19 @@ class VerdictTest(unittest.TestCase):
         self.assertFalse(patch_review.tore({"status": "no result (exit 2)"}))
         self.assertTrue(patch_review.tore(fail))
 
+    def test_a_checker_that_did_not_run_is_no_tear(self):
+        # verify's own words (verify/check_concurrency.c), from a review of a
+        # correct patch on a loaded machine: no verdict, never WRONG
+        starved = {"status": "FAIL", "first_failure": "concurrency: only 0 reads could "
+                   "be checked (0 inconclusive): the checker did not run"}
+        checked = {("after", "kernel:a+fake+always"): starved,
+                   ("after", "kernel:a+rdtscp+always"): {"status": "PASS", "checks": []}}
+        self.assertFalse(patch_review.tore(starved))
+        self.assertEqual(patch_review.unjudged(checked),
+                         "verify gave no verdict on the patched tree (fake counter): FAIL: "
+                         "concurrency: only 0 reads could be checked (0 inconclusive): the "
+                         "checker did not run")
+
 
 class NamesTest(unittest.TestCase):
     def test_a_review_holds_every_name_it_imports(self):
