@@ -31,6 +31,7 @@ unpatched tree's: the record's tree.patches is then []).
 """
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import lzma
@@ -286,10 +287,36 @@ def line_for(source, tree_identity, series, patches, config=None, say=print):
     compiler = compiler_identity("gcc")
     key = cache_key(tree_identity, conf["sha256"], compiler)
     top = cache_dir()
+    with key_lock(top, key, say):
+        rec = cached(top / key)
+        if rec is not None:
+            return dict(rec, cached=True)
+        return made(source, tree_identity, patches, conf, data, compiler, key, say)
+
+
+@contextlib.contextmanager
+def key_lock(top, key, say):
+    """flock on top/KEY.lock: two imports of one tree and configuration at once
+    (two reviews, two checkouts) run kbuild once, the second finding the
+    first's record, and neither replaces the folder the other reads."""
+    fd = os.open(top / f"{key}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say("import: kbuild: waiting for another import's kbuild of this tree")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def made(source, tree_identity, patches, conf, data, compiler, key, say):
+    """kbuild run on the tree, its record and objects kept under the cache's
+    key (the caller holds key_lock)."""
+    top = cache_dir()
     final = top / key
-    rec = cached(final)
-    if rec is not None:
-        return dict(rec, cached=True)
     t0 = time.monotonic()
     with confine.scratch(prefix="vdsobench-kbuild-") as work, \
             tempfile.TemporaryFile() as log:

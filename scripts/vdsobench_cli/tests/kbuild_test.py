@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -167,6 +168,33 @@ class CacheTest(unittest.TestCase):
             (d / "line.json").write_text(json.dumps({"format": kbuild.FORMAT, "key": "k"}))
             self.assertEqual(kbuild.cached(d)["key"], "k")
             os.chmod(d / "line.json", 0o644)
+
+    def test_two_builds_of_one_key_wait_for_each_other(self):
+        # a child holds the key's lock (another import's kbuild); this one
+        # says it waits, and goes on only once the child lets go
+        with tempfile.TemporaryDirectory() as d:
+            r, w = os.pipe()
+            child = os.fork()
+            if child == 0:
+                os.close(r)
+                with kbuild.key_lock(Path(d), "k", lambda line: None):
+                    os.write(w, b"held")
+                    time.sleep(0.5)
+                os._exit(0)
+            os.close(w)
+            self.assertEqual(os.read(r, 4), b"held")
+            said = []
+            t0 = time.monotonic()
+            with kbuild.key_lock(Path(d), "k", said.append):
+                waited = time.monotonic() - t0
+            os.waitpid(child, 0)
+            os.close(r)
+            self.assertEqual(said, ["import: kbuild: waiting for another import's kbuild "
+                                    "of this tree"])
+            self.assertGreater(waited, 0.2)
+            with kbuild.key_lock(Path(d), "other", said.append):
+                pass  # another key: no wait
+            self.assertEqual(len(said), 1)
 
 
 if __name__ == "__main__":
