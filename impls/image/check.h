@@ -80,6 +80,9 @@ struct vdso_image_info {
 /*
  * The image as the loader would take it for this counter; vvar_start and
  * vvar_pages are the vvar area when the file has no symbol table that says.
+ * Given VDSO_IMAGE_VVAR_START (v6.1..v6.14's), an image of the generic data
+ * store (v6.15 on: its .symtab's vdso_u_* or its "Linux" note) is refused:
+ * its data pages are laid out otherwise.
  */
 int vdso_image_check(struct vdso_image_info *info, const void *elf, size_t len,
 		     enum vdso_image_counter counter, long vvar_start, int vvar_pages, char *why,

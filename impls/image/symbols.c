@@ -6,6 +6,8 @@
  * a program's dynamic linker finds them, and vvar_start from .symtab where
  * the file has one (a vdso64.so.dbg), as vdso2c.h takes it.
  */
+#include <inttypes.h>
+
 #include "impls/image/view.h"
 
 /*
@@ -75,18 +77,69 @@ int vdso_view_entry_points(const struct vdso_view *v, struct vdso_image_info *in
 	return 0;
 }
 
+/* KERNEL_VERSION(6, 15, 0): x86 moved to the generic data store (vdso_u_*) */
+#define DATA_STORE_VERSION ((6 << 16) + (15 << 8))
+
+/* LINUX_VERSION_CODE from the image's "Linux" note (vdso-note.S), or -1 */
+static long linux_version(const struct vdso_view *v)
+{
+	for (unsigned int i = 0; i < v->eh.e_shnum; i++) {
+		Elf64_Shdr sh;
+
+		vdso_view_shdr(v, i, &sh);
+		if (sh.sh_type != SHT_NOTE || !vdso_inside(sh.sh_offset, sh.sh_size, v->len))
+			continue;
+		for (uint64_t at = 0; sh.sh_size - at >= sizeof(Elf64_Nhdr);) {
+			const uint8_t *p = v->p + sh.sh_offset + at + sizeof(Elf64_Nhdr);
+			uint64_t left = sh.sh_size - at - sizeof(Elf64_Nhdr);
+			Elf64_Nhdr nh;
+			uint64_t name, desc;
+			uint32_t code;
+
+			memcpy(&nh, v->p + sh.sh_offset + at, sizeof(nh));
+			name = ((uint64_t)nh.n_namesz + 3) & ~3ull;
+			desc = ((uint64_t)nh.n_descsz + 3) & ~3ull;
+			if (name > left || desc > left - name)
+				break;
+			if (nh.n_type == 0 && nh.n_namesz == 6 && !memcmp(p, "Linux", 6) &&
+			    nh.n_descsz == 4) {
+				memcpy(&code, p + name, sizeof(code));
+				return code;
+			}
+			at += sizeof(Elf64_Nhdr) + name + desc;
+		}
+	}
+	return -1;
+}
+
 int vdso_view_vvar(const struct vdso_view *v, struct vdso_image_info *info, char *why, size_t n)
 {
-	static const char *const name[] = { "vvar_start" };
+	/* the generic data store's names for the data pages: another layout */
+	static const char *const name[] = { "vvar_start", "vdso_u_data", "vdso_u_time_data" };
 	unsigned int found = 0;
-	uint64_t at;
+	uint64_t at[3];
+	long version = linux_version(v);
 
-	if (v->has_symtab && symbols(v, &v->symtab, ".symtab", ".symtab's string table", name, 1,
-				     &at, &found, 0, why, n))
+	if (v->has_symtab && symbols(v, &v->symtab, ".symtab", ".symtab's string table", name, 3,
+				     at, &found, 0, why, n))
 		return -1;
-	if (found) {
+	if (!(found & 1) && (found & 6))
+		return fail(why, n,
+			    "its data pages are the generic data store's (%s at %" PRId64
+			    ", no vvar_start), which this loader does not map: it takes "
+			    "v6.1 to v6.14's",
+			    found & 4 ? name[2] : name[1], (int64_t)at[found & 4 ? 2 : 1]);
+	/* a caller that gave another area (the running kernel's mapping) knows */
+	if (!(found & 1) && version >= DATA_STORE_VERSION &&
+	    info->vvar_start == VDSO_IMAGE_VVAR_START)
+		return fail(why, n,
+			    "it is Linux %ld.%ld.%ld's (its note), whose data pages are the "
+			    "generic data store's, which this loader does not map: it takes "
+			    "v6.1 to v6.14's",
+			    version >> 16, (version >> 8) & 0xff, version & 0xff);
+	if (found & 1) {
 		/* vdso-layout.lds.S: vvar_start = . - 4 * PAGE_SIZE, a negative address */
-		int64_t start = (int64_t)at;
+		int64_t start = (int64_t)at[0];
 
 		info->vvar_start = (long)start;
 		info->vvar_pages = start < 0 && start >= -16 * VDSO_IMAGE_PAGE

@@ -51,10 +51,17 @@ def dynsym(names, values=None, info=0x12):
     return strs, bytes(table)
 
 
+def linux_note(major, minor, patch):
+    """vdso-note.S's note: owner "Linux", type 0, LINUX_VERSION_CODE."""
+    return struct.pack("<III", 6, 4, 0) + b"Linux\0\0\0" + struct.pack(
+        "<I", (major << 16) + (minor << 8) + patch)
+
+
 def synth(alt_size=14, vvar_start=None, names=SYMS, alts=None, loads=1, dynamic=(),
-          relocs=(), extra_shdrs=(), values=None, info=0x12):
+          relocs=(), extra_shdrs=(), values=None, info=0x12, symbol="vvar_start", note=None):
     """A minimal vDSO image the loader maps with every counter (unless the
-    arguments make it hostile)."""
+    arguments make it hostile); symbol names the .symtab's one symbol (at
+    vvar_start), note is a .note section's bytes after the section headers."""
     img = bytearray(0x400)
     img[0x100:0x105] = SLOT
     img[0x110:0x118] = LFENCE_RDTSC + RDTSCP
@@ -66,7 +73,8 @@ def synth(alt_size=14, vvar_start=None, names=SYMS, alts=None, loads=1, dynamic=
     img[0x200:0x200 + len(syms)] = syms
     symtab = bytes(24) + struct.pack(SYM, 1, 0, 0, 1, (vvar_start or 0) & (2**64 - 1), 0)
     img[0x2a0:0x2a0 + len(symtab)] = symtab
-    img[0x2e0:0x2ec] = b"\0vvar_start\0"
+    strtab = b"\0" + symbol.encode() + b"\0"
+    img[0x2e0:0x2e0 + len(strtab)] = strtab
     img[0x300:0x300 + len(SHSTR)] = SHSTR
     dyn = b"".join(struct.pack("<qQ", t, v) for t, v in [*dynamic, (DT_STRTAB, 0x180),
                                                         (DT_SYMTAB, 0x200), (DT_NULL, 0)])
@@ -82,10 +90,14 @@ def synth(alt_size=14, vvar_start=None, names=SYMS, alts=None, loads=1, dynamic=
              (name(".dynamic"), 6, 3, 0x360, 0x360, len(dyn), 4, 0, 8, 16)]
     if vvar_start is not None:
         shdrs += [(name(".symtab"), 2, 0, 0, 0x2a0, len(symtab), 8, 1, 8, 24),
-                  (name(".strtab"), 3, 0, 0, 0x2e0, 12, 0, 0, 1, 0)]
+                  (name(".strtab"), 3, 0, 0, 0x2e0, len(strtab), 0, 0, 1, 0)]
     shdrs += list(extra_shdrs)
+    if note is not None:
+        at = 0x400 + 64 * (len(shdrs) + 1)
+        shdrs.append((0, 7, 2, at, at, len(note), 0, 0, 4, 0))  # found by type, unnamed
     for sh in shdrs:
         img += struct.pack(SHDR, *sh)
+    img += note or b""
     phdrs = [(1, 5, 0, 0, 0, len(img), len(img), 0x1000)] * loads
     phdrs.append((2, 6, 0x360, 0x360, 0x360, len(dyn), len(dyn), 8))
     for i, ph in enumerate(phdrs):
@@ -197,6 +209,13 @@ HOSTILE = {
     "symbol-outside": (lambda: synth(values=(0x100000, 0x108, 0x110, 0x118)),
                        "__vdso_clock_gettime is outside the image"),
     "bad-vvar-start": (lambda: synth(vvar_start=-100), "vvar_start -100"),
+    # the generic data store's pages (v6.15 on: six before the image, the
+    # time data first), which the four-page fallback would map wrongly: by
+    # the .dbg's symbols, and by a stripped image's note
+    "data-store": (lambda: synth(vvar_start=-6 * 4096, symbol="vdso_u_time_data"),
+                   "the generic data store's (vdso_u_time_data at -24576"),
+    "data-store-note": (lambda: synth(note=linux_note(7, 3, 4)),
+                        "Linux 7.3.4's (its note)"),
     # the second battery's: an entry point the loader would call into as it is
     "ifunc-entry": (lambda: synth(info=0x1a), "__vdso_clock_gettime is not a global function"),
     "local-entry": (lambda: synth(info=0x02), "__vdso_clock_gettime is not a global function"),
@@ -209,6 +228,7 @@ def good():
     return {"v6.12": synth(14), "v6.1": synth(12, alts=[(0x100, 0x110, 114, 5, 5),
                                                          (0x100, 0x115, 59, 5, 3)]),
             "vvar-symtab": synth(vvar_start=-6 * 4096),
+            "v6.12-note": synth(note=linux_note(6, 12, 57)),
             "no-getres": synth(names=SYMS[:3])}
 
 
