@@ -21,6 +21,12 @@ struct check_report {
 	bool skipped; /* not applicable to this variant; ok stays true */
 	char detail[512];
 	u64 calls; /* how many reader calls the check made */
+	/*
+	 * how it read the counter: check_counter_name()'s, or "real" (the
+	 * concurrency check's hardware reads); NULL where it did not
+	 */
+	const char *counter;
+	bool starved; /* too few reads checked to judge the read path (ok false) */
 };
 
 void check_fail(struct check_report *r, const char *fmt, ...)
@@ -102,6 +108,8 @@ int check_system_all(const struct vdso_variant *const *vs, unsigned int n,
  * bracketed by two ordered reads.
  */
 enum check_counter { CHECK_FAKE, CHECK_TRAPPED, CHECK_BRACKETED };
+/* "fake", "trapped" or "bracketed": verify's JSON says so of a check */
+const char *check_counter_name(enum check_counter c);
 
 /*
  * Whether a fake-counter variant reads the counter itself: a tree or a

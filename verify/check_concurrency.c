@@ -573,6 +573,7 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 	sh.duration_ms = sh.trapped ? duration_ms * TRAPPED_SLOWER : duration_ms;
 	/* a fake-counter variant that reads the counter itself races as a real one */
 	sh.exact = !check_real_read(v) || sh.trapped;
+	r->counter = !check_real_read(v) ? "fake" : sh.trapped ? "trapped" : "real";
 	pthread_mutex_init(&sh.fail_lock, NULL);
 
 	check_reset_fake_kernel(&cs,
@@ -631,7 +632,8 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 			   (unsigned long long)total.inconclusive);
 		return 0;
 	}
-	if (r->ok && total.checked < MIN_CHECKED)
+	r->starved = r->ok && total.checked < MIN_CHECKED;
+	if (r->starved)
 		check_fail(r, "only %llu reads could be checked (%llu "
 			      "inconclusive): the checker did not run",
 			   (unsigned long long)total.checked,

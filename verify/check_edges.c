@@ -511,6 +511,7 @@ int check_edges(const struct vdso_variant *v, struct check_report *r)
 				   v->layout, v->inline_mode, why);
 		return 0;
 	}
+	r->counter = check_counter_name(mode);
 	reads = tsc_trap_reads();
 	emulated = tsc_trap_emulated();
 	for (unsigned int i = 0; i < ARRAY_SIZE(edges) && r->ok; i++) {

@@ -306,6 +306,7 @@ int check_exact(const struct vdso_variant *v, struct check_report *r)
 	r->name = "exact";
 	r->ok = true;
 	mode = check_counter_begin(v, why, sizeof(why));
+	r->counter = check_counter_name(mode);
 	reads = tsc_trap_reads();
 	emulated = tsc_trap_emulated();
 	if (mode == CHECK_BRACKETED) {

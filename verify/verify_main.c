@@ -118,6 +118,8 @@ static void print_check(struct json_writer *w, const struct check_report *r)
 	json_kv_bool(w, "ok", r->ok);
 	json_kv_bool(w, "skipped", r->skipped);
 	json_kv_string(w, "detail", r->detail);
+	json_kv_string(w, "counter", r->counter);
+	json_kv_bool(w, "starved", r->starved);
 	json_end_object(w);
 }
 
@@ -133,6 +135,8 @@ static void print_variant(const struct vdso_variant *v, const char *status,
 	json_begin_object(&w);
 	json_kv_string(&w, "variant", v->name);
 	json_kv_bool(&w, "known_bad", v->known_bad != NULL);
+	/* a fake-counter variant whose code reads the hardware's (check.h) */
+	json_kv_bool(&w, "reads_counter_itself", !reason && check_reads_counter_itself(v));
 	json_kv_string(&w, "status", status);
 	json_key(&w, "checks");
 	json_begin_array(&w);

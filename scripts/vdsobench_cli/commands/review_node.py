@@ -36,7 +36,7 @@ from vdsobench_cli.core import limits, vocab
 FORMAT = "vdsobench-review-node/1"
 SCHEMA = "review-node-v1.schema.json"
 # what a verify record keeps of each check (verify's JSON has more)
-CHECK_FIELDS = ("name", "ok", "skipped", "detail")
+CHECK_FIELDS = ("name", "ok", "skipped", "detail", "counter", "starved")
 
 
 class NodeSession:
@@ -89,12 +89,11 @@ def run(args):
         for v in (vocab.variant(layout, "fake"), vocab.variant(layout, counter)):
             progress(f"verify {side}: {v}")
             checked.append(trimmed(verify_one(s, v), side, v))
-    unrun = next((c for c in checked if c["status"] not in review_parts.JUDGED), None)
+    unrun = next((c for c in checked if not review_parts.judged(c)), None)
     if unrun is not None:  # no tear: the host names this node as failed, with why
         raise Failure(f"review-node: verify gave no verdict on {unrun['variant']}: "
                       f"{unrun['verdict']}; no review written")
-    torn = next((c for c in checked
-                 if c["side"] == "after" and c["status"] in review_parts.TORE), None)
+    torn = next((c for c in checked if c["side"] == "after" and review_parts.tore(c)), None)
     review = {"format": FORMAT, "before": args.before, "after": args.after,
               "counter": counter, "counter_forced": bool(args.counter),
               "counter_kernel": arch.timed_counter(), "quick": args.quick,

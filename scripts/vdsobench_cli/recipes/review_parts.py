@@ -33,13 +33,10 @@ JUDGED = ("PASS", "FAIL", "CAUGHT", "MISSED")
 TORE = ("FAIL", "CAUGHT")
 
 
-# verify_concurrency's failure when its readers got too few reads in (a
-# loaded machine, a short --duration-ms): it did not judge the read path
-DID_NOT_RUN = "the checker did not run"
-
-
 def did_not_run(rec):
-    return DID_NOT_RUN in str(rec.get("first_failure") or "")
+    """verify's concurrency check got too few reads in to judge the read path
+    (a loaded machine, a short --duration-ms): its check says "starved"."""
+    return any(isinstance(c, dict) and c.get("starved") for c in rec.get("checks", []))
 
 
 def judged(rec):
@@ -52,18 +49,14 @@ def tore(rec):
     return rec.get("status") in TORE and not did_not_run(rec)
 
 
-# verify's exact check, of a fake-counter variant whose tree reads the counter
-# itself (its own RDTSCP, say): checked as a real counter (verify/check.h)
-ITSELF = "the variant reads the counter itself, not the fake one"
-
-
 def counter_itself(rec):
-    """What the block says of a tree that reads the counter itself, or ''."""
-    exact = next((c for c in rec.get("checks", []) if c.get("name") == "exact"), {})
-    detail = str(exact.get("detail", ""))
-    if ITSELF not in detail:
+    """What the block says of a tree that reads the counter itself (its own
+    RDTSCP, say: verify's "reads_counter_itself", checked as a real counter),
+    by how verify's exact check read it; '' for any other."""
+    if not rec.get("reads_counter_itself"):
         return ""
-    if "reads trapped" in detail:
+    exact = next((c for c in rec.get("checks", []) if c.get("name") == "exact"), {})
+    if exact.get("counter") == "trapped":
         return "; the tree reads the counter itself: checked through the trap"
     return ("; the tree reads the counter itself and this machine cannot trap it: "
             "exact values bracketed, edge cases not checked")

@@ -318,6 +318,10 @@ class Import612Test(TarballTest):
         self.assertIn("the variant reads the counter itself, not the fake one",
                       exact["detail"])
         self.assertRegex(exact["detail"], r"reads trapped|bracketed by ordered counter reads")
+        self.assertTrue(rec["reads_counter_itself"], rec)
+        self.assertIn(exact["counter"], ("trapped", "bracketed"))
+        conc = next(c for c in rec["checks"] if c["name"] == "concurrency")
+        self.assertEqual((conc["counter"], conc["starved"]), ("real", False))
 
     def test_patch_that_does_not_apply(self):
         before = store.read_table()

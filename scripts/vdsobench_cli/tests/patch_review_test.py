@@ -248,7 +248,8 @@ class VerdictTest(unittest.TestCase):
         # verify's own words (verify/check_concurrency.c), from a review of a
         # correct patch on a loaded machine: no verdict, never WRONG
         starved = {"status": "FAIL", "first_failure": "concurrency: only 0 reads could "
-                   "be checked (0 inconclusive): the checker did not run"}
+                   "be checked (0 inconclusive): the checker did not run",
+                   "checks": [{"name": "concurrency", "ok": False, "starved": True}]}
         checked = {("after", "kernel:a+fake+always"): starved,
                    ("after", "kernel:a+rdtscp+always"): {"status": "PASS", "checks": []}}
         self.assertFalse(patch_review.tore(starved))

@@ -68,32 +68,39 @@ class DisassemblyTest(unittest.TestCase):
 
 class VerdictTest(unittest.TestCase):
     """verify's record of a tree that reads the counter itself (its own
-    RDTSCP) says so in the block's line, and how it was checked; the
-    details are verify's own (verify/check_exact.c)."""
+    RDTSCP) says so in the block's line, and how it was checked: from the
+    record's fields (verify/verify_main.c), whatever the details say."""
 
     @staticmethod
-    def record(exact_detail, edges_skipped):
-        return {"status": "PASS", "checks": [
-            {"name": "exact", "ok": True, "skipped": False, "detail": exact_detail},
+    def record(counter, edges_skipped, itself=True):
+        return {"status": "PASS", "reads_counter_itself": itself, "checks": [
+            {"name": "exact", "ok": True, "skipped": False, "detail": "", "counter": counter,
+             "starved": False},
             {"name": "edges", "ok": True, "skipped": edges_skipped, "detail": ""},
-            {"name": "concurrency", "ok": True, "skipped": False, "detail": ""}]}
+            {"name": "concurrency", "ok": True, "skipped": False, "detail": "",
+             "counter": "real", "starved": False}]}
 
     def test_bracketed_trapped_and_plain(self):
-        bracketed = self.record("28 calls: ... bracketed by ordered counter reads (no trap: "
-                                "PR_SET_TSC refused; the variant reads the counter itself, "
-                                "not the fake one); getres", True)
-        self.assertEqual(review_parts.verdict(bracketed),
+        self.assertEqual(review_parts.verdict(self.record("bracketed", True)),
                          "PASS (exact, concurrency); the tree reads the counter itself and "
                          "this machine cannot trap it: exact values bracketed, edge cases "
                          "not checked")
-        trapped = self.record("28 calls: ... exact to the nanosecond, 84 reads trapped (the "
-                              "variant reads the counter itself, not the fake one); getres",
-                              False)
-        self.assertEqual(review_parts.verdict(trapped),
+        self.assertEqual(review_parts.verdict(self.record("trapped", False)),
                          "PASS (exact, edges, concurrency); the tree reads the counter "
                          "itself: checked through the trap")
-        plain = self.record("28 calls: ... exact to the nanosecond; getres", False)
+        plain = self.record("fake", False, itself=False)
         self.assertEqual(review_parts.verdict(plain), "PASS (exact, edges, concurrency)")
+        # a real-counter variant, trapped: not a tree reading the counter itself
+        self.assertEqual(review_parts.verdict(self.record("trapped", False, itself=False)),
+                         "PASS (exact, edges, concurrency)")
+
+    def test_a_starved_check_is_no_verdict(self):
+        rec = self.record("fake", False, itself=False)
+        rec["status"] = "FAIL"
+        self.assertTrue(review_parts.tore(rec))
+        rec["checks"][2].update(ok=False, starved=True)
+        self.assertFalse(review_parts.tore(rec))
+        self.assertFalse(review_parts.judged(rec))
 
 
 if __name__ == "__main__":
