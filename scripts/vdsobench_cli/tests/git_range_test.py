@@ -15,7 +15,7 @@ from unittest import mock
 from vdsobench_cli.cli import confine
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.kimport import git_range, git_run
-from vdsobench_cli.tests.support import git, git_commit_patch, git_tree, hostile_git
+from vdsobench_cli.tests.git_support import git, git_commit_patch, git_tree, hostile_git
 
 OPTION = "--range R"
 BASE_FILES = {

@@ -25,9 +25,9 @@ import unittest
 from pathlib import Path
 
 from vdsobench_cli.kimport import source as source_mod, store, tarball as tarball_mod
+from vdsobench_cli.tests.git_support import git, git_commit_patch, hostile_git
 from vdsobench_cli.tests.support import (KERNEL_TESTDATA, TEST_BUDGET_S, TORN_612, ImportsDir,
-                                         cli, git, git_commit_patch, hostile_git,
-                                         tarball_or_skip)
+                                         cli, tarball_or_skip)
 
 OFFS_BOOT = str(KERNEL_TESTDATA / "6.12-offs-boot.patch")
 NFC_REORDER = str(KERNEL_TESTDATA / "6.12-nfc-reorder.patch")

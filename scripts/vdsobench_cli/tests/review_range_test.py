@@ -9,8 +9,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from vdsobench_cli.tests.support import (TORN_612, git, git_tree, hostile_git, one_line,
-                                         vdsobench)
+from vdsobench_cli.tests.git_support import git, git_tree, hostile_git
+from vdsobench_cli.tests.support import TORN_612, one_line, vdsobench
 
 FILES = {"Makefile": b"VERSION = 6\n", "lib/vdso/gettimeofday.c": b"int x;\n"}
 
