@@ -34,6 +34,9 @@ ROOMS = ("core", "reports", "cli", "kimport", "measure", "fleet", "recipes", "co
 # (importer, line of its first import of it, imported): the upward edges left
 ALLOWED_FOR_NOW = (
 )
+# no module of scripts/ or reports/, tests and helpers included, longer: a
+# module that outgrows it does more than one job (issue 29)
+MAX_MODULE_LINES = 600
 
 
 def modules(tests=False):
@@ -227,6 +230,12 @@ class ImportGraphTest(unittest.TestCase):
                                       "from reports.testsupport import fixture\n"
                                       "import vdsobench_cli.commands.testrun\n"
                                       "from vdsobench_cli.measure import results"), [])
+
+    def test_no_module_over_the_limit(self):
+        long = {m: n for m, (path, _) in modules(tests=True).items()
+                if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
+        self.assertEqual(long, {}, f"over {MAX_MODULE_LINES} lines: split by job")
+        self.assertGreater(len(modules(tests=True)), 100)  # it read the tree
 
     def test_only_the_entry_point_sets_the_path(self):
         touched = [str(path.relative_to(ROOT)) for path, _ in modules().values()
