@@ -6,8 +6,14 @@ harness and checks them on the machine's own noise:
 1. A/A: one variant measured twice per round (two copies, balanced order).
    Every verdict other than "no significant difference" is a false alarm:
    counted over consecutive chunks of --trial-rounds rounds (independent, few)
-   and over --trials resampled trials of as many rounds (many; each half from
-   the rounds of one order, as ABBA has them).
+   and over --trials resampled trials of as many rounds drawn under the null
+   (stats.null_pairs: the copies' labels exchanged, the position and the
+   machine's noise and ties kept), whose rate is the test's level here and
+   must stay within alpha. Also shown, not judged: the rate of trials drawn
+   from the pairs as measured (each half from one order, as ABBA has them),
+   which also finds what differs between these rounds' two copies, by chance
+   or for real (their code's addresses), and the sign test over all rounds
+   that says how much.
 2. Known power: shifts of 1%, 2%, 5% injected into those same measured pairs
    are detected at the rate sign_test_power() claims for the measured noise.
 3. Known differences, where the answer is not in doubt: sys/vdso against
@@ -100,11 +106,15 @@ def position_effect(pairs):
 
 
 def aa(pairs, trial_rounds, trials, alpha, rng):
+    """(contiguous chunks', trials drawn under the null's, trials drawn from the
+    pairs as measured) false-alarm rates."""
     chunks = stats.split_pairs(pairs, trial_rounds)
     contiguous = stats.false_alarm_rate(chunks, alpha=alpha)
-    resampled = stats.false_alarm_rate(
+    null = stats.false_alarm_rate(
+        stats.draws(stats.null_pairs(pairs, trial_rounds), trials, rng), alpha=alpha)
+    as_measured = stats.false_alarm_rate(
         stats.draws(balanced_resampler(pairs, trial_rounds), trials, rng), alpha=alpha)
-    return contiguous, resampled
+    return contiguous, null, as_measured
 
 
 def power(pairs, trial_rounds, trials, alpha, sigma, rng):
@@ -202,16 +212,23 @@ def run_selftest(args):
     pairs, iterations = measure_pairs(binary, args.variant, args.clock, "hot", args.rounds,
                                       args.batch_ms)
     sigma = stats.robust_sigma_log([b / a for a, b in pairs])
-    contiguous, resampled = aa(pairs, args.trial_rounds, args.trials, args.alpha, rng)
+    contiguous, resampled, as_measured = aa(pairs, args.trial_rounds, args.trials,
+                                            args.alpha, rng)
+    copies = stats.paired([a for a, _ in pairs], [b for _, b in pairs], alpha=args.alpha)
     first, second = position_effect(pairs)
     print(f"  {iterations} calls per batch; per-round noise (robust sigma of log ratios): "
           f"{pct(sigma)}; copy 1 / copy 0 when copy 0 ran first {first:.4f}, second "
           f"{second:.4f} (the position effect ABBA cancels)")
     print(f"  false alarms, {contiguous['trials']} independent trials of {args.trial_rounds} "
           f"rounds: {contiguous['count']} ({pct(contiguous['rate'])})")
-    print(f"  false alarms, {resampled['trials']} resampled trials of {args.trial_rounds} "
-          f"rounds: {resampled['count']} ({pct(resampled['rate'])}, 95% CI "
+    print(f"  false alarms, {resampled['trials']} trials of {args.trial_rounds} rounds "
+          f"resampled under the null: {resampled['count']} ({pct(resampled['rate'])}, 95% CI "
           f"{pct(resampled['ci_low'])}..{pct(resampled['ci_high'])}; alpha {args.alpha})")
+    print(f"  (resampled from the pairs as measured: {as_measured['count']} "
+          f"({pct(as_measured['rate'])}), which also finds these rounds' own difference "
+          f"between the copies: copy 1 / copy 0 over all {copies['n']} rounds "
+          f"{copies['ratio']:.4f} [{copies['ci_low']:.4f}, {copies['ci_high']:.4f}], "
+          f"sign test p {copies['p']:.2g})")
     mde = stats.minimum_detectable_effect(args.trial_rounds, sigma, alpha=args.alpha)
     print(f"  minimum detectable effect of a {args.trial_rounds}-round compare (95% "
           f"confidence, 80% power): {pct(None if mde is None else mde - 1)}")

@@ -431,6 +431,29 @@ def resample_pairs(pairs, rounds):
     return sample
 
 
+def null_pairs(pairs, rounds):
+    """For a real-machine A/A whose rounds alternate the order, as ABBA does
+    (pairs[0::2] ran copy 0 first, pairs[1::2] copy 1 first): a sample_fn
+    drawing trials under the null itself. If the copies are the same, only
+    the position is real and the copies' labels are exchangeable, so every
+    measured pair is taken as (first, second), and a trial draws its rounds
+    from all of them with replacement, half as (first, second) and half as
+    (second, first): the machine's noise, ties and position effect stay
+    (cancelled as ABBA cancels it), while a real difference between the two
+    copies (their code's addresses) and the chance imbalance of the rounds
+    measured, which resampling the pairs as they are tests as well, cannot
+    be found. Its false-alarm rate is the test's level on this noise."""
+    ordered = ([(float(a), float(b)) for a, b in pairs[0::2]]
+               + [(float(b), float(a)) for a, b in pairs[1::2]])
+    k0 = rounds // 2
+
+    def sample(rng):
+        one, two = rng.choices(ordered, k=k0), rng.choices(ordered, k=rounds - k0)
+        return ([f for f, _ in one] + [s for _, s in two],
+                [s for _, s in one] + [f for f, _ in two])
+    return sample
+
+
 def split_pairs(pairs, rounds):
     """For a real-machine A/A: independent trials of `rounds` consecutive rounds
     each (fewer trials than resample_pairs, but truly independent)."""
