@@ -101,7 +101,8 @@ class TodayTreeTest(unittest.TestCase):
         for given, phrase in ((image, r"it is Linux 7\.3\.\d+'s \(its note\)"),
                               (image.parent / "vdso64.so.dbg",
                                r"the generic data store's \(vdso_u_time_data at -24576")):
-            rc, out, err = cli("import", "--vdso-image", str(given), "--name", "today-image")
+            rc, out, err = cli("import", f"linux-source-{SERIES}", "--vdso-image", str(given),
+                               "--name", "today-image")
             self.assertEqual(rc, 2, err + out)
             self.assertEqual(len(err.strip().splitlines()), 1, err)
             self.assertRegex(err, phrase)
