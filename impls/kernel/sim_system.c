@@ -94,21 +94,24 @@ void sim_kernel_reset_from_system(struct tk_clocksource *cs, u64 hz)
 	sim_tk_write_end();
 }
 
-/* the system's MONOTONIC_RAW when the last tick was published */
+/*
+ * the system's MONOTONIC_RAW when the last tick read its counter: read just
+ * before it, so that a tick descheduled before it publishes (a loaded
+ * machine, qemu-user) counts as late by as much, never as fresh
+ */
 static s64 last_tick_raw_ns;
 
 void sim_kernel_tick(void)
 {
 	struct timekeeper *tk = sim_tk_write_begin();
+	s64 raw = (s64)sim_system_ns(CLOCK_MONOTONIC_RAW);
 	u64 now = sim_read_tsc_ordered();
 
 	tk_forward(tk, now);
 	sim_tk_write_end();
 	/* update_wall_time(): then every enabled auxiliary clock */
 	sim_aux_advance(now);
-	__atomic_store_n(&last_tick_raw_ns,
-			 (s64)sim_system_ns(CLOCK_MONOTONIC_RAW),
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(&last_tick_raw_ns, raw, __ATOMIC_RELEASE);
 }
 
 s64 sim_last_tick_raw_ns(void)

@@ -34,9 +34,10 @@ void sim_kernel_reset_from_system(struct tk_clocksource *cs, u64 hz);
 void sim_kernel_tick(void);
 
 /*
- * The system's CLOCK_MONOTONIC_RAW, in ns, when sim_kernel_tick() last
- * published (0 before the first): a tick thread is not an interrupt, and
- * under load it runs late; the coarse clocks lag by as much.
+ * The system's CLOCK_MONOTONIC_RAW, in ns, when sim_kernel_tick() last read
+ * the counter it published (0 before the first): a tick thread is not an
+ * interrupt, and under load it runs late, or is descheduled before it
+ * publishes; the coarse clocks lag by as much.
  */
 s64 sim_last_tick_raw_ns(void);
 
