@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Stands for arch/x86/include/asm/msr.h, of which the vDSO uses
- * rdtsc_ordered(): the counter read. Here it is the variant's counter
+ * rdtsc_ordered() (and a patch may use rdtsc(), below): the counter read. Here it is the variant's counter
  * axis, vdso_read_cycles() of impls/counters/<counter>.h (-D
  * VDSO_COUNTER_HEADER), the same hook every transcribed layout reads
  * through (impls/layouts/arch/x86.h): rdtscp, lfence;rdtsc ... or the
@@ -33,5 +33,20 @@ extern __thread unsigned long vdso_fake_cycles;
 #include __stringify(VDSO_COUNTER_HEADER)
 
 #define rdtsc_ordered() vdso_read_cycles()
+
+/*
+ * rdtsc(), as the kernel's asm/msr.h has it (x86-64's DECLARE_ARGS and
+ * EAX_EDX_RET/VAL spelled out): the hardware's counter, unordered, never
+ * the variant's. A tree or a patch that calls it in the vDSO reads the
+ * counter itself, which verify sees (verify/check_common.c's probe) and
+ * checks as a real counter, through the counter trap where there is one.
+ */
+static __always_inline unsigned long long rdtsc(void)
+{
+	unsigned long low, high;
+
+	asm volatile("rdtsc" : "=a" (low), "=d" (high));
+	return low | high << 32;
+}
 
 #endif /* _ASM_X86_MSR_H */
