@@ -1,32 +1,47 @@
 """`python3 -m vdsobench_cli.cli.timed_unittest ARGS`: `python3 -m unittest
 ARGS` (discover, or module names) that also writes each test module's wall
 time in seconds, as a JSON object, to the file $VDSOBENCH_TEST_TIMES names,
-so that `test` can say where the suite's time went (CI's log is all there is
-of a clean machine's run).
+and its CPU seconds to the file $VDSOBENCH_TEST_CPU names, so that `test`
+can say where the suite's time went (CI's log is all there is of a clean
+machine's run). On two cores with processes side by side a module's wall
+time is mostly its neighbours'; its CPU time is its own.
 
 A module's time runs from the end of the test before its first one to the
 end of its last: its setUpModule and setUpClass count, its tearDownClass
-counts to the module after it."""
+counts to the module after it. Its CPU time is this process's and that of
+the children it waited for (their own waited-for children included: the
+CLI, valgrind, qemu-user, tar, kbuild's make), not the Bazel server's,
+which is no child of it."""
 
 import json
 import os
+import resource
 import time
 import unittest
 
 ENV = "VDSOBENCH_TEST_TIMES"
+CPU_ENV = "VDSOBENCH_TEST_CPU"
+
+
+def cpu_seconds():
+    """User and system CPU of this process and its waited-for children."""
+    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
 class _Result(unittest.TextTestResult):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.times, self.last = {}, time.monotonic()
+        self.times, self.cpu = {}, {}
+        self.last, self.last_cpu = time.monotonic(), cpu_seconds()
 
     def stopTest(self, test):
         super().stopTest(test)
-        now = time.monotonic()
+        now, cpu = time.monotonic(), cpu_seconds()
         module = type(test).__module__
         self.times[module] = self.times.get(module, 0.0) + now - self.last
-        self.last = now
+        self.cpu[module] = self.cpu.get(module, 0.0) + cpu - self.last_cpu
+        self.last, self.last_cpu = now, cpu
 
 
 class _Runner(unittest.TextTestRunner):
@@ -34,10 +49,11 @@ class _Runner(unittest.TextTestRunner):
 
     def run(self, test):
         result = super().run(test)
-        path = os.environ.get(ENV)
-        if path:
-            with open(path, "w", encoding="utf-8") as f:
-                json.dump({m: round(s, 1) for m, s in result.times.items()}, f)
+        for env, values in ((ENV, result.times), (CPU_ENV, result.cpu)):
+            path = os.environ.get(env)
+            if path:
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump({m: round(s, 1) for m, s in values.items()}, f)
         return result
 
 

@@ -285,22 +285,23 @@ def read_times(path):
 
 
 def one_process(d, tops, command, own_locks, root, tmp):
-    """(CompletedProcess, {module: seconds}) of one unittest process of a pass,
-    run in root (the tree, or its copy)."""
+    """(CompletedProcess, {module: seconds}, {module: CPU seconds}) of one
+    unittest process of a pass, run in root (the tree, or its copy)."""
     times = Path(tempfile.mkdtemp(dir=tmp), "times.json")
+    cpu = times.with_name("cpu.json")
     # from the root, with top first on the path (as discovery puts it there)
     # and the other top after it: the CLI package imports reports/ from the
     # root, and reports/ imports the CLI package's core/
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         filter(None, [*(str(root / t) for t in tops), os.environ.get("PYTHONPATH")])),
-        VDSOBENCH_TEST_TIMES=str(times))
+        VDSOBENCH_TEST_TIMES=str(times), VDSOBENCH_TEST_CPU=str(cpu))
     if own_locks:
         env[LOCK_DIR_ENV] = tempfile.mkdtemp(dir=tmp, prefix="cpu-locks-")
     if root != build.ROOT:  # the copy's own imports folder, not the one given here
         env.pop(store.DIR_ENV, None)
     r = lifecycle.run(command, cwd=root, env=env, stdin=subprocess.DEVNULL,
                       capture_output=True, text=True, errors="replace")
-    return r, read_times(times)
+    return r, read_times(times), read_times(cpu)
 
 
 def python_tests(out, quick=False):
@@ -327,6 +328,12 @@ def python_passes(out, quick, copy_root):
         took = slowest({m: t for i in done for m, t in done[i][1].items()})
         if took:
             print(f"test: python unittest ({d}): the slowest modules: {took}", file=out)
+        # side by side on two cores a module's wall time is mostly its
+        # neighbours': its CPU (Bazel's server's not counted) is its own
+        cpu = slowest({m: t for i in done for m, t in done[i][2].items()})
+        if cpu and len(commands) > 1:
+            print(f"test: python unittest ({d}): the most CPU (Bazel's server not "
+                  f"counted): {cpu}", file=out)
         counts = [parse_unittest(r.stderr, r.returncode) for r in runs]
         good, bad = sum(c[0] for c in counts), sum(c[1] for c in counts)
         failed = [r for r, c in zip(runs, counts) if c[1]]

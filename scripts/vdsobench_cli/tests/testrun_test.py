@@ -284,6 +284,8 @@ class QuickTest(unittest.TestCase):
                     mock.patch.object(testrun.build, "ROOT", Path(tmp)):
                 (label, good, bad, failed), = testrun.python_tests(out)
         self.assertEqual((label, good, bad), ("python unittest (two)", 3, 1))
+        self.assertRegex(out.getvalue(), r"the most CPU \(Bazel's server not counted\): "
+                                         r"\w+_test \d+ s")
         self.assertEqual(failed, ["test_bad (two.b_test.B.test_bad)"])
 
     def test_module_times_are_recorded_and_named(self):
@@ -302,16 +304,20 @@ class QuickTest(unittest.TestCase):
                                 "        self.assertEqual(1, 2)\n",
                 "quick_test.py": "import unittest\nclass Q(unittest.TestCase):\n"
                                  "    def test_q(self):\n        pass\n"})
-            times = Path(tmp, "times.json")
+            times, cpu = Path(tmp, "times.json"), Path(tmp, "cpu.json")
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(
                 [tmp, str(testrun.build.ROOT / "scripts")]),
-                VDSOBENCH_TEST_TIMES=str(times))
+                VDSOBENCH_TEST_TIMES=str(times), VDSOBENCH_TEST_CPU=str(cpu))
             r = subprocess.run([*testrun.UNITTEST, "discover", "-s", str(pkg), "-t", tmp,
                                 "-p", "*_test.py"], env=env, capture_output=True, text=True)
             self.assertEqual(testrun.parse_unittest(r.stderr, r.returncode), (2, 1))
-            got = testrun.read_times(times)
+            got, used = testrun.read_times(times), testrun.read_times(cpu)
         self.assertEqual(set(got), {"made.slow_test", "made.quick_test"})
         self.assertGreaterEqual(got["made.slow_test"], 0.3)  # its setUpClass counts
+        # a sleep is wall time, not CPU; each module's CPU is counted, none negative
+        self.assertEqual(set(used), set(got))
+        self.assertLess(used["made.slow_test"], got["made.slow_test"])
+        self.assertTrue(all(v >= 0 for v in used.values()), used)
         self.assertEqual(testrun.slowest(got, 1), f"slow_test {got['made.slow_test']:.0f} s")
 
     def test_times_read_back_are_checked(self):
