@@ -8,8 +8,6 @@ one line starting with WHAT (UsageError, exit 2).
     kbuild    $VDSOBENCH_KBUILD_CACHE  (kimport/kbuild.py: kbuild's lines, objects)
     debian    $VDSOBENCH_DEBIAN_CACHE  (kimport/newer_sources.py: the packages
               fetched from Debian's newer suites, and their private apt state)
-    test-copies  $VDSOBENCH_TEST_COPIES  (commands/testrun.py: a copy of each
-              checkout's work tree, where some of `test`'s modules run)
 """
 
 import os

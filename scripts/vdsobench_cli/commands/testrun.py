@@ -1,7 +1,5 @@
 """`test`: the whole suite (bazel tests + Python unit tests), one count at the end."""
 
-import fcntl
-import hashlib
 import json
 import os
 import re
@@ -10,9 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build, caches, lifecycle, packages, tools, workspace_copy
+from vdsobench_cli.cli import arch, build, lifecycle, packages
 from vdsobench_cli.cli.errors import CliError, UsageError, one_line
-from vdsobench_cli.kimport import store
 
 # Bazel's per-target summary line, e.g. "//impls:x_test   (cached) PASSED in 0.1s".
 SUMMARY = re.compile(r"^(//\S*|@\S+)\s+(?:\(cached\)\s+)?"
@@ -56,16 +53,6 @@ QUICK_SKIP = tuple(SLOW)
 # shares no state with the rest, and it keeps the second core busy while the
 # rest waits on one (qemu-user, valgrind, pinned rounds, unpacking a tree).
 ALONGSIDE = ("new_variant_test.py",)
-# ... and these in a copy of the work tree (cli/workspace_copy.py), a third
-# process with a Bazel server, imports table and CPU locks of its own: they
-# mostly wait on one core (Debian's archive, xz, qemu-user, a tree unpacked),
-# and what they share with the rest, kbuild's cache, is locked per tree
-# (kimport/kbuild.py). Outside a git work tree they run with the rest.
-IN_A_COPY = ("kernel_import_test.py", "kernel_import_today_test.py",
-             "kernel_import_arm64_test.py", "patch_review_arm64_test.py")
-# where that copy is kept, one per checkout, so that its Bazel output base
-# (named after its path) stays warm from one run to the next
-COPY_ENV = "VDSOBENCH_TEST_COPIES"
 # test --asan fuzzes the vDSO image's reading this long (seconds)
 FUZZ_SECONDS = 45
 # the harness's CPU lock folder (bench/cpu_lock.h), given to ALONGSIDE's process
@@ -226,44 +213,16 @@ def unittest_command(d, top, quick):
     return [*UNITTEST, *quick_modules(d, top)]
 
 
-def unittest_commands(d, top, quick, copy_root=None):
-    """The processes of one directory's pass, run at once, each (command, its
-    own CPU lock folder or not, the root it runs in): ALONGSIDE's modules in
-    one, IN_A_COPY's in copy_root (when there is one), the rest in the tree;
-    one command when there is none of them (--quick, reports/)."""
-    if quick:
-        return [(unittest_command(d, top, quick), False, build.ROOT)]
-    names = quick_modules(d, top, skip=())
-
-    def pick(group):
-        return [m for m in names if f"{m.rsplit('.', 1)[-1]}.py" in group]
-    beside, copied = pick(ALONGSIDE), pick(IN_A_COPY) if copy_root else []
-    if not beside and not copied:
-        return [(unittest_command(d, top, quick), False, build.ROOT)]
-    rest = [m for m in names if m not in beside and m not in copied]
-    return [c for c in ((beside and [*UNITTEST, *beside], True, build.ROOT),
-                        (copied and [*UNITTEST, *copied], True, copy_root),
-                        ([*UNITTEST, *rest], False, build.ROOT)) if c[0]]
-
-
-def test_copy(out):
-    """(the work tree's copy for IN_A_COPY, its lock's fd) or (None, None),
-    said why: not a git work tree, or another pass of this checkout holds it."""
-    names, why = workspace_copy.files(build.ROOT)
-    if names is None:
-        print(f"test: {', '.join(IN_A_COPY)} run in the tree: {why}", file=out)
-        return None, None
-    top = caches.folder(COPY_ENV, "test-copies", "test")
-    key = hashlib.sha256(str(build.ROOT).encode()).hexdigest()[:16]
-    fd = os.open(top / f"{key}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        print(f"test: {', '.join(IN_A_COPY)} run in the tree: another test of this "
-              "checkout holds its copy", file=out)
-        return None, None
-    return workspace_copy.refresh(build.ROOT, top / key / "vdsobench", names), fd
+def unittest_commands(d, top, quick):
+    """The processes of one directory's pass, run at once: the modules of
+    ALONGSIDE in one (with a CPU lock folder of their own), the rest in the
+    other; one command when there is none of them (--quick, reports/)."""
+    beside = [m for m in quick_modules(d, top, skip=())
+              if f"{m.rsplit('.', 1)[-1]}.py" in ALONGSIDE]
+    if quick or not beside:
+        return [(unittest_command(d, top, quick), False)]
+    return [([*UNITTEST, *beside], True),
+            ([*UNITTEST, *quick_modules(d, top, skip=ALONGSIDE)], False)]
 
 
 def slowest(times, n=SLOWEST_SHOWN):
@@ -284,42 +243,29 @@ def read_times(path):
                 times, dict) else {}
 
 
-def one_process(d, tops, command, own_locks, root, tmp):
+def one_process(d, tops, command, own_locks, tmp):
     """(CompletedProcess, {module: seconds}, {module: CPU seconds}) of one
-    unittest process of a pass, run in root (the tree, or its copy)."""
+    unittest process of a pass."""
     times = Path(tempfile.mkdtemp(dir=tmp), "times.json")
     cpu = times.with_name("cpu.json")
     # from the root, with top first on the path (as discovery puts it there)
     # and the other top after it: the CLI package imports reports/ from the
     # root, and reports/ imports the CLI package's core/
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [*(str(root / t) for t in tops), os.environ.get("PYTHONPATH")])),
+        filter(None, [*(str(build.ROOT / t) for t in tops), os.environ.get("PYTHONPATH")])),
         VDSOBENCH_TEST_TIMES=str(times), VDSOBENCH_TEST_CPU=str(cpu))
     if own_locks:
         env[LOCK_DIR_ENV] = tempfile.mkdtemp(dir=tmp, prefix="cpu-locks-")
-    if root != build.ROOT:  # the copy's own imports folder, not the one given here
-        env.pop(store.DIR_ENV, None)
-    r = lifecycle.run(command, cwd=root, env=env, stdin=subprocess.DEVNULL,
+    r = lifecycle.run(command, cwd=build.ROOT, env=env, stdin=subprocess.DEVNULL,
                       capture_output=True, text=True, errors="replace")
     return r, read_times(times), read_times(cpu)
 
 
 def python_tests(out, quick=False):
-    copy_root, lock = (None, None) if quick else test_copy(out)
-    try:
-        return python_passes(out, quick, copy_root)
-    finally:
-        if copy_root is not None:  # its Bazel server's memory back; the output base stays
-            lifecycle.run([tools.path("bazel", "test"), "shutdown"], cwd=copy_root,
-                          stdin=subprocess.DEVNULL, capture_output=True)
-            os.close(lock)
-
-
-def python_passes(out, quick, copy_root):
     results = []
     for d, top in PY_TEST_DIRS:
         tops = [top] + [t for _, t in PY_TEST_DIRS if t != top]
-        commands = unittest_commands(d, top, quick, copy_root)
+        commands = unittest_commands(d, top, quick)
         with tempfile.TemporaryDirectory(prefix="vdsobench-test-times-") as tmp:
             done = lifecycle.parallel(
                 lambda i: one_process(d, tops, *commands[i], tmp), range(len(commands)),

@@ -175,7 +175,7 @@ class DiskCachePruneTest(unittest.TestCase):
 def made_package(tmp, name, modules):
     """A made-up test package tmp/name: {module file: its text}; its folder."""
     pkg = Path(tmp, name)
-    pkg.mkdir(parents=True)
+    pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     for file, text in modules.items():
         (pkg / file).write_text(text)
@@ -204,49 +204,15 @@ class QuickTest(unittest.TestCase):
         self.assertNotIn("vdsobench_cli.tests.new_variant_test", quick)
 
     def test_the_plain_pass_runs_the_new_variant_copy_beside_the_rest(self):
-        root = testrun.build.ROOT
-        full = testrun.quick_modules("scripts", "scripts", skip=())
-        (beside, own, r1), (rest, shared, r2) = testrun.unittest_commands(
-            "scripts", "scripts", False)
-        self.assertEqual((own, shared, r1, r2), (True, False, root, root))  # own CPU locks
+        (beside, own), (rest, shared) = testrun.unittest_commands("scripts", "scripts", False)
+        self.assertEqual((own, shared), (True, False))  # its own CPU lock folder
         self.assertEqual(beside[3:], ["vdsobench_cli.tests.new_variant_test"])
+        full = testrun.quick_modules("scripts", "scripts", skip=())
         self.assertEqual(sorted(beside[3:] + rest[3:]), sorted(full))  # each module once
-        # given a copy of the tree, IN_A_COPY's modules run there, a third process
-        copy = Path("/made/up/copy")
-        (b, _, _), (copied, own, r3), (rest, _, _) = testrun.unittest_commands(
-            "scripts", "scripts", False, copy)
-        self.assertEqual((own, r3), (True, copy))
-        self.assertEqual(sorted(f"{m.rsplit('.', 1)[-1]}.py" for m in copied[3:]),
-                         sorted(testrun.IN_A_COPY))
-        self.assertEqual(sorted(b[3:] + copied[3:] + rest[3:]), sorted(full))
-        self.assertEqual(testrun.unittest_commands("scripts", "scripts", True, copy),
-                         [(testrun.unittest_command("scripts", "scripts", True), False, root)])
-        self.assertEqual(testrun.unittest_commands("reports", ".", False, copy),
-                         [(testrun.unittest_command("reports", ".", False), False, root)])
-
-    def test_the_copy_is_kept_per_checkout_and_held_by_one_pass(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            tree, copies = Path(tmp, "tree"), Path(tmp, "copies")
-            tree.mkdir()
-            subprocess.run(["git", "init", "-q", str(tree)], check=True)
-            Path(tree, "a.txt").write_text("a\n")
-            out = io.StringIO()
-            with mock.patch.dict(os.environ, {testrun.COPY_ENV: str(copies)}), \
-                    mock.patch.object(testrun.build, "ROOT", tree):
-                copy, fd = testrun.test_copy(out)
-                try:
-                    self.assertEqual(Path(copy, "a.txt").read_text(), "a\n")
-                    self.assertEqual(testrun.test_copy(out), (None, None))
-                finally:
-                    os.close(fd)
-                again, fd = testrun.test_copy(out)  # the lock given back: the same copy
-                os.close(fd)
-            self.assertEqual(again, copy)
-            self.assertIn("another test of this checkout holds its copy", out.getvalue())
-            with mock.patch.dict(os.environ, {testrun.COPY_ENV: str(copies)}), \
-                    mock.patch.object(testrun.build, "ROOT", copies):
-                self.assertEqual(testrun.test_copy(out), (None, None))  # not git's
-            self.assertIn("run in the tree: not a git work tree", out.getvalue())
+        self.assertEqual(testrun.unittest_commands("scripts", "scripts", True),
+                         [(testrun.unittest_command("scripts", "scripts", True), False)])
+        self.assertEqual(testrun.unittest_commands("reports", ".", False),
+                         [(testrun.unittest_command("reports", ".", False), False)])
 
     def test_two_processes_counted_as_one_pass(self):
         # made-up test folders run as the plain pass runs them: a failure in
@@ -262,28 +228,17 @@ class QuickTest(unittest.TestCase):
                              "class B(unittest.TestCase):\n"
                              "    def test_ok(self): pass\n"
                              "    def test_bad(self): self.fail('b')\n"})
-            # the third in a copy: there, with its own imports folder
-            copy = Path(tmp, "copy")
-            made_package(copy, "two", {
-                "c_test.py": "import os, unittest\n"
-                             "class C(unittest.TestCase):\n"
-                             "    def test_in_the_copy(self):\n"
-                             f"        self.assertEqual(os.getcwd(), {str(copy)!r})\n"
-                             "        self.assertNotIn('VDSOBENCH_IMPORTS', os.environ)\n"})
-            commands = [([*testrun.UNITTEST, "two.a_test"], True, Path(tmp)),
-                        ([*testrun.UNITTEST, "two.c_test"], True, copy),
-                        ([*testrun.UNITTEST, "two.b_test"], False, Path(tmp))]
+            commands = [([*testrun.UNITTEST, "two.a_test"], True),
+                        ([*testrun.UNITTEST, "two.b_test"], False)]
             out = io.StringIO()
             scripts = str(testrun.build.ROOT / "scripts")
-            with mock.patch.dict(os.environ, PYTHONPATH=scripts,
-                                 VDSOBENCH_IMPORTS=str(Path(tmp, "imports"))), \
-                    mock.patch.object(testrun, "PY_TEST_DIRS", (("two", "."),)), \
-                    mock.patch.object(testrun, "test_copy", lambda out: (None, None)), \
+            with mock.patch.dict(os.environ, PYTHONPATH=scripts), \
+                    mock.patch.object(testrun, "PY_TEST_DIRS", (("two", tmp),)), \
                     mock.patch.object(testrun, "unittest_commands",
-                                      lambda d, top, quick, copy_root: commands), \
+                                      lambda d, top, quick: commands), \
                     mock.patch.object(testrun.build, "ROOT", Path(tmp)):
                 (label, good, bad, failed), = testrun.python_tests(out)
-        self.assertEqual((label, good, bad), ("python unittest (two)", 3, 1))
+        self.assertEqual((label, good, bad), ("python unittest (two)", 2, 1))
         self.assertRegex(out.getvalue(), r"the most CPU \(Bazel's server not counted\): "
                                          r"\w+_test \d+ s")
         self.assertEqual(failed, ["test_bad (two.b_test.B.test_bad)"])
