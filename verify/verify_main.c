@@ -326,12 +326,16 @@ int main(int argc, char **argv)
 			if (!r[k].ok)
 				first_bad = &r[k];
 		if (v->known_bad) {
-			/* the negative control: only the concurrency check may flag it */
-			bool only_torn = !r[2].ok && r[0].ok && r[1].ok && r[3].ok;
+			/*
+			 * the negative control: only the concurrency check may
+			 * flag it, and a check starved of reads caught nothing
+			 */
+			bool only_torn = !r[2].ok && !r[2].starved && r[0].ok && r[1].ok &&
+					 r[3].ok;
 
 			status = only_torn ? "CAUGHT" :
 				 r[2].skipped ? "SKIP" :
-				 r[2].ok ? "MISSED" : "FAIL";
+				 r[2].ok || r[2].starved ? "MISSED" : "FAIL";
 		} else {
 			status = first_bad ? "FAIL" : "PASS";
 		}
