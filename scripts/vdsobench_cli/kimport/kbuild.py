@@ -291,7 +291,7 @@ def line_for(source, tree_identity, series, patches, config=None, say=print):
         rec = cached(top / key)
         if rec is not None:
             return dict(rec, cached=True)
-        return made(source, tree_identity, patches, conf, data, compiler, key, say)
+        return made(source, tree_identity, patches, conf, data, compiler, top / key, say)
 
 
 @contextlib.contextmanager
@@ -312,11 +312,10 @@ def key_lock(top, key, say):
         os.close(fd)
 
 
-def made(source, tree_identity, patches, conf, data, compiler, key, say):
-    """kbuild run on the tree, its record and objects kept under the cache's
-    key (the caller holds key_lock)."""
-    top = cache_dir()
-    final = top / key
+def made(source, tree_identity, patches, conf, data, compiler, final, say):
+    """kbuild run on the tree, its record and objects kept in the cache's
+    folder final, named by the key (the caller holds key_lock)."""
+    top, key = final.parent, final.name
     t0 = time.monotonic()
     with confine.scratch(prefix="vdsobench-kbuild-") as work, \
             tempfile.TemporaryFile() as log:
