@@ -550,6 +550,7 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 	struct tk_clocksource cs;
 	struct cpu_plan cpus;
 	int nreaders;
+	bool real;
 	char where[160];
 	u64 gens;
 
@@ -572,8 +573,9 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 	 */
 	sh.duration_ms = sh.trapped ? duration_ms * TRAPPED_SLOWER : duration_ms;
 	/* a fake-counter variant that reads the counter itself races as a real one */
-	sh.exact = !check_real_read(v) || sh.trapped;
-	r->counter = !check_real_read(v) ? "fake" : sh.trapped ? "trapped" : "real";
+	real = check_real_read(v);
+	sh.exact = !real || sh.trapped;
+	r->counter = !real ? "fake" : sh.trapped ? "trapped" : "real";
 	pthread_mutex_init(&sh.fail_lock, NULL);
 
 	check_reset_fake_kernel(&cs,
