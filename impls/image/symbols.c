@@ -79,6 +79,7 @@ int vdso_view_entry_points(const struct vdso_view *v, struct vdso_image_info *in
 
 /* KERNEL_VERSION(6, 15, 0): x86 moved to the generic data store (vdso_u_*) */
 #define DATA_STORE_VERSION ((6 << 16) + (15 << 8))
+#define NOT_MAPPED "which this loader does not map: it takes v6.1 to v6.14's"
 
 /* LINUX_VERSION_CODE from the image's "Linux" note (vdso-note.S), or -1 */
 static long linux_version(const struct vdso_view *v)
@@ -118,24 +119,25 @@ int vdso_view_vvar(const struct vdso_view *v, struct vdso_image_info *info, char
 	static const char *const name[] = { "vvar_start", "vdso_u_data", "vdso_u_time_data" };
 	unsigned int found = 0;
 	uint64_t at[3];
-	long version = linux_version(v);
+	long version;
+	int k;
 
 	if (v->has_symtab && symbols(v, &v->symtab, ".symtab", ".symtab's string table", name, 3,
 				     at, &found, 0, why, n))
 		return -1;
-	if (!(found & 1) && (found & 6))
+	if (!(found & 1) && (found & 6)) {
+		k = found & 4 ? 2 : 1;
 		return fail(why, n,
 			    "its data pages are the generic data store's (%s at %" PRId64
-			    ", no vvar_start), which this loader does not map: it takes "
-			    "v6.1 to v6.14's",
-			    found & 4 ? name[2] : name[1], (int64_t)at[found & 4 ? 2 : 1]);
+			    ", no vvar_start), " NOT_MAPPED,
+			    name[k], (int64_t)at[k]);
+	}
 	/* a caller that gave another area (the running kernel's mapping) knows */
-	if (!(found & 1) && version >= DATA_STORE_VERSION &&
-	    info->vvar_start == VDSO_IMAGE_VVAR_START)
+	if (!(found & 1) && info->vvar_start == VDSO_IMAGE_VVAR_START &&
+	    (version = linux_version(v)) >= DATA_STORE_VERSION)
 		return fail(why, n,
 			    "it is Linux %ld.%ld.%ld's (its note), whose data pages are the "
-			    "generic data store's, which this loader does not map: it takes "
-			    "v6.1 to v6.14's",
+			    "generic data store's, " NOT_MAPPED,
 			    version >> 16, (version >> 8) & 0xff, version & 0xff);
 	if (found & 1) {
 		/* vdso-layout.lds.S: vvar_start = . - 4 * PAGE_SIZE, a negative address */
