@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Stands for arch/x86/include/asm/msr.h, of which the vDSO uses
- * rdtsc_ordered() (and a patch may use rdtsc(), below): the counter read. Here it is the variant's counter
- * axis, vdso_read_cycles() of impls/counters/<counter>.h (-D
+ * rdtsc_ordered() (and a patch may use rdtsc(), below): the counter read.
+ * Here it is the variant's counter axis, vdso_read_cycles() of
+ * impls/counters/<counter>.h (-D
  * VDSO_COUNTER_HEADER), the same hook every transcribed layout reads
  * through (impls/layouts/arch/x86.h): rdtscp, lfence;rdtsc ... or the
  * fake counter of the tests.
