@@ -229,6 +229,10 @@ def good():
                                                          (0x100, 0x115, 59, 5, 3)]),
             "vvar-symtab": synth(vvar_start=-6 * 4096),
             "v6.12-note": synth(note=linux_note(6, 12, 57)),
+            # hostile notes, read past nothing: a name size that overruns the
+            # section, then a 7.3 note cut short: no version, the image loads
+            "bad-notes": synth(note=struct.pack("<III", 0xFFFFFFFF, 4, 0) + bytes(12)),
+            "cut-note": synth(note=linux_note(7, 3, 4)[:20]),
             "no-getres": synth(names=SYMS[:3])}
 
 
