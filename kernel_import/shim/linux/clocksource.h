@@ -15,6 +15,10 @@
 
 #include <linux/types.h>
 #include <vdso/clocksource.h>
+/* the tree's own, as the kernel's header includes it (v7.3's timekeeper has one) */
+#if __has_include(<linux/clocksource_ids.h>)
+#include <linux/clocksource_ids.h>
+#endif
 
 struct clocksource {
 	u64 mask;

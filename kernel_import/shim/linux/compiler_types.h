@@ -49,6 +49,9 @@
 #define __force
 #define __rcu
 
+/* GCC 9 on (CONFIG_CC_HAS_ASM_INLINE): an asm statement sized as one instruction */
+#define asm_inline asm __inline
+
 #define ___PASTE(a, b) a##b
 #define __PASTE(a, b) ___PASTE(a, b)
 

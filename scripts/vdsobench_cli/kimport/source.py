@@ -33,6 +33,7 @@ TAKE = (
     "kernel/time/vsyscall.c",  # the update path
     "kernel/time/timekeeping_internal.h",
     "include/linux/timekeeper_internal.h",  # struct timekeeper
+    "include/linux/clocksource_ids.h",  # its cs_id's type (v6.17 on)
     "include/uapi/linux/time.h",  # clock ids, struct timezone
     "include/uapi/linux/time_types.h",  # __kernel_timespec
     "include/uapi/linux/const.h",
