@@ -53,16 +53,18 @@
  * the simulated kernel's answer at this variant's counter value, as the
  * kernel the layout follows would give it (aux clock ids exist from v6.17).
  */
+#ifndef VDSO_KERNEL_AUX_CLOCKS /* an import's kbuilt image says its own */
+#define VDSO_KERNEL_AUX_CLOCKS IS_ENABLED(CONFIG_POSIX_AUX_CLOCKS)
+#endif
+
 static inline long clock_gettime_fallback(clockid_t clk, struct timespec *ts)
 {
-	return sim_sys_clock_gettime(clk, ts, vdso_read_cycles(),
-				     IS_ENABLED(CONFIG_POSIX_AUX_CLOCKS));
+	return sim_sys_clock_gettime(clk, ts, vdso_read_cycles(), VDSO_KERNEL_AUX_CLOCKS);
 }
 
 static inline long clock_getres_fallback(clockid_t clk, struct timespec *res)
 {
-	return sim_sys_clock_getres(clk, res,
-				    IS_ENABLED(CONFIG_POSIX_AUX_CLOCKS));
+	return sim_sys_clock_getres(clk, res, VDSO_KERNEL_AUX_CLOCKS);
 }
 
 static inline long gettimeofday_fallback(struct timeval *tv,

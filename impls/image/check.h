@@ -69,6 +69,8 @@ struct vdso_image_info {
 	size_t span; /* the PT_LOAD's p_filesz (== p_memsz): the bytes mapped */
 	long vvar_start; /* the vvar area relative to the image: whole pages before it */
 	int vvar_pages;
+	/* the area's time data page and time namespace page, the data's offset in each */
+	int data_page, timens_page, data_offset;
 	int64_t sym[VDSO_IMAGE_NR_SYMS]; /* offset in the image; -1: not exported */
 	/* .altinstructions and .altinstr_replacement (alt_size 0: none) */
 	uint64_t alt_addr, alt_size, repl_addr, repl_size;
@@ -80,9 +82,10 @@ struct vdso_image_info {
 /*
  * The image as the loader would take it for this counter; vvar_start and
  * vvar_pages are the vvar area when the file has no symbol table that says.
- * Given VDSO_IMAGE_VVAR_START (v6.1..v6.14's), an image of the generic data
- * store (v6.15 on: its .symtab's vdso_u_* or its "Linux" note) is refused:
- * its data pages are laid out otherwise.
+ * An image of the generic data store (v6.15 on) is placed by its .symtab's
+ * vdso_u_data and vdso_u_time_data; without them (stripped) and given
+ * VDSO_IMAGE_VVAR_START (v6.1..v6.14's), one whose "Linux" note says v6.15
+ * or later is refused: its data pages are laid out otherwise.
  */
 int vdso_image_check(struct vdso_image_info *info, const void *elf, size_t len,
 		     enum vdso_image_counter counter, long vvar_start, int vvar_pages, char *why,

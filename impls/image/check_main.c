@@ -6,7 +6,8 @@
  * what it found as one JSON object on stdout, which
  * scripts/vdsobench_cli/kimport/vdso_image.py reads:
  *
- *   {"span": N, "vvar_start": N, "vvar_pages": N, "syms": {NAME: N, ...},
+ *   {"span": N, "vvar_start": N, "vvar_pages": N, "data_page": N,
+ *    "timens_page": N, "data_offset": N, "syms": {NAME: N, ...},
  *    "alternatives": N, "entry_size": 14|12|0,
  *    "slots": [{"at": N, "len": N, "replacement": "lfence_rdtsc"|"rdtscp",
  *               "feature": N}, ...],
@@ -71,8 +72,10 @@ static void print_info(const struct vdso_image_info *info, unsigned int counters
 {
 	const char *sep = "";
 
-	printf("{\"span\": %zu, \"vvar_start\": %ld, \"vvar_pages\": %d, \"syms\": {",
-	       info->span, info->vvar_start, info->vvar_pages);
+	printf("{\"span\": %zu, \"vvar_start\": %ld, \"vvar_pages\": %d, \"data_page\": %d, "
+	       "\"timens_page\": %d, \"data_offset\": %d, \"syms\": {",
+	       info->span, info->vvar_start, info->vvar_pages, info->data_page, info->timens_page,
+	       info->data_offset);
 	for (int i = 0; i < VDSO_IMAGE_NR_SYMS; i++) {
 		if (info->sym[i] < 0)
 			continue;

@@ -3,7 +3,8 @@
  * vdso_image_check() on the crafted corpus (impls/image/testdata, written
  * by scripts/vdsobench_cli/tests/vdso_images.py): each good image passes
  * for every counter an import uses, each hostile one is refused with the
- * phrase cases.txt gives for it, in one line.
+ * phrase cases.txt gives for it, in one line; and the data pages placed
+ * where each layout has them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,21 +15,31 @@
 
 #define DIR "impls/image/testdata"
 
-static void one(const char *name, const char *want)
+static unsigned char buf[1 << 20];
+
+static size_t image(const char *name)
 {
-	static unsigned char buf[1 << 20];
-	struct vdso_image_info info;
-	char path[sizeof(DIR) + 512], why[256] = "";
+	char path[sizeof(DIR) + 512];
 	FILE *f;
 	size_t len;
-	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", DIR, name);
 	f = fopen(path, "rb");
 	len = f ? fread(buf, 1, sizeof(buf), f) : 0;
 	if (f)
 		fclose(f);
-	if (!tap_ok(len > 0, "%s is readable", path))
+	tap_ok(len > 0, "%s is readable", path);
+	return len;
+}
+
+static void one(const char *name, const char *want)
+{
+	struct vdso_image_info info;
+	char why[256] = "";
+	size_t len = image(name);
+	int rc;
+
+	if (!len)
 		return;
 	rc = vdso_image_check_each(&info, buf, len, VDSO_IMAGE_IMPORT_COUNTERS, why, sizeof(why));
 	if (!strcmp(want, "ok"))
@@ -37,6 +48,23 @@ static void one(const char *name, const char *want)
 	else
 		tap_ok(rc == -1 && strstr(why, want) && !strchr(why, '\n'),
 		       "%s: refused: %s", name, why);
+}
+
+/* the area's pages, its data page and time namespace page, the data's offset */
+static void area(const char *name, int pages, int data, int timens, int offset)
+{
+	struct vdso_image_info info = { 0 };
+	char why[256] = "";
+	size_t len = image(name);
+	int rc = len ? vdso_image_check_each(&info, buf, len, VDSO_IMAGE_IMPORT_COUNTERS, why,
+					     sizeof(why))
+		     : -1;
+
+	tap_ok(!rc && info.vvar_pages == pages && info.data_page == data &&
+		       info.timens_page == timens && info.data_offset == offset,
+	       "%s: %d pages, data in page %d at %d, time namespace page %d (got %d, %d at %d, "
+	       "%d%s%s)", name, pages, data, offset, timens, info.vvar_pages, info.data_page,
+	       info.data_offset, info.timens_page, *why ? ": " : "", why);
 }
 
 int main(void)
@@ -58,5 +86,10 @@ int main(void)
 	if (f)
 		fclose(f);
 	tap_ok(n >= 20, "%s/cases.txt names %d cases", DIR, n);
+	/* v6.1..v6.14: vvar, pvclock, hvclock, timens; the data at 128 */
+	area("good-v6.12.so", 4, 0, 3, 128);
+	area("good-vvar-symtab.so", 6, 0, 5, 128);
+	/* the data store: time data first, at 0, the namespace's page next */
+	area("good-data-store.so", 6, 0, 1, 0);
 	return tap_done();
 }

@@ -69,6 +69,9 @@ int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,
 	img->len = (info.span + VDSO_IMAGE_PAGE - 1) & ~(size_t)(VDSO_IMAGE_PAGE - 1);
 	img->vvar_start = info.vvar_start;
 	img->vvar_pages = info.vvar_pages;
+	img->data_page = info.data_page;
+	img->timens_page = info.timens_page;
+	img->data_offset = info.data_offset;
 	vvar_len = (size_t)img->vvar_pages * VDSO_IMAGE_PAGE;
 	img->map_len = vvar_len + img->len + VDSO_IMAGE_PAGE;
 	if (o->at && (o->at_len != img->map_len || (uintptr_t)o->at % VDSO_IMAGE_PAGE))

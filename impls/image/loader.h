@@ -3,7 +3,8 @@
  * A vDSO image (a kernel's vdso64.so) mapped in userspace, as the x86-64
  * kernel of v6.1..v6.12 maps it (arch/x86/entry/vdso/vma.c map_vdso(),
  * vdso-layout.lds.S): its PT_LOAD segment at the image's address 0, the
- * vvar area (vvar, pvclock, hvclock and timens pages) right before it,
+ * vvar area right before it (vvar, pvclock, hvclock and timens pages;
+ * from v6.15 the generic data store's: time, timens, rng, arch pages),
  * the image's alternatives applied for the chosen counter read as
  * arch/x86/kernel/alternative.c apply_alternatives() does at boot, and
  * its exported __vdso_* functions resolved from .dynsym.
@@ -58,6 +59,8 @@ struct vdso_loaded {
 	uint8_t *vvar; /* base + vvar_start: the vvar area, read-only zeros until mapped */
 	long vvar_start;
 	int vvar_pages;
+	/* the pages of the area the data and its time namespace copy go in, and where in them */
+	int data_page, timens_page, data_offset;
 	/* the counter slots patched (rdtsc_ordered() sites), and how many alternatives */
 	int slots, alts;
 	int fixed; /* mapped over the caller's area: given back as zeros */

@@ -3,8 +3,10 @@
  * impls/image/check.h: the image's symbols, each table walked once, each
  * name compared with the few looked for (the string table ends in a NUL,
  * so a name is never read past it): the entry points from .dynsym, where
- * a program's dynamic linker finds them, and vvar_start from .symtab where
- * the file has one (a vdso64.so.dbg), as vdso2c.h takes it.
+ * a program's dynamic linker finds them, and from .symtab where the file
+ * has one (a vdso64.so.dbg) the data pages: vvar_start, as vdso2c.h takes
+ * it, or from v6.15 the generic data store's vdso_u_data and
+ * vdso_u_time_data.
  */
 #include <inttypes.h>
 
@@ -79,7 +81,8 @@ int vdso_view_entry_points(const struct vdso_view *v, struct vdso_image_info *in
 
 /* KERNEL_VERSION(6, 15, 0): x86 moved to the generic data store (vdso_u_*) */
 #define DATA_STORE_VERSION ((6 << 16) + (15 << 8))
-#define NOT_MAPPED "which this loader does not map: it takes v6.1 to v6.14's"
+/* asm/vvar.h of v6.1..v6.14: DECLARE_VVAR(128, struct vdso_data, _vdso_data) */
+#define VVAR_DATA_OFFSET 128
 
 /* LINUX_VERSION_CODE from the image's "Linux" note (vdso-note.S), or -1 */
 static long linux_version(const struct vdso_view *v)
@@ -113,45 +116,77 @@ static long linux_version(const struct vdso_view *v)
 	return -1;
 }
 
+/* a symbol's value as whole pages before the image (-16..-1), or 0 */
+static long pages_before(int64_t at)
+{
+	return at < 0 && at >= -16 * VDSO_IMAGE_PAGE && !(at % VDSO_IMAGE_PAGE)
+		       ? (long)(at / VDSO_IMAGE_PAGE)
+		       : 0;
+}
+
+/*
+ * v6.15 on (include/vdso/datapage.h VDSO_VVAR_SYMS): vdso_u_data is the
+ * area's start, vdso_u_time_data its time page (the data at offset 0),
+ * and the time namespace's page the next one (VDSO_TIMENS_PAGE_OFFSET;
+ * lib/vdso reads it at vd + PAGE_SIZE).
+ */
+static int data_store(struct vdso_image_info *info, const uint64_t *at, unsigned int found,
+		      char *why, size_t n)
+{
+	long start = found & 2 ? pages_before((int64_t)at[1]) : 0;
+	long time = found & 4 ? pages_before((int64_t)at[2]) : start;
+
+	if (!start)
+		return fail(why, n, "its data pages are the generic data store's, but %s",
+			    found & 2 ? "vdso_u_data is not whole pages before the image"
+				      : "it has vdso_u_time_data and no vdso_u_data");
+	if (time < start || time + 1 >= 0)
+		return fail(why, n, "vdso_u_time_data %" PRId64 ": not a page of the data "
+			    "store (from %ld) with the time namespace's page after it",
+			    (int64_t)at[2], start * VDSO_IMAGE_PAGE);
+	info->vvar_start = start * VDSO_IMAGE_PAGE;
+	info->vvar_pages = (int)-start;
+	info->data_page = (int)(time - start);
+	info->timens_page = info->data_page + 1;
+	info->data_offset = 0;
+	return 0;
+}
+
 int vdso_view_vvar(const struct vdso_view *v, struct vdso_image_info *info, char *why, size_t n)
 {
-	/* the generic data store's names for the data pages: another layout */
 	static const char *const name[] = { "vvar_start", "vdso_u_data", "vdso_u_time_data" };
 	unsigned int found = 0;
 	uint64_t at[3];
 	long version;
-	int k;
 
 	if (v->has_symtab && symbols(v, &v->symtab, ".symtab", ".symtab's string table", name, 3,
 				     at, &found, 0, why, n))
 		return -1;
-	if (!(found & 1) && (found & 6)) {
-		k = found & 4 ? 2 : 1;
-		return fail(why, n,
-			    "its data pages are the generic data store's (%s at %" PRId64
-			    ", no vvar_start), " NOT_MAPPED,
-			    name[k], (int64_t)at[k]);
-	}
+	if (!(found & 1) && (found & 6))
+		return data_store(info, at, found, why, n);
 	/* a caller that gave another area (the running kernel's mapping) knows */
 	if (!(found & 1) && info->vvar_start == VDSO_IMAGE_VVAR_START &&
 	    (version = linux_version(v)) >= DATA_STORE_VERSION)
 		return fail(why, n,
 			    "it is Linux %ld.%ld.%ld's (its note), whose data pages are the "
-			    "generic data store's, " NOT_MAPPED,
+			    "generic data store's, and it has no .symtab to place them "
+			    "(give its vdso64.so.dbg)",
 			    version >> 16, (version >> 8) & 0xff, version & 0xff);
 	if (found & 1) {
 		/* vdso-layout.lds.S: vvar_start = . - 4 * PAGE_SIZE, a negative address */
 		int64_t start = (int64_t)at[0];
 
 		info->vvar_start = (long)start;
-		info->vvar_pages = start < 0 && start >= -16 * VDSO_IMAGE_PAGE
-					   ? (int)(-start / VDSO_IMAGE_PAGE)
-					   : 0;
+		info->vvar_pages = (int)-pages_before(start);
 	}
 	if (info->vvar_start >= 0 || info->vvar_start < -16 * VDSO_IMAGE_PAGE ||
 	    info->vvar_start % VDSO_IMAGE_PAGE ||
 	    info->vvar_pages * (long)VDSO_IMAGE_PAGE != -info->vvar_start)
 		return fail(why, n, "vvar_start %ld: not whole pages before the image",
 			    info->vvar_start);
+	/* vdso-layout.lds.S: vvar, pvclock, hvclock, then timens_page */
+	info->data_page = 0;
+	info->timens_page = info->vvar_pages - 1;
+	info->data_offset = VVAR_DATA_OFFSET;
 	return 0;
 }

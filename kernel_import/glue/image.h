@@ -7,13 +7,16 @@
  * entry points have addresses the linker knows and the variant table
  * calls them directly, as it calls every layout's.
  *
- * The vvar area follows v6.1..v6.12's arch/x86/entry/vdso/vdso-layout.lds.S:
- * vvar, pvclock, hvclock, timens pages before the text, the data at offset
- * 128 of the vvar page (asm/vvar.h). The vvar and timens pages are the
- * two pages of variant.c's memfd, which the tree's update_vsyscall()
- * writes; a task in a time namespace gets them swapped, as the kernel's
- * vvar fault handler (vma.c vvar_fault()) serves them. The pvclock and
- * hvclock pages stay zeros: the clocksource is the TSC.
+ * The vvar area is where the image's symbols put it (impls/image/check.c):
+ * v6.1..v6.14's vdso-layout.lds.S has vvar, pvclock, hvclock and timens
+ * pages before the text, the data at offset 128 of the vvar page
+ * (asm/vvar.h); from v6.15 the generic data store's vdso_u_time_data
+ * page holds the data at offset 0 and the time namespace's page follows
+ * it (then the random generator's and the arch's pages). The data and
+ * timens pages are the two pages of variant.c's memfd, which the tree's
+ * update_vsyscall() writes; a task in a time namespace gets them
+ * swapped, as the kernel's vvar fault handler serves them. The other
+ * pages stay zeros: the clocksource is the TSC.
  */
 #ifndef KIMPORT_GLUE_IMAGE_H
 #define KIMPORT_GLUE_IMAGE_H
@@ -37,7 +40,6 @@
 #define KIMAGE_VVAR_LEN (KIMPORT_IMAGE_VVAR_PAGES * PAGE_SIZE)
 #define KIMAGE_MAP_LEN                                                       \
 	(KIMAGE_VVAR_LEN + KIMPORT_IMAGE_SPAN_PAGES * PAGE_SIZE + PAGE_SIZE)
-#define KIMAGE_TIMENS_SLOT (KIMPORT_IMAGE_VVAR_PAGES - 1)
 
 /* where the image is mapped: the linker's address, the loader's MAP_FIXED */
 __attribute__((used)) u8 VDSO_SYM(image_area)[KIMAGE_MAP_LEN] __aligned(PAGE_SIZE);
@@ -104,7 +106,7 @@ static int kimage_map(void)
 /* the reader's vvar and timens slots from the memfd's pages 0 and 1 */
 static int kimage_map_vvar(const struct vvar_memfd *m, bool timens_task)
 {
-	static const int slot[2] = { 0, KIMAGE_TIMENS_SLOT };
+	static const int slot[2] = { KIMPORT_IMAGE_DATA_PAGE, KIMPORT_IMAGE_TIMENS_PAGE };
 
 	for (int page = 0; page < 2; page++) {
 		int s = slot[timens_task ? page ^ 1 : page];

@@ -15,11 +15,25 @@
  *
  * With KIMPORT_IMAGE (the +image variants) the reader is the tree's own
  * vdso64.so instead of reader.c: glue/image.h maps it, with the same
- * memfd's pages as its vvar and timens pages and the data at offset 128
- * of each, as the image's linker script puts it.
+ * memfd's pages as its data and timens pages and the data where the
+ * image's symbols put it (offset 128 up to v6.14, 0 in the data store).
  */
 #define VDSO_KERNEL_VERSION                                                 \
 	KERNEL_VERSION(KIMPORT_VERSION, KIMPORT_PATCHLEVEL, KIMPORT_SUBLEVEL)
+
+/*
+ * The kernel the reader is of: the shim's configuration of the tree, or,
+ * for an image kbuild built, the .config of that build (kimport_image.h's
+ * KIMPORT_IMAGE_CONFIG_*), which may differ: Debian's 7.3 has no aux
+ * clocks, so its image and its syscall refuse them. (The one option that
+ * changes the data's layout, max_cycles, import refuses to differ.)
+ */
+#ifdef KIMPORT_IMAGE_CONFIG_POSIX_AUX_CLOCKS
+#define VDSO_KERNEL_AUX_CLOCKS KIMPORT_IMAGE_CONFIG_POSIX_AUX_CLOCKS
+#define KIMPORT_READS_TIMENS KIMPORT_IMAGE_CONFIG_TIME_NS
+#else
+#define KIMPORT_READS_TIMENS IS_ENABLED(CONFIG_TIME_NS)
+#endif
 
 #include "impls/common/variant_prelude.h"
 
@@ -148,7 +162,8 @@ static void kimport_update_aux(const struct timekeeper *tk)
 	KIMPORT_SYM(publish_aux)(&s);
 }
 #define KIMPORT_AUX_HOOKS                                                    \
-	.aux_clocks = KIMPORT_AUX_CLOCKS, .update_vsyscall_aux = kimport_update_aux
+	.aux_clocks = VDSO_KERNEL_AUX_CLOCKS ? KIMPORT_AUX_CLOCKS : 0,           \
+	.update_vsyscall_aux = kimport_update_aux
 #else
 #define KIMPORT_AUX_HOOKS .aux_clocks = 0
 #endif
@@ -196,7 +211,7 @@ VDSO_VARIANT_DEFINE(.source = KIMPORT_SOURCE, .summary = KIMPORT_SUMMARY,
 		    .raw_clocks = KIMPORT_RAW_CLOCKS, KIMPORT_AUX_HOOKS,
 		    .has_getres = KIMPORT_HAS_GETRES,
 		    .has_max_cycles = IS_ENABLED(CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT),
-		    .has_timens = IS_ENABLED(CONFIG_TIME_NS),
+		    .has_timens = KIMPORT_READS_TIMENS,
 		    .fields = KIMPORT_SYM(fields), .nr_fields = KIMPORT_NR_FIELDS,
 		    .init = kimport_init, .timens_enter = kimport_timens_enter,
 		    .timens_leave = kimport_timens_leave KIMPORT_IMAGE_ENTRIES);

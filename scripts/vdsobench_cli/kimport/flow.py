@@ -71,7 +71,7 @@ def make_tree(source, given, arch_name, patches, key, files, image=None):
             e.version = version  # for take_in: what kbuild builds of it
             raise
         # --vdso-image: the tree's own vdso64.so beside it (vdso_image.py)
-        image_meta = image and vdso_image.take(stage, arch_name, *image)
+        image_meta = image and vdso_image.take(stage, arch_name, *image, config=config)
         meta = {"glue": compile.glue_digest(), "kernel": version[3], "version": list(version[:3]),
                 "arch": arch_name, "arch_dir": arch_dir, "config": config,
                 "kconfig_skipped": skipped, "features": found, "probe": description,
@@ -151,11 +151,11 @@ def take_in(req):
     rec = kbuild_line(req, identity, meta) if req.kbuild else None
     if rec is not None:
         entry["kbuild"] = {"copts": rec["copts"], "key": rec["key"]}
-        image = kbuild.own_image(rec, own=kbuild.line_patches(req.patches) == req.patches)
+        image = kbuild.image_given(rec, own=kbuild.line_patches(req.patches) == req.patches)
         if image is not None and req.image is None:
             # the tree's own vdso64.so, as its kbuild made it: the +image variants
             # (vdso_image.py), the tree taken again with the image in its key
-            return take_in(req._replace(image=vdso_image.given(str(image))))
+            return take_in(req._replace(image=image))
     entry["identity"]["kbuild"] = kbuild.context(rec)
     return entry, meta, found is not None, time.monotonic() - t0
 

@@ -44,7 +44,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from vdsobench_cli.kimport import kbuild_tree, newer_sources, patches as patches_mod
+from vdsobench_cli.kimport import kbuild_tree, newer_sources, patches as patches_mod, vdso_image
 from vdsobench_cli.kimport.kbuild_line import NEUTRALISE, classify, parse_cmd
 from vdsobench_cli.cli import caches, confine, lifecycle, safe_read, tools
 from vdsobench_cli.cli.errors import UsageError
@@ -57,7 +57,7 @@ CMD_LIMIT = 1 << 20
 OUTPUT_LIMIT = 64 << 20  # vclock_gettime.o, vdso64.so{,.dbg}: a few hundred KB
 MAKE_TIMEOUT = 1800
 # raise with any change to what is kept or dropped: cached lines are made again
-FORMAT = 2
+FORMAT = 3
 
 def compiler_identity(cc):
     """{path, version}: where the compiler is and its first --version line."""
@@ -234,10 +234,19 @@ def extract(build_fd, compiler):
                          "kbuild must use it; nothing imported")
     kept, dropped = classify(argv)
     return {"compiler": compiler, "vdso_dir": vdso,
+            "options": image_options(safe_read.read_regular(
+                ".config", "kbuild's .config", CONFIG_LIMIT, root=build_fd)),
             "line": " ".join(shlex.quote(w) for w in [cc] + argv),
             "copts": kept + [f for f, _ in NEUTRALISE],
             "dropped": dropped,
             "neutralised": [list(n) for n in NEUTRALISE]}
+
+
+def image_options(config):
+    """{option: bool} of vdso_image.OPTIONS in a .config as olddefconfig left
+    it: what the image was built with."""
+    text = config.decode(errors="replace")
+    return {name: bool(re.search(rf"^CONFIG_{name}=y$", text, re.M)) for name in vdso_image.OPTIONS}
 
 
 def cached(cache_dir):
@@ -368,9 +377,23 @@ def keep(build_fd, rec, top, final):
 def own_image(rec, own):
     """The vdso64.so kbuild made for this tree, or None: only when the image is
     this tree's (own: not the unpatched tree's, whose line a series that
-    leaves kbuild alone takes)."""
-    image = cache_dir() / rec["key"] / kbuild_tree.IMAGE
-    return image if own and image.is_file() else None
+    leaves kbuild alone takes). Its .dbg instead where it holds the same code
+    (vdso_image.shipped_by): its .symtab places the data pages, which from
+    v6.15 a stripped image cannot say."""
+    folder = cache_dir() / rec["key"]
+    image, dbg = folder / kbuild_tree.IMAGE, folder / kbuild_tree.DBG
+    if not own or not image.is_file():
+        return None
+    if dbg.is_file() and vdso_image.shipped_by(dbg.read_bytes(), image.read_bytes()):
+        return dbg
+    return image
+
+
+def image_given(rec, own):
+    """own_image()'s, as vdso_image.given() reads --vdso-image FILE, with the
+    options kbuild built it with; None without one."""
+    image = own_image(rec, own)
+    return image and vdso_image.given(str(image), rec.get("options"))
 
 
 def context(rec):

@@ -112,9 +112,14 @@ class ShapesTest(unittest.TestCase):
         compiler = kbuild.compiler_identity("gcc")
         for shape, where in WHERE.items():
             root = self.tree(shape)
+            # as olddefconfig leaves it: =y, "is not set", or absent
+            (root / ".config").write_text("CONFIG_TIME_NS=y\n# CONFIG_POSIX_AUX_CLOCKS is not "
+                                          "set\nCONFIG_GENERIC_VDSO_OVERFLOW_PROTECT_X=y\n")
             fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
             try:
                 rec = kbuild.extract(fd, compiler)
+                self.assertEqual(rec["options"], {"TIME_NS": True, "POSIX_AUX_CLOCKS": False,
+                                                  "GENERIC_VDSO_OVERFLOW_PROTECT": False})
                 self.assertEqual(rec["vdso_dir"], where)
                 self.assertIn(f"-o {where}/vclock_gettime.o", rec["line"])
                 self.assertIn("-fcf-protection=none", rec["copts"])

@@ -2,8 +2,10 @@
 deterministic, no kernel tree needed), read by the loader's own parser
 (//impls/image:vdsobench_image_check): the counter slots found through 14-
 and 12-byte struct alt_instr, the vvar area from a symbol table, the entry
-points; and hostile images, each refused with one line naming the file."""
+points, the data store's pages, a kbuild image's .dbg and its options; and
+hostile images, each refused with one line naming the file."""
 import os
+import struct
 import tempfile
 import unittest
 
@@ -38,9 +40,60 @@ class Parse(unittest.TestCase):
         self.assertEqual(vdso_image.parse(synth(vvar_start=-6 * 4096))["vvar_start"],
                          -6 * 4096)
 
+    def test_data_pages_of_each_layout(self):
+        """v6.1..v6.14: the data at 128 of the first page, the time namespace's
+        page last; the data store (v6.15 on, by its vdso_u_data): at 0 of the
+        first, the namespace's page next."""
+        old = vdso_image.parse(synth(14))
+        self.assertEqual((old["data_page"], old["timens_page"], old["data_offset"]),
+                         (0, 3, 128))
+        new = vdso_image.parse(synth(vvar_start=-6 * 4096, symbol="vdso_u_data"))
+        self.assertEqual((new["vvar_start"], new["data_page"], new["timens_page"],
+                          new["data_offset"]), (-6 * 4096, 0, 1, 0))
+        text = vdso_image.c_header(b"x", new)
+        for line in ("VVAR_PAGES 6", "DATA_PAGE 0", "TIMENS_PAGE 1", "DATA_OFFSET 0"):
+            self.assertIn(f"#define KIMPORT_IMAGE_{line}\n", text)
+
+    def test_options_are_stated_only_where_known(self):
+        info = vdso_image.parse(synth(14))
+        self.assertNotIn("KIMPORT_IMAGE_CONFIG", vdso_image.c_header(b"x", info))
+        text = vdso_image.c_header(b"x", info, {"POSIX_AUX_CLOCKS": False, "TIME_NS": True,
+                                                 "GENERIC_VDSO_OVERFLOW_PROTECT": True})
+        self.assertIn("#define KIMPORT_IMAGE_CONFIG_POSIX_AUX_CLOCKS 0\n", text)
+        self.assertIn("#define KIMPORT_IMAGE_CONFIG_TIME_NS 1\n", text)
+        # a name that is no option never reaches the header
+        text = vdso_image.c_header(b"x", info, {"X\n#include </etc/shadow>": True})
+        self.assertNotIn("shadow", text)
+
+    def test_an_image_laid_out_otherwise_than_the_writer_is_refused(self):
+        on, off = {"GENERIC_VDSO_OVERFLOW_PROTECT": True}, {"GENERIC_VDSO_OVERFLOW_PROTECT": 0}
+        self.assertIsNone(vdso_image.layout_differs(None, off))  # no options: the shim's
+        self.assertIsNone(vdso_image.layout_differs(on, {"GENERIC_VDSO_OVERFLOW_PROTECT": 1}))
+        self.assertIn("built with CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT",
+                      vdso_image.layout_differs(on, {}))
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaises(UsageError) as cm:
+                vdso_image.take(d, "x86_64", synth(), "x.so", {}, on)
+            self.assertIn("without CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT", str(cm.exception))
+            self.assertEqual(os.listdir(d), [])
+
+    def test_a_dbg_ships_what_its_stripped_image_does(self):
+        """objcopy -S rewrites the ELF and program headers and drops what follows
+        the segment's end in the .so (v7.3: __ex_table): the rest is the same."""
+        dbg = synth(vvar_start=-6 * 4096, symbol="vdso_u_data")
+        end = 0x40 + 56 * 2  # synth's two program headers
+        so = bytearray(dbg[:0x3f0])
+        so[40:48] = bytes(8)  # e_shoff rewritten
+        struct.pack_into("<QQ", so, 0x40 + 32, len(so), len(so))  # p_filesz, p_memsz
+        self.assertTrue(vdso_image.shipped_by(dbg, bytes(so)))
+        so[end + 1] ^= 1  # one byte of what is mapped
+        self.assertFalse(vdso_image.shipped_by(dbg, bytes(so)))
+        self.assertFalse(vdso_image.shipped_by(dbg, b"so64"))
+        self.assertFalse(vdso_image.shipped_by(b"\x7fELF\x02" + bytes(59), dbg))
+
     def test_header(self):
         data = synth(names=vdso_images.SYMS[:3])
-        text = vdso_image.c_header(data, vdso_image.parse(data), "x")
+        text = vdso_image.c_header(data, vdso_image.parse(data))
         self.assertIn("#define KIMPORT_IMAGE_CLOCK_GETTIME 256", text)
         self.assertIn("#define KIMPORT_IMAGE_GETTIMEOFDAY 264", text)
         self.assertIn("#define KIMPORT_IMAGE_CLOCK_GETRES -1", text)  # not exported

@@ -210,10 +210,13 @@ HOSTILE = {
                        "__vdso_clock_gettime is outside the image"),
     "bad-vvar-start": (lambda: synth(vvar_start=-100), "vvar_start -100"),
     # the generic data store's pages (v6.15 on: six before the image, the
-    # time data first), which the four-page fallback would map wrongly: by
-    # the .dbg's symbols, and by a stripped image's note
+    # time data first), placed by the .dbg's vdso_u_data: not without it,
+    # not off a page, and not in a stripped image, whose note says it is
+    # one (the four-page fallback would map it wrongly)
     "data-store": (lambda: synth(vvar_start=-6 * 4096, symbol="vdso_u_time_data"),
-                   "the generic data store's (vdso_u_time_data at -24576"),
+                   "it has vdso_u_time_data and no vdso_u_data"),
+    "data-store-off-page": (lambda: synth(vvar_start=-6 * 4096 + 8, symbol="vdso_u_data"),
+                            "vdso_u_data is not whole pages before the image"),
     "data-store-note": (lambda: synth(note=linux_note(7, 3, 4)),
                         "Linux 7.3.4's (its note)"),
     # the second battery's: an entry point the loader would call into as it is
@@ -228,6 +231,7 @@ def good():
     return {"v6.12": synth(14), "v6.1": synth(12, alts=[(0x100, 0x110, 114, 5, 5),
                                                          (0x100, 0x115, 59, 5, 3)]),
             "vvar-symtab": synth(vvar_start=-6 * 4096),
+            "data-store": synth(vvar_start=-6 * 4096, symbol="vdso_u_data"),
             "v6.12-note": synth(note=linux_note(6, 12, 57)),
             # hostile notes, read past nothing: a name size that overruns the
             # section, then a 7.3 note cut short: no version, the image loads
