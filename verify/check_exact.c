@@ -163,9 +163,10 @@ static void check_one_getres(const struct vdso_variant *v, clockid_t clk,
 		/*
 		 * v6.17's vDSO answers aux_clock_resolution_ns() for every aux
 		 * id, enabled or not (its syscall says -ENODEV for a disabled
-		 * one); before v6.17 the ids are -EINVAL
+		 * one), configured or not (getres_aux); before v6.17 the ids
+		 * are -EINVAL
 		 */
-		want_ret = aux_enabled ? 0 : -EINVAL;
+		want_ret = aux_enabled || (v->has_getres && v->getres_aux) ? 0 : -EINVAL;
 		want.tv_sec = 0;
 		want.tv_nsec = 1;
 	} else {

@@ -76,6 +76,13 @@ struct vdso_variant {
 	u32 aux_clocks;
 	bool has_getres; /* a vDSO clock_getres (x86 before 5.3 had none) */
 	/*
+	 * v6.17's clock_getres() answers every aux id itself (1 ns, VDSO_AUX),
+	 * with CONFIG_POSIX_AUX_CLOCKS or without: without, the syscall says
+	 * -EINVAL. Upstream's own difference (the running 6.18 here does it),
+	 * which an image built without aux clocks keeps.
+	 */
+	bool getres_aux;
+	/*
 	 * CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT: the data carries max_cycles
 	 * and a delta above it takes a 128-bit multiply
 	 */

@@ -37,6 +37,13 @@
 
 #include "impls/common/variant_prelude.h"
 
+/* v6.17's lib/vdso (the data's aux_clock_data): getres of any aux id */
+#ifdef KIMPORT_AUX_CLOCK_DATA
+#define KIMPORT_GETRES_AUX true
+#else
+#define KIMPORT_GETRES_AUX false
+#endif
+
 #include "impls/common/vvar_memfd.h"
 #include "kernel_import/glue/kimport.h"
 #ifdef KIMPORT_IMAGE
@@ -210,6 +217,7 @@ VDSO_VARIANT_DEFINE(.source = KIMPORT_SOURCE, .summary = KIMPORT_SUMMARY,
 		    .coarse_clocks = KIMPORT_COARSE_CLOCKS,
 		    .raw_clocks = KIMPORT_RAW_CLOCKS, KIMPORT_AUX_HOOKS,
 		    .has_getres = KIMPORT_HAS_GETRES,
+		    .getres_aux = KIMPORT_GETRES_AUX,
 		    .has_max_cycles = IS_ENABLED(CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT),
 		    .has_timens = KIMPORT_READS_TIMENS,
 		    .fields = KIMPORT_SYM(fields), .nr_fields = KIMPORT_NR_FIELDS,
