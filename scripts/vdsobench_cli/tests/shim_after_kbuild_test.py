@@ -1,4 +1,4 @@
-"""An import whose tree the shim cannot build (Linux 7.3's, today) when
+"""An import whose tree the shim cannot build (a release newer than it) when
 kbuild is asked for: kbuild runs all the same and the one line (exit 2) says
 what it built (the image's path in the kbuild cache) and what the shim could
 not (the compiler's first error); without kbuild, or when kbuild cannot run,
