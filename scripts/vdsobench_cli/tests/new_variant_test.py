@@ -6,9 +6,11 @@ This test keeps the promise honest: in a copy of the project it adds a
 throwaway layout (a copy of generic_5_3.c under a new name) and a throwaway
 counter (a copy of lfence_rdtsc.h, which every x86-64 CPU runs), each as
 exactly one new file plus one row in the table, and checks that every command
-picks them up: list, verify (every variant), the test suite (`test --quick`:
-every C suite and every Python module but the slow ones, which rebuild or
-re-import worlds that do not read the new rows), run (with the counter's
+picks them up: list, verify (the new rows and the known-bad control; every
+variant through every check is the C suite checks_test's), the test suite
+(`test --quick`: every C suite and every Python module but the slow ones,
+which rebuild or re-import worlds that do not read the new rows, and the
+arm64 group's cross build), run (with the counter's
 floor), compare, layout --diff, sim and gate --update-baseline. The clock is
 OTHER_CLOCKS' last row (the boottime alarm clock), moved to SUITE_CLOCKS: a real id no
 layout serves (the syscall path answers it) and that a machine without an RTC
@@ -161,7 +163,13 @@ class NewVariantTest(unittest.TestCase):
             r = self.cli("verify", "--json", *args, check=False)
             return {x["variant"]: x for x in map(json.loads, r.stdout.splitlines())
                     if "variant" in x}
-        found = records("--duration-ms", "100")
+        # the new rows and the known-bad control: every variant through every
+        # check is checks_test's, which the copy's C suites run (test_9)
+        listed = json.loads(self.cli("list", "--json").stdout)
+        bad = sorted({v["layout"] for v in listed if v.get("known_bad")})
+        found = records("--duration-ms", "100", f"{LAYOUT}+*", f"*+{COUNTER}+*",
+                        *(f"{layout}+*" for layout in bad))
+        self.assertTrue(bad and found, listed)
         # a concurrency check the load starved of reads judged nothing: those
         # variants again, with time enough for their readers (verify --json's
         # "starved"), as a user would
