@@ -9,8 +9,9 @@ machine's apt configuration is left as it was. The stripped image alone,
 given to `import --vdso-image`, is refused in one line: it cannot say
 where its data pages are.
 
-Slow (commands/testrun.py's SLOW): 22 s once both caches hold 7.3; 185 s
-the first time (a download of 168 MB, kbuild on 2 busy cores).
+Slow (commands/testrun.py's SLOW): 150 s once both caches hold 7.3 (the
+variants built and verified, on 2 busy cores); the first time adds the
+download (168 MB) and kbuild.
 Skipped, saying why, when the tree is not fetched yet and the archive's
 trixie-backports cannot be reached, or kbuild's tools are missing."""
 
