@@ -31,7 +31,7 @@ from collections import Counter
 from vdsobench_cli.cli import (arch, build, confine, labels, lifecycle, tools,
                               variants as variant_list)
 from vdsobench_cli.cli.errors import Failure, UsageError
-from vdsobench_cli.measure import pahole
+from vdsobench_cli.measure import pahole, sim
 
 from reports import layout_map
 from vdsobench_cli.core import clocks, vocab
@@ -135,6 +135,8 @@ class Tracer:
                               write=[self.tmp])
         r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
         said = [x for x in r.stderr.splitlines() if x.startswith(DRIVER_ERROR)]
+        if r.returncode != 0 and sim.lacks_instruction(r.returncode, r.stderr):
+            raise sim.unsimulated(variant, r.stderr, "layout")
         if r.returncode != 0:
             raise Failure(f"layout: valgrind on {variant} {clock} {mode} failed "
                           f"(exit {r.returncode}): "

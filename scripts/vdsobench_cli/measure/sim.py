@@ -28,6 +28,8 @@ import fnmatch
 import json
 import os
 import platform
+import re
+import signal
 import subprocess
 import sys
 from fractions import Fraction
@@ -134,6 +136,35 @@ def choose(items, valid, label):
     return [x for x in valid if x in chosen]
 
 
+class Unsimulated(Failure):
+    """valgrind cannot run a variant's code on this machine: an instruction
+    its CPU model lacks (valgrind offers what this CPU's CPUID lists, so a
+    tree reading the counter with its own RDTSCP on a CPU that does not list
+    it stops there). What it could not run, one line."""
+
+
+# the instructions a tree's counter read may use that valgrind can lack
+# (its first bytes as valgrind prints them: "vex amd64->IR: unhandled
+# instruction bytes: 0xF 0x1 0xF9 0x31 ...")
+UNHANDLED = {("0xF", "0x1", "0xF9"): "RDTSCP"}
+
+
+def lacks_instruction(returncode, stderr):
+    """Whether valgrind stopped at an instruction it does not offer here:
+    cachegrind raises SIGILL, lackey fails an assertion after the same line."""
+    return returncode == -signal.SIGILL or "signal 4 (SIGILL)" in stderr or \
+        "unhandled instruction bytes:" in stderr
+
+
+def unsimulated(subject, stderr, command="sim"):
+    """Unsimulated for a run valgrind stopped at an instruction it lacks."""
+    m = re.search(r"unhandled instruction bytes:((?: 0x[0-9A-F]{1,2}){1,3})", stderr)
+    first = tuple(m.group(1).split()) if m else ()
+    what = UNHANDLED.get(first, f"the bytes {' '.join(first)}") if first else "an instruction"
+    return Unsimulated(f"{command}: valgrind cannot run {subject} here: {what} (valgrind "
+                       "offers the instructions this CPU's CPUID lists)")
+
+
 class Runner:
     """Runs the driver under cachegrind; one run per (subject, clock, mode, n)."""
 
@@ -162,6 +193,8 @@ class Runner:
         if r.returncode == 2 and "vdsobench_sim_driver:" in r.stderr:
             line = [x for x in r.stderr.splitlines() if "vdsobench_sim_driver:" in x][-1]
             raise UsageError("sim: " + line.split("vdsobench_sim_driver: ", 1)[1])
+        if lacks_instruction(r.returncode, r.stderr):
+            raise unsimulated(subject, r.stderr)
         if r.returncode != 0:
             raise Failure(f"sim: valgrind on {subject} {clock} {mode} failed "
                           f"(exit {r.returncode}): {build.tail(r.stderr, 3)}")

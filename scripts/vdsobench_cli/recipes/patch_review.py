@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from vdsobench_cli.cli import arch, atomic, build, tools
-from vdsobench_cli.measure import compare
+from vdsobench_cli.measure import compare, sim as sim_mod
 from vdsobench_cli.kimport import names, patches as patches_mod, request, txn
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import (patch_review_arm64, patch_review_rounds as rounds_mod,
@@ -97,10 +97,10 @@ def read_path_code(before, after):
 
 def data_page(before, after, diff):
     """The structs from the trees' DWARF (every field), then the lines each
-    clock's read path loads where they changed."""
+    clock's read path loads where they changed (diff None: not traced)."""
     from vdsobench_cli.measure import pahole
-    lines = path_changes(diff, str.upper)
-    if not lines:
+    lines = path_changes(diff, str.upper) if diff else []
+    if not lines and diff:
         lines.append("every clock's read path loads the same lines")
     sides = []
     for name in (BEFORE, AFTER):
@@ -119,7 +119,8 @@ def data_page(before, after, diff):
                                                              limit=3), root)
     else:
         lines.append("the structs: pahole or the objects missing; layout's table only")
-        lines += [x.strip() for x in layout_summary(diff) if "lines per call" not in x]
+        lines += [x.strip() for x in layout_summary(diff) if "lines per call" not in x] \
+            if diff else []
     return lines
 
 
@@ -163,14 +164,25 @@ def why_lines(rows, sim):
             f"the call ~{CALL_LINE_NS} ns, its caller ~{CALLER_LINE_NS} ns a line displaced."]
 
 
-def timed(s, before, after, clocks, progress_fn=progress, walk=None):
+def timed(s, before, after, clocks, progress_fn=progress, walk=None, notes=None):
     """The two-stage measurement (patch_review_rounds.py), then the simulated
     rows; (Timed, comparison, plan, seconds)."""
     t, p, seconds = rounds_mod.timed_rounds(s, before, after, clocks, progress_fn)
     c = t.comparison()
     progress_fn("simulating (cachegrind)")
-    c["rows"] += end_sims(before, after, clocks, walk)
+    c["rows"] += simulated(before, after, clocks, walk, [] if notes is None else notes)
     return t, c, p, seconds
+
+
+def simulated(before, after, clocks, walk, notes):
+    """end_sims()'s rows; [] and a note where valgrind cannot run a tree's code
+    here (a counter read by an instruction this CPU does not list): the rest
+    of the review stands without them."""
+    try:
+        return end_sims(before, after, clocks, walk)
+    except sim_mod.Unsimulated as e:
+        notes.append(f"not simulated: {str(e).removeprefix('sim: ')}")
+        return []
 
 
 def run(s):
@@ -254,9 +266,14 @@ def reviewed(s, source, patches):
         else:
             plan = measured(s, rv, before, after, clocks, fleet_args, walk)
             s.heading("the data page: the tree against the patched tree")
-            d = layout_json(f"kernel:{BEFORE}", f"kernel:{AFTER}")
-            s.block("\n".join(layout_map.render_diff(d["diff"])))
-            rv["page"] = data_page(BEFORE, AFTER, d["diff"])
+            try:
+                diff = layout_json(f"kernel:{BEFORE}", f"kernel:{AFTER}")["diff"]
+                s.block("\n".join(layout_map.render_diff(diff)))
+            except sim_mod.Unsimulated as e:  # the lines each path loads: traced
+                diff = None
+                rv["notes"].append(f"data page lines not traced: "
+                                   f"{str(e).removeprefix('layout: ')}")
+            rv["page"] = data_page(BEFORE, AFTER, diff)
 
     if getattr(s, "arm64", True):
         rv["arm64"] = on_arm64(s, source, patches)
@@ -286,10 +303,10 @@ def measured(s, rv, before, after, clocks, fleet_args, walk=None):
     if fleet_args:
         rv["fleet"] = on_fleet(s, fleet_args)
         progress("simulating (cachegrind)")
-        rv["sim"] = sim_table({"rows": end_sims(before, after, clocks, walk)})
+        rv["sim"] = sim_table({"rows": simulated(before, after, clocks, walk, rv["notes"])})
         rv["notes"] += fleet_notes(rv["fleet"])
         return plan
-    t, c, plan, seconds = timed(s, before, after, clocks, walk=walk)
+    t, c, plan, seconds = timed(s, before, after, clocks, walk=walk, notes=rv["notes"])
     rv["rows"] = t.block_rows()
     cpus = sorted({key.cpu for key in t.records if key.cpu is not None})
     rv["machine"]["cpu_pinned"] = ",".join(map(str, cpus)) or None

@@ -75,7 +75,11 @@ def failure(error):
 
 def sim_changes(before, after):
     """[(clock, mode, instructions before, after, L1D misses before, after)]
-    where the two trees' simulated counts differ (sim.measure()'s records)."""
+    where the two trees' simulated counts differ (sim.measure()'s records;
+    None: not simulated, nothing to compare)."""
+    if before is None or after is None:
+        return []
+
     def counts(records):
         return {(r["clock"], r["mode"]): (r["net_instructions_per_call"],
                                           r["net_l1d_misses_per_call"]) for r in records}
@@ -119,12 +123,17 @@ def judge(checked):
 
 
 def facts(name, counter, clocks, progress):
-    """(disassembly or None, sim.measure()'s records) of an import's read path."""
+    """(disassembly or None, sim.measure()'s records or None where valgrind
+    cannot run the tree's code here) of an import's read path."""
     from vdsobench_cli.measure import sim
     variant = f"kernel:{name}+{counter}+always"
     code, _ = reader_disassembly(variant, build.bin_dir())
     progress(f"simulating {name} (cachegrind)")
-    return code, sim.measure([variant], clocks, list(SIM_MODES))
+    try:
+        return code, sim.measure([variant], clocks, list(SIM_MODES))
+    except sim.Unsimulated as e:
+        progress(f"{name}: not simulated: {str(e).removeprefix('sim: ')}")
+        return code, None
 
 
 def walk(s, held, source, patches, names, counter, clocks, progress):
@@ -137,7 +146,7 @@ def walk(s, held, source, patches, names, counter, clocks, progress):
     metas = dict(held.enter_context(txn.temporary({before: (source, [])})))
     checked = verify_tree(s, before, "before", counter, progress)
     code, sims = facts(before, counter, clocks, progress)
-    ends = {"before": sims}
+    ends = {} if sims is None else {"before": sims}
     for k, st in enumerate(steps, 1):
         last = k == len(steps)
         name = after if last else STEP
@@ -163,7 +172,7 @@ def walk(s, held, source, patches, names, counter, clocks, progress):
         st["sim"] = sim_changes(sims, new_sims)
         st["timed"] = last
         code, sims = new_code, new_sims
-    if steps[-1]["result"] == VERIFIED:
+    if steps[-1]["result"] == VERIFIED and sims is not None and ends:
         ends["after"] = sims
     return Walk(steps, metas, checked, ends, status(steps))
 

@@ -15,6 +15,7 @@ from unittest import mock
 import jsonschema
 
 from vdsobench_cli.cli import build
+from vdsobench_cli.cli.errors import Failure
 from vdsobench_cli.core import paired, stats, vocab
 from vdsobench_cli.kimport import git_dir
 from vdsobench_cli.measure import compare, rounds
@@ -275,6 +276,31 @@ if __name__ == "__main__":
 
 def timed_row(verdict):
     return {"verdict": verdict, "complete": verdict != "incomplete"}
+
+
+class UnsimulatedTest(unittest.TestCase):
+    """A tree whose code valgrind cannot run here (RDTSCP on a CPU that does not
+    list it): the review goes on without the simulated rows and says why; a
+    series' walk compares no counts rather than stopping."""
+
+    def test_the_review_notes_it_and_goes_on(self):
+        gone = patch_review.sim_mod.Unsimulated("sim: valgrind cannot run kernel:a here: "
+                                                "RDTSCP (SIGILL; ...)")
+        notes = []
+        with mock.patch.object(patch_review, "end_sims", side_effect=gone):
+            self.assertEqual(patch_review.simulated("kernel:b", "kernel:a", ["monotonic"],
+                                                    None, notes), [])
+        self.assertEqual(notes, ["not simulated: valgrind cannot run kernel:a here: RDTSCP "
+                                 "(SIGILL; ...)"])
+        with mock.patch.object(patch_review, "end_sims", side_effect=Failure("sim: broke")):
+            with self.assertRaises(Failure):  # any other failure still stops it
+                patch_review.simulated("kernel:b", "kernel:a", ["monotonic"], None, [])
+
+    def test_a_series_compares_no_counts_it_lacks(self):
+        records = [{"clock": "monotonic", "mode": "hot", "net_instructions_per_call": 50,
+                    "net_l1d_misses_per_call": 1}]
+        self.assertEqual(patch_series.sim_changes(None, records), [])
+        self.assertEqual(patch_series.sim_changes(records, None), [])
 
 
 class WhyTest(unittest.TestCase):

@@ -55,6 +55,27 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(sim.figure(calls["D1mr"]),
                          round(1 / (sim.ITERATIONS[1] - sim.ITERATIONS[0]), 3))
 
+    def test_an_instruction_valgrind_lacks_is_named(self):
+        # valgrind 3.19 on a CPU whose CPUID lists no rdtscp, running a tree
+        # that reads the counter with its own RDTSCP
+        stderr = ("vex amd64->IR: unhandled instruction bytes: 0xF 0x1 0xF9 0x31 0xC0 0xC3\n"
+                  "==2== Process terminating with default action of signal 4 (SIGILL)\n")
+        e = sim.unsimulated("kernel:after+fake+always", stderr)
+        self.assertIsInstance(e, Failure)
+        self.assertEqual(str(e), "sim: valgrind cannot run kernel:after+fake+always here: "
+                                 "RDTSCP (valgrind offers the instructions this "
+                                 "CPU's CPUID lists)")
+        self.assertIn("the bytes 0xF 0x1 0xAE", str(sim.unsimulated(
+            "v", "unhandled instruction bytes: 0xF 0x1 0xAE 0x0\n")))
+        self.assertIn(": an instruction (", str(sim.unsimulated("v", "signal 4 (SIGILL)")))
+        # lackey (layout's tool) fails an assertion after the same line, exit 1
+        lackey = (stderr.splitlines()[0] + "\nLackey: lk_main.c:529 (addEvent_Ir): "
+                  "Assertion '...' failed.\n")
+        self.assertTrue(sim.lacks_instruction(1, lackey))
+        self.assertTrue(str(sim.unsimulated("v", lackey, "layout")).startswith(
+            "layout: valgrind cannot run v here: RDTSCP"))
+        self.assertFalse(sim.lacks_instruction(1, "==2== could not unlink ..."))
+
     def test_placement_must_not_move(self):
         a = {"stack_page_offset": 3968, "fake_counter_page_offset": 2744, "evicted_span": 1024}
         self.assertEqual(sim.placement([a, dict(a)])["stack_page_offset"], 3968)
