@@ -68,7 +68,9 @@ RUNNER = "toolchains/qemu_aarch64.sh"
 # how every emulated timing is labelled, everywhere it is shown
 LABEL = emulation_mod.LABEL
 # the counter read the field tables and the simulated counts name a layout by
-# (the layout is the same whatever the read; valgrind runs RDTSCP on any CPU)
+# (the layout is the same whatever the read; sim and layout run each variant's
+# fake twin, so valgrind never meets the RDTSCP, which it offers only where
+# the CPU's CPUID lists it)
 DEFAULT_COUNTER = {"x86_64": "rdtscp", "arm64": "isb_cntvct_dep"}
 # what a timed command reads by default, as the harness's default selection
 # (bench/subjects.h, bench_default_counter()): the kernel's own read on this

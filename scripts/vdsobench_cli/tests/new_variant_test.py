@@ -225,7 +225,8 @@ class NewVariantTest(unittest.TestCase):
                  "--clocks", "monotonic", "--modes", "hot")
         rows = json.loads(baseline.read_text())["sim"]["rows"]
         # the baseline's selection names layouts with rdtscp: a simulated count,
-        # the same on any CPU (valgrind runs RDTSCP whatever the host has)
+        # the same on any CPU (sim runs the fake twin: valgrind never meets
+        # the RDTSCP)
         self.assertIn(f"{LAYOUT}+rdtscp+always", {r["variant"] for r in rows})
 
     def test_a_the_new_clock_is_measured_and_traced(self):
