@@ -23,8 +23,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from vdsobench_cli.cli import private_apt
-from vdsobench_cli.kimport import kbuild, newer_sources, vdso_image
+from vdsobench_cli.cli import build, private_apt
+from vdsobench_cli.kimport import (kbuild, newer_sources, patches as patches_mod,
+                                   source as source_mod, tarball as tarball_mod, vdso_image)
 from vdsobench_cli.tests.support import NESTED, ImportsDir, cli, snapshot
 
 SERIES = "7.3"
@@ -110,6 +111,21 @@ class TodayTreeTest(unittest.TestCase):
         self.assertEqual(found["kernel:today+fake+image"], "PASS", found)
         self.assertEqual(found["kernel:today+fake+always"], "PASS", found)
         self.assertFalse({v: st for v, st in found.items() if st not in ("PASS", "SKIP")})
+
+        # the 7.3 test patches (kernel_import/testdata: issue 30's (a), (b), (c))
+        # apply to it, as import applies a series
+        with tempfile.TemporaryDirectory() as d:
+            series = patches_mod.check_patches(
+                [str(p) for p in sorted((build.ROOT / "kernel_import" / "testdata")
+                                        .glob("7.3-*.patch"))])
+            self.assertEqual(len(series), 3)
+            named = sorted({n for p in series for n in p.names})
+            base = Path(d, "base")
+            base.mkdir()
+            tarball_mod.untar(tarball, source_mod.expand(source_mod.TAKE, "x86"), named, base)
+            for k, one in enumerate(series):  # each on its own: (a) and (b) are rivals
+                shutil.copytree(base, Path(d, str(k)))
+                patches_mod.apply_patches(Path(d, str(k)), [one])
 
         # the stripped image alone cannot say where the data store's pages are
         rc, out, err = cli("import", f"linux-source-{SERIES}", "--vdso-image", str(image),
