@@ -140,10 +140,11 @@ static int data_store(struct vdso_image_info *info, const uint64_t *at, unsigned
 		return fail(why, n, "its data pages are the generic data store's, but %s",
 			    found & 2 ? "vdso_u_data is not whole pages before the image"
 				      : "it has vdso_u_time_data and no vdso_u_data");
+	/* time: vdso_u_data's page where the file has no vdso_u_time_data */
 	if (time < start || time + 1 >= 0)
-		return fail(why, n, "vdso_u_time_data %" PRId64 ": not a page of the data "
-			    "store (from %ld) with the time namespace's page after it",
-			    (int64_t)at[2], start * VDSO_IMAGE_PAGE);
+		return fail(why, n, "its time data at %ld: not a page of the data store "
+			    "(from %ld) with the time namespace's page after it",
+			    time * VDSO_IMAGE_PAGE, start * VDSO_IMAGE_PAGE);
 	info->vvar_start = start * VDSO_IMAGE_PAGE;
 	info->vvar_pages = (int)-start;
 	info->data_page = (int)(time - start);

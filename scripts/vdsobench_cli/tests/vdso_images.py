@@ -217,6 +217,9 @@ HOSTILE = {
                    "it has vdso_u_time_data and no vdso_u_data"),
     "data-store-off-page": (lambda: synth(vvar_start=-6 * 4096 + 8, symbol="vdso_u_data"),
                             "vdso_u_data is not whole pages before the image"),
+    # one page: no room for the time namespace's after the time data
+    "data-store-one-page": (lambda: synth(vvar_start=-4096, symbol="vdso_u_data"),
+                            "its time data at -4096: not a page of the data store"),
     "data-store-note": (lambda: synth(note=linux_note(7, 3, 4)),
                         "Linux 7.3.4's (its note)"),
     # the second battery's: an entry point the loader would call into as it is
