@@ -151,8 +151,9 @@ def take_in(req):
     rec = kbuild_line(req, identity, meta) if req.kbuild else None
     if rec is not None:
         entry["kbuild"] = {"copts": rec["copts"], "key": rec["key"]}
-        image = kbuild.image_given(rec, own=kbuild.line_patches(req.patches) == req.patches)
-        if image is not None and req.image is None:
+        image = req.image is None and kbuild.image_given(
+            rec, own=kbuild.line_patches(req.patches) == req.patches)
+        if image:
             # the tree's own vdso64.so, as its kbuild made it: the +image variants
             # (vdso_image.py), the tree taken again with the image in its key
             return take_in(req._replace(image=image))

@@ -221,9 +221,10 @@ def given(image_path, options=None):
 
 
 def keyed(key, image):
-    """A tree's cache key with its image in it (the same key without one)."""
+    """A tree's cache key with its image (given()'s) in it, the options it was
+    built with included (the same key without one)."""
     if image is None:
         return key
-    options = json.dumps(image[2] if len(image) > 2 else None, sort_keys=True)
+    options = json.dumps(image[2], sort_keys=True)
     return hashlib.sha256(f"{key}+image:{hashlib.sha256(image[0]).hexdigest()}+{options}"
                           .encode()).hexdigest()

@@ -156,9 +156,12 @@ class Hostile(unittest.TestCase):
             self.assertEqual((meta["counter_sites"], meta["alternatives"]), (1, 2))
 
     def test_key_changes_with_the_image(self):
-        a, b = (synth(), "a"), (synth(12, alts=[(0x100, 0x110, 114, 5, 5)]), "b")
+        a, b = (synth(), "a", None), (synth(12, alts=[(0x100, 0x110, 114, 5, 5)]), "b", None)
         self.assertEqual(vdso_image.keyed("k", None), "k")
         self.assertNotEqual(vdso_image.keyed("k", a), vdso_image.keyed("k", b))
+        # and with the options it was built with
+        self.assertNotEqual(vdso_image.keyed("k", a),
+                            vdso_image.keyed("k", a[:2] + ({"TIME_NS": True},)))
 
 
 if __name__ == "__main__":
