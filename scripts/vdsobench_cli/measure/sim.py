@@ -140,7 +140,12 @@ class Unsimulated(Failure):
     """valgrind cannot run a variant's code on this machine: an instruction
     its CPU model lacks (valgrind offers what this CPU's CPUID lists, so a
     tree reading the counter with its own RDTSCP on a CPU that does not list
-    it stops there). What it could not run, one line."""
+    it stops there). What it could not run, one line; .reason without the
+    command's name, for a note."""
+
+    def __init__(self, command, reason):
+        super().__init__(f"{command}: {reason}")
+        self.reason = reason
 
 
 # the instructions a tree's counter read may use that valgrind can lack
@@ -150,10 +155,11 @@ UNHANDLED = {("0xF", "0x1", "0xF9"): "RDTSCP"}
 
 
 def lacks_instruction(returncode, stderr):
-    """Whether valgrind stopped at an instruction it does not offer here:
-    cachegrind raises SIGILL, lackey fails an assertion after the same line."""
-    return returncode == -signal.SIGILL or "signal 4 (SIGILL)" in stderr or \
-        "unhandled instruction bytes:" in stderr
+    """Whether a failed valgrind run stopped at an instruction it does not
+    offer here: cachegrind raises SIGILL, lackey fails an assertion after the
+    same line."""
+    return returncode != 0 and (returncode == -signal.SIGILL or "signal 4 (SIGILL)" in stderr
+                                or "unhandled instruction bytes:" in stderr)
 
 
 def unsimulated(subject, stderr, command="sim"):
@@ -161,7 +167,7 @@ def unsimulated(subject, stderr, command="sim"):
     m = re.search(r"unhandled instruction bytes:((?: 0x[0-9A-F]{1,2}){1,3})", stderr)
     first = tuple(m.group(1).split()) if m else ()
     what = UNHANDLED.get(first, f"the bytes {' '.join(first)}") if first else "an instruction"
-    return Unsimulated(f"{command}: valgrind cannot run {subject} here: {what} (valgrind "
+    return Unsimulated(command, f"valgrind cannot run {subject} here: {what} (valgrind "
                        "offers the instructions this CPU's CPUID lists)")
 
 

@@ -164,13 +164,14 @@ def why_lines(rows, sim):
             f"the call ~{CALL_LINE_NS} ns, its caller ~{CALLER_LINE_NS} ns a line displaced."]
 
 
-def timed(s, before, after, clocks, progress_fn=progress, walk=None, notes=None):
+def timed(s, before, after, clocks, notes, progress_fn=progress, walk=None):
     """The two-stage measurement (patch_review_rounds.py), then the simulated
-    rows; (Timed, comparison, plan, seconds)."""
+    rows (what stood in their way added to notes); (Timed, comparison, plan,
+    seconds)."""
     t, p, seconds = rounds_mod.timed_rounds(s, before, after, clocks, progress_fn)
     c = t.comparison()
     progress_fn("simulating (cachegrind)")
-    c["rows"] += simulated(before, after, clocks, walk, [] if notes is None else notes)
+    c["rows"] += simulated(before, after, clocks, walk, notes)
     return t, c, p, seconds
 
 
@@ -181,7 +182,7 @@ def simulated(before, after, clocks, walk, notes):
     try:
         return end_sims(before, after, clocks, walk)
     except sim_mod.Unsimulated as e:
-        notes.append(f"not simulated: {str(e).removeprefix('sim: ')}")
+        notes.append(f"not simulated: {e.reason}")
         return []
 
 
@@ -271,8 +272,7 @@ def reviewed(s, source, patches):
                 s.block("\n".join(layout_map.render_diff(diff)))
             except sim_mod.Unsimulated as e:  # the lines each path loads: traced
                 diff = None
-                rv["notes"].append(f"data page lines not traced: "
-                                   f"{str(e).removeprefix('layout: ')}")
+                rv["notes"].append(f"data page lines not traced: {e.reason}")
             rv["page"] = data_page(BEFORE, AFTER, diff)
 
     if getattr(s, "arm64", True):
@@ -306,7 +306,7 @@ def measured(s, rv, before, after, clocks, fleet_args, walk=None):
         rv["sim"] = sim_table({"rows": simulated(before, after, clocks, walk, rv["notes"])})
         rv["notes"] += fleet_notes(rv["fleet"])
         return plan
-    t, c, plan, seconds = timed(s, before, after, clocks, walk=walk, notes=rv["notes"])
+    t, c, plan, seconds = timed(s, before, after, clocks, rv["notes"], walk=walk)
     rv["rows"] = t.block_rows()
     cpus = sorted({key.cpu for key in t.records if key.cpu is not None})
     rv["machine"]["cpu_pinned"] = ",".join(map(str, cpus)) or None

@@ -132,7 +132,7 @@ def facts(name, counter, clocks, progress):
     try:
         return code, sim.measure([variant], clocks, list(SIM_MODES))
     except sim.Unsimulated as e:
-        progress(f"{name}: not simulated: {str(e).removeprefix('sim: ')}")
+        progress(f"{name}: not simulated: {e.reason}")
         return code, None
 
 

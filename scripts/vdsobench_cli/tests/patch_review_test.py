@@ -284,7 +284,7 @@ class UnsimulatedTest(unittest.TestCase):
     series' walk compares no counts rather than stopping."""
 
     def test_the_review_notes_it_and_goes_on(self):
-        gone = patch_review.sim_mod.Unsimulated("sim: valgrind cannot run kernel:a here: "
+        gone = patch_review.sim_mod.Unsimulated("sim", "valgrind cannot run kernel:a here: "
                                                 "RDTSCP (SIGILL; ...)")
         notes = []
         with mock.patch.object(patch_review, "end_sims", side_effect=gone):

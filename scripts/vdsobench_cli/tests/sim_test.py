@@ -75,6 +75,8 @@ class ParseTest(unittest.TestCase):
         self.assertTrue(str(sim.unsimulated("v", lackey, "layout")).startswith(
             "layout: valgrind cannot run v here: RDTSCP"))
         self.assertFalse(sim.lacks_instruction(1, "==2== could not unlink ..."))
+        self.assertFalse(sim.lacks_instruction(0, stderr))  # a run that ended well
+        self.assertEqual(e.reason, str(e).removeprefix("sim: "))
 
     def test_placement_must_not_move(self):
         a = {"stack_page_offset": 3968, "fake_counter_page_offset": 2744, "evicted_span": 1024}
