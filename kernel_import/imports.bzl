@@ -96,12 +96,20 @@ def import_variant(name, layout, copts, deps, inline = None):
         linkstatic = True,
         target_compatible_with = import_compat(layout),
     )
+    # The archive the programs link (non-PIC objects; PIC ones under
+    # --force_pic), not the library's default outputs, which hold a .pic.a
+    # too: asking for both compiled the tree twice, and nothing links the other.
+    native.filegroup(
+        name = name + "_tree_archive",
+        srcs = [":" + name + "_tree"],
+        output_group = "archive",
+    )
     # Nothing links the tree's objects unchecked: the library below compiles
     # this rule's output, made only when check_objects.py finds none of what
     # would run uncalled or replace the program's own definitions.
     native.genrule(
         name = name + "_tree_checked",
-        srcs = [":" + name + "_tree"],
+        srcs = [":" + name + "_tree_archive"],
         outs = [name + "_tree_checked.c"],
         cmd = "/usr/bin/python3 $(location //kernel_import:check_objects.py) %s %s $@ $(SRCS)" % (
             _copt(copts, "-DVDSO_PREFIX=") + "__",
