@@ -57,6 +57,9 @@ INLINES = {
 
 ARCHES = ["x86_64", "aarch64"]
 
+# VDSO_TABLE_VARIANTS_MAX is a multiple of this (vdso_table_sizes())
+VARIANTS_GRAIN = 256
+
 def variant_name(layout, counter, inline):
     return "%s+%s+%s" % (layout, counter, inline)
 
@@ -116,6 +119,18 @@ def _compat(counter):
         return []
     return ["@platforms//cpu:" + COUNTERS[counter]]
 
+def _link_only_impl(ctx):
+    return [CcInfo(linking_context = ctx.attr.dep[CcInfo].linking_context)]
+
+# A variant's library as its table links it: its objects and what they link,
+# without its headers. An imported tree's headers would otherwise reach every
+# compile below the table (the harness, each variant's loops) and, being part
+# of those actions' keys, recompile them all at each import.
+_link_only = rule(
+    implementation = _link_only_impl,
+    attrs = {"dep": attr.label(providers = [CcInfo])},
+)
+
 def _per_variant(name, srcs, with_layout, symbol, ctype, header, table, deps,
                  hdrs = []):
     """One cc_library per variant compiled from srcs (and its layout source
@@ -125,19 +140,20 @@ def _per_variant(name, srcs, with_layout, symbol, ctype, header, table, deps,
     libs = {}
     for layout, counter, inline in _all_variants():
         prefix = variant_prefix(layout, counter, inline)
-        libs[(layout, counter, inline)] = "%s_%s" % (name, prefix)
+        lib = "%s_%s" % (name, prefix)
+        libs[(layout, counter, inline)] = lib + "_link"
+        compat = import_compat(layout) if is_imported(layout) else _compat(counter)
+        _link_only(name = lib + "_link", dep = ":" + lib, target_compatible_with = compat)
         if with_layout and is_imported(layout):
-            import_variant(libs[(layout, counter, inline)], layout,
-                           _variant_copts(layout, counter, inline), deps, inline)
+            import_variant(lib, layout, _variant_copts(layout, counter, inline), deps, inline)
             continue
         native.cc_library(
-            name = libs[(layout, counter, inline)],
+            name = lib,
             srcs = srcs + ([LAYOUTS[layout][0]] if with_layout else []),
             copts = _variant_copts(layout, counter, inline) + _kline(layout, counter),
             deps = deps,
             linkstatic = True,
-            target_compatible_with = (import_compat(layout) if is_imported(layout)
-                                      else _compat(counter)),
+            target_compatible_with = compat,
         )
 
     for arch in ARCHES:
@@ -172,23 +188,36 @@ def _per_variant(name, srcs, with_layout, symbol, ctype, header, table, deps,
 def vdso_table_sizes(name):
     """`name`: a header-only cc_library with impls/<name>.h, the table's
     sizes as constants, so that C code sizes its arrays from the table
-    (the simulated kernel's attach slots, the harness's subjects) instead
-    of a number someone must remember to raise."""
+    (the simulated kernel's attach slots) instead of a number someone must
+    remember to raise; and `name`_capacity, impls/<name>_capacity.h, the
+    same rounded up for the harness's subjects."""
     most = 0
     for arch in ARCHES:
         most = max(most, len(variants_for_arch(arch)))
-    lines = [
-        "/* generated from impls/variants.bzl: do not edit */",
+    _header(name, [
         "#define VDSO_TABLE_LAYOUTS %d" % len(LAYOUTS),
         "#define VDSO_TABLE_COUNTERS %d" % len(COUNTERS),
         "#define VDSO_TABLE_INLINES %d" % len(INLINES),
         "/* the most variants any one architecture builds */",
         "#define VDSO_TABLE_VARIANTS_MAX %d" % most,
-    ]
+    ])
+
+    # Rounded up: an import's dozen variants then leave this header as it
+    # was, where the exact count recompiled every file including it (each
+    # variant's loops, the harness) for every import.
+    _header(name + "_capacity", [
+        "#define VDSO_TABLE_COUNTERS_CAPACITY %d" % len(COUNTERS),
+        "/* at least VDSO_TABLE_VARIANTS_MAX, a multiple of %d */" % VARIANTS_GRAIN,
+        "#define VDSO_TABLE_VARIANTS_CAPACITY %d" % (
+            (most + VARIANTS_GRAIN - 1) // VARIANTS_GRAIN * VARIANTS_GRAIN),
+    ])
+
+def _header(name, lines):
     native.genrule(
         name = name + "_h",
         outs = [name + ".h"],
-        cmd = "printf '%s\\n' > $@" % "\\n".join(lines),
+        cmd = "printf '%s\\n' > $@" % "\\n".join(
+            ["/* generated from impls/variants.bzl: do not edit */"] + lines),
     )
     native.cc_library(
         name = name,
