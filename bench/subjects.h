@@ -14,14 +14,14 @@
 #include "bench/loops.h"
 #include "common/clocks.h"
 #include "impls/common/variant.h"
-#include "impls/table_sizes.h"
+#include "impls/table_sizes_capacity.h"
 
 /*
  * Every subject there can be: each variant, the three system references,
  * a floor per counter in the table, and floor/empty. From the table, so a
  * new layout or counter needs no change here.
  */
-#define BENCH_MAX_SUBJECTS (VDSO_TABLE_VARIANTS_MAX + 3 + VDSO_TABLE_COUNTERS + 1)
+#define BENCH_MAX_SUBJECTS (VDSO_TABLE_VARIANTS_CAPACITY + 3 + VDSO_TABLE_COUNTERS_CAPACITY + 1)
 
 #ifdef __cplusplus
 extern "C" {
