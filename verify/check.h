@@ -54,6 +54,14 @@ int check_attach(const struct vdso_variant *v);
 int check_exact(const struct vdso_variant *v, struct check_report *r);
 
 /*
+ * Where the variant's vDSO and the kernel's syscall answer an aux clock's
+ * clock_getres() differently (lib/vdso since v6.17 answers 1 ns for every
+ * aux id itself): a line saying so, which check_exact() accepts as the
+ * vDSO answers; NULL where they agree.
+ */
+const char *check_exact_upstream_note(const struct vdso_variant *v);
+
+/*
  * Edge cases, with the fake counter or a trapped one (check_counter_begin();
  * skipped where neither is): narrow-mask wrap, a counter behind
  * cycle_last, a delta above max_cycles (has_max_cycles), a huge ns sum,

@@ -194,6 +194,18 @@ static void check_one_getres(const struct vdso_variant *v, clockid_t clk,
 			   check_clock_name(clk));
 }
 
+const char *check_exact_upstream_note(const struct vdso_variant *v)
+{
+	if (!v->has_getres || !v->getres_aux)
+		return NULL;
+	return v->aux_clocks ?
+		       "upstream's own difference: getres of a disabled aux "
+		       "clock is 1 ns from the vDSO, -ENODEV from the syscall" :
+		       "upstream's own difference: getres of an aux clock is "
+		       "1 ns from the vDSO, -EINVAL from the syscall (built "
+		       "without CONFIG_POSIX_AUX_CLOCKS)";
+}
+
 static void check_gettimeofday(const struct vdso_variant *v, u64 c,
 			       enum check_counter mode, struct check_report *r)
 {

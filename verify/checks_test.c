@@ -404,6 +404,30 @@ static void test_trap_live(void)
 }
 #endif
 
+/* the line verify adds where lib/vdso and the syscall disagree by design */
+static void test_upstream_note(void)
+{
+	const struct vdso_variant *v =
+		vdso_variant_find("generic_6_17+fake+always");
+	struct vdso_variant unconfigured, configured, before;
+	const char *a, *b;
+
+	if (!tap_ok(v, "the generic_6_17 fake variant exists"))
+		return;
+	unconfigured = configured = before = *v;
+	unconfigured.has_getres = configured.has_getres = true;
+	unconfigured.getres_aux = configured.getres_aux = true;
+	unconfigured.aux_clocks = 0;
+	configured.aux_clocks = 0xff;
+	before.getres_aux = false;
+	a = check_exact_upstream_note(&unconfigured);
+	b = check_exact_upstream_note(&configured);
+	tap_ok(a && strstr(a, "-EINVAL") && strstr(a, "CONFIG_POSIX_AUX_CLOCKS") &&
+		       b && strstr(b, "-ENODEV") && !check_exact_upstream_note(&before),
+	       "getres of aux ids: the vDSO's 1 ns against the syscall's -EINVAL "
+	       "(unconfigured) or -ENODEV (disabled) is said; none before v6.17");
+}
+
 int main(void)
 {
 	struct check_report *system = calloc(vdso_variants_nr, sizeof(*system));
@@ -433,6 +457,7 @@ int main(void)
 	tap_ok(known_bad >= 2, "the known-bad negative control is built (%u variants)",
 	       known_bad);
 	test_timens_array_vs_switch();
+	test_upstream_note();
 	test_trap_answer();
 	{
 		const struct vdso_variant *fake =

@@ -294,6 +294,8 @@ int main(int argc, char **argv)
 		struct check_report r[4] = { { 0 } };
 		const struct check_report *first_bad = NULL;
 		char first_failure[600];
+		const char *upstream;
+		char note[400];
 		struct timespec t0;
 		const char *status;
 
@@ -359,9 +361,12 @@ int main(int argc, char **argv)
 		else if (v->known_bad)
 			snprintf(first_failure, sizeof(first_failure), "%s",
 				 "concurrency: no torn read found");
+		upstream = check_exact_upstream_note(v);
+		snprintf(note, sizeof(note), "%s%s%s", emulated ? emulated : "",
+			 emulated && upstream ? "; " : "", upstream ? upstream : "");
 		print_variant(v, status, r, 4,
 			      first_bad || v->known_bad ? first_failure : NULL,
-			      NULL, emulated, seconds_since(&t0));
+			      NULL, note[0] ? note : NULL, seconds_since(&t0));
 	}
 	print_summary(passed, failed, caught, missed, skipped);
 	free(chosen);
