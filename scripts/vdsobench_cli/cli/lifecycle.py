@@ -266,6 +266,16 @@ def new_temp_dir(dir, prefix):
     return path
 
 
+def replace_dir(stage, final):
+    """new_temp_dir()'s stage renamed to final, whatever folder was there
+    removed first, as one step no signal cuts in two."""
+    with critical():
+        if os.path.lexists(final):
+            shutil.rmtree(final)
+        os.rename(stage, final)
+        forget(str(stage))
+
+
 def made_dirs(paths):
     """Directories made for an output: removed (when empty) at the end of the
     session unless the output was written (kept())."""

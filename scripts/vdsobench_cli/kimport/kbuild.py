@@ -364,11 +364,7 @@ def keep(build_fd, rec, top, final):
                 continue  # not made (an older tree), or not a regular file
             (stage / Path(rel).name).write_bytes(data)
         (stage / "line.json").write_text(json.dumps(rec, indent=1) + "\n")
-        with lifecycle.critical():
-            if os.path.lexists(final):
-                shutil.rmtree(final)
-            os.rename(stage, final)
-            lifecycle.forget(str(stage))
+        lifecycle.replace_dir(stage, final)
     except BaseException:
         lifecycle.discard(str(stage), "dir")
         raise
