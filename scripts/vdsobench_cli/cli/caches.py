@@ -8,6 +8,8 @@ one line starting with WHAT (UsageError, exit 2).
     kbuild    $VDSOBENCH_KBUILD_CACHE  (kimport/kbuild.py: kbuild's lines, objects)
     debian    $VDSOBENCH_DEBIAN_CACHE  (kimport/newer_sources.py: the packages
               fetched from Debian's newer suites, and their private apt state)
+    taken     $VDSOBENCH_TAKEN_CACHE   (kimport/taken_cache.py: the files import
+              takes from a tarball, once per tarball)
 """
 
 import os

@@ -3,6 +3,7 @@ its name), why tar failed (one line in tar's and the compressor's words), its
 top folder, and the extraction of the names import takes (TAKE's globs and
 the patches' names, literal), each file under FILE_LIMIT."""
 
+import os
 import re
 import signal
 import subprocess
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import lifecycle, tools
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.kimport import imports_table, source as source_mod
+from vdsobench_cli.kimport import imports_table, source as source_mod, taken_cache
 
 MB = imports_table.MB
 # tar's lines that say nothing of why it failed
@@ -113,9 +114,27 @@ def tar_top(tarball):
 
 def untar(source, patterns, named, into):
     """Untar the files the patterns name (globs: TAKE's /*) and those the patches
-    name (literal names, after --no-wildcards) into `into`; one file over
-    FILE_LIMIT ends it (tar runs under that RLIMIT_FSIZE)."""
+    name (literal names, after --no-wildcards) into the empty folder `into`; one
+    file over FILE_LIMIT ends it (tar runs under that RLIMIT_FSIZE). What the
+    patterns name comes from taken_cache.py where this tarball's was kept."""
     top = tar_top(source)
+    if not taken_cache.cacheable(patterns) or os.listdir(into):
+        return _untar(source, top, patterns, named, into)
+    sha = source_mod.file_sha256(source)
+    # a name the patterns match is in the entry already, or not in the tarball
+    rest = [n for n in named if not taken_cache.matches(n, patterns)]
+    if taken_cache.fetch(sha, patterns, into):
+        if rest:  # beside an entry's plain files and folders: no link to write through
+            _untar(source, top, [], rest, into)
+        return
+    # One tar for all: a link it makes is never followed by a later member of
+    # the same run (it makes links last). Kept only when that is the patterns'.
+    _untar(source, top, patterns, named, into)
+    if not rest:
+        taken_cache.keep(sha, patterns, into)
+
+
+def _untar(source, top, patterns, named, into):
     limit = ([tools.find("prlimit"), f"--fsize={source_mod.FILE_LIMIT}"]
              if tools.have("prlimit") else [])
     argv = [*limit, tools.path("tar", "import"), "-xf", str(source), "-C",
