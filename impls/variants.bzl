@@ -57,7 +57,7 @@ INLINES = {
 
 ARCHES = ["x86_64", "aarch64"]
 
-# VDSO_TABLE_VARIANTS_MAX is a multiple of this (vdso_table_sizes())
+# VDSO_TABLE_VARIANTS_CAPACITY is a multiple of this (vdso_table_sizes())
 VARIANTS_GRAIN = 256
 
 def variant_name(layout, counter, inline):

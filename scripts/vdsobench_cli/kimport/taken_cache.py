@@ -9,7 +9,9 @@ of the tarball's SHA-256 and the patterns, and copied from there.
 
 An entry is its files and a manifest (each file's SHA-256, mode and mtime),
 renamed into place whole. It is used only when every file reads back as
-recorded: anything else is untarred again and the entry replaced. Only an
+recorded: anything else is untarred again and the entry replaced; a cache
+folder that cannot be used (not a folder, not to be trusted, full) is passed
+by, and tar runs as it did without one. Only an
 extraction of regular files and folders is kept (import refuses anything
 else in a tree anyway), and only patterns whose one wildcard is `*` (tar's
 and this module's matching then agree: matches(), for the patches' names).
@@ -55,9 +57,8 @@ def key(sha, patterns):
 def fetch(sha, patterns, into):
     """The entry's files written into the folder into: True, or False (nothing
     written) when there is no entry or it does not read back as recorded."""
-    entry = cache_dir() / key(sha, patterns)
     try:
-        files, dirs = _read(entry)
+        files, dirs = _read(cache_dir() / key(sha, patterns))
     except (UsageError, OSError, ValueError, TypeError, KeyError, AttributeError):
         return False
     for d in dirs:

@@ -3,6 +3,7 @@ its name), why tar failed (one line in tar's and the compressor's words), its
 top folder, and the extraction of the names import takes (TAKE's globs and
 the patches' names, literal), each file under FILE_LIMIT."""
 
+import contextlib
 import os
 import re
 import signal
@@ -131,7 +132,10 @@ def untar(source, patterns, named, into):
     # the same run (it makes links last). Kept only when that is the patterns'.
     _untar(source, top, patterns, named, into)
     if not rest:
-        taken_cache.keep(sha, patterns, into)
+        # a cache that cannot be written (full, or not to be trusted) leaves
+        # the extraction as it is: the next import untars again
+        with contextlib.suppress(OSError, UsageError):
+            taken_cache.keep(sha, patterns, into)
 
 
 def _untar(source, top, patterns, named, into):

@@ -135,6 +135,13 @@ class TakenCacheTest(unittest.TestCase):
         self.assertEqual(self.calls, [([], ["other", "other/f"])])  # the entry, then tar
         self.assertEqual(list(victim.iterdir()), [])
 
+    def test_a_cache_that_cannot_be_written_leaves_the_extraction(self):
+        (self.root / "cache").write_text("not a folder")
+        self.assertEqual(sorted(self.untar("a")), ["Makefile", "include/vdso/a.h",
+                                                   "include/vdso/run.sh",
+                                                   "lib/vdso/gettimeofday.c"])
+        self.assertEqual(self.calls, [(PATTERNS, [])])
+
     def test_patterns_tar_reads_otherwise_are_not_cached(self):
         self.assertFalse(taken_cache.cacheable(["include/vdso/?.h"]))
         self.assertFalse(taken_cache.cacheable(["include/[a]/*"]))
