@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from pathlib import Path
 
 from vdsobench_cli.cli import caches, lifecycle, safe_read
@@ -111,9 +112,9 @@ def keep(sha, patterns, tree):
             rel = str(path.relative_to(tree))
             if not imports_table.safe_rel(rel):
                 return
-            if os.path.isdir(path) and not path.is_symlink():
+            if stat.S_ISDIR(st.st_mode):
                 dirs.append(rel)
-            elif path.is_file() and not path.is_symlink():
+            elif stat.S_ISREG(st.st_mode):
                 total += st.st_size
                 files[rel] = (path, st.st_mode, st.st_mtime_ns)
             else:
