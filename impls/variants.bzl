@@ -60,6 +60,9 @@ ARCHES = ["x86_64", "aarch64"]
 # VDSO_TABLE_VARIANTS_CAPACITY is a multiple of this (vdso_table_sizes())
 VARIANTS_GRAIN = 256
 
+# and VDSO_TABLE_COUNTERS_CAPACITY a multiple of this
+COUNTERS_GRAIN = 16
+
 def variant_name(layout, counter, inline):
     return "%s+%s+%s" % (layout, counter, inline)
 
@@ -202,11 +205,13 @@ def vdso_table_sizes(name):
         "#define VDSO_TABLE_VARIANTS_MAX %d" % most,
     ])
 
-    # Rounded up: an import's dozen variants then leave this header as it
-    # was, where the exact count recompiled every file including it (each
-    # variant's loops, the harness) for every import.
+    # Rounded up: an import's dozen variants (or a new counter) then leave
+    # this header as it was, where the exact count recompiled every file
+    # including it (each variant's loops, the harness) for every import.
     _header(name + "_capacity", [
-        "#define VDSO_TABLE_COUNTERS_CAPACITY %d" % len(COUNTERS),
+        "/* at least VDSO_TABLE_COUNTERS, a multiple of %d */" % COUNTERS_GRAIN,
+        "#define VDSO_TABLE_COUNTERS_CAPACITY %d" % (
+            (len(COUNTERS) + COUNTERS_GRAIN - 1) // COUNTERS_GRAIN * COUNTERS_GRAIN),
         "/* at least VDSO_TABLE_VARIANTS_MAX, a multiple of %d */" % VARIANTS_GRAIN,
         "#define VDSO_TABLE_VARIANTS_CAPACITY %d" % (
             (most + VARIANTS_GRAIN - 1) // VARIANTS_GRAIN * VARIANTS_GRAIN),
