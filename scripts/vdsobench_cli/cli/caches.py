@@ -5,7 +5,8 @@ only root or this user may write, nor anyone else any folder above it
 (trust.py): what is kept there is built, unpacked and run. Anything else is
 one line starting with WHAT (UsageError, exit 2).
 
-    kbuild    $VDSOBENCH_KBUILD_CACHE  (kimport/kbuild.py: kbuild's lines, objects)
+    kbuild    $VDSOBENCH_KBUILD_CACHE  (kimport/kbuild.py: kbuild's lines, objects,
+              and the last trees it built in, kbuild_patched.py's)
     debian    $VDSOBENCH_DEBIAN_CACHE  (kimport/newer_sources.py: the packages
               fetched from Debian's newer suites, and their private apt state)
     taken     $VDSOBENCH_TAKEN_CACHE   (kimport/taken_cache.py: the files import

@@ -39,10 +39,12 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from vdsobench_cli.kimport import kbuild_tree, newer_sources, patches as patches_mod, vdso_image
 from vdsobench_cli.kimport.kbuild_line import NEUTRALISE, classify, parse_cmd
@@ -145,16 +147,17 @@ def unpack(source, into):
                          f"({(r.stderr.strip() or '?')[:200]})")
 
 
-def make(tree, targets, log, work, out=None):
+def make(tree, targets, log, work, out=None, read=()):
     """make TARGETS in tree (out of tree into out), confined: it runs the tree's
-    Makefiles and host programs as the sandbox user, writing only in work."""
+    Makefiles and host programs as the sandbox user, writing only in work
+    (and reading the folders `read` besides tree)."""
     jobs = str(max(1, min(os.cpu_count() or 1, 16)))
     cmd = [tools.path("make", "kbuild"), "-C", str(tree), f"-j{jobs}", "ARCH=x86_64"]
     if out is not None:
         cmd.append(f"O={out}")
     env = dict(os.environ, LC_ALL="C", KBUILD_BUILD_TIMESTAMP="vdsobench",
                KBUILD_BUILD_USER="vdsobench", KBUILD_BUILD_HOST="vdsobench")
-    proc = lifecycle.popen(confine.command(cmd + targets, write=[work], read=[tree]),
+    proc = lifecycle.popen(confine.command(cmd + targets, write=[work], read=[tree, *read]),
                            stdout=log, stderr=subprocess.STDOUT, env=env)
     with lifecycle.owned(proc):
         try:
@@ -280,27 +283,44 @@ def line_patches(patches):
     return list(patches) if touches else []
 
 
-def line_for(source, tree_identity, series, patches, config=None, say=print):
-    """The kbuild record of a tree (from the cache, or kbuild run once): what
-    import records. None, with one line said, when kbuild cannot run here."""
+class Setup(NamedTuple):
+    """What every kbuild of a tree here starts from: the configuration
+    (config_for's record and text) and the compiler."""
+    conf: dict
+    data: bytes
+    compiler: dict
+
+    def key(self, tree_identity):
+        return cache_key(tree_identity, self.conf["sha256"], self.compiler)
+
+
+def setup(series, config=None, say=print):
+    """The Setup of a kbuild here, or None with one line said why it cannot run."""
     conf, why = config_for(series, config)
     if conf is None:
         say(f"import: kbuild: {why}; built with the project's line")
         return None
-    conf, data = conf
     missing = missing_tools()
     if missing:
         say(f"import: kbuild: {' '.join(missing)} missing (scripts/vdsobench setup "
             f"--kernel-sources installs them); built with the project's line")
         return None
-    compiler = compiler_identity("gcc")
-    key = cache_key(tree_identity, conf["sha256"], compiler)
+    return Setup(*conf, compiler_identity("gcc"))
+
+
+def line_for(source, tree_identity, series, patches, config=None, say=print):
+    """The kbuild record of a tree (from the cache, or kbuild run once): what
+    import records. None, with one line said, when kbuild cannot run here."""
+    how = setup(series, config, say)
+    if how is None:
+        return None
+    key = how.key(tree_identity)
     top = cache_dir()
     with key_lock(top, key, say):
         rec = cached(top / key)
         if rec is not None:
             return dict(rec, cached=True)
-        return made(source, tree_identity, patches, conf, data, compiler, top / key, say)
+        return made(source, tree_identity, patches, how, top / key, say)
 
 
 @contextlib.contextmanager
@@ -308,25 +328,22 @@ def key_lock(top, key, say):
     """flock on top/KEY.lock: two imports of one tree and configuration at once
     (two reviews, two checkouts) run kbuild once, the second finding the
     first's record, and neither replaces the folder the other reads."""
-    fd = os.open(top / f"{key}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-                 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    with try_lock(top, key) as (held, fd):
+        if not held:
             say("import: kbuild: waiting for another import's kbuild of this tree")
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield
-    finally:
-        os.close(fd)
 
 
-def made(source, tree_identity, patches, conf, data, compiler, final, say):
+def made(source, tree_identity, patches, how, final, say):
     """kbuild run on the tree, its record and objects kept in the cache's
-    folder final, named by the key (the caller holds key_lock)."""
+    folder final, named by the key (the caller holds key_lock). A tarball's
+    tree, unpatched, is kept there too, built (kbuild_patched.py builds a
+    patched tree's image again from it)."""
     top, key = final.parent, final.name
     t0 = time.monotonic()
-    with confine.scratch(prefix="vdsobench-kbuild-") as work, \
+    # in the cache's folder, so that the tree kept is a rename away
+    with confine.scratch(prefix="vdsobench-kbuild-", dir=str(top)) as work, \
             tempfile.TemporaryFile() as log:
         work = Path(work)
         src = work / "src"
@@ -336,23 +353,28 @@ def made(source, tree_identity, patches, conf, data, compiler, final, say):
             unpack(source, src)
             patches_mod.apply_patches(src, patches, confined=work)
             separate = False
+        since = time.time()
         say(f"import: kbuild: make olddefconfig prepare {VDSO_DIR}/ with the "
-            f"{conf['kind']} configuration {conf['path']} (about a minute the first time)")
-        build_fd = run_kbuild(src, data, work, separate, log)
+            f"{how.conf['kind']} configuration {how.conf['path']} (about a minute the "
+            "first time)")
+        build_fd = run_kbuild(src, how.data, work, separate, log)
         try:
-            rec = extract(build_fd, compiler)
-            rec.update(format=FORMAT, key=key, config=conf, tree=tree_identity,
+            rec = extract(build_fd, how.compiler)
+            rec.update(format=FORMAT, key=key, config=how.conf, tree=tree_identity,
                        source=str(source), seconds=round(time.monotonic() - t0, 1),
                        made=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-            keep(build_fd, rec, top, final)
+            tree = None if separate or patches else (src, since)
+            keep(build_fd, rec, top, final, tree)
         finally:
             os.close(build_fd)
     return dict(rec, cached=False)
 
 
-def keep(build_fd, rec, top, final):
+def keep(build_fd, rec, top, final, tree=None):
     """The record and kbuild's objects into the cache folder final, whole or not
-    at all: read as hostile (kbuild ran the tree's code), regular files only."""
+    at all: read as hostile (kbuild ran the tree's code), regular files only.
+    tree: (folder, since) of an in-tree build to keep as final/TREE, with
+    MADE, what kbuild wrote there (changed since `since`)."""
     stage = Path(lifecycle.new_temp_dir(top, ".staging-"))
     try:
         found = kbuild_tree.paths(rec["vdso_dir"])
@@ -364,10 +386,77 @@ def keep(build_fd, rec, top, final):
                 continue  # not made (an older tree), or not a regular file
             (stage / Path(rel).name).write_bytes(data)
         (stage / "line.json").write_text(json.dumps(rec, indent=1) + "\n")
+        if tree is not None:
+            keep_tree(*tree, stage)
         lifecycle.replace_dir(stage, final)
     except BaseException:
         lifecycle.discard(str(stage), "dir")
         raise
+    if tree is not None:
+        prune_trees(top, final.name)
+
+
+# the built tree kept in a kbuild cache folder, and the files kbuild wrote in it
+TREE, MADE = "tree", "made.list"
+# built trees kept at most (1.7 GB each for Debian's 6.12), the least used go
+KEPT_TREES = 3
+
+
+def made_files(tree, since):
+    """The files below tree changed since `since` (a time.time()), relative
+    and NUL-separated: kbuild's outputs, where the sources keep the tarball's
+    times. Links are not followed; what is not a regular file is left out."""
+    out = []
+    for folder, dirs, files in os.walk(tree):
+        rel = os.path.relpath(folder, tree)
+        for name in files:
+            st = os.lstat(os.path.join(folder, name))
+            if stat.S_ISREG(st.st_mode) and st.st_mtime >= since - 1:
+                out.append(os.path.normpath(os.path.join(rel, name)).encode())
+    return b"\0".join(out)
+
+
+def keep_tree(src, since, stage):
+    """src, kbuild's tree, into stage/TREE (a rename: the scratch folder is in
+    the cache's), with its MADE list. Left out, said nowhere, where it cannot
+    be renamed: patched images then run kbuild whole."""
+    (stage / MADE).write_bytes(made_files(src, since))
+    try:
+        os.rename(src, stage / TREE)
+    except OSError:
+        (stage / MADE).unlink()
+        return
+    os.chmod(stage / MADE, 0o644)
+    os.chmod(stage, 0o711)  # the sandbox user passes to TREE and reads MADE
+
+
+def prune_trees(top, keeping):
+    """The least recently used built trees past KEPT_TREES removed (their
+    records and images stay), but keeping's and any whose key is locked."""
+    others = sorted((p.stat().st_mtime, p.parent) for p in Path(top).glob(f"*/{MADE}")
+                    if (p.parent / TREE).is_dir() and p.parent.name != keeping)
+    for _, folder in others[:max(0, len(others) - (KEPT_TREES - 1))]:
+        with contextlib.suppress(OSError), try_lock(top, folder.name) as (held, _):
+            if held:
+                (folder / MADE).unlink()
+                shutil.rmtree(folder / TREE)
+
+
+@contextlib.contextmanager
+def try_lock(top, key):
+    """key_lock's flock if free now: yields (whether it is held, the lock
+    file's fd)."""
+    fd = os.open(top / f"{key}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held = True
+        except BlockingIOError:
+            held = False
+        yield held, fd
+    finally:
+        os.close(fd)
 
 
 def own_image(rec, own):
