@@ -79,18 +79,19 @@ class Options:
     kbuild: bool = None  # None: kbuild for Debian's own packages only
     config: str = None
     vdso_image: str = None
+    patched_image: bool = False
     list: bool = False
     remove: str = None
 
 
 def options(args):
     return Options(args.source, tuple(args.patch or ()), args.name, args.agree, args.kbuild,
-                   args.config, args.vdso_image, args.list, args.remove)
+                   args.config, args.vdso_image, args.patched_image, args.list, args.remove)
 
 
 def do_import(opts):
     req = request.request(opts.source, list(opts.patches), opts.name, opts.kbuild, opts.config,
-                          opts.vdso_image)
+                          opts.vdso_image, opts.patched_image)
     done = txn.import_one(req)
     layout = names.layout_of(req.name)
     how = (f"the tree from the cache in {done.tree_s:.1f} s" if done.from_cache else
@@ -203,6 +204,11 @@ def add_parser(sub):
                    help="the tree's own vdso64.so (kbuild's, or its .dbg): stored beside "
                         "the import and mapped as the variants "
                         "kernel:NAME+{rdtsc,lfence_rdtsc,rdtscp,fake}+image (x86_64)")
+    p.add_argument("--patched-image", action="store_true",
+                   help="with --patch and kbuild: the +image variants are the patched "
+                        "tree's own vdso64.so, kbuild's, made again from the tree's kept "
+                        "build in seconds (docs/image.md); without it a patched import "
+                        "has no +image variants")
     p.add_argument("--list", action="store_true", help="the imported trees, and exit")
     p.add_argument("--remove", metavar="NAME", help="forget an import (its variants go)")
     arch.add_argument(p, "the architecture whose vDSO to take: x86_64, or arm64 (its "

@@ -12,8 +12,8 @@ from pathlib import Path
 from vdsobench_cli.cli import lifecycle, safe_read
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.core import text as text_mod
-from vdsobench_cli.kimport import (compile, imports_table, kbuild, kbuild_tree,
-                                   names as names_mod, patches as patches_mod, probe,
+from vdsobench_cli.kimport import (compile, imports_table, kbuild, kbuild_patched,
+                                   kbuild_tree, names as names_mod, patches as patches_mod, probe,
                                    source as source_mod, stage as stage_mod, store, tree_config,
                                    vdso_image)
 
@@ -151,8 +151,14 @@ def take_in(req):
     rec = kbuild_line(req, identity, meta) if req.kbuild else None
     if rec is not None:
         entry["kbuild"] = {"copts": rec["copts"], "key": rec["key"]}
-        image = req.image is None and kbuild.image_given(
-            rec, own=kbuild.line_patches(req.patches) == req.patches)
+        own = kbuild.line_patches(req.patches) == req.patches
+        image_rec = rec
+        if req.patched_image and not own and req.image is None:
+            # the patches change the code, not the line: the patched tree's
+            # own image, kbuild's
+            image_rec = patched_kbuild(req, identity, meta)
+            own = image_rec is not None
+        image = req.image is None and own and kbuild.image_given(image_rec, own=True)
         if image:
             # the tree's own vdso64.so, as its kbuild made it: the +image variants
             # (vdso_image.py), the tree taken again with the image in its key
@@ -185,12 +191,28 @@ def shim_after_kbuild(req, identity, shim):
                       f"this tree's {shim.what}: {shim.first}; nothing imported")
 
 
-def kbuild_line(req, identity, meta):
-    """kbuild.py's record of the tree's vDSO line (cached), or None (said why)."""
-    patches = kbuild.line_patches(req.patches)
+def patched_kbuild(req, identity, meta):
+    """kbuild_patched.py's record of the patched tree (its own image), or None
+    (said why)."""
+    return kbuild_patched.image_record(req.source, kbuild_tree_id(req, identity, []),
+                                       series_of(meta), req.patches, config=req.config)
+
+
+def kbuild_tree_id(req, identity, patches):
+    """What names a tree and the patches that shape its line, to kbuild's cache."""
     tree_id = {"source": list(identity), "patches": [imports_table.sha256(p.data)
                                                      for p in patches]}
     if req.source.is_dir():
         tree_id["kbuild_files"] = kbuild.tree_files_sha256(req.source)
-    series = ".".join(str(v) for v in meta["version"][:2])
-    return kbuild.line_for(req.source, tree_id, series, patches, config=req.config)
+    return tree_id
+
+
+def series_of(meta):
+    return ".".join(str(v) for v in meta["version"][:2])
+
+
+def kbuild_line(req, identity, meta):
+    """kbuild.py's record of the tree's vDSO line (cached), or None (said why)."""
+    patches = kbuild.line_patches(req.patches)
+    return kbuild.line_for(req.source, kbuild_tree_id(req, identity, patches),
+                           series_of(meta), patches, config=req.config)

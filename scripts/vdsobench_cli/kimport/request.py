@@ -30,9 +30,12 @@ class Request(NamedTuple):
     kbuild: bool = False  # run the tree's kbuild for its vDSO line (kbuild.py)
     config: str = None  # --config FILE, else Debian's for the tree's version
     image: tuple = None  # (bytes of --vdso-image, FILE as given), checked
+    # the patched tree's own image, kbuild's (kbuild_patched.py), for +image
+    patched_image: bool = False
 
 
-def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=None):
+def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=None,
+            patched_image=False):
     """Every input of an import checked, before anything is written. kbuild by
     default for Debian's own packages only (it runs the tree's Makefiles)."""
     names.check_name(name)
@@ -58,4 +61,10 @@ def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=N
         # arm64: the project's line; kbuild.py runs arch/x86/entry/vdso/ only
         use_kbuild = arch_name == "x86_64" and (config is not None or
                                                 kbuild.is_debian(source))
-    return Request(name, given, source, patches, arch_name, use_kbuild, config, image)
+    if patched_image and (image_path or not patches or not use_kbuild):
+        why = ("--vdso-image gives the image" if image_path else "no --patch to apply"
+               if not patches else "it needs kbuild (--kbuild or --config)")
+        raise UsageError(f"import: --patched-image: {why} (valid: --patched-image with "
+                         "--patch and kbuild, without --vdso-image)")
+    return Request(name, given, source, patches, arch_name, use_kbuild, config, image,
+                   patched_image)

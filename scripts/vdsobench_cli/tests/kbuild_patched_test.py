@@ -1,14 +1,22 @@
-"""The tree kbuild built in, kept (kbuild.keep_tree): what counts as
-kbuild's output, which kept trees are pruned."""
+"""The kept kbuild tree and the patched image made again from it
+(kimport/kbuild_patched.py, kbuild.keep_tree): what counts as kbuild's
+output, which files a patch gets copies of, which kept trees are pruned, and
+a tree's Makefile that writes through a link into the kept tree (refused:
+the confined build sees it read-only). A real tree's patched image:
+kernel_import_test's Import612Test."""
 
 import os
 import tempfile
 import time
 import unittest
 from pathlib import Path
+from unittest import mock
 
-from vdsobench_cli.kimport import kbuild
+from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.kimport import kbuild, kbuild_patched, patches as patches_mod
+from vdsobench_cli.tests.support import one_line, vdsobench
 
+ROOT_ONLY = unittest.skipUnless(os.geteuid() == 0, "the sandbox user is switched to as root")
 OLD = time.time() - 86400 * 400  # a tarball's times
 
 
@@ -36,6 +44,15 @@ class KeptTreeTest(unittest.TestCase):
         made = kbuild.made_files(src, since).split(b"\0")
         self.assertEqual(sorted(made), [b".config", b"arch/x86/entry/vdso/vdso64.so"])
 
+    def test_a_patch_gets_copies_of_regular_files_only_below_no_link(self):
+        kept = self.root / "kept"
+        tree(kept, {"lib/vdso/gettimeofday.c": "c", "real/x.h": "h"})
+        os.symlink("real", kept / "linked")
+        os.symlink("x.h", kept / "real" / "y.h")
+        patch = mock.Mock(names=["lib/vdso/gettimeofday.c", "linked/x.h", "real/y.h",
+                                 "new/file.c"])
+        self.assertEqual(kbuild_patched.copied(kept, [patch]), b"lib/vdso/gettimeofday.c")
+
     def test_the_least_used_trees_are_pruned(self):
         top = self.root / "cache"
         for i in range(kbuild.KEPT_TREES + 2):
@@ -54,6 +71,44 @@ class KeptTreeTest(unittest.TestCase):
         with kbuild.key_lock(top, "k0", print):  # another review builds from it
             kbuild.prune_trees(top, f"k{kbuild.KEPT_TREES}")
         self.assertTrue((top / "k0" / kbuild.TREE).is_dir())
+
+
+class UsageTest(unittest.TestCase):
+    def test_patched_image_needs_a_patch_and_kbuild(self):
+        for args, why in ((["/usr/src"], "no --patch to apply"),
+                          (["/usr/src", "--patch", "kernel_import/testdata/6.12-max-cycles-last.patch", "--no-kbuild"],
+                           "it needs kbuild")):
+            rc, _, err = vdsobench("import", *args, "--name", "x", "--patched-image")
+            one_line(self, rc, err, "--patched-image", why)
+
+
+@ROOT_ONLY
+class WriteThroughTest(unittest.TestCase):
+    """A tree's Makefile writing a file that is a link to the kept tree: the
+    build fails, the kept tree is as it was, nothing is cached."""
+
+    def test_the_kept_tree_is_read_only_to_the_build(self):
+        with tempfile.TemporaryDirectory() as d:
+            top = Path(d, "cache")
+            base = top / "base"
+            kept = base / kbuild.TREE
+            tree(kept, {"victim.txt": "as kept\n", "src.c": "int x;\n",
+                        "Makefile": f"{kbuild.VDSO_DIR}/:\n\techo pwned > victim.txt\n"})
+            (base / kbuild.MADE).write_bytes(b"")
+            os.chmod(base, 0o711)
+            for p in [top, *kept.rglob("*")]:
+                os.chmod(p, 0o755 if p.is_dir() else 0o644)
+            patch = Path(d, "p.patch")
+            patch.write_text("--- a/src.c\n+++ b/src.c\n@@ -1 +1 @@\n-int x;\n+int y;\n")
+            patches = patches_mod.check_patches([str(patch)])
+            how = kbuild.Setup({"kind": "given", "path": "c", "sha256": "0"}, b"",
+                               kbuild.compiler_identity("gcc"))
+            with self.assertRaises(UsageError) as e:
+                kbuild_patched.rebuilt(base, patches, how, top / "patched", lambda s: None)
+            self.assertIn(f"make {kbuild.VDSO_DIR}/ failed", str(e.exception))
+            self.assertEqual((kept / "victim.txt").read_text(), "as kept\n")
+            self.assertEqual((kept / "src.c").read_text(), "int x;\n")
+            self.assertFalse((top / "patched").exists())
 
 
 if __name__ == "__main__":

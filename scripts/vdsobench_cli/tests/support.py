@@ -116,6 +116,15 @@ def snapshot(root):
     return out
 
 
+def assert_one_miss_more(test, before, after, clock="realtime", mode="pressure"):
+    """sim's net L1D misses per call: after's one more than before's (a field
+    the patch moved onto a line the path did not load)."""
+    sim = json.loads(ok(test, ["sim", before, after, "--clocks", clock, "--modes", mode,
+                               "--format", "json"]))
+    misses = {r["variant"]: r["net_l1d_misses_per_call"] for r in sim}
+    test.assertEqual(misses[after], misses[before] + 1, sim)
+
+
 def one_line(test, rc, err, *needles):
     test.assertEqual(rc, 2, err)
     test.assertEqual(len(err.strip().splitlines()), 1, err)

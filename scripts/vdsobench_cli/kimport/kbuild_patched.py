@@ -1,0 +1,142 @@
+"""A patched tree's own vDSO image, as its kbuild builds it, in seconds.
+
+A patch that leaves kbuild's line alone (kbuild.line_patches() is []) still
+changes the code the kernel ships: the image of the patched tree is kbuild's
+to make. kbuild.made() keeps the tree it built in (a tarball's, unpatched) in
+its cache folder, with the list of the files kbuild wrote there; the patched
+tree is then built again from it:
+
+    a tree of links to the kept one (cp -as), but a copy of each file kbuild
+    made (a compile writes its output in place: through a link it would write
+    in the kept tree, which the confined build sees read-only) and of each
+    file a patch names; the patches applied (git apply, as import applies
+    them); make V=1 arch/x86/entry/vdso/
+
+make reads the sources' times through the links and rebuilds what the
+patches touch (and the tools prepare builds, objtool and resolve_btfids,
+whose own build keeps absolute paths: ~10 s on two cores for 6.12). Where no
+tree is kept (a folder's kbuild runs out of tree; a tree pruned; a cache
+from before), kbuild runs whole: on the tarball once more, keeping its tree,
+or on a folder's copy with the patches applied. Confined as every kbuild.
+
+    image_record(source, tree_identity, series, patches, config, say)
+        kbuild's record of the patched tree (cached under its own key, the
+        unpatched tree's and the patches'), None where kbuild cannot run
+"""
+
+import hashlib
+import json
+import os
+import stat
+import tempfile
+import time
+from pathlib import Path
+
+from vdsobench_cli.cli import confine, lifecycle
+from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.kimport import kbuild, patches as patches_mod
+
+FORMAT = 1
+FARM = ('cp -as -- "$1" "$2" && cd "$1" && '
+        'xargs -0 -r cp -a --parents --remove-destination -t "$2" -- < "$3" && '
+        'xargs -0 -r cp --parents --remove-destination -t "$2" -- < "$4"')
+
+
+def patches_key(base_key, patches):
+    blob = json.dumps([FORMAT, base_key, [hashlib.sha256(p.data).hexdigest()
+                                          for p in patches]])
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def image_record(source, tree_identity, series, patches, config=None, say=print):
+    """kbuild's record of source with patches (code only: their line is the
+    tree's), its vdso64.so that tree's own; None, said why, where kbuild
+    cannot run here."""
+    how = kbuild.setup(series, config, say)
+    if how is None:
+        return None
+    top = kbuild.cache_dir()
+    base_key = how.key(tree_identity)
+    key = patches_key(base_key, patches)
+    with kbuild.key_lock(top, key, say):
+        rec = kbuild.cached(top / key)
+        if rec is not None:
+            return dict(rec, cached=True)
+        with kbuild.key_lock(top, base_key, say):
+            base = top / base_key
+            if not Path(source).is_dir() and not kept(base):
+                say("import: kbuild: the tree's built tree is not kept (pruned, or an "
+                    "older cache): kbuild runs on it whole once more")
+                kbuild.made(source, tree_identity, [], how, base, say)
+            if kept(base):
+                os.utime(base / kbuild.MADE)  # used: pruned last
+                return rebuilt(base, patches, how, top / key, say)
+        ident = dict(tree_identity, patches=[hashlib.sha256(p.data).hexdigest()
+                                             for p in patches])
+        return kbuild.made(source, ident, patches, how, top / key, say)
+
+
+def kept(base):
+    return (base / kbuild.TREE).is_dir() and (base / kbuild.MADE).is_file()
+
+
+def copied(tree, patches):
+    """The files the patches name that the kept tree has as regular files,
+    below folders that are no links (git apply refuses to write past a
+    link): NUL-separated, for FARM's copies."""
+    out = []
+    for name in sorted({n for p in patches for n in p.names}):
+        path, ok = Path(tree), True
+        for part in Path(name).parts:
+            path = path / part
+            try:
+                st = os.lstat(path)
+            except OSError:
+                ok = False
+                break
+            if stat.S_ISLNK(st.st_mode):
+                ok = False
+                break
+        if ok and stat.S_ISREG(st.st_mode):
+            out.append(name.encode())
+    return b"\0".join(out)
+
+
+def rebuilt(base, patches, how, final, say):
+    """The patched tree built from base's kept tree, kept in final."""
+    t0 = time.monotonic()
+    tree = base / kbuild.TREE
+    say(f"import: kbuild: the patched tree's {kbuild.VDSO_DIR}/, from the tree's kept "
+        "build (seconds)")
+    with confine.scratch(prefix="vdsobench-kbuild-", dir=str(final.parent)) as work, \
+            tempfile.TemporaryFile() as log:
+        work = Path(work)
+        src, names = work / "src", work / "patched.list"
+        names.write_bytes(copied(tree, patches))
+        r = lifecycle.run(confine.command(
+            ["sh", "-c", FARM, "sh", str(tree), str(src), str(base / kbuild.MADE), str(names)],
+            write=[work], read=[base]),
+            capture_output=True, text=True, errors="replace")
+        if r.returncode != 0:
+            raise UsageError(f"kbuild: the patched tree's links to {tree} were not made "
+                             f"({(r.stderr.strip() or '?')[:200]})")
+        patches_mod.apply_patches(src, patches, confined=work)
+        rc = kbuild.make(src, ["V=1", kbuild.VDSO_DIR + "/"], log, work, read=[base])
+        if rc != 0:
+            raise UsageError(f"kbuild: the patched tree: make {kbuild.VDSO_DIR}/ failed "
+                             f"({rc if isinstance(rc, str) else f'exit {rc}'}): "
+                             f"{kbuild.tail(log)}")
+        build_fd = kbuild.folder(src)
+        try:
+            rec = kbuild.extract(build_fd, how.compiler)
+            rec.update(format=kbuild.FORMAT, key=final.name, config=how.conf,
+                       tree={"base": base.name, "patches": [
+                           hashlib.sha256(p.data).hexdigest() for p in patches]},
+                       source=str(tree), incremental=True,
+                       seconds=round(time.monotonic() - t0, 1),
+                       made=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            kbuild.keep(build_fd, rec, final.parent, final)
+        finally:
+            os.close(build_fd)
+    return dict(rec, cached=False)
+
