@@ -61,6 +61,8 @@ def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=N
         # arm64: the project's line; kbuild.py runs arch/x86/entry/vdso/ only
         use_kbuild = arch_name == "x86_64" and (config is not None or
                                                 kbuild.is_debian(source))
+    if patched_image is None:  # where it can be had: patch-review's
+        patched_image = bool(patches and use_kbuild and not image_path)
     if patched_image and (image_path or not patches or not use_kbuild):
         why = ("--vdso-image gives the image" if image_path else "no --patch to apply"
                if not patches else "it needs kbuild (--kbuild or --config)")
