@@ -30,10 +30,10 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch, atomic, build, tools
 from vdsobench_cli.measure import compare, sim as sim_mod
-from vdsobench_cli.kimport import names, patches as patches_mod, request, txn
+from vdsobench_cli.kimport import names, patches as patches_mod, request, store, txn
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import (patch_review_arm64, patch_review_rounds as rounds_mod,
-                                   patch_series, review_provenance)
+                                   patch_series, review_image, review_provenance)
 from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, judged,
                                                 layout_json, layout_summary, path_changes,
                                                 reader_disassembly, tore, verdict)
@@ -87,8 +87,10 @@ def check_inputs(source, patches):
 
 
 def read_path_code(before, after):
-    """The object code comparison of the two imports' readers, or (None,
-    why) when it cannot be made."""
+    """The object code comparison of the two imports' readers (their images',
+    where those are measured), or (None, why) when it cannot be made."""
+    if before.endswith("+" + review_image.IMAGE):
+        return review_image.code(store.read_table(), BEFORE, AFTER)
     (a, why_a), (b, why_b) = (reader_disassembly(v, build.bin_dir()) for v in (before, after))
     if a is None or b is None:
         return None, why_a or why_b
@@ -199,12 +201,14 @@ def run(s):
         return reviewed(s, source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)])
 
 
-def verified(s, counter):
+def verified(s, counter, inlines):
     """{(label, variant): verify's record}: the patched tree, then the tree,
-    each with the fake counter and the timed one."""
+    each with the fake counter and the timed one, rebuilt (and as images,
+    where those are what is measured)."""
     s.heading("verify: the patched tree, then the tree")
-    checked = patch_series.verify_tree(s, AFTER, "after", counter, progress)
-    return {**checked, **patch_series.verify_tree(s, BEFORE, "before", counter, progress)}
+    checked = patch_series.verify_tree(s, AFTER, "after", counter, progress, inlines)
+    return {**checked, **patch_series.verify_tree(s, BEFORE, "before", counter, progress,
+                                                   inlines)}
 
 
 def unjudged(checked):
@@ -237,16 +241,21 @@ def reviewed(s, source, patches):
             walk = patch_series.walk(s, held, source, patches, (BEFORE, AFTER), counter,
                                      clocks, progress)
             metas, checked = walk.metas, walk.checked
+            inline, why = review_image.REBUILT, "a series is measured on its rebuilds"
         else:
-            progress("importing the tree and the patched tree")
+            progress("importing the tree and the patched tree (kbuild's images too)")
             metas = held.enter_context(txn.temporary({BEFORE: (source, []),
-                                                      AFTER: (source, patches)}))
-            checked = verified(s, counter)
-        before = f"kernel:{BEFORE}+{counter}+always"
-        after = f"kernel:{AFTER}+{counter}+always"
+                                                      AFTER: (source, patches)}, images=True))
+            inline, why = review_image.chosen(store.read_table(), BEFORE, AFTER)
+            if getattr(s, "fleet", None) and inline == review_image.IMAGE:
+                inline, why = review_image.REBUILT, review_image.FLEET
+            checked = verified(s, counter, sorted({review_image.REBUILT, inline}))
+        before = f"kernel:{BEFORE}+{counter}+{inline}"
+        after = f"kernel:{AFTER}+{counter}+{inline}"
         failed = [rec for (label, _), rec in checked.items() if label == "after" and tore(rec)]
         rv = review_provenance.provenance(s, metas, (BEFORE, AFTER), source, patches,
                                           subjects, checked, rng)
+        rv.update(measured=review_image.measured(inline, why), build=inline)
         if walk is not None and not patch_series.into_review(rv, walk.steps):
             # a patch before the last, or the last's import, stopped the walk
             ok = finish(s, rv, None)

@@ -100,10 +100,11 @@ def status(steps):
     return EXIT[first["result"]] if first else 0
 
 
-def verify_tree(s, name, label, counter, progress):
-    """{(label, variant): verify's record} of an import, fake counter first."""
+def verify_tree(s, name, label, counter, progress, inlines=("always",)):
+    """{(label, variant): verify's record} of an import, fake counter first,
+    for each of inlines (the rebuild, "always"; the kbuild image, "image")."""
     checked = {}
-    for v in (f"kernel:{name}+fake+always", f"kernel:{name}+{counter}+always"):
+    for v in (f"kernel:{name}+{c}+{i}" for i in inlines for c in ("fake", counter)):
         progress(f"verify {label} ({v.split('+')[1]} counter)")
         checked[(label, v)] = rec = verify_one(s, v)
         s.say(f"{label}: {v}: {verdict(rec)}")

@@ -425,6 +425,9 @@ class Import612Test(TarballTest):
         else:
             self.assertEqual(rc, 0, letter)
             self.assertTrue(letter[0].startswith("vdsobench patch-review: "), letter)
+        # measured as the kernel ships it: kbuild's images of both trees
+        self.assertEqual(record["build"], "image", record["measured"])
+        self.assertIn("its kbuild's vDSO image", " ".join(" ".join(letter).split()))
         subject = next(x for x in letter if x.startswith("vdsobench patch-review: "))
         self.assertIn("vdso: ", subject)
         self.assertTrue(any(x.startswith("verify, before and after: PASS") for x in letter),

@@ -1,0 +1,60 @@
+"""Which build of the tree and the patched tree patch-review measures.
+
+The images kbuild made of the two (import's +image variants: the vDSO as the
+kernel ships it, its own compile line and linker script, mapped as the
+kernel maps it with this CPU's alternatives applied; docs/image.md), where
+both imports hold one: kbuild ran on the tree (Debian's linux-source-X.Y,
+whose kbuild import runs by default) and made the patched tree's image
+again (kimport/kbuild_patched.py). Else the read path rebuilt in userspace
+(+always), and the block says why: no image, a series (its walk verifies
+and simulates each patch's rebuild), or a cluster (review-node's rounds).
+
+    chosen(table, before, after)   (INLINE, why not the images or None)
+    measured(inline, why)          what the block's "Measured:" line says
+    code(table, before, after)     the object code comparison of two images
+"""
+
+from vdsobench_cli.kimport import store, vdso_image
+from vdsobench_cli.recipes import review_provenance
+from vdsobench_cli.recipes.review_parts import code_comparison, disassembly
+
+IMAGE, REBUILT = "image", "always"
+MEASURED_IMAGE = "its kbuild's vDSO image (vdso64.so), mapped as the kernel maps it"
+MEASURED_REBUILT = review_provenance.MEASURED
+# why a cluster's review is not of the images
+FLEET = "a cluster's nodes time the rebuilds: review-node maps no images yet"
+
+
+def stored(table, name):
+    """The image an import holds (vdso_image.STORED in its tree), or None."""
+    entry = table.get(name)
+    if not entry:
+        return None
+    path = store.trees_dir() / entry["key"] / vdso_image.STORED
+    return path if path.is_file() else None
+
+
+def chosen(table, before, after):
+    """(IMAGE, None) where both imports hold an image, else (REBUILT, why)."""
+    if stored(table, before) and stored(table, after):
+        return IMAGE, None
+    kb = ((table.get(before) or {}).get("identity") or {}).get("kbuild") or {}
+    if not kb.get("line"):
+        return REBUILT, ("no kbuild image: the tree's kbuild did not run (it runs for "
+                         "Debian's linux-source packages)")
+    if not stored(table, before):
+        return REBUILT, "no kbuild image: the tree's kbuild made none"
+    return REBUILT, "no kbuild image of the patched tree: kbuild could not make it"
+
+
+def measured(inline, why):
+    return MEASURED_IMAGE if inline == IMAGE else \
+        MEASURED_REBUILT + (f" ({why})" if why else "")
+
+
+def code(table, before, after):
+    """code_comparison() of the two images' code, or (None, why)."""
+    (a, why_a), (b, why_b) = (disassembly(stored(table, n)) for n in (before, after))
+    if a is None or b is None:
+        return None, why_a or why_b
+    return code_comparison(a, b), None
