@@ -39,14 +39,14 @@ import os
 import re
 import shlex
 import shutil
-import stat
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 from typing import NamedTuple
 
-from vdsobench_cli.kimport import kbuild_tree, newer_sources, patches as patches_mod, vdso_image
+from vdsobench_cli.kimport import (kbuild_kept, kbuild_tree, newer_sources, patches as patches_mod,
+                                   vdso_image)
 from vdsobench_cli.kimport.kbuild_line import NEUTRALISE, classify, parse_cmd
 from vdsobench_cli.cli import caches, confine, lifecycle, safe_read, tools
 from vdsobench_cli.cli.errors import UsageError
@@ -328,7 +328,7 @@ def key_lock(top, key, say):
     """flock on top/KEY.lock: two imports of one tree and configuration at once
     (two reviews, two checkouts) run kbuild once, the second finding the
     first's record, and neither replaces the folder the other reads."""
-    with try_lock(top, key) as (held, fd):
+    with kbuild_kept.try_lock(top, key) as (held, fd):
         if not held:
             say("import: kbuild: waiting for another import's kbuild of this tree")
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -373,8 +373,8 @@ def made(source, tree_identity, patches, how, final, say):
 def keep(build_fd, rec, top, final, tree=None):
     """The record and kbuild's objects into the cache folder final, whole or not
     at all: read as hostile (kbuild ran the tree's code), regular files only.
-    tree: (folder, since) of an in-tree build to keep as final/TREE, with
-    MADE, what kbuild wrote there (changed since `since`)."""
+    tree: (folder, since) of an in-tree build to keep there too
+    (kbuild_kept.keep_tree)."""
     stage = Path(lifecycle.new_temp_dir(top, ".staging-"))
     try:
         found = kbuild_tree.paths(rec["vdso_dir"])
@@ -387,76 +387,13 @@ def keep(build_fd, rec, top, final, tree=None):
             (stage / Path(rel).name).write_bytes(data)
         (stage / "line.json").write_text(json.dumps(rec, indent=1) + "\n")
         if tree is not None:
-            keep_tree(*tree, stage)
+            kbuild_kept.keep_tree(*tree, stage)
         lifecycle.replace_dir(stage, final)
     except BaseException:
         lifecycle.discard(str(stage), "dir")
         raise
     if tree is not None:
-        prune_trees(top, final.name)
-
-
-# the built tree kept in a kbuild cache folder, and the files kbuild wrote in it
-TREE, MADE = "tree", "made.list"
-# built trees kept at most (1.7 GB each for Debian's 6.12), the least used go
-KEPT_TREES = 3
-
-
-def made_files(tree, since):
-    """The files below tree changed since `since` (a time.time()), relative
-    and NUL-separated: kbuild's outputs, where the sources keep the tarball's
-    times. Links are not followed; what is not a regular file is left out."""
-    out = []
-    for folder, dirs, files in os.walk(tree):
-        rel = os.path.relpath(folder, tree)
-        for name in files:
-            st = os.lstat(os.path.join(folder, name))
-            if stat.S_ISREG(st.st_mode) and st.st_mtime >= since - 1:
-                out.append(os.path.normpath(os.path.join(rel, name)).encode())
-    return b"\0".join(out)
-
-
-def keep_tree(src, since, stage):
-    """src, kbuild's tree, into stage/TREE (a rename: the scratch folder is in
-    the cache's), with its MADE list. Left out, said nowhere, where it cannot
-    be renamed: patched images then run kbuild whole."""
-    (stage / MADE).write_bytes(made_files(src, since))
-    try:
-        os.rename(src, stage / TREE)
-    except OSError:
-        (stage / MADE).unlink()
-        return
-    os.chmod(stage / MADE, 0o644)
-    os.chmod(stage, 0o711)  # the sandbox user passes to TREE and reads MADE
-
-
-def prune_trees(top, keeping):
-    """The least recently used built trees past KEPT_TREES removed (their
-    records and images stay), but keeping's and any whose key is locked."""
-    others = sorted((p.stat().st_mtime, p.parent) for p in Path(top).glob(f"*/{MADE}")
-                    if (p.parent / TREE).is_dir() and p.parent.name != keeping)
-    for _, folder in others[:max(0, len(others) - (KEPT_TREES - 1))]:
-        with contextlib.suppress(OSError), try_lock(top, folder.name) as (held, _):
-            if held:
-                (folder / MADE).unlink()
-                shutil.rmtree(folder / TREE)
-
-
-@contextlib.contextmanager
-def try_lock(top, key):
-    """key_lock's flock if free now: yields (whether it is held, the lock
-    file's fd)."""
-    fd = os.open(top / f"{key}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-                 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            held = True
-        except BlockingIOError:
-            held = False
-        yield held, fd
-    finally:
-        os.close(fd)
+        kbuild_kept.prune_trees(top, final.name)
 
 
 def own_image(rec, own):

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import confine, lifecycle
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.kimport import kbuild, patches as patches_mod
+from vdsobench_cli.kimport import kbuild, kbuild_kept, patches as patches_mod
 
 FORMAT = 1
 FARM = ('cp -as -- "$1" "$2" && cd "$1" && '
@@ -69,7 +69,7 @@ def image_record(source, tree_identity, series, patches, config=None, say=print)
                     "older cache): kbuild runs on it whole once more")
                 kbuild.made(source, tree_identity, [], how, base, say)
             if kept(base):
-                os.utime(base / kbuild.MADE)  # used: pruned last
+                os.utime(base / kbuild_kept.MADE)  # used: pruned last
                 return rebuilt(base, patches, how, top / key, say)
         ident = dict(tree_identity, patches=[hashlib.sha256(p.data).hexdigest()
                                              for p in patches])
@@ -77,7 +77,7 @@ def image_record(source, tree_identity, series, patches, config=None, say=print)
 
 
 def kept(base):
-    return (base / kbuild.TREE).is_dir() and (base / kbuild.MADE).is_file()
+    return (base / kbuild_kept.TREE).is_dir() and (base / kbuild_kept.MADE).is_file()
 
 
 def copied(tree, patches):
@@ -105,7 +105,7 @@ def copied(tree, patches):
 def rebuilt(base, patches, how, final, say):
     """The patched tree built from base's kept tree, kept in final."""
     t0 = time.monotonic()
-    tree = base / kbuild.TREE
+    tree = base / kbuild_kept.TREE
     say(f"import: kbuild: the patched tree's {kbuild.VDSO_DIR}/, from the tree's kept "
         "build (seconds)")
     with confine.scratch(prefix="vdsobench-kbuild-", dir=str(final.parent)) as work, \
@@ -114,7 +114,7 @@ def rebuilt(base, patches, how, final, say):
         src, names = work / "src", work / "patched.list"
         names.write_bytes(copied(tree, patches))
         r = lifecycle.run(confine.command(
-            ["sh", "-c", FARM, "sh", str(tree), str(src), str(base / kbuild.MADE), str(names)],
+            ["sh", "-c", FARM, "sh", str(tree), str(src), str(base / kbuild_kept.MADE), str(names)],
             write=[work], read=[base]),
             capture_output=True, text=True, errors="replace")
         if r.returncode != 0:

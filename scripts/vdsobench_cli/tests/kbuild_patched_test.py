@@ -6,6 +6,7 @@ the confined build sees it read-only). A real tree's patched image:
 kernel_import_test's Import612Test."""
 
 import os
+import stat
 import tempfile
 import time
 import unittest
@@ -13,7 +14,7 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.kimport import kbuild, kbuild_patched, patches as patches_mod
+from vdsobench_cli.kimport import kbuild, kbuild_kept, kbuild_patched, patches as patches_mod
 from vdsobench_cli.tests.support import one_line, vdsobench
 
 ROOT_ONLY = unittest.skipUnless(os.geteuid() == 0, "the sandbox user is switched to as root")
@@ -41,8 +42,18 @@ class KeptTreeTest(unittest.TestCase):
         since = time.time()
         tree(src, {"arch/x86/entry/vdso/vdso64.so": "so", ".config": "y"}, when=since + 1)
         os.symlink("/etc/passwd", src / "arch" / "link")  # never a made file
-        made = kbuild.made_files(src, since).split(b"\0")
+        made = kbuild_kept.made_files(src, since).split(b"\0")
         self.assertEqual(sorted(made), [b".config", b"arch/x86/entry/vdso/vdso64.so"])
+
+    def test_a_kept_tree_keeps_no_setuid_file_nor_folder_others_write(self):
+        src = self.root / "src"
+        tree(src, {"tools/prog": "x", "arch/x86/entry/vdso/vdso64.so": "so"})
+        os.chmod(src / "tools" / "prog", 0o6755)
+        os.chmod(src / "arch", 0o777)
+        os.symlink("tools/prog", src / "link")
+        kbuild_kept.tame(src)
+        self.assertEqual(stat.S_IMODE(os.stat(src / "tools" / "prog").st_mode), 0o755)
+        self.assertEqual(stat.S_IMODE(os.stat(src / "arch").st_mode), 0o755)
 
     def test_a_patch_gets_copies_of_regular_files_only_below_no_link(self):
         kept = self.root / "kept"
@@ -55,22 +66,22 @@ class KeptTreeTest(unittest.TestCase):
 
     def test_the_least_used_trees_are_pruned(self):
         top = self.root / "cache"
-        for i in range(kbuild.KEPT_TREES + 2):
+        for i in range(kbuild_kept.KEPT_TREES + 2):
             folder = top / f"k{i}"
-            tree(folder, {f"{kbuild.TREE}/Makefile": "x", kbuild.MADE: ""}, when=OLD + i)
+            tree(folder, {f"{kbuild_kept.TREE}/Makefile": "x", kbuild_kept.MADE: ""}, when=OLD + i)
             (folder / "line.json").write_text("{}")
-        kbuild.prune_trees(top, "k0")  # the one just kept stays, however old
-        left = sorted(p.parent.name for p in top.glob(f"*/{kbuild.TREE}"))
-        self.assertEqual(left, ["k0"] + [f"k{i}" for i in range(3, kbuild.KEPT_TREES + 2)])
-        self.assertEqual(len(list(top.glob("*/line.json"))), kbuild.KEPT_TREES + 2)
+        kbuild_kept.prune_trees(top, "k0")  # the one just kept stays, however old
+        left = sorted(p.parent.name for p in top.glob(f"*/{kbuild_kept.TREE}"))
+        self.assertEqual(left, ["k0"] + [f"k{i}" for i in range(3, kbuild_kept.KEPT_TREES + 2)])
+        self.assertEqual(len(list(top.glob("*/line.json"))), kbuild_kept.KEPT_TREES + 2)
 
     def test_a_locked_tree_is_not_pruned(self):
         top = self.root / "cache"
-        for i in range(kbuild.KEPT_TREES + 1):
-            tree(top / f"k{i}", {f"{kbuild.TREE}/Makefile": "x", kbuild.MADE: ""}, when=OLD + i)
+        for i in range(kbuild_kept.KEPT_TREES + 1):
+            tree(top / f"k{i}", {f"{kbuild_kept.TREE}/Makefile": "x", kbuild_kept.MADE: ""}, when=OLD + i)
         with kbuild.key_lock(top, "k0", print):  # another review builds from it
-            kbuild.prune_trees(top, f"k{kbuild.KEPT_TREES}")
-        self.assertTrue((top / "k0" / kbuild.TREE).is_dir())
+            kbuild_kept.prune_trees(top, f"k{kbuild_kept.KEPT_TREES}")
+        self.assertTrue((top / "k0" / kbuild_kept.TREE).is_dir())
 
 
 class UsageTest(unittest.TestCase):
@@ -91,10 +102,10 @@ class WriteThroughTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             top = Path(d, "cache")
             base = top / "base"
-            kept = base / kbuild.TREE
+            kept = base / kbuild_kept.TREE
             tree(kept, {"victim.txt": "as kept\n", "src.c": "int x;\n",
                         "Makefile": f"{kbuild.VDSO_DIR}/:\n\techo pwned > victim.txt\n"})
-            (base / kbuild.MADE).write_bytes(b"")
+            (base / kbuild_kept.MADE).write_bytes(b"")
             os.chmod(base, 0o711)
             for p in [top, *kept.rglob("*")]:
                 os.chmod(p, 0o755 if p.is_dir() else 0o644)
