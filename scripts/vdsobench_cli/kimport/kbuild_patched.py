@@ -113,10 +113,10 @@ def rebuilt(base, patches, how, final, say):
         work = Path(work)
         src, names = work / "src", work / "patched.list"
         names.write_bytes(copied(tree, patches))
-        r = lifecycle.run(confine.command(
-            ["sh", "-c", FARM, "sh", str(tree), str(src), str(base / kbuild_kept.MADE), str(names)],
-            write=[work], read=[base]),
-            capture_output=True, text=True, errors="replace")
+        argv = ["sh", "-c", FARM, "sh", str(tree), str(src), str(base / kbuild_kept.MADE),
+                str(names)]
+        r = lifecycle.run(confine.command(argv, write=[work], read=[base]),
+                          capture_output=True, text=True, errors="replace")
         if r.returncode != 0:
             raise UsageError(f"kbuild: the patched tree's links to {tree} were not made "
                              f"({(r.stderr.strip() or '?')[:200]})")

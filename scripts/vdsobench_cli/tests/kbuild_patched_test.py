@@ -13,12 +13,14 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
+from vdsobench_cli.cli import build
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.kimport import kbuild, kbuild_kept, kbuild_patched, patches as patches_mod
 from vdsobench_cli.tests.support import one_line, vdsobench
 
 ROOT_ONLY = unittest.skipUnless(os.geteuid() == 0, "the sandbox user is switched to as root")
 OLD = time.time() - 86400 * 400  # a tarball's times
+PATCH = str(build.ROOT / "kernel_import" / "testdata" / "6.12-max-cycles-last.patch")
 
 
 def tree(root, files, when=OLD):
@@ -78,7 +80,8 @@ class KeptTreeTest(unittest.TestCase):
     def test_a_locked_tree_is_not_pruned(self):
         top = self.root / "cache"
         for i in range(kbuild_kept.KEPT_TREES + 1):
-            tree(top / f"k{i}", {f"{kbuild_kept.TREE}/Makefile": "x", kbuild_kept.MADE: ""}, when=OLD + i)
+            tree(top / f"k{i}", {f"{kbuild_kept.TREE}/Makefile": "x", kbuild_kept.MADE: ""},
+                 when=OLD + i)
         with kbuild.key_lock(top, "k0", print):  # another review builds from it
             kbuild_kept.prune_trees(top, f"k{kbuild_kept.KEPT_TREES}")
         self.assertTrue((top / "k0" / kbuild_kept.TREE).is_dir())
@@ -87,8 +90,7 @@ class KeptTreeTest(unittest.TestCase):
 class UsageTest(unittest.TestCase):
     def test_patched_image_needs_a_patch_and_kbuild(self):
         for args, why in ((["/usr/src"], "no --patch to apply"),
-                          (["/usr/src", "--patch", "kernel_import/testdata/6.12-max-cycles-last.patch", "--no-kbuild"],
-                           "it needs kbuild")):
+                          (["/usr/src", "--patch", PATCH, "--no-kbuild"], "it needs kbuild")):
             rc, _, err = vdsobench("import", *args, "--name", "x", "--patched-image")
             one_line(self, rc, err, "--patched-image", why)
 
