@@ -198,8 +198,10 @@ def add_parser(sub):
                         "tree's Makefiles)")
     p.add_argument("--config", metavar="FILE",
                    help="the kernel configuration kbuild uses (implies --kbuild); else "
-                        "Debian's for the tree's version, /usr/src/linux-config-X.Y/"
-                        "config.amd64_none_amd64.xz")
+                        "the tree's own .config, Debian's for the tree's version "
+                        "(/usr/src/linux-config-X.Y/config.amd64_none_amd64.xz), the "
+                        "running kernel's /proc/config.gz, x86_64_defconfig: the first "
+                        "there is")
     p.add_argument("--vdso-image", metavar="FILE",
                    help="the tree's own vdso64.so (kbuild's, or its .dbg): stored beside "
                         "the import and mapped as the variants "

@@ -1,11 +1,11 @@
 """The kernel's own compile line for its vDSO, from the tree's own kbuild.
 
-For an imported tree (`vdsobench import`), with a real configuration
-(Debian's for the tree's version, /usr/src/linux-config-X.Y/
-config.amd64_none_amd64.xz or the same fetched from Debian's newer suites
-with the tree, newer_sources.py, or the user's --config FILE):
+For an imported tree (`vdsobench import`), with a configuration
+(kbuild_config.py: the user's --config FILE, the tree's own .config,
+Debian's for the tree's version, the running kernel's, x86_64_defconfig):
 
     make olddefconfig && make prepare && make V=1 arch/x86/entry/vdso/
+    (make x86_64_defconfig first instead, where there is none)
 
 then the exact command kbuild ran for the 64-bit vDSO's vclock_gettime.o,
 from the .vclock_gettime.o.cmd file kbuild writes beside it (savedcmd_ from
@@ -34,7 +34,6 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import lzma
 import os
 import re
 import shlex
@@ -45,16 +44,16 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from vdsobench_cli.kimport import (kbuild_kept, kbuild_tree, newer_sources, patches as patches_mod,
-                                   vdso_image)
+from vdsobench_cli.kimport import (kbuild_config, kbuild_kept, kbuild_tree, newer_sources,
+                                   patches as patches_mod, vdso_image)
 from vdsobench_cli.kimport.kbuild_line import NEUTRALISE, classify, parse_cmd
 from vdsobench_cli.cli import caches, confine, lifecycle, safe_read, tools
 from vdsobench_cli.cli.errors import UsageError
 
 VDSO_DIR = kbuild_tree.VDSO_DIR
-DEBIAN_CONFIG = "/usr/src/linux-config-{series}/config.amd64_none_amd64.xz"
+DEBIAN_CONFIG = kbuild_config.DEBIAN_CONFIG
 TOOLS = ("make", "flex", "bison", "bc")
-CONFIG_LIMIT = 4 << 20
+CONFIG_LIMIT = kbuild_config.CONFIG_LIMIT
 CMD_LIMIT = 1 << 20
 OUTPUT_LIMIT = 64 << 20  # vclock_gettime.o, vdso64.so{,.dbg}: a few hundred KB
 MAKE_TIMEOUT = 1800
@@ -72,28 +71,8 @@ def compiler_identity(cc):
     return {"path": os.path.realpath(path), "version": version}
 
 
-def config_for(series, given=None):
-    """{kind, path, sha256} and the configuration's text: the user's FILE, else
-    Debian's for the tree's series; None when there is none (with why)."""
-    if given:
-        data = safe_read.read_regular(given, "--config", CONFIG_LIMIT)
-        kind, path = "given", os.path.abspath(given)
-    else:
-        path = DEBIAN_CONFIG.format(series=series)
-        if not os.path.isfile(path):
-            path = str(newer_sources.config(series) or path)  # fetched with its tree
-        if not os.path.isfile(path):
-            return None, (f"no configuration: Debian's linux-config-{series} is neither "
-                          f"installed ({DEBIAN_CONFIG.format(series=series)}) nor fetched, "
-                          "and no --config FILE was given")
-        raw = safe_read.read_regular(path, "Debian configuration", CONFIG_LIMIT)
-        try:
-            data = lzma.decompress(raw)
-        except lzma.LZMAError as e:
-            return None, f"{path}: not xz ({e})"
-        kind = "debian"
-    return ({"kind": kind, "path": path, "sha256": hashlib.sha256(data).hexdigest()},
-            data), None
+# kbuild_config.py's, named here as before
+config_for = kbuild_config.config_for
 
 
 def cache_key(tree_identity, config_sha, compiler):
@@ -195,14 +174,16 @@ def put(dir_fd, name, data):
 
 def run_kbuild(src, config_data, work, separate, log):
     """kbuild in src (or, `separate`, out of tree in work/out); an fd of the
-    build folder."""
+    build folder. config_data None: kbuild's own x86_64_defconfig."""
     out = work / "out" if separate else None
     if out is not None:
         out.mkdir()
         confine.own(out)
     build_fd = folder(out or src)
-    put(build_fd, ".config", config_data)
-    for targets in (["olddefconfig"], ["prepare"], ["V=1", VDSO_DIR + "/"]):
+    if config_data is not None:
+        put(build_fd, ".config", config_data)
+    first = ["olddefconfig"] if config_data is not None else [kbuild_config.DEFCONFIG]
+    for targets in (first, ["prepare"], ["V=1", VDSO_DIR + "/"]):
         rc = make(src, targets, log, work, out)
         if rc != 0:
             os.close(build_fd)
@@ -294,9 +275,10 @@ class Setup(NamedTuple):
         return cache_key(tree_identity, self.conf["sha256"], self.compiler)
 
 
-def setup(series, config=None, say=print):
-    """The Setup of a kbuild here, or None with one line said why it cannot run."""
-    conf, why = config_for(series, config)
+def setup(series, config=None, say=print, tree=None):
+    """The Setup of a kbuild here, or None with one line said why it cannot run.
+    tree: the source, whose own .config comes second (kbuild_config.py)."""
+    conf, why = kbuild_config.config_for(series, config, tree)
     if conf is None:
         say(f"import: kbuild: {why}; built with the project's line")
         return None
@@ -311,7 +293,7 @@ def setup(series, config=None, say=print):
 def line_for(source, tree_identity, series, patches, config=None, say=print):
     """The kbuild record of a tree (from the cache, or kbuild run once): what
     import records. None, with one line said, when kbuild cannot run here."""
-    how = setup(series, config, say)
+    how = setup(series, config, say, tree=source)
     if how is None:
         return None
     key = how.key(tree_identity)
@@ -347,8 +329,11 @@ def made(source, tree_identity, patches, how, final, say):
             tempfile.TemporaryFile() as log:
         work = Path(work)
         src = work / "src"
-        if Path(source).is_dir() and not patches:
-            src, separate = Path(source), True  # out of tree: the user's tree untouched
+        if Path(source).is_dir() and not patches and not os.path.lexists(
+                Path(source, ".config")):
+            # out of tree: the user's tree untouched (kbuild refuses O= where the
+            # tree has a .config: such a tree is copied, as a patched one is)
+            src, separate = Path(source), True
         else:
             unpack(source, src)
             patches_mod.apply_patches(src, patches, confined=work)

@@ -52,7 +52,7 @@ def image_record(source, tree_identity, series, patches, config=None, say=print)
     """kbuild's record of source with patches (code only: their line is the
     tree's), its vdso64.so that tree's own; None, said why, where kbuild
     cannot run here."""
-    how = kbuild.setup(series, config, say)
+    how = kbuild.setup(series, config, say, tree=source)
     if how is None:
         return None
     top = kbuild.cache_dir()

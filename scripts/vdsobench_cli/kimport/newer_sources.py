@@ -109,7 +109,8 @@ def tree_tarball(package, what, say=print):
     try:
         fetch(f"linux-config-{series}", what, say)
     except UsageError as e:
-        say(f"{e}; kbuild has no configuration for it")
+        say(f"{e}; kbuild has no Debian configuration for it (it takes the running "
+            "kernel's, else x86_64_defconfig)")
     return whole(folder, package).resolve()
 
 

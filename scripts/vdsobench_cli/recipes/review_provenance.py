@@ -12,7 +12,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch
 from vdsobench_cli.core import text as text_mod, uarch
-from vdsobench_cli.kimport import git_dir, git_index, store
+from vdsobench_cli.kimport import git_dir, git_index, kbuild_config, store
 from vdsobench_cli.recipes.review_parts import verdict
 
 from reports import review
@@ -93,10 +93,8 @@ def provenance(s, metas, names, source, patches, subjects, checked, rng=None):
     kb = (table.get(after) or table.get(before) or {}).get("identity", {}).get("kbuild") or {}
     line = "the project's userspace build line (Bazel opt, -O2)"
     if kb.get("line"):
-        conf = kb.get("config") or {}
-        whose = {"debian": "Debian's", "given": "your"}.get(conf.get("kind"), "a")
-        line = (f"the kernel's vDSO line (the tree's kbuild, {whose} config "
-                f"{Path(str(conf.get('path', '?'))).name})")
+        line = (f"the kernel's vDSO line (the tree's kbuild, "
+                f"{kbuild_config.whose(kb.get('config') or {})})")
         cc_path = (kb.get("compiler") or {}).get("path") or cc_path
     return {"subject": subjects[0], "patches": len(patches), "subjects": list(subjects),
             "patch_files": [Path(p).name for p in patches],
