@@ -6,6 +6,7 @@ result differs from the seed's and why that may be; it writes the comparison
 and its plots into a fresh directory (never over an earlier run's).
 """
 
+import argparse
 import contextlib
 import datetime
 import os
@@ -33,11 +34,12 @@ def run_recipe(args):
             print(f"{r.name:18} {r.title}")
         return 0
     recipe = recipes.by_name(args.name)
-    if (args.source or args.patch or args.range is not None or args.base is not None) \
+    if (args.source or args.patch or args.range is not None or args.base is not None
+            or args.config is not None or args.kbuild is not None) \
             and recipe.name != recipes.patch_review.NAME:
-        raise UsageError(f"recipe {recipe.name}: --source, --patch, --range and --base are "
-                         f"for {recipes.patch_review.NAME} (it reviews a patch on a kernel "
-                         "tree)")
+        raise UsageError(f"recipe {recipe.name}: --source, --patch, --range, --base, --config "
+                         f"and --kbuild are for {recipes.patch_review.NAME} (it reviews a "
+                         "patch on a kernel tree)")
     asked = [o for o, given in CLUSTER_OPTIONS.items() if given(args)]
     if asked and not args.fleet:
         raise UsageError(f"recipe: {asked[0]} is for --fleet (patch-review on a Slurm cluster)")
@@ -58,7 +60,7 @@ def checked_run(args, recipe, rng):
     """The recipe run, its inputs checked first (one line, before anything is
     printed); rng: patch-review's --range (git_range.Range) or None."""
     if recipe.name == recipes.patch_review.NAME:
-        recipes.patch_review.check_inputs(args.source, args.patch)
+        recipes.patch_review.check_inputs(args.source, args.patch, args.kbuild, args.config)
     if args.fleet:
         # the cluster and the nodes asked for, before anything is imported or built
         from vdsobench_cli.recipes import patch_review_fleet
@@ -81,6 +83,7 @@ def checked_run(args, recipe, rng):
     session.source, session.patches, session.range = args.source, args.patch, rng
     session.fleet = args if args.fleet else None
     session.arm64 = args.arm64
+    session.kbuild, session.config = args.kbuild, args.config
     session.say(f"== recipe {recipe.name}: {recipe.title}")
     session.say(f"Seed: {recipe.seed}")
     if target.emulated:
@@ -134,6 +137,14 @@ def add_parser(sub):
                         "hook or config command of the tree's run")
     p.add_argument("--base", metavar="REV",
                    help="patch-review: --range REV..HEAD")
+    p.add_argument("--kbuild", action=argparse.BooleanOptionalAction, default=None,
+                   help="patch-review: build the trees with their own kbuild, confined "
+                        "(the default for Debian's linux-source-X.Y): its compile line, "
+                        "and its vDSO images, which are then what is measured")
+    p.add_argument("--config", metavar="FILE",
+                   help="patch-review: the configuration kbuild uses (implies --kbuild); "
+                        "else the tree's own .config, Debian's for its version, the "
+                        "running kernel's /proc/config.gz, x86_64_defconfig")
     patch_review_rounds.add_budget_argument(p)
     arch.add_argument(p, "run the recipe on this architecture's build (arm64: inline only)")
     p.add_argument("--no-arm64", dest="arm64", action="store_false",

@@ -42,7 +42,7 @@ def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=N
     arch_name = check_arch()
     patches = patches_mod.check_patches(patch_paths)
     if config is not None:
-        safe_read.read_regular(config, "--config", kbuild.CONFIG_LIMIT)
+        safe_read.read_regular(config, "--config", kbuild.CONFIG_LIMIT, prefix="--config ")
     if arch_name != "x86_64" and (use_kbuild or config is not None or image_path):
         what = "--vdso-image" if image_path else "--config" if config else "--kbuild"
         raise UsageError(f"import: {what} with --arch {arch_name}: kbuild's line and the "

@@ -80,12 +80,14 @@ def built_variants(name):
 
 
 @contextlib.contextmanager
-def temporary(wanted, images=False):
+def temporary(wanted, images=False, kbuild=None, config=None):
     """Import {name: (SOURCE, [patch paths])} for the length of a block (the
     patch-review recipe's before and after), built; those names are put back
     as they were afterwards, whatever happens. Yields {name: meta}. images:
-    a patched tree's own image too, where kbuild can make it."""
-    reqs = [request.request(given, patch_paths, name, patched_image=None if images else False)
+    a patched tree's own image too, where kbuild can make it; kbuild and
+    config: import's --kbuild and --config."""
+    reqs = [request.request(given, patch_paths, name, kbuild, config,
+                            patched_image=None if images else False)
             for name, (given, patch_paths) in wanted.items()]
     d = store.writable_dir()
     packages.ensure_setup()

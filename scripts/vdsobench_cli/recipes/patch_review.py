@@ -74,7 +74,7 @@ def progress(text):
     print(f"patch-review: {text}", file=sys.stderr, flush=True)
 
 
-def check_inputs(source, patches):
+def check_inputs(source, patches, kbuild=None, config=None):
     """One line before anything is printed: a tree without a patch would
     review the demonstration patch on it, which is never what was meant; a
     source or patch that import would refuse is refused now, as import
@@ -83,7 +83,8 @@ def check_inputs(source, patches):
         raise UsageError("recipe patch-review: --source needs --patch FILE (the patch to "
                          "review on it); without both it reviews the demonstration patch "
                          f"on {DEFAULT_SOURCE}")
-    request.request(source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)], BEFORE)
+    request.request(source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)], BEFORE, kbuild,
+                    config)
 
 
 def read_path_code(before, after):
@@ -245,7 +246,8 @@ def reviewed(s, source, patches):
         else:
             progress("importing the tree and the patched tree (kbuild's images too)")
             metas = held.enter_context(txn.temporary({BEFORE: (source, []),
-                                                      AFTER: (source, patches)}, images=True))
+                                                      AFTER: (source, patches)}, images=True,
+                                                     **patch_series.kbuild_of(s)))
             inline, why = review_image.chosen(store.read_table(), BEFORE, AFTER)
             if getattr(s, "fleet", None) and inline == review_image.IMAGE:
                 inline, why = review_image.REBUILT, review_image.FLEET

@@ -100,6 +100,11 @@ def status(steps):
     return EXIT[first["result"]] if first else 0
 
 
+def kbuild_of(s):
+    """The recipe's --kbuild and --config, as txn.temporary() takes them."""
+    return {"kbuild": getattr(s, "kbuild", None), "config": getattr(s, "config", None)}
+
+
 def verify_tree(s, name, label, counter, progress, inlines=("always",)):
     """{(label, variant): verify's record} of an import, fake counter first,
     for each of inlines (the rebuild, "always"; the kbuild image, "image")."""
@@ -144,7 +149,7 @@ def walk(s, held, source, patches, names, counter, clocks, progress):
     s.heading(f"the series: each of its {len(steps)} patches applied, built and verified "
               "in turn")
     progress("importing the tree")
-    metas = dict(held.enter_context(txn.temporary({before: (source, [])})))
+    metas = dict(held.enter_context(txn.temporary({before: (source, [])}, **kbuild_of(s))))
     checked = verify_tree(s, before, "before", counter, progress)
     code, sims = facts(before, counter, clocks, progress)
     ends = {} if sims is None else {"before": sims}
@@ -155,7 +160,8 @@ def walk(s, held, source, patches, names, counter, clocks, progress):
         # the last tree stays imported in the review's own stack: the end point
         with (contextlib.nullcontext(held) if last else contextlib.ExitStack()) as keep:
             try:
-                got = keep.enter_context(txn.temporary({name: (source, patches[:k])}))
+                got = keep.enter_context(txn.temporary({name: (source, patches[:k])},
+                                                       **kbuild_of(s)))
             except (UsageError, Failure) as e:
                 st["result"], st["why"] = failure(e)
                 s.say(f"patch {k}: {st['result']}: {text_mod.printable(st['why'], 300)}")

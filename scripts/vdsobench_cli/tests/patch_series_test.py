@@ -97,11 +97,13 @@ class WalkTest(unittest.TestCase):
     """walk() with stand-ins: import k raises `broken[k]`, verify of the tree
     after patch k fails when k is in `torn`."""
 
-    def walk(self, patches, broken=None, torn=()):
+    def walk(self, patches, broken=None, torn=(), session=None):
         events, current = [], []
+        self.asked = []
 
         @contextlib.contextmanager
-        def temporary(wanted):
+        def temporary(wanted, **how):
+            self.asked.append(how)
             (name, (_, given)), = wanted.items()
             k = len(given)
             if k in (broken or {}):
@@ -125,7 +127,7 @@ class WalkTest(unittest.TestCase):
         with mock.patch.object(ps.txn, "temporary", temporary), \
                 mock.patch.object(ps, "verify_one", verify_one), \
                 mock.patch.object(ps, "facts", facts), contextlib.ExitStack() as held:
-            w = ps.walk(Session(), held, "linux-source-6.12", patches, NAMES, "rdtscp",
+            w = ps.walk(session or Session(), held, "linux-source-6.12", patches, NAMES, "rdtscp",
                         ["monotonic"], lambda _: None)
             open_at_end = list(current)
         return w, events, open_at_end
@@ -151,6 +153,12 @@ class WalkTest(unittest.TestCase):
         self.assertEqual([st["timed"] for st in w.steps], [False, False, True])
         self.assertEqual(set(w.sims), {"before", "after"})
         self.assertEqual([st["subject"][:5] for st in w.steps], ["vdso:"] * 3)
+
+    def test_every_tree_is_built_with_the_reviews_kbuild_and_config(self):
+        session = Session()
+        session.kbuild, session.config = True, "/home/u/my.config"
+        self.walk(PATCHES, session=session)
+        self.assertEqual(self.asked, [{"kbuild": True, "config": "/home/u/my.config"}] * 4)
 
     def test_the_middle_patch_does_not_build(self):
         shim = probe.ShimError("linux-source-6.12", "lib/vdso/gettimeofday.c",

@@ -68,9 +68,11 @@ class RefusedTest(unittest.TestCase):
                 self.refused(*argv, needle=needle)
 
     def test_another_recipe_takes_no_range(self):
-        rc, out, err = vdsobench("recipe", "raw-vdso", "--range", "HEAD~1..HEAD")
-        one_line(self, rc, err, "--range and --base are for patch-review")
-        self.assertEqual(out, "")
+        for argv in (["--range", "HEAD~1..HEAD"], ["--config", "/etc/hostname"], ["--kbuild"]):
+            with self.subTest(argv[0]):
+                rc, out, err = vdsobench("recipe", "raw-vdso", *argv)
+                one_line(self, rc, err, "--base, --config and --kbuild are for patch-review")
+                self.assertEqual(out, "")
 
 
 if __name__ == "__main__":
