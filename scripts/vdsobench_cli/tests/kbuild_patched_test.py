@@ -3,7 +3,7 @@
 output, which files a patch gets copies of, which kept trees are pruned, and
 a tree's Makefile that writes through a link into the kept tree (refused:
 the confined build sees it read-only). A real tree's patched image:
-kernel_import_test's Import612Test."""
+kernel_import_test's Import612Test (the max_cycles patch)."""
 
 import os
 import stat

@@ -23,7 +23,8 @@ from unittest import mock
 
 from vdsobench_cli.cli import build, packages
 from vdsobench_cli.kimport import (compile, flow, kbuild, names as names_mod, objcmp,
-                                   patch_parse, patches as patches_mod, store, tree_config)
+                                   patch_parse, patches as patches_mod, store, tree_config,
+                                   vdso_image)
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.tests.support import (NESTED, TEST_BUDGET_S, TORN_612, ImportsDir,
                                       assert_one_miss_more, cli, ok,
@@ -305,6 +306,11 @@ class Import612Test(TarballTest):
         rc, out, err = cli("verify", "kernel:t-torn+fake+always")
         self.assertEqual(rc, 1, err + out)
         self.assertRegex(out, r"FAIL +kernel:t-torn\+fake\+always +concurrency: torn read")
+        # a patched import has no +image unless asked (its kbuild record is the
+        # unpatched tree's: the image would not be the patch's)
+        listed = {v["name"] for v in json.loads(ok(self, ["list", "--json"]))}
+        self.assertIn("kernel:t-torn+fake+always", listed)
+        self.assertNotIn("kernel:t-torn+fake+image", listed)
 
     def test_a_tree_reading_the_counter_itself_is_not_torn(self):
         # seed 003's question as a patch: __arch_get_hw_counter()'s own RDTSCP,
@@ -339,8 +345,11 @@ class Import612Test(TarballTest):
         self.assertEqual(store.read_table(), before, "nothing imported")
 
     def test_layout_patch_shows_in_layout_and_sim(self):
+        """And --patched-image: the patched tree's image, kbuild's, made again
+        from the tree's kept build (kbuild_patched.py), reads the patched
+        layout as the rebuild does, and passes verify."""
         ok(self, ["import", "linux-source-6.12", "--patch", MAX_CYCLES_LAST,
-                  "--name", "t-maxc"])
+                  "--name", "t-maxc", "--patched-image"])
         d = json.loads(ok(self, ["layout", "--diff", "kernel:t", "kernel:t-maxc",
                                  "--format", "json"]))["diff"]
         moved = {f["name"]: (f["a"]["offset"], f["b"]["offset"]) for f in d["fields"]
@@ -351,6 +360,14 @@ class Import612Test(TarballTest):
         self.assertEqual(paths["realtime"], (1, 2))  # max_cycles now on line 3
         self.assertEqual(paths["boottime"], (2, 3))
         assert_one_miss_more(self, "kernel:t+rdtscp+always", "kernel:t-maxc+rdtscp+always")
+        table = store.read_table()
+        images = [(store.trees_dir() / table[n]["key"] / vdso_image.STORED).read_bytes()
+                  for n in ("t", "t-maxc")]
+        self.assertNotEqual(images[0], images[1])
+        assert_one_miss_more(self, "kernel:t+rdtscp+image", "kernel:t-maxc+rdtscp+image")
+        out = ok(self, ["verify", "kernel:t-maxc+fake+image", "--json"])
+        rec = next(json.loads(x) for x in out.splitlines() if x.startswith('{"variant"'))
+        self.assertEqual(rec["status"], "PASS", rec)
 
     def test_patch_review_recipe_on_the_torn_patch(self):
         table = store.read_table()
