@@ -244,12 +244,16 @@ def reviewed(s, source, patches):
             metas, checked = walk.metas, walk.checked
             inline, why = review_image.REBUILT, "a series is measured on its rebuilds"
         else:
-            progress("importing the tree and the patched tree (kbuild's images too)")
+            # a cluster's nodes time the rebuilds: no patched image to make
+            fleet = getattr(s, "fleet", None)
+            progress("importing the tree and the patched tree"
+                     + ("" if fleet else " (kbuild's images too)"))
             metas = held.enter_context(txn.temporary({BEFORE: (source, []),
-                                                      AFTER: (source, patches)}, images=True,
+                                                      AFTER: (source, patches)},
+                                                     images=not fleet,
                                                      **patch_series.kbuild_of(s)))
             inline, why = review_image.chosen(store.read_table(), BEFORE, AFTER)
-            if getattr(s, "fleet", None) and inline == review_image.IMAGE:
+            if fleet:
                 inline, why = review_image.REBUILT, review_image.FLEET
             checked = verified(s, counter, sorted({review_image.REBUILT, inline}))
         before = f"kernel:{BEFORE}+{counter}+{inline}"
