@@ -325,7 +325,7 @@ def made(source, tree_identity, patches, how, final, say):
     top, key = final.parent, final.name
     t0 = time.monotonic()
     # in the cache's folder, so that the tree kept is a rename away
-    with confine.scratch(prefix="vdsobench-kbuild-", dir=str(top)) as work, \
+    with kbuild_kept.building(top, key) as work, \
             tempfile.TemporaryFile() as log:
         work = Path(work)
         src = work / "src"

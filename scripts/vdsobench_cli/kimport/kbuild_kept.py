@@ -7,6 +7,8 @@ from: `<key>/TREE`, and `<key>/MADE`, the files kbuild wrote there.
                                    the cache's)
     prune_trees(top, keeping)      the least used past KEPT_TREES removed
     try_lock(top, key)             a key's flock (kbuild.key_lock's), if free
+    building(top, key)             the folder a key's tree is built in, the same
+                                   for every patched tree made again from it
 
 A kept tree is what kbuild's programs wrote, as the sandbox user: read as
 hostile, its links never followed.
@@ -18,6 +20,8 @@ import os
 import shutil
 import stat
 from pathlib import Path
+
+from vdsobench_cli.cli import confine, lifecycle
 
 # the built tree kept in a kbuild cache folder, and the files kbuild wrote in it
 TREE, MADE = "tree", "made.list"
@@ -98,3 +102,26 @@ def try_lock(top, key):
         yield held, fd
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def building(top, key):
+    """top/building-KEY/w, the folder the tree of KEY is built in (the caller
+    holds KEY's lock): kept trees and every patched tree made again from one
+    are built at the same path, so the tools `prepare` builds (objtool,
+    resolve_btfids), whose build keeps absolute paths, are found built. A
+    private folder of ours, `w` the sandbox user's (confine.scratch's shape);
+    what a killed build left there goes first."""
+    private = Path(top) / f"building-{key}"
+    with lifecycle.critical():
+        if os.path.lexists(private):
+            shutil.rmtree(private)
+        os.mkdir(private, 0o700)
+        lifecycle.register(str(private), "dir")
+    try:
+        work = private / "w"
+        os.mkdir(work, 0o700)
+        confine.own(work)
+        yield str(work)
+    finally:
+        lifecycle.discard(str(private), "dir")

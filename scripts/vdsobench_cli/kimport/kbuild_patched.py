@@ -13,8 +13,10 @@ tree is then built again from it:
     them); make V=1 arch/x86/entry/vdso/
 
 make reads the sources' times through the links and rebuilds what the
-patches touch (and the tools prepare builds, objtool and resolve_btfids,
-whose own build keeps absolute paths: ~10 s on two cores for 6.12). Where no
+patches touch: the tree of links is made where the kept tree was built
+(kbuild_kept.building()), so the tools prepare builds, objtool and
+resolve_btfids, whose own build keeps absolute paths, are found built (a
+tree kept from elsewhere has them rebuilt: ~10 s on two cores for 6.12). Where no
 tree is kept (a folder's kbuild runs out of tree; a tree pruned; a cache
 from before), kbuild runs whole: on the tarball once more, keeping its tree,
 or on a folder's copy with the patches applied. Confined as every kbuild.
@@ -108,7 +110,8 @@ def rebuilt(base, patches, how, final, say):
     tree = base / kbuild_kept.TREE
     say(f"import: kbuild: the patched tree's {kbuild.VDSO_DIR}/, from the tree's kept "
         "build (seconds)")
-    with confine.scratch(prefix="vdsobench-kbuild-", dir=str(final.parent)) as work, \
+    # where the kept tree was built: make finds the tools built (kbuild_kept.py)
+    with kbuild_kept.building(final.parent, base.name) as work, \
             tempfile.TemporaryFile() as log:
         work = Path(work)
         src, names = work / "src", work / "patched.list"
