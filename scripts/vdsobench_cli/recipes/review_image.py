@@ -40,8 +40,8 @@ def chosen(table, before, after):
         return IMAGE, None
     kb = ((table.get(before) or {}).get("identity") or {}).get("kbuild") or {}
     if not kb.get("line"):
-        return REBUILT, ("no kbuild image: the tree's kbuild did not run (it runs for "
-                         "Debian's linux-source packages)")
+        return REBUILT, ("no kbuild image: the tree's kbuild did not run (--kbuild or "
+                         "--config runs it; it runs for Debian's linux-source by default)")
     if not stored(table, before):
         return REBUILT, "no kbuild image: the tree's kbuild made none"
     return REBUILT, "no kbuild image of the patched tree: kbuild could not make it"
