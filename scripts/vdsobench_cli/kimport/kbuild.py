@@ -213,7 +213,9 @@ def extract(build_fd, compiler):
                                   root=build_fd).decode(errors="replace")
     cc, argv = parse_cmd(text, cmd_file)
     if not same_compiler(cc, compiler):
-        raise UsageError(f"kbuild: {cmd_file}: the line runs {ascii(cc)[1:-1][:80]}, not "
+        shown = ascii(cc)[1:-1]  # its end: the program's name, past a long folder's
+        shown = shown if len(shown) <= 80 else "..." + shown[-77:]
+        raise UsageError(f"kbuild: {cmd_file}: the line runs {shown}, not "
                          f"{compiler['path']} (the compiler import builds with): a tree's "
                          "kbuild must use it; nothing imported")
     kept, dropped = classify(argv)
