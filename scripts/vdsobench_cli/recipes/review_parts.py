@@ -17,7 +17,7 @@ from vdsobench_cli.measure import code_metrics
 
 from reports import layout_map
 
-INSTRUCTION = re.compile(r"^\s*[0-9a-f]+:\t(.*)$")
+INSTRUCTION = re.compile(r"^\s*([0-9a-f]+):\t(.*)$")
 # objdump's symbolic names and comments name the variant (before's and
 # after's differ): <sym+off>, and a comment, "#" in x86's AT&T syntax, "//" on
 # aarch64, where "#" is an immediate ([sp, #16]) and must stay
@@ -73,12 +73,10 @@ def verdict(rec):
     return f"{status}: {failure}" if failure else status
 
 
-def disassembly(obj, objdump=None, arch_name="x86_64"):
-    """{function: [instruction text]} of an object's read path, addresses and
-    jump targets' absolute offsets dropped, so two builds of the same code
-    compare equal wherever they were placed; (None, why) when objdump fails.
-    arch_name: whose syntax (SYMBOLIC)."""
-    symbolic = SYMBOLIC[arch_name]
+def listing(obj, objdump=None):
+    """{function: [(address, instruction text)]} of an object's read path, as
+    objdump prints it (symbols and comments kept), the writer's functions left
+    out; (None, why) when objdump fails."""
     objdump = objdump or tools.path("objdump", "patch-review")
     try:
         # a tree's asm shapes the object it reads: confined (docs/confinement.md)
@@ -99,8 +97,21 @@ def disassembly(obj, objdump=None, arch_name="x86_64"):
             # the whole symbol: NOT_READ_PATH matches "__update_vsyscall"
             out[name] = [] if not code_metrics.NOT_READ_PATH.search(m.group(1)) else None
         elif name and out.get(name) is not None and (m := INSTRUCTION.match(line)):
-            out[name].append(" ".join(symbolic.sub("", m.group(1)).split()))
+            out[name].append((int(m.group(1), 16), m.group(2)))
     return {k: v for k, v in out.items() if v}, None
+
+
+def disassembly(obj, objdump=None, arch_name="x86_64"):
+    """{function: [instruction text]} of an object's read path, addresses and
+    jump targets' absolute offsets dropped, so two builds of the same code
+    compare equal wherever they were placed; (None, why) when objdump fails.
+    arch_name: whose syntax (SYMBOLIC)."""
+    symbolic = SYMBOLIC[arch_name]
+    code, why = listing(obj, objdump)
+    if code is None:
+        return None, why
+    return {k: [" ".join(symbolic.sub("", t).split()) for _, t in v]
+            for k, v in code.items()}, None
 
 
 def reader_disassembly(variant, bin_dir):
