@@ -229,6 +229,9 @@ def render(rv):
         lines += [f"  {printable(c, WIDTH - 2)}" for c in code[:shown]]
         if len(code) > shown:
             lines.append(f"  and {len(code) - shown} more functions")
+    change = (rv.get("counter_read") or {}).get("change")
+    if change:
+        lines += wrap(f"Counter read: {change}")
     lines += sim_lines(rv.get("sim") or [], shown)
     lines.append("")
     if fleet:

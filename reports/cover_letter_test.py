@@ -124,6 +124,17 @@ class ShapeTest(unittest.TestCase):
         self.assertNotIn("REALTIME hot: instructions", text)
         self.assertIn("offs_boot", text)
 
+    def test_the_code_section_names_a_changed_counter_read(self):
+        rv = review_of(code=["do_hres: 2 of 40 instructions differ"])
+        self.assertFalse(any(x.startswith("Counter read:") for x in cover_letter.render(rv)))
+        rv["counter_read"] = {"before": {"do_hres": ["rdtsc_ordered()"]},
+                              "after": {"do_hres": ["rdtscp"]},
+                              "change": "rdtsc_ordered() -> rdtscp (do_hres)"}
+        lines = cover_letter.render(rv)
+        at = lines.index("Counter read: rdtsc_ordered() -> rdtscp (do_hres)")
+        self.assertEqual(lines[at - 1], "  do_hres: 2 of 40 instructions differ", lines)
+        self.assertLessEqual(len(lines), cover_letter.MAX_LINES)
+
     def test_everything_at_once_still_fits(self):
         sim = [(c, m, 60, 61, 1, 2) for c in CLOCKS for m in ("hot", "pressure")]
         rv = review_of(rows=rows(sigma=0.05, n=12), sim=sim,

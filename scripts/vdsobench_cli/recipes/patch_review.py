@@ -314,6 +314,8 @@ def measured(s, rv, before, after, clocks, fleet_args, walk=None):
     rv["code"], why = read_path_code(before, after)
     if why:
         rv["notes"].append(f"object code not compared: {why}")
+    if before.endswith("+" + review_image.IMAGE):
+        rv["counter_read"] = review_image.counter(store.read_table(), BEFORE, AFTER)
     rv["notes"].append(PRESSURE_NOTE)
     if fleet_args:
         rv["fleet"] = on_fleet(s, fleet_args)

@@ -12,10 +12,11 @@ and simulates each patch's rebuild), or a cluster (review-node's rounds).
     chosen(table, before, after)   (INLINE, why not the images or None)
     measured(inline, why)          what the block's "Measured:" line says
     code(table, before, after)     the object code comparison of two images
+    counter(table, before, after)  how each reads the counter, and the change
 """
 
 from vdsobench_cli.kimport import store, vdso_image
-from vdsobench_cli.recipes import review_provenance
+from vdsobench_cli.recipes import counter_read, review_provenance
 from vdsobench_cli.recipes.review_parts import code_comparison, disassembly
 
 IMAGE, REBUILT = "image", "always"
@@ -58,3 +59,12 @@ def code(table, before, after):
     if a is None or b is None:
         return None, why_a or why_b
     return code_comparison(a, b), None
+
+
+def counter(table, before, after):
+    """{"before", "after": counter_read.reads(), "change": its line or None},
+    or {"why": ...} where an image's reads cannot be listed."""
+    (a, why_a), (b, why_b) = (counter_read.reads(stored(table, n)) for n in (before, after))
+    if a is None or b is None:
+        return {"why": why_a or why_b}
+    return {"before": a, "after": b, "change": counter_read.change(a, b)}
