@@ -242,7 +242,7 @@ def reviewed(s, source, patches):
             walk = patch_series.walk(s, held, source, patches, (BEFORE, AFTER), counter,
                                      clocks, progress)
             metas, checked = walk.metas, walk.checked
-            inline, why = review_image.REBUILT, "a series is measured on its rebuilds"
+            inline, why = walk.inline, walk.why
         else:
             # a cluster's nodes time the rebuilds: no patched image to make
             fleet = getattr(s, "fleet", None)
@@ -280,7 +280,9 @@ def reviewed(s, source, patches):
         elif rv["unverified"]:
             progress(rv["unverified"])
         else:
-            plan = measured(s, rv, before, after, clocks, fleet_args, walk)
+            # the walk simulated the rebuilds: the images' counts are made now
+            plan = measured(s, rv, before, after, clocks, fleet_args,
+                            walk if inline == review_image.REBUILT else None)
             s.heading("the data page: the tree against the patched tree")
             try:
                 diff = layout_json(f"kernel:{BEFORE}", f"kernel:{AFTER}")["diff"]

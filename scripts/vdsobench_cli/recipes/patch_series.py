@@ -6,7 +6,9 @@ does not apply, build or verify ends the walk and is named; the review
 then exits as it would for that one patch alone (2: does not apply or
 build; 1: fails verify, or verify gave no verdict). The time is the end
 points' alone (patch_review.py): the trees between are built and
-verified, never timed.
+verified, never timed. Each patch's code and counts are its rebuild's; the
+end points are measured on their kbuild images where both have one (the
+last tree's made with its import), verified as such first.
 
     walk(s, held, source, patches, names, counter, clocks, progress) -> Walk
         the tree imported (names[0]) and verified first, then the tree
@@ -27,7 +29,8 @@ from typing import NamedTuple
 from vdsobench_cli.cli import build
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.core import text as text_mod
-from vdsobench_cli.kimport import patches as patches_mod, probe, txn
+from vdsobench_cli.kimport import patches as patches_mod, probe, store, txn
+from vdsobench_cli.recipes import review_image
 from vdsobench_cli.recipes.recipe_session import verify_one
 from vdsobench_cli.recipes.review_parts import (code_comparison, judged, reader_disassembly,
                                                 tore, verdict)
@@ -45,8 +48,11 @@ class Walk(NamedTuple):
     steps: list  # one record a patch (step())
     metas: dict  # {name: kimport.json's meta} of the imports still held
     checked: dict  # {(label, variant): verify's record}: "before", and "after" if reached
-    sims: dict  # {"before"/"after": sim.measure()'s records}
+    sims: dict  # {"before"/"after": sim.measure()'s records} of the rebuilds
     status: int  # status(steps)
+    # the end points' build the review measures (review_image.chosen()), why
+    inline: str = review_image.REBUILT
+    why: str = None
 
 
 def step(n, patch):
@@ -160,8 +166,11 @@ def walk(s, held, source, patches, names, counter, clocks, progress):
         # the last tree stays imported in the review's own stack: the end point
         with (contextlib.nullcontext(held) if last else contextlib.ExitStack()) as keep:
             try:
-                got = keep.enter_context(txn.temporary({name: (source, patches[:k])},
-                                                       **kbuild_of(s)))
+                # the last tree's image too, kbuild's, where kbuild runs (not
+                # for a cluster, whose nodes time the rebuilds)
+                got = keep.enter_context(txn.temporary(
+                    {name: (source, patches[:k])}, images=last and not getattr(s, "fleet", None),
+                    **kbuild_of(s)))
             except (UsageError, Failure) as e:
                 st["result"], st["why"] = failure(e)
                 s.say(f"patch {k}: {st['result']}: {text_mod.printable(st['why'], 300)}")
@@ -181,7 +190,23 @@ def walk(s, held, source, patches, names, counter, clocks, progress):
         code, sims = new_code, new_sims
     if steps[-1]["result"] == VERIFIED and sims is not None and ends:
         ends["after"] = sims
-    return Walk(steps, metas, checked, ends, status(steps))
+    inline, why = review_image.REBUILT, None
+    if steps[-1]["result"] == VERIFIED:
+        inline, why = ends_build(s, names, counter, progress, checked)
+    return Walk(steps, metas, checked, ends, status(steps), inline, why)
+
+
+def ends_build(s, names, counter, progress, checked):
+    """(inline, why) of the build the end points are measured on: their
+    kbuild images where both have one (review_image.chosen()), whose verify
+    records then join checked; else the rebuilds the walk verified."""
+    if getattr(s, "fleet", None):
+        return review_image.REBUILT, review_image.FLEET
+    inline, why = review_image.chosen(store.read_table(), *names)
+    if inline == review_image.IMAGE:
+        for name, label in zip(reversed(names), ("after", "before")):
+            checked.update(verify_tree(s, name, label, counter, progress, (inline,)))
+    return inline, why
 
 
 def record(steps):

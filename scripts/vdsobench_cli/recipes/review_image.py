@@ -6,8 +6,9 @@ kernel maps it with this CPU's alternatives applied; docs/image.md), where
 both imports hold one: kbuild ran on the tree (Debian's linux-source-X.Y,
 whose kbuild import runs by default) and made the patched tree's image
 again (kimport/kbuild_patched.py). Else the read path rebuilt in userspace
-(+always), and the block says why: no image, a series (its walk verifies
-and simulates each patch's rebuild), or a cluster (review-node's rounds).
+(+always), and the block says why: no image, or a cluster (review-node's
+rounds). A series' end points are chosen so too (patch_series.py: each
+patch between is its rebuild's code and counts).
 
     chosen(table, before, after)   (INLINE, why not the images or None)
     measured(inline, why)          what the block's "Measured:" line says

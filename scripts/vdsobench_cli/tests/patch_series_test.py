@@ -12,7 +12,7 @@ from unittest import mock
 
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.kimport import probe
-from vdsobench_cli.recipes import patch_series as ps
+from vdsobench_cli.recipes import patch_series as ps, review_image as ri
 from vdsobench_cli.tests.support import KERNEL_TESTDATA
 
 PATCHES = [str(KERNEL_TESTDATA / n) for n in ("6.12-nfc-reorder.patch",
@@ -97,9 +97,14 @@ class WalkTest(unittest.TestCase):
     """walk() with stand-ins: import k raises `broken[k]`, verify of the tree
     after patch k fails when k is in `torn`."""
 
-    def walk(self, patches, broken=None, torn=(), session=None):
+    def walk(self, patches, broken=None, torn=(), session=None, images=False):
         events, current = [], []
         self.asked = []
+        self.chosen = []
+
+        def chosen(table, before, after):
+            self.chosen.append((before, after))
+            return (ri.IMAGE, None) if images else (ri.REBUILT, "no kbuild image: ...")
 
         @contextlib.contextmanager
         def temporary(wanted, **how):
@@ -126,7 +131,9 @@ class WalkTest(unittest.TestCase):
 
         with mock.patch.object(ps.txn, "temporary", temporary), \
                 mock.patch.object(ps, "verify_one", verify_one), \
-                mock.patch.object(ps, "facts", facts), contextlib.ExitStack() as held:
+                mock.patch.object(ps, "facts", facts), \
+                mock.patch.object(ps.review_image, "chosen", chosen), \
+                mock.patch.object(ps.store, "read_table", dict), contextlib.ExitStack() as held:
             w = ps.walk(session or Session(), held, "linux-source-6.12", patches, NAMES, "rdtscp",
                         ["monotonic"], lambda _: None)
             open_at_end = list(current)
@@ -158,7 +165,27 @@ class WalkTest(unittest.TestCase):
         session = Session()
         session.kbuild, session.config = True, "/home/u/my.config"
         self.walk(PATCHES, session=session)
-        self.assertEqual(self.asked, [{"kbuild": True, "config": "/home/u/my.config"}] * 4)
+        how = {"kbuild": True, "config": "/home/u/my.config"}
+        # the last tree's image is made with it (for the end points)
+        self.assertEqual(self.asked, [how, dict(how, images=False), dict(how, images=False),
+                                      dict(how, images=True)])
+        session.fleet = ["--nodes", "all"]  # a cluster's nodes time the rebuilds
+        w, _, _ = self.walk(PATCHES, session=session, images=True)
+        self.assertEqual(self.asked[-1], dict(how, images=False))
+        self.assertEqual((w.inline, w.why, self.chosen), (ri.REBUILT, ri.FLEET, []))
+
+    def test_the_end_points_are_measured_on_their_images(self):
+        w, _, _ = self.walk(PATCHES)
+        self.assertEqual((w.inline, w.why), (ri.REBUILT, "no kbuild image: ..."))
+        self.assertEqual({v.rsplit("+", 1)[1] for _, v in w.checked}, {"always"})
+        w, _, _ = self.walk(PATCHES, images=True)
+        self.assertEqual((w.inline, self.chosen), (ri.IMAGE, [NAMES]))
+        self.assertEqual({(label, v.rsplit("+", 1)[1]) for label, v in w.checked},
+                         {(label, inline) for label in ("before", "after")
+                          for inline in ("always", "image")})
+        # a walk stopped by a patch has no end points to choose a build for
+        w, _, _ = self.walk(PATCHES, torn={2}, images=True)
+        self.assertEqual((w.inline, self.chosen), (ri.REBUILT, []))
 
     def test_the_middle_patch_does_not_build(self):
         shim = probe.ShimError("linux-source-6.12", "lib/vdso/gettimeofday.c",
