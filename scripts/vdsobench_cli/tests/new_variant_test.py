@@ -33,7 +33,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from vdsobench_cli.cli import build
+from vdsobench_cli.cli import build, project_copy
 from vdsobench_cli.core import clocks
 from vdsobench_cli.tests import support as fixtures
 from vdsobench_cli.tests.support import NESTED
@@ -46,12 +46,6 @@ def clock_to_move(text):
     in a tree that has already moved it, the row before), or None."""
     others = clocks.parse(text)["OTHER_CLOCKS"]
     return others[-1].name if others else None
-
-
-def tracked_and_new_files(root):
-    r = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                       cwd=root, capture_output=True, check=True)
-    return [Path(p.decode()) for p in r.stdout.split(b"\0") if p]
 
 
 def add_row(text, table, row):
@@ -94,12 +88,11 @@ class NewVariantTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-new-variant-")
-        cls.root = Path(cls.tmp.name, "vdsobench")
-        for rel in tracked_and_new_files(build.ROOT):
-            src = build.ROOT / rel
-            if src.is_file() and not rel.parts[0].startswith("bazel-"):
-                (cls.root / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, cls.root / rel)
+        listed = project_copy.files(build.ROOT)
+        if listed is None:
+            raise unittest.SkipTest("the project is no git work tree: nothing says which "
+                                    "of its files to copy")
+        cls.root = project_copy.make(build.ROOT, Path(cls.tmp.name, "vdsobench"), listed)
         impls = cls.root / "impls"
         # exactly one new file each ...
         shutil.copy(impls / "layouts" / "generic_5_3.c", impls / "layouts" / f"{LAYOUT}.c")
@@ -113,7 +106,7 @@ class NewVariantTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        subprocess.run(["bazel", "shutdown"], cwd=cls.root, capture_output=True)
+        project_copy.remove(cls.root)  # its Bazel output base too
         cls.tmp.cleanup()
 
     def cli(self, *args, check=True):
