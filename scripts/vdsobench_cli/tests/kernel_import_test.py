@@ -26,6 +26,7 @@ from vdsobench_cli.kimport import (compile, flow, kbuild, names as names_mod, ob
                                    patch_parse, patches as patches_mod, store, tree_config,
                                    vdso_image)
 from vdsobench_cli.cli.errors import UsageError
+from vdsobench_cli.recipes import counter_read, review_image
 from vdsobench_cli.tests.support import (NESTED, TEST_BUDGET_S, TORN_612, ImportsDir,
                                       assert_one_miss_more, cli, ok,
                                       one_line, tarball, vdsobench)
@@ -181,39 +182,6 @@ class PureTest(unittest.TestCase):
         self.assertIn("linux-source-6.1", packages.KERNEL_SOURCES)
 
 
-class PatchReviewSummaryTest(unittest.TestCase):
-    """The cover letter's data-page lines, from a layout --diff object."""
-
-    def test_moved_fields_and_paths(self):
-        from vdsobench_cli.recipes import patch_review
-
-        def line(n, page=0, role="data page"):
-            return {"page": page, "role": role, "line": n}
-        d = {"fields": [
-            {"name": "max_cycles", "a": {"offset": 16, "size": 8, "lines": [0]},
-             "b": {"offset": 240, "size": 8, "lines": [3]}, "moved": True,
-             "lines_changed": True},
-            {"name": "mask", "a": {"offset": 24, "size": 8, "lines": [0]},
-             "b": {"offset": 16, "size": 8, "lines": [0]}, "moved": True,
-             "lines_changed": False},
-            {"name": "seq", "a": {"offset": 0, "size": 4, "lines": [0]},
-             "b": {"offset": 0, "size": 4, "lines": [0]}, "moved": False,
-             "lines_changed": False}],
-            "only_a": [], "only_b": [{"name": "new_field"}],
-            "paths": [{"label": "realtime", "a": {"lines": [line(0)], "line_count": 1},
-                       "b": {"lines": [line(0), line(3)], "line_count": 2}},
-                      {"label": "tai", "a": {"lines": [line(0)], "line_count": 1},
-                       "b": {"lines": [line(0)], "line_count": 1}}]}
-        self.assertEqual(patch_review.layout_summary(d), [
-            "  max_cycles: 16..23 -> 240..247 (line 0 -> 3)",
-            "  1 more field moved within the same lines",
-            "  new_field: added",
-            "  realtime: 1 -> 2 lines per call (line 0 -> lines 0, 3)"])
-        same = dict(d, fields=d["fields"][2:], only_b=[], paths=d["paths"][1:])
-        self.assertEqual(patch_review.layout_summary(same),
-                         ["  no field moved, every read path loads the same lines"])
-
-
 class TarballTest(unittest.TestCase):
     """A class on Debian's linux-source-VERSION, with its own imports table."""
 
@@ -317,24 +285,38 @@ class Import612Test(TarballTest):
         # and the issue's case (b), its unordered rdtsc(), which the fake
         # counter cannot stand in for; checked as a real counter, trapped
         # where this machine can, bracketed where not
-        for patch, name in ((RDTSCP_COUNTER, "t-tscp"), (RDTSC_COUNTER, "t-tsc")):
+        # (RDTSCP's also as kbuild's image: the same check, and the code
+        # section's counter read names the patch's own)
+        for patch, name, image in ((RDTSCP_COUNTER, "t-tscp", ["--patched-image"]),
+                                   (RDTSC_COUNTER, "t-tsc", [])):
             with self.subTest(patch=Path(patch).name):
-                ok(self, ["import", "linux-source-6.12", "--patch", patch, "--name", name])
-                variant = f"kernel:{name}+fake+always"
-                rc, out, err = cli("verify", variant, "--json")
+                ok(self, ["import", "linux-source-6.12", "--patch", patch, "--name", name,
+                          *image])
+                variants = [f"kernel:{name}+fake+always"] + (
+                    [f"kernel:{name}+fake+image"] if image else [])
+                rc, out, err = cli("verify", *variants, "--json")
                 self.assertEqual(rc, 0, err + out)
                 recs = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
-                rec = next(r for r in recs if r.get("variant") == variant)
-                self.assertEqual(rec["status"], "PASS", rec)
-                exact = next(c for c in rec["checks"] if c["name"] == "exact")
-                self.assertIn("the variant reads the counter itself, not the fake one",
-                              exact["detail"])
-                self.assertRegex(exact["detail"],
-                                 r"reads trapped|bracketed by ordered counter reads")
-                self.assertTrue(rec["reads_counter_itself"], rec)
-                self.assertIn(exact["counter"], ("trapped", "bracketed"))
-                conc = next(c for c in rec["checks"] if c["name"] == "concurrency")
-                self.assertEqual((conc["counter"], conc["starved"]), ("real", False))
+                for variant in variants:
+                    self.reads_the_counter_itself(next(
+                        r for r in recs if r.get("variant") == variant))
+        table = store.read_table()
+        before, after = (counter_read.reads(review_image.stored(table, n)) for n in
+                         ("t", "t-tscp"))
+        self.assertEqual((before[1], after[1]), (None, None))
+        self.assertRegex(counter_read.change(before[0], after[0]),
+                         r"^rdtsc_ordered\(\) -> .*rdtscp \(.*arch_get_hw_counter")
+
+    def reads_the_counter_itself(self, rec):
+        self.assertEqual(rec["status"], "PASS", rec)
+        exact = next(c for c in rec["checks"] if c["name"] == "exact")
+        self.assertIn("the variant reads the counter itself, not the fake one",
+                      exact["detail"])
+        self.assertRegex(exact["detail"], r"reads trapped|bracketed by ordered counter reads")
+        self.assertTrue(rec["reads_counter_itself"], rec)
+        self.assertIn(exact["counter"], ("trapped", "bracketed"))
+        conc = next(c for c in rec["checks"] if c["name"] == "concurrency")
+        self.assertEqual((conc["counter"], conc["starved"]), ("real", False))
 
     def test_patch_that_does_not_apply(self):
         before = store.read_table()

@@ -303,6 +303,37 @@ class UnsimulatedTest(unittest.TestCase):
         self.assertEqual(patch_series.sim_changes(records, None), [])
 
 
+class PatchReviewSummaryTest(unittest.TestCase):
+    """The cover letter's data-page lines, from a layout --diff object."""
+
+    def test_moved_fields_and_paths(self):
+        def line(n, page=0, role="data page"):
+            return {"page": page, "role": role, "line": n}
+        d = {"fields": [
+            {"name": "max_cycles", "a": {"offset": 16, "size": 8, "lines": [0]},
+             "b": {"offset": 240, "size": 8, "lines": [3]}, "moved": True,
+             "lines_changed": True},
+            {"name": "mask", "a": {"offset": 24, "size": 8, "lines": [0]},
+             "b": {"offset": 16, "size": 8, "lines": [0]}, "moved": True,
+             "lines_changed": False},
+            {"name": "seq", "a": {"offset": 0, "size": 4, "lines": [0]},
+             "b": {"offset": 0, "size": 4, "lines": [0]}, "moved": False,
+             "lines_changed": False}],
+            "only_a": [], "only_b": [{"name": "new_field"}],
+            "paths": [{"label": "realtime", "a": {"lines": [line(0)], "line_count": 1},
+                       "b": {"lines": [line(0), line(3)], "line_count": 2}},
+                      {"label": "tai", "a": {"lines": [line(0)], "line_count": 1},
+                       "b": {"lines": [line(0)], "line_count": 1}}]}
+        self.assertEqual(patch_review.layout_summary(d), [
+            "  max_cycles: 16..23 -> 240..247 (line 0 -> 3)",
+            "  1 more field moved within the same lines",
+            "  new_field: added",
+            "  realtime: 1 -> 2 lines per call (line 0 -> lines 0, 3)"])
+        same = dict(d, fields=d["fields"][2:], only_b=[], paths=d["paths"][1:])
+        self.assertEqual(patch_review.layout_summary(same),
+                         ["  no field moved, every read path loads the same lines"])
+
+
 class WhyTest(unittest.TestCase):
     """The sentence where the simulation and the time disagree, on synthetic
     rows: only where misses rise and the hot row does not say slower."""
