@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import confine, lifecycle
+from vdsobench_cli.cli import confine, lifecycle, safe_read
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.kimport import kbuild, kbuild_kept, patches as patches_mod
 
@@ -85,22 +85,27 @@ def kept(base):
 def copied(tree, patches):
     """The files the patches name that the kept tree has as regular files,
     below folders that are no links (git apply refuses to write past a
-    link): NUL-separated, for FARM's copies."""
+    link; safe_read.open_dir walks them so): NUL-separated, for FARM's
+    copies."""
     out = []
-    for name in sorted({n for p in patches for n in p.names}):
-        path, ok = Path(tree), True
-        for part in Path(name).parts:
-            path = path / part
+    root = os.open(tree, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in sorted({n for p in patches for n in p.names}):
+            folder, leaf = os.path.split(name)
             try:
-                st = os.lstat(path)
+                fd = safe_read.open_dir(root, folder or ".")
+            except (OSError, UsageError):  # missing, a link, no folder, or out
+                continue
+            try:
+                st = os.lstat(leaf, dir_fd=fd)
             except OSError:
-                ok = False
-                break
-            if stat.S_ISLNK(st.st_mode):
-                ok = False
-                break
-        if ok and stat.S_ISREG(st.st_mode):
-            out.append(name.encode())
+                continue
+            finally:
+                os.close(fd)
+            if stat.S_ISREG(st.st_mode):
+                out.append(name.encode())
+    finally:
+        os.close(root)
     return b"\0".join(out)
 
 

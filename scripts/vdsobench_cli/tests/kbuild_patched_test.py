@@ -62,8 +62,10 @@ class KeptTreeTest(unittest.TestCase):
         tree(kept, {"lib/vdso/gettimeofday.c": "c", "real/x.h": "h"})
         os.symlink("real", kept / "linked")
         os.symlink("x.h", kept / "real" / "y.h")
+        os.mkdir(kept / "lib" / "a-folder")
         patch = mock.Mock(names=["lib/vdso/gettimeofday.c", "linked/x.h", "real/y.h",
-                                 "new/file.c"])
+                                 "new/file.c", "lib/vdso/gettimeofday.c/x", "lib/a-folder",
+                                 "../kept/real/x.h"])
         self.assertEqual(kbuild_patched.copied(kept, [patch]), b"lib/vdso/gettimeofday.c")
 
     def test_the_least_used_trees_are_pruned(self):
