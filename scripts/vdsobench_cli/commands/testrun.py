@@ -1,6 +1,5 @@
 """`test`: the whole suite (bazel tests + Python unit tests), one count at the end."""
 
-import contextlib
 import json
 import os
 import re
@@ -9,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build, lifecycle, packages, project_copy
+from vdsobench_cli.cli import arch, build, lifecycle, packages
 from vdsobench_cli.cli.errors import CliError, UsageError, one_line
 
 # Bazel's per-target summary line, e.g. "//impls:x_test   (cached) PASSED in 0.1s".
@@ -55,12 +54,6 @@ QUICK_SKIP = tuple(SLOW)
 # shares no state with the rest, and it keeps the second core busy while the
 # rest waits on one (qemu-user, valgrind, pinned rounds, unpacking a tree).
 ALONGSIDE = ("new_variant_test.py",)
-# and then, in the same lane, these in a copy of the project (Bazel server and
-# output base of its own, cli/project_copy.py): each imports kernel trees into
-# an imports table of its own and shares with the rest only the caches in ~,
-# which lock. Without them the rest ran alone at 1.4 cores busy for its last
-# 1250 s after the new-variant test's 950 s (2 cores, 2026-12-06).
-IN_COPY = ("kernel_import_test.py", "kernel_import_live_attack_test.py")
 # test --asan fuzzes the vDSO image's reading this long (seconds)
 FUZZ_SECONDS = 45
 # the harness's CPU lock folder (bench/cpu_lock.h), given to ALONGSIDE's process
@@ -221,24 +214,16 @@ def unittest_command(d, top, quick):
     return [*UNITTEST, *quick_modules(d, top)]
 
 
-def unittest_commands(d, top, quick, copyable=True):
-    """The lanes of one directory's pass, run at once, each a list of
-    processes run in turn, (command, own CPU lock folder, in a copy): the
-    modules of ALONGSIDE, then those of IN_COPY in a copy of the project
-    (copyable: one can be made, else they stay with the rest), and the rest
-    in the other lane; one lane of one command when there is none of them
-    (--quick, reports/)."""
-    def named(modules):
-        return [m for m in quick_modules(d, top, skip=())
-                if f"{m.rsplit('.', 1)[-1]}.py" in modules]
-    beside, copied = named(ALONGSIDE), named(IN_COPY) if copyable else []
+def unittest_commands(d, top, quick):
+    """The processes of one directory's pass, run at once: the modules of
+    ALONGSIDE in one (with a CPU lock folder of their own), the rest in the
+    other; one command when there is none of them (--quick, reports/)."""
+    beside = [m for m in quick_modules(d, top, skip=())
+              if f"{m.rsplit('.', 1)[-1]}.py" in ALONGSIDE]
     if quick or not beside:
-        return [[(unittest_command(d, top, quick), False, False)]]
-    lane = [([*UNITTEST, *beside], True, False)]
-    if copied:
-        lane.append(([*UNITTEST, *copied], True, True))
-    skip = ALONGSIDE + (IN_COPY if copied else ())
-    return [lane, [([*UNITTEST, *quick_modules(d, top, skip=skip)], False, False)]]
+        return [(unittest_command(d, top, quick), False)]
+    return [([*UNITTEST, *beside], True),
+            ([*UNITTEST, *quick_modules(d, top, skip=ALONGSIDE)], False)]
 
 
 def slowest(times, n=SLOWEST_SHOWN):
@@ -259,54 +244,41 @@ def read_times(path):
                 times, dict) else {}
 
 
-def one_process(tops, command, own_locks, tmp, root=None):
+def one_process(d, tops, command, own_locks, tmp):
     """(CompletedProcess, {module: seconds}, {module: CPU seconds}) of one
-    unittest process of a pass, run in root (the project, or a copy)."""
-    root = root or build.ROOT
+    unittest process of a pass."""
     times = Path(tempfile.mkdtemp(dir=tmp), "times.json")
     cpu = times.with_name("cpu.json")
     # from the root, with top first on the path (as discovery puts it there)
     # and the other top after it: the CLI package imports reports/ from the
     # root, and reports/ imports the CLI package's core/
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [*(str(root / t) for t in tops), os.environ.get("PYTHONPATH")])),
+        filter(None, [*(str(build.ROOT / t) for t in tops), os.environ.get("PYTHONPATH")])),
         VDSOBENCH_TEST_TIMES=str(times), VDSOBENCH_TEST_CPU=str(cpu))
     if own_locks:
         env[LOCK_DIR_ENV] = tempfile.mkdtemp(dir=tmp, prefix="cpu-locks-")
-    r = lifecycle.run(command, cwd=root, env=env, stdin=subprocess.DEVNULL,
+    r = lifecycle.run(command, cwd=build.ROOT, env=env, stdin=subprocess.DEVNULL,
                       capture_output=True, text=True, errors="replace")
     return r, read_times(times), read_times(cpu)
 
 
-def one_lane(tops, lane, tmp):
-    """one_process() of each of a lane's processes in turn; one in a copy
-    runs in a copy made for it, removed after it."""
-    done = []
-    for command, own_locks, in_copy in lane:
-        with (project_copy.copied(build.ROOT) if in_copy
-              else contextlib.nullcontext(build.ROOT)) as root:
-            done.append(one_process(tops, command, own_locks, tmp, root))
-    return done
-
-
 def python_tests(out, quick=False):
     results = []
-    copyable = project_copy.files(build.ROOT) is not None
     for d, top in PY_TEST_DIRS:
         tops = [top] + [t for _, t in PY_TEST_DIRS if t != top]
-        lanes = unittest_commands(d, top, quick, copyable)
+        commands = unittest_commands(d, top, quick)
         with tempfile.TemporaryDirectory(prefix="vdsobench-test-times-") as tmp:
-            done = lifecycle.parallel(lambda i: one_lane(tops, lanes[i], tmp),
-                                      range(len(lanes)), len(lanes))
-        done = [p for i in range(len(lanes)) for p in done[i]]
-        runs = [r for r, _, _ in done]
-        took = slowest({m: t for _, times, _ in done for m, t in times.items()})
+            done = lifecycle.parallel(
+                lambda i: one_process(d, tops, *commands[i], tmp), range(len(commands)),
+                len(commands))
+        runs = [done[i][0] for i in range(len(commands))]
+        took = slowest({m: t for i in done for m, t in done[i][1].items()})
         if took:
             print(f"test: python unittest ({d}): the slowest modules: {took}", file=out)
         # side by side on two cores a module's wall time is mostly its
-        # neighbours': its CPU (Bazel's server not counted) is its own
-        cpu = slowest({m: t for _, _, used in done for m, t in used.items()})
-        if cpu and len(lanes) > 1:
+        # neighbours': its CPU (Bazel's server's not counted) is its own
+        cpu = slowest({m: t for i in done for m, t in done[i][2].items()})
+        if cpu and len(commands) > 1:
             print(f"test: python unittest ({d}): the most CPU (Bazel's server not "
                   f"counted): {cpu}", file=out)
         counts = [parse_unittest(r.stderr, r.returncode) for r in runs]

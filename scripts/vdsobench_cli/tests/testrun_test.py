@@ -204,30 +204,19 @@ class QuickTest(unittest.TestCase):
         self.assertNotIn("vdsobench_cli.tests.new_variant_test", quick)
 
     def test_the_plain_pass_runs_the_new_variant_copy_beside_the_rest(self):
-        (beside, copied), (rest,) = testrun.unittest_commands("scripts", "scripts", False)
-        # each beside lane with a CPU lock folder of its own, the second in a copy
-        self.assertEqual((beside[1:], copied[1:], rest[1:]),
-                         ((True, False), (True, True), (False, False)))
-        self.assertEqual(beside[0][3:], ["vdsobench_cli.tests.new_variant_test"])
-        self.assertEqual(copied[0][3:], [f"vdsobench_cli.tests.{m[:-3]}"
-                                         for m in sorted(testrun.IN_COPY)])
+        (beside, own), (rest, shared) = testrun.unittest_commands("scripts", "scripts", False)
+        self.assertEqual((own, shared), (True, False))  # its own CPU lock folder
+        self.assertEqual(beside[3:], ["vdsobench_cli.tests.new_variant_test"])
         full = testrun.quick_modules("scripts", "scripts", skip=())
-        self.assertEqual(sorted(beside[0][3:] + copied[0][3:] + rest[0][3:]),
-                         sorted(full))  # each module once
-        # no copy to be made (no git work tree): those run with the rest
-        (beside,), (rest,) = testrun.unittest_commands("scripts", "scripts", False, False)
-        self.assertEqual(sorted(beside[0][3:] + rest[0][3:]), sorted(full))
+        self.assertEqual(sorted(beside[3:] + rest[3:]), sorted(full))  # each module once
         self.assertEqual(testrun.unittest_commands("scripts", "scripts", True),
-                         [[(testrun.unittest_command("scripts", "scripts", True), False,
-                            False)]])
+                         [(testrun.unittest_command("scripts", "scripts", True), False)])
         self.assertEqual(testrun.unittest_commands("reports", ".", False),
-                         [[(testrun.unittest_command("reports", ".", False), False, False)]])
+                         [(testrun.unittest_command("reports", ".", False), False)])
 
-    def test_two_lanes_counted_as_one_pass(self):
-        # made-up test folders run as the plain pass runs them, in a git work
-        # tree: a failure in any process is counted and named, every
-        # process's tests counted, the one in a copy run there (and the copy
-        # gone after it), the lanes at once
+    def test_two_processes_counted_as_one_pass(self):
+        # made-up test folders run as the plain pass runs them: a failure in
+        # either process is counted and named, both processes' tests counted
         with tempfile.TemporaryDirectory() as tmp:
             made_package(tmp, "two", {
                 "a_test.py": "import os, unittest\n"
@@ -238,28 +227,18 @@ class QuickTest(unittest.TestCase):
                 "b_test.py": "import unittest\n"
                              "class B(unittest.TestCase):\n"
                              "    def test_ok(self): pass\n"
-                             "    def test_bad(self): self.fail('b')\n",
-                "c_test.py": "import os, pathlib, unittest\n"
-                             "class C(unittest.TestCase):\n"
-                             "    def test_in_a_copy(self):\n"
-                             f"        here = pathlib.Path(__file__).resolve()\n"
-                             f"        self.assertFalse(here.is_relative_to({tmp!r}), here)\n"
-                             "        self.assertEqual(pathlib.Path.cwd(), here.parents[1])\n"
-                             "        pathlib.Path(os.environ['SEEN']).write_text(str(here))\n"})
-            subprocess.run(["git", "init", "-q", tmp], check=True)
-            lanes = [[([*testrun.UNITTEST, "two.a_test"], True, False),
-                      ([*testrun.UNITTEST, "two.c_test"], True, True)],
-                     [([*testrun.UNITTEST, "two.b_test"], False, False)]]
-            out, seen = io.StringIO(), Path(tmp, "seen")
+                             "    def test_bad(self): self.fail('b')\n"})
+            commands = [([*testrun.UNITTEST, "two.a_test"], True),
+                        ([*testrun.UNITTEST, "two.b_test"], False)]
+            out = io.StringIO()
             scripts = str(testrun.build.ROOT / "scripts")
-            with mock.patch.dict(os.environ, PYTHONPATH=scripts, SEEN=str(seen)), \
-                    mock.patch.object(testrun, "PY_TEST_DIRS", (("two", "."),)), \
+            with mock.patch.dict(os.environ, PYTHONPATH=scripts), \
+                    mock.patch.object(testrun, "PY_TEST_DIRS", (("two", tmp),)), \
                     mock.patch.object(testrun, "unittest_commands",
-                                      lambda d, top, quick, copyable: lanes), \
+                                      lambda d, top, quick: commands), \
                     mock.patch.object(testrun.build, "ROOT", Path(tmp)):
                 (label, good, bad, failed), = testrun.python_tests(out)
-            self.assertFalse(Path(seen.read_text()).exists())  # the copy is gone
-        self.assertEqual((label, good, bad), ("python unittest (two)", 3, 1))
+        self.assertEqual((label, good, bad), ("python unittest (two)", 2, 1))
         self.assertRegex(out.getvalue(), r"the most CPU \(Bazel's server not counted\): "
                                          r"\w+_test \d+ s")
         self.assertEqual(failed, ["test_bad (two.b_test.B.test_bad)"])
