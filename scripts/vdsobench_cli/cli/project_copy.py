@@ -1,7 +1,6 @@
 """A copy of the project as it is on disk, for a suite that needs a Bazel
-server and output base of its own beside the project's: the new-variant
-test's copy (tests/new_variant_test.py) and test's second lane
-(commands/testrun.py). What is copied is what git would see: the tracked
+server and output base of its own beside the project's (the new-variant
+test's copy, tests/new_variant_test.py). What is copied is what git would see: the tracked
 files and the new ones it does not ignore, as they are now (an edit not yet
 committed included), never bazel-* or an imports table. The copy shares the
 user's caches (Bazel's disk cache, ~/.cache/vdsobench), each of which locks
