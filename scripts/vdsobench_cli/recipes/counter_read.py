@@ -47,8 +47,6 @@ def reads(image):
         return None, why
     out = {}
     for function, instructions in code.items():
-        if function.startswith("."):  # a section's own label: .altinstr_replacement
-            continue
         found, previous = [], None
         for address, text in instructions:
             k = kind(text, previous, address in sites)

@@ -75,8 +75,8 @@ def verdict(rec):
 
 def listing(obj, objdump=None):
     """{function: [(address, instruction text)]} of an object's read path, as
-    objdump prints it (symbols and comments kept), the writer's functions left
-    out; (None, why) when objdump fails."""
+    objdump prints it (symbols and comments kept), the writer's functions and
+    the sections' own labels left out; (None, why) when objdump fails."""
     objdump = objdump or tools.path("objdump", "patch-review")
     try:
         # a tree's asm shapes the object it reads: confined (docs/confinement.md)
@@ -98,7 +98,9 @@ def listing(obj, objdump=None):
             out[name] = [] if not code_metrics.NOT_READ_PATH.search(m.group(1)) else None
         elif name and out.get(name) is not None and (m := INSTRUCTION.match(line)):
             out[name].append((int(m.group(1), 16), m.group(2)))
-    return {k: v for k, v in out.items() if v}, None
+    # a section's own label (.altinstr_replacement: no symbol at its start)
+    # is no function of the read path
+    return {k: v for k, v in out.items() if v and not k.startswith(".")}, None
 
 
 def disassembly(obj, objdump=None, arch_name="x86_64"):
