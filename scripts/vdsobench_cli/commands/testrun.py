@@ -55,7 +55,7 @@ QUICK_SKIP = tuple(SLOW)
 # rest waits on one (qemu-user, valgrind, pinned rounds, unpacking a tree).
 ALONGSIDE = ("new_variant_test.py",)
 # test --asan fuzzes the vDSO image's reading this long (seconds)
-FUZZ_SECONDS = 45
+FUZZ_SECONDS = 25  # in two workers (fuzz.sh)
 # the harness's CPU lock folder (bench/cpu_lock.h), given to ALONGSIDE's process
 LOCK_DIR_ENV = "VDSOBENCH_LOCK_DIR"
 # bazel test exit statuses: 0 all passed, 3 some test failed, 4 no test targets.
@@ -332,8 +332,8 @@ def add_parser(sub):
                                    "Python unit tests; the last line is 'N passed, N failed'.")
     p.add_argument("--asan", action="store_true",
                    help="only the C tests, built with ASan + UBSan, and the vDSO image's "
-                        "parser fuzzed for 45 s (the Python tests use the plain build; run "
-                        "them without --asan)")
+                        "parser fuzzed for 25 s in two workers (the Python tests use the "
+                        "plain build; run them without --asan)")
     p.add_argument("--quick", action="store_true",
                    help="skip bazel tests tagged \"slow\" and the slow Python modules "
                         "(the new-variant copy, the kernel imports and their attacks, the "
