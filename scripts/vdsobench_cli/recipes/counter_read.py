@@ -37,7 +37,10 @@ def kind(text, previous, site):
 
 def reads(image):
     """{function: [kind, ...]} of an image's read path (each function's reads
-    in order; functions that read none left out), or (None, why)."""
+    in order; functions that read none left out), or (None, why); image None:
+    the import holds none."""
+    if image is None:
+        return None, "no kbuild image"
     try:
         sites = set(vdso_image.parse(Path(image).read_bytes())["sites"])
     except (OSError, vdso_image.ImageError, Failure) as e:

@@ -88,6 +88,7 @@ class ObjectTest(unittest.TestCase):
             got, why = counter_read.reads(self.obj)
         self.assertIsNone(got)
         self.assertIn("no slot", why)
+        self.assertEqual(counter_read.reads(None), (None, "no kbuild image"))
 
 
 if __name__ == "__main__":
