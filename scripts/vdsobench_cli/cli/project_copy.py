@@ -1,21 +1,18 @@
 """A copy of the project as it is on disk, for a suite that needs a Bazel
 server and output base of its own beside the project's (the new-variant
-test's copy, tests/new_variant_test.py). What is copied is what git would see: the tracked
-files and the new ones it does not ignore, as they are now (an edit not yet
-committed included), never bazel-* or an imports table. The copy shares the
-user's caches (Bazel's disk cache, ~/.cache/vdsobench), each of which locks
-what it writes.
+test's copy, tests/new_variant_test.py). What is copied is what git would
+see: the tracked files and the new ones it does not ignore, as they are now
+(an edit not yet committed included), never bazel-* or an imports table.
+The copy shares the user's caches (Bazel's disk cache, ~/.cache/vdsobench),
+each of which locks what it writes.
 
     files(root)           [relative Path] git lists, or None (no git work tree)
     make(root, dest)      the copy made under dest; dest
     remove(copy)          its Bazel server stopped and output base removed
                           (`bazel clean --expunge`: not left in ~/.cache/bazel),
                           then the copy
-    copied(root)          a context: the copy, or None where there is none to
-                          make, removed however the block ends
 """
 
-import contextlib
 import shutil
 import subprocess
 from pathlib import Path
@@ -52,16 +49,3 @@ def remove(copy):
                       capture_output=True, stdin=subprocess.DEVNULL)
     shutil.rmtree(copy, ignore_errors=True)
 
-
-@contextlib.contextmanager
-def copied(root, prefix="vdsobench-copy-"):
-    listed = files(root)
-    if listed is None:
-        yield None
-        return
-    with lifecycle.temp_dir(prefix=prefix) as tmp:
-        copy = Path(tmp, "vdsobench")
-        try:
-            yield make(root, copy, listed)
-        finally:
-            remove(copy)

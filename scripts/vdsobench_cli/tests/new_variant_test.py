@@ -87,11 +87,11 @@ def move_clock_row(text, name):
 class NewVariantTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-new-variant-")
         listed = project_copy.files(build.ROOT)
         if listed is None:
             raise unittest.SkipTest("the project is no git work tree: nothing says which "
                                     "of its files to copy")
+        cls.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-new-variant-")
         cls.root = project_copy.make(build.ROOT, Path(cls.tmp.name, "vdsobench"), listed)
         impls = cls.root / "impls"
         # exactly one new file each ...
