@@ -4,9 +4,10 @@
 # alternatives.c, loader.c) under libFuzzer with ASan and UBSan for SECONDS
 # (default 25) in two workers (libFuzzer's -fork=2: a 2-core CI machine's
 # second core idled through one worker's 45 s), seeded with the crafted
-# images (impls/image/testdata): a step of .ci/run. A crash, a sanitizer report or a disagreement between the check
-# and the loader (fuzz_image.c) ends it with exit 1 and keeps the input that
-# did it, named on the last line; exit 0 when the time ran out clean.
+# images (impls/image/testdata): a step of .ci/run. A crash, a sanitizer
+# report or a disagreement between the check and the loader (fuzz_image.c)
+# ends it with exit 1 and keeps the input that did it, named on the last
+# line; exit 0 when the time ran out clean.
 # Needs clang-14 and libclang-rt-14-dev, which `scripts/vdsobench setup --fuzz`
 # installs (run first, here).
 set -uo pipefail
