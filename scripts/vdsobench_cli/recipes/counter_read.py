@@ -9,7 +9,7 @@ rdtsc right after an lfence or mfence. Functions are compared as a set of
 kinds over the whole read path, not function by function: a patch that only
 moves the read (do_hres no longer inlined) has not changed it.
 
-    reads(image)            {function: [kind, ...]} or (None, why)
+    reads(image, code)      {function: [kind, ...]} or (None, why)
     change(before, after)   "rdtsc_ordered() -> rdtscp (do_hres)", or None
 """
 
@@ -35,19 +35,20 @@ def kind(text, previous, site):
     return f"{fence[0]}; rdtsc" if op == "rdtsc" and fence and fence[0] in FENCES else op
 
 
-def reads(image):
+def reads(image, code=None):
     """{function: [kind, ...]} of an image's read path (each function's reads
     in order; functions that read none left out), or (None, why); image None:
-    the import holds none."""
+    the import holds none. code: its listing() where the caller made it."""
     if image is None:
         return None, "no kbuild image"
     try:
         sites = set(vdso_image.parse(Path(image).read_bytes())["sites"])
     except (OSError, vdso_image.ImageError, Failure) as e:
         return None, f"the image's counter sites: {getattr(e, 'strerror', None) or e}"
-    code, why = listing(Path(image))
     if code is None:
-        return None, why
+        code, why = listing(Path(image))
+        if code is None:
+            return None, why
     out = {}
     for function, instructions in code.items():
         found, previous = [], None

@@ -88,10 +88,8 @@ def check_inputs(source, patches, kbuild=None, config=None):
 
 
 def read_path_code(before, after):
-    """The object code comparison of the two imports' readers (their images',
-    where those are measured), or (None, why) when it cannot be made."""
-    if before.endswith("+" + review_image.IMAGE):
-        return review_image.code(store.read_table(), BEFORE, AFTER)
+    """The object code comparison of the two imports' rebuilt readers, or
+    (None, why) when it cannot be made."""
     (a, why_a), (b, why_b) = (reader_disassembly(v, build.bin_dir()) for v in (before, after))
     if a is None or b is None:
         return None, why_a or why_b
@@ -313,11 +311,13 @@ def measured(s, rv, before, after, clocks, fleet_args, walk=None):
     """The code, the simulation and the time (here or on the cluster) into
     rv; the plan of the timed rounds (None on a cluster)."""
     plan = None
-    rv["code"], why = read_path_code(before, after)
+    if before.endswith("+" + review_image.IMAGE):
+        rv["code"], why, rv["counter_read"] = review_image.read_path(store.read_table(),
+                                                                     BEFORE, AFTER)
+    else:
+        rv["code"], why = read_path_code(before, after)
     if why:
         rv["notes"].append(f"object code not compared: {why}")
-    if before.endswith("+" + review_image.IMAGE):
-        rv["counter_read"] = review_image.counter(store.read_table(), BEFORE, AFTER)
     rv["notes"].append(PRESSURE_NOTE)
     if fleet_args:
         rv["fleet"] = on_fleet(s, fleet_args)

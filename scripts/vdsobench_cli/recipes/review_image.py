@@ -12,13 +12,14 @@ patch between is its rebuild's code and counts).
 
     chosen(table, before, after)   (INLINE, why not the images or None)
     measured(inline, why)          what the block's "Measured:" line says
-    code(table, before, after)     the object code comparison of two images
-    counter(table, before, after)  how each reads the counter, and the change
+    read_path(table, before, after)  the object code comparison of the two
+                                   images and how each reads the counter,
+                                   each image disassembled once
 """
 
 from vdsobench_cli.kimport import store, vdso_image
 from vdsobench_cli.recipes import counter_read, review_provenance
-from vdsobench_cli.recipes.review_parts import code_comparison, disassembly
+from vdsobench_cli.recipes.review_parts import code_comparison, listing, stripped
 
 IMAGE, REBUILT = "image", "always"
 MEASURED_IMAGE = "its kbuild's vDSO image (vdso64.so), mapped as the kernel maps it"
@@ -54,18 +55,15 @@ def measured(inline, why):
         MEASURED_REBUILT + (f" ({why})" if why else "")
 
 
-def code(table, before, after):
-    """code_comparison() of the two images' code, or (None, why)."""
-    (a, why_a), (b, why_b) = (disassembly(stored(table, n)) for n in (before, after))
+def read_path(table, before, after):
+    """(code_comparison() of the two images' code or None, why not, the
+    counter read: {"before", "after": counter_read.reads(), "change": its line
+    or None}, or {"why": ...} where it cannot be told)."""
+    paths = [stored(table, n) for n in (before, after)]
+    (a, why_a), (b, why_b) = (listing(p) if p else (None, "no kbuild image") for p in paths)
     if a is None or b is None:
-        return None, why_a or why_b
-    return code_comparison(a, b), None
-
-
-def counter(table, before, after):
-    """{"before", "after": counter_read.reads(), "change": its line or None},
-    or {"why": ...} where an image's reads cannot be listed."""
-    (a, why_a), (b, why_b) = (counter_read.reads(stored(table, n)) for n in (before, after))
-    if a is None or b is None:
-        return {"why": why_a or why_b}
-    return {"before": a, "after": b, "change": counter_read.change(a, b)}
+        return None, why_a or why_b, {"why": why_a or why_b}
+    (ra, why_a), (rb, why_b) = counter_read.reads(paths[0], a), counter_read.reads(paths[1], b)
+    counter = ({"why": why_a or why_b} if ra is None or rb is None else
+               {"before": ra, "after": rb, "change": counter_read.change(ra, rb)})
+    return code_comparison(stripped(a), stripped(b)), None, counter

@@ -108,12 +108,14 @@ def disassembly(obj, objdump=None, arch_name="x86_64"):
     jump targets' absolute offsets dropped, so two builds of the same code
     compare equal wherever they were placed; (None, why) when objdump fails.
     arch_name: whose syntax (SYMBOLIC)."""
-    symbolic = SYMBOLIC[arch_name]
     code, why = listing(obj, objdump)
-    if code is None:
-        return None, why
-    return {k: [" ".join(symbolic.sub("", t).split()) for _, t in v]
-            for k, v in code.items()}, None
+    return (None, why) if code is None else (stripped(code, arch_name), None)
+
+
+def stripped(code, arch_name="x86_64"):
+    """disassembly()'s {function: [instruction text]} of a listing()."""
+    symbolic = SYMBOLIC[arch_name]
+    return {k: [" ".join(symbolic.sub("", t).split()) for _, t in v] for k, v in code.items()}
 
 
 def reader_disassembly(variant, bin_dir):

@@ -44,6 +44,18 @@ class ChosenTest(unittest.TestCase):
                 self.assertTrue(text.startswith(review_image.MEASURED_REBUILT), text)
                 self.assertIn(why, text)
 
+    def test_the_read_path_of_an_image_missing_or_unreadable_says_why(self):
+        # no image before (the code and the counter read both say so, nothing
+        # raised), then an image objdump cannot read
+        table = {"b": self.imported("kb", False), "a": self.imported("ka", True)}
+        self.assertEqual(review_image.read_path(table, "b", "a"),
+                         (None, "no kbuild image", {"why": "no kbuild image"}))
+        table["b"] = self.imported("kb2", True)
+        code, why, counter = review_image.read_path(table, "b", "a")
+        self.assertIsNone(code)
+        self.assertRegex(why, r"objdump -d vdso64\.so failed$")
+        self.assertEqual(counter, {"why": why})
+
 
 if __name__ == "__main__":
     unittest.main()
