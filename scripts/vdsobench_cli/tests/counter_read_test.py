@@ -4,6 +4,7 @@ the kinds on objdump's texts, then an object compiled here and disassembled
 by the real objdump, its alternative's site given as the image check would
 give it."""
 
+import platform
 import subprocess
 import tempfile
 import unittest
@@ -60,6 +61,7 @@ class ChangeTest(unittest.TestCase):
         self.assertEqual(counter_read.change({"x": ["rdtsc"]}, {}), "rdtsc -> none")
 
 
+@unittest.skipUnless(platform.machine() == "x86_64", "x86-64's instructions, compiled here")
 @unittest.skipUnless(tools.have("gcc") and tools.have("objdump"), "needs gcc and objdump")
 class ObjectTest(unittest.TestCase):
     def setUp(self):
