@@ -6,11 +6,12 @@ to make. kbuild.made() keeps the tree it built in (a tarball's, unpatched) in
 its cache folder, with the list of the files kbuild wrote there; the patched
 tree is then built again from it:
 
-    a tree of links to the kept one (cp -as), but a copy of each file kbuild
-    made (a compile writes its output in place: through a link it would write
-    in the kept tree, which the confined build sees read-only) and of each
-    file a patch names; the patches applied (git apply, as import applies
-    them); make V=1 arch/x86/entry/vdso/
+    a tree of links to the kept one (link_farm.py: a link per folder that
+    neither kbuild nor a patch touches), but a copy of each file kbuild made
+    (a compile writes its output in place: through a link it would write in
+    the kept tree, which the confined build sees read-only) and of each file
+    a patch names; the patches applied (git apply, as import applies them);
+    make V=1 arch/x86/entry/vdso/
 
 make reads the sources' times through the links and rebuilds what the
 patches touch: the tree of links is made where the kept tree was built
@@ -30,6 +31,7 @@ import hashlib
 import json
 import os
 import stat
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -39,9 +41,12 @@ from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.kimport import kbuild, kbuild_kept, patches as patches_mod
 
 FORMAT = 1
-FARM = ('cp -as -- "$1" "$2" && cd "$1" && '
+# $1 the kept tree, $2 the patched one, $3 kbuild's files, $4 the patches'
+# files to copy, $5 every name the patches give; $6 python3, $7 link_farm.py
+FARM = ('"$6" -I -S "$7" "$1" "$2" "$3" "$5" && cd "$1" && '
         'xargs -0 -r cp -a --parents --remove-destination -t "$2" -- < "$3" && '
         'xargs -0 -r cp --parents --remove-destination -t "$2" -- < "$4"')
+LINK_FARM = Path(__file__).resolve().with_name("link_farm.py")
 
 
 def patches_key(base_key, patches):
@@ -119,10 +124,11 @@ def rebuilt(base, patches, how, final, say):
     with kbuild_kept.building(final.parent, base.name) as work, \
             tempfile.TemporaryFile() as log:
         work = Path(work)
-        src, names = work / "src", work / "patched.list"
+        src, names, named = work / "src", work / "patched.list", work / "named.list"
         names.write_bytes(copied(tree, patches))
+        named.write_bytes(b"\0".join(sorted({n.encode() for p in patches for n in p.names})))
         argv = ["sh", "-c", FARM, "sh", str(tree), str(src), str(base / kbuild_kept.MADE),
-                str(names)]
+                str(names), str(named), sys.executable, str(LINK_FARM)]
         r = lifecycle.run(confine.command(argv, write=[work], read=[base]),
                           capture_output=True, text=True, errors="replace")
         if r.returncode != 0:

@@ -1,12 +1,16 @@
 """The kept kbuild tree and the patched image made again from it
 (kimport/kbuild_patched.py, kbuild.keep_tree): what counts as kbuild's
 output, which files a patch gets copies of, which kept trees are pruned, and
-a tree's Makefile that writes through a link into the kept tree (refused:
-the confined build sees it read-only). A real tree's patched image:
+a tree's Makefile that writes through a link into the kept tree, a file's or
+a folder's (refused: the confined build sees it read-only); link_farm.py's
+folders. A real tree's patched image:
 kernel_import_test's Import612Test (the max_cycles patch)."""
 
 import os
+import shutil
 import stat
+import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -89,6 +93,46 @@ class KeptTreeTest(unittest.TestCase):
         self.assertTrue((top / "k0" / kbuild_kept.TREE).is_dir())
 
 
+class LinkFarmTest(unittest.TestCase):
+    """link_farm.py: a link per untouched folder, a folder of links on the way
+    to every named path."""
+
+    def farm(self, kept, *lists):
+        files = []
+        for i, names in enumerate(lists):
+            f = Path(self.tmp, f"{i}.list")
+            f.write_bytes(b"\0".join(names))
+            files.append(str(f))
+        dest = Path(self.tmp, "farm")
+        r = subprocess.run([sys.executable, "-I", "-S", str(kbuild_patched.LINK_FARM),
+                            str(kept), str(dest), *files], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return dest
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def test_only_the_named_paths_folders_are_folders(self):
+        kept = Path(self.tmp, "kept")
+        tree(kept, {"Makefile": "m", "drivers/a/b.c": "b", "lib/vdso/gettimeofday.c": "c",
+                    "lib/other/x.c": "x", "arch/x86/entry/vdso/vdso64.so": "so",
+                    "arch/x86/entry/vdso/Makefile": "m", "arch/arm64/y.c": "y"})
+        os.symlink("lib", kept / "linked")
+        dest = self.farm(kept, [b"arch/x86/entry/vdso/vdso64.so"],
+                         [b"lib/vdso/gettimeofday.c", b"linked/z.c", b"../escape",
+                          b"/etc/passwd", b"lib/./other/x.c", b"new/dir/file.c"])
+        folders = sorted(str(p.relative_to(dest)) for p in dest.rglob("*")
+                         if p.is_dir() and not p.is_symlink())
+        self.assertEqual(folders, ["arch", "arch/x86", "arch/x86/entry", "arch/x86/entry/vdso",
+                                   "lib", "lib/vdso"])
+        for rel in ("Makefile", "drivers", "lib/other", "arch/arm64", "linked",
+                    "lib/vdso/gettimeofday.c", "arch/x86/entry/vdso/vdso64.so"):
+            self.assertEqual(os.readlink(dest / rel), str(kept / rel), rel)
+        self.assertEqual((dest / "drivers" / "a" / "b.c").read_text(), "b")
+        self.assertFalse(Path(self.tmp, "escape").exists())
+
+
 class UsageTest(unittest.TestCase):
     def test_patched_image_needs_a_patch_and_kbuild(self):
         for args, why in ((["/usr/src"], "no --patch to apply"),
@@ -99,16 +143,18 @@ class UsageTest(unittest.TestCase):
 
 @ROOT_ONLY
 class WriteThroughTest(unittest.TestCase):
-    """A tree's Makefile writing a file that is a link to the kept tree: the
+    """A tree's Makefile writing through a link into the kept tree (a file
+    that is a link to it, or a new file in a folder linked whole): the
     build fails, the kept tree is as it was, nothing is cached."""
 
-    def test_the_kept_tree_is_read_only_to_the_build(self):
+    def rebuilt(self, recipe):
         with tempfile.TemporaryDirectory() as d:
             top = Path(d, "cache")
             base = top / "base"
             kept = base / kbuild_kept.TREE
             tree(kept, {"victim.txt": "as kept\n", "src.c": "int x;\n",
-                        "Makefile": f"{kbuild.VDSO_DIR}/:\n\techo pwned > victim.txt\n"})
+                        "drivers/keep.c": "k\n",
+                        "Makefile": f"{kbuild.VDSO_DIR}/:\n\t{recipe}\n"})
             (base / kbuild_kept.MADE).write_bytes(b"")
             os.chmod(base, 0o711)
             for p in [top, *kept.rglob("*")]:
@@ -123,8 +169,14 @@ class WriteThroughTest(unittest.TestCase):
             self.assertIn(f"make {kbuild.VDSO_DIR}/ failed", str(e.exception))
             self.assertEqual((kept / "victim.txt").read_text(), "as kept\n")
             self.assertEqual((kept / "src.c").read_text(), "int x;\n")
+            self.assertEqual(sorted(os.listdir(kept / "drivers")), ["keep.c"])
             self.assertFalse((top / "patched").exists())
 
+    def test_a_linked_file_is_read_only_to_the_build(self):
+        self.rebuilt("echo pwned > victim.txt")
+
+    def test_a_linked_folder_is_read_only_to_the_build(self):
+        self.rebuilt("echo pwned > drivers/new.c")
 
 if __name__ == "__main__":
     unittest.main()
