@@ -196,7 +196,8 @@ def run(s):
     source = getattr(s, "source", None)
     patches = getattr(s, "patches", None)
     check_inputs(source, patches)
-    with txn.reserved(RESERVED, NAME, progress):
+    # each step asks for the binaries it runs; built once per imports table
+    with txn.reserved(RESERVED, NAME, progress), build.reusing():
         return reviewed(s, source or DEFAULT_SOURCE, patches or [str(DEFAULT_PATCH)])
 
 
