@@ -16,9 +16,10 @@ its vdso64/ (v7.3), is found by looking at the built tree (kbuild_tree.py).
 The line is split (kbuild_line.py) into what the import's read path is
 built with and what cannot apply, each with its reason.
 
-Running kbuild runs the tree's Makefiles and scripts: import does it by
-default for Debian's own packages (linux-source-X.Y), and for any other
-tree only when asked (--kbuild or --config).
+Running kbuild runs the tree's Makefiles and scripts, confined: import does
+it by default for Debian's own packages (linux-source-X.Y) and for a folder
+that is a whole tree (request.default_kbuild), for any other tree when
+asked (--kbuild or --config). A folder is built in a copy, never in place.
 
 The result is cached in ~/.cache/vdsobench/kbuild/<key>/ ($VDSOBENCH_KBUILD_CACHE;
 line.json, vclock_gettime.o, vdso64.so, vdso64.so.dbg), shared by every imports directory,
@@ -126,14 +127,12 @@ def unpack(source, into):
                          f"({(r.stderr.strip() or '?')[:200]})")
 
 
-def make(tree, targets, log, work, out=None, read=()):
-    """make TARGETS in tree (out of tree into out), confined: it runs the tree's
-    Makefiles and host programs as the sandbox user, writing only in work
-    (and reading the folders `read` besides tree)."""
+def make(tree, targets, log, work, read=()):
+    """make TARGETS in tree, confined: it runs the tree's Makefiles and host
+    programs as the sandbox user, writing only in work (and reading the
+    folders `read` besides tree)."""
     jobs = str(max(1, min(os.cpu_count() or 1, 16)))
     cmd = [tools.path("make", "kbuild"), "-C", str(tree), f"-j{jobs}", "ARCH=x86_64"]
-    if out is not None:
-        cmd.append(f"O={out}")
     env = dict(os.environ, LC_ALL="C", KBUILD_BUILD_TIMESTAMP="vdsobench",
                KBUILD_BUILD_USER="vdsobench", KBUILD_BUILD_HOST="vdsobench")
     proc = lifecycle.popen(confine.command(cmd + targets, write=[work], read=[tree, *read]),
@@ -172,19 +171,15 @@ def put(dir_fd, name, data):
         f.write(data)
 
 
-def run_kbuild(src, config_data, work, separate, log):
-    """kbuild in src (or, `separate`, out of tree in work/out); an fd of the
-    build folder. config_data None: kbuild's own x86_64_defconfig."""
-    out = work / "out" if separate else None
-    if out is not None:
-        out.mkdir()
-        confine.own(out)
-    build_fd = folder(out or src)
+def run_kbuild(src, config_data, work, log):
+    """kbuild in src; an fd of the build folder. config_data None: kbuild's
+    own x86_64_defconfig."""
+    build_fd = folder(src)
     if config_data is not None:
         put(build_fd, ".config", config_data)
     first = ["olddefconfig"] if config_data is not None else [kbuild_config.DEFCONFIG]
     for targets in (first, ["prepare"], ["V=1", VDSO_DIR + "/"]):
-        rc = make(src, targets, log, work, out)
+        rc = make(src, targets, log, work)
         if rc != 0:
             os.close(build_fd)
             raise UsageError(f"kbuild: make {' '.join(targets)} failed "
@@ -321,9 +316,10 @@ def key_lock(top, key, say):
 
 def made(source, tree_identity, patches, how, final, say):
     """kbuild run on the tree, its record and objects kept in the cache's
-    folder final, named by the key (the caller holds key_lock). A tarball's
-    tree, unpatched, is kept there too, built (kbuild_patched.py builds a
-    patched tree's image again from it)."""
+    folder final, named by the key (the caller holds key_lock). The tree,
+    a tarball's unpacked or a folder's copied (the user's tree untouched),
+    is built in place and, unpatched, kept there too (kbuild_patched.py
+    builds a patched tree's image again from it)."""
     top, key = final.parent, final.name
     t0 = time.monotonic()
     # in the cache's folder, so that the tree kept is a rename away
@@ -331,26 +327,19 @@ def made(source, tree_identity, patches, how, final, say):
             tempfile.TemporaryFile() as log:
         work = Path(work)
         src = work / "src"
-        if Path(source).is_dir() and not patches and not os.path.lexists(
-                Path(source, ".config")):
-            # out of tree: the user's tree untouched (kbuild refuses O= where the
-            # tree has a .config: such a tree is copied, as a patched one is)
-            src, separate = Path(source), True
-        else:
-            unpack(source, src)
-            patches_mod.apply_patches(src, patches, confined=work)
-            separate = False
+        unpack(source, src)
+        patches_mod.apply_patches(src, patches, confined=work)
         since = time.time()
         say(f"import: kbuild: make olddefconfig prepare {VDSO_DIR}/ with the "
             f"{how.conf['kind']} configuration {how.conf['path']} (about a minute the "
             "first time)")
-        build_fd = run_kbuild(src, how.data, work, separate, log)
+        build_fd = run_kbuild(src, how.data, work, log)
         try:
             rec = extract(build_fd, how.compiler)
             rec.update(format=FORMAT, key=key, config=how.conf, tree=tree_identity,
                        source=str(source), seconds=round(time.monotonic() - t0, 1),
                        made=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-            tree = None if separate or patches else (src, since)
+            tree = None if patches else (src, since)
             keep(build_fd, rec, top, final, tree)
         finally:
             os.close(build_fd)
@@ -405,10 +394,11 @@ def image_given(rec, own):
     return image and vdso_image.given(str(image), rec.get("options"))
 
 
-def context(rec):
+def context(rec, why=None):
     """What results name of a kbuild record: the configuration, the compiler and
-    the whole line (None: built with the project's line)."""
+    the whole line; with none, built with the project's line, and why (what
+    kbuild did not run for, or what it said)."""
     if not rec:
-        return {"line": None, "why": "built with the project's line (no kbuild)"}
+        return {"line": None, "why": why or "kbuild was not run"}
     return {"config": rec["config"], "compiler": rec["compiler"], "line": rec["line"],
             "key": rec["key"], "dropped": [f for f, _ in rec["dropped"]]}

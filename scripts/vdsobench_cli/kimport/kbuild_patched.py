@@ -18,9 +18,9 @@ patches touch: the tree of links is made where the kept tree was built
 (kbuild_kept.building()), so the tools prepare builds, objtool and
 resolve_btfids, whose own build keeps absolute paths, are found built (a
 tree kept from elsewhere has them rebuilt: ~10 s on two cores for 6.12). Where no
-tree is kept (a folder's kbuild runs out of tree; a tree pruned; a cache
-from before), kbuild runs whole: on the tarball once more, keeping its tree,
-or on a folder's copy with the patches applied. Confined as every kbuild.
+tree is kept (a tree pruned; a cache from before), kbuild runs whole on the
+tree once more (a tarball's unpacked, a folder's copied), keeping it.
+Confined as every kbuild.
 
     image_record(source, tree_identity, series, patches, config, say)
         kbuild's record of the patched tree (cached under its own key, the
@@ -71,7 +71,7 @@ def image_record(source, tree_identity, series, patches, config=None, say=print)
             return dict(rec, cached=True)
         with kbuild.key_lock(top, base_key, say):
             base = top / base_key
-            if not Path(source).is_dir() and not kept(base):
+            if not kept(base):
                 say("import: kbuild: the tree's built tree is not kept (pruned, or an "
                     "older cache): kbuild runs on it whole once more")
                 kbuild.made(source, tree_identity, [], how, base, say)

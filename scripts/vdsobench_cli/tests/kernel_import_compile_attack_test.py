@@ -163,7 +163,7 @@ class CompileAttackTest(unittest.TestCase):
         if kbuild.missing_tools() or kbuild.config_for("6.12")[0] is None:
             self.skipTest("kbuild cannot run here (scripts/vdsobench setup --kernel-sources)")
         owned = self.ws.victim / "owned"
-        vdso = "$(O)/arch/x86/entry/vdso"
+        vdso = "$(CURDIR)/arch/x86/entry/vdso"  # kbuild builds a copy of the tree in place
         makefile = self.ws.tree / "Makefile"
         head = "".join(x for x in makefile.read_text().splitlines(keepends=True)
                        if x.split(" =")[0] in ("VERSION", "PATCHLEVEL", "SUBLEVEL",
@@ -171,9 +171,9 @@ class CompileAttackTest(unittest.TestCase):
         makefile.write_text(
             head + "olddefconfig prepare:\n\t@true\narch/x86/entry/vdso/:\n"
             f"\tmkdir -p {vdso}\n"
-            f"\tprintf '#!/bin/sh\\ntouch {owned}\\necho gcc 12\\n' > $(O)/cc\n"
-            "\tchmod 755 $(O) $(O)/cc\n"
-            "\tprintf 'savedcmd_arch/x86/entry/vdso/vclock_gettime.o := $(O)/cc -O2 -c "
+            f"\tprintf '#!/bin/sh\\ntouch {owned}\\necho gcc 12\\n' > $(CURDIR)/cc\n"
+            "\tchmod 755 $(CURDIR) $(CURDIR)/cc\n"
+            "\tprintf 'savedcmd_arch/x86/entry/vdso/vclock_gettime.o := $(CURDIR)/cc -O2 -c "
             f"x.c\\n' > {vdso}/.vclock_gettime.o.cmd\n")
         self.ws.before = self.ws.outside()
         cache = self.ws.tmp / "kbuild-cache"
