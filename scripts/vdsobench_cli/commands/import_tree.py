@@ -76,7 +76,7 @@ class Options:
     patches: tuple = ()
     name: str = None
     agree: str = None
-    kbuild: bool = None  # None: kbuild for Debian's own packages only
+    kbuild: bool = None  # None: Debian's own packages and whole folder trees
     config: str = None
     vdso_image: str = None
     patched_image: bool = False
@@ -194,8 +194,9 @@ def add_parser(sub):
                    help="run the tree's own kbuild (make olddefconfig prepare "
                         "arch/x86/entry/vdso/, about a minute once, then cached) and build "
                         "the read path with its vclock_gettime.o line; the default for "
-                        "Debian's linux-source-X.Y, asked for any other tree (it runs the "
-                        "tree's Makefiles)")
+                        "Debian's linux-source-X.Y and for a folder that is a whole tree "
+                        "(a git work tree), asked for any other tarball (it runs the "
+                        "tree's Makefiles, confined)")
     p.add_argument("--config", metavar="FILE",
                    help="the kernel configuration kbuild uses (implies --kbuild); else "
                         "the tree's own .config, Debian's for the tree's version "

@@ -35,6 +35,8 @@ SLOW = {
     "kernel_import_table_attack_test.py": 5,
     "kernel_import_live_attack_test.py": 80,
     "kernel_import_arm64_test.py": 120,  # 6.12 for arm64 (and patched), verify under qemu
+    # 6.12 unpacked as a folder, kbuilt by default in a copy, a patched image
+    "kernel_import_folder_test.py": 135,
     "bundle_test.py": 20,               # a bundle linked (the plain objects) and run
     "patch_review_arm64_test.py": 65,   # 6.12 and patches for arm64, verify under qemu
     "fleet_local_test.py": 100,         # a real Slurm brought up, jobs, a patch-review

@@ -148,7 +148,8 @@ def take_in(req):
                           "patches": [{"name": p.path.name, "path": str(p.path),
                                        "sha256": imports_table.sha256(p.data),
                                        "subject": p.subject} for p in req.patches]}}
-    rec = kbuild_line(req, identity, meta) if req.kbuild else None
+    said = []
+    rec = kbuild_line(req, identity, meta, said) if req.kbuild else None
     if rec is not None:
         entry["kbuild"] = {"copts": rec["copts"], "key": rec["key"]}
         own = kbuild.line_patches(req.patches) == req.patches
@@ -163,7 +164,7 @@ def take_in(req):
             # the tree's own vdso64.so, as its kbuild made it: the +image variants
             # (vdso_image.py), the tree taken again with the image in its key
             return take_in(req._replace(image=image))
-    entry["identity"]["kbuild"] = kbuild.context(rec)
+    entry["identity"]["kbuild"] = kbuild.context(rec, req.kbuild_why or (said or [None])[-1])
     return entry, meta, found is not None, time.monotonic() - t0
 
 
@@ -211,8 +212,14 @@ def series_of(meta):
     return ".".join(str(v) for v in meta["version"][:2])
 
 
-def kbuild_line(req, identity, meta):
-    """kbuild.py's record of the tree's vDSO line (cached), or None (said why)."""
+def kbuild_line(req, identity, meta, said=None):
+    """kbuild.py's record of the tree's vDSO line (cached), or None (said why,
+    and the why appended to said)."""
     patches = kbuild.line_patches(req.patches)
+
+    def say(text):
+        print(text)
+        if said is not None:
+            said.append(text.removeprefix("import: kbuild: "))
     return kbuild.line_for(req.source, kbuild_tree_id(req, identity, patches),
-                           series_of(meta), patches, config=req.config)
+                           series_of(meta), patches, config=req.config, say=say)

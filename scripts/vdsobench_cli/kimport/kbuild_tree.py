@@ -12,6 +12,8 @@ v6.12: vclock_gettime.o and vdso64.so{,.dbg} there) or one of its folders
     line_files(tree)      what shapes the line beyond the configuration: the
                           top and x86 Makefiles, kbuild's own, and each
                           Makefile* and *.include of VDSO_DIR and its folders
+    not_whole(tree)       the first of WHOLE a folder lacks, or None: a whole
+                          tree, which import builds with kbuild by default
 
 kbuild ran the tree's Makefiles and programs: its folders are read through
 folder fds that follow no link (safe_read), and what is not a regular file
@@ -32,6 +34,10 @@ DBG = "vdso64.so.dbg"
 FIXED_LINE_FILES = ("Makefile", "arch/x86/Makefile", "scripts/Makefile.lib",
                     "scripts/Makefile.build", "scripts/Kbuild.include",
                     "scripts/Makefile.compiler")
+# what kbuild needs of a tree to build its vDSO: a folder without one is a
+# part of a tree (the files import takes, a test's), which kbuild cannot build
+WHOLE = ("Makefile", "Kconfig", "scripts/Makefile.build", "scripts/Kbuild.include",
+         "arch/x86/Makefile", "arch/x86/Kconfig", f"{VDSO_DIR}/Makefile")
 
 
 def entries(root, rel):
@@ -94,3 +100,17 @@ def line_files(tree):
             if stat.S_ISREG(ents[name]) and
             (name.startswith("Makefile") or name.endswith(".include"))]
     return list(FIXED_LINE_FILES) + made
+
+
+def not_whole(tree):
+    """The first of WHOLE the folder tree lacks as a regular file (below
+    folders that are no links), or None."""
+    root = os.open(tree, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for rel in WHOLE:
+            folder, name = os.path.split(rel)
+            if not regular(entries(root, folder or "."), name):
+                return rel
+    finally:
+        os.close(root)
+    return None

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from vdsobench_cli.cli import arch, safe_read
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.kimport import (kbuild, names, patches as patches_mod,
+from vdsobench_cli.kimport import (kbuild, kbuild_tree, names, patches as patches_mod,
                                    source as source_mod, tarball, vdso_image)
 
 
@@ -32,12 +32,15 @@ class Request(NamedTuple):
     image: tuple = None  # (bytes of --vdso-image, FILE as given), checked
     # the patched tree's own image, kbuild's (kbuild_patched.py), for +image
     patched_image: bool = False
+    # why kbuild does not run, where it does not: what results say of the line
+    kbuild_why: str = None
 
 
 def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=None,
             patched_image=False):
-    """Every input of an import checked, before anything is written. kbuild by
-    default for Debian's own packages only (it runs the tree's Makefiles)."""
+    """Every input of an import checked, before anything is written. kbuild
+    (it runs the tree's Makefiles, confined) by default for Debian's own
+    packages and for a folder that is a whole tree (default_kbuild)."""
     names.check_name(name)
     arch_name = check_arch()
     patches = patches_mod.check_patches(patch_paths)
@@ -58,9 +61,9 @@ def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=N
     if not source.is_dir():
         tarball.tar_top(source)  # a tarball that is none: one line now, before any output
     if use_kbuild is None:
-        # arm64: the project's line; kbuild.py runs arch/x86/entry/vdso/ only
-        use_kbuild = arch_name == "x86_64" and (config is not None or
-                                                kbuild.is_debian(source))
+        use_kbuild, kbuild_why = default_kbuild(arch_name, source, config)
+    else:
+        kbuild_why = None if use_kbuild else "--no-kbuild"
     if patched_image is None:  # where it can be had: patch-review's
         patched_image = bool(patches and use_kbuild and not image_path)
     if patched_image and (image_path or not patches or not use_kbuild):
@@ -69,4 +72,21 @@ def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=N
         raise UsageError(f"import: --patched-image: {why} (valid: --patched-image with "
                          "--patch and kbuild, without --vdso-image)")
     return Request(name, given, source, patches, arch_name, use_kbuild, config, image,
-                   patched_image)
+                   patched_image, kbuild_why)
+
+
+def default_kbuild(arch_name, source, config):
+    """(whether import runs the tree's kbuild, why not): x86-64's trees only
+    (kbuild.py runs arch/x86/entry/vdso/); with --config, Debian's own
+    tarballs, and a folder that is a whole tree (a git work tree, a
+    worktree: kbuild_tree.not_whole); another tarball only when asked."""
+    if arch_name != "x86_64":
+        return False, f"--arch {arch_name}: kbuild's line and image are x86-64's"
+    if config is not None or kbuild.is_debian(source):
+        return True, None
+    if source.is_dir():
+        missing = kbuild_tree.not_whole(source)
+        if missing is None:
+            return True, None
+        return False, f"the tree has no {missing}: kbuild needs a whole tree"
+    return False, "a tarball not Debian's: its kbuild runs when asked (--kbuild)"

@@ -60,6 +60,19 @@ def machine(s, cpu):
             "cpu_pinned": cpu}
 
 
+def compile_line(kb):
+    """The Compiler: line's name of the line, from an import's kbuild context
+    (kbuild.context): the kernel's, with its configuration, or the project's
+    and why not the kernel's."""
+    if kb.get("line"):
+        return (f"the kernel's vDSO line (the tree's kbuild, "
+                f"{kbuild_config.whose(kb.get('config') or {})})")
+    line = "the project's userspace build line (Bazel opt, -O2)"
+    if kb.get("why"):
+        line += f": {text_mod.printable(kb['why'], 120)}"
+    return line
+
+
 def provenance(s, metas, names, source, patches, subjects, checked, rng=None):
     """What was measured, on what: the block's first lines and the JSON's.
     names: the imports (before, after) of the tree and the patched tree;
@@ -91,10 +104,8 @@ def provenance(s, metas, names, source, patches, subjects, checked, rng=None):
     table = store.read_table()
     # the tree's line where a series' walk stopped before the patched tree
     kb = (table.get(after) or table.get(before) or {}).get("identity", {}).get("kbuild") or {}
-    line = "the project's userspace build line (Bazel opt, -O2)"
+    line = compile_line(kb)
     if kb.get("line"):
-        line = (f"the kernel's vDSO line (the tree's kbuild, "
-                f"{kbuild_config.whose(kb.get('config') or {})})")
         cc_path = (kb.get("compiler") or {}).get("path") or cc_path
     return {"subject": subjects[0], "patches": len(patches), "subjects": list(subjects),
             "patch_files": [Path(p).name for p in patches],

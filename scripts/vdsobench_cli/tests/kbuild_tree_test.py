@@ -3,7 +3,8 @@ out as kbuild leaves Linux v6.12 (the 64-bit vDSO in arch/x86/entry/vdso/,
 vdso32/ beside it) and v7.3 (in arch/x86/entry/vdso/vdso64/, beside common/
 and vdso32/): the compile line and the images are found in both shapes by
 looking, a link is never followed, and a tree that leaves no way to tell is
-one line. No make runs here."""
+one line; which trees import builds with kbuild by default, and why not.
+No make runs here."""
 
 import os
 import shutil
@@ -13,7 +14,9 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.kimport import kbuild, kbuild_tree
+from vdsobench_cli.cli import arch
+from vdsobench_cli.kimport import kbuild, kbuild_tree, request
+from vdsobench_cli.recipes import review_provenance
 
 V = kbuild_tree.VDSO_DIR
 LINE = "{cc} -nostdinc -I./include -D__KERNEL__ -m64 -O2 -fpic -fcf-protection=none -c -o {o} {c}"
@@ -148,6 +151,84 @@ class ShapesTest(unittest.TestCase):
             os.close(fd)
         self.assertIn(f"kbuild: {V}/vdso64/.vclock_gettime.o.cmd: the line runs ./cc",
                       str(e.exception))
+
+
+
+class DefaultKbuildTest(unittest.TestCase):
+    """A folder that is a whole tree (a git work tree) gets kbuild by default;
+    a part of a tree, another tarball, --no-kbuild and arm64 do not, and
+    say why (the block's Compiler: line carries it)."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tree = Path(tmp.name, "linux")
+        for rel in kbuild_tree.WHOLE:
+            Path(self.tree, rel).parent.mkdir(parents=True, exist_ok=True)
+            Path(self.tree, rel).write_text("")
+
+    def default(self, source, name="x86_64"):
+        return request.default_kbuild(name, Path(source), None)
+
+    def test_a_whole_tree_is_built_by_kbuild(self):
+        self.assertEqual(kbuild_tree.not_whole(self.tree), None)
+        self.assertEqual(self.default(self.tree), (True, None))
+
+    def test_each_missing_part_is_named(self):
+        for rel in kbuild_tree.WHOLE:
+            with self.subTest(rel=rel):
+                Path(self.tree, rel).rename(Path(self.tree, rel + ".gone"))
+                try:
+                    self.assertEqual(kbuild_tree.not_whole(self.tree), rel)
+                    self.assertEqual(self.default(self.tree),
+                                     (False, f"the tree has no {rel}: kbuild needs a whole "
+                                             "tree"))
+                finally:
+                    Path(self.tree, rel + ".gone").rename(Path(self.tree, rel))
+
+    def test_a_link_or_a_folder_is_no_part(self):
+        top = Path(self.tree, "Makefile")
+        top.unlink()
+        top.symlink_to("Kconfig")
+        self.assertEqual(kbuild_tree.not_whole(self.tree), "Makefile")
+        top.unlink()
+        top.mkdir()
+        self.assertEqual(kbuild_tree.not_whole(self.tree), "Makefile")
+        top.rmdir()
+        top.write_text("")
+        arch_dir = Path(self.tree, "arch")
+        arch_dir.rename(Path(self.tree, "real-arch"))
+        arch_dir.symlink_to("real-arch")  # x86's files below a link: not read
+        self.assertEqual(kbuild_tree.not_whole(self.tree), "arch/x86/Makefile")
+
+    def test_neither_arm64_nor_another_tarball(self):
+        self.assertEqual(self.default(self.tree, "arm64"),
+                         (False, "--arch arm64: kbuild's line and image are x86-64's"))
+        tarball = Path(self.tree, "linux.tar.xz")
+        tarball.write_text("")
+        self.assertEqual(self.default(tarball)[0], False)
+        self.assertIn("not Debian's", self.default(tarball)[1])
+        self.assertEqual(request.default_kbuild("x86_64", tarball, "my.config"), (True, None))
+
+    def test_the_request_carries_why_not(self):
+        with mock.patch.object(arch.current(), "missing_toolchain", return_value=[]):
+            whole = request.request(str(self.tree), [], "t")
+            self.assertEqual((whole.kbuild, whole.kbuild_why), (True, None))
+            asked_not = request.request(str(self.tree), [], "t", use_kbuild=False)
+            self.assertEqual((asked_not.kbuild, asked_not.kbuild_why), (False, "--no-kbuild"))
+            Path(self.tree, "Kconfig").unlink()
+            part = request.request(str(self.tree), [], "t")
+            self.assertEqual((part.kbuild, part.kbuild_why),
+                             (False, "the tree has no Kconfig: kbuild needs a whole tree"))
+        ctx = kbuild.context(None, part.kbuild_why)
+        self.assertEqual(ctx, {"line": None, "why": "the tree has no Kconfig: kbuild needs "
+                                                    "a whole tree"})
+        self.assertEqual(review_provenance.compile_line(ctx),
+                         "the project's userspace build line (Bazel opt, -O2): the tree has "
+                         "no Kconfig: kbuild needs a whole tree")
+        self.assertEqual(review_provenance.compile_line(
+            {"line": ["-O2"], "config": {"kind": "tree", "path": "/t/.config"}}),
+            "the kernel's vDSO line (the tree's kbuild, the tree's own .config)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,87 @@
+"""A whole tree given as a folder, as a developer's git work tree is: import
+runs its kbuild by default, in a copy (the folder is never written), keeps
+the copy, and makes a patched tree's image again from it in seconds; the
+images verify. Debian's 6.12 unpacked is the folder (minutes:
+commands/testrun.py lists this module among the slow ones). Which folders
+get kbuild, and why not: kbuild_tree_test."""
+
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from vdsobench_cli.kimport import kbuild, kbuild_patched, patches as patches_mod, store
+from vdsobench_cli.tests.support import (KERNEL_TESTDATA, ImportsDir, ok, snapshot,
+                                         tarball_or_skip)
+
+NFC_REORDER = str(KERNEL_TESTDATA / "6.12-nfc-reorder.patch")
+CACHE_ENV = "VDSOBENCH_KBUILD_CACHE"
+
+
+class WholeFolderTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        src = tarball_or_skip("6.12")
+        if kbuild.missing_tools():
+            raise unittest.SkipTest("kbuild cannot run here (scripts/vdsobench setup "
+                                    "--kernel-sources)")
+        cls.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-folder-")
+        cls.tree = Path(cls.tmp.name, "linux")
+        cls.tree.mkdir()
+        subprocess.run(["tar", "-xf", str(src), "-C", str(cls.tree), "--strip-components=1"],
+                       check=True)
+        cls.before = snapshot(cls.tree / "arch" / "x86")
+        cls.top = sorted(os.listdir(cls.tree))
+        cls.dir = ImportsDir()
+        # a kbuild cache of its own: every run builds the folder, and the
+        # patched image from its kept copy (a folder's tree is keyed by its
+        # files, not by its path: another test's would be found)
+        cls.saved_cache = os.environ.get(CACHE_ENV)
+        os.environ[CACHE_ENV] = str(Path(cls.tmp.name, "kbuild"))
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.saved_cache is None:
+            os.environ.pop(CACHE_ENV, None)
+        else:
+            os.environ[CACHE_ENV] = cls.saved_cache
+        cls.dir.close()
+        cls.tmp.cleanup()
+
+    def kbuild_record(self, name):
+        key = store.read_table()[name]["identity"]["kbuild"]["key"]
+        return json.loads((kbuild.cache_dir() / key / "line.json").read_text())
+
+    def test_1_kbuild_by_default_in_a_copy(self):
+        out = ok(self, ["import", str(self.tree), "--name", "w"])  # no --kbuild
+        self.assertIn("import: kbuild: make olddefconfig prepare", out)
+        ctx = store.read_table()["w"]["identity"]["kbuild"]
+        self.assertTrue(ctx["line"], ctx)
+        self.assertEqual(ctx["config"]["kind"], "debian", ctx)  # the folder has no .config
+        self.assertIn("kernel:w+{fake,lfence_rdtsc,mfence_rdtsc,rdtsc,rdtscp}"
+                      "+{always,auto,image}", out)
+        # the user's tree as it was: no .config, no object, nothing rewritten
+        self.assertEqual(sorted(os.listdir(self.tree)), self.top)
+        self.assertEqual(snapshot(self.tree / "arch" / "x86"), self.before)
+        # its copy kept, built, for patched images
+        self.assertTrue((kbuild.cache_dir() / ctx["key"] / "tree" / ".config").is_file())
+
+    def test_2_a_patched_image_from_the_kept_copy(self):
+        out = ok(self, ["import", str(self.tree), "--name", "wp", "--patch", NFC_REORDER,
+                        "--patched-image"])
+        self.assertIn("from the tree's kept build", out)
+        base = self.kbuild_record("wp")["key"]  # its line: the unpatched tree's
+        self.assertEqual(base, self.kbuild_record("w")["key"])
+        key = kbuild_patched.patches_key(base, patches_mod.check_patches([NFC_REORDER]))
+        rec = json.loads((kbuild.cache_dir() / key / "line.json").read_text())
+        self.assertTrue(rec["incremental"], rec)
+        self.assertEqual(rec["tree"]["base"], base)
+        out = ok(self, ["verify", "kernel:wp+fake+image", "kernel:w+fake+image"])
+        self.assertIn("2 PASS, 0 FAIL", out)
+        self.assertEqual(snapshot(self.tree / "arch" / "x86"), self.before)
+
+
+if __name__ == "__main__":
+    unittest.main()
