@@ -13,13 +13,14 @@ patch between is its rebuild's code and counts).
     chosen(table, before, after)   (INLINE, why not the images or None)
     measured(inline, why)          what the block's "Measured:" line says
     read_path(table, before, after)  the object code comparison of the two
-                                   images and how each reads the counter,
-                                   each image disassembled once
+                                   images (review_parts.relocated: addresses
+                                   as symbols) and how each reads the
+                                   counter, each image disassembled once
 """
 
 from vdsobench_cli.kimport import store, vdso_image
 from vdsobench_cli.recipes import counter_read, review_provenance
-from vdsobench_cli.recipes.review_parts import code_comparison, listing, stripped
+from vdsobench_cli.recipes.review_parts import code_comparison, listing, relocated
 
 IMAGE, REBUILT = "image", "always"
 MEASURED_IMAGE = "its kbuild's vDSO image (vdso64.so), mapped as the kernel maps it"
@@ -43,8 +44,8 @@ def chosen(table, before, after):
         return IMAGE, None
     kb = ((table.get(before) or {}).get("identity") or {}).get("kbuild") or {}
     if not kb.get("line"):
-        return REBUILT, ("no kbuild image: the tree's kbuild did not run (--kbuild or "
-                         "--config runs it; it runs for Debian's linux-source by default)")
+        return REBUILT, ("no kbuild image: the tree's kbuild did not run ("
+                         + (kb.get("why") or "--kbuild or --config runs it") + ")")
     if not stored(table, before):
         return REBUILT, "no kbuild image: the tree's kbuild made none"
     return REBUILT, "no kbuild image of the patched tree: kbuild could not make it"
@@ -66,4 +67,4 @@ def read_path(table, before, after):
     (ra, why_a), (rb, why_b) = counter_read.reads(paths[0], a), counter_read.reads(paths[1], b)
     counter = ({"why": why_a or why_b} if ra is None or rb is None else
                {"before": ra, "after": rb, "change": counter_read.change(ra, rb)})
-    return code_comparison(stripped(a), stripped(b)), None, counter
+    return code_comparison(relocated(a), relocated(b)), None, counter

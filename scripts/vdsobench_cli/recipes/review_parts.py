@@ -118,6 +118,35 @@ def stripped(code, arch_name="x86_64"):
     return {k: [" ".join(symbolic.sub("", t).split()) for _, t in v] for k, v in code.items()}
 
 
+# an image's objdump: "jne fe2 <do_hres+0x52>", and "lea -0x1f20(%rip),%rax
+# # fffffffffffff080 <vvar__vdso_data>": the addresses move with any code
+# before them, the symbols do not
+TARGET = re.compile(r"\b[0-9a-f]+ (<[^>]+>)")
+RIP = re.compile(r"-?0x[0-9a-f]+\(%rip\)")
+RESOLVED = re.compile(r"\s*#\s*[0-9a-f]+ (<[^>]+>)\s*$")
+
+
+def relocated(code):
+    """{function: [instruction text]} of an image's listing(), every address
+    given as the symbol objdump resolves it to (a jump's or call's target, a
+    %rip-relative operand's), comments dropped: two images of the same code
+    compare equal wherever their functions and data were placed, and a
+    field that moved still shows (<vvar__vdso_data+0x48>)."""
+    out = {}
+    for name, insns in code.items():
+        texts = []
+        for _, text in insns:
+            m = RESOLVED.search(text)
+            if m:
+                text = text[:m.start()]
+                if RIP.search(text):
+                    text = RIP.sub(lambda _: f"{m.group(1)}(%rip)", text)
+            text = TARGET.sub(r"\1", text.split("#", 1)[0])
+            texts.append(" ".join(text.split()))
+        out[name] = texts
+    return out
+
+
 def reader_disassembly(variant, bin_dir):
     """disassembly() of an imported variant's read path object (reader.o under
     bin_dir), or (None, why)."""

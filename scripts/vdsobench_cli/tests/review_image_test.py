@@ -5,7 +5,7 @@ imports table made here, nothing built."""
 import unittest
 
 from vdsobench_cli.kimport import store, vdso_image
-from vdsobench_cli.recipes import review_image
+from vdsobench_cli.recipes import review_image, review_parts
 from vdsobench_cli.tests.support import ImportsDir
 
 KBUILD = {"identity": {"kbuild": {"line": "gcc -O2 ..."}}}
@@ -55,6 +55,53 @@ class ChosenTest(unittest.TestCase):
         self.assertIsNone(code)
         self.assertRegex(why, r"objdump -d vdso64\.so failed$")
         self.assertEqual(counter, {"why": why})
+
+
+
+class RelocatedTest(unittest.TestCase):
+    """An image's code compared by the symbols its addresses resolve to
+    (objdump's lines as listing() keeps them): a function that only moved is
+    identical, a field that moved is not."""
+
+    BEFORE = {"getres": [
+        (0xf90, "endbr64"),
+        (0xf94, "ja     fea <__vdso_clock_getres+0x5a>"),
+        (0xf96, "lea    -0x4f27(%rip),%rdx        # ffffffffffffc080 <vvar__vdso_data>"),
+        (0xf9d, "mov    0xf0(%rdx),%eax"),
+        (0xfa0, "call   7e0 <__arch_get_hw_counter>"),
+        (0xfa5, "movaps -0xe6b(%rip),%xmm5        # 560 <CONSTANTS>")]}
+
+    def moved(self, by, field="0xf0"):
+        out = []
+        for addr, text in self.BEFORE["getres"]:
+            text = text.replace("fea <", f"{0xfea + by:x} <").replace("7e0 <", f"{0x7e0 + by:x} <")
+            text = text.replace("-0x4f27", f"-{0x4f27 + by:#x}").replace("-0xe6b", f"-{0xe6b + by:#x}")
+            out.append((addr + by, text.replace("0xf0(", f"{field}(")))
+        return {"getres": out}
+
+    def test_code_that_only_moved_is_identical(self):
+        a, b = review_parts.relocated(self.BEFORE), review_parts.relocated(self.moved(0x10))
+        self.assertEqual(review_parts.code_comparison(a, b), "identical")
+        self.assertEqual(a["getres"][1:], ["ja <__vdso_clock_getres+0x5a>",
+                                           "lea <vvar__vdso_data>(%rip),%rdx",
+                                           "mov 0xf0(%rdx),%eax",
+                                           "call <__arch_get_hw_counter>",
+                                           "movaps <CONSTANTS>(%rip),%xmm5"])
+        # what the rebuilds' comparison (stripped) would have said of it
+        self.assertNotEqual(review_parts.code_comparison(
+            review_parts.stripped(self.BEFORE), review_parts.stripped(self.moved(0x10))),
+            "identical")
+
+    def test_a_field_that_moved_differs(self):
+        a = review_parts.relocated(self.BEFORE)
+        b = review_parts.relocated(self.moved(0x10, field="0xf8"))
+        self.assertEqual(review_parts.code_comparison(a, b),
+                         ["getres: 1 of 6 instructions differ"])
+        other = dict(self.BEFORE)
+        other["getres"] = [(x, t.replace("<vvar__vdso_data>", "<vvar__vdso_data+0x8>"))
+                           for x, t in self.BEFORE["getres"]]
+        self.assertEqual(review_parts.code_comparison(a, review_parts.relocated(other)),
+                         ["getres: 1 of 6 instructions differ"])
 
 
 if __name__ == "__main__":
