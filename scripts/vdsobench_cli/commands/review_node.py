@@ -2,7 +2,9 @@
 patch-review --fleet`, run from the bundle on every node of the job.
 
 BEFORE and AFTER are two imported layouts (kernel:NAME) built into the
-bundle. The node reads them with its own CPU's counter, the one the kernel
+bundle, as rebuilt (--build always) or as kbuild's images of the two trees
+(--build image: the image's alternatives applied by the loader for this
+node's CPU, as its kernel would). The node reads them with its own CPU's counter, the one the kernel
 would choose there (arch.timed_counter(): rdtsc_ordered()'s alternative on
 x86-64, RDTSCP where the CPU has it, else lfence; rdtsc), or --counter's. It
 verifies the patched layout, then the other, each with the fake counter and
@@ -34,6 +36,8 @@ from vdsobench_cli.recipes.recipe_session import verify_one
 from vdsobench_cli.core import limits, vocab
 
 FORMAT = "vdsobench-review-node/1"
+# --build: the inline axis's values a node can be asked for
+BUILDS = ("always", "image")
 SCHEMA = "review-node-v1.schema.json"
 # what a verify record keeps of each check (verify's JSON has more)
 CHECK_FIELDS = ("name", "ok", "skipped", "detail", "counter", "starved")
@@ -61,12 +65,19 @@ def trimmed(rec, side, variant):
                        for c in rec.get("checks", []) if isinstance(c, dict)]}
 
 
-def check_layouts(names, known):
+def check_layouts(names, known, build_kind, counter):
     layouts = sorted({v["layout"] for v in known if v.get("layout", "").startswith("kernel:")})
+    built = {v["name"] for v in known}
     for name in names:
         if name not in layouts:
             raise UsageError(f"review-node: {name!r} is not an imported layout built into "
                              f"this build (valid: {', '.join(layouts) or 'none imported'})")
+        missing = [v for v in (vocab.variant(name, c, build_kind) for c in ("fake", counter))
+                   if v not in built]
+        if missing:
+            raise UsageError(f"review-node: --build {build_kind}: {missing[0]} is not built "
+                             "here (valid: --build always; image where the import holds "
+                             "kbuild's image)")
 
 
 def run(args):
@@ -74,19 +85,21 @@ def run(args):
         raise UsageError("review-node: --out FILE is required (the review file to write)")
     target = targets.check_writable(args.out, args.force, what="the review")
     known = variants_mod.load()
-    check_layouts([args.before, args.after], known)
     # the fake counter is verify's, never a timed read
     counters = sorted({v["counter"] for v in known} - {"fake"})
     counter = args.counter or arch.timed_counter()
     if counter not in counters:
         raise UsageError(f"review-node: --counter {counter!r} is not built here "
                          f"(valid: {', '.join(counters)})")
+    build_kind = getattr(args, "build", None) or "always"
+    check_layouts([args.before, args.after], known, build_kind, counter)
     s = NodeSession(args.quick, args.budget)
-    before = vocab.variant(args.before, counter)
-    after = vocab.variant(args.after, counter)
+    before = vocab.variant(args.before, counter, build_kind)
+    after = vocab.variant(args.after, counter, build_kind)
     checked = []
     for side, layout in (("after", args.after), ("before", args.before)):
-        for v in (vocab.variant(layout, "fake"), vocab.variant(layout, counter)):
+        for v in (vocab.variant(layout, "fake", build_kind),
+                  vocab.variant(layout, counter, build_kind)):
             progress(f"verify {side}: {v}")
             checked.append(trimmed(verify_one(s, v), side, v))
     unrun = next((c for c in checked if not review_parts.judged(c)), None)
@@ -95,7 +108,7 @@ def run(args):
                       f"{unrun['verdict']}; no review written")
     torn = next((c for c in checked if c["side"] == "after" and review_parts.tore(c)), None)
     review = {"format": FORMAT, "before": args.before, "after": args.after,
-              "counter": counter, "counter_forced": bool(args.counter),
+              "build": build_kind, "counter": counter, "counter_forced": bool(args.counter),
               "counter_kernel": arch.timed_counter(), "quick": args.quick,
               "hypervisor": compare.machine_meta(fingerprint.collect([])).get("hypervisor"),
               "verify": checked, "torn": torn and (torn["first_failure"] or torn["verdict"]),
@@ -136,6 +149,9 @@ def add_parser(sub):
     p.add_argument("--quick", action="store_true",
                    help="patch-review --quick's rounds and budget: a smoke run")
     patch_review_rounds.add_budget_argument(p)
+    p.add_argument("--build", choices=BUILDS, default="always",
+                   help="what is verified and timed: the trees rebuilt (always, the "
+                        "default) or kbuild's images of them (image)")
     p.add_argument("--counter", metavar="NAME",
                    help="read the counter this way, not the kernel's choice on this CPU "
                         "(for a test of a mixed cluster)")

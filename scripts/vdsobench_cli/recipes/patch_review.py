@@ -243,17 +243,12 @@ def reviewed(s, source, patches):
             metas, checked = walk.metas, walk.checked
             inline, why = walk.inline, walk.why
         else:
-            # a cluster's nodes time the rebuilds: no patched image to make
-            fleet = getattr(s, "fleet", None)
-            progress("importing the tree and the patched tree"
-                     + ("" if fleet else " (kbuild's images too)"))
+            progress("importing the tree and the patched tree (kbuild's images too)")
             metas = held.enter_context(txn.temporary({BEFORE: (source, []),
                                                       AFTER: (source, patches)},
-                                                     images=not fleet,
+                                                     images=True,
                                                      **patch_series.kbuild_of(s)))
             inline, why = review_image.chosen(store.read_table(), BEFORE, AFTER)
-            if fleet:
-                inline, why = review_image.REBUILT, review_image.FLEET
             checked = verified(s, counter, sorted({review_image.REBUILT, inline}))
         before = f"kernel:{BEFORE}+{counter}+{inline}"
         after = f"kernel:{AFTER}+{counter}+{inline}"
@@ -275,7 +270,7 @@ def reviewed(s, source, patches):
             if fleet_args:
                 # each CPU model's own verify, with its own counter: the block says
                 # which models caught it
-                rv["fleet"] = on_fleet(s, fleet_args)
+                rv["fleet"] = on_fleet(s, fleet_args, inline)
         elif rv["unverified"]:
             progress(rv["unverified"])
         else:
@@ -321,7 +316,7 @@ def measured(s, rv, before, after, clocks, fleet_args, walk=None):
         rv["notes"].append(f"object code not compared: {why}")
     rv["notes"].append(PRESSURE_NOTE)
     if fleet_args:
-        rv["fleet"] = on_fleet(s, fleet_args)
+        rv["fleet"] = on_fleet(s, fleet_args, before.rsplit("+", 1)[1])
         progress("simulating (cachegrind)")
         rv["sim"] = sim_table({"rows": simulated(before, after, clocks, walk, rv["notes"])})
         rv["notes"] += fleet_notes(rv["fleet"])
@@ -391,11 +386,12 @@ def on_arm64(s, source, patches):
     return a
 
 
-def on_fleet(s, args):
-    """The review's time on the cluster's nodes (patch_review_fleet.py)."""
+def on_fleet(s, args, inline):
+    """The review's time on the cluster's nodes (patch_review_fleet.py), of
+    the build measured here (inline: the rebuilds, or kbuild's images)."""
     from vdsobench_cli.recipes import patch_review_fleet
     s.heading("on the cluster: every chosen node verifies and times the two trees")
-    f = patch_review_fleet.review(s, args, f"kernel:{BEFORE}", f"kernel:{AFTER}")
+    f = patch_review_fleet.review(s, args, f"kernel:{BEFORE}", f"kernel:{AFTER}", inline)
     s.say(f"job {f['job']}: {len(f['models'])} CPU model(s), {len(f['failed'])} of "
           f"{f['asked']} nodes failed; their files in {f['job_dir']}")
     return f

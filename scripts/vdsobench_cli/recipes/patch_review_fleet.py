@@ -5,7 +5,8 @@ The submit host has imported the tree and the patched tree (patch_review.py);
 here it builds a bundle with both imports in it (`vdsobench bundle`: the
 harness and verify carry every imported layout), submits one fleet job whose
 nodes each run `review-node BEFORE AFTER` (commands/review_node.py: verify,
-then the paired rounds with the node's own counter read), waits for it, and
+then the paired rounds with the node's own counter read; of kbuild's images
+where the review measures those, --build image), waits for it, and
 reads back each node's file. Those files are hostile input like any results
 file: each is read by the safe reader within a cap, checked against
 results/schema/review-node-v1 and the comparison schema, and must name the
@@ -42,8 +43,10 @@ def progress(text):
     print(f"patch-review: {text}", file=sys.stderr, flush=True)
 
 
-def node_command(before, after, args, parser):
+def node_command(before, after, args, parser, inline="always"):
     words = ["review-node", before, after]
+    if inline != "always":  # kbuild's images of both trees, in the bundle
+        words += ["--build", inline]
     if args.quick:
         words.append("--quick")
     if args.budget is not None:
@@ -57,9 +60,9 @@ def make_bundle(tmp):
     return bundle_check.built_bundle(tmp, say=sys.stderr)
 
 
-def load_review(path, before, after, rc):
+def load_review(path, before, after, rc, inline="always"):
     """A node's review file as (review, comparison); UsageError saying what is
-    wrong with it."""
+    wrong with it (inline: the build it was asked to review)."""
     from vdsobench_cli.measure import comparison_io
     problem = outcomes_mod.left_problem(path, "review file")  # a link or a FIFO a node left
     if problem:
@@ -70,6 +73,9 @@ def load_review(path, before, after, rc):
     if (review["before"], review["after"]) != (before, after):
         raise UsageError(f"{path}: it reviews {review['before']} and {review['after']}, "
                          f"not {before} and {after}")
+    if review.get("build", "always") != inline:
+        raise UsageError(f"{path}: it reviews the {review.get('build', 'always')} build, "
+                         f"not the {inline} one asked for")
     if bool(review["torn"]) != (rc == 1) or (comparison is None) != bool(review["torn"]):
         raise UsageError(f"{path}: its exit status ({rc}), verdict and rounds disagree")
     check_verify(review, path)
@@ -84,7 +90,8 @@ def check_verify(review, path):
     patched tree's fail exactly when the file says it tore: a file that says
     torn with every record PASS would show the patch as passing on that CPU."""
     from vdsobench_cli.core import vocab
-    want = sorted((side, vocab.variant(review[side], c))
+    inline = review.get("build", "always")
+    want = sorted((side, vocab.variant(review[side], c, inline))
                   for side in ("after", "before") for c in ("fake", review["counter"]))
     if sorted((r["side"], r["variant"]) for r in review["verify"]) != want:
         raise UsageError(f"{path}: its verify records are not each tree with the fake "
@@ -134,8 +141,9 @@ def node_rounds(review, comparison, path="review file"):
         return {}
     from reports import fleet_review
     from vdsobench_cli.core import vocab
-    before = vocab.variant(review["before"], review["counter"])
-    after = vocab.variant(review["after"], review["counter"])
+    inline = review.get("build", "always")
+    before = vocab.variant(review["before"], review["counter"], inline)
+    after = vocab.variant(review["after"], review["counter"], inline)
     refused = comparison["meta"].get("refused", [])
     if not isinstance(refused, list) or not all(isinstance(r, str) for r in refused):
         raise UsageError(f"{path}: meta.refused: not a list of rows")
@@ -164,7 +172,7 @@ def node_rounds(review, comparison, path="review file"):
     return rounds
 
 
-def node_inputs(outcomes, before, after, placed=None):
+def node_inputs(outcomes, before, after, placed=None, inline="always"):
     """reports/fleet_review.py's node list from the job's outcomes. placed:
     the nodes Slurm ran the job on, where known; files in the job directory
     under another name (a node can write there) are no node's."""
@@ -180,7 +188,7 @@ def node_inputs(outcomes, before, after, placed=None):
             n["failed"] = "not a node of the job (Slurm ran it elsewhere): its files not read"
         elif o["state"] in ("ok", "failed") and type(rc) is int and rc in REVIEWED and path:
             try:
-                review, comparison = load_review(path, before, after, o["rc"])
+                review, comparison = load_review(path, before, after, o["rc"], inline)
                 rounds = node_rounds(review, comparison, path)
             except UsageError as e:
                 n["failed"] = f"its review file is unusable: {e}"
@@ -197,11 +205,12 @@ def node_inputs(outcomes, before, after, placed=None):
     return nodes
 
 
-def review(s, args, before, after):
+def review(s, args, before, after, inline="always"):
     """The fleet's part of the block: reports/fleet_review.reduce()'s dict,
-    with the job's id, directory and what was asked."""
+    with the job's id, directory and what was asked. inline: what the nodes
+    verify and time, the rebuilds ("always") or kbuild's images ("image")."""
     jobs_dir, cluster = check(args)
-    command, output = node_command(before, after, args, args.parser)
+    command, output = node_command(before, after, args, args.parser, inline)
     with lifecycle.temp_dir(prefix="vdsobench-review-") as tmp:
         progress("building the bundle the nodes run (the imports in it)")
         path, facts = make_bundle(tmp)
@@ -212,7 +221,7 @@ def review(s, args, before, after):
     outcomes = outcomes_mod.node_outcomes(jobs_dir, record)
     for line in fleet_summary.outcome_lines(outcomes, fleet_summary.SUMMARY_NODES):
         progress(line.strip())
-    nodes = node_inputs(outcomes, before, after, record.get("nodes"))
+    nodes = node_inputs(outcomes, before, after, record.get("nodes"), inline)
     reduced = fleet_review.reduce(nodes, review_mod.TARGET, limits.ALPHA)
     reduced.update(job=job, job_dir=str(d), asked=len(outcomes),
                    command=command, bundle=(facts.get("build") or {}).get("short"))

@@ -166,11 +166,9 @@ def walk(s, held, source, patches, names, counter, clocks, progress):
         # the last tree stays imported in the review's own stack: the end point
         with (contextlib.nullcontext(held) if last else contextlib.ExitStack()) as keep:
             try:
-                # the last tree's image too, kbuild's, where kbuild runs (not
-                # for a cluster, whose nodes time the rebuilds)
+                # the last tree's image too, kbuild's, where kbuild runs
                 got = keep.enter_context(txn.temporary(
-                    {name: (source, patches[:k])}, images=last and not getattr(s, "fleet", None),
-                    **kbuild_of(s)))
+                    {name: (source, patches[:k])}, images=last, **kbuild_of(s)))
             except (UsageError, Failure) as e:
                 st["result"], st["why"] = failure(e)
                 s.say(f"patch {k}: {st['result']}: {text_mod.printable(st['why'], 300)}")
@@ -200,8 +198,6 @@ def ends_build(s, names, counter, progress, checked):
     """(inline, why) of the build the end points are measured on: their
     kbuild images where both have one (review_image.chosen()), whose verify
     records then join checked; else the rebuilds the walk verified."""
-    if getattr(s, "fleet", None):
-        return review_image.REBUILT, review_image.FLEET
     inline, why = review_image.chosen(store.read_table(), *names)
     if inline == review_image.IMAGE:
         for name, label in zip(reversed(names), ("after", "before")):

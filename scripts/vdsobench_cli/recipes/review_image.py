@@ -5,9 +5,9 @@ kernel ships it, its own compile line and linker script, mapped as the
 kernel maps it with this CPU's alternatives applied; docs/image.md), where
 both imports hold one: kbuild ran on the tree (Debian's linux-source-X.Y,
 whose kbuild import runs by default) and made the patched tree's image
-again (kimport/kbuild_patched.py). Else the read path rebuilt in userspace
-(+always), and the block says why: no image, or a cluster (review-node's
-rounds). A series' end points are chosen so too (patch_series.py: each
+again (kimport/kbuild_patched.py); on a cluster too (the bundle carries
+them; review-node --build image). Else the read path rebuilt in userspace
+(+always), and the block says why. A series' end points are chosen so too (patch_series.py: each
 patch between is its rebuild's code and counts).
 
     chosen(table, before, after)   (INLINE, why not the images or None)
@@ -25,8 +25,6 @@ from vdsobench_cli.recipes.review_parts import code_comparison, listing, relocat
 IMAGE, REBUILT = "image", "always"
 MEASURED_IMAGE = "its kbuild's vDSO image (vdso64.so), mapped as the kernel maps it"
 MEASURED_REBUILT = review_provenance.MEASURED
-# why a cluster's review is not of the images
-FLEET = "a cluster's nodes time the rebuilds: review-node maps no images yet"
 
 
 def stored(table, name):

@@ -169,10 +169,10 @@ class WalkTest(unittest.TestCase):
         # the last tree's image is made with it (for the end points)
         self.assertEqual(self.asked, [how, dict(how, images=False), dict(how, images=False),
                                       dict(how, images=True)])
-        session.fleet = ["--nodes", "all"]  # a cluster's nodes time the rebuilds
+        session.fleet = ["--nodes", "all"]  # a cluster's nodes time the images too
         w, _, _ = self.walk(PATCHES, session=session, images=True)
-        self.assertEqual(self.asked[-1], dict(how, images=False))
-        self.assertEqual((w.inline, w.why, self.chosen), (ri.REBUILT, ri.FLEET, []))
+        self.assertEqual(self.asked[-1], dict(how, images=True))
+        self.assertEqual((w.inline, w.why, self.chosen), (ri.IMAGE, None, [NAMES]))
 
     def test_the_end_points_are_measured_on_their_images(self):
         w, _, _ = self.walk(PATCHES)

@@ -8,7 +8,9 @@ review-node's own refusals (an unknown layout or counter) through the CLI.
 No timing: the rounds are recorded ones."""
 
 import argparse
+import contextlib
 import copy
+import io
 import json
 import os
 import shutil
@@ -58,6 +60,22 @@ class ReadTest(unittest.TestCase):
         self.assertIsNone(n["failed"])
         self.assertEqual(n["counter"], "rdtscp")
         self.assertEqual(n["rounds"], rounds)
+
+    def test_the_images_build_is_read_as_asked(self):
+        """A node asked for kbuild's images (review-node --build image) names
+        them in its file; the host reads the +image rows and records, and
+        refuses a file of the other build."""
+        with self.assertRaises(UsageError) as e:
+            pf.load_review(self.write(self.good), BEFORE, AFTER, 0, "image")
+        self.assertIn("it reviews the always build, not the image one", str(e.exception))
+        image = json.loads(json.dumps(self.good).replace("+always", "+image"))
+        image["review"]["build"] = "image"
+        review, comparison = pf.load_review(self.write(image), BEFORE, AFTER, 0, "image")
+        self.assertEqual(sorted(pf.node_rounds(review, comparison)),
+                         [("monotonic", "hot"), ("monotonic_raw", "hot"), ("realtime", "hot")])
+        with self.assertRaises(UsageError):  # +image records, but a file saying always
+            del image["review"]["build"]
+            pf.load_review(self.write(image), BEFORE, AFTER, 0)
 
     def test_a_refused_row_is_left_out(self):
         bad = copy.deepcopy(self.good)
@@ -264,6 +282,47 @@ class NoVerdictTest(unittest.TestCase):
             self.assertFalse(os.path.exists(out))
         self.assertIn(f"verify gave no verdict on {AFTER}+rdtscp+always: no result (exit 2)",
                       str(caught.exception))
+
+
+class BuildTest(unittest.TestCase):
+    """review-node --build image verifies and times the +image variants, and
+    refuses in one line where the import holds no image."""
+
+    def run_node(self, known, build_kind):
+        from vdsobench_cli.commands import review_node
+        asked = []
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "n1.json")
+            args = argparse.Namespace(
+                before=BEFORE, after=AFTER, out=out, force=False, counter="rdtscp",
+                quick=True, clocks=None, budget=None, build=build_kind)
+            fail = {"status": "FAIL", "first_failure": "concurrency: torn", "checks": []}
+            with mock.patch.object(review_node.variants_mod, "load", return_value=known), \
+                    mock.patch.object(review_node, "progress"), \
+                    mock.patch.object(review_node, "verify_one",
+                                      side_effect=lambda s, v: asked.append(v) or fail), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                review_node.run(args)  # the patched tree tears: written, nothing timed
+            with open(out) as f:
+                return asked, json.load(f)["review"]
+
+    def known(self, inlines):
+        return [{"name": f"{layout}+{c}+{i}", "layout": layout, "counter": c}
+                for layout in (BEFORE, AFTER) for c in ("fake", "rdtscp") for i in inlines]
+
+    def test_the_images_are_verified(self):
+        asked, review = self.run_node(self.known(("always", "image")), "image")
+        self.assertEqual(asked, [f"{AFTER}+fake+image", f"{AFTER}+rdtscp+image",
+                                 f"{BEFORE}+fake+image", f"{BEFORE}+rdtscp+image"])
+        self.assertEqual(review["build"], "image")
+        pf.check_verify(review, "n1.json")  # what the host checks of it holds
+        asked, review = self.run_node(self.known(("always", "image")), "always")
+        self.assertEqual({v.rsplit("+", 1)[1] for v in asked}, {"always"})
+
+    def test_no_image_is_one_line(self):
+        with self.assertRaises(UsageError) as e:
+            self.run_node(self.known(("always",)), "image")
+        self.assertIn(f"--build image: {BEFORE}+fake+image is not built here", str(e.exception))
 
 
 class CommandTest(unittest.TestCase):
