@@ -45,8 +45,8 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from vdsobench_cli.kimport import (kbuild_config, kbuild_kept, kbuild_tree, newer_sources,
-                                   patches as patches_mod, vdso_image)
+from vdsobench_cli.kimport import (kbuild_config, kbuild_inputs, kbuild_kept, kbuild_tree,
+                                   newer_sources, patches as patches_mod, vdso_image)
 from vdsobench_cli.kimport.kbuild_line import NEUTRALISE, classify, parse_cmd
 from vdsobench_cli.cli import caches, confine, lifecycle, safe_read, tools
 from vdsobench_cli.cli.errors import UsageError
@@ -59,7 +59,8 @@ CMD_LIMIT = 1 << 20
 OUTPUT_LIMIT = 64 << 20  # vclock_gettime.o, vdso64.so{,.dbg}: a few hundred KB
 MAKE_TIMEOUT = 1800
 # raise with any change to what is kept or dropped: cached lines are made again
-FORMAT = 3
+# (4: a folder's record lists the files it was compiled from, kbuild_inputs.py)
+FORMAT = 4
 
 def compiler_identity(cc):
     """{path, version}: where the compiler is and its first --version line."""
@@ -230,6 +231,14 @@ def image_options(config):
     return {name: bool(re.search(rf"^CONFIG_{name}=y$", text, re.M)) for name in vdso_image.OPTIONS}
 
 
+def current_key(top, key, source):
+    """A tree's kbuild key: for a folder, the key of the state of the files
+    its cached kbuild was compiled from (kbuild_inputs.py)."""
+    if not Path(source).is_dir():
+        return key
+    return kbuild_inputs.current_key(key, lambda k: cached(top / k), source)
+
+
 def cached(cache_dir):
     try:
         raw = safe_read.read_regular(str(cache_dir / "line.json"), "kbuild record", CMD_LIMIT,
@@ -293,8 +302,8 @@ def line_for(source, tree_identity, series, patches, config=None, say=print):
     how = setup(series, config, say, tree=source)
     if how is None:
         return None
-    key = how.key(tree_identity)
     top = cache_dir()
+    key = current_key(top, how.key(tree_identity), source)
     with key_lock(top, key, say):
         rec = cached(top / key)
         if rec is not None:
@@ -339,6 +348,8 @@ def made(source, tree_identity, patches, how, final, say):
             rec.update(format=FORMAT, key=key, config=how.conf, tree=tree_identity,
                        source=str(source), seconds=round(time.monotonic() - t0, 1),
                        made=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            if Path(source).is_dir():  # what its cached record holds while unchanged
+                rec["inputs"] = kbuild_inputs.recorded(build_fd, source)
             tree = None if patches else (src, since)
             keep(build_fd, rec, top, final, tree)
         finally:

@@ -63,7 +63,7 @@ def image_record(source, tree_identity, series, patches, config=None, say=print)
     if how is None:
         return None
     top = kbuild.cache_dir()
-    base_key = how.key(tree_identity)
+    base_key = kbuild.current_key(top, how.key(tree_identity), source)
     key = patches_key(base_key, patches)
     with kbuild.key_lock(top, key, say):
         rec = kbuild.cached(top / key)
