@@ -348,7 +348,9 @@ def made(source, tree_identity, patches, how, final, say):
             rec.update(format=FORMAT, key=key, config=how.conf, tree=tree_identity,
                        source=str(source), seconds=round(time.monotonic() - t0, 1),
                        made=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-            if Path(source).is_dir():  # what its cached record holds while unchanged
+            if Path(source).is_dir() and not patches:
+                # what its cached record holds while unchanged (a patched
+                # copy's files are not the folder's: its key has the patches)
                 rec["inputs"] = kbuild_inputs.recorded(build_fd, source)
             tree = None if patches else (src, since)
             keep(build_fd, rec, top, final, tree)
