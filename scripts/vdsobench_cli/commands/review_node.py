@@ -91,7 +91,7 @@ def run(args):
     if counter not in counters:
         raise UsageError(f"review-node: --counter {counter!r} is not built here "
                          f"(valid: {', '.join(counters)})")
-    build_kind = getattr(args, "build", None) or "always"
+    build_kind = args.build
     check_layouts([args.before, args.after], known, build_kind, counter)
     s = NodeSession(args.quick, args.budget)
     before = vocab.variant(args.before, counter, build_kind)

@@ -107,19 +107,10 @@ def recorded(build_fd, folder):
     built (in the copy kbuild ran in)."""
     root = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        paths = [p for p in listed(build_fd) if own_file(root, p)]
+        paths = [p for p in listed(build_fd) if kbuild_tree.regular_file(root, p)]
     finally:
         os.close(root)
     return {"paths": paths, "sha256": digest(build_fd, paths)}
-
-
-def own_file(root, rel):
-    try:
-        return stat.S_ISREG(os.lstat(rel, dir_fd=root).st_mode) and not any(
-            stat.S_ISLNK(os.lstat(rel.rsplit("/", k)[0], dir_fd=root).st_mode)
-            for k in range(1, rel.count("/") + 1))
-    except OSError:
-        return False
 
 
 def current_key(key, lookup, folder, tries=8):

@@ -30,15 +30,14 @@ Confined as every kbuild.
 import hashlib
 import json
 import os
-import stat
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import confine, lifecycle, safe_read
+from vdsobench_cli.cli import confine, lifecycle
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.kimport import kbuild, kbuild_kept, patches as patches_mod
+from vdsobench_cli.kimport import kbuild, kbuild_kept, kbuild_tree, patches as patches_mod
 
 FORMAT = 1
 # $1 the kept tree, $2 the patched one, $3 kbuild's files, $4 the patches'
@@ -92,26 +91,12 @@ def copied(tree, patches):
     below folders that are no links (git apply refuses to write past a
     link; safe_read.open_dir walks them so): NUL-separated, for FARM's
     copies."""
-    out = []
     root = os.open(tree, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        for name in sorted({n for p in patches for n in p.names}):
-            folder, leaf = os.path.split(name)
-            try:
-                fd = safe_read.open_dir(root, folder or ".")
-            except (OSError, UsageError):  # missing, a link, no folder, or out
-                continue
-            try:
-                st = os.lstat(leaf, dir_fd=fd)
-            except OSError:
-                continue
-            finally:
-                os.close(fd)
-            if stat.S_ISREG(st.st_mode):
-                out.append(name.encode())
+        return b"\0".join(name.encode() for name in sorted({n for p in patches for n in p.names})
+                          if kbuild_tree.regular_file(root, name))
     finally:
         os.close(root)
-    return b"\0".join(out)
 
 
 def rebuilt(base, patches, how, final, say):

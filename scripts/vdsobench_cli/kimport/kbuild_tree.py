@@ -12,6 +12,7 @@ v6.12: vclock_gettime.o and vdso64.so{,.dbg} there) or one of its folders
     line_files(tree)      what shapes the line beyond the configuration: the
                           top and x86 Makefiles, kbuild's own, and each
                           Makefile* and *.include of VDSO_DIR and its folders
+    regular_file(root, rel)  whether rel is a regular file below no link
     not_whole(tree)       the first of WHOLE a folder lacks, or None: a whole
                           tree, which import builds with kbuild by default
 
@@ -102,15 +103,27 @@ def line_files(tree):
     return list(FIXED_LINE_FILES) + made
 
 
+def regular_file(root, rel):
+    """Whether rel is a regular file below the folder fd root, below folders
+    that are no links (safe_read.open_dir walks them so)."""
+    folder, name = os.path.split(rel)
+    try:
+        fd = safe_read.open_dir(root, folder or ".")
+    except (OSError, UsageError):  # missing, a link, no folder, or out
+        return False
+    try:
+        return stat.S_ISREG(os.lstat(name, dir_fd=fd).st_mode)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def not_whole(tree):
     """The first of WHOLE the folder tree lacks as a regular file (below
     folders that are no links), or None."""
     root = os.open(tree, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        for rel in WHOLE:
-            folder, name = os.path.split(rel)
-            if not regular(entries(root, folder or "."), name):
-                return rel
+        return next((rel for rel in WHOLE if not regular_file(root, rel)), None)
     finally:
         os.close(root)
-    return None

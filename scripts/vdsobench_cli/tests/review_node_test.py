@@ -272,7 +272,7 @@ class NoVerdictTest(unittest.TestCase):
             out = os.path.join(tmp, "n1.json")
             args = argparse.Namespace(
                 before=BEFORE, after=AFTER, out=out, force=False, counter="rdtscp",
-                quick=True, clocks=None, budget=None)
+                quick=True, clocks=None, budget=None, build="always")
             with mock.patch.object(review_node.variants_mod, "load", return_value=known), \
                     mock.patch.object(review_node, "progress"), \
                     mock.patch.object(review_node, "verify_one",
