@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, build, lifecycle, packages
+from vdsobench_cli.cli import arch, build, lifecycle, packages, project_copy
 from vdsobench_cli.cli.errors import CliError, UsageError, one_line
 
 # Bazel's per-target summary line, e.g. "//impls:x_test   (cached) PASSED in 0.1s".
@@ -56,6 +56,13 @@ QUICK_SKIP = tuple(SLOW)
 # shares no state with the rest, and it keeps the second core busy while the
 # rest waits on one (qemu-user, valgrind, pinned rounds, unpacking a tree).
 ALONGSIDE = ("new_variant_test.py",)
+# and then these, in that process's turn, from a copy of the project made when
+# the pass starts (cli/project_copy.py: a Bazel server, output base and imports
+# table of their own; the user's caches, which lock what they write, shared):
+# on one core the rest waits on unpacking, kbuild's serial steps, qemu-user
+# and valgrind, and these import trees and build variants of their own. With
+# the new-variant test they take about as long as the rest (2026-12, 2 cores).
+APART = ("kernel_import_test.py", "kernel_import_live_attack_test.py")
 # test --asan fuzzes the vDSO image's reading this long (seconds)
 FUZZ_SECONDS = 25  # in two workers (fuzz.sh)
 # the harness's CPU lock folder (bench/cpu_lock.h), given to ALONGSIDE's process
@@ -216,16 +223,23 @@ def unittest_command(d, top, quick):
     return [*UNITTEST, *quick_modules(d, top)]
 
 
-def unittest_commands(d, top, quick):
-    """The processes of one directory's pass, run at once: the modules of
-    ALONGSIDE in one (with a CPU lock folder of their own), the rest in the
-    other; one command when there is none of them (--quick, reports/)."""
-    beside = [m for m in quick_modules(d, top, skip=())
-              if f"{m.rsplit('.', 1)[-1]}.py" in ALONGSIDE]
-    if quick or not beside:
-        return [(unittest_command(d, top, quick), False)]
-    return [([*UNITTEST, *beside], True),
-            ([*UNITTEST, *quick_modules(d, top, skip=ALONGSIDE)], False)]
+def unittest_lanes(d, top, quick, copyable=True):
+    """The processes of one directory's pass as lanes run at once, each a list
+    of (command, own CPU lock folder, from the copy) run one after another:
+    ALONGSIDE's modules then APART's (from the copy) in one lane, the rest in
+    the other; one command when there is none of them (--quick, reports/).
+    Not copyable (no git work tree to list): APART's modules with the rest."""
+    def named(names):
+        return [m for m in quick_modules(d, top, skip=())
+                if f"{m.rsplit('.', 1)[-1]}.py" in names]
+    beside, apart = named(ALONGSIDE), named(APART) if copyable else []
+    if quick or not beside + apart:
+        return [[(unittest_command(d, top, quick), False, False)]]
+    first = [([*UNITTEST, *beside], True, False)] if beside else []
+    later = [([*UNITTEST, *apart], True, True)] if apart else []
+    return [first + later,
+            [([*UNITTEST, *quick_modules(d, top, skip=ALONGSIDE + (APART if apart else ()))],
+              False, False)]]
 
 
 def slowest(times, n=SLOWEST_SHOWN):
@@ -246,41 +260,56 @@ def read_times(path):
                 times, dict) else {}
 
 
-def one_process(d, tops, command, own_locks, tmp):
+def one_process(tops, command, own_locks, tmp, root):
     """(CompletedProcess, {module: seconds}, {module: CPU seconds}) of one
-    unittest process of a pass."""
+    unittest process of a pass, run from the project at root."""
     times = Path(tempfile.mkdtemp(dir=tmp), "times.json")
     cpu = times.with_name("cpu.json")
     # from the root, with top first on the path (as discovery puts it there)
     # and the other top after it: the CLI package imports reports/ from the
     # root, and reports/ imports the CLI package's core/
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [*(str(build.ROOT / t) for t in tops), os.environ.get("PYTHONPATH")])),
+        filter(None, [*(str(root / t) for t in tops), os.environ.get("PYTHONPATH")])),
         VDSOBENCH_TEST_TIMES=str(times), VDSOBENCH_TEST_CPU=str(cpu))
     if own_locks:
         env[LOCK_DIR_ENV] = tempfile.mkdtemp(dir=tmp, prefix="cpu-locks-")
-    r = lifecycle.run(command, cwd=build.ROOT, env=env, stdin=subprocess.DEVNULL,
+    r = lifecycle.run(command, cwd=root, env=env, stdin=subprocess.DEVNULL,
                       capture_output=True, text=True, errors="replace")
     return r, read_times(times), read_times(cpu)
+
+
+def one_lane(tops, lane, tmp, copy):
+    """[one_process()] of a lane's steps in turn; a step from the copy runs
+    there, and the copy goes (its Bazel output base too) after its last."""
+    try:
+        return [one_process(tops, command, own_locks, tmp, copy if in_copy else build.ROOT)
+                for command, own_locks, in_copy in lane]
+    finally:
+        if copy is not None and any(step[2] for step in lane):
+            project_copy.remove(copy)
 
 
 def python_tests(out, quick=False):
     results = []
     for d, top in PY_TEST_DIRS:
         tops = [top] + [t for _, t in PY_TEST_DIRS if t != top]
-        commands = unittest_commands(d, top, quick)
+        listed = None if quick else project_copy.files(build.ROOT)
+        lanes = unittest_lanes(d, top, quick, copyable=listed is not None)
         with tempfile.TemporaryDirectory(prefix="vdsobench-test-times-") as tmp:
-            done = lifecycle.parallel(
-                lambda i: one_process(d, tops, *commands[i], tmp), range(len(commands)),
-                len(commands))
-        runs = [done[i][0] for i in range(len(commands))]
-        took = slowest({m: t for i in done for m, t in done[i][1].items()})
+            # made now, so that it is the tree this pass tests
+            copy = (project_copy.make(build.ROOT, Path(tmp, "vdsobench"), listed)
+                    if any(step[2] for lane in lanes for step in lane) else None)
+            done = lifecycle.parallel(lambda i: one_lane(tops, lanes[i], tmp, copy),
+                                      range(len(lanes)), len(lanes))
+        done = [step for i in range(len(lanes)) for step in done[i]]
+        runs = [r for r, _, _ in done]
+        took = slowest({m: t for _, times, _ in done for m, t in times.items()})
         if took:
             print(f"test: python unittest ({d}): the slowest modules: {took}", file=out)
         # side by side on two cores a module's wall time is mostly its
         # neighbours': its CPU (Bazel's server's not counted) is its own
-        cpu = slowest({m: t for i in done for m, t in done[i][2].items()})
-        if cpu and len(commands) > 1:
+        cpu = slowest({m: t for _, _, times in done for m, t in times.items()})
+        if cpu and len(lanes) > 1:
             print(f"test: python unittest ({d}): the most CPU (Bazel's server not "
                   f"counted): {cpu}", file=out)
         counts = [parse_unittest(r.stderr, r.returncode) for r in runs]

@@ -204,19 +204,30 @@ class QuickTest(unittest.TestCase):
         self.assertNotIn("vdsobench_cli.tests.new_variant_test", quick)
 
     def test_the_plain_pass_runs_the_new_variant_copy_beside_the_rest(self):
-        (beside, own), (rest, shared) = testrun.unittest_commands("scripts", "scripts", False)
-        self.assertEqual((own, shared), (True, False))  # its own CPU lock folder
-        self.assertEqual(beside[3:], ["vdsobench_cli.tests.new_variant_test"])
+        (beside, apart), (rest,) = testrun.unittest_lanes("scripts", "scripts", False)
+        self.assertEqual(beside[1:], (True, False))  # its own CPU lock folder, from here
+        self.assertEqual(beside[0][3:], ["vdsobench_cli.tests.new_variant_test"])
+        self.assertEqual(apart[1:], (True, True))  # then, in the same lane, the copy's
+        self.assertEqual(apart[0][3:], ["vdsobench_cli.tests.kernel_import_live_attack_test",
+                                        "vdsobench_cli.tests.kernel_import_test"])
+        self.assertEqual(rest[1:], (False, False))
         full = testrun.quick_modules("scripts", "scripts", skip=())
-        self.assertEqual(sorted(beside[3:] + rest[3:]), sorted(full))  # each module once
-        self.assertEqual(testrun.unittest_commands("scripts", "scripts", True),
-                         [(testrun.unittest_command("scripts", "scripts", True), False)])
-        self.assertEqual(testrun.unittest_commands("reports", ".", False),
-                         [(testrun.unittest_command("reports", ".", False), False)])
+        self.assertEqual(sorted(beside[0][3:] + apart[0][3:] + rest[0][3:]),
+                         sorted(full))  # each module once
+        self.assertEqual(testrun.unittest_lanes("scripts", "scripts", True),
+                         [[(testrun.unittest_command("scripts", "scripts", True), False, False)]])
+        self.assertEqual(testrun.unittest_lanes("reports", ".", False),
+                         [[(testrun.unittest_command("reports", ".", False), False, False)]])
+        # no git work tree to copy: the apart modules run with the rest
+        (beside2,), (rest2,) = testrun.unittest_lanes("scripts", "scripts", False,
+                                                       copyable=False)
+        self.assertEqual(beside2, beside)
+        self.assertEqual(sorted(rest2[0][3:]), sorted(apart[0][3:] + rest[0][3:]))
 
     def test_two_processes_counted_as_one_pass(self):
         # made-up test folders run as the plain pass runs them: a failure in
-        # either process is counted and named, both processes' tests counted
+        # either lane is counted and named, every step's tests counted, and a
+        # step from the copy runs there (a git work tree's files, copied)
         with tempfile.TemporaryDirectory() as tmp:
             made_package(tmp, "two", {
                 "a_test.py": "import os, unittest\n"
@@ -227,18 +238,26 @@ class QuickTest(unittest.TestCase):
                 "b_test.py": "import unittest\n"
                              "class B(unittest.TestCase):\n"
                              "    def test_ok(self): pass\n"
-                             "    def test_bad(self): self.fail('b')\n"})
-            commands = [([*testrun.UNITTEST, "two.a_test"], True),
-                        ([*testrun.UNITTEST, "two.b_test"], False)]
+                             "    def test_bad(self): self.fail('b')\n",
+                "c_test.py": "import os, unittest\n"
+                             "class C(unittest.TestCase):\n"
+                             "    def test_from_the_copy(self):\n"
+                             "        here = os.path.dirname(os.path.dirname(__file__))\n"
+                             "        self.assertEqual(os.getcwd(), here)\n"
+                             "        self.assertNotEqual(here, os.environ['MADE'])\n"})
+            subprocess.run(["git", "init", "-q", tmp], check=True)
+            lanes = [[([*testrun.UNITTEST, "two.a_test"], True, False),
+                      ([*testrun.UNITTEST, "two.c_test"], True, True)],
+                     [([*testrun.UNITTEST, "two.b_test"], False, False)]]
             out = io.StringIO()
             scripts = str(testrun.build.ROOT / "scripts")
-            with mock.patch.dict(os.environ, PYTHONPATH=scripts), \
-                    mock.patch.object(testrun, "PY_TEST_DIRS", (("two", tmp),)), \
-                    mock.patch.object(testrun, "unittest_commands",
-                                      lambda d, top, quick: commands), \
+            with mock.patch.dict(os.environ, PYTHONPATH=scripts, MADE=tmp), \
+                    mock.patch.object(testrun, "PY_TEST_DIRS", (("two", "."),)), \
+                    mock.patch.object(testrun, "unittest_lanes",
+                                      lambda d, top, quick, copyable: lanes), \
                     mock.patch.object(testrun.build, "ROOT", Path(tmp)):
                 (label, good, bad, failed), = testrun.python_tests(out)
-        self.assertEqual((label, good, bad), ("python unittest (two)", 2, 1))
+        self.assertEqual((label, good, bad), ("python unittest (two)", 3, 1), out.getvalue())
         self.assertRegex(out.getvalue(), r"the most CPU \(Bazel's server not counted\): "
                                          r"\w+_test \d+ s")
         self.assertEqual(failed, ["test_bad (two.b_test.B.test_bad)"])
