@@ -14,7 +14,8 @@ import sys
 
 from vdsobench_cli.cli import (arch, build, confine, inputs, labels, packages, ranged,
                               safe_read, targets)
-from vdsobench_cli.measure import cpu_lock, fingerprint, machine_warnings, results
+from vdsobench_cli.measure import (clocksource, cpu_lock, fingerprint, machine_warnings,
+                                   results)
 from vdsobench_cli.measure.harness import DEFAULTS, VALUED, call, option_args, planned
 from vdsobench_cli.kimport import bazel_sync
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -124,9 +125,18 @@ def expected_size(benchmarks, repetitions):
 def run(args):
     argv = getattr(args, "argv", sys.argv[1:])
     packages.ensure_setup()
+    # a global setting to switch: refused before anything is built or measured
+    sources = clocksource.chosen(args.clocksource, clocksource.directory()) \
+        if args.clocksource else None
     build.build([labels.BENCH])
     binary = build.program(labels.BENCH)
     hargs = harness_args(args)
+    if sources:
+        # every CPU's lock is held for the switch: the harness takes none
+        hargs = option_args(args, tuple(k for k in VALUED if k != "cpu_lock"), DEFAULTS)
+        hargs += ["--cpu-lock", "off"]
+        if not args.variants:
+            hargs += ["--variants", clocksource.SUBJECTS]
     names, skipped = planned(binary, hargs)
     if args.list:
         for line in skipped:
@@ -140,8 +150,36 @@ def run(args):
     repetitions = int(args.repetitions or DEFAULTS["repetitions"])
     emulation = arch.emulation()  # None natively
     # before measuring: a full disk or a taken name must not cost the whole run
-    target = targets.check_writable(output_path(args, short, emulation), args.force,
-                                    need=expected_size(len(names), repetitions))
+    path = output_path(args, short, emulation)
+    need = expected_size(len(names), repetitions)
+    if not sources:
+        target = targets.check_writable(path, args.force, need=need)
+        return measure(args, argv, binary, hargs, names, skipped, target, info, emulation)
+    outs = {cs: targets.check_writable(clocksource.out_path(path, cs), args.force, need=need)
+            for cs in sources}
+    d = clocksource.directory()
+    rc = 0
+    with clocksource.Switch(d, range(os.cpu_count() or 1),
+                            locks=None if args.cpu_lock == "off" else clocksource.lock_dir(),
+                            fail=args.cpu_lock == "fail",
+                            say=lambda line: print(line, file=sys.stderr, flush=True)) as sw:
+        print(f"run: the clocksource is {sw.original}; it is put back at the end (if this "
+              f"process is killed: echo {sw.original} > {d}/{clocksource.CURRENT})",
+              file=sys.stderr, flush=True)
+        for cs in sources:
+            sw.to(cs)
+            print(f"run: clocksource {cs}", file=sys.stderr, flush=True)
+            rc = max(rc, measure(args, argv, binary, hargs, names, skipped, outs[cs], info,
+                                 emulation, switched={"clocksource": cs,
+                                                      "original": sw.original,
+                                                      "available": clocksource.available(d)}))
+    return rc
+
+
+def measure(args, argv, binary, hargs, names, skipped, target, info, emulation,
+            switched=None):
+    """Measure names once, write target, print the table: run's exit status.
+    switched: {"clocksource", "original", "available"} of run --clocksource."""
     cpus = cpus_of(names)
     fp = fingerprint.collect(cpus)
     warnings = arch.warnings(emulation) + machine_warnings.check(fp, not args.no_pin, cpus)
@@ -181,9 +219,13 @@ def run(args):
     context["vdsobench"] = vdsobench_context(args, argv, harness, fp, info, warnings,
                                              names, cpus)
     context["vdsobench"]["emulation"] = emulation
+    rows = run_table.summarize(data.get("benchmarks", []), order=names)
+    served = []
+    if switched:
+        served = clocksource.served(rows, switched["clocksource"])
+        context["vdsobench"]["clocksource"] = dict(switched, served=served)
     path = target.write_json(data)  # not writable now: Failure naming a recovery file
 
-    rows = run_table.summarize(data.get("benchmarks", []), order=names)
     counters = context["vdsobench"]["counters"]
     if warnings:
         print(f"warnings (above, and in the results): "
@@ -193,6 +235,8 @@ def run(args):
     for line in run_table.format_table(rows, counters.get("events", []),
                                        context["vdsobench"]["pinning"].get("cpu_kinds"),
                                        emulation):
+        print(line)
+    for line in served:
         print(line)
     print(f"results: {os.path.relpath(path)}")
     failed = [row["name"] for row in rows if row["error"]]
@@ -277,5 +321,12 @@ def add_parser(sub):
                    help="run each benchmark's repetitions back to back (default: all "
                         "repetitions in random order, so drift does not favour one)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--clocksource", metavar="LIST|all",
+                   help="time under each of these clocksources (a comma list, or all: "
+                        "those the machine lists), switching clocksource0's "
+                        "current_clocksource (root only; every CPU's lock held; the "
+                        "original put back at the end, on an error or a signal); "
+                        f"default subjects {clocksource.SUBJECTS}; one results file "
+                        "each, FILE-<clocksource>.json")
     arch.add_argument(p, "benchmark this architecture's build")
     p.set_defaults(func=run)
