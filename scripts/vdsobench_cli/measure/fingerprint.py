@@ -266,8 +266,19 @@ def machine_facts(cpus, root, repo_root):
         "hostname": hostname(root),
         "build": None if repo_root is None else build_info(repo_root),
         "emulated_cpu": emulated_cpu(),
+        "abi32": abi32_info(root),
         "unknown": unknown,
     }
+
+
+def abi32_info(root):
+    """{"runs": whether this kernel runs 32-bit x86 programs (the 32-bit
+    vDSO's), "why" not}; None for another root than this machine's."""
+    if root != "/":
+        return None
+    from vdsobench_cli.cli import abi32
+    runs, why = abi32.probe()
+    return {"runs": runs, "why": why}
 
 
 # ---- the build: commit and compiler flags ---------------------------------------------
