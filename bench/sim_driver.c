@@ -41,6 +41,7 @@
 
 #include "bench/cold.h"
 #include "bench/loops.h"
+#include "bench/sim_driver.h"
 #include "bench/subjects.h"
 #include "bench/sys_snapshot.h"
 #include "common/json_writer.h"
@@ -49,7 +50,6 @@
 #include "impls/registry.h"
 #include "verify/check.h"
 
-#define PROG "vdsobench_sim_driver"
 #define PAGE 4096UL
 #define FLOOR_EMPTY "floor/empty"
 /* the running kernel's vDSO, from a snapshot (bench/sys_snapshot.h) */
@@ -75,7 +75,7 @@ static const struct {
 };
 
 /* a task in a namespace ten days ahead, as the harness's timens mode */
-static const struct timens_offsets sim_timens_offs = {
+const struct timens_offsets sim_timens_offs = {
 	.monotonic = {10 * 86400, 0},
 	.boottime = {10 * 86400, 0},
 };
@@ -96,6 +96,7 @@ static void usage(FILE *f)
 		"       " PROG " " SYS_VDSO
 		" CLOCK hot|pressure ITERATIONS --snapshot FILE [--l1d N] "
 		"[--ways N]\n"
+		"       " PROG " VARIANT --trace CLOCK/MODE[,...] N[,N...]\n"
 		"       " PROG " --take-snapshot FILE\n"
 		"       " PROG " --list-json\n"
 		"Makes ITERATIONS calls through the harness's timed loop for\n"
@@ -122,6 +123,10 @@ static void usage(FILE *f)
 		"                data page set to the counter now, so every\n"
 		"                call takes the same path (with the counter\n"
 		"                read the kernel patched in for this CPU)\n"
+		"  --trace       for a memory trace (lackey): each CLOCK/MODE\n"
+		"                (hot, timens) N calls for each N, in one run,\n"
+		"                each between two stores to its marks\n"
+		"                (bench/sim_trace.c)\n"
 		"  --list-json   the variants, clocks and modes, as JSON\n",
 		SIM_DEFAULT_L1D, SIM_DEFAULT_WAYS);
 }
@@ -196,8 +201,8 @@ static int list_json(void)
 }
 
 /* the variant's fake-counter twin, and its index in the registry */
-static const struct vdso_variant *fake_twin(const struct vdso_variant *v,
-					    unsigned int *index)
+const struct vdso_variant *sim_fake_twin(const struct vdso_variant *v,
+					 unsigned int *index)
 {
 	char name[128];
 
@@ -231,6 +236,42 @@ static noinline void run_loop(void *arg)
 
 	loop_frame = (uintptr_t)__builtin_frame_address(0);
 	c->fn(&sim_env_page.env, c->n);
+}
+
+struct bench_env *sim_env(void)
+{
+	return &sim_env_page.env;
+}
+
+void sim_run(bench_loop_fn fn, u64 n)
+{
+	struct loop_call call = { .fn = fn, .n = n };
+
+	/*
+	 * The loop's stack at SIM_STACK_OFFSET of a page: the environment
+	 * and arguments above it vary in length, so where it starts varies,
+	 * and in pressure and cold mode its lines could share the evicted
+	 * sets (the output's stack_page_offset shows where it went).
+	 */
+	cold_with_stack_at(SIM_STACK_OFFSET, run_loop, &call);
+}
+
+int sim_start(const struct vdso_variant *v)
+{
+	struct tk_clocksource cs;
+	struct timekeeper tk;
+
+	check_reset_fake_kernel(&cs, SIM_START_CYCLES);
+	if (v && sim_kernel_attach(v)) {
+		fprintf(stderr, PROG ": attaching %s: %s\n", v->name,
+			strerror(errno));
+		return -1;
+	}
+	sim_tk_snapshot(&tk);
+	vdso_fake_cycles =
+		tk.tkr_mono.cycle_last +
+		((SIM_DELTA_NS << tk.tkr_mono.shift) / tk.tkr_mono.mult);
+	return 0;
 }
 
 /* a whole number of bytes, or exit 2 naming the option and its range */
@@ -295,19 +336,18 @@ int main(int argc, char **argv)
 	const struct vdso_variant *asked = NULL, *v = NULL;
 	const struct clock_choice *clock;
 	struct bench_env *env = &sim_env_page.env;
-	struct tk_clocksource cs;
-	struct timekeeper tk;
 	unsigned int index = 0, mode;
 	size_t l1d = SIM_DEFAULT_L1D;
 	unsigned int ways = SIM_DEFAULT_WAYS;
 	const char *snapshot = NULL;
-	struct loop_call call;
 	bench_loop_fn fn;
 	char *end;
 	u64 n;
 
 	if (argc == 2 && !strcmp(argv[1], "--list-json"))
 		return list_json();
+	if (argc == 5 && !strcmp(argv[2], "--trace"))
+		return sim_trace(argv[1], argv[3], argv[4]);
 	if (argc == 3 && !strcmp(argv[1], "--take-snapshot")) {
 		if (sys_snapshot_take(argv[2])) {
 			fprintf(stderr, PROG ": --take-snapshot: %s\n",
@@ -393,7 +433,7 @@ int main(int argc, char **argv)
 		if (!asked)
 			return bad("variant", argv[1],
 				   "--list-json lists the valid ones");
-		v = fake_twin(asked, &index);
+		v = sim_fake_twin(asked, &index);
 		if (!v) {
 			fprintf(stderr, PROG ": %s has no fake-counter twin\n",
 				asked->name);
@@ -444,16 +484,8 @@ int main(int argc, char **argv)
 		env->cold.buf = buf;
 	}
 
-	check_reset_fake_kernel(&cs, SIM_START_CYCLES);
-	if (v && sim_kernel_attach(v)) {
-		fprintf(stderr, PROG ": attaching %s: %s\n", v->name,
-			strerror(errno));
+	if (sim_start(v))
 		return 1;
-	}
-	sim_tk_snapshot(&tk);
-	vdso_fake_cycles =
-		tk.tkr_mono.cycle_last +
-		((SIM_DELTA_NS << tk.tkr_mono.shift) / tk.tkr_mono.mult);
 
 	if (v && sim_modes[mode].timens &&
 	    sim_timens_enter(v, &sim_timens_offs)) {
@@ -462,15 +494,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	/*
-	 * The loop's stack at SIM_STACK_OFFSET of a page: the environment
-	 * and arguments above it vary in length, so where it starts varies,
-	 * and in pressure and cold mode its lines could share the evicted
-	 * sets (the output's stack_page_offset shows where it went).
-	 */
-	call.fn = fn;
-	call.n = n;
-	cold_with_stack_at(SIM_STACK_OFFSET, run_loop, &call);
+	sim_run(fn, n);
 
 	if (v && sim_modes[mode].timens && sim_timens_leave(v)) {
 		fprintf(stderr, PROG ": leaving the time namespace of %s: %s\n",

@@ -228,3 +228,22 @@ def keyed(key, image):
     options = json.dumps(image[2], sort_keys=True)
     return hashlib.sha256(f"{key}+image:{hashlib.sha256(image[0]).hexdigest()}+{options}"
                           .encode()).hexdigest()
+
+
+def frame(layout):
+    """(data offset, timens page) of an imported layout's image: where it keeps
+    the kernel's data in a vvar page (0 or 128) and which of its vvar pages
+    is the time namespace's (parse()'s reading of the stored image); None for
+    a layout that is no import with an image. The image variants' vvar area
+    is the image's pages, their field table the struct's own: a trace of
+    their loads is read in the frame the rebuilds have (the data at 0 of
+    page 0, the namespace's page next)."""
+    from vdsobench_cli.kimport import store
+    if not layout.startswith("kernel:"):
+        return None
+    entry = store.read_table().get(layout[len("kernel:"):])
+    path = store.trees_dir() / entry["key"] / STORED if entry else None
+    if path is None or not path.is_file():
+        return None
+    info = parse(path.read_bytes())
+    return info["data_offset"], info["timens_page"]

@@ -11,13 +11,13 @@ one), so a bare layout name means <layout>+<arch.default_counter()>+always.
 
 Read sets: //bench:vdsobench_sim_driver_static (the sim driver, statically
 linked: the same objects without the dynamic loader's start-up, which is
-most of what lackey would otherwise trace) makes N calls of one variant x
-clock on the fake clocksource, measured as its fake-counter twin, under
-valgrind's lackey, which prints every load with its address and size. The
-loads inside the variant's vvar area (the driver prints where it is) are
-counted per address and size at N = 2 and N = 3; the difference is what one
-more call loads, so setup (update_vsyscall() reads and writes the same
-page) cancels. A task in a time namespace (mode timens) sees the namespace
+most of what lackey would otherwise trace) runs under valgrind's lackey,
+which prints every access with its address and size, once per variant: on
+the fake clocksource, measured as its fake-counter twin, each path's calls
+N = 2 and N = 3 times, each run between two stores to marks of its own
+(bench/sim_trace.c), so the trace splits into those calls alone. The loads
+inside the variant's vvar area (the driver prints where it is) are counted
+per address and size in each; the difference is what one more call loads. A task in a time namespace (mode timens) sees the namespace
 page first and the data page second: lines are given with their page.
 """
 
@@ -37,6 +37,7 @@ from reports import layout_map
 from vdsobench_cli.core import clocks, vocab
 
 ITERATIONS = (2, 3)
+PAGE = 4096
 
 
 def default_suffix():
@@ -48,6 +49,7 @@ def default_suffix():
 CLOCKS = (tuple(c for c in vocab.CLOCKS if clocks.BY_NAME[c].kind != "RAW")
           + tuple(c.name for c in clocks.of_kind("RAW")))
 LOAD = re.compile(r"^ [LM] ([0-9a-fA-F]+),(\d+)$", re.M)
+STORE = re.compile(r"^ S ([0-9a-fA-F]+),1$", re.M)
 DRIVER_ERROR = "vdsobench_sim_driver:"
 
 
@@ -121,57 +123,114 @@ def one_more_call(fewer, more, what):
     return out
 
 
-class Tracer:
-    """Runs the driver under lackey; one run per (variant, clock, mode, n)."""
+def segments(trace, marks, count):
+    """The trace between each segment's marks (the driver's stores to marks +
+    2k and + 2k + 1, bench/sim_trace.c), count of them, in order; Failure
+    where the marks are not each there once, in order."""
+    found = [(m.start(), int(m.group(1), 16) - marks) for m in STORE.finditer(trace)]
+    found = [(at, k) for at, k in found if 0 <= k < 2 * count]
+    if [k for _, k in found] != list(range(2 * count)):
+        raise Failure(f"layout: the driver's trace has its marks {[k for _, k in found][:8]}, "
+                      f"not 0 to {2 * count - 1} in order")
+    return [trace[found[2 * k][0]:found[2 * k + 1][0]] for k in range(count)]
 
-    def __init__(self, binary, tmp):
+
+class Tracer:
+    """Runs the driver under lackey, one run per variant: every path of it
+    (paths: {variant: [path]}), at each of ITERATIONS, in segments
+    (bench/sim_trace.c); [((info, loads) at each of ITERATIONS)] a path."""
+
+    def __init__(self, binary, tmp, paths, frames=None):
         self.binary = str(binary)
         self.tmp = tmp
+        self.paths = paths
+        self.frames = frames or {}
 
-    def __call__(self, key):
-        variant, clock, mode, n = key
+    def __call__(self, variant):
+        asked = ",".join(f"{p['clock']}/{p['mode']}" for p in self.paths[variant])
         cmd = confine.command([tools.path("valgrind", "layout"), "--tool=lackey",
-                               "--trace-mem=yes", self.binary, variant, clock, mode, str(n)],
-                              write=[self.tmp])
+                               "--trace-mem=yes", self.binary, variant, "--trace", asked,
+                               ",".join(map(str, ITERATIONS))], write=[self.tmp])
         r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
         said = [x for x in r.stderr.splitlines() if x.startswith(DRIVER_ERROR)]
         if sim.lacks_instruction(r.returncode, r.stderr):
             raise sim.unsimulated(variant, r.stderr, "layout")
         if r.returncode != 0:
-            raise Failure(f"layout: valgrind on {variant} {clock} {mode} failed "
-                          f"(exit {r.returncode}): "
+            raise Failure(f"layout: valgrind on {variant} failed (exit {r.returncode}): "
                           f"{said[-1] if said else build.tail(r.stderr, 2)}")
         try:
             info = json.loads(r.stdout.strip().splitlines()[-1])
             start, size = int(info["vvar"], 16), int(info["vvar_size"])
-        except (IndexError, KeyError, ValueError):
-            raise Failure(f"layout: the driver printed no vvar area for {variant} {clock} "
-                          f"{mode}") from None
-        return info, loads_in(r.stderr, start, size)
+            marks, segs = int(info["marks"], 16), info["segments"]
+        except (IndexError, KeyError, ValueError, TypeError):
+            raise Failure(f"layout: the driver printed no vvar area or segments for "
+                          f"{variant}") from None
+        # what the driver says it ran is the tree's code's output: checked
+        asked = [(p["clock"], p["mode"], k) for p in self.paths[variant] for k in ITERATIONS]
+        said = [(x.get("clock"), x.get("mode"), x.get("iterations")) if isinstance(x, dict)
+                else None for x in segs] if isinstance(segs, list) else None
+        if said != asked or not all(type(x["syscalls"]) is int for x in segs):
+            raise Failure(f"layout: the driver's segments of {variant} are not the paths "
+                          "asked for")
+        n = len(ITERATIONS)
+        traces = segments(r.stderr, marks, len(segs))
+        frame = self.frames.get(variant)
+        out = [(dict(seg, measured_as=info["measured_as"]),
+                in_frame(loads_in(text, start, size), frame))
+               for seg, text in zip(segs, traces)]
+        return [out[i:i + n] for i in range(0, len(out), n)]
+
+
+def image_frame(v):
+    """None, or an +image variant's (data offset, timens page): kimport's
+    vdso_image.frame()."""
+    if v.get("inline") != "image":
+        return None
+    from vdsobench_cli.kimport import vdso_image
+    return vdso_image.frame(v["layout"])
+
+
+def in_frame(loads, frame):
+    """{(offset, size): count} of an image's loads as the rebuilds' frame has
+    them: its data page's from the data's offset, its namespace page's as
+    the page after (loads before the data, or on its other pages, left out)."""
+    if frame is None:
+        return loads
+    skip, timens = frame
+    out = Counter()
+    for (offset, size), n in loads.items():
+        page, within = divmod(offset, PAGE)
+        if within >= skip and page in (0, timens):
+            out[((1 if page and page == timens else 0) * PAGE + within - skip, size)] += n
+    return out
 
 
 def measure(chosen, binary, jobs, clocks=None):
     """{variant name: [path with loads per call, syscalls per call, traced_as]};
-    with clocks, only those clocks' clock_gettime() paths (hot)."""
+    with clocks, only those clocks' clock_gettime() paths (hot). One lackey
+    run a variant, every path of it in segments (Tracer)."""
     def planned(v):
         return [p for p in plan(v) if clocks is None
                 or (p["clock"] in clocks and p["mode"] == "hot" and p["path"] == p["clock"])]
-    keys = [(v["name"], p["clock"], p["mode"], n)
-            for v in chosen for p in planned(v) for n in ITERATIONS]
+    paths = {v["name"]: planned(v) for v in chosen}
+    # an image's data sits at its offset in its vvar page, its namespace page
+    # where the image has it, its fields are the struct's: its loads are read
+    # in the rebuilds' frame, as its fields are
+    frames = {v["name"]: image_frame(v) for v in chosen}
     with confine.scratch(prefix="vdsobench-layout-") as tmp:  # valgrind's $TMPDIR
-        runs = lifecycle.parallel(Tracer(binary, tmp), keys, jobs)
+        runs = lifecycle.parallel(Tracer(binary, tmp, paths, frames),
+                                  [n for n in paths if paths[n]], jobs)
     out = {}
     for v in chosen:
-        out[v["name"]] = paths = []
-        for p in planned(v):
-            (lo_info, lo), (hi_info, hi) = (runs[(v["name"], p["clock"], p["mode"], n)]
-                                            for n in ITERATIONS)
+        out[v["name"]] = traced = []
+        for p, pair in zip(paths[v["name"]], runs.get(v["name"], ())):
+            (lo_info, lo), (hi_info, hi) = pair
             what = f"{v['name']} {layout_map.path_name(p)}"
-            syscalls = hi_info["syscalls"] - lo_info["syscalls"]
-            path = dict(p, traced_as=hi_info["measured_as"], syscalls_per_call=syscalls,
+            path = dict(p, traced_as=lo_info["measured_as"],
+                        syscalls_per_call=hi_info["syscalls"] - lo_info["syscalls"],
                         loads=one_more_call(lo, hi, what))
             check_path(path, what)
-            paths.append(path)
+            traced.append(path)
     return out
 
 

@@ -8,6 +8,7 @@ import functools
 import io
 import json
 import os
+import subprocess
 import tempfile
 import unittest
 from unittest import mock
@@ -317,6 +318,55 @@ class TraceTest(unittest.TestCase):
             layouts.one_more_call({(0, 4): 7}, {(0, 4): 6}, "x")
         trace = " L 00001000,4\n S 00001000,4\n M 00001008,8\nI  00401000,3\n L 00003000,4\n"
         self.assertEqual(layouts.loads_in(trace, 0x1000, 4096), {(0, 4): 1, (8, 8): 1})
+
+
+    def test_one_run_a_variant_split_at_its_marks(self):
+        trace = (" L 00001000,4\n S 00002000,1\n L 00001000,4\n S 00002001,1\n"
+                 " S 00002100,1\n S 00002002,1\n L 00001008,8\n M 00001008,8\n"
+                 " S 00002003,1\n L 00001000,4\n")
+        parts = layouts.segments(trace, 0x2000, 2)
+        self.assertEqual([layouts.loads_in(x, 0x1000, 4096) for x in parts],
+                         [{(0, 4): 1}, {(8, 8): 2}])  # the store at +0x100 is no mark
+        for bad in (trace.replace(" S 00002001,1\n", ""),
+                    trace.replace("00002002", "00002004")):
+            with self.assertRaisesRegex(Failure, "marks .* not 0 to 3 in order"):
+                layouts.segments(bad, 0x2000, 2)
+
+    def test_an_images_loads_in_the_rebuilds_frame(self):
+        # an image keeps the data at 128 of its vvar page and the namespace's
+        # page third (6.12's vvar, pvclock, hvclock, timens): read as the
+        # rebuilds' two pages, with the data at 0
+        loads = {(128, 4): 2, (184, 8): 1, (3 * 4096 + 128, 4): 2, (64, 8): 1,
+                 (4096 + 130, 4): 1}
+        self.assertEqual(layouts.in_frame(loads, (128, 3)),
+                         {(0, 4): 2, (56, 8): 1, (4096, 4): 2})
+        self.assertIs(layouts.in_frame(loads, None), loads)
+        self.assertIsNone(layouts.image_frame({"inline": "always", "layout": "kernel:x"}))
+
+    def test_what_the_driver_says_it_traced_is_checked(self):
+        # the driver links the trees' code: its output is read as hostile
+        paths = {GTOD: [{"clock": "realtime", "mode": "hot"}]}
+        segs = [{"clock": "realtime", "mode": "hot", "iterations": n, "syscalls": 0}
+                for n in layouts.ITERATIONS]
+        trace = "".join(f" S {0x2000 + k:08x},1\n" for k in range(4))
+        patcher = mock.patch.object(layouts.tools, "path", return_value="/usr/bin/valgrind")
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        for given in (segs[:1], [dict(segs[0], clock="tai"), segs[1]],
+                      [segs[0], dict(segs[1], syscalls="0")], "x"):
+            out = json.dumps({"vvar": "0x1000", "vvar_size": 4096, "marks": "0x2000",
+                              "measured_as": "x86_gtod+fake+always", "segments": given})
+            done = subprocess.CompletedProcess([], 0, out + "\n", trace)
+            with self.subTest(given=given), \
+                    mock.patch.object(layouts.lifecycle, "run", return_value=done), \
+                    self.assertRaisesRegex(Failure, "not the paths asked for"):
+                layouts.Tracer("driver", "/tmp", paths)(GTOD)
+        out = json.dumps({"vvar": "0x1000", "vvar_size": 4096, "marks": "0x2000",
+                          "measured_as": "x86_gtod+fake+always", "segments": segs})
+        with mock.patch.object(layouts.lifecycle, "run",
+                               return_value=subprocess.CompletedProcess([], 0, out, trace)):
+            (lo, hi), = layouts.Tracer("driver", "/tmp", paths)(GTOD)
+        self.assertEqual((lo[0]["iterations"], hi[0]["iterations"]), layouts.ITERATIONS)
 
 
 class CliTest(unittest.TestCase):
