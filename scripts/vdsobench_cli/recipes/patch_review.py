@@ -280,7 +280,9 @@ def reviewed(s, source, patches):
                             walk if inline == review_image.REBUILT else None)
             s.heading("the data page: the tree against the patched tree")
             try:
-                diff = layout_json(f"kernel:{BEFORE}", f"kernel:{AFTER}")["diff"]
+                # the lines the measured build's read paths load: the images'
+                # where they are measured (traced as their fake twins)
+                diff = layout_json(before, after)["diff"]
                 s.block("\n".join(layout_map.render_diff(diff)))
             except sim_mod.Unsimulated as e:  # the lines each path loads: traced
                 diff = None
