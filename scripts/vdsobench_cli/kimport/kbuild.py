@@ -107,21 +107,42 @@ def missing_tools():
     return [t for t in TOOLS if shutil.which(t) is None]
 
 
+# What a developer's tree holds from its own builds, which kbuild makes again
+# in the copy as it needs: left out of it. A built tree is gigabytes of
+# objects, and vmlinux.o with its debug information passes the confined
+# copy's 1 GiB file limit (confine_exec.FSIZE). Names no source file has;
+# the top's outputs by their whole path (arch/x86/kernel/vmlinux.lds.S is a
+# source).
+BUILT_ANYWHERE = ("*.o", "*.a", "*.ko", "*.mod", "*.mod.c", "*.dwo", "*.gcno", "*.so.dbg",
+                  "*.tmp")
+BUILT_AT_TOP = ("./.git", "./vmlinux", "./vmlinux.*", "./.tmp_vmlinux*", "./System.map",
+                "./Module.symvers", "./modules.order", "./modules.builtin*")
+
+
+def copy_excludes():
+    """tar's options that leave .git and BUILT_* out of a folder's copy."""
+    return (["--anchored", *(f"--exclude={p}" for p in BUILT_AT_TOP), "--no-anchored",
+             *(f"--exclude={p}" for p in BUILT_ANYWHERE)])
+
+
 def unpack(source, into):
     """A tarball whole, its one top folder stripped (names literal), or a tree's
-    files but .git, into the new folder `into`: confined, as the sandbox user
-    whose tree it then is (kbuild writes into it)."""
+    files but .git and its builds' outputs (copy_excludes()), into the new
+    folder `into`: confined, as the sandbox user whose tree it then is
+    (kbuild writes into it)."""
     if Path(source).is_dir():
-        script = ('mkdir "$2" && "$3" -C "$1" --exclude=./.git -c . | '
-                  '"$3" -x -C "$2" --no-same-owner')
+        # $4 on: the excludes, which tar must read before -c's folder
+        script = ('src=$1 dst=$2 tar=$3; shift 3; mkdir "$dst" && '
+                  '"$tar" -C "$src" "$@" -c . | "$tar" -x -C "$dst" --no-same-owner')
         what = "copy"
     else:
         script = ('mkdir "$2" && "$3" -x -f "$1" -C "$2" --strip-components=1 '
                   '--no-same-owner --no-same-permissions')
         what = "tar"
     tar = tools.path("tar", "kbuild")
-    r = lifecycle.run(confine.command(["sh", "-c", script, "sh", source, into, tar],
-                                      write=[Path(into).parent]),
+    excludes = copy_excludes() if what == "copy" else []
+    r = lifecycle.run(confine.command(["sh", "-c", script, "sh", source, into, tar,
+                                       *excludes], write=[Path(into).parent]),
                       capture_output=True, text=True, errors="replace")
     if r.returncode != 0:
         raise UsageError(f"kbuild: {source}: {what} failed "

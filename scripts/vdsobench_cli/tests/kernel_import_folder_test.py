@@ -20,6 +20,8 @@ from vdsobench_cli.tests.support import (KERNEL_TESTDATA, ImportsDir, ok, snapsh
 
 NFC_REORDER = str(KERNEL_TESTDATA / "6.12-nfc-reorder.patch")
 CACHE_ENV = "VDSOBENCH_KBUILD_CACHE"
+BUILT = ("vmlinux.o", ".tmp_vmlinux1", "modules.order", "kernel/time/vsyscall.o",
+         "arch/x86/entry/vdso/.stale.o")
 
 
 class WholeFolderTest(unittest.TestCase):
@@ -34,6 +36,11 @@ class WholeFolderTest(unittest.TestCase):
         cls.tree.mkdir()
         subprocess.run(["tar", "-xf", str(src), "-C", str(cls.tree), "--strip-components=1"],
                        check=True)
+        # what a developer's own builds leave: objects, and a vmlinux.o past
+        # the confined copy's 1 GiB file limit (sparse: no disk)
+        for rel in BUILT:
+            (cls.tree / rel).write_bytes(b"\x7fELF stale")
+        os.truncate(cls.tree / "vmlinux.o", 3 << 29)
         cls.before = snapshot(cls.tree / "arch" / "x86")
         cls.top = sorted(os.listdir(cls.tree))
         cls.dir = ImportsDir()
@@ -67,8 +74,12 @@ class WholeFolderTest(unittest.TestCase):
         # the user's tree as it was: no .config, no object, nothing rewritten
         self.assertEqual(sorted(os.listdir(self.tree)), self.top)
         self.assertEqual(snapshot(self.tree / "arch" / "x86"), self.before)
-        # its copy kept, built, for patched images
-        self.assertTrue((kbuild.cache_dir() / ctx["key"] / "tree" / ".config").is_file())
+        # its copy kept, built, for patched images; its builds' outputs left
+        # out of the copy (the 1.5 GiB vmlinux.o would have stopped it)
+        kept = kbuild.cache_dir() / ctx["key"] / "tree"
+        self.assertTrue((kept / ".config").is_file())
+        self.assertEqual([rel for rel in BUILT if (kept / rel).exists()], [])
+        self.assertTrue((kept / "arch/x86/kernel/vmlinux.lds.S").is_file())
 
     def test_2_a_patched_image_from_the_kept_copy(self):
         out = ok(self, ["import", str(self.tree), "--name", "wp", "--patch", NFC_REORDER,
