@@ -26,9 +26,10 @@ from pathlib import Path
 from vdsobench_cli.cli import build, private_apt
 from vdsobench_cli.kimport import (kbuild, newer_sources, patches as patches_mod,
                                    source as source_mod, tarball as tarball_mod, vdso_image)
-from vdsobench_cli.tests.support import NESTED, ImportsDir, cli, snapshot
+from vdsobench_cli.tests.support import NESTED, TEST_BUDGET_S, ImportsDir, cli, snapshot
 
 SERIES = "7.3"
+TESTDATA = build.ROOT / "kernel_import" / "testdata"
 
 
 def unreachable():
@@ -122,8 +123,7 @@ class TodayTreeTest(unittest.TestCase):
         # apply to it, as import applies a series
         with tempfile.TemporaryDirectory() as d:
             series = patches_mod.check_patches(
-                [str(p) for p in sorted((build.ROOT / "kernel_import" / "testdata")
-                                        .glob("7.3-*.patch"))])
+                [str(p) for p in sorted(TESTDATA.glob("7.3-*.patch"))])
             self.assertEqual(len(series), 3)
             named = sorted({n for p in series for n in p.names})
             base = Path(d, "base")
@@ -133,6 +133,17 @@ class TodayTreeTest(unittest.TestCase):
                 shutil.copytree(base, Path(d, str(k)))
                 patches_mod.apply_patches(Path(d, str(k)), [one])
 
+        # issue 30's (c) reviewed as a patch author would: the image kbuild
+        # makes of the patched tree is what is measured, and the code section
+        # names the function the patch took out of line
+        letter, record = self.review(TESTDATA / "7.3-do-hres-not-always-inline.patch")
+        flat = " ".join(letter.split())  # the block's lines wrap at 72
+        self.assertRegex(flat, r"Measured: Linux 7\.3\.\d+, its kbuild's vDSO image")
+        self.assertRegex(letter, r"do_hres[\w.]*: added")
+        self.assertRegex(letter, r"(?m)^verify, before and after: PASS")
+        self.assertEqual(record["build"], "image", record["measured"])
+        self.assertRegex(flat, r"Compiler: gcc .*the kernel's vDSO line")
+
         # the stripped image alone cannot say where the data store's pages are
         rc, out, err = cli("import", f"linux-source-{SERIES}", "--vdso-image", str(image),
                            "--name", "today-image")
@@ -140,6 +151,25 @@ class TodayTreeTest(unittest.TestCase):
         self.assertEqual(len(err.strip().splitlines()), 1, err)
         self.assertRegex(err, r"it is Linux 7\.3\.\d+'s \(its note\).*give its "
                               r"vdso64\.so\.dbg")
+
+    def review(self, patch):
+        """(cover letter, patch-review.json) of a --quick review of patch on
+        7.3, its shape checked; any timed verdict will do (live rounds), and
+        WRONG never: the patches here are correct."""
+        with tempfile.TemporaryDirectory() as tmp:
+            out_dir = os.path.join(tmp, "out")
+            rc, out, err = cli("recipe", "patch-review", "--quick", "--no-arm64", "--budget",
+                               TEST_BUDGET_S, "--source", f"linux-source-{SERIES}",
+                               "--patch", str(patch), "--out", out_dir)
+            self.assertIn(rc, (0, 1), err + out[-3000:])
+            letter = Path(out_dir, "cover-letter.txt").read_text()
+            record = json.loads(Path(out_dir, "patch-review.json").read_text())
+        lines = letter.splitlines()
+        self.assertFalse(lines[0].startswith("WRONG"), letter)
+        self.assertEqual(rc == 1, lines[0].startswith("INCOMPLETE: "), letter)
+        self.assertLessEqual(len(lines), 40, letter)
+        self.assertLessEqual(max(map(len, lines)), 72, letter)
+        return letter, record
 
 
 if __name__ == "__main__":
