@@ -126,6 +126,9 @@ def run(args):
     argv = getattr(args, "argv", sys.argv[1:])
     packages.ensure_setup()
     # a global setting to switch: refused before anything is built or measured
+    if args.clocksource and arch.current().emulated:
+        raise UsageError(f"--clocksource with --arch {arch.current().name}: its times are "
+                         "the emulator's, not this kernel's vDSO's (run it natively)")
     sources = clocksource.chosen(args.clocksource, clocksource.directory()) \
         if args.clocksource else None
     build.build([labels.BENCH])

@@ -53,12 +53,15 @@ def directory():
 def _read(d, name):
     path = os.path.join(d, name)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        # a FIFO in a stand-in folder must not block us
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as e:
         raise UsageError(f"--clocksource: {path}: {e.strerror}: this kernel has no "
                          "clocksource to switch") from None
     try:
         return os.read(fd, 4096).decode("ascii", "replace").strip()
+    except OSError as e:
+        raise UsageError(f"--clocksource: {path}: {e.strerror}") from None
     finally:
         os.close(fd)
 
@@ -105,7 +108,7 @@ def write_current(d, name):
     never made) and return what it reads afterwards."""
     path = os.path.join(d, CURRENT)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as e:
         raise Failure(f"--clocksource: cannot open {path}: {e.strerror}") from None
     try:

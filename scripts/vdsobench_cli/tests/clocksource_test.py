@@ -61,6 +61,14 @@ class ChosenTest(unittest.TestCase):
         with self.assertRaisesRegex(UsageError, "current_clocksource: No such file"):
             clocksource.chosen("tsc", self.d)
 
+    def test_a_fifo_does_not_block(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = stand_in(tmp)
+            os.remove(os.path.join(d, clocksource.AVAILABLE))
+            os.mkfifo(os.path.join(d, clocksource.AVAILABLE))
+            with self.assertRaisesRegex(UsageError, "is not a clocksource"):
+                clocksource.chosen("tsc", d)  # an empty list, at once
+
     def test_a_listed_name_that_would_be_a_path_is_refused(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = stand_in(tmp, listed="tsc ../../etc/x")
@@ -227,6 +235,15 @@ class RunTest(unittest.TestCase):
                 self.assertEqual(clocksource.current(self.d), "kvm-clock", err)
                 self.assertIn("run: clocksource kvm-clock put back", err)
                 self.assertFalse(os.path.exists(clocksource.out_path(out, "tsc")))
+
+    def test_an_emulated_run_is_refused(self):
+        r = subprocess.run([*RUN, "--arch", "arm64", "--clocksource", "tsc"], env=self.env,
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        self.assertEqual((r.returncode, r.stdout), (2, ""), r.stderr)
+        self.assertEqual(r.stderr.strip().splitlines(),
+                         ["vdsobench: error: --clocksource with --arch arm64: its times are "
+                          "the emulator's, not this kernel's vDSO's (run it natively)"])
+        self.assertEqual(clocksource.current(self.d), "kvm-clock")
 
     def test_the_machines_own_setting_written_with_its_own_name(self):
         real = clocksource.SYSFS
