@@ -334,7 +334,7 @@ class TraceTest(unittest.TestCase):
 
     def test_an_images_loads_in_the_rebuilds_frame(self):
         # an image keeps the data at 128 of its vvar page and the namespace's
-        # page third (6.12's vvar, pvclock, hvclock, timens): read as the
+        # page fourth (6.12's vvar, pvclock, hvclock, timens): read as the
         # rebuilds' two pages, with the data at 0
         loads = {(128, 4): 2, (184, 8): 1, (3 * 4096 + 128, 4): 2, (64, 8): 1,
                  (4096 + 130, 4): 1}
