@@ -23,6 +23,7 @@ from vdsobench_cli.cli import build
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.measure import clocksource, results
 from vdsobench_cli.measure.clocksource import Switch
+from vdsobench_cli.tests.support import default_dispositions
 
 
 def stand_in(tmp, listed="tsc kvm-clock hpet", now="kvm-clock"):
@@ -220,10 +221,13 @@ class RunTest(unittest.TestCase):
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             with self.subTest(signal=sig.name):
                 out = os.path.join(self.tmp, f"{sig.name}.json")
+                # a suite started in the background ignores SIGINT, and the
+                # child would inherit that: started as from a terminal
                 p = subprocess.Popen([*RUN, "--min-time", "2", "--clocksource", "tsc",
                                       "--out", out], env=self.env, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True,
-                                     stdin=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL, start_new_session=True,
+                                     preexec_fn=default_dispositions)
                 deadline = time.monotonic() + 300
                 while clocksource.current(self.d) != "tsc" and p.poll() is None \
                         and time.monotonic() < deadline:

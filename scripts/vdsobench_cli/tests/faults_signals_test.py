@@ -20,6 +20,7 @@ import unittest
 from pathlib import Path
 
 from vdsobench_cli.cli import lifecycle
+from vdsobench_cli.tests.support import default_dispositions
 
 SCRIPTS = Path(__file__).resolve().parents[2]
 LAUNCHER = SCRIPTS / "vdsobench"
@@ -91,14 +92,8 @@ class SignalCase(unittest.TestCase):
             self.addCleanup(d.cleanup)
             self.dirs[name] = d.name
 
-    @staticmethod
-    def default_dispositions():
-        """In the child: the signals as a command started from a terminal finds
-        them. A suite started in the background or under nohup ignores SIGINT or
-        SIGHUP, the child inherits that, and lifecycle rightly leaves an ignored
-        signal ignored: the command would then never see the test's signal."""
-        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGTSTP):
-            signal.signal(s, signal.SIG_DFL)
+    # in the child: the signals as a command started from a terminal finds them
+    default_dispositions = staticmethod(default_dispositions)
 
     def start(self, argv):
         env = dict(os.environ, TMPDIR=self.dirs["tmp"], XDG_STATE_HOME=self.dirs["state"])

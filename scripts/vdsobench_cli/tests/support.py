@@ -97,6 +97,16 @@ def ok(test, argv, rc_want=0):
     return out
 
 
+def default_dispositions():
+    """A child's preexec_fn: the signals as a command started from a terminal
+    finds them. A suite started in the background or under nohup ignores
+    SIGINT or SIGHUP, the child inherits that, and lifecycle rightly leaves an
+    ignored signal ignored: the command would then never see the test's."""
+    import signal
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGTSTP):
+        signal.signal(s, signal.SIG_DFL)
+
+
 def snapshot(root):
     """{path: (type, mode, mtime, content or link target)} of everything below root:
     a file rewritten in place, even with the same bytes, shows."""
