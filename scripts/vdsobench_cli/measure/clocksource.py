@@ -29,6 +29,7 @@ import os
 import re
 import stat
 
+from vdsobench_cli.cli import safe_read
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 SYSFS = "/sys/devices/system/clocksource/clocksource0"
@@ -51,19 +52,14 @@ def directory():
 
 
 def _read(d, name):
+    """The file's text: a regular file (a FIFO in a stand-in folder is
+    refused, never waited on), no link followed."""
     path = os.path.join(d, name)
     try:
-        # a FIFO in a stand-in folder must not block us
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as e:
-        raise UsageError(f"--clocksource: {path}: {e.strerror}: this kernel has no "
-                         "clocksource to switch") from None
-    try:
-        return os.read(fd, 4096).decode("ascii", "replace").strip()
-    except OSError as e:
-        raise UsageError(f"--clocksource: {path}: {e.strerror}") from None
-    finally:
-        os.close(fd)
+        data = safe_read.read_regular(path, "clocksource file", 4096, follow=False)
+    except UsageError as e:
+        raise UsageError(f"--clocksource: {e}") from None
+    return data.decode("ascii", "replace").strip()
 
 
 def available(d):

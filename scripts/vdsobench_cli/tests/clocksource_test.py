@@ -67,8 +67,8 @@ class ChosenTest(unittest.TestCase):
             d = stand_in(tmp)
             os.remove(os.path.join(d, clocksource.AVAILABLE))
             os.mkfifo(os.path.join(d, clocksource.AVAILABLE))
-            with self.assertRaisesRegex(UsageError, "is not a clocksource"):
-                clocksource.chosen("tsc", d)  # an empty list, at once
+            with self.assertRaisesRegex(UsageError, "available_clocksource: is a named pipe"):
+                clocksource.chosen("tsc", d)  # refused, not waited on
 
     def test_a_listed_name_that_would_be_a_path_is_refused(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -149,7 +149,7 @@ class SwitchTest(unittest.TestCase):
         victim = Path(self.locks, "victim")
         victim.write_text("kvm-clock\n")
         os.symlink(victim, os.path.join(self.d, clocksource.CURRENT))
-        with self.assertRaisesRegex(UsageError, "current_clocksource: Too many levels"):
+        with self.assertRaisesRegex(UsageError, "current_clocksource: is a symbolic link"):
             with Switch(self.d, [0], locks=self.locks) as s:
                 s.to("tsc")
         self.assertEqual(victim.read_text(), "kvm-clock\n")
