@@ -129,8 +129,8 @@ def run(args):
     if args.clocksource and arch.current().emulated:
         raise UsageError(f"--clocksource with --arch {arch.current().name}: its times are "
                          "the emulator's, not this kernel's vDSO's (run it natively)")
-    sources = clocksource.chosen(args.clocksource, clocksource.directory()) \
-        if args.clocksource else None
+    d = clocksource.directory()
+    sources = clocksource.chosen(args.clocksource, d) if args.clocksource else None
     build.build([labels.BENCH])
     binary = build.program(labels.BENCH)
     hargs = harness_args(args)
@@ -160,7 +160,7 @@ def run(args):
         return measure(args, argv, binary, hargs, names, skipped, target, info, emulation)
     outs = {cs: targets.check_writable(clocksource.out_path(path, cs), args.force, need=need)
             for cs in sources}
-    d = clocksource.directory()
+    listed = clocksource.available(d)
     rc = 0
     with clocksource.Switch(d, range(os.cpu_count() or 1),
                             locks=None if args.cpu_lock == "off" else clocksource.lock_dir(),
@@ -175,7 +175,7 @@ def run(args):
             rc = max(rc, measure(args, argv, binary, hargs, names, skipped, outs[cs], info,
                                  emulation, switched={"clocksource": cs,
                                                       "original": sw.original,
-                                                      "available": clocksource.available(d)}))
+                                                      "available": listed}))
     return rc
 
 

@@ -146,13 +146,13 @@ def open_lock_file(path):
 
 
 class Switch:
-    """with Switch(d, cpus) as s: s.to(name) ... : every CPU of cpus locked
-    for the block (waiting for a holder, said once on say), the clocksource
-    in use at the start written back at its end, however it ends."""
+    """with Switch(d, cpus, locks) as s: s.to(name) ... : every CPU of cpus
+    locked in the folder locks for the block (None: no lock taken; a holder
+    waited for, said once on say, or refused with fail), the clocksource in
+    use at the start written back at its end, however it ends."""
 
-    def __init__(self, d, cpus, locks=None, fail=False, say=None):
-        self.d, self.cpus, self.fail, self.say = d, cpus, fail, say
-        self.locks = locks if locks is not None else lock_dir()
+    def __init__(self, d, cpus, locks, fail=False, say=None):
+        self.d, self.cpus, self.locks, self.fail, self.say = d, cpus, locks, fail, say
         self.original = None
         self.held = []
         self.restored = None

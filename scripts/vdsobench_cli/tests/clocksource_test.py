@@ -115,6 +115,12 @@ class SwitchTest(unittest.TestCase):
         self.assertFalse(self.held(0) or self.held(1))
         self.assertEqual(said, ["run: clocksource kvm-clock put back"])
 
+    def test_no_lock_folder_no_lock(self):
+        with Switch(self.d, [0, 1], locks=None) as s:  # --cpu-lock off
+            s.to("tsc")
+            self.assertEqual(os.listdir(self.locks), [])  # no lock file even made
+        self.assertEqual(self.now(), "kvm-clock")
+
     def test_put_back_on_an_error_and_on_a_signal(self):
         for exc in (Failure("the harness failed"), KeyboardInterrupt(),
                     clocksource_interrupted()):
@@ -239,6 +245,23 @@ class RunTest(unittest.TestCase):
                 self.assertEqual(clocksource.current(self.d), "kvm-clock", err)
                 self.assertIn("run: clocksource kvm-clock put back", err)
                 self.assertFalse(os.path.exists(clocksource.out_path(out, "tsc")))
+
+    def test_cpu_lock_off_takes_no_lock(self):
+        # another measurement holds CPU 0: with --cpu-lock off the run neither
+        # waits for it nor is refused
+        locks = self.env["VDSOBENCH_LOCK_DIR"]
+        os.mkdir(locks)
+        fd = clocksource.open_lock_file(os.path.join(locks, "cpu0.lock"))
+        self.addCleanup(os.close, fd)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        out = os.path.join(self.tmp, "off.json")
+        r = subprocess.run([*RUN, "--min-time", "0.01", "--clocksource", "tsc", "--cpu-lock",
+                            "off", "--out", out], env=self.env, capture_output=True,
+                           text=True, stdin=subprocess.DEVNULL, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
+        self.assertNotIn("waiting for CPU", r.stderr)
+        self.assertTrue(os.path.isfile(clocksource.out_path(out, "tsc")))
+        self.assertEqual(clocksource.current(self.d), "kvm-clock")
 
     def test_an_emulated_run_is_refused(self):
         r = subprocess.run([*RUN, "--arch", "arm64", "--clocksource", "tsc"], env=self.env,
