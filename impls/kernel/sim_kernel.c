@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "impls/kernel/sim_kernel.h"
+#include "impls/kernel/sim_vclock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -92,6 +93,11 @@ u64 sim_read_tsc_ordered(void)
 			     : "memory");
 	return res;
 #endif
+}
+
+u64 sim_read_clocksource(void)
+{
+	return sim_vclock_cycles(sim_read_tsc_ordered());
 }
 
 /* a word-by-word volatile copy: the latch makes a torn copy harmless */
@@ -475,6 +481,8 @@ long sim_sys_clock_gettime(clockid_t clk, struct timespec *ts, u64 now,
 	/* CPU-time clocks are the host kernel's accounting, not timekeeping */
 	if (sim_is_cputime(clk))
 		return raw_syscall2(SYS_clock_gettime, clk, (long)ts);
+	/* the clocksource's read of the counter: kvm_clock_read() under pvclock */
+	now = sim_vclock_cycles(now);
 
 	ret = raw_syscall2(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&kts);
 	if (ret)
@@ -542,7 +550,7 @@ long sim_sys_gettimeofday(struct timeval *tv, struct timezone *tz, u64 now)
 		__int128 ns;
 
 		sim_tk_snapshot(&tk);
-		tk_clock_ns(&tk, CLOCK_REALTIME, now, &ns);
+		tk_clock_ns(&tk, CLOCK_REALTIME, sim_vclock_cycles(now), &ns);
 		tv->tv_sec = (time_t)(ns / NSEC_PER_SEC);
 		tv->tv_usec = (suseconds_t)(ns % NSEC_PER_SEC / NSEC_PER_USEC);
 	}

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "impls/kernel/sim_vclock.h"
+
+#include <stddef.h>
+#include <string.h>
+
+_Static_assert(sizeof(struct sim_pvclock) == 32 &&
+		       offsetof(struct sim_pvclock, tsc_timestamp) == 8 &&
+		       offsetof(struct sim_pvclock, system_time) == 16 &&
+		       offsetof(struct sim_pvclock, tsc_to_system_mul) == 24 &&
+		       offsetof(struct sim_pvclock, tsc_shift) == 28 &&
+		       offsetof(struct sim_pvclock, flags) == 29,
+	       "struct pvclock_vcpu_time_info's layout");
+
+union sim_pvclock_page sim_pvclock_page __attribute__((aligned(4096)));
+
+static enum sim_vclock mode;
+
+/* anchor 0; anchor 1 is ANCHOR_TSC + step() on the same line */
+#define ANCHOR_TSC 1000003ULL
+/*
+ * system_time at anchor 0: 5 s before the clocksource's zero, so that
+ * every value the checks use (from 0) is reached after both anchors
+ * (anchor 1 is scale(2^32), under 4.3 s, later)
+ */
+#define ANCHOR_SYSTEM_TIME (0 - 5000000000ULL)
+
+static int8_t tsc_shift;
+static u32 tsc_mul;
+
+/*
+ * arch/x86/kvm/x86.c kvm_get_time_scale(): scaled_hz = base_hz * mul / 2^32
+ * after shifting base by shift
+ */
+static void kvm_get_time_scale(u64 scaled_hz, u64 base_hz, int8_t *pshift,
+			       u32 *pmultiplier)
+{
+	u64 scaled64 = scaled_hz, tps64 = base_hz;
+	s32 shift = 0;
+	u32 tps32;
+
+	while (tps64 > scaled64 * 2 || tps64 & 0xffffffff00000000ULL) {
+		tps64 >>= 1;
+		shift--;
+	}
+	tps32 = (u32)tps64;
+	while (tps32 <= scaled64 || scaled64 & 0xffffffff00000000ULL) {
+		if (scaled64 & 0xffffffff00000000ULL || tps32 & 0x80000000)
+			scaled64 >>= 1;
+		else
+			tps32 <<= 1;
+		shift++;
+	}
+	*pshift = (int8_t)shift;
+	*pmultiplier = (u32)((scaled64 << 32) / tps32); /* div_frac() */
+}
+
+/* pvclock_scale_delta(), in 128 bits */
+static u64 scale(u64 delta)
+{
+	if (tsc_shift < 0)
+		delta >>= -tsc_shift;
+	else
+		delta <<= tsc_shift;
+	return (u64)(((unsigned __int128)delta * tsc_mul) >> 32);
+}
+
+/* TSC cycles between the anchors: their scaled values differ exactly */
+static u64 step(void)
+{
+	return 1ULL << (32 + (tsc_shift < 0 ? -tsc_shift : 0));
+}
+
+int sim_vclock_parse(const char *name)
+{
+	if (!strcmp(name, "tsc"))
+		return SIM_VCLOCK_TSC;
+	if (!strcmp(name, "pvclock"))
+		return SIM_VCLOCK_PVCLOCK;
+	return -1;
+}
+
+const char *sim_vclock_name(enum sim_vclock m)
+{
+	return m == SIM_VCLOCK_PVCLOCK ? "pvclock" : "tsc";
+}
+
+static void host_write(u64 tsc_timestamp, u64 system_time, u8 flags)
+{
+	struct sim_pvclock *p = &sim_pvclock_page.pvti;
+	u32 version = READ_ONCE(p->version);
+
+	/* kvm_setup_guest_pvclock(): odd while the fields change */
+	WRITE_ONCE(p->version, version | 1);
+	smp_wmb();
+	WRITE_ONCE(p->tsc_timestamp, tsc_timestamp);
+	WRITE_ONCE(p->system_time, system_time);
+	WRITE_ONCE(p->tsc_to_system_mul, tsc_mul);
+	WRITE_ONCE(p->tsc_shift, tsc_shift);
+	WRITE_ONCE(p->flags, flags);
+	smp_wmb();
+	WRITE_ONCE(p->version, (version | 1) + 1);
+}
+
+void sim_vclock_select(enum sim_vclock m)
+{
+	mode = m;
+	kvm_get_time_scale(1000000000ULL, SIM_VCLOCK_TSC_HZ, &tsc_shift,
+			   &tsc_mul);
+	memset(&sim_pvclock_page, 0, sizeof(sim_pvclock_page));
+	host_write(ANCHOR_TSC, ANCHOR_SYSTEM_TIME, SIM_PVCLOCK_TSC_STABLE_BIT);
+}
+
+enum sim_vclock sim_vclock_mode(void)
+{
+	return mode;
+}
+
+s32 sim_vclock_clock_mode(void)
+{
+	return mode == SIM_VCLOCK_PVCLOCK ? SIM_CLOCKMODE_PVCLOCK :
+					    SIM_CLOCKMODE_TSC;
+}
+
+u64 sim_vclock_cycles(u64 tsc)
+{
+	if (mode == SIM_VCLOCK_TSC)
+		return tsc;
+	/* kvm_clock_read() -> __pvclock_read_cycles(), from anchor 0 */
+	return ANCHOR_SYSTEM_TIME + scale(tsc - ANCHOR_TSC);
+}
+
+bool sim_vclock_tsc_for(u64 cycles, u64 *tsc)
+{
+	unsigned __int128 want, d;
+
+	if (mode == SIM_VCLOCK_TSC) {
+		*tsc = cycles;
+		return true;
+	}
+	if (cycles >> 63)
+		return false;
+	/* the smallest delta whose scaled value reaches cycles */
+	want = (unsigned __int128)(u64)(cycles - ANCHOR_SYSTEM_TIME) << 32;
+	d = (want + tsc_mul - 1) / tsc_mul;
+	if (tsc_shift < 0)
+		d <<= -tsc_shift;
+	else
+		d = (d + (1ULL << tsc_shift) - 1) >> tsc_shift;
+	if (d < step() || d > ~0ULL - ANCHOR_TSC)
+		return false;
+	*tsc = ANCHOR_TSC + (u64)d;
+	return sim_vclock_cycles(*tsc) == cycles;
+}
+
+void sim_pvclock_reanchor(unsigned int anchor)
+{
+	const struct sim_pvclock *p = &sim_pvclock_page.pvti;
+	u64 d = anchor ? step() : 0;
+
+	host_write(ANCHOR_TSC + d, ANCHOR_SYSTEM_TIME + scale(d),
+		   READ_ONCE(p->flags));
+}
+
+void sim_pvclock_set_stable(bool stable)
+{
+	const struct sim_pvclock *p = &sim_pvclock_page.pvti;
+
+	host_write(READ_ONCE(p->tsc_timestamp), READ_ONCE(p->system_time),
+		   stable ? SIM_PVCLOCK_TSC_STABLE_BIT : 0);
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The simulated hypervisor's clock page and the guest's clocksource mode.
+ *
+ * Under KVM a guest's clocksource is kvm-clock: the host publishes a
+ * struct pvclock_vcpu_time_info per vCPU (arch/x86/include/asm/
+ * pvclock-abi.h), and the guest turns a TSC value into nanoseconds of
+ * system time with it (__pvclock_read_cycles()); the vDSO reads vCPU 0's
+ * page (VDSO_CLOCKMODE_PVCLOCK, vread_pvclock()) while the host sets
+ * PVCLOCK_TSC_STABLE_BIT. The host writes the page with a version count:
+ * odd while it writes (kvm_setup_guest_pvclock()).
+ *
+ * One page for the process, as every guest mapping reads the same host
+ * page; the mode is chosen once (verify --clock-mode) before any check:
+ *
+ *	SIM_VCLOCK_TSC		the clocksource is the TSC (every mode so far)
+ *	SIM_VCLOCK_PVCLOCK	kvm-clock: the clocksource's cycles are the
+ *				page's nanoseconds for the TSC value read
+ *
+ * The checks choose clocksource values as before; sim_vclock_tsc_for()
+ * gives the TSC value a reader must see to get that value through the
+ * page, and sim_vclock_cycles() is the kernel's own clocksource read, used
+ * by the simulated syscalls and the oracle's real-counter brackets. The
+ * host may re-anchor the page (a new tsc_timestamp and system_time on the
+ * same line, as KVM's master clock updates do): every anchor gives every
+ * TSC value after both the same cycles, so a consistent read is exact and
+ * a read mixing two anchors is seconds off.
+ */
+#ifndef VDSOBENCH_SIM_VCLOCK_H
+#define VDSOBENCH_SIM_VCLOCK_H
+
+#include "impls/common/compiler.h"
+
+enum sim_vclock { SIM_VCLOCK_TSC, SIM_VCLOCK_PVCLOCK };
+
+/* arch/x86/include/asm/vdso/clocksource.h: VDSO_ARCH_CLOCKMODES */
+#define SIM_CLOCKMODE_TSC 1
+#define SIM_CLOCKMODE_PVCLOCK 2
+
+/* arch/x86/include/asm/pvclock-abi.h */
+#define SIM_PVCLOCK_TSC_STABLE_BIT (1 << 0)
+
+/* struct pvclock_vcpu_time_info, field for field (packed there, no holes) */
+struct sim_pvclock {
+	u32 version;
+	u32 pad0;
+	u64 tsc_timestamp;
+	u64 system_time;
+	u32 tsc_to_system_mul;
+	int8_t tsc_shift;
+	u8 flags;
+	u8 pad[2];
+};
+
+/*
+ * The host's page (vvar's pvclock_page, one page, its first struct vCPU
+ * 0's): what the layouts' vread_pvclock() reads.
+ */
+extern union sim_pvclock_page {
+	struct sim_pvclock pvti;
+	u8 page[4096];
+} sim_pvclock_page __attribute__((aligned(4096)));
+
+/* the TSC frequency the host scales (an odd one: mul and shift not round) */
+#define SIM_VCLOCK_TSC_HZ 1876543219ULL
+
+/* "tsc" or "pvclock"; -1 for another name */
+int sim_vclock_parse(const char *name);
+const char *sim_vclock_name(enum sim_vclock m);
+
+/* choose the mode and reset the host page to anchor 0, stable */
+void sim_vclock_select(enum sim_vclock m);
+enum sim_vclock sim_vclock_mode(void);
+
+/* the clock mode a vDSO-capable clocksource of this mode publishes */
+s32 sim_vclock_clock_mode(void);
+
+/* the kernel's clocksource read for this TSC value (identity for tsc) */
+u64 sim_vclock_cycles(u64 tsc);
+
+/*
+ * The smallest TSC value (at or after both anchors) whose clocksource value
+ * is cycles: true, or false where none is (pvclock: cycles at or above
+ * 2^63, the sign bit the vDSO treats as invalid).
+ */
+bool sim_vclock_tsc_for(u64 cycles, u64 *tsc);
+
+/*
+ * The host's write (KVM's protocol: version odd, the fields, version
+ * even): anchor 0 or 1, both on the same line. Safe against concurrent
+ * readers, not against another writer.
+ */
+void sim_pvclock_reanchor(unsigned int anchor);
+/* the host sets or clears PVCLOCK_TSC_STABLE_BIT, under the same protocol */
+void sim_pvclock_set_stable(bool stable);
+
+#endif /* VDSOBENCH_SIM_VCLOCK_H */
