@@ -19,6 +19,7 @@
 #include "impls/common/variant.h"
 #include "impls/counters/counter.h"
 #include "impls/kernel/sim_kernel.h"
+#include "impls/kernel/sim_vclock.h"
 
 #if !defined(VDSO_PREFIX) || !defined(VDSO_LAYOUT) || !defined(VDSO_COUNTER) || \
 	!defined(VDSO_INLINE)

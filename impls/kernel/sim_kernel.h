@@ -27,6 +27,7 @@ struct vdso_variant;
 /* the clock modes a vDSO data page can carry */
 #define VDSO_CLOCKMODE_NONE 0
 #define VDSO_CLOCKMODE_TSC 1 /* any counter the vDSO may read */
+#define VDSO_CLOCKMODE_PVCLOCK 2 /* x86: kvm-clock (impls/kernel/sim_vclock.h) */
 #define VDSO_CLOCKMODE_TIMENS 0x7fffffff /* include/vdso/datapage.h (v5.6+) */
 
 /* reset the kernel: a new clocksource, wall time and MONOTONIC at now; every aux clock disabled */
@@ -99,7 +100,9 @@ void sim_aux_write_end(unsigned int n);
 void sim_aux_advance(u64 now);
 
 /*
- * The syscalls: 0 or -errno, like the raw syscall instruction. aux_clocks:
+ * The syscalls: 0 or -errno, like the raw syscall instruction; now is the
+ * counter the caller read (the TSC under pvclock, which the kernel turns
+ * into the clocksource's cycles: sim_vclock_cycles()). aux_clocks:
  * the kernel has CONFIG_POSIX_AUX_CLOCKS; without it ids from CLOCK_AUX on
  * are -EINVAL, as before v6.17; with it a disabled aux clock is -ENODEV.
  */
@@ -114,5 +117,7 @@ u64 sim_syscall_count(void);
 
 /* a real counter read for the kernel side and checkers, ordered */
 u64 sim_read_tsc_ordered(void);
+/* the clocksource's read of it: sim_vclock_cycles(sim_read_tsc_ordered()) */
+u64 sim_read_clocksource(void);
 
 #endif /* VDSOBENCH_SIM_KERNEL_H */

@@ -17,9 +17,11 @@
  *		split the per-clock data out); the generic data store's
  *		accessors replace __arch_get_vdso_data()
  *
+ * With the pvclock read of CONFIG_PARAVIRT_CLOCK (arch/x86_pvclock.h),
+ * which the simulated host serves when verify runs in its mode.
  * Deliberate deviations are marked "vdsobench:". Not modelled: the
- * pvclock and hvclock vclocks (their modes read U64_MAX here, so they
- * fall back) and the 32-bit compat vDSO.
+ * hvclock vclock (its mode reads U64_MAX here, so it falls back) and the
+ * 32-bit compat vDSO.
  *
  * The data page header that includes this defines first: struct vdso_data
  * or struct vdso_time_data, and up to v6.14 __vdso_data (and with
@@ -41,6 +43,8 @@
 /* vdsobench: rdtsc_ordered() is the variant's counter axis */
 #define rdtsc_ordered() vdso_read_cycles()
 
+#include "impls/layouts/arch/x86_pvclock.h"
+
 #define VDSO_HAS_TIME 1
 
 #define VDSO_HAS_CLOCK_GETRES 1
@@ -49,12 +53,23 @@
 
 #define VCLOCK_NONE VDSO_CLOCKMODE_NONE
 #define VCLOCK_TSC VDSO_CLOCKMODE_TSC
+#define VCLOCK_PVCLOCK VDSO_CLOCKMODE_PVCLOCK
 
 static inline u64 __arch_get_hw_counter(s32 clock_mode)
 {
 	if (clock_mode == VCLOCK_TSC)
 		return (u64)rdtsc_ordered();
-	/* vdsobench: pvclock and hvclock are not simulated */
+	/*
+	 * For any memory-mapped vclock type, we need to make sure that gcc
+	 * doesn't cleverly hoist a load before the mode check.  Otherwise we
+	 * might end up touching the memory-mapped page even if the vclock in
+	 * question isn't enabled, which will segfault.  Hence the barriers.
+	 */
+	if (clock_mode == VCLOCK_PVCLOCK) {
+		barrier();
+		return vread_pvclock();
+	}
+	/* vdsobench: hvclock is not simulated */
 	return U64_MAX;
 }
 
@@ -114,7 +129,17 @@ static inline u64 __arch_get_hw_counter(s32 clock_mode,
 {
 	if (likely(clock_mode == VDSO_CLOCKMODE_TSC))
 		return (u64)rdtsc_ordered() & S64_MAX;
-	/* vdsobench: pvclock and hvclock are not simulated */
+	/*
+	 * For any memory-mapped vclock type, we need to make sure that gcc
+	 * doesn't cleverly hoist a load before the mode check.  Otherwise we
+	 * might end up touching the memory-mapped page even if the vclock in
+	 * question isn't enabled, which will segfault.  Hence the barriers.
+	 */
+	if (clock_mode == VDSO_CLOCKMODE_PVCLOCK) {
+		barrier();
+		return vread_pvclock();
+	}
+	/* vdsobench: hvclock is not simulated */
 	return U64_MAX;
 }
 
@@ -228,15 +253,17 @@ static __always_inline u64 vdso_calc_ns(const struct x86_vdso_clock *vd, u64 cyc
 /*
  * vdsobench: the simulated clocksource's vDSO clock mode, what
  * update_vsyscall() stores: tk->tkr_mono.clock->vdso_clock_mode (tsc.c
- * sets VDSO_CLOCKMODE_TSC), v5.3's __x86_get_clock_mode() read it from
- * archdata. Every x86 vDSO clocksource (TSC, pvclock, hvclock) has a
- * 64-bit mask and the delta code above relies on it, so a narrower one
- * never had a clock mode: its readers fall back.
+ * sets VDSO_CLOCKMODE_TSC, kvmclock.c VDSO_CLOCKMODE_PVCLOCK: the
+ * simulated host's choice, sim_vclock_clock_mode()), v5.3's
+ * __x86_get_clock_mode() read it from archdata. Every x86 vDSO
+ * clocksource (TSC, pvclock, hvclock) has a 64-bit mask and the delta
+ * code above relies on it, so a narrower one never had a clock mode: its
+ * readers fall back.
  */
 static __always_inline s32 __arch_get_clock_mode(const struct timekeeper *tk)
 {
 	if (tk->vdso_capable && tk->tkr_mono.mask == U64_MAX)
-		return VDSO_CLOCKMODE_TSC;
+		return sim_vclock_clock_mode();
 	return VDSO_CLOCKMODE_NONE;
 }
 
