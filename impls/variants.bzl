@@ -19,7 +19,8 @@ load(
 )
 load("//impls/kernel_lines:lines.bzl", "KERNEL_LINES")
 
-# name -> (source, family); every layout builds on every architecture. The
+# name -> (source, family) or (source, family, arches); a layout builds on
+# every architecture unless it names its own. The
 # family is the Debian tree whose kernel vDSO line (impls/kernel_lines/
 # lines.bzl) builds the layout under --config=kline: the nearest Debian tree
 # at or after the layout's version (6.1 for the v4.20-v5.6 ones, 6.12 for
@@ -35,6 +36,8 @@ LAYOUTS = {
     "generic_6_17": ("layouts/generic_6_17.c", "6.12"),
     "generic_timens": ("layouts/generic_timens.c", "6.1"),
     "generic_timens_switch": ("layouts/generic_timens_switch.c", "6.1"),
+    # known bad under pvclock alone: x86's pvclock read without its retry
+    "generic_pvclock_noretry": ("layouts/generic_pvclock_noretry.c", "6.12", ["x86_64"]),
 }
 
 # name -> the architecture whose instructions it reads ("any": fake).
@@ -72,7 +75,8 @@ def variant_prefix(layout, counter, inline):
 def variants_for_arch(arch):
     """Every (layout, counter, inline) that builds on arch, in table order."""
     out = []
-    for layout in list(LAYOUTS) + imported_layouts(arch):
+    own = [l for l in LAYOUTS if arch in (LAYOUTS[l][2:] or [ARCHES])[0]]
+    for layout in own + imported_layouts(arch):
         for counter, counter_arch in COUNTERS.items():
             if counter_arch not in (arch, "any"):
                 continue
@@ -122,6 +126,16 @@ def _compat(counter):
         return []
     return ["@platforms//cpu:" + COUNTERS[counter]]
 
+def _layout_compat(layout, counter):
+    """_compat(), narrowed to the one architecture a layout may name."""
+    arches = (LAYOUTS[layout][2:] or [ARCHES])[0]
+    if arches == ARCHES:
+        return _compat(counter)
+    if len(arches) != 1:
+        fail("layout %s: name one architecture or none (valid: %s)" %
+             (layout, ", ".join(ARCHES)))
+    return ["@platforms//cpu:" + arches[0]]
+
 def _link_only_impl(ctx):
     return [CcInfo(linking_context = ctx.attr.dep[CcInfo].linking_context)]
 
@@ -145,7 +159,7 @@ def _per_variant(name, srcs, with_layout, symbol, ctype, header, table, deps,
         prefix = variant_prefix(layout, counter, inline)
         lib = "%s_%s" % (name, prefix)
         libs[(layout, counter, inline)] = lib + "_link"
-        compat = import_compat(layout) if is_imported(layout) else _compat(counter)
+        compat = import_compat(layout) if is_imported(layout) else _layout_compat(layout, counter)
         _link_only(name = lib + "_link", dep = ":" + lib, target_compatible_with = compat)
         if with_layout and is_imported(layout):
             import_variant(lib, layout, _variant_copts(layout, counter, inline), deps, inline)

@@ -150,6 +150,21 @@ const char *check_counter_emulated(const struct vdso_variant *v);
 /* "N reads trapped" and, where RDTSCP was emulated, how many of them */
 void check_trapped_note(char *buf, size_t len, u64 reads, u64 emulated);
 
+/*
+ * The variant's next fake (or trapped) counter read gives clocksource value
+ * c: vdso_fake_cycles is c, or under pvclock the TSC value the simulated
+ * host's page turns into c (impls/kernel/sim_vclock.h). False, and the
+ * counter unchanged, where no TSC value does (c at or above 2^63).
+ */
+bool check_set_cycles(u64 c);
+/*
+ * v is a negative control in this clock mode: known_bad, in every mode or
+ * in this one (known_bad_clock_mode); elsewhere it must pass
+ */
+bool check_known_bad(const struct vdso_variant *v);
+/* the fake kernel's clocksource frequency (check_reset_fake_kernel()) */
+u64 check_cycles_per_sec(void);
+
 /* helpers shared by the checks */
 struct tk_clocksource;
 struct timekeeper;

@@ -7,6 +7,7 @@
 #include "impls/counters/available.h"
 #include "impls/kernel/fake_counter.h"
 #include "impls/kernel/sim_kernel.h"
+#include "impls/kernel/sim_vclock.h"
 #include "impls/registry.h"
 #include "verify/check.h"
 #include "verify/tsc_trap.h"
@@ -101,11 +102,11 @@ static bool probe_reads_itself(const struct vdso_variant *v)
 	if (check_attach(v))
 		return false; /* the checks say why */
 	sim_tk_snapshot(&tk);
-	vdso_fake_cycles = x;
+	check_set_cycles(x);
 	v->clock_gettime(CLOCK_MONOTONIC, &a);
-	vdso_fake_cycles = x + d;
+	check_set_cycles(x + d);
 	v->clock_gettime(CLOCK_MONOTONIC, &b);
-	vdso_fake_cycles = x;
+	check_set_cycles(x);
 	v->clock_gettime(CLOCK_MONOTONIC, &c);
 	sim_kernel_detach(v);
 	if (check_clock_ns(v, &tk, CLOCK_MONOTONIC, x, &want_a) ||
@@ -182,10 +183,35 @@ void check_trapped_note(char *buf, size_t len, u64 reads, u64 emulated)
 
 /*
  * The fake kernel every deterministic check starts from: a 2.4 GHz-ish
- * counter (an odd frequency, so mult and shift are not round numbers),
+ * counter (an odd frequency, so mult and shift are not round numbers;
+ * under pvclock kvm-clock's 1 GHz, its odd rate the host page's),
  * a wall clock in 2023, MONOTONIC at 12345.987654321 s, 37 s of TAI
  * offset, 4.5 s asleep, and mono's mult NTP-adjusted away from raw's.
  */
+bool check_known_bad(const struct vdso_variant *v)
+{
+	return v->known_bad &&
+	       (!v->known_bad_clock_mode ||
+		!strcmp(v->known_bad_clock_mode, sim_vclock_name(sim_vclock_mode())));
+}
+
+u64 check_cycles_per_sec(void)
+{
+	/* kvm-clock counts nanoseconds: clocksource_register_hz(NSEC_PER_SEC) */
+	return sim_vclock_mode() == SIM_VCLOCK_PVCLOCK ? 1000000000ULL :
+							 2399987654ULL;
+}
+
+bool check_set_cycles(u64 c)
+{
+	u64 tsc;
+
+	if (!sim_vclock_tsc_for(c, &tsc))
+		return false;
+	vdso_fake_cycles = tsc;
+	return true;
+}
+
 int check_attach(const struct vdso_variant *v)
 {
 	if (v->trap_fallbacks && v->trap_fallbacks())
@@ -200,7 +226,10 @@ void check_reset_fake_kernel(struct tk_clocksource *cs, u64 now)
 	const struct timespec64 sleep = { 4, 500000000 };
 	struct timekeeper *tk;
 
-	tk_clocksource_init(cs, "fake", 2399987654ULL, UINT64_MAX, true);
+	tk_clocksource_init(cs, sim_vclock_mode() == SIM_VCLOCK_PVCLOCK ?
+				"kvm-clock" : "fake",
+			    check_cycles_per_sec(), UINT64_MAX, true);
+	sim_vclock_select(sim_vclock_mode()); /* the host's page afresh, stable */
 	sim_kernel_detach_all();
 	sim_kernel_reset(cs, now, &wall, &mono);
 	tk = sim_tk_write_begin();

@@ -18,7 +18,10 @@
  * jump by whole seconds. Phase B is a kernel that only ticks and sleeps,
  * where every clock must also be monotonic per reader. Phase C (layouts
  * with v6.17 aux clocks) does phase A's to one aux clock, which has a
- * seqcount of its own.
+ * seqcount of its own. Phase H (verify --clock-mode pvclock) keeps the
+ * timekeeper still while the host rewrites its pvclock page as fast as it
+ * can, between two anchors that give every reader's TSC the same time
+ * (impls/kernel/sim_vclock.h): a read that mixes them is seconds off.
  *
  * A real counter is bracketed, not trapped: the race wants the real
  * instruction's timing and ordering, which a fault per read (the trap
@@ -41,6 +44,7 @@
 #include "impls/counters/available.h"
 #include "impls/kernel/fake_counter.h"
 #include "impls/kernel/sim_kernel.h"
+#include "impls/kernel/sim_vclock.h"
 #include "verify/check.h"
 #include "verify/tsc_trap.h"
 
@@ -60,7 +64,7 @@
  * and sets aux clock AUX_N alone, under its own seqcount, as phase A
  * steers the core, and the readers read that clock.
  */
-enum phase { PHASE_TORN, PHASE_MONOTONIC, PHASE_AUX };
+enum phase { PHASE_TORN, PHASE_MONOTONIC, PHASE_AUX, PHASE_HOST };
 #define AUX_N 2
 
 struct cpu_plan;
@@ -178,7 +182,7 @@ static void note_pinning(struct shared *sh, int err)
 static void aux_write(struct shared *sh, u64 g, bool fake)
 {
 	struct timekeeper *tk = sim_aux_write_begin(AUX_N);
-	u64 now = fake ? LAST + g * STEP : sim_read_tsc_ordered() - REAL_LAG;
+	u64 now = fake ? LAST + g * STEP : sim_read_clocksource() - REAL_LAG;
 
 	tk_adjust_mult(tk, now, (g & 1) ? (s32)(sh->base_mult / 2) :
 					  -(s32)(sh->base_mult / 2));
@@ -197,6 +201,7 @@ static void *writer_main(void *arg)
 	struct shared *sh = arg;
 	const bool fake = sh->exact;
 	u64 g = __atomic_load_n(&sh->hist_gen, __ATOMIC_RELAXED);
+	u64 host_writes = 0;
 	s64 wall_jump = 1000;
 
 	note_pinning(sh, pin_self(sh->cpus, 0));
@@ -208,11 +213,16 @@ static void *writer_main(void *arg)
 			aux_write(sh, ++g, fake);
 			continue;
 		}
+		if (sh->phase == PHASE_HOST) {
+			/* the timekeeper's generation stays: only the host writes */
+			sim_pvclock_reanchor((unsigned int)(++host_writes & 1));
+			continue;
+		}
 		tk = sim_tk_write_begin();
 		g++;
 		if (sh->phase == PHASE_TORN) {
 			now = fake ? LAST + g * STEP :
-				     sim_read_tsc_ordered() - REAL_LAG;
+				     sim_read_clocksource() - REAL_LAG;
 			tk_adjust_mult(tk, now,
 				       (g & 1) ? (s32)(sh->base_mult / 2) :
 						 -(s32)(sh->base_mult / 2));
@@ -240,7 +250,7 @@ static void *writer_main(void *arg)
 			 */
 			now = fake ? __atomic_load_n(&sh->fake_now,
 						     __ATOMIC_ACQUIRE) - TICK_LAG :
-				     sim_read_tsc_ordered();
+				     sim_read_clocksource();
 			tk_forward(tk, now);
 			if (g % 7 == 0)
 				tk_inject_sleep(tk, now,
@@ -405,9 +415,9 @@ static void *reader_main(void *arg)
 
 		g0 = __atomic_load_n(&sh->hist_gen, __ATOMIC_ACQUIRE);
 		if (!sh->exact) {
-			c_lo = sim_read_tsc_ordered();
+			c_lo = sim_read_clocksource();
 			got = do_read(v, what, &ret);
-			c_hi = sim_read_tsc_ordered();
+			c_hi = sim_read_clocksource();
 		} else {
 			if (sh->phase != PHASE_MONOTONIC)
 				c_lo = LAST + (g0 + AHEAD) * STEP +
@@ -417,7 +427,7 @@ static void *reader_main(void *arg)
 							  1 + xorshift64(&rng) % 997,
 							  __ATOMIC_ACQ_REL);
 			c_hi = c_lo;
-			vdso_fake_cycles = c_lo;
+			check_set_cycles(c_lo);
 			got = do_read(v, what, &ret);
 		}
 		g1 = __atomic_load_n(&sh->hist_gen, __ATOMIC_ACQUIRE);
@@ -580,7 +590,7 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 
 	check_reset_fake_kernel(&cs,
 				!sh.exact ?
-					sim_read_tsc_ordered() - REAL_LAG :
+					sim_read_clocksource() - REAL_LAG :
 					LAST);
 	sh.base_mult = cs.mult;
 	if (check_attach(v))
@@ -588,6 +598,8 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 
 	if (run_phase(&sh, PHASE_TORN, nreaders, &total))
 		check_fail(r, "could not start the writer thread");
+	if (r->ok && sim_vclock_mode() == SIM_VCLOCK_PVCLOCK)
+		run_phase(&sh, PHASE_HOST, nreaders, &total);
 	if (r->ok && v->has_timens) {
 		sh.timens = (struct timens_offsets){ { 3600, 1 }, { 7200, 2 } };
 		if (sim_timens_enter(v, &sh.timens))
@@ -597,7 +609,7 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 	if (r->ok) {
 		/* phase B restarts from the writer's latest timekeeper */
 		struct timekeeper *tk = sim_tk_write_begin();
-		u64 now = !sh.exact ? sim_read_tsc_ordered() :
+		u64 now = !sh.exact ? sim_read_clocksource() :
 				      tk->tkr_mono.cycle_last;
 
 		tk_adjust_mult(tk, now, (s32)cs.mult - (s32)tk->tkr_mono.mult);
@@ -606,7 +618,7 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 	}
 	if (r->ok && (v->aux_clocks & BIT(CLOCK_AUX + AUX_N))) {
 		u64 g = __atomic_load_n(&sh.hist_gen, __ATOMIC_RELAXED) + 1;
-		u64 now = !sh.exact ? sim_read_tsc_ordered() - REAL_LAG :
+		u64 now = !sh.exact ? sim_read_clocksource() - REAL_LAG :
 				      LAST + g * STEP;
 
 		sim_aux_clock_enable(AUX_N, true, now);
@@ -643,12 +655,14 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 	describe_cpus(&cpus, nreaders, sh.pin_errno, where, sizeof(where));
 	if (r->ok)
 		check_note(r, "%llu reads by %d reader%s checked against %llu "
-			      "published generations (%llu inconclusive)%s%s; %s",
+			      "published generations (%llu inconclusive)%s%s%s; %s",
 			   (unsigned long long)total.checked, nreaders,
 			   nreaders > 1 ? "s" : "", (unsigned long long)gens,
 			   (unsigned long long)total.inconclusive,
 			   v->has_timens ? "; phase B in a time namespace" :
 			   v->aux_clocks ? "; phase C on an aux clock" : "",
+			   sim_vclock_mode() == SIM_VCLOCK_PVCLOCK ?
+				   "; phase H: the host rewriting its pvclock page" : "",
 			   sh.trapped ? "; the readers' counter trapped and "
 					"emulated (this CPU lacks it)" : "",
 			   where);

@@ -12,6 +12,7 @@
 #include "common/clocks.h"
 #include "impls/kernel/fake_counter.h"
 #include "impls/kernel/sim_kernel.h"
+#include "impls/kernel/sim_vclock.h"
 #include "verify/check.h"
 #include "verify/tsc_trap.h"
 
@@ -24,8 +25,7 @@ static int vread(const struct vdso_variant *v, clockid_t clk, u64 c,
 	struct timespec ts;
 
 	*ns = 0;
-	vdso_fake_cycles = c;
-	if (v->clock_gettime(clk, &ts))
+	if (!check_set_cycles(c) || v->clock_gettime(clk, &ts))
 		return -1;
 	*ns = timespec_to_ns(&ts);
 	return 0;
@@ -184,7 +184,7 @@ static void edge_max_cycles(const struct vdso_variant *v,
 static void edge_huge_ns(const struct vdso_variant *v, struct check_report *r)
 {
 	/* 200 s since cycle_last: __iter_div_u64_rem() loops 200 times */
-	all_agree(v, LAST + 200 * 2399987654ULL, "200 s since the last update",
+	all_agree(v, LAST + 200 * check_cycles_per_sec(), "200 s since the last update",
 		  r);
 }
 
@@ -239,7 +239,7 @@ static void edge_settimeofday(const struct vdso_variant *v,
 
 static void edge_ntp(const struct vdso_variant *v, struct check_report *r)
 {
-	u64 c0 = LAST + 5000, c1 = LAST + 2 * 2399987654ULL;
+	u64 c0 = LAST + 5000, c1 = LAST + 2 * check_cycles_per_sec();
 	__int128 mono0, mono1, raw1, mono0b, mono1b, raw1b;
 	struct timekeeper *tk;
 
@@ -371,7 +371,7 @@ static bool falls_back_with(const struct vdso_variant *v, clockid_t clk, u64 c,
 	u64 calls = sim_syscall_count();
 	int ret;
 
-	vdso_fake_cycles = c;
+	check_set_cycles(c);
 	ret = v->clock_gettime(clk, &ts);
 	calls = sim_syscall_count() - calls;
 	if (ret != want || calls != 1)
@@ -391,7 +391,7 @@ static bool falls_back_with(const struct vdso_variant *v, clockid_t clk, u64 c,
 static void edge_aux(const struct vdso_variant *v, struct check_report *r)
 {
 	const clockid_t clk = CLOCK_AUX + 3, off = CLOCK_AUX + 4;
-	const u64 sec = 2399987654ULL; /* the fake clocksource's 1 s */
+	const u64 sec = check_cycles_per_sec(); /* the fake clocksource's 1 s */
 	const struct timespec64 t = { 1800000000, 123456789 };
 	u64 c1 = LAST + sec, c2 = LAST + 2 * sec, c3 = LAST + 3 * sec;
 	__int128 a, b, mono0, mono1;
@@ -467,6 +467,44 @@ static void edge_aux(const struct vdso_variant *v, struct check_report *r)
 			   (long long)a);
 }
 
+/*
+ * pvclock only: the host clears PVCLOCK_TSC_STABLE_BIT (a migration, a host
+ * TSC found unstable). vread_pvclock() then answers U64_MAX and every clock
+ * that reads the counter must take the syscall, which still reads
+ * kvm-clock and is exact; set again, the vDSO serves them again.
+ */
+static void edge_pvclock_unstable(const struct vdso_variant *v,
+				  struct check_report *r)
+{
+	static const struct suite_clock clocks[] = { SUITE_CLOCKS(
+		SUITE_CLOCK_ROW) };
+	const u32 counted = v->hres_clocks | v->raw_clocks;
+
+	if (sim_vclock_mode() != SIM_VCLOCK_PVCLOCK)
+		return;
+	for (int stable = 0; stable <= 1 && r->ok; stable++) {
+		sim_pvclock_set_stable(stable);
+		for (unsigned int i = 0; i < ARRAY_SIZE(clocks); i++) {
+			clockid_t clk = clocks[i].id;
+			u64 calls = sim_syscall_count();
+
+			if (!(counted & BIT(clk)))
+				continue;
+			if (!agrees(v, clk, LAST + 123456789,
+				    stable ? "pvclock stable again" :
+					     "pvclock stable bit clear", r))
+				return;
+			calls = sim_syscall_count() - calls;
+			if (calls != (u64)!stable)
+				return check_fail(r, "%s with PVCLOCK_TSC_STABLE_BIT "
+						  "%s: %llu syscalls, want %d",
+						  check_clock_name(clk),
+						  stable ? "set" : "clear",
+						  (unsigned long long)calls, !stable);
+		}
+	}
+}
+
 typedef void (*edge_fn)(const struct vdso_variant *v, struct check_report *r);
 
 static const struct {
@@ -487,6 +525,7 @@ static const struct {
 	{ "leap second", edge_leap_second },
 	{ "time namespace", edge_timens },
 	{ "aux clocks", edge_aux },
+	{ "pvclock stable bit", edge_pvclock_unstable },
 };
 
 int check_edges(const struct vdso_variant *v, struct check_report *r)
@@ -515,6 +554,9 @@ int check_edges(const struct vdso_variant *v, struct check_report *r)
 	reads = tsc_trap_reads();
 	emulated = tsc_trap_emulated();
 	for (unsigned int i = 0; i < ARRAY_SIZE(edges) && r->ok; i++) {
+		if (edges[i].fn == edge_pvclock_unstable &&
+		    sim_vclock_mode() != SIM_VCLOCK_PVCLOCK)
+			continue;
 		/* each edge case starts from a fresh kernel, which detaches all */
 		check_reset_fake_kernel(&cs, LAST);
 		if (check_attach(v)) {
@@ -539,12 +581,15 @@ int check_edges(const struct vdso_variant *v, struct check_report *r)
 	}
 	if (r->ok)
 		check_note(r, "%llu edge cases: narrow-mask wrap, %s%s200 s "
-			      "delta, settimeofday, NTP, leap second%s%s%s",
+			      "delta, settimeofday, NTP, leap second%s%s%s%s",
 			   (unsigned long long)r->calls,
 			   IS_ENABLED(__aarch64__) ? "56-bit arch timer wrap, " :
 						     "behind cycle_last, ",
 			   v->has_max_cycles ? "max_cycles, " : "",
 			   v->has_timens ? ", time namespace" : "",
-			   v->aux_clocks ? ", aux clocks" : "", trapped);
+			   v->aux_clocks ? ", aux clocks" : "",
+			   sim_vclock_mode() == SIM_VCLOCK_PVCLOCK ?
+				   ", pvclock stable bit cleared" : "",
+			   trapped);
 	return r->ok ? 0 : -1;
 }

@@ -11,6 +11,7 @@
 #include "common/clocks.h"
 #include "impls/kernel/fake_counter.h"
 #include "impls/kernel/sim_kernel.h"
+#include "impls/kernel/sim_vclock.h"
 #include "verify/check.h"
 #include "verify/tsc_trap.h"
 
@@ -82,11 +83,13 @@ static void check_one_gettime(const struct vdso_variant *v, clockid_t clk,
 		 * where the kernel's would read the clocksource: the bracket's
 		 * start keeps it inside the bracket
 		 */
-		vdso_fake_cycles = lo = sim_read_tsc_ordered();
+		vdso_fake_cycles = sim_read_tsc_ordered();
+		lo = sim_vclock_cycles(vdso_fake_cycles);
 		ret = v->clock_gettime(clk, &ts);
-		hi = sim_read_tsc_ordered();
+		hi = sim_read_clocksource();
 	} else {
-		vdso_fake_cycles = lo = hi = lo_hint;
+		lo = hi = lo_hint;
+		check_set_cycles(lo);
 		ret = v->clock_gettime(clk, &ts);
 	}
 	reads = tsc_trap_reads() - reads;
@@ -219,11 +222,13 @@ static void check_gettimeofday(const struct vdso_variant *v, u64 c,
 
 	sim_tk_snapshot(&tk);
 	if (mode == CHECK_BRACKETED) {
-		vdso_fake_cycles = lo = sim_read_tsc_ordered(); /* as above */
+		vdso_fake_cycles = sim_read_tsc_ordered(); /* as above */
+		lo = sim_vclock_cycles(vdso_fake_cycles);
 		ret = v->gettimeofday(&tv, &tz);
-		hi = sim_read_tsc_ordered();
+		hi = sim_read_clocksource();
 	} else {
-		vdso_fake_cycles = lo = hi = c;
+		lo = hi = c;
+		check_set_cycles(c);
 		ret = v->gettimeofday(&tv, &tz);
 	}
 	sim_clock_ns(&tk, CLOCK_REALTIME, lo, &lo_ns);
@@ -324,7 +329,7 @@ int check_exact(const struct vdso_variant *v, struct check_report *r)
 	emulated = tsc_trap_emulated();
 	if (mode == CHECK_BRACKETED) {
 		/* any mult/shift will do: the oracle uses the same ones */
-		last = sim_read_tsc_ordered();
+		last = sim_read_clocksource();
 	}
 	check_reset_fake_kernel(&cs, last);
 	setup_aux_clocks(last);

@@ -11,6 +11,11 @@
  * trap is refused, CNTVCTSS_EL0: impls/counters/available.h) is SKIP with
  * the reason, never run.
  *
+ * --clock-mode pvclock runs the checks with the clocksource the simulated
+ * host's pvclock page gives (kvm-clock, impls/kernel/sim_vclock.h): the
+ * x86 layouts read it through vread_pvclock(); what does not model it (an
+ * arm64 build, an imported tree's vDSO) is SKIP with the reason.
+ *
  * Exit: 0 every correct variant passed and every known-bad one was
  * caught (a SKIP is neither); 1 otherwise; 2 bad usage.
  */
@@ -22,6 +27,7 @@
 
 #include "common/json_writer.h"
 #include "impls/counters/available.h"
+#include "impls/kernel/sim_vclock.h"
 #include "impls/registry.h"
 #include "verify/check.h"
 #include "verify/tsc_trap.h"
@@ -29,12 +35,15 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: vdsobench_verify [--duration-ms N] [--system-ms N] [VARIANT...]\n"
+		"usage: vdsobench_verify [--duration-ms N] [--system-ms N]\n"
+		"                        [--clock-mode tsc|pvclock] [VARIANT...]\n"
 		"       vdsobench_verify --list-json\n"
 		"Checks each variant (default: all) and prints one JSON object per\n"
 		"variant, then {\"summary\": ...}.\n"
 		"  --duration-ms N  length of each concurrency phase (default 300)\n"
 		"  --system-ms N    length of the real-system comparison (default 2000)\n"
+		"  --clock-mode M   the simulated clocksource: tsc (default) or pvclock\n"
+		"                   (kvm-clock: the host's pvclock page, x86 only)\n"
 		"  --list-json      describe every variant as a JSON array and exit\n");
 }
 
@@ -64,6 +73,7 @@ static void json_variant(struct json_writer *w, const struct vdso_variant *v)
 	json_kv_string(w, "kernel_version", version);
 	json_kv_string(w, "summary", v->summary);
 	json_kv_string(w, "known_bad", v->known_bad);
+	json_kv_string(w, "known_bad_clock_mode", v->known_bad_clock_mode);
 	json_clock_list(w, "hres_clocks", v->hres_clocks);
 	json_clock_list(w, "coarse_clocks", v->coarse_clocks);
 	json_clock_list(w, "raw_clocks", v->raw_clocks);
@@ -123,6 +133,20 @@ static void print_check(struct json_writer *w, const struct check_report *r)
 	json_end_object(w);
 }
 
+/* NULL, or why v cannot run in this clock mode */
+static const char *mode_unavailable(const struct vdso_variant *v)
+{
+	if (sim_vclock_mode() == SIM_VCLOCK_TSC)
+		return NULL;
+	if (!IS_ENABLED(__x86_64__))
+		return "pvclock mode is x86's (kvm-clock): no arm64 vDSO reads it";
+	if (!strncmp(v->layout, "kernel:", 7))
+		return "pvclock mode: an imported tree's vDSO is built without "
+		       "CONFIG_PARAVIRT_CLOCK here, its pvclock read not yet "
+		       "mapped to the simulated host's page";
+	return NULL;
+}
+
 /* a variant's line, and stdout flushed: `vdsobench verify` shows each */
 static void print_variant(const struct vdso_variant *v, const char *status,
 			  const struct check_report *r, unsigned int nr_checks,
@@ -134,7 +158,8 @@ static void print_variant(const struct vdso_variant *v, const char *status,
 	json_init_file(&w, stdout);
 	json_begin_object(&w);
 	json_kv_string(&w, "variant", v->name);
-	json_kv_bool(&w, "known_bad", v->known_bad != NULL);
+	json_kv_bool(&w, "known_bad", check_known_bad(v));
+	json_kv_string(&w, "clock_mode", sim_vclock_name(sim_vclock_mode()));
 	/* a fake-counter variant whose code reads the hardware's (check.h) */
 	json_kv_bool(&w, "reads_counter_itself", !reason && check_reads_counter_itself(v));
 	json_kv_string(&w, "status", status);
@@ -218,6 +243,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "duration-ms", required_argument, NULL, 'd' },
 		{ "system-ms", required_argument, NULL, 's' },
+		{ "clock-mode", required_argument, NULL, 'm' },
 		{ "list-json", no_argument, NULL, 'l' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -228,7 +254,7 @@ int main(int argc, char **argv)
 	unsigned int duration_ms = 300, system_ms = 2000, n = 0;
 	unsigned int nr_run = 0, next_sys = 0;
 	unsigned int passed = 0, failed = 0, caught = 0, missed = 0, skipped = 0;
-	int c;
+	int c, mode = SIM_VCLOCK_TSC;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -239,6 +265,15 @@ int main(int argc, char **argv)
 		case 's':
 			if (parse_ms("--system-ms", optarg, &system_ms))
 				return 2;
+			break;
+		case 'm':
+			mode = sim_vclock_parse(optarg);
+			if (mode < 0) {
+				fprintf(stderr, "vdsobench_verify: --clock-mode: '%s' "
+					"is not a clock mode; valid: tsc, pvclock\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 'l':
 			return list_json();
@@ -278,19 +313,26 @@ int main(int argc, char **argv)
 		chosen[n++] = v;
 	}
 
+	sim_vclock_select((enum sim_vclock)mode);
 	say_no_trap(chosen, n);
 	/* only the variants whose counter this CPU reads run at all */
 	for (unsigned int i = 0; i < n; i++)
-		if (!vdso_counter_unavailable(chosen[i]->counter))
+		if (!vdso_counter_unavailable(chosen[i]->counter) &&
+		    !mode_unavailable(chosen[i]))
 			runnable[nr_run++] = chosen[i];
-	/* one shared calibration and run for every real-counter variant */
-	check_system_all(runnable, nr_run, system_ms, system);
+	/*
+	 * one shared calibration and run for every real-counter variant; the
+	 * simulated host's pvclock page is not this machine's clock
+	 */
+	if (mode == SIM_VCLOCK_TSC)
+		check_system_all(runnable, nr_run, system_ms, system);
 
 	for (unsigned int i = 0; i < n; i++) {
 		const struct vdso_variant *v = chosen[i];
 		const char *emulated = check_counter_emulated(v);
 		const char *why = emulated ? NULL :
 					     vdso_counter_unavailable(v->counter);
+		const bool bad = check_known_bad(v);
 		struct check_report r[4] = { { 0 } };
 		const struct check_report *first_bad = NULL;
 		char first_failure[600];
@@ -299,6 +341,8 @@ int main(int argc, char **argv)
 		struct timespec t0;
 		const char *status;
 
+		if (!why)
+			why = mode_unavailable(v);
 		if (why) {
 			print_variant(v, "SKIP", r, 0, NULL, why, NULL, 0);
 			skipped++;
@@ -311,7 +355,7 @@ int main(int argc, char **argv)
 		check_exact(v, &r[0]);
 		check_edges(v, &r[1]);
 		check_concurrency(v,
-				  v->known_bad && duration_ms < CHECK_KNOWN_BAD_BOUND_MS ?
+				  bad && duration_ms < CHECK_KNOWN_BAD_BOUND_MS ?
 					  CHECK_KNOWN_BAD_BOUND_MS :
 					  duration_ms,
 				  &r[2]);
@@ -320,6 +364,11 @@ int main(int argc, char **argv)
 			r[3] = (struct check_report){ .name = "system", .ok = true,
 						      .skipped = true };
 			check_note(&r[3], "needs the real counter: %s", emulated);
+		} else if (mode != SIM_VCLOCK_TSC) {
+			r[3] = (struct check_report){ .name = "system", .ok = true,
+						      .skipped = true };
+			check_note(&r[3], "the simulated host's pvclock page is not "
+				   "this machine's clock: checked in tsc mode");
 		} else {
 			r[3] = system[next_sys++];
 		}
@@ -327,7 +376,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < 4 && !first_bad; k++)
 			if (!r[k].ok)
 				first_bad = &r[k];
-		if (v->known_bad) {
+		if (bad) {
 			/*
 			 * the negative control: only the concurrency check may
 			 * flag it, and a check starved of reads caught nothing
@@ -355,17 +404,17 @@ int main(int argc, char **argv)
 		if (first_bad)
 			snprintf(first_failure, sizeof(first_failure), "%s: %s",
 				 first_bad->name, first_bad->detail);
-		else if (v->known_bad && r[2].skipped)
+		else if (bad && r[2].skipped)
 			snprintf(first_failure, sizeof(first_failure),
 				 "concurrency: %s", r[2].detail);
-		else if (v->known_bad)
+		else if (bad)
 			snprintf(first_failure, sizeof(first_failure), "%s",
 				 "concurrency: no torn read found");
 		upstream = check_exact_upstream_note(v);
 		snprintf(note, sizeof(note), "%s%s%s", emulated ? emulated : "",
 			 emulated && upstream ? "; " : "", upstream ? upstream : "");
 		print_variant(v, status, r, 4,
-			      first_bad || v->known_bad ? first_failure : NULL,
+			      first_bad || bad ? first_failure : NULL,
 			      NULL, note[0] ? note : NULL, seconds_since(&t0));
 	}
 	print_summary(passed, failed, caught, missed, skipped);

@@ -64,6 +64,8 @@ struct vdso_variant {
 	const char *summary;
 	/* NULL, or why this variant is broken and kept as a negative control */
 	const char *known_bad;
+	/* NULL: broken in every clock mode; else the one it is broken in ("pvclock") */
+	const char *known_bad_clock_mode;
 
 	/* clock ids served in userspace, as BIT(clk) masks */
 	u32 hres_clocks;

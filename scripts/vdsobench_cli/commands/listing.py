@@ -12,10 +12,18 @@ def clocks(v):
     return f"hres={join('hres_clocks')} coarse={join('coarse_clocks')} raw={join('raw_clocks')}"
 
 
+def known_bad(v):
+    """KNOWN-BAD, in the one clock mode it is broken in where it names one."""
+    if not v.get("known_bad"):
+        return ""
+    mode = v.get("known_bad_clock_mode")
+    return f"KNOWN-BAD ({mode})" if mode else "KNOWN-BAD"
+
+
 def table(variants):
     rows = [[v["name"], str(v.get("layout", "?")), str(v.get("counter", "?")),
              str(v.get("inline", "?")), clocks(v),
-             "KNOWN-BAD" if v.get("known_bad") else "", str(v.get("source", ""))]
+             known_bad(v), str(v.get("source", ""))]
             for v in variants]
     widths = [max((len(r[i]) for r in rows), default=0) for i in range(len(rows[0]))] if rows else []
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]

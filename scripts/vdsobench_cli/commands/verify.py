@@ -12,6 +12,8 @@ from vdsobench_cli.cli.errors import Failure
 # SKIP: the variant's counter read does not exist on this CPU (RDTSCP,
 # CNTVCTSS_EL0), said with the reason; it neither passes nor fails
 STATUSES = ("PASS", "FAIL", "CAUGHT", "MISSED", "SKIP")
+# vdsobench_verify --clock-mode (impls/kernel/sim_vclock.h)
+CLOCK_MODES = ("tsc", "pvclock")
 
 
 def describe(rec, reasons):
@@ -71,7 +73,7 @@ def report(lines, expected, reasons, returncode, as_json=False, out=sys.stdout):
             print(f"verify: {p}", file=out)
         print(f"verify: {counts['PASS']} PASS, {counts['FAIL']} FAIL, "
               f"{counts['CAUGHT']} CAUGHT (known bad), {counts['MISSED']} MISSED"
-              + (f", {counts['SKIP']} SKIP (counter not available here)"
+              + (f", {counts['SKIP']} SKIP (not available here)"
                  if counts["SKIP"] else ""), file=out)
     else:
         for p in problems:
@@ -87,13 +89,15 @@ def run(args):
     cmd = build.program(labels.VERIFY) + ["--json"]
     if args.duration_ms is not None:
         cmd += ["--duration-ms", str(args.duration_ms)]
+    if args.clock_mode != "tsc":
+        cmd += ["--clock-mode", args.clock_mode]
     try:
         proc = lifecycle.popen(cmd + names, stdout=subprocess.PIPE, text=True, errors="replace")
     except OSError as e:
         raise Failure(f"cannot run {cmd[0]}: {e.strerror}") from None
     with lifecycle.owned(proc):  # stopped with us on a signal
         status = report(proc.stdout, names, reasons, proc.wait, args.json)
-    if not args.json and not args.variants and arch.current().native:
+    if not args.json and not args.variants and arch.current().native and args.clock_mode == "tsc":
         status = max(status, live_line(variants_mod.load()))
     return status
 
@@ -134,6 +138,11 @@ def add_parser(sub):
     p.add_argument("--duration-ms", type=ranged.DURATION_MS, metavar="N",
                    help=f"time per concurrency check, in milliseconds "
                         f"({ranged.DURATION_MS.valid})")
+    p.add_argument("--clock-mode", choices=CLOCK_MODES, default="tsc", metavar="tsc|pvclock",
+                   help="the simulated clocksource: tsc (default), or pvclock: kvm-clock, the "
+                        "x86 layouts reading the simulated host's pvclock page (its stable bit "
+                        "cleared, the host rewriting it mid-read); what does not model it is "
+                        "SKIP")
     p.add_argument("--json", action="store_true", help="pass the binary's JSON lines through")
     arch.add_argument(p, "check this architecture's build (correctness under qemu-user is as "
                       'native)')

@@ -19,9 +19,9 @@ VARIANTS = kernel_lines.ROOT / "impls" / "variants.bzl"
 
 
 def layout_families():
-    """layout -> family, from the LAYOUTS rows ("name": ("source", "family"))."""
+    """layout -> family, from the LAYOUTS rows ("name": ("source", "family"[, arches]))."""
     block = re.search(r"LAYOUTS = \{(.*?)\n\}", VARIANTS.read_text(), re.S).group(1)
-    return dict(re.findall(r'"(\w+)": \("[^"]+", "([\d.]+)"\)', block))
+    return dict(re.findall(r'"(\w+)": \("[^"]+", "([\d.]+)"[,)]', block))
 
 
 class CommittedTest(unittest.TestCase):

@@ -1,10 +1,11 @@
 import io
 import json
+import platform
 import unittest
 from unittest import mock
 
 from vdsobench_cli.commands import verify
-from vdsobench_cli.tests import vvar_support
+from vdsobench_cli.tests import support, vvar_support
 
 
 def rec(name, status, known_bad=False, first_failure=None):
@@ -52,7 +53,7 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(out[0], f"SKIP   {GOOD}  (not available here: this CPU has no "
                                  "FEAT_ECV, so no CNTVCTSS_EL0)")
         self.assertEqual(out[-1], "verify: 0 PASS, 0 FAIL, 1 CAUGHT (known bad), 0 MISSED, "
-                                  "1 SKIP (counter not available here)")
+                                  "1 SKIP (not available here)")
 
     def test_emulated_counter_says_so_in_its_line(self):
         def noted(status, first_failure=None):
@@ -148,3 +149,44 @@ class LiveLineTest(unittest.TestCase):
         self.assertEqual(status, 0)
         self.assertEqual(text, "live: skipped: no layout in the table models kernel 4.19.0 "
                                "or older\n")
+
+
+class ClockModeTest(unittest.TestCase):
+    """verify --clock-mode pvclock, the binary really run: the x86 layouts read
+    the simulated host's pvclock page, its negative control is caught there
+    and passes in tsc mode."""
+
+    GOOD, NORETRY = "generic_6_17+fake+always", "generic_pvclock_noretry+fake+always"
+
+    def records(self, *argv):
+        rc, out, err = support.cli("verify", "--json", *argv)
+        recs = {r["variant"]: r for r in map(json.loads, (x for x in out.splitlines()
+                                                           if x.startswith('{"variant"')))}
+        return rc, recs, err
+
+    def test_a_bad_mode_is_one_line(self):
+        rc, _, err = support.vdsobench("verify", "--clock-mode", "hpet")
+        support.one_line(self, rc, err, "--clock-mode", "'hpet'", "tsc", "pvclock")
+
+    @unittest.skipUnless(platform.machine() == "x86_64", "pvclock is x86's")
+    def test_pvclock_passes_the_layouts_and_catches_the_no_retry_read(self):
+        rc, recs, err = self.records("--clock-mode", "pvclock", self.GOOD, self.NORETRY,
+                                     "x86_gtod+fake+always")
+        self.assertEqual(rc, 0, err)
+        for name in (self.GOOD, "x86_gtod+fake+always"):
+            self.assertEqual(recs[name]["status"], "PASS", recs[name])
+            self.assertEqual(recs[name]["clock_mode"], "pvclock")
+            checks = {c["name"]: c for c in recs[name]["checks"]}
+            self.assertIn("pvclock stable bit cleared", checks["edges"]["detail"])
+            self.assertIn("phase H", checks["concurrency"]["detail"])
+            self.assertTrue(checks["system"]["skipped"])
+        bad = recs[self.NORETRY]
+        self.assertEqual((bad["status"], bad["known_bad"]), ("CAUGHT", True), bad)
+        self.assertIn("torn read", bad["first_failure"])
+
+    @unittest.skipUnless(platform.machine() == "x86_64", "pvclock is x86's")
+    def test_the_pvclock_control_is_correct_in_tsc_mode(self):
+        rc, recs, err = self.records(self.NORETRY)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual((recs[self.NORETRY]["status"], recs[self.NORETRY]["known_bad"],
+                          recs[self.NORETRY]["clock_mode"]), ("PASS", False, "tsc"))
