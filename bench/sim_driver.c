@@ -31,6 +31,10 @@
  *   so the counts show what that eviction leaves the call to miss; the
  *   bracket's counter reads run, but no histogram is kept (its lines
  *   would depend on the real counter's values under valgrind).
+ * - --clock-mode pvclock: the clocksource is kvm-clock, as verify's
+ *   (impls/kernel/sim_vclock.h): the counter is the TSC value the simulated
+ *   host's page turns into the same 1 ms, and the call reads that page
+ *   (x86 layouts only).
  */
 #include <alloca.h>
 #include <errno.h>
@@ -47,6 +51,7 @@
 #include "common/json_writer.h"
 #include "impls/kernel/fake_counter.h"
 #include "impls/kernel/sim_kernel.h"
+#include "impls/kernel/sim_vclock.h"
 #include "impls/registry.h"
 #include "verify/check.h"
 
@@ -90,7 +95,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: " PROG " VARIANT CLOCK MODE ITERATIONS [--l1d BYTES] "
-		"[--ways N]\n"
+		"[--ways N] [--clock-mode tsc|pvclock]\n"
 		"       " PROG " " FLOOR_EMPTY
 		" none MODE ITERATIONS [--l1d N] [--ways N]\n"
 		"       " PROG " " SYS_VDSO
@@ -222,6 +227,13 @@ static int bad(const char *what, const char *value, const char *valid)
 	return 2;
 }
 
+static int pvclock_refused(const char *subject)
+{
+	fprintf(stderr, PROG ": --clock-mode pvclock: %s does not read the "
+		"simulated host's page (x86 layouts only)\n", subject);
+	return 2;
+}
+
 /* where run_loop()'s frame was: the evidence that the move below worked */
 static uintptr_t loop_frame;
 
@@ -268,9 +280,9 @@ int sim_start(const struct vdso_variant *v)
 		return -1;
 	}
 	sim_tk_snapshot(&tk);
-	vdso_fake_cycles =
-		tk.tkr_mono.cycle_last +
-		((SIM_DELTA_NS << tk.tkr_mono.shift) / tk.tkr_mono.mult);
+	/* the TSC value for it under pvclock: always one, so far below 2^63 */
+	check_set_cycles(tk.tkr_mono.cycle_last +
+			 ((SIM_DELTA_NS << tk.tkr_mono.shift) / tk.tkr_mono.mult));
 	return 0;
 }
 
@@ -315,6 +327,7 @@ static int print_result(const struct vdso_variant *asked,
 	json_kv_string(&w, "measured_as", v ? v->name : floor_or_sys());
 	json_kv_string(&w, "clock", clock->name);
 	json_kv_string(&w, "mode", sim_modes[mode].name);
+	json_kv_string(&w, "clock_mode", sim_vclock_name(sim_vclock_mode()));
 	json_kv_uint(&w, "iterations", n);
 	json_kv_uint(&w, "pressure_bytes", env->pressure_len);
 	json_kv_uint(&w, "cold_pages", env->cold.pages);
@@ -340,6 +353,7 @@ int main(int argc, char **argv)
 	size_t l1d = SIM_DEFAULT_L1D;
 	unsigned int ways = SIM_DEFAULT_WAYS;
 	const char *snapshot = NULL;
+	int clock_mode = SIM_VCLOCK_TSC;
 	bench_loop_fn fn;
 	char *end;
 	u64 n;
@@ -366,9 +380,16 @@ int main(int argc, char **argv)
 	/* the options after the four arguments, each with its value */
 	while (argc >= 7 && (!strcmp(argv[argc - 2], "--l1d") ||
 			     !strcmp(argv[argc - 2], "--ways") ||
-			     !strcmp(argv[argc - 2], "--snapshot"))) {
+			     !strcmp(argv[argc - 2], "--snapshot") ||
+			     !strcmp(argv[argc - 2], "--clock-mode"))) {
 		if (!strcmp(argv[argc - 2], "--snapshot"))
 			snapshot = argv[argc - 1];
+		else if (!strcmp(argv[argc - 2], "--clock-mode")) {
+			clock_mode = sim_vclock_parse(argv[argc - 1]);
+			if (clock_mode < 0)
+				return bad("clock mode", argv[argc - 1],
+					   "valid: tsc, pvclock");
+		}
 		else if (!strcmp(argv[argc - 2], "--l1d"))
 			l1d = parse_option("--l1d", argv[argc - 1], PAGE,
 					   64UL << 20,
@@ -399,6 +420,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (clock_mode != SIM_VCLOCK_TSC &&
+	    (!IS_ENABLED(__x86_64__) || !strcmp(argv[1], SYS_VDSO)))
+		return pvclock_refused(argv[1]);
 	if (!strcmp(argv[1], SYS_VDSO)) {
 		if (!snapshot) {
 			fprintf(stderr, PROG ": " SYS_VDSO " needs --snapshot "
@@ -453,6 +477,9 @@ int main(int argc, char **argv)
 		fn = bench_variant_loops[index]
 			     ->op[clock->op][sim_modes[mode].body];
 	}
+	if (clock_mode != SIM_VCLOCK_TSC && v && !strncmp(v->layout, "kernel:", 7))
+		return pvclock_refused(argv[1]);
+	sim_vclock_select((enum sim_vclock)clock_mode);
 
 	env->clk = clock->clk;
 	if (sim_modes[mode].body == BENCH_BODY_PRESSURE) {

@@ -36,6 +36,9 @@ def format_table(results):
     if results:
         lines.append("measured as <layout>+fake+<inline> (same code, counter read from "
                      "TLS); net = minus floor/empty in the same mode")
+        if results[0].get("clock_mode", "tsc") != "tsc":
+            lines.append(f"clock mode: {results[0]['clock_mode']} (kvm-clock: each call reads "
+                         "the simulated host's pvclock page, vread_pvclock())")
         sys_rows = [r for r in results if r["variant"] == SYS_VDSO]
         if sys_rows:
             lines.append(SYS_NOTE)
@@ -51,7 +54,8 @@ def format_table(results):
 
 def run(args):
     results = sim.measure(args.variants or None,
-                          args.clocks or sim.DEFAULT_CLOCKS, args.modes or sim.MODES, args.jobs)
+                          args.clocks or sim.DEFAULT_CLOCKS, args.modes or sim.MODES, args.jobs,
+                          clock_mode=args.clock_mode)
     if args.format == "json":
         json.dump(results, sys.stdout, indent=1)
         print()
@@ -85,6 +89,10 @@ def add_parser(sub):
                         "gettimeofday, time")
     p.add_argument("--modes", action="append", metavar="LIST",
                    help="hot, pressure, cold, timens (default hot,pressure)")
+    p.add_argument("--clock-mode", choices=("tsc", "pvclock"), default="tsc",
+                   metavar="tsc|pvclock",
+                   help="the simulated clocksource (default tsc); pvclock: kvm-clock, each call "
+                        "reading the simulated host's pvclock page (x86 layouts only)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--jobs", type=ranged.JOBS, metavar="N",
                    help=f"valgrind runs in parallel (default: the number of CPUs; "

@@ -174,10 +174,11 @@ def unsimulated(subject, stderr, command="sim"):
 class Runner:
     """Runs the driver under cachegrind; one run per (subject, clock, mode, n)."""
 
-    def __init__(self, binary, tmp, snapshot=None):
+    def __init__(self, binary, tmp, snapshot=None, clock_mode="tsc"):
         self.binary = str(binary)
         self.tmp = tmp
         self.snapshot = snapshot
+        self.clock_mode = clock_mode
         self.d1_bytes, self.d1_ways = GEOMETRY["D1"].split(",")[:2]
 
     def command(self, subject, clock, mode, n, out):
@@ -187,7 +188,8 @@ class Runner:
                 f"--cachegrind-out-file={out}",
                 self.binary, subject, clock, mode, str(n), "--l1d", self.d1_bytes,
                 "--ways", self.d1_ways,
-                *(["--snapshot", self.snapshot] if subject == SYS_VDSO else [])]
+                *(["--snapshot", self.snapshot] if subject == SYS_VDSO else []),
+                *(["--clock-mode", self.clock_mode] if self.clock_mode != "tsc" else [])]
 
     def __call__(self, key):
         subject, clock, mode, n = key
@@ -264,8 +266,12 @@ def take_snapshot(binary, tmp):
     return path, None, r.stdout.strip() or None
 
 
-def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None, notes=None):
+def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None, notes=None,
+            clock_mode="tsc"):
     """Simulated per-call metrics for every variant x clock x mode.
+
+    clock_mode: the simulated clocksource, "tsc" or "pvclock" (kvm-clock:
+    the call reads the simulated host's pvclock page; x86 layouts only).
 
     variants, clocks, modes: names or fnmatch globs (commas allowed in an
     item). Returns one dict per (variant, clock, mode), in registry x clock
@@ -308,7 +314,7 @@ def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None, notes=
         points = [(s, c, m) for s in subjects for c in clocks for m in modes]
         points += [(FLOOR, "none", m) for m in modes]
         keys = [(*p, n) for p in points for n in ITERATIONS]
-        runs = lifecycle.parallel(Runner(binary, tmp, snapshot), keys,
+        runs = lifecycle.parallel(Runner(binary, tmp, snapshot, clock_mode), keys,
                                   jobs or os.cpu_count() or 1)
 
     geometry.update(placement([info for info, _ in runs.values()]))
@@ -332,6 +338,7 @@ def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None, notes=
                     "measured_as": subject,
                     "clock": c,
                     "mode": m,
+                    "clock_mode": clock_mode,
                     "instructions_per_call": figure(own["Ir"]),
                     "l1d_reads_per_call": figure(own["Dr"]),
                     "l1d_misses_per_call": figure(misses),

@@ -1,11 +1,12 @@
 """`sim` end to end under cachegrind: the layout effect seed 000 argued about,
 determinism, and the bad inputs. Counts are simulated, so they are asserted."""
 
+import platform
 import subprocess
 import unittest
 from unittest import mock
 
-from vdsobench_cli.cli import build
+from vdsobench_cli.cli import build, labels
 from vdsobench_cli.commands import sim as sim_cmd
 from vdsobench_cli.measure import sim
 from vdsobench_cli.tests import support, vvar_support
@@ -199,6 +200,41 @@ class SysVdsoTest(unittest.TestCase):
         self.assertEqual((rc, out), (2, ""), err)
         self.assertEqual(len(err.strip().splitlines()), 1, err)
         self.assertIn("valid: hot, pressure", err)
+
+
+@unittest.skipUnless(platform.machine() == "x86_64", "pvclock is x86's")
+class ClockModeTest(unittest.TestCase):
+    """--clock-mode pvclock: the same calls through the simulated host's
+    pvclock page, which only the clocks that read the counter pay for."""
+
+    def test_pvclock_costs_the_counted_clocks_alone(self):
+        args = (["x86_gtod+rdtscp+always"], ["monotonic", "realtime_coarse"], ["hot", "pressure"])
+        tsc, pv = by_key(sim.measure(*args)), by_key(sim.measure(*args, clock_mode="pvclock"))
+        self.assertEqual({r["clock_mode"] for r in pv.values()}, {"pvclock"})
+        mono, coarse = (("x86_gtod+rdtscp+always", c, "hot") for c in
+                        ("monotonic", "realtime_coarse"))
+        # vread_pvclock(): the page's loads, its version loop and the 128-bit scale
+        self.assertGreater(pv[mono]["instructions_per_call"],
+                           tsc[mono]["instructions_per_call"] + 10)
+        self.assertEqual(pv[coarse]["instructions_per_call"],
+                         tsc[coarse]["instructions_per_call"])
+        # the host's page is one more line for pressure to evict
+        pressure = ("x86_gtod+rdtscp+always", "monotonic", "pressure")
+        self.assertEqual(pv[pressure]["l1d_misses_per_call"],
+                         tsc[pressure]["l1d_misses_per_call"] + 1)
+
+    def test_the_running_kernels_vdso_is_refused(self):
+        build.build([labels.SIM_DRIVER])
+        r = subprocess.run([str(build.binary_path(labels.SIM_DRIVER)), sim.SYS_VDSO,
+                            "monotonic", "hot", "1", "--clock-mode", "pvclock"],
+                           capture_output=True, text=True)
+        self.assertEqual((r.returncode, r.stdout), (2, ""), r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("x86 layouts only", r.stderr)
+
+    def test_a_bad_clock_mode_is_one_line(self):
+        rc, out, err = vdsobench("sim", "--clock-mode", "hpet")
+        support.one_line(self, rc, err, "--clock-mode", "'hpet'", "pvclock")
 
 
 class BadInputTest(unittest.TestCase):
