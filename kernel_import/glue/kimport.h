@@ -43,6 +43,8 @@ struct kimport_tk {
 	unsigned long long max_cycles; /* the clocksource's */
 	/* the clocksource has a vDSO clock mode: the tree's VDSO_CLOCKMODE_TSC */
 	int vdso_capable;
+	/* x86: that mode is VDSO_CLOCKMODE_PVCLOCK (kvm-clock, sim_vclock.h) */
+	int pvclock;
 	unsigned int hrtimer_res;
 	/* v6.17 auxiliary timekeepers: TIMEKEEPER_AUX_FIRST + n, enabled */
 	int id;

@@ -137,6 +137,7 @@ static void kimport_tk_of(const struct timekeeper *tk, struct kimport_tk *out)
 		.raw_sec = tk->raw_sec,
 		.max_cycles = tk->max_cycles,
 		.vdso_capable = tk->vdso_capable && KIMPORT_VDSO_MASK_OK(tk->tkr_mono.mask),
+		.pvclock = sim_vclock_clock_mode() == SIM_CLOCKMODE_PVCLOCK,
 		.hrtimer_res = tk->hrtimer_res,
 		.id = tk->id,
 		.clock_valid = tk->clock_valid,

@@ -148,8 +148,11 @@ static void kimport_fill(struct timekeeper *tk, const struct kimport_tk *s)
 	kimport_cs.mult = s->tkr_mono.mult;
 	kimport_cs.shift = s->tkr_mono.shift;
 	kimport_cs.name = "vdsobench";
-	kimport_cs.vdso_clock_mode = s->vdso_capable ? KIMPORT_CLOCKMODE :
-						      VDSO_CLOCKMODE_NONE;
+	kimport_cs.vdso_clock_mode = !s->vdso_capable ? VDSO_CLOCKMODE_NONE :
+#ifdef CONFIG_PARAVIRT_CLOCK
+				     s->pvclock ? VDSO_CLOCKMODE_PVCLOCK :
+#endif
+						  KIMPORT_CLOCKMODE;
 	hrtimer_resolution = s->hrtimer_res;
 
 	kimport_tkr(&tk->tkr_mono, &s->tkr_mono, mono_base);

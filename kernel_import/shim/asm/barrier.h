@@ -22,6 +22,8 @@
 #define smp_rmb() barrier()
 #define smp_wmb() barrier()
 #define smp_mb() __asm__ __volatile__("lock addl $0,-4(%%rsp)" ::: "memory", "cc")
+/* asm-generic/barrier.h: virt_rmb() is __smp_rmb(), x86's a compiler barrier */
+#define virt_rmb() barrier()
 #elif defined(__aarch64__)
 #define smp_rmb() __asm__ __volatile__("dmb ishld" ::: "memory")
 #define smp_wmb() __asm__ __volatile__("dmb ishst" ::: "memory")

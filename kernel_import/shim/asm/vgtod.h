@@ -2,12 +2,13 @@
 /*
  * Stands for arch/x86/include/asm/vgtod.h, which since v5.3 (the generic
  * vDSO on x86) only gathers what the x86 vDSO headers need: the same
- * includes.
+ * includes, and linux/cache.h, which the kernel's reach through them.
  */
 #ifndef _ASM_X86_VGTOD_H
 #define _ASM_X86_VGTOD_H
 
 #include <linux/compiler.h>
+#include <linux/cache.h>
 #include <asm/clocksource.h>
 #include <vdso/datapage.h>
 #include <vdso/helpers.h>

@@ -3,7 +3,8 @@
  * Stands for include/linux/types.h (and the u8..s64 of
  * include/asm-generic/int-ll64.h it pulls in): the kernel's fixed-width
  * names, bool, and the typedefs the time code uses (clockid_t, ktime_t,
- * time64_t), each the same type the kernel gives it on a 64-bit build.
+ * time64_t; ulong for asm/pvclock.h), each the same type the kernel gives
+ * it on a 64-bit build.
  */
 #ifndef _LINUX_TYPES_H
 #define _LINUX_TYPES_H
@@ -28,6 +29,7 @@ typedef __kernel_size_t size_t;
 typedef __kernel_ssize_t ssize_t;
 typedef __kernel_clockid_t clockid_t;
 typedef unsigned long uintptr_t;
+typedef unsigned long ulong;
 typedef s64 ktime_t;
 
 #endif /* _LINUX_TYPES_H */

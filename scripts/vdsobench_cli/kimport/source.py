@@ -30,6 +30,9 @@ TAKE = (
     "include/vdso/*",  # its data page, helpers, math
     "include/asm-generic/vdso/*",  # the update path's generic arch hooks
     "arch/{arch}/include/asm/vdso/*",  # the architecture's hooks
+    # x86's pvclock read (CONFIG_PARAVIRT_CLOCK): the tree's own helpers and ABI
+    "arch/{arch}/include/asm/pvclock.h",
+    "arch/{arch}/include/asm/pvclock-abi.h",
     "kernel/time/vsyscall.c",  # the update path
     "kernel/time/timekeeping_internal.h",
     "include/linux/timekeeper_internal.h",  # struct timekeeper

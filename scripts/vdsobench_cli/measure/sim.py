@@ -271,7 +271,8 @@ def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None, notes=
     """Simulated per-call metrics for every variant x clock x mode.
 
     clock_mode: the simulated clocksource, "tsc" or "pvclock" (kvm-clock:
-    the call reads the simulated host's pvclock page; x86 layouts only).
+    the call reads the simulated host's pvclock page; x86 layouts and
+    shim-built imports only).
 
     variants, clocks, modes: names or fnmatch globs (commas allowed in an
     item). Returns one dict per (variant, clock, mode), in registry x clock
