@@ -230,8 +230,8 @@ static int bad(const char *what, const char *value, const char *valid)
 static int pvclock_refused(const char *subject)
 {
 	fprintf(stderr, PROG ": --clock-mode pvclock: %s does not read the "
-		"simulated host's page (x86 layouts and shim-built imports "
-		"only)\n", subject);
+		"simulated host's page (x86 layouts and imports only)\n",
+		subject);
 	return 2;
 }
 
@@ -478,7 +478,7 @@ int main(int argc, char **argv)
 		fn = bench_variant_loops[index]
 			     ->op[clock->op][sim_modes[mode].body];
 	}
-	if (clock_mode != SIM_VCLOCK_TSC && v && !strcmp(v->inline_mode, "image"))
+	if (clock_mode != SIM_VCLOCK_TSC && v && v->no_pvclock_page)
 		return pvclock_refused(argv[1]);
 	sim_vclock_select((enum sim_vclock)clock_mode);
 

@@ -13,8 +13,9 @@
  *
  * --clock-mode pvclock runs the checks with the clocksource the simulated
  * host's pvclock page gives (kvm-clock, impls/kernel/sim_vclock.h): the
- * x86 layouts and imported trees (their own vread_pvclock()) read it; what
- * does not (an arm64 build, a kbuild image) is SKIP with the reason.
+ * x86 layouts and imported trees and images (their own vread_pvclock()) read
+ * it; what does not (an arm64 build, an image whose pvclock page is not
+ * known) is SKIP with the reason.
  *
  * Exit: 0 every correct variant passed and every known-bad one was
  * caught (a SKIP is neither); 1 otherwise; 2 bad usage.
@@ -140,10 +141,10 @@ static const char *mode_unavailable(const struct vdso_variant *v)
 		return NULL;
 	if (!IS_ENABLED(__x86_64__))
 		return "pvclock mode is x86's (kvm-clock): no arm64 vDSO reads it";
-	if (!strncmp(v->layout, "kernel:", 7) && !strcmp(v->inline_mode, "image"))
-		return "pvclock mode: a kbuild image reads its own pvclock page "
-		       "(the vvar page after the data), not yet mapped to the "
-		       "simulated host's";
+	if (v->no_pvclock_page)
+		return "pvclock mode: the image's vvar area has no pvclock page "
+		       "the loader knows (no pvclock_page symbol), so its read "
+		       "cannot be given the simulated host's";
 	return NULL;
 }
 

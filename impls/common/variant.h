@@ -91,6 +91,11 @@ struct vdso_variant {
 	bool has_max_cycles;
 	bool has_timens;
 	bool real_counter; /* false: the fake counter, tests only */
+	/*
+	 * a kernel image whose vvar area has no pvclock page the loader knows:
+	 * its vread_pvclock() cannot read the simulated host's (pvclock mode)
+	 */
+	bool no_pvclock_page;
 
 	/* the data as readers see it */
 	const void *vvar;

@@ -153,18 +153,42 @@ static int data_store(struct vdso_image_info *info, const uint64_t *at, unsigned
 	return 0;
 }
 
+/*
+ * vdso-layout.lds.S's pvclock_page, a page of the area other than the data
+ * and time namespace pages: else -1 (a stripped v6.1..v6.14 image has it at
+ * vvar_start + PAGE_SIZE, that script's fixed order)
+ */
+static int pvclock_page(const struct vdso_image_info *info, const uint64_t *at,
+			unsigned int found)
+{
+	long page = found & 8 ? pages_before((int64_t)at[3]) * VDSO_IMAGE_PAGE : 0;
+
+	if (!page && !(found & 8) && !(found & 6) && info->vvar_pages == 4)
+		return 1;
+	page = page ? (page - info->vvar_start) / VDSO_IMAGE_PAGE : -1;
+	if (page < 0 || page >= info->vvar_pages || page == info->data_page ||
+	    page == info->timens_page)
+		return -1;
+	return (int)page;
+}
+
 int vdso_view_vvar(const struct vdso_view *v, struct vdso_image_info *info, char *why, size_t n)
 {
-	static const char *const name[] = { "vvar_start", "vdso_u_data", "vdso_u_time_data" };
+	static const char *const name[] = { "vvar_start", "vdso_u_data", "vdso_u_time_data",
+					    "pvclock_page" };
 	unsigned int found = 0;
 	uint64_t at[3];
 	long version;
 
-	if (v->has_symtab && symbols(v, &v->symtab, ".symtab", ".symtab's string table", name, 3,
+	if (v->has_symtab && symbols(v, &v->symtab, ".symtab", ".symtab's string table", name, 4,
 				     at, &found, 0, why, n))
 		return -1;
-	if (!(found & 1) && (found & 6))
-		return data_store(info, at, found, why, n);
+	if (!(found & 1) && (found & 6)) {
+		if (data_store(info, at, found, why, n))
+			return -1;
+		info->pvclock_page = pvclock_page(info, at, found);
+		return 0;
+	}
 	/* a caller that gave another area (the running kernel's mapping) knows */
 	if (!(found & 1) && info->vvar_start == VDSO_IMAGE_VVAR_START &&
 	    (version = linux_version(v)) >= DATA_STORE_VERSION)
@@ -189,5 +213,6 @@ int vdso_view_vvar(const struct vdso_view *v, struct vdso_image_info *info, char
 	info->data_page = 0;
 	info->timens_page = info->vvar_pages - 1;
 	info->data_offset = VVAR_DATA_OFFSET;
+	info->pvclock_page = pvclock_page(info, at, found);
 	return 0;
 }

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memfd_create() */
+#endif
 #include "impls/kernel/sim_vclock.h"
 
 #include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 _Static_assert(sizeof(struct sim_pvclock) == 32 &&
 		       offsetof(struct sim_pvclock, tsc_timestamp) == 8 &&
@@ -165,6 +170,29 @@ void sim_pvclock_reanchor(unsigned int anchor)
 
 	host_write(ANCHOR_TSC + d, ANCHOR_SYSTEM_TIME + scale(d),
 		   READ_ONCE(p->flags));
+}
+
+int sim_pvclock_fd(void)
+{
+	static int fd = -1;
+	union sim_pvclock_page copy;
+
+	if (fd >= 0)
+		return fd;
+	fd = memfd_create("vdsobench-pvclock", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	memcpy(&copy, &sim_pvclock_page, sizeof(copy));
+	/* the object is one whole page: nothing else lives in the one replaced */
+	if (ftruncate(fd, sizeof(sim_pvclock_page)) ||
+	    mmap(&sim_pvclock_page, sizeof(sim_pvclock_page), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		close(fd);
+		fd = -1;
+		return -1;
+	}
+	memcpy(&sim_pvclock_page, &copy, sizeof(copy));
+	return fd;
 }
 
 void sim_pvclock_set_stable(bool stable)

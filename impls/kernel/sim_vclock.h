@@ -94,4 +94,12 @@ void sim_pvclock_reanchor(unsigned int anchor);
 /* the host sets or clears PVCLOCK_TSC_STABLE_BIT, under the same protocol */
 void sim_pvclock_set_stable(bool stable);
 
+/*
+ * A memfd holding the host's page, for a kernel image whose vvar area has a
+ * pvclock page of its own to map (impls/image/loader.h): made once, the
+ * page's mapping replaced by the memfd's with its contents kept. The fd,
+ * or -1 with errno.
+ */
+int sim_pvclock_fd(void);
+
 #endif /* VDSOBENCH_SIM_VCLOCK_H */

@@ -206,7 +206,8 @@ static int kimport_timens_leave(void)
 #ifdef KIMPORT_IMAGE
 /* the image's own entry points are the variant's (glue/image.h) */
 #define KIMPORT_VVAR kimage_area, .vvar_size = KIMAGE_VVAR_LEN
-#define KIMPORT_IMAGE_ENTRIES , .trap_fallbacks = kimage_trap_fallbacks
+#define KIMPORT_IMAGE_ENTRIES , .trap_fallbacks = kimage_trap_fallbacks, \
+	.no_pvclock_page = KIMPORT_IMAGE_PVCLOCK_PAGE < 0
 #else
 #define KIMPORT_VVAR &KIMPORT_SYM(vvar_area), .vvar_size = KIMPORT_VVAR_PAGES * PAGE_SIZE
 #define KIMPORT_IMAGE_ENTRIES

@@ -92,8 +92,8 @@ def add_parser(sub):
     p.add_argument("--clock-mode", choices=("tsc", "pvclock"), default="tsc",
                    metavar="tsc|pvclock",
                    help="the simulated clocksource (default tsc); pvclock: kvm-clock, each call "
-                        "reading the simulated host's pvclock page (x86 layouts and shim-built "
-                        "imports only)")
+                        "reading the simulated host's pvclock page (x86 layouts and imports "
+                        "only)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--jobs", type=ranged.JOBS, metavar="N",
                    help=f"valgrind runs in parallel (default: the number of CPUs; "

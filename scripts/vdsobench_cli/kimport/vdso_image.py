@@ -68,7 +68,8 @@ def parse(data):
                       "nothing imported")
     return {"span": info["span"], "vvar_start": info["vvar_start"],
             "data_page": info["data_page"], "timens_page": info["timens_page"],
-            "data_offset": info["data_offset"], "syms": info["syms"],
+            "data_offset": info["data_offset"], "pvclock_page": info["pvclock_page"],
+            "syms": info["syms"],
             "alts": info["alternatives"], "slots": info["slots"],
             "sites": sorted({s["at"] for s in info["slots"]}),
             "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
@@ -97,6 +98,8 @@ def shape_problem(info):
         return "data_page or timens_page"
     if info.get("data_offset") not in (0, 128):
         return "data_offset"
+    if not number(info.get("pvclock_page"), -1, pages - 1):
+        return "pvclock_page"
     syms = info.get("syms")
     if not isinstance(syms, dict) or not all(number(v, -1, span) for v in syms.values()):
         return "syms"
@@ -120,7 +123,10 @@ def c_header(data, info, options=None):
              f"#define KIMPORT_IMAGE_VVAR_PAGES {-info['vvar_start'] // PAGE}",
              f"#define KIMPORT_IMAGE_DATA_PAGE {info['data_page']}",
              f"#define KIMPORT_IMAGE_TIMENS_PAGE {info['timens_page']}",
-             f"#define KIMPORT_IMAGE_DATA_OFFSET {info['data_offset']}"]
+             f"#define KIMPORT_IMAGE_DATA_OFFSET {info['data_offset']}",
+             # vread_pvclock()'s page of the area, -1 where not known (images
+             # stored before it was read)
+             f"#define KIMPORT_IMAGE_PVCLOCK_PAGE {int(info.get('pvclock_page', -1))}"]
     for name in OPTIONS if options else ():
         lines.append(f"#define KIMPORT_IMAGE_CONFIG_{name} {int(bool(options.get(name)))}")
     for name in SYMS:

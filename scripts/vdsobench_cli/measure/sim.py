@@ -272,7 +272,7 @@ def measure(variants=None, clocks=DEFAULT_CLOCKS, modes=MODES, jobs=None, notes=
 
     clock_mode: the simulated clocksource, "tsc" or "pvclock" (kvm-clock:
     the call reads the simulated host's pvclock page; x86 layouts and
-    shim-built imports only).
+    imports only).
 
     variants, clocks, modes: names or fnmatch globs (commas allowed in an
     item). Returns one dict per (variant, clock, mode), in registry x clock
