@@ -30,7 +30,7 @@ from vdsobench_cli.cli import build
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.core import text as text_mod
 from vdsobench_cli.kimport import patches as patches_mod, probe, store, txn
-from vdsobench_cli.recipes import review_image
+from vdsobench_cli.recipes import review_image, review_parts
 from vdsobench_cli.recipes.recipe_session import verify_one
 from vdsobench_cli.recipes.review_parts import (code_comparison, judged, reader_disassembly,
                                                 tore, verdict)
@@ -113,12 +113,21 @@ def kbuild_of(s):
 
 def verify_tree(s, name, label, counter, progress, inlines=("always",)):
     """{(label, variant): verify's record} of an import, fake counter first,
-    for each of inlines (the rebuild, "always"; the kbuild image, "image")."""
+    for each of inlines (the rebuild, "always"; the kbuild image, "image"),
+    then the fake counter's under kvm-clock ((label, variant + review_parts.PVCLOCK)),
+    where verify runs that mode (x86: a SKIP there is said, not kept)."""
     checked = {}
     for v in (f"kernel:{name}+{c}+{i}" for i in inlines for c in ("fake", counter)):
         progress(f"verify {label} ({v.split('+')[1]} counter)")
         checked[(label, v)] = rec = verify_one(s, v)
         s.say(f"{label}: {v}: {verdict(rec)}")
+    for v in (f"kernel:{name}+fake+{i}" for i in inlines):
+        progress(f"verify {label} (pvclock)")
+        rec = verify_one(s, v, "pvclock")
+        s.say(f"{label}: {v}, pvclock mode: {verdict(rec)}"
+              + (f" ({rec.get('reason')})" if rec.get("status") == "SKIP" else ""))
+        if rec.get("status") != "SKIP":
+            checked[(label, v + review_parts.PVCLOCK)] = rec
     return checked
 
 

@@ -111,10 +111,12 @@ def verdict_line(r, label=None):
     return f"{who}, {r['clock']} {r['mode']}: time ratio {r['ratio']:.3f} {ci}: {r['verdict']}"
 
 
-def verify_one(s, variant):
+def verify_one(s, variant, clock_mode="tsc"):
+    """verify's record of one variant, in a clock mode (verify --clock-mode)."""
     build.build([labels.VERIFY])
     cmd = [*build.program(labels.VERIFY), "--duration-ms",
-           "100" if s.quick else "300", "--system-ms", "200", variant]
+           "100" if s.quick else "300", "--system-ms", "200", variant,
+           *(["--clock-mode", clock_mode] if clock_mode != "tsc" else [])]
     r = lifecycle.run(cmd, capture_output=True, text=True, errors="replace")
     for line in r.stdout.splitlines():
         rec = json.loads(line)

@@ -62,6 +62,11 @@ def counter_itself(rec):
             "exact values bracketed, edge cases not checked")
 
 
+# the key suffix of a fake-counter variant's verify record under kvm-clock
+# (verify --clock-mode pvclock), beside its tsc one: (label, variant + PVCLOCK)
+PVCLOCK = "@pvclock"
+
+
 def verdict(rec):
     """One line from verify's JSON record of a variant."""
     status = rec.get("status", "?")
