@@ -38,6 +38,7 @@ NFC_REORDER = str(TESTDATA / "6.12-nfc-reorder.patch")
 OFFS_BOOT = str(TESTDATA / "6.12-offs-boot.patch")
 RDTSCP_COUNTER = str(TESTDATA / "6.12-rdtscp-counter.patch")
 RDTSC_COUNTER = str(TESTDATA / "6.12-rdtsc-counter.patch")
+PVCLOCK_NORETRY = str(TESTDATA / "6.12-pvclock-noretry.patch")
 
 
 class PureTest(unittest.TestCase):
@@ -291,6 +292,12 @@ class Import612Test(TarballTest):
         listed = {v["name"] for v in json.loads(ok(self, ["list", "--json"]))}
         self.assertIn("kernel:t-torn+fake+always", listed)
         self.assertNotIn("kernel:t-torn+fake+image", listed)
+        # the pvclock read without its retry: correct with the TSC, torn under kvm-clock
+        ok(self, ["import", "linux-source-6.12", "--patch", PVCLOCK_NORETRY, "--name", "t-pv"])
+        ok(self, ["verify", "kernel:t-pv+fake+always"])
+        rc, out, err = cli("verify", "--clock-mode", "pvclock", "kernel:t-pv+fake+always")
+        self.assertEqual(rc, 1, err + out)
+        self.assertRegex(out, r"FAIL +kernel:t-pv\+fake\+always +concurrency: torn read")
 
     def test_a_tree_reading_the_counter_itself_is_not_torn(self):
         # seed 003's question as a patch: __arch_get_hw_counter()'s own RDTSCP,
