@@ -95,7 +95,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: " PROG " VARIANT CLOCK MODE ITERATIONS [--l1d BYTES] "
-		"[--ways N] [--clock-mode tsc|pvclock]\n"
+		"[--ways N] [--clock-mode tsc|pvclock|hvclock]\n"
 		"       " PROG " " FLOOR_EMPTY
 		" none MODE ITERATIONS [--l1d N] [--ways N]\n"
 		"       " PROG " " SYS_VDSO
@@ -227,11 +227,11 @@ static int bad(const char *what, const char *value, const char *valid)
 	return 2;
 }
 
-static int pvclock_refused(const char *subject)
+static int pvclock_refused(int clock_mode, const char *subject)
 {
-	fprintf(stderr, PROG ": --clock-mode pvclock: %s does not read the "
+	fprintf(stderr, PROG ": --clock-mode %s: %s does not read the "
 		"simulated host's page (x86 layouts and imports only)\n",
-		subject);
+		sim_vclock_name((enum sim_vclock)clock_mode), subject);
 	return 2;
 }
 
@@ -389,7 +389,7 @@ int main(int argc, char **argv)
 			clock_mode = sim_vclock_parse(argv[argc - 1]);
 			if (clock_mode < 0)
 				return bad("clock mode", argv[argc - 1],
-					   "valid: tsc, pvclock");
+					   "valid: tsc, pvclock, hvclock");
 		}
 		else if (!strcmp(argv[argc - 2], "--l1d"))
 			l1d = parse_option("--l1d", argv[argc - 1], PAGE,
@@ -423,7 +423,7 @@ int main(int argc, char **argv)
 
 	if (clock_mode != SIM_VCLOCK_TSC &&
 	    (!IS_ENABLED(__x86_64__) || !strcmp(argv[1], SYS_VDSO)))
-		return pvclock_refused(argv[1]);
+		return pvclock_refused(clock_mode, argv[1]);
 	if (!strcmp(argv[1], SYS_VDSO)) {
 		if (!snapshot) {
 			fprintf(stderr, PROG ": " SYS_VDSO " needs --snapshot "
@@ -478,8 +478,9 @@ int main(int argc, char **argv)
 		fn = bench_variant_loops[index]
 			     ->op[clock->op][sim_modes[mode].body];
 	}
-	if (clock_mode != SIM_VCLOCK_TSC && v && v->no_pvclock_page)
-		return pvclock_refused(argv[1]);
+	if (v && ((clock_mode == SIM_VCLOCK_PVCLOCK && v->no_pvclock_page) ||
+		  (clock_mode == SIM_VCLOCK_HVCLOCK && v->no_hvclock_page)))
+		return pvclock_refused(clock_mode, argv[1]);
 	sim_vclock_select((enum sim_vclock)clock_mode);
 
 	env->clk = clock->clk;

@@ -36,8 +36,8 @@ LAYOUTS = {
     "generic_6_17": ("layouts/generic_6_17.c", "6.12"),
     "generic_timens": ("layouts/generic_timens.c", "6.1"),
     "generic_timens_switch": ("layouts/generic_timens_switch.c", "6.1"),
-    # known bad under pvclock alone: x86's pvclock read without its retry
-    "generic_pvclock_noretry": ("layouts/generic_pvclock_noretry.c", "6.12", ["x86_64"]),
+    # known bad under pvclock and hvclock alone: x86's paravirtual reads without retries
+    "generic_vclock_noretry": ("layouts/generic_vclock_noretry.c", "6.12", ["x86_64"]),
 }
 
 # name -> the architecture whose instructions it reads ("any": fake).

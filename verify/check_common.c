@@ -190,16 +190,33 @@ void check_trapped_note(char *buf, size_t len, u64 reads, u64 emulated)
  */
 bool check_known_bad(const struct vdso_variant *v)
 {
-	return v->known_bad &&
-	       (!v->known_bad_clock_mode ||
-		!strcmp(v->known_bad_clock_mode, sim_vclock_name(sim_vclock_mode())));
+	const char *mode = sim_vclock_name(sim_vclock_mode()), *at;
+	size_t n = strlen(mode);
+
+	if (!v->known_bad || !v->known_bad_clock_mode)
+		return v->known_bad != NULL;
+	/* a word of the list */
+	for (at = strstr(v->known_bad_clock_mode, mode); at; at = strstr(at + 1, mode))
+		if ((at == v->known_bad_clock_mode || at[-1] == ' ') &&
+		    (at[n] == '\0' || at[n] == ' '))
+			return true;
+	return false;
 }
 
 u64 check_cycles_per_sec(void)
 {
-	/* kvm-clock counts nanoseconds: clocksource_register_hz(NSEC_PER_SEC) */
-	return sim_vclock_mode() == SIM_VCLOCK_PVCLOCK ? 1000000000ULL :
-							 2399987654ULL;
+	/*
+	 * kvm-clock counts nanoseconds (clocksource_register_hz(NSEC_PER_SEC)),
+	 * Hyper-V's reference time 100 ns units (HV_CLOCK_HZ)
+	 */
+	switch (sim_vclock_mode()) {
+	case SIM_VCLOCK_PVCLOCK:
+		return 1000000000ULL;
+	case SIM_VCLOCK_HVCLOCK:
+		return 10000000ULL;
+	default:
+		return 2399987654ULL;
+	}
 }
 
 bool check_set_cycles(u64 c)
@@ -226,9 +243,11 @@ void check_reset_fake_kernel(struct tk_clocksource *cs, u64 now)
 	const struct timespec64 sleep = { 4, 500000000 };
 	struct timekeeper *tk;
 
-	tk_clocksource_init(cs, sim_vclock_mode() == SIM_VCLOCK_PVCLOCK ?
-				"kvm-clock" : "fake",
-			    check_cycles_per_sec(), UINT64_MAX, true);
+	static const char *const name[] = { "fake", "kvm-clock",
+					    "hyperv_clocksource_tsc_page" };
+
+	tk_clocksource_init(cs, name[sim_vclock_mode()], check_cycles_per_sec(),
+			    UINT64_MAX, true);
 	sim_vclock_select(sim_vclock_mode()); /* the host's page afresh, stable */
 	sim_kernel_detach_all();
 	sim_kernel_reset(cs, now, &wall, &mono);

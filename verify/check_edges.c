@@ -468,22 +468,23 @@ static void edge_aux(const struct vdso_variant *v, struct check_report *r)
 }
 
 /*
- * pvclock only: the host clears PVCLOCK_TSC_STABLE_BIT (a migration, a host
- * TSC found unstable). vread_pvclock() then answers U64_MAX and every clock
- * that reads the counter must take the syscall, which still reads
- * kvm-clock and is exact; set again, the vDSO serves them again.
+ * pvclock: the host clears PVCLOCK_TSC_STABLE_BIT (a migration, a host TSC
+ * found unstable); hvclock: it sets tsc_sequence to 0 (the page not valid).
+ * vread_pvclock() or vread_hvclock() then answers U64_MAX and every clock
+ * that reads the counter must take the syscall, which still reads the
+ * clocksource and is exact; valid again, the vDSO serves them again.
  */
-static void edge_pvclock_unstable(const struct vdso_variant *v,
-				  struct check_report *r)
+static void edge_vclock_invalid(const struct vdso_variant *v,
+				struct check_report *r)
 {
 	static const struct suite_clock clocks[] = { SUITE_CLOCKS(
 		SUITE_CLOCK_ROW) };
 	const u32 counted = v->hres_clocks | v->raw_clocks;
 
-	if (sim_vclock_mode() != SIM_VCLOCK_PVCLOCK)
+	if (sim_vclock_mode() == SIM_VCLOCK_TSC)
 		return;
 	for (int stable = 0; stable <= 1 && r->ok; stable++) {
-		sim_pvclock_set_stable(stable);
+		sim_vclock_set_valid(stable);
 		for (unsigned int i = 0; i < ARRAY_SIZE(clocks); i++) {
 			clockid_t clk = clocks[i].id;
 			u64 calls = sim_syscall_count();
@@ -491,15 +492,16 @@ static void edge_pvclock_unstable(const struct vdso_variant *v,
 			if (!(counted & BIT(clk)))
 				continue;
 			if (!agrees(v, clk, LAST + 123456789,
-				    stable ? "pvclock stable again" :
-					     "pvclock stable bit clear", r))
+				    stable ? "the host's page valid again" :
+					     "the host's page not valid", r))
 				return;
 			calls = sim_syscall_count() - calls;
 			if (calls != (u64)!stable)
-				return check_fail(r, "%s with PVCLOCK_TSC_STABLE_BIT "
-						  "%s: %llu syscalls, want %d",
+				return check_fail(r, "%s with the %s page %s: %llu "
+						  "syscalls, want %d",
 						  check_clock_name(clk),
-						  stable ? "set" : "clear",
+						  sim_vclock_name(sim_vclock_mode()),
+						  stable ? "valid" : "not valid",
 						  (unsigned long long)calls, !stable);
 		}
 	}
@@ -525,7 +527,7 @@ static const struct {
 	{ "leap second", edge_leap_second },
 	{ "time namespace", edge_timens },
 	{ "aux clocks", edge_aux },
-	{ "pvclock stable bit", edge_pvclock_unstable },
+	{ "paravirtual page not valid", edge_vclock_invalid },
 };
 
 int check_edges(const struct vdso_variant *v, struct check_report *r)
@@ -554,8 +556,8 @@ int check_edges(const struct vdso_variant *v, struct check_report *r)
 	reads = tsc_trap_reads();
 	emulated = tsc_trap_emulated();
 	for (unsigned int i = 0; i < ARRAY_SIZE(edges) && r->ok; i++) {
-		if (edges[i].fn == edge_pvclock_unstable &&
-		    sim_vclock_mode() != SIM_VCLOCK_PVCLOCK)
+		if (edges[i].fn == edge_vclock_invalid &&
+		    sim_vclock_mode() == SIM_VCLOCK_TSC)
 			continue;
 		/* each edge case starts from a fresh kernel, which detaches all */
 		check_reset_fake_kernel(&cs, LAST);
@@ -589,7 +591,9 @@ int check_edges(const struct vdso_variant *v, struct check_report *r)
 			   v->has_timens ? ", time namespace" : "",
 			   v->aux_clocks ? ", aux clocks" : "",
 			   sim_vclock_mode() == SIM_VCLOCK_PVCLOCK ?
-				   ", pvclock stable bit cleared" : "",
+				   ", pvclock stable bit cleared" :
+			   sim_vclock_mode() == SIM_VCLOCK_HVCLOCK ?
+				   ", hvclock sequence 0" : "",
 			   trapped);
 	return r->ok ? 0 : -1;
 }

@@ -78,68 +78,71 @@ static void test_variant(const struct vdso_variant *v,
 }
 
 /*
- * verify --clock-mode pvclock on the fake counter: one layout of each x86
- * read path passes every check through the host's page (its stable bit
- * cleared, the host rewriting it under the readers), and the layout
- * without the version retry is caught, by the concurrency check alone.
+ * verify --clock-mode pvclock and hvclock on the fake counter: one layout
+ * of each x86 read path passes every check through the host's page (made
+ * invalid, the host rewriting it under the readers), and the layout
+ * without the retries is caught, by the concurrency check alone.
  */
-static void test_pvclock(void)
+static void test_vclock(enum sim_vclock mode)
 {
 	static const char *const good[] = {
 		"generic_6_17+fake+always", "generic_6_10+fake+auto",
 		"generic_5_3+fake+always", "generic_timens_switch+fake+always",
 		"x86_gtod+fake+always",
 	};
+	static const char *const invalid[] = { "", "pvclock stable bit cleared",
+					       "hvclock sequence 0" };
 	const struct vdso_variant *bad =
-		vdso_variant_find("generic_pvclock_noretry+fake+always");
+		vdso_variant_find("generic_vclock_noretry+fake+always");
+	const char *name = sim_vclock_name(mode);
 	struct check_report r;
 
 	if (!IS_ENABLED(__x86_64__)) {
-		tap_ok(true, "pvclock mode # SKIP x86's alone");
+		tap_ok(true, "%s mode # SKIP x86's alone", name);
 		return;
 	}
-	sim_vclock_select(SIM_VCLOCK_PVCLOCK);
+	sim_vclock_select(mode);
 	for (unsigned int i = 0; i < ARRAY_SIZE(good); i++) {
 		const struct vdso_variant *v = vdso_variant_find(good[i]);
 
 		if (!v) {
-			tap_ok(false, "pvclock: no %s", good[i]);
+			tap_ok(false, "%s: no %s", name, good[i]);
 			continue;
 		}
 		memset(&r, 0, sizeof(r));
 		check_exact(v, &r);
-		tap_ok(r.ok, "pvclock %s exact: %s", v->name, r.detail);
+		tap_ok(r.ok, "%s %s exact: %s", name, v->name, r.detail);
 		memset(&r, 0, sizeof(r));
 		check_edges(v, &r);
-		tap_ok(r.ok && strstr(r.detail, "pvclock stable bit cleared"),
-		       "pvclock %s edges: %s", v->name, r.detail);
+		tap_ok(r.ok && strstr(r.detail, invalid[mode]), "%s %s edges: %s", name,
+		       v->name, r.detail);
 		memset(&r, 0, sizeof(r));
 		check_concurrency(v, PHASE_MS, &r);
-		tap_ok(r.ok && strstr(r.detail, "phase H"), "pvclock %s concurrency: %s",
+		tap_ok(r.ok && strstr(r.detail, "phase H"), "%s %s concurrency: %s", name,
 		       v->name, r.detail);
 	}
-	tap_ok(bad && check_known_bad(bad), "the pvclock negative control is "
-	       "known bad in pvclock mode");
+	tap_ok(bad && check_known_bad(bad), "the negative control is known bad in %s mode",
+	       name);
 	if (bad) {
 		memset(&r, 0, sizeof(r));
 		check_exact(bad, &r);
-		tap_ok(r.ok, "pvclock %s exact: %s", bad->name, r.detail);
+		tap_ok(r.ok, "%s %s exact: %s", name, bad->name, r.detail);
 		memset(&r, 0, sizeof(r));
 		check_edges(bad, &r);
-		tap_ok(r.ok, "pvclock %s edges: %s", bad->name, r.detail);
+		tap_ok(r.ok, "%s %s edges: %s", name, bad->name, r.detail);
 		memset(&r, 0, sizeof(r));
 		if (usable_cpus() < 2) {
-			tap_ok(true, "pvclock %s caught # SKIP one CPU", bad->name);
+			tap_ok(true, "%s %s caught # SKIP one CPU", name, bad->name);
 		} else {
 			check_concurrency(bad, CHECK_KNOWN_BAD_BOUND_MS, &r);
 			tap_ok(!r.ok && strstr(r.detail, "torn read"),
-			       "pvclock %s (known bad) caught by the concurrency "
-			       "checker: %s", bad->name, r.detail);
+			       "%s %s (known bad) caught by the concurrency "
+			       "checker: %s", name, bad->name, r.detail);
 		}
 	}
 	sim_vclock_select(SIM_VCLOCK_TSC);
-	tap_ok(bad && !check_known_bad(bad), "the pvclock negative control "
-	       "is a correct variant in tsc mode");
+	tap_ok(bad && !check_known_bad(bad), "the negative control is a correct "
+	       "variant in tsc mode");
 }
 
 /* RDTSCP's CPUID bit, from made-up CPUID answers: never this CPU's */
@@ -536,7 +539,8 @@ int main(void)
 	}
 	test_trap_live();
 	test_reads_counter_itself();
-	test_pvclock();
+	test_vclock(SIM_VCLOCK_PVCLOCK);
+	test_vclock(SIM_VCLOCK_HVCLOCK);
 	free(runnable);
 	free(system);
 	return tap_done();

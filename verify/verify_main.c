@@ -11,7 +11,8 @@
  * trap is refused, CNTVCTSS_EL0: impls/counters/available.h) is SKIP with
  * the reason, never run.
  *
- * --clock-mode pvclock runs the checks with the clocksource the simulated
+ * --clock-mode pvclock (hvclock: Hyper-V's TSC page, the same way) runs
+ * the checks with the clocksource the simulated
  * host's pvclock page gives (kvm-clock, impls/kernel/sim_vclock.h): the
  * x86 layouts and imported trees and images (their own vread_pvclock()) read
  * it; what does not (an arm64 build, an image whose pvclock page is not
@@ -37,14 +38,15 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vdsobench_verify [--duration-ms N] [--system-ms N]\n"
-		"                        [--clock-mode tsc|pvclock] [VARIANT...]\n"
+		"                        [--clock-mode tsc|pvclock|hvclock] [VARIANT...]\n"
 		"       vdsobench_verify --list-json\n"
 		"Checks each variant (default: all) and prints one JSON object per\n"
 		"variant, then {\"summary\": ...}.\n"
 		"  --duration-ms N  length of each concurrency phase (default 300)\n"
 		"  --system-ms N    length of the real-system comparison (default 2000)\n"
-		"  --clock-mode M   the simulated clocksource: tsc (default) or pvclock\n"
-		"                   (kvm-clock: the host's pvclock page, x86 only)\n"
+		"  --clock-mode M   the simulated clocksource: tsc (default), pvclock\n"
+		"                   (kvm-clock: the host's pvclock page) or hvclock\n"
+		"                   (Hyper-V's TSC page); x86 only\n"
 		"  --list-json      describe every variant as a JSON array and exit\n");
 }
 
@@ -140,11 +142,20 @@ static const char *mode_unavailable(const struct vdso_variant *v)
 	if (sim_vclock_mode() == SIM_VCLOCK_TSC)
 		return NULL;
 	if (!IS_ENABLED(__x86_64__))
-		return "pvclock mode is x86's (kvm-clock): no arm64 vDSO reads it";
-	if (v->no_pvclock_page)
+		return "pvclock and hvclock are x86's (kvm-clock, Hyper-V): no "
+		       "arm64 vDSO reads them";
+	if (sim_vclock_mode() == SIM_VCLOCK_PVCLOCK && v->no_pvclock_page)
 		return "pvclock mode: the image's vvar area has no pvclock page "
 		       "the loader knows (no pvclock_page symbol), so its read "
 		       "cannot be given the simulated host's";
+	if (sim_vclock_mode() == SIM_VCLOCK_HVCLOCK && v->no_hvclock_page)
+		return strcmp(v->inline_mode, "image") ?
+			       "hvclock mode: the shim builds an imported tree "
+			       "without CONFIG_HYPERV_TIMER (its kbuild image "
+			       "has it)" :
+			       "hvclock mode: the image's vvar area has no "
+			       "hvclock page the loader knows (no hvclock_page "
+			       "symbol)";
 	return NULL;
 }
 
@@ -271,7 +282,8 @@ int main(int argc, char **argv)
 			mode = sim_vclock_parse(optarg);
 			if (mode < 0) {
 				fprintf(stderr, "vdsobench_verify: --clock-mode: '%s' "
-					"is not a clock mode; valid: tsc, pvclock\n",
+					"is not a clock mode; valid: tsc, pvclock, "
+					"hvclock\n",
 					optarg);
 				return 2;
 			}
@@ -368,8 +380,8 @@ int main(int argc, char **argv)
 		} else if (mode != SIM_VCLOCK_TSC) {
 			r[3] = (struct check_report){ .name = "system", .ok = true,
 						      .skipped = true };
-			check_note(&r[3], "the simulated host's pvclock page is not "
-				   "this machine's clock: checked in tsc mode");
+			check_note(&r[3], "the simulated host's page is not this "
+				   "machine's clock: checked in tsc mode");
 		} else {
 			r[3] = system[next_sys++];
 		}

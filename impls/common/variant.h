@@ -64,7 +64,7 @@ struct vdso_variant {
 	const char *summary;
 	/* NULL, or why this variant is broken and kept as a negative control */
 	const char *known_bad;
-	/* NULL: broken in every clock mode; else the one it is broken in ("pvclock") */
+	/* NULL: broken in every clock mode; else those it is, by name ("pvclock hvclock") */
 	const char *known_bad_clock_mode;
 
 	/* clock ids served in userspace, as BIT(clk) masks */
@@ -92,10 +92,11 @@ struct vdso_variant {
 	bool has_timens;
 	bool real_counter; /* false: the fake counter, tests only */
 	/*
-	 * a kernel image whose vvar area has no pvclock page the loader knows:
-	 * its vread_pvclock() cannot read the simulated host's (pvclock mode)
+	 * a kernel image whose vvar area has no pvclock (hvclock) page the
+	 * loader knows: its vread_pvclock() (vread_hvclock()) cannot read the
+	 * simulated host's; no_hvclock_page also where the read is not built
 	 */
-	bool no_pvclock_page;
+	bool no_pvclock_page, no_hvclock_page;
 
 	/* the data as readers see it */
 	const void *vvar;

@@ -71,8 +71,11 @@ struct vdso_image_info {
 	int vvar_pages;
 	/* the area's time data page and time namespace page, the data's offset in each */
 	int data_page, timens_page, data_offset;
-	/* the area's page x86's vread_pvclock() loads (pvclock_page); -1: not known */
-	int pvclock_page;
+	/*
+	 * the area's pages x86's vread_pvclock() and vread_hvclock() load
+	 * (pvclock_page, hvclock_page); -1: not known
+	 */
+	int pvclock_page, hvclock_page;
 	int64_t sym[VDSO_IMAGE_NR_SYMS]; /* offset in the image; -1: not exported */
 	/* .altinstructions and .altinstr_replacement (alt_size 0: none) */
 	uint64_t alt_addr, alt_size, repl_addr, repl_size;

@@ -7,7 +7,8 @@
  * scripts/vdsobench_cli/kimport/vdso_image.py reads:
  *
  *   {"span": N, "vvar_start": N, "vvar_pages": N, "data_page": N,
- *    "timens_page": N, "data_offset": N, "pvclock_page": N, "syms": {NAME: N, ...},
+ *    "timens_page": N, "data_offset": N, "pvclock_page": N, "hvclock_page": N,
+ *    "syms": {NAME: N, ...},
  *    "alternatives": N, "entry_size": 14|12|0,
  *    "slots": [{"at": N, "len": N, "replacement": "lfence_rdtsc"|"rdtscp",
  *               "feature": N}, ...],
@@ -73,9 +74,10 @@ static void print_info(const struct vdso_image_info *info, unsigned int counters
 	const char *sep = "";
 
 	printf("{\"span\": %zu, \"vvar_start\": %ld, \"vvar_pages\": %d, \"data_page\": %d, "
-	       "\"timens_page\": %d, \"data_offset\": %d, \"pvclock_page\": %d, \"syms\": {",
+	       "\"timens_page\": %d, \"data_offset\": %d, \"pvclock_page\": %d, "
+	       "\"hvclock_page\": %d, \"syms\": {",
 	       info->span, info->vvar_start, info->vvar_pages, info->data_page, info->timens_page,
-	       info->data_offset, info->pvclock_page);
+	       info->data_offset, info->pvclock_page, info->hvclock_page);
 	for (int i = 0; i < VDSO_IMAGE_NR_SYMS; i++) {
 		if (info->sym[i] < 0)
 			continue;

@@ -54,7 +54,8 @@ static void one(const char *name, const char *want)
  * the area's pages, its data page and time namespace page, the data's
  * offset, and the page vread_pvclock() reads (-1: not known)
  */
-static void area(const char *name, int pages, int data, int timens, int offset, int pvclock)
+static void area(const char *name, int pages, int data, int timens, int offset, int pvclock,
+		 int hvclock)
 {
 	struct vdso_image_info info = { 0 };
 	char why[256] = "";
@@ -65,11 +66,11 @@ static void area(const char *name, int pages, int data, int timens, int offset, 
 
 	tap_ok(!rc && info.vvar_pages == pages && info.data_page == data &&
 		       info.timens_page == timens && info.data_offset == offset &&
-		       info.pvclock_page == pvclock,
-	       "%s: %d pages, data in page %d at %d, time namespace page %d, pvclock page %d "
-	       "(got %d, %d at %d, %d, %d%s%s)", name, pages, data, offset, timens, pvclock,
-	       info.vvar_pages, info.data_page, info.data_offset, info.timens_page,
-	       info.pvclock_page, *why ? ": " : "", why);
+		       info.pvclock_page == pvclock && info.hvclock_page == hvclock,
+	       "%s: %d pages, data in page %d at %d, time namespace page %d, pvclock page %d, "
+	       "hvclock page %d (got %d, %d at %d, %d, %d, %d%s%s)", name, pages, data, offset,
+	       timens, pvclock, hvclock, info.vvar_pages, info.data_page, info.data_offset,
+	       info.timens_page, info.pvclock_page, info.hvclock_page, *why ? ": " : "", why);
 }
 
 int main(void)
@@ -93,13 +94,13 @@ int main(void)
 	tap_ok(n >= 20, "%s/cases.txt names %d cases", DIR, n);
 	/*
 	 * v6.1..v6.14: vvar, pvclock, hvclock, timens; the data at 128. Their
-	 * pvclock page is the second where the area is that script's four
-	 * pages; an area of another size, without a pvclock_page symbol, has
+	 * pvclock and hvclock pages are the second and third where the area is
+	 * that script's four pages; an area of another size, without a pvclock_page symbol, has
 	 * none known.
 	 */
-	area("good-v6.12.so", 4, 0, 3, 128, 1);
-	area("good-vvar-symtab.so", 6, 0, 5, 128, -1);
+	area("good-v6.12.so", 4, 0, 3, 128, 1, 2);
+	area("good-vvar-symtab.so", 6, 0, 5, 128, -1, -1);
 	/* the data store: time data first, at 0, the namespace's page next */
-	area("good-data-store.so", 6, 0, 1, 0, -1);
+	area("good-data-store.so", 6, 0, 1, 0, -1, -1);
 	return tap_done();
 }

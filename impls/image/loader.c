@@ -72,6 +72,7 @@ int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,
 	img->data_page = info.data_page;
 	img->timens_page = info.timens_page;
 	img->pvclock_page = info.pvclock_page;
+	img->hvclock_page = info.hvclock_page;
 	img->data_offset = info.data_offset;
 	vvar_len = (size_t)img->vvar_pages * VDSO_IMAGE_PAGE;
 	img->map_len = vvar_len + img->len + VDSO_IMAGE_PAGE;

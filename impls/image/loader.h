@@ -61,7 +61,8 @@ struct vdso_loaded {
 	int vvar_pages;
 	/* the pages of the area the data and its time namespace copy go in, and where in them */
 	int data_page, timens_page, data_offset;
-	int pvclock_page; /* vread_pvclock()'s page of the area; -1: not known */
+	/* vread_pvclock()'s and vread_hvclock()'s pages of the area; -1: not known */
+	int pvclock_page, hvclock_page;
 	/* the counter slots patched (rdtsc_ordered() sites), and how many alternatives */
 	int slots, alts;
 	int fixed; /* mapped over the caller's area: given back as zeros */

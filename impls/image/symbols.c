@@ -154,17 +154,18 @@ static int data_store(struct vdso_image_info *info, const uint64_t *at, unsigned
 }
 
 /*
- * vdso-layout.lds.S's pvclock_page, a page of the area other than the data
- * and time namespace pages: else -1 (a stripped v6.1..v6.14 image has it at
- * vvar_start + PAGE_SIZE, that script's fixed order)
+ * vdso-layout.lds.S's pvclock_page (sym 3) or hvclock_page (sym 4), a page
+ * of the area other than the data and time namespace pages: else -1 (a
+ * stripped v6.1..v6.14 image has them at vvar_start + 1 and 2 pages, that
+ * script's fixed order)
  */
-static int pvclock_page(const struct vdso_image_info *info, const uint64_t *at,
-			unsigned int found)
+static int vclock_page(const struct vdso_image_info *info, const uint64_t *at,
+		       unsigned int found, int sym)
 {
-	long page = found & 8 ? pages_before((int64_t)at[3]) * VDSO_IMAGE_PAGE : 0;
+	long page = found & (1u << sym) ? pages_before((int64_t)at[sym]) * VDSO_IMAGE_PAGE : 0;
 
-	if (!page && !(found & 8) && !(found & 6) && info->vvar_pages == 4)
-		return 1;
+	if (!page && !(found & (1u << sym)) && !(found & 6) && info->vvar_pages == 4)
+		return sym - 2;
 	page = page ? (page - info->vvar_start) / VDSO_IMAGE_PAGE : -1;
 	if (page < 0 || page >= info->vvar_pages || page == info->data_page ||
 	    page == info->timens_page)
@@ -175,18 +176,19 @@ static int pvclock_page(const struct vdso_image_info *info, const uint64_t *at,
 int vdso_view_vvar(const struct vdso_view *v, struct vdso_image_info *info, char *why, size_t n)
 {
 	static const char *const name[] = { "vvar_start", "vdso_u_data", "vdso_u_time_data",
-					    "pvclock_page" };
+					    "pvclock_page", "hvclock_page" };
 	unsigned int found = 0;
-	uint64_t at[3];
+	uint64_t at[5];
 	long version;
 
-	if (v->has_symtab && symbols(v, &v->symtab, ".symtab", ".symtab's string table", name, 4,
+	if (v->has_symtab && symbols(v, &v->symtab, ".symtab", ".symtab's string table", name, 5,
 				     at, &found, 0, why, n))
 		return -1;
 	if (!(found & 1) && (found & 6)) {
 		if (data_store(info, at, found, why, n))
 			return -1;
-		info->pvclock_page = pvclock_page(info, at, found);
+		info->pvclock_page = vclock_page(info, at, found, 3);
+		info->hvclock_page = vclock_page(info, at, found, 4);
 		return 0;
 	}
 	/* a caller that gave another area (the running kernel's mapping) knows */
@@ -213,6 +215,7 @@ int vdso_view_vvar(const struct vdso_view *v, struct vdso_image_info *info, char
 	info->data_page = 0;
 	info->timens_page = info->vvar_pages - 1;
 	info->data_offset = VVAR_DATA_OFFSET;
-	info->pvclock_page = pvclock_page(info, at, found);
+	info->pvclock_page = vclock_page(info, at, found, 3);
+	info->hvclock_page = vclock_page(info, at, found, 4);
 	return 0;
 }

@@ -28,6 +28,7 @@ struct vdso_variant;
 #define VDSO_CLOCKMODE_NONE 0
 #define VDSO_CLOCKMODE_TSC 1 /* any counter the vDSO may read */
 #define VDSO_CLOCKMODE_PVCLOCK 2 /* x86: kvm-clock (impls/kernel/sim_vclock.h) */
+#define VDSO_CLOCKMODE_HVCLOCK 3 /* x86: Hyper-V's TSC page */
 #define VDSO_CLOCKMODE_TIMENS 0x7fffffff /* include/vdso/datapage.h (v5.6+) */
 
 /* reset the kernel: a new clocksource, wall time and MONOTONIC at now; every aux clock disabled */

@@ -81,18 +81,19 @@ static u64 step(void)
 	return 1ULL << (32 + (tsc_shift < 0 ? -tsc_shift : 0));
 }
 
+static const char *const names[] = { "tsc", "pvclock", "hvclock" };
+
 int sim_vclock_parse(const char *name)
 {
-	if (!strcmp(name, "tsc"))
-		return SIM_VCLOCK_TSC;
-	if (!strcmp(name, "pvclock"))
-		return SIM_VCLOCK_PVCLOCK;
+	for (unsigned int m = 0; m < ARRAY_SIZE(names); m++)
+		if (!strcmp(name, names[m]))
+			return (int)m;
 	return -1;
 }
 
 const char *sim_vclock_name(enum sim_vclock m)
 {
-	return m == SIM_VCLOCK_PVCLOCK ? "pvclock" : "tsc";
+	return (unsigned int)m < ARRAY_SIZE(names) ? names[m] : "tsc";
 }
 
 static void host_write(u64 tsc_timestamp, u64 system_time, u8 flags)
@@ -119,6 +120,7 @@ void sim_vclock_select(enum sim_vclock m)
 			   &tsc_mul);
 	memset(&sim_pvclock_page, 0, sizeof(sim_pvclock_page));
 	host_write(ANCHOR_TSC, ANCHOR_SYSTEM_TIME, SIM_PVCLOCK_TSC_STABLE_BIT);
+	sim_hvclock_reset();
 }
 
 enum sim_vclock sim_vclock_mode(void)
@@ -129,6 +131,7 @@ enum sim_vclock sim_vclock_mode(void)
 s32 sim_vclock_clock_mode(void)
 {
 	return mode == SIM_VCLOCK_PVCLOCK ? SIM_CLOCKMODE_PVCLOCK :
+	       mode == SIM_VCLOCK_HVCLOCK ? SIM_CLOCKMODE_HVCLOCK :
 					    SIM_CLOCKMODE_TSC;
 }
 
@@ -136,6 +139,8 @@ u64 sim_vclock_cycles(u64 tsc)
 {
 	if (mode == SIM_VCLOCK_TSC)
 		return tsc;
+	if (mode == SIM_VCLOCK_HVCLOCK)
+		return sim_hvclock_cycles(tsc);
 	/* kvm_clock_read() -> __pvclock_read_cycles(), from anchor 0 */
 	return ANCHOR_SYSTEM_TIME + scale(tsc - ANCHOR_TSC);
 }
@@ -148,6 +153,8 @@ bool sim_vclock_tsc_for(u64 cycles, u64 *tsc)
 		*tsc = cycles;
 		return true;
 	}
+	if (mode == SIM_VCLOCK_HVCLOCK)
+		return sim_hvclock_tsc_for(cycles, tsc);
 	if (cycles >> 63)
 		return false;
 	/* the smallest delta whose scaled value reaches cycles */
@@ -172,27 +179,56 @@ void sim_pvclock_reanchor(unsigned int anchor)
 		   READ_ONCE(p->flags));
 }
 
+void sim_vclock_reanchor(unsigned int anchor, u64 cycles)
+{
+	u64 tsc;
+
+	if (mode == SIM_VCLOCK_PVCLOCK)
+		sim_pvclock_reanchor(anchor);
+	else if (mode == SIM_VCLOCK_HVCLOCK && sim_hvclock_tsc_for(cycles, &tsc))
+		sim_hvclock_reanchor(anchor, tsc);
+}
+
+void sim_vclock_set_valid(bool valid)
+{
+	if (mode == SIM_VCLOCK_PVCLOCK)
+		sim_pvclock_set_stable(valid);
+	else if (mode == SIM_VCLOCK_HVCLOCK)
+		sim_hvclock_set_valid(valid);
+}
+
+bool sim_vclock_anchors_agree_everywhere(void)
+{
+	return mode != SIM_VCLOCK_HVCLOCK;
+}
+
+int sim_vclock_page_fd(void *page, const char *name, int *fd)
+{
+	u8 copy[4096];
+
+	if (*fd >= 0)
+		return *fd;
+	*fd = memfd_create(name, MFD_CLOEXEC);
+	if (*fd < 0)
+		return -1;
+	memcpy(copy, page, sizeof(copy));
+	/* the object is one whole page: nothing else lives in the one replaced */
+	if (ftruncate(*fd, sizeof(copy)) ||
+	    mmap(page, sizeof(copy), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, *fd,
+		 0) == MAP_FAILED) {
+		close(*fd);
+		*fd = -1;
+		return -1;
+	}
+	memcpy(page, copy, sizeof(copy));
+	return *fd;
+}
+
 int sim_pvclock_fd(void)
 {
 	static int fd = -1;
-	union sim_pvclock_page copy;
 
-	if (fd >= 0)
-		return fd;
-	fd = memfd_create("vdsobench-pvclock", MFD_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	memcpy(&copy, &sim_pvclock_page, sizeof(copy));
-	/* the object is one whole page: nothing else lives in the one replaced */
-	if (ftruncate(fd, sizeof(sim_pvclock_page)) ||
-	    mmap(&sim_pvclock_page, sizeof(sim_pvclock_page), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
-		close(fd);
-		fd = -1;
-		return -1;
-	}
-	memcpy(&sim_pvclock_page, &copy, sizeof(copy));
-	return fd;
+	return sim_vclock_page_fd(&sim_pvclock_page, "vdsobench-pvclock", &fd);
 }
 
 void sim_pvclock_set_stable(bool stable)

@@ -4,7 +4,8 @@
  * clocksource read against the ABI's formula computed here from the page,
  * the TSC value for a clocksource value (the smallest, every value below
  * 2^63, none at or above), both anchors giving the same time, and the
- * version protocol.
+ * version protocol. Then Hyper-V's TSC page the same way, its second
+ * anchor meeting the first at one TSC value, and its sequence.
  */
 #include <string.h>
 
@@ -25,6 +26,51 @@ static u64 page_read(u64 tsc)
 	       (u64)(((unsigned __int128)delta * p->tsc_to_system_mul) >> 32);
 }
 
+/* Hyper-V's reference time from the page as it stands, in 128 bits */
+static u64 hv_page_read(u64 tsc)
+{
+	const struct sim_hvclock *h = &sim_hvclock_page.tsc_pg;
+
+	return (u64)(((unsigned __int128)tsc * h->tsc_scale) >> 64) + (u64)h->tsc_offset;
+}
+
+static void test_hvclock(void)
+{
+	static const u64 values[] = { 0, 1, 999, 1000000, 1ULL << 40, 1ULL << 55 };
+	const struct sim_hvclock *h = &sim_hvclock_page.tsc_pg;
+	u64 tsc = 0, at, other, second;
+	u32 sequence;
+	bool all = true;
+
+	sim_vclock_select(SIM_VCLOCK_HVCLOCK);
+	tap_ok(sim_vclock_clock_mode() == SIM_CLOCKMODE_HVCLOCK && h->tsc_sequence != 0 &&
+	       h->tsc_scale == (u64)(((unsigned __int128)10000000 << 64) / SIM_VCLOCK_TSC_HZ),
+	       "hvclock: VDSO_CLOCKMODE_HVCLOCK, the page valid, Hyper-V's scale "
+	       "2^64 x 10 MHz / the TSC's");
+	sim_vclock_tsc_for(0, &tsc);
+	second = sim_vclock_cycles(tsc + SIM_VCLOCK_TSC_HZ) - sim_vclock_cycles(tsc);
+	tap_ok(second >= 9999999 && second <= 10000000,
+	       "a second of TSC is 10^7 units of 100 ns (%llu)", (unsigned long long)second);
+	for (unsigned int i = 0; i < ARRAY_SIZE(values); i++)
+		all &= sim_vclock_tsc_for(values[i], &tsc) && hv_page_read(tsc) == values[i] &&
+		       hv_page_read(tsc - 1) != values[i];
+	tap_ok(all, "each value has a smallest TSC value, which the page reads back");
+
+	sim_vclock_tsc_for(123456789, &at);
+	sequence = h->tsc_sequence;
+	sim_vclock_reanchor(1, 123456789);
+	other = at + 1000000;
+	tap_ok(h->tsc_sequence != sequence && h->tsc_sequence != 0 &&
+	       hv_page_read(at) == 123456789 && hv_page_read(other) != sim_vclock_cycles(other),
+	       "anchor 1 gives its TSC value the same time, and others another: a new "
+	       "sequence");
+	sim_vclock_set_valid(false);
+	tap_ok(h->tsc_sequence == 0, "the host makes the page invalid: sequence 0");
+	sim_vclock_set_valid(true);
+	tap_ok(h->tsc_sequence != 0, "and valid again");
+	sim_vclock_select(SIM_VCLOCK_TSC);
+}
+
 int main(void)
 {
 	static const u64 values[] = { 0, 1, 999, 1000000, 1ULL << 40,
@@ -37,6 +83,7 @@ int main(void)
 
 	tap_ok(sim_vclock_parse("tsc") == SIM_VCLOCK_TSC &&
 	       sim_vclock_parse("pvclock") == SIM_VCLOCK_PVCLOCK &&
+	       sim_vclock_parse("hvclock") == SIM_VCLOCK_HVCLOCK &&
 	       sim_vclock_parse("hpet") == -1, "the clock modes by name");
 
 	sim_vclock_select(SIM_VCLOCK_TSC);
@@ -94,5 +141,6 @@ int main(void)
 	sim_vclock_select(SIM_VCLOCK_PVCLOCK);
 	tap_ok((p->flags & SIM_PVCLOCK_TSC_STABLE_BIT) != 0,
 	       "a new selection starts stable again");
+	test_hvclock();
 	return tap_done();
 }

@@ -36,10 +36,12 @@
 #define VCLOCK_NONE 0
 #define VCLOCK_TSC 1
 #define VCLOCK_PVCLOCK 2
+#define VCLOCK_HVCLOCK 3
 
 #if defined(__x86_64__)
 /* vdsobench: the variant's counter axis, as in arch/x86.h */
 #define rdtsc_ordered() vdso_read_cycles()
+#include "impls/layouts/arch/x86_hvclock.h"
 #include "impls/layouts/arch/x86_pvclock.h"
 #endif
 
@@ -101,8 +103,11 @@ notrace static inline u64 vgetcyc(int mode)
 		barrier();
 		return vread_pvclock();
 	}
+	if (mode == VCLOCK_HVCLOCK) {
+		barrier();
+		return vread_hvclock();
+	}
 #endif
-	/* hvclock is not simulated: its mode falls back */
 	return UINT64_MAX;
 }
 
@@ -207,7 +212,7 @@ VDSO_ENTRY void VDSO_SYM(update_vsyscall_tz)(const struct timezone *tz)
 static int x86_vclock_mode(const struct timekeeper *tk)
 {
 	if (tk->vdso_capable && tk->tkr_mono.mask == UINT64_MAX)
-		return sim_vclock_clock_mode(); /* kvm-clock: VCLOCK_PVCLOCK */
+		return sim_vclock_clock_mode(); /* kvm-clock: VCLOCK_PVCLOCK, ... */
 	return VCLOCK_NONE;
 }
 

@@ -119,9 +119,12 @@ static int kimage_map_vvar(const struct vvar_memfd *m, bool timens_task)
 	return 0;
 }
 
-/* an image stored before its pvclock page was read: none known */
+/* an image stored before its paravirtual pages were read: none known */
 #ifndef KIMPORT_IMAGE_PVCLOCK_PAGE
 #define KIMPORT_IMAGE_PVCLOCK_PAGE (-1)
+#endif
+#ifndef KIMPORT_IMAGE_HVCLOCK_PAGE
+#define KIMPORT_IMAGE_HVCLOCK_PAGE (-1)
 #endif
 
 /* once: the image, then the memfd (its slots in a scratch area), then the slots */
@@ -133,11 +136,17 @@ static int kimage_init(struct vvar_memfd *m)
 		return 0;
 	if (kimage_map() || vvar_memfd_init(m, "vdsobench-kernel-image", scratch, 2))
 		return -1;
+	/* its pvclock and hvclock pages are the simulated host's, as a guest's */
 #if KIMPORT_IMAGE_PVCLOCK_PAGE >= 0
-	/* its pvclock page is the simulated host's, as a guest's maps the host's */
 	if (sim_pvclock_fd() < 0 ||
 	    mmap(kimage_area + (size_t)KIMPORT_IMAGE_PVCLOCK_PAGE * PAGE_SIZE, PAGE_SIZE,
 		 PROT_READ, MAP_SHARED | MAP_FIXED, sim_pvclock_fd(), 0) == MAP_FAILED)
+		return -1;
+#endif
+#if KIMPORT_IMAGE_HVCLOCK_PAGE >= 0
+	if (sim_hvclock_fd() < 0 ||
+	    mmap(kimage_area + (size_t)KIMPORT_IMAGE_HVCLOCK_PAGE * PAGE_SIZE, PAGE_SIZE,
+		 PROT_READ, MAP_SHARED | MAP_FIXED, sim_hvclock_fd(), 0) == MAP_FAILED)
 		return -1;
 #endif
 	return kimage_map_vvar(m, false);

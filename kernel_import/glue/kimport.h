@@ -43,8 +43,11 @@ struct kimport_tk {
 	unsigned long long max_cycles; /* the clocksource's */
 	/* the clocksource has a vDSO clock mode: the tree's VDSO_CLOCKMODE_TSC */
 	int vdso_capable;
-	/* x86: that mode is VDSO_CLOCKMODE_PVCLOCK (kvm-clock, sim_vclock.h) */
-	int pvclock;
+	/*
+	 * x86: that mode is VDSO_CLOCKMODE_PVCLOCK (kvm-clock) or _HVCLOCK
+	 * (Hyper-V's TSC page): sim_vclock.h's SIM_CLOCKMODE_*; 0: the TSC
+	 */
+	int paravirt;
 	unsigned int hrtimer_res;
 	/* v6.17 auxiliary timekeepers: TIMEKEEPER_AUX_FIRST + n, enabled */
 	int id;

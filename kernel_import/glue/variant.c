@@ -137,7 +137,8 @@ static void kimport_tk_of(const struct timekeeper *tk, struct kimport_tk *out)
 		.raw_sec = tk->raw_sec,
 		.max_cycles = tk->max_cycles,
 		.vdso_capable = tk->vdso_capable && KIMPORT_VDSO_MASK_OK(tk->tkr_mono.mask),
-		.pvclock = sim_vclock_clock_mode() == SIM_CLOCKMODE_PVCLOCK,
+		.paravirt = sim_vclock_clock_mode() == SIM_CLOCKMODE_TSC ? 0 :
+			    sim_vclock_clock_mode(),
 		.hrtimer_res = tk->hrtimer_res,
 		.id = tk->id,
 		.clock_valid = tk->clock_valid,
@@ -207,10 +208,12 @@ static int kimport_timens_leave(void)
 /* the image's own entry points are the variant's (glue/image.h) */
 #define KIMPORT_VVAR kimage_area, .vvar_size = KIMAGE_VVAR_LEN
 #define KIMPORT_IMAGE_ENTRIES , .trap_fallbacks = kimage_trap_fallbacks, \
-	.no_pvclock_page = KIMPORT_IMAGE_PVCLOCK_PAGE < 0
+	.no_pvclock_page = KIMPORT_IMAGE_PVCLOCK_PAGE < 0, \
+	.no_hvclock_page = KIMPORT_IMAGE_HVCLOCK_PAGE < 0
 #else
 #define KIMPORT_VVAR &KIMPORT_SYM(vvar_area), .vvar_size = KIMPORT_VVAR_PAGES * PAGE_SIZE
-#define KIMPORT_IMAGE_ENTRIES
+/* the shim builds the tree without CONFIG_HYPERV_TIMER */
+#define KIMPORT_IMAGE_ENTRIES , .no_hvclock_page = true
 #endif
 
 VDSO_VARIANT_DEFINE(.source = KIMPORT_SOURCE, .summary = KIMPORT_SUMMARY,

@@ -149,10 +149,12 @@ static void kimport_fill(struct timekeeper *tk, const struct kimport_tk *s)
 	kimport_cs.shift = s->tkr_mono.shift;
 	kimport_cs.name = "vdsobench";
 	kimport_cs.vdso_clock_mode = !s->vdso_capable ? VDSO_CLOCKMODE_NONE :
-#ifdef CONFIG_PARAVIRT_CLOCK
-				     s->pvclock ? VDSO_CLOCKMODE_PVCLOCK :
+#ifdef CONFIG_X86
+		/* the tree's VDSO_ARCH_CLOCKMODES: TSC, PVCLOCK, HVCLOCK */
+		s->paravirt == 2 ? VDSO_CLOCKMODE_PVCLOCK :
+		s->paravirt == 3 ? VDSO_CLOCKMODE_HVCLOCK :
 #endif
-						  KIMPORT_CLOCKMODE;
+				     KIMPORT_CLOCKMODE;
 	hrtimer_resolution = s->hrtimer_res;
 
 	kimport_tkr(&tk->tkr_mono, &s->tkr_mono, mono_base);

@@ -17,10 +17,10 @@
  *		split the per-clock data out); the generic data store's
  *		accessors replace __arch_get_vdso_data()
  *
- * With the pvclock read of CONFIG_PARAVIRT_CLOCK (arch/x86_pvclock.h),
- * which the simulated host serves when verify runs in its mode.
+ * With the pvclock read of CONFIG_PARAVIRT_CLOCK (arch/x86_pvclock.h) and
+ * the Hyper-V TSC page read of CONFIG_HYPERV_TIMER (arch/x86_hvclock.h),
+ * which the simulated host serves when verify runs in their modes.
  * Deliberate deviations are marked "vdsobench:". Not modelled: the
- * hvclock vclock (its mode reads U64_MAX here, so it falls back) and the
  * 32-bit compat vDSO.
  *
  * The data page header that includes this defines first: struct vdso_data
@@ -43,6 +43,7 @@
 /* vdsobench: rdtsc_ordered() is the variant's counter axis */
 #define rdtsc_ordered() vdso_read_cycles()
 
+#include "impls/layouts/arch/x86_hvclock.h"
 #include "impls/layouts/arch/x86_pvclock.h"
 
 #define VDSO_HAS_TIME 1
@@ -54,6 +55,7 @@
 #define VCLOCK_NONE VDSO_CLOCKMODE_NONE
 #define VCLOCK_TSC VDSO_CLOCKMODE_TSC
 #define VCLOCK_PVCLOCK VDSO_CLOCKMODE_PVCLOCK
+#define VCLOCK_HVCLOCK VDSO_CLOCKMODE_HVCLOCK
 
 static inline u64 __arch_get_hw_counter(s32 clock_mode)
 {
@@ -69,7 +71,10 @@ static inline u64 __arch_get_hw_counter(s32 clock_mode)
 		barrier();
 		return vread_pvclock();
 	}
-	/* vdsobench: hvclock is not simulated */
+	if (clock_mode == VCLOCK_HVCLOCK) {
+		barrier();
+		return vread_hvclock();
+	}
 	return U64_MAX;
 }
 
@@ -139,7 +144,10 @@ static inline u64 __arch_get_hw_counter(s32 clock_mode,
 		barrier();
 		return vread_pvclock();
 	}
-	/* vdsobench: hvclock is not simulated */
+	if (clock_mode == VDSO_CLOCKMODE_HVCLOCK) {
+		barrier();
+		return vread_hvclock();
+	}
 	return U64_MAX;
 }
 
@@ -253,8 +261,8 @@ static __always_inline u64 vdso_calc_ns(const struct x86_vdso_clock *vd, u64 cyc
 /*
  * vdsobench: the simulated clocksource's vDSO clock mode, what
  * update_vsyscall() stores: tk->tkr_mono.clock->vdso_clock_mode (tsc.c
- * sets VDSO_CLOCKMODE_TSC, kvmclock.c VDSO_CLOCKMODE_PVCLOCK: the
- * simulated host's choice, sim_vclock_clock_mode()), v5.3's
+ * sets VDSO_CLOCKMODE_TSC, kvmclock.c VDSO_CLOCKMODE_PVCLOCK, hyperv_timer.c
+ * VDSO_CLOCKMODE_HVCLOCK: the simulated host's, sim_vclock_clock_mode()), v5.3's
  * __x86_get_clock_mode() read it from archdata. Every x86 vDSO
  * clocksource (TSC, pvclock, hvclock) has a 64-bit mask and the delta
  * code above relies on it, so a narrower one never had a clock mode: its

@@ -11,7 +11,7 @@
  *	v6.8+	masked with S64_MAX ("x86/vdso: Make delta calculation
  *		overflow safe"): the sign bit is the invalid marker
  *
- * VDSOBENCH_PVCLOCK_NO_RETRY (a known-bad layout only): the read without
+ * VDSOBENCH_VCLOCK_NO_RETRY (a known-bad layout only): the read without
  * its version retry, the torn read a host update can give.
  *
  * Needs rdtsc_ordered() and VDSO_KERNEL_VERSION.
@@ -107,7 +107,7 @@ static u64 vread_pvclock(void)
 			return U64_MAX;
 
 		ret = __pvclock_read_cycles(pvti, rdtsc_ordered());
-#ifdef VDSOBENCH_PVCLOCK_NO_RETRY
+#ifdef VDSOBENCH_VCLOCK_NO_RETRY
 	} while (0); /* vdsobench: the known-bad control: no retry */
 	(void)version;
 #else

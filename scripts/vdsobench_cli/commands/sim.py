@@ -10,6 +10,7 @@ import json
 import sys
 
 from vdsobench_cli.cli import arch, ranged
+from vdsobench_cli.core import vocab
 from vdsobench_cli.measure import sim
 from vdsobench_cli.measure.sim import ITERATIONS, SYS_NOTE, SYS_VDSO
 
@@ -37,8 +38,9 @@ def format_table(results):
         lines.append("measured as <layout>+fake+<inline> (same code, counter read from "
                      "TLS); net = minus floor/empty in the same mode")
         if results[0].get("clock_mode", "tsc") != "tsc":
-            lines.append(f"clock mode: {results[0]['clock_mode']} (kvm-clock: each call reads "
-                         "the simulated host's pvclock page, vread_pvclock())")
+            lines.append(f"clock mode: {results[0]['clock_mode']} (each call that reads the "
+                         "counter reads the simulated host's page: vread_pvclock(), "
+                         "vread_hvclock())")
         sys_rows = [r for r in results if r["variant"] == SYS_VDSO]
         if sys_rows:
             lines.append(SYS_NOTE)
@@ -89,11 +91,11 @@ def add_parser(sub):
                         "gettimeofday, time")
     p.add_argument("--modes", action="append", metavar="LIST",
                    help="hot, pressure, cold, timens (default hot,pressure)")
-    p.add_argument("--clock-mode", choices=("tsc", "pvclock"), default="tsc",
-                   metavar="tsc|pvclock",
+    p.add_argument("--clock-mode", choices=vocab.CLOCK_MODES, default="tsc",
+                   metavar="tsc|pvclock|hvclock",
                    help="the simulated clocksource (default tsc); pvclock: kvm-clock, each call "
-                        "reading the simulated host's pvclock page (x86 layouts and imports "
-                        "only)")
+                        "reading the simulated host's pvclock page; hvclock: Hyper-V's TSC "
+                        "page (x86 layouts and imports only)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--jobs", type=ranged.JOBS, metavar="N",
                    help=f"valgrind runs in parallel (default: the number of CPUs; "

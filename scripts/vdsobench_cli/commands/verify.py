@@ -6,14 +6,13 @@ import sys
 
 from vdsobench_cli.cli import (arch, build, labels, lifecycle, packages, ranged,
                                variants as variants_mod)
+from vdsobench_cli.core import vocab
 from vdsobench_cli.measure import live
 from vdsobench_cli.cli.errors import Failure
 
 # SKIP: the variant's counter read does not exist on this CPU (RDTSCP,
 # CNTVCTSS_EL0), said with the reason; it neither passes nor fails
 STATUSES = ("PASS", "FAIL", "CAUGHT", "MISSED", "SKIP")
-# vdsobench_verify --clock-mode (impls/kernel/sim_vclock.h)
-CLOCK_MODES = ("tsc", "pvclock")
 
 
 def describe(rec, reasons):
@@ -27,7 +26,9 @@ def describe(rec, reasons):
     if status == "FAIL":
         return f"FAIL   {name}  {rec.get('first_failure')}{note}"
     if status == "SKIP":
-        return f"SKIP   {name}  (not available here: {rec.get('reason')})"
+        # not run at all (reason), or a check the control needs did not run
+        why = rec.get("reason") or rec.get("first_failure")
+        return f"SKIP   {name}  (not available here: {why})"
     why = reasons.get(name) or "yes"
     if status == "CAUGHT":
         return f"CAUGHT {name}  (known bad: {why}) {rec.get('first_failure')}{note}"
@@ -138,11 +139,12 @@ def add_parser(sub):
     p.add_argument("--duration-ms", type=ranged.DURATION_MS, metavar="N",
                    help=f"time per concurrency check, in milliseconds "
                         f"({ranged.DURATION_MS.valid})")
-    p.add_argument("--clock-mode", choices=CLOCK_MODES, default="tsc", metavar="tsc|pvclock",
-                   help="the simulated clocksource: tsc (default), or pvclock: kvm-clock, the "
-                        "x86 layouts reading the simulated host's pvclock page (its stable bit "
-                        "cleared, the host rewriting it mid-read); what does not model it is "
-                        "SKIP")
+    p.add_argument("--clock-mode", choices=vocab.CLOCK_MODES, default="tsc",
+                   metavar="tsc|pvclock|hvclock",
+                   help="the simulated clocksource: tsc (default); pvclock: kvm-clock, the x86 "
+                        "variants reading a simulated KVM host's pvclock page; hvclock: "
+                        "Hyper-V's TSC page the same way (the page made invalid, the host "
+                        "rewriting it mid-read); what does not model it is SKIP")
     p.add_argument("--json", action="store_true", help="pass the binary's JSON lines through")
     arch.add_argument(p, "check this architecture's build (correctness under qemu-user is as "
                       'native)')

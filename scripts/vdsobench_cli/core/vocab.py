@@ -148,3 +148,7 @@ def own_counter(arch, flags):
     flag, optional, everyone = table
     has = flags.get(flag)
     return None if has is None else optional if has else everyone
+
+# the simulated clocksources of vdsobench_verify's and vdsobench_sim_driver's
+# --clock-mode (impls/kernel/sim_vclock.h)
+CLOCK_MODES = ("tsc", "pvclock", "hvclock")

@@ -69,6 +69,7 @@ def parse(data):
     return {"span": info["span"], "vvar_start": info["vvar_start"],
             "data_page": info["data_page"], "timens_page": info["timens_page"],
             "data_offset": info["data_offset"], "pvclock_page": info["pvclock_page"],
+            "hvclock_page": info["hvclock_page"],
             "syms": info["syms"],
             "alts": info["alternatives"], "slots": info["slots"],
             "sites": sorted({s["at"] for s in info["slots"]}),
@@ -98,8 +99,9 @@ def shape_problem(info):
         return "data_page or timens_page"
     if info.get("data_offset") not in (0, 128):
         return "data_offset"
-    if not number(info.get("pvclock_page"), -1, pages - 1):
-        return "pvclock_page"
+    for key in ("pvclock_page", "hvclock_page"):
+        if not number(info.get(key), -1, pages - 1):
+            return key
     syms = info.get("syms")
     if not isinstance(syms, dict) or not all(number(v, -1, span) for v in syms.values()):
         return "syms"
@@ -124,9 +126,10 @@ def c_header(data, info, options=None):
              f"#define KIMPORT_IMAGE_DATA_PAGE {info['data_page']}",
              f"#define KIMPORT_IMAGE_TIMENS_PAGE {info['timens_page']}",
              f"#define KIMPORT_IMAGE_DATA_OFFSET {info['data_offset']}",
-             # vread_pvclock()'s page of the area, -1 where not known (images
-             # stored before it was read)
-             f"#define KIMPORT_IMAGE_PVCLOCK_PAGE {int(info.get('pvclock_page', -1))}"]
+             # vread_pvclock()'s and vread_hvclock()'s pages of the area, -1
+             # where not known (images stored before they were read)
+             f"#define KIMPORT_IMAGE_PVCLOCK_PAGE {int(info.get('pvclock_page', -1))}",
+             f"#define KIMPORT_IMAGE_HVCLOCK_PAGE {int(info.get('hvclock_page', -1))}"]
     for name in OPTIONS if options else ():
         lines.append(f"#define KIMPORT_IMAGE_CONFIG_{name} {int(bool(options.get(name)))}")
     for name in SYMS:

@@ -114,20 +114,21 @@ def kbuild_of(s):
 def verify_tree(s, name, label, counter, progress, inlines=("always",)):
     """{(label, variant): verify's record} of an import, fake counter first,
     for each of inlines (the rebuild, "always"; the kbuild image, "image"),
-    then the fake counter's under kvm-clock ((label, variant + review_parts.PVCLOCK)),
-    where verify runs that mode (x86: a SKIP there is said, not kept)."""
+    then the fake counter's in each paravirtual mode ((label, variant + "@pvclock"),
+    review_parts.VCLOCKS) where verify runs it (a SKIP there is said, not kept)."""
     checked = {}
     for v in (f"kernel:{name}+{c}+{i}" for i in inlines for c in ("fake", counter)):
         progress(f"verify {label} ({v.split('+')[1]} counter)")
         checked[(label, v)] = rec = verify_one(s, v)
         s.say(f"{label}: {v}: {verdict(rec)}")
-    for v in (f"kernel:{name}+fake+{i}" for i in inlines):
-        progress(f"verify {label} (pvclock)")
-        rec = verify_one(s, v, "pvclock")
-        s.say(f"{label}: {v}, pvclock mode: {verdict(rec)}"
-              + (f" ({rec.get('reason')})" if rec.get("status") == "SKIP" else ""))
-        if rec.get("status") != "SKIP":
-            checked[(label, v + review_parts.PVCLOCK)] = rec
+    for mode in review_parts.VCLOCKS:
+        for v in (f"kernel:{name}+fake+{i}" for i in inlines):
+            progress(f"verify {label} ({mode})")
+            rec = verify_one(s, v, mode)
+            s.say(f"{label}: {v}, {mode} mode: {verdict(rec)}"
+                  + (f" ({rec.get('reason')})" if rec.get("status") == "SKIP" else ""))
+            if rec.get("status") != "SKIP":
+                checked[(label, f"{v}@{mode}")] = rec
     return checked
 
 

@@ -62,9 +62,10 @@ def counter_itself(rec):
             "exact values bracketed, edge cases not checked")
 
 
-# the key suffix of a fake-counter variant's verify record under kvm-clock
-# (verify --clock-mode pvclock), beside its tsc one: (label, variant + PVCLOCK)
-PVCLOCK = "@pvclock"
+# the paravirtual clock modes a review verifies each tree in besides the TSC
+# (verify --clock-mode): a fake-counter variant's record in one is keyed
+# (label, variant + "@" + mode), beside its tsc one
+VCLOCKS = ("pvclock", "hvclock")
 
 
 def verdict(rec):

@@ -13,7 +13,7 @@ from pathlib import Path
 from vdsobench_cli.cli import arch
 from vdsobench_cli.core import text as text_mod, uarch
 from vdsobench_cli.kimport import git_dir, git_index, kbuild_config, store
-from vdsobench_cli.recipes.review_parts import PVCLOCK, verdict
+from vdsobench_cli.recipes.review_parts import VCLOCKS, verdict
 
 from reports import review
 
@@ -96,19 +96,24 @@ def provenance(s, metas, names, source, patches, subjects, checked, rng=None):
     elif dirty.why:
         s.say(f"git: whether the tree is as committed was not read: "
               f"{text_mod.printable(dirty.why)}")
-    verify_lines, pvclock = {}, {}
+    verify_lines, paravirt = {}, {}
     for (label, v), rec in checked.items():
         if v.split("+")[1] != "fake":
             continue
-        if v.endswith(PVCLOCK):
-            pvclock[label] = rec
+        mode = v.rsplit("@", 1)[1] if "@" in v else None
+        if mode in VCLOCKS:
+            paravirt.setdefault(label, {}).setdefault(verdict(rec), []).append(
+                (mode, rec.get("status") == "PASS"))
         else:
             verify_lines[label] = (rec.get("status") == "PASS", verdict(rec))
-    # the same tree under kvm-clock (verify --clock-mode pvclock), where it ran
-    for label, rec in pvclock.items():
+    # the same tree in the paravirtual modes where they ran, a verdict once
+    # for the modes that share it: "...; pvclock, hvclock: PASS (...)"
+    for label, verdicts in paravirt.items():
         ok, text = verify_lines.get(label, (True, ""))
-        verify_lines[label] = (ok and rec.get("status") == "PASS",
-                               f"{text}; pvclock: {verdict(rec)}".lstrip("; "))
+        for said, modes in verdicts.items():
+            ok = ok and all(passed for _, passed in modes)
+            text += f"; {', '.join(m for m, _ in modes)}: {said}"
+        verify_lines[label] = (ok, text.lstrip("; "))
     table = store.read_table()
     # the tree's line where a series' walk stopped before the patched tree
     kb = (table.get(after) or table.get(before) or {}).get("identity", {}).get("kbuild") or {}

@@ -253,17 +253,19 @@ class Import612Test(TarballTest):
         self.assertEqual(ran, {"exact", "edges", "concurrency"})
         self.assertIn("time namespace", json.dumps(fake))
 
-    def test_pvclock_mode_runs_the_trees_own_read(self):
+    def test_paravirtual_modes_run_the_trees_own_reads(self):
         """Built with CONFIG_PARAVIRT_CLOCK, the tree's vread_pvclock() reads the
-        simulated host's page, and so does its kbuild image, whose pvclock page
-        (vvar_start + 1 page) the loader maps to the host's."""
-        out = ok(self, ["verify", "--clock-mode", "pvclock", "kernel:t+fake+always",
-                        "kernel:t+fake+image", "--json"])
-        recs = {r["variant"]: r for r in map(json.loads, (x for x in out.splitlines()
-                                                           if x.startswith('{"variant"')))}
-        for name in ("kernel:t+fake+always", "kernel:t+fake+image"):
-            self.assertEqual(recs[name]["status"], "PASS", out)
-            self.assertIn("pvclock stable bit cleared", json.dumps(recs[name]))
+        simulated host's page, and so does its kbuild image (Debian's config), on
+        its own vvar pages, its vread_hvclock() too; the shim has no hvclock."""
+        for mode, edge, shim in (("pvclock", "pvclock stable bit cleared", "PASS"),
+                                 ("hvclock", "hvclock sequence 0", "SKIP")):
+            out = ok(self, ["verify", "--clock-mode", mode, "kernel:t+fake+always",
+                            "kernel:t+fake+image", "--json"])
+            recs = {r["variant"]: r for r in map(json.loads, (
+                x for x in out.splitlines() if x.startswith('{"variant"')))}
+            self.assertEqual([recs[f"kernel:t+fake+{i}"]["status"] for i in ("always", "image")],
+                             [shim, "PASS"], out)
+            self.assertIn(edge, json.dumps(recs["kernel:t+fake+image"]))
 
     def test_layout_is_the_transcriptions(self):
         """Same offsets, same lines per clock as generic_6_10, but for what Debian's
@@ -450,8 +452,8 @@ class Import612Test(TarballTest):
         self.assertIn("vdso: ", subject)
         self.assertTrue(any(x.startswith("verify, before and after: PASS") for x in letter),
                         letter)
-        # and under kvm-clock, the images reading the simulated host's pvclock page
-        self.assertIn("; pvclock: PASS (exact, edges, concurrency)",
+        # and under kvm-clock and Hyper-V, the images reading the simulated host's pages
+        self.assertIn("; pvclock, hvclock: PASS (exact, edges, concurrency)",
                       " ".join(" ".join(letter).split()))
         self.assertTrue(any(x.startswith("clock ") and x.endswith("verdict")
                             for x in letter), letter)

@@ -156,7 +156,7 @@ class ClockModeTest(unittest.TestCase):
     the simulated host's pvclock page, its negative control is caught there
     and passes in tsc mode."""
 
-    GOOD, NORETRY = "generic_6_17+fake+always", "generic_pvclock_noretry+fake+always"
+    GOOD, NORETRY = "generic_6_17+fake+always", "generic_vclock_noretry+fake+always"
 
     def records(self, *argv):
         rc, out, err = support.cli("verify", "--json", *argv)
@@ -166,7 +166,7 @@ class ClockModeTest(unittest.TestCase):
 
     def test_a_bad_mode_is_one_line(self):
         rc, _, err = support.vdsobench("verify", "--clock-mode", "hpet")
-        support.one_line(self, rc, err, "--clock-mode", "'hpet'", "tsc", "pvclock")
+        support.one_line(self, rc, err, "--clock-mode", "'hpet'", "tsc", "pvclock", "hvclock")
 
     @unittest.skipUnless(platform.machine() == "x86_64", "pvclock is x86's")
     def test_pvclock_passes_the_layouts_and_catches_the_no_retry_read(self):
@@ -183,6 +183,15 @@ class ClockModeTest(unittest.TestCase):
         bad = recs[self.NORETRY]
         self.assertEqual((bad["status"], bad["known_bad"]), ("CAUGHT", True), bad)
         self.assertIn("torn read", bad["first_failure"])
+
+    @unittest.skipUnless(platform.machine() == "x86_64", "hvclock is x86's")
+    def test_hvclock_the_same(self):
+        rc, recs, err = self.records("--clock-mode", "hvclock", self.GOOD, self.NORETRY)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual((recs[self.GOOD]["status"], recs[self.GOOD]["clock_mode"]),
+                         ("PASS", "hvclock"))
+        self.assertIn("hvclock sequence 0", json.dumps(recs[self.GOOD]))
+        self.assertEqual(recs[self.NORETRY]["status"], "CAUGHT", recs[self.NORETRY])
 
     @unittest.skipUnless(platform.machine() == "x86_64", "pvclock is x86's")
     def test_the_pvclock_control_is_correct_in_tsc_mode(self):
