@@ -624,7 +624,8 @@ int check_concurrency(const struct vdso_variant *v, unsigned int duration_ms,
 		u64 now = !sh.exact ? sim_read_clocksource() :
 				      tk->tkr_mono.cycle_last;
 
-		tk_adjust_mult(tk, now, (s32)cs.mult - (s32)tk->tkr_mono.mult);
+		/* in s64: phase A leaves mult up to 1.5 x a 32-bit one */
+		tk_adjust_mult(tk, now, (s32)((s64)cs.mult - (s64)tk->tkr_mono.mult));
 		sim_tk_write_end();
 		run_phase(&sh, PHASE_MONOTONIC, nreaders, &total);
 	}

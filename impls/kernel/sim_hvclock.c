@@ -13,9 +13,7 @@
 
 #include <string.h>
 
-union sim_hvclock_page sim_hvclock_page __attribute__((aligned(4096)));
-/* the symbol an imported image's vDSO reads (vdso-layout.lds.S's hvclock_page) */
-extern union sim_hvclock_page hvclock_page __attribute__((alias("sim_hvclock_page")));
+union sim_hvclock_area sim_hvclock_page __attribute__((aligned(4096)));
 
 /* anchor 0: reference time 0 at this TSC value */
 #define ANCHOR_TSC 1000003ULL

@@ -17,12 +17,7 @@ _Static_assert(sizeof(struct sim_pvclock) == 32 &&
 		       offsetof(struct sim_pvclock, flags) == 29,
 	       "struct pvclock_vcpu_time_info's layout");
 
-union sim_pvclock_page sim_pvclock_page __attribute__((aligned(4096)));
-/*
- * the symbol an imported tree's vDSO reads (vdso-layout.lds.S's
- * pvclock_page, declared extern in its asm/vdso/gettimeofday.h)
- */
-extern union sim_pvclock_page pvclock_page __attribute__((alias("sim_pvclock_page")));
+union sim_pvclock_area sim_pvclock_page __attribute__((aligned(4096)));
 
 static enum sim_vclock mode;
 

@@ -61,12 +61,16 @@ struct sim_pvclock {
 
 /*
  * The host's page (vvar's pvclock_page, one page, its first struct vCPU
- * 0's): what the layouts' vread_pvclock() reads.
+ * 0's): what the layouts' vread_pvclock() reads. The object has the name
+ * vdso-layout.lds.S gives it, the symbol an imported tree's vDSO declares
+ * extern (asm/vdso/gettimeofday.h) and reads; here it is sim_pvclock_page.
+ * (An alias would do, but AddressSanitizer pads and moves aliased globals.)
  */
-extern union sim_pvclock_page {
+extern union sim_pvclock_area {
 	struct sim_pvclock pvti;
 	u8 page[4096];
-} sim_pvclock_page __attribute__((aligned(4096)));
+} pvclock_page __attribute__((aligned(4096)));
+#define sim_pvclock_page pvclock_page
 
 /* include/hyperv/hvgdk.h struct ms_hyperv_tsc_page, its first fields */
 struct sim_hvclock {
@@ -76,11 +80,12 @@ struct sim_hvclock {
 	s64 tsc_offset;
 };
 
-/* the host's TSC page (vvar's hvclock_page) */
-extern union sim_hvclock_page {
+/* the host's TSC page, named as vvar's hvclock_page, the same way */
+extern union sim_hvclock_area {
 	struct sim_hvclock tsc_pg;
 	u8 page[4096];
-} sim_hvclock_page __attribute__((aligned(4096)));
+} hvclock_page __attribute__((aligned(4096)));
+#define sim_hvclock_page hvclock_page
 
 /* the TSC frequency the host scales (an odd one: mul and shift not round) */
 #define SIM_VCLOCK_TSC_HZ 1876543219ULL

@@ -26,7 +26,7 @@
 
 /* vdsobench: the host page's struct is the TLFS's, its first fields */
 #define ms_hyperv_tsc_page sim_hvclock
-/* vdsobench: vvar's hvclock_page is the simulated host's */
+/* vdsobench: vvar's hvclock_page is the simulated host's (as x86_pvclock.h) */
 #define hvclock_page (sim_hvclock_page.tsc_pg)
 /* arch/x86/include/asm/mshyperv.h: hv_get_raw_timer() is rdtsc_ordered() */
 #define hv_get_raw_timer() rdtsc_ordered()

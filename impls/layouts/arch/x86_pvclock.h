@@ -27,7 +27,10 @@
 struct pvclock_vsyscall_time_info {
 	struct pvclock_vcpu_time_info pvti;
 } __aligned(64);
-/* vdsobench: vvar's pvclock_page is the simulated host's */
+/*
+ * vdsobench: vvar's pvclock_page is the simulated host's (sim_pvclock_page
+ * expands to the object's name, pvclock_page, which is not expanded again)
+ */
 #define pvclock_page (*(struct pvclock_vsyscall_time_info *)&sim_pvclock_page)
 
 /* x86: virt_rmb() is __smp_rmb(), a compiler barrier */
