@@ -31,10 +31,10 @@
  *   so the counts show what that eviction leaves the call to miss; the
  *   bracket's counter reads run, but no histogram is kept (its lines
  *   would depend on the real counter's values under valgrind).
- * - --clock-mode pvclock: the clocksource is kvm-clock, as verify's
- *   (impls/kernel/sim_vclock.h): the counter is the TSC value the simulated
- *   host's page turns into the same 1 ms, and the call reads that page
- *   (x86 layouts only).
+ * - --clock-mode pvclock (hvclock): the clocksource is kvm-clock (Hyper-V's
+ *   TSC page), as verify's (impls/kernel/sim_vclock.h): the counter is the
+ *   TSC value the simulated host's page turns into the same 1 ms, and the
+ *   call reads that page (x86 layouts and imports whose build has the read).
  */
 #include <alloca.h>
 #include <errno.h>
