@@ -127,6 +127,15 @@ static int kimage_map_vvar(const struct vvar_memfd *m, bool timens_task)
 #define KIMPORT_IMAGE_HVCLOCK_PAGE (-1)
 #endif
 
+/* page slot of the area: the simulated host's page in memfd fd, as a guest maps the host's */
+static __maybe_unused int kimage_map_host_page(int slot, int fd)
+{
+	if (fd < 0)
+		return -1;
+	return mmap(kimage_area + (size_t)slot * PAGE_SIZE, PAGE_SIZE, PROT_READ,
+		    MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ? -1 : 0;
+}
+
 /* once: the image, then the memfd (its slots in a scratch area), then the slots */
 static int kimage_init(struct vvar_memfd *m)
 {
@@ -136,17 +145,12 @@ static int kimage_init(struct vvar_memfd *m)
 		return 0;
 	if (kimage_map() || vvar_memfd_init(m, "vdsobench-kernel-image", scratch, 2))
 		return -1;
-	/* its pvclock and hvclock pages are the simulated host's, as a guest's */
 #if KIMPORT_IMAGE_PVCLOCK_PAGE >= 0
-	if (sim_pvclock_fd() < 0 ||
-	    mmap(kimage_area + (size_t)KIMPORT_IMAGE_PVCLOCK_PAGE * PAGE_SIZE, PAGE_SIZE,
-		 PROT_READ, MAP_SHARED | MAP_FIXED, sim_pvclock_fd(), 0) == MAP_FAILED)
+	if (kimage_map_host_page(KIMPORT_IMAGE_PVCLOCK_PAGE, sim_pvclock_fd()))
 		return -1;
 #endif
 #if KIMPORT_IMAGE_HVCLOCK_PAGE >= 0
-	if (sim_hvclock_fd() < 0 ||
-	    mmap(kimage_area + (size_t)KIMPORT_IMAGE_HVCLOCK_PAGE * PAGE_SIZE, PAGE_SIZE,
-		 PROT_READ, MAP_SHARED | MAP_FIXED, sim_hvclock_fd(), 0) == MAP_FAILED)
+	if (kimage_map_host_page(KIMPORT_IMAGE_HVCLOCK_PAGE, sim_hvclock_fd()))
 		return -1;
 #endif
 	return kimage_map_vvar(m, false);
