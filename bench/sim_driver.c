@@ -227,11 +227,14 @@ static int bad(const char *what, const char *value, const char *valid)
 	return 2;
 }
 
-static int pvclock_refused(int clock_mode, const char *subject)
+/* a paravirtual --clock-mode for what does not read its page: exit 2 */
+static int vclock_refused(int clock_mode, const char *subject, const char *why)
 {
-	fprintf(stderr, PROG ": --clock-mode %s: %s does not read the "
-		"simulated host's page (x86 layouts and imports only)\n",
-		sim_vclock_name((enum sim_vclock)clock_mode), subject);
+	fprintf(stderr, PROG ": --clock-mode %s: %s%s%s\n",
+		sim_vclock_name((enum sim_vclock)clock_mode), subject,
+		why ? ": " : " ",
+		why ? why : "does not read the simulated host's page (x86 "
+			    "layouts and imports only)");
 	return 2;
 }
 
@@ -355,6 +358,7 @@ int main(int argc, char **argv)
 	unsigned int ways = SIM_DEFAULT_WAYS;
 	const char *snapshot = NULL;
 	int clock_mode = SIM_VCLOCK_TSC;
+	const char *unavailable;
 	bench_loop_fn fn;
 	char *end;
 	u64 n;
@@ -421,9 +425,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	sim_vclock_select((enum sim_vclock)clock_mode);
 	if (clock_mode != SIM_VCLOCK_TSC &&
 	    (!IS_ENABLED(__x86_64__) || !strcmp(argv[1], SYS_VDSO)))
-		return pvclock_refused(clock_mode, argv[1]);
+		return vclock_refused(clock_mode, argv[1], NULL);
 	if (!strcmp(argv[1], SYS_VDSO)) {
 		if (!snapshot) {
 			fprintf(stderr, PROG ": " SYS_VDSO " needs --snapshot "
@@ -478,10 +483,9 @@ int main(int argc, char **argv)
 		fn = bench_variant_loops[index]
 			     ->op[clock->op][sim_modes[mode].body];
 	}
-	if (v && ((clock_mode == SIM_VCLOCK_PVCLOCK && v->no_pvclock_page) ||
-		  (clock_mode == SIM_VCLOCK_HVCLOCK && v->no_hvclock_page)))
-		return pvclock_refused(clock_mode, argv[1]);
-	sim_vclock_select((enum sim_vclock)clock_mode);
+	unavailable = v ? check_clock_mode_unavailable(v) : NULL;
+	if (unavailable)
+		return vclock_refused(clock_mode, argv[1], unavailable);
 
 	env->clk = clock->clk;
 	if (sim_modes[mode].body == BENCH_BODY_PRESSURE) {

@@ -158,6 +158,12 @@ void check_trapped_note(char *buf, size_t len, u64 reads, u64 emulated);
  */
 bool check_set_cycles(u64 c);
 /*
+ * NULL, or why v cannot run in the clock mode sim_vclock_select() chose
+ * (an arm64 build; an image or a rebuild without that mode's read): for
+ * verify's SKIP and the sim driver's refusal
+ */
+const char *check_clock_mode_unavailable(const struct vdso_variant *v);
+/*
  * v is a negative control in this clock mode: known_bad, in every mode or
  * in this one (known_bad_clock_mode); elsewhere it must pass
  */

@@ -188,6 +188,28 @@ void check_trapped_note(char *buf, size_t len, u64 reads, u64 emulated)
  * a wall clock in 2023, MONOTONIC at 12345.987654321 s, 37 s of TAI
  * offset, 4.5 s asleep, and mono's mult NTP-adjusted away from raw's.
  */
+const char *check_clock_mode_unavailable(const struct vdso_variant *v)
+{
+	if (sim_vclock_mode() == SIM_VCLOCK_TSC)
+		return NULL;
+	if (!IS_ENABLED(__x86_64__))
+		return "pvclock and hvclock are x86's (kvm-clock, Hyper-V): no "
+		       "arm64 vDSO reads them";
+	if (sim_vclock_mode() == SIM_VCLOCK_PVCLOCK && v->no_pvclock_page)
+		return "pvclock mode: the image's vvar area has no pvclock page "
+		       "the loader knows (no pvclock_page symbol), so its read "
+		       "cannot be given the simulated host's";
+	if (sim_vclock_mode() == SIM_VCLOCK_HVCLOCK && v->no_hvclock_page)
+		return strcmp(v->inline_mode, "image") ?
+			       "hvclock mode: the shim builds an imported tree "
+			       "without CONFIG_HYPERV_TIMER (its kbuild image "
+			       "has it)" :
+			       "hvclock mode: the image's vvar area has no "
+			       "hvclock page the loader knows (no hvclock_page "
+			       "symbol)";
+	return NULL;
+}
+
 bool check_known_bad(const struct vdso_variant *v)
 {
 	const char *mode = sim_vclock_name(sim_vclock_mode()), *at;

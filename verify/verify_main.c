@@ -136,29 +136,6 @@ static void print_check(struct json_writer *w, const struct check_report *r)
 	json_end_object(w);
 }
 
-/* NULL, or why v cannot run in this clock mode */
-static const char *mode_unavailable(const struct vdso_variant *v)
-{
-	if (sim_vclock_mode() == SIM_VCLOCK_TSC)
-		return NULL;
-	if (!IS_ENABLED(__x86_64__))
-		return "pvclock and hvclock are x86's (kvm-clock, Hyper-V): no "
-		       "arm64 vDSO reads them";
-	if (sim_vclock_mode() == SIM_VCLOCK_PVCLOCK && v->no_pvclock_page)
-		return "pvclock mode: the image's vvar area has no pvclock page "
-		       "the loader knows (no pvclock_page symbol), so its read "
-		       "cannot be given the simulated host's";
-	if (sim_vclock_mode() == SIM_VCLOCK_HVCLOCK && v->no_hvclock_page)
-		return strcmp(v->inline_mode, "image") ?
-			       "hvclock mode: the shim builds an imported tree "
-			       "without CONFIG_HYPERV_TIMER (its kbuild image "
-			       "has it)" :
-			       "hvclock mode: the image's vvar area has no "
-			       "hvclock page the loader knows (no hvclock_page "
-			       "symbol)";
-	return NULL;
-}
-
 /* a variant's line, and stdout flushed: `vdsobench verify` shows each */
 static void print_variant(const struct vdso_variant *v, const char *status,
 			  const struct check_report *r, unsigned int nr_checks,
@@ -331,7 +308,7 @@ int main(int argc, char **argv)
 	/* only the variants whose counter this CPU reads run at all */
 	for (unsigned int i = 0; i < n; i++)
 		if (!vdso_counter_unavailable(chosen[i]->counter) &&
-		    !mode_unavailable(chosen[i]))
+		    !check_clock_mode_unavailable(chosen[i]))
 			runnable[nr_run++] = chosen[i];
 	/*
 	 * one shared calibration and run for every real-counter variant; the
@@ -355,7 +332,7 @@ int main(int argc, char **argv)
 		const char *status;
 
 		if (!why)
-			why = mode_unavailable(v);
+			why = check_clock_mode_unavailable(v);
 		if (why) {
 			print_variant(v, "SKIP", r, 0, NULL, why, NULL, 0);
 			skipped++;
