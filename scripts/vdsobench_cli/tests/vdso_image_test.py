@@ -53,6 +53,21 @@ class Parse(unittest.TestCase):
         text = vdso_image.c_header(b"x", new)
         for line in ("VVAR_PAGES 6", "DATA_PAGE 0", "TIMENS_PAGE 1", "DATA_OFFSET 0"):
             self.assertIn(f"#define KIMPORT_IMAGE_{line}\n", text)
+        # the paravirtual pages: v6.1..v6.14's second and third, none known in the other
+        self.assertEqual((old["pvclock_page"], old["hvclock_page"]), (1, 2))
+        self.assertEqual((new["pvclock_page"], new["hvclock_page"]), (-1, -1))
+        self.assertIn("#define KIMPORT_IMAGE_PVCLOCK_PAGE 1\n", vdso_image.c_header(b"x", old))
+
+    def test_a_checker_naming_pages_outside_the_area_is_refused(self):
+        """Its page numbers go into the header, and the loader maps a page there:
+        one outside the vvar area, or not a number, is refused."""
+        good = {"span": 8192, "vvar_start": -16384, "data_page": 0, "timens_page": 3,
+                "data_offset": 128, "pvclock_page": 1, "hvclock_page": 2, "syms": {},
+                "slots": [], "alternatives": 0}
+        self.assertIsNone(vdso_image.shape_problem(good))
+        for key, bad in (("pvclock_page", 4), ("hvclock_page", -2), ("pvclock_page", "1"),
+                         ("hvclock_page", None)):
+            self.assertEqual(vdso_image.shape_problem(dict(good, **{key: bad})), key)
 
     def test_options_are_stated_only_where_known(self):
         info = vdso_image.parse(synth(14))
