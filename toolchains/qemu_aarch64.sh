@@ -2,8 +2,8 @@
 # Run a program built for aarch64 on this (x86-64) machine: the test runner
 # of `bazel test --config=arm64` (--run_under) and of `scripts/vdsobench
 # ... --arch arm64`. An aarch64 ELF file runs under qemu-aarch64-static
-# (qemu-user-static; no binfmt_misc registration needed); anything else (a
-# script, a host binary) runs as it is. The multiarch packages put the
+# (qemu-user-static; no binfmt_misc registration needed), an i386 one as
+# qemu_i386.sh decides; anything else (a script, a host binary) runs as it is. The multiarch packages put the
 # aarch64 loader at /lib/ld-linux-aarch64.so.1 and the libraries in
 # /usr/lib/aarch64-linux-gnu, where the aarch64 loader looks; without them,
 # the cross C library's /usr/aarch64-linux-gnu serves as the root.
@@ -15,6 +15,10 @@ fi
 # ELF magic, then e_machine (bytes 18-19, little-endian): 0xb7 is EM_AARCH64
 magic=$(od -An -tx1 -N4 "$1" 2>/dev/null | tr -d ' \n' || true)
 machine=$(od -An -tx1 -j18 -N2 "$1" 2>/dev/null | tr -d ' \n' || true)
+if [ "$magic" = 7f454c46 ] && [ "$machine" = 0300 ]; then
+	# 32-bit x86 (--config=i386): natively or under qemu-i386, as it says
+	exec /bin/sh "$(dirname "$0")/qemu_i386.sh" "$@"
+fi
 if [ "$magic" != 7f454c46 ] || [ "$machine" != b700 ]; then
 	exec "$@"
 fi
