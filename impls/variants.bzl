@@ -37,10 +37,11 @@ LAYOUTS = {
     "generic_timens": ("layouts/generic_timens.c", "6.1"),
     "generic_timens_switch": ("layouts/generic_timens_switch.c", "6.1"),
     # known bad under pvclock and hvclock alone: x86's paravirtual reads without retries
-    "generic_vclock_noretry": ("layouts/generic_vclock_noretry.c", "6.12", ["x86_64"]),
+    "generic_vclock_noretry": ("layouts/generic_vclock_noretry.c", "6.12", ["x86_64", "x86_32"]),
 }
 
-# name -> the architecture whose instructions it reads ("any": fake).
+# name -> the architecture whose instructions it reads ("any": fake; x86_64's
+# are x86's, which 32-bit x86 reads too: COUNTER_ARCHES).
 COUNTERS = {
     "rdtsc": "x86_64",
     "lfence_rdtsc": "x86_64",
@@ -58,7 +59,12 @@ INLINES = {
     "auto": 0,
 }
 
-ARCHES = ["x86_64", "aarch64"]
+ARCHES = ["x86_64", "aarch64", "x86_32"]
+
+# a counter's architecture -> every one that runs its instructions: the
+# 32-bit vDSO (arch/x86/entry/vdso/vdso32) reads the TSC with the same
+# RDTSC and RDTSCP as the 64-bit one
+COUNTER_ARCHES = {"x86_64": ["x86_64", "x86_32"], "any": ARCHES}
 
 # VDSO_TABLE_VARIANTS_CAPACITY is a multiple of this (vdso_table_sizes())
 VARIANTS_GRAIN = 256
@@ -75,10 +81,10 @@ def variant_prefix(layout, counter, inline):
 def variants_for_arch(arch):
     """Every (layout, counter, inline) that builds on arch, in table order."""
     out = []
-    own = [l for l in LAYOUTS if arch in (LAYOUTS[l][2:] or [ARCHES])[0]]
+    own = [l for l in LAYOUTS if arch in _layout_arches(l)]
     for layout in own + imported_layouts(arch):
-        for counter, counter_arch in COUNTERS.items():
-            if counter_arch not in (arch, "any"):
+        for counter in COUNTERS:
+            if arch not in _counter_arches(counter):
                 continue
             for inline in list(INLINES) + image_inlines(layout, counter):
                 out.append((layout, counter, inline))
@@ -121,20 +127,31 @@ def _kline(layout, counter):
         "//conditions:default": [],
     })
 
-def _compat(counter):
-    if COUNTERS[counter] == "any":
+def _layout_arches(layout):
+    return (LAYOUTS[layout][2:] or [ARCHES])[0]
+
+def _counter_arches(counter):
+    arch = COUNTERS[counter]
+    return COUNTER_ARCHES.get(arch, [arch])
+
+def _cpus(arches):
+    """target_compatible_with for the architectures given: nothing for all of
+    them, one constraint for one, and a select() for some."""
+    if len(arches) == len(ARCHES):
         return []
-    return ["@platforms//cpu:" + COUNTERS[counter]]
+    if len(arches) == 1:
+        return ["@platforms//cpu:" + arches[0]]
+    cases = {"@platforms//cpu:" + a: [] for a in arches}
+    cases["//conditions:default"] = ["@platforms//:incompatible"]
+    return select(cases)
 
 def _layout_compat(layout, counter):
-    """_compat(), narrowed to the one architecture a layout may name."""
-    arches = (LAYOUTS[layout][2:] or [ARCHES])[0]
-    if arches == ARCHES:
-        return _compat(counter)
-    if len(arches) != 1:
-        fail("layout %s: name one architecture or none (valid: %s)" %
-             (layout, ", ".join(ARCHES)))
-    return ["@platforms//cpu:" + arches[0]]
+    """Where a variant builds: its counter's architectures and its layout's."""
+    for arch in _layout_arches(layout):
+        if arch not in ARCHES:
+            fail("layout %s: %r is not an architecture (valid: %s)" %
+                 (layout, arch, ", ".join(ARCHES)))
+    return _cpus([a for a in _counter_arches(counter) if a in _layout_arches(layout)])
 
 def _link_only_impl(ctx):
     return [CcInfo(linking_context = ctx.attr.dep[CcInfo].linking_context)]

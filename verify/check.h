@@ -14,6 +14,7 @@
 #include <stdarg.h>
 
 #include "impls/common/variant.h"
+#include "impls/kernel/wide.h"
 
 struct check_report {
 	const char *name;
@@ -187,6 +188,6 @@ bool check_is_aux(clockid_t clk);
  * -EINVAL for their ids where it does not. 0 or -errno.
  */
 int check_clock_ns(const struct vdso_variant *v, const struct timekeeper *tk,
-		   clockid_t clk, u64 now, __int128 *ns);
+		   clockid_t clk, u64 now, wide_ns *ns);
 
 #endif /* VDSOBENCH_CHECK_H */

@@ -70,7 +70,7 @@ bool variant_serves(const struct vdso_variant *v, clockid_t clk)
 }
 
 int check_clock_ns(const struct vdso_variant *v, const struct timekeeper *tk,
-		   clockid_t clk, u64 now, __int128 *ns)
+		   clockid_t clk, u64 now, wide_ns *ns)
 {
 	struct timekeeper aux;
 
@@ -96,7 +96,7 @@ static bool probe_reads_itself(const struct vdso_variant *v)
 	struct timespec a, b, c;
 	struct tk_clocksource cs;
 	struct timekeeper tk;
-	__int128 want_a, want_b, moved, back, want;
+	wide_ns want_a, want_b, moved, back, want;
 
 	check_reset_fake_kernel(&cs, x);
 	if (check_attach(v))
@@ -192,7 +192,7 @@ const char *check_clock_mode_unavailable(const struct vdso_variant *v)
 {
 	if (sim_vclock_mode() == SIM_VCLOCK_TSC)
 		return NULL;
-	if (!IS_ENABLED(__x86_64__))
+	if (!IS_ENABLED(__x86_64__) && !IS_ENABLED(__i386__))
 		return "pvclock and hvclock are x86's (kvm-clock, Hyper-V): no "
 		       "arm64 vDSO reads them";
 	if (sim_vclock_mode() == SIM_VCLOCK_PVCLOCK && v->no_pvclock_page)

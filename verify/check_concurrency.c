@@ -273,14 +273,14 @@ static void *writer_main(void *arg)
  * it odd most of the time, and a reader spinning on it would be
  * throttled to the writer's pace and miss the races it hunts.
  */
-static __int128 expected(const struct shared *sh, const struct timekeeper *tk,
+static wide_ns expected(const struct shared *sh, const struct timekeeper *tk,
 			 clockid_t what, u64 c)
 {
 	clockid_t clk = what == READ_GETTIMEOFDAY ? CLOCK_REALTIME : what;
-	__int128 ns;
+	wide_ns ns;
 
 	if (what == READ_TIME)
-		return (__int128)tk->xtime_sec;
+		return (wide_ns)tk->xtime_sec;
 	if (check_is_aux(what)) /* tk is the aux clock's, in phase C */
 		return tk_aux_clock_ns(tk, c, &ns) ? -1 : ns;
 	tk_clock_ns(tk, clk, c, &ns);
@@ -302,18 +302,18 @@ static const char *what_name(clockid_t what)
  * Is got what some generation in [lo_gen, hi_gen] gives for a counter in
  * [c_lo, c_hi]? 1 yes, 0 no, -1 the ring was overwritten meanwhile.
  */
-static int consistent(struct shared *sh, clockid_t what, __int128 got,
+static int consistent(struct shared *sh, clockid_t what, wide_ns got,
 		      u64 lo_gen, u64 hi_gen, u64 c_lo, u64 c_hi,
-		      __int128 *nearest)
+		      wide_ns *nearest)
 {
 	struct timekeeper tk;
-	__int128 best = 0;
+	wide_ns best = 0;
 	bool have = false;
 
 	if (hi_gen - lo_gen >= RING / 2)
 		return -1;
 	for (u64 g = lo_gen; g <= hi_gen; g++) {
-		__int128 lo, hi;
+		wide_ns lo, hi;
 
 		tk = sh->hist[g % RING];
 		if (__atomic_load_n(&sh->hist_gen, __ATOMIC_ACQUIRE) >=
@@ -361,17 +361,17 @@ static void fail(struct shared *sh, const char *fmt, ...)
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
 }
 
-static __int128 do_read(const struct vdso_variant *v, clockid_t what, int *ret)
+static wide_ns do_read(const struct vdso_variant *v, clockid_t what, int *ret)
 {
 	if (what == READ_TIME) {
 		*ret = 0;
-		return (__int128)v->time(NULL);
+		return (wide_ns)v->time(NULL);
 	}
 	if (what == READ_GETTIMEOFDAY) {
 		struct timeval tv;
 
 		*ret = v->gettimeofday(&tv, NULL);
-		return (__int128)tv.tv_sec * USEC_PER_SEC + tv.tv_usec;
+		return (wide_ns)tv.tv_sec * USEC_PER_SEC + tv.tv_usec;
 	}
 	{
 		struct timespec ts;
@@ -396,7 +396,7 @@ static void *reader_main(void *arg)
 	struct shared *sh = ra->sh;
 	const struct vdso_variant *v = sh->v;
 	const unsigned int nclocks = ARRAY_SIZE(reader_clocks) + 2;
-	__int128 last[ARRAY_SIZE(reader_clocks) + 2];
+	wide_ns last[ARRAY_SIZE(reader_clocks) + 2];
 	bool have_last[ARRAY_SIZE(reader_clocks) + 2] = { false };
 	u64 rng = ra->seed, reads = tsc_trap_reads();
 	char why[160];
@@ -414,7 +414,7 @@ static void *reader_main(void *arg)
 					 (k == nclocks - 2 ? READ_GETTIMEOFDAY :
 							     READ_TIME);
 		u64 g0, g1, c_lo, c_hi;
-		__int128 got, nearest = 0;
+		wide_ns got, nearest = 0;
 		int ret, ok;
 
 		g0 = __atomic_load_n(&sh->hist_gen, __ATOMIC_ACQUIRE);

@@ -20,7 +20,7 @@
 
 /* the variant's reading of clk at counter c, in ns; -1 on error */
 static int vread(const struct vdso_variant *v, clockid_t clk, u64 c,
-		 __int128 *ns)
+		 wide_ns *ns)
 {
 	struct timespec ts;
 
@@ -36,7 +36,7 @@ static bool agrees(const struct vdso_variant *v, clockid_t clk, u64 c,
 		   const char *what, struct check_report *r)
 {
 	struct timekeeper tk;
-	__int128 got, want;
+	wide_ns got, want;
 
 	sim_tk_snapshot(&tk);
 	if (sim_clock_ns(&tk, clk, c, &want)) {
@@ -150,7 +150,7 @@ static void edge_arch_timer_wrap(const struct vdso_variant *v,
 static void edge_behind_cycle_last(const struct vdso_variant *v,
 				   struct check_report *r)
 {
-	__int128 at = 0, behind = 0;
+	wide_ns at = 0, behind = 0;
 
 	/* TSC skew between CPUs: a read behind cycle_last is a zero delta */
 	if (!all_agree(v, LAST - 3, "counter 3 behind cycle_last", r))
@@ -199,9 +199,9 @@ static void edge_settimeofday(const struct vdso_variant *v,
 {
 	static const struct suite_clock clocks[] = { SUITE_CLOCKS(
 		SUITE_CLOCK_ROW) };
-	const __int128 jump = 1000 * (__int128)NSEC_PER_SEC + 500000000;
+	const wide_ns jump = 1000 * (wide_ns)NSEC_PER_SEC + 500000000;
 	struct timekeeper *tk, now;
-	__int128 before[ARRAY_SIZE(clocks)], rt;
+	wide_ns before[ARRAY_SIZE(clocks)], rt;
 	struct timespec64 ts;
 	u64 c = LAST + 77777777;
 
@@ -220,7 +220,7 @@ static void edge_settimeofday(const struct vdso_variant *v,
 	if (!all_agree(v, c, "after settimeofday", r))
 		return;
 	for (unsigned int i = 0; i < ARRAY_SIZE(clocks); i++) {
-		__int128 after, d;
+		wide_ns after, d;
 
 		vread(v, clocks[i].id, c, &after);
 		d = after - before[i];
@@ -240,7 +240,7 @@ static void edge_settimeofday(const struct vdso_variant *v,
 static void edge_ntp(const struct vdso_variant *v, struct check_report *r)
 {
 	u64 c0 = LAST + 5000, c1 = LAST + 2 * check_cycles_per_sec();
-	__int128 mono0, mono1, raw1, mono0b, mono1b, raw1b;
+	wide_ns mono0, mono1, raw1, mono0b, mono1b, raw1b;
 	struct timekeeper *tk;
 
 	vread(v, CLOCK_MONOTONIC, c0, &mono0);
@@ -275,7 +275,7 @@ static void edge_leap_second(const struct vdso_variant *v,
 	struct tk_clocksource cs;
 	struct timekeeper *tk;
 	const u64 hz = 1000000000ULL;
-	__int128 real, tai0, tai, mono_ns;
+	wide_ns real, tai0, tai, mono_ns;
 	u64 c = LAST + 2 * hz; /* 2 s later: 00:00:01.5 less the leap */
 
 	tk_clocksource_init(&cs, "fake1g", hz, UINT64_MAX, true);
@@ -296,13 +296,13 @@ static void edge_leap_second(const struct vdso_variant *v,
 	vread(v, CLOCK_TAI, c, &tai);
 	vread(v, CLOCK_MONOTONIC, c, &mono_ns);
 	/* 23:59:59.5 + 2 s = 00:00:01.5, minus the inserted 23:59:60 */
-	if (real != (__int128)1483228800 * NSEC_PER_SEC + 500000000)
+	if (real != (wide_ns)1483228800 * NSEC_PER_SEC + 500000000)
 		return check_fail(r, "leap second: REALTIME %lld, want 00:00:00.5",
 				  (long long)real);
-	if (tai - tai0 != 2 * (__int128)NSEC_PER_SEC)
+	if (tai - tai0 != 2 * (wide_ns)NSEC_PER_SEC)
 		return check_fail(r, "leap second: TAI moved %lld ns in 2 s",
 				  (long long)(tai - tai0));
-	if (mono_ns != 1002 * (__int128)NSEC_PER_SEC)
+	if (mono_ns != 1002 * (wide_ns)NSEC_PER_SEC)
 		return check_fail(r, "leap second: MONOTONIC %lld, want 1002 s",
 				  (long long)mono_ns);
 }
@@ -312,7 +312,7 @@ static void edge_timens(const struct vdso_variant *v, struct check_report *r)
 	const struct timens_offsets offs = { .monotonic = { 100, 250000000 },
 					     .boottime = { -20, 750000000 } };
 	u64 c = LAST + 31415926;
-	__int128 host[ARRAY_SIZE(kept_clocks)], ns, want;
+	wide_ns host[ARRAY_SIZE(kept_clocks)], ns, want;
 
 	if (!v->has_timens)
 		return;
@@ -343,10 +343,10 @@ static void edge_timens(const struct vdso_variant *v, struct check_report *r)
 
 /* aux clock clk at c: the oracle's reading, or the vDSO's up to its slack below */
 static bool aux_agrees(const struct vdso_variant *v, clockid_t clk, u64 c,
-		       const char *what, __int128 *got, struct check_report *r)
+		       const char *what, wide_ns *got, struct check_report *r)
 {
 	struct timekeeper aux;
-	__int128 want;
+	wide_ns want;
 
 	sim_aux_snapshot((unsigned int)(clk - CLOCK_AUX), &aux);
 	if (tk_aux_clock_ns(&aux, c, &want)) {
@@ -394,7 +394,7 @@ static void edge_aux(const struct vdso_variant *v, struct check_report *r)
 	const u64 sec = check_cycles_per_sec(); /* the fake clocksource's 1 s */
 	const struct timespec64 t = { 1800000000, 123456789 };
 	u64 c1 = LAST + sec, c2 = LAST + 2 * sec, c3 = LAST + 3 * sec;
-	__int128 a, b, mono0, mono1;
+	wide_ns a, b, mono0, mono1;
 	struct timespec res = { -1, -1 };
 	u64 calls;
 

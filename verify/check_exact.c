@@ -67,7 +67,7 @@ static void check_one_gettime(const struct vdso_variant *v, clockid_t clk,
 {
 	struct timekeeper tk;
 	struct timespec ts = { -1, -1 }, before, after;
-	__int128 lo_ns, hi_ns, got;
+	wide_ns lo_ns, hi_ns, got;
 	u64 lo, hi, calls, reads;
 	int ret, want;
 
@@ -174,7 +174,7 @@ static void check_one_getres(const struct vdso_variant *v, clockid_t clk,
 		want.tv_nsec = 1;
 	} else {
 		struct timekeeper tk;
-		__int128 unused;
+		wide_ns unused;
 
 		sim_tk_snapshot(&tk);
 		want_ret = tk_clock_ns(&tk, clk, 0, &unused);
@@ -215,7 +215,7 @@ static void check_gettimeofday(const struct vdso_variant *v, u64 c,
 	struct timekeeper tk;
 	struct timeval tv = { -1, -1 };
 	struct timezone tz = { 12345, 12345 };
-	__int128 lo_ns, hi_ns;
+	wide_ns lo_ns, hi_ns;
 	u64 lo, hi;
 	s64 got_us;
 	int ret;

@@ -45,10 +45,10 @@
 
 static const clockid_t compared[] = { SUITE_CLOCKS(SUITE_CLOCK_ID) };
 
-static __int128 tolerance_ns(clockid_t clk, __int128 elapsed_ns,
-			     __int128 tick_late_ns)
+static wide_ns tolerance_ns(clockid_t clk, wide_ns elapsed_ns,
+			     wide_ns tick_late_ns)
 {
-	__int128 tol = OFFSET_NS + elapsed_ns * CAL_PPM / 1000000;
+	wide_ns tol = OFFSET_NS + elapsed_ns * CAL_PPM / 1000000;
 
 	if (!suite_clock_is(clk, SUITE_RAW))
 		tol += elapsed_ns * NTP_PPM / 1000000;
@@ -58,9 +58,9 @@ static __int128 tolerance_ns(clockid_t clk, __int128 elapsed_ns,
 }
 
 /* how much later than one period after it our last tick is, now */
-static __int128 tick_lateness_ns(void)
+static wide_ns tick_lateness_ns(void)
 {
-	__int128 since = sim_system_ns(CLOCK_MONOTONIC_RAW) -
+	wide_ns since = sim_system_ns(CLOCK_MONOTONIC_RAW) -
 			 sim_last_tick_raw_ns();
 
 	return since - 1000000000 / HZ;
@@ -68,10 +68,10 @@ static __int128 tick_lateness_ns(void)
 
 /* one comparison; false if the system reads were too far apart to judge */
 static bool compare_once(const struct vdso_variant *v, clockid_t clk,
-			 __int128 elapsed, struct check_report *r)
+			 wide_ns elapsed, struct check_report *r)
 {
 	struct timespec ts;
-	__int128 before, after, got, off = 0, tol, late;
+	wide_ns before, after, got, off = 0, tol, late;
 	int ret;
 
 	late = tick_lateness_ns();
@@ -130,7 +130,7 @@ int check_system_all(const struct vdso_variant *const *vs, unsigned int n,
 	char refused[256];
 	struct tk_clocksource cs;
 	unsigned int nclks;
-	__int128 start;
+	wide_ns start;
 	u64 hz;
 	int failed = 0;
 
@@ -157,9 +157,9 @@ int check_system_all(const struct vdso_variant *const *vs, unsigned int n,
 	}
 	start = sim_system_ns(CLOCK_MONOTONIC_RAW);
 	for (;;) {
-		__int128 elapsed = sim_system_ns(CLOCK_MONOTONIC_RAW) - start;
+		wide_ns elapsed = sim_system_ns(CLOCK_MONOTONIC_RAW) - start;
 
-		if (elapsed > (__int128)duration_ms * 1000000)
+		if (elapsed > (wide_ns)duration_ms * 1000000)
 			break;
 		for (unsigned int i = 0; i < n; i++) {
 			if (!vs[i]->real_counter || !reports[i].ok)

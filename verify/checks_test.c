@@ -97,7 +97,7 @@ static void test_vclock(enum sim_vclock mode)
 	const char *name = sim_vclock_name(mode);
 	struct check_report r;
 
-	if (!IS_ENABLED(__x86_64__)) {
+	if (!IS_ENABLED(__x86_64__) && !IS_ENABLED(__i386__)) {
 		tap_ok(true, "%s mode # SKIP x86's alone", name);
 		return;
 	}
@@ -305,7 +305,8 @@ static int constant_gettime(clockid_t clk, struct timespec *ts)
 static void test_reads_counter_itself(void)
 {
 	const struct vdso_variant *real = vdso_variant_find(
-		IS_ENABLED(__x86_64__) ? "generic_6_17+lfence_rdtsc+always" :
+		IS_ENABLED(__x86_64__) || IS_ENABLED(__i386__) ?
+			"generic_6_17+lfence_rdtsc+always" :
 					 "generic_6_17+isb_cntvct_isb+always");
 	const struct vdso_variant *fake =
 		vdso_variant_find("generic_6_17+fake+always");

@@ -39,7 +39,7 @@ typedef int64_t s64;
  * x86 is TSO: loads are not reordered with loads nor stores with stores,
  * so the kernel's smp_rmb()/smp_wmb() are compiler barriers there.
  */
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 #define smp_rmb() barrier()
 #define smp_wmb() barrier()
 #define cpu_relax() __asm__ __volatile__("pause" ::: "memory")
@@ -48,12 +48,14 @@ typedef int64_t s64;
 #define smp_wmb() __asm__ __volatile__("dmb ishst" ::: "memory")
 #define cpu_relax() __asm__ __volatile__("yield" ::: "memory")
 #else
-#error "vdsobench supports x86-64 and aarch64"
+#error "vdsobench supports x86 (64- and 32-bit) and aarch64"
 #endif
 
 #define BIT(nr) (1UL << (nr))
+/* include/uapi/asm-generic/bitsperlong.h */
+#define __BITS_PER_LONG (__SIZEOF_LONG__ * 8)
 /* include/uapi/linux/bits.h */
-#define __GENMASK(h, l) (((~0UL) << (l)) & (~0UL >> (64 - 1 - (h))))
+#define __GENMASK(h, l) (((~0UL) << (l)) & (~0UL >> (__BITS_PER_LONG - 1 - (h))))
 
 #define S64_MAX ((s64)(~0ULL >> 1))
 #define U64_MAX (~0ULL)

@@ -77,14 +77,104 @@ static __always_inline u32 __iter_div_u64_rem(u64 dividend, u32 divisor,
 }
 
 /*
- * include/linux/math64.h: (a * mul + add) >> shift without losing the
- * upper bits of the product; generic_6_10 uses it when a delta exceeds
- * max_cycles.
+ * include/linux/math64.h: products wider than 64 bits, shifted back,
+ * without losing their upper bits; generic_6_10 uses
+ * mul_u64_u32_add_u64_shr() when a delta exceeds max_cycles, x86's hvclock
+ * read mul_u64_u64_shr(). With a 128-bit integer where the compiler has one
+ * (ARCH_SUPPORTS_INT128, x86-64 and arm64), else the kernel's generic
+ * 32-bit versions (32-bit x86).
  */
+#if defined(__SIZEOF_INT128__)
+static __always_inline u64 mul_u64_u32_shr(u64 a, u32 mul, unsigned int shift)
+{
+	return (u64)(((unsigned __int128)a * mul) >> shift);
+}
+
+static __always_inline u64 mul_u64_u64_shr(u64 a, u64 mul, unsigned int shift)
+{
+	return (u64)(((unsigned __int128)a * mul) >> shift);
+}
+
 static __always_inline u64 mul_u64_u32_add_u64_shr(u64 a, u32 mul, u64 b,
 						   unsigned int shift)
 {
 	return (u64)((((unsigned __int128)a * mul) + b) >> shift);
 }
+#else
+static __always_inline u64 mul_u32_u32(u32 a, u32 b)
+{
+	return (u64)a * b;
+}
+
+static __always_inline u64 mul_u64_u32_shr(u64 a, u32 mul, unsigned int shift)
+{
+	u32 ah, al;
+	u64 ret;
+
+	al = a;
+	ah = a >> 32;
+
+	ret = mul_u32_u32(al, mul) >> shift;
+	if (ah)
+		ret += mul_u32_u32(ah, mul) << (32 - shift);
+
+	return ret;
+}
+
+static __always_inline u64 mul_u64_u64_shr(u64 a, u64 b, unsigned int shift)
+{
+	union {
+		u64 ll;
+		struct {
+			u32 low, high; /* little-endian */
+		} l;
+	} rl, rm, rn, rh, a0, b0;
+	u64 c;
+
+	a0.ll = a;
+	b0.ll = b;
+
+	rl.ll = mul_u32_u32(a0.l.low, b0.l.low);
+	rm.ll = mul_u32_u32(a0.l.low, b0.l.high);
+	rn.ll = mul_u32_u32(a0.l.high, b0.l.low);
+	rh.ll = mul_u32_u32(a0.l.high, b0.l.high);
+
+	/*
+	 * Each of these lines computes a 64-bit intermediate result into "c",
+	 * starting at bits 32-95.  The low 32-bits go into the result of the
+	 * multiplication, the high 32-bits are carried into the next step.
+	 */
+	rl.l.high = c = (u64)rl.l.high + rm.l.low + rn.l.low;
+	rh.l.low = c = (c >> 32) + rm.l.high + rn.l.high + rh.l.low;
+	rh.l.high = (c >> 32) + rh.l.high;
+
+	/*
+	 * The 128-bit result of the multiplication is in rl.ll and rh.ll,
+	 * shift it right and throw away the high part of the result.
+	 */
+	if (shift == 0)
+		return rl.ll;
+	if (shift < 64)
+		return (rl.ll >> shift) | (rh.ll << (64 - shift));
+	return rh.ll >> (shift & 63);
+}
+
+static __always_inline u64 mul_u64_u32_add_u64_shr(u64 a, u32 mul, u64 b,
+						   unsigned int shift)
+{
+	u32 ah = a >> 32, al = a;
+	bool ovf;
+	u64 ret;
+
+	ovf = __builtin_add_overflow(mul_u32_u32(al, mul), b, &ret);
+	ret >>= shift;
+	if (ovf && shift)
+		ret += 1ULL << (64 - shift);
+	if (ah)
+		ret += mul_u32_u32(ah, mul) << (32 - shift);
+
+	return ret;
+}
+#endif
 
 #endif /* VDSOBENCH_TIME64_H */

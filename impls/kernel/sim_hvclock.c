@@ -10,6 +10,7 @@
  * old sequence sees another one after its loads and retries.
  */
 #include "impls/kernel/sim_vclock.h"
+#include "impls/kernel/wide.h"
 
 #include <string.h>
 
@@ -24,7 +25,7 @@ static u32 next_sequence;
 
 static u64 mul_u64_u64_shr64(u64 a, u64 b)
 {
-	return (u64)(((unsigned __int128)a * b) >> 64);
+	return mul_u64_u64_shr(a, b, 64);
 }
 
 static void host_write(u32 sequence, u64 scale, u64 offset)
@@ -48,8 +49,10 @@ static u32 new_sequence(void)
 
 void sim_hvclock_reset(void)
 {
+	u64 rem;
+
 	/* Hyper-V's scale: 2^64 * (10 MHz / the TSC's frequency) */
-	scale_a = (u64)(((unsigned __int128)HV_CLOCK_HZ << 64) / SIM_VCLOCK_TSC_HZ);
+	scale_a = div_u128_u64(HV_CLOCK_HZ, 0, SIM_VCLOCK_TSC_HZ, &rem);
 	offset_a = 0 - mul_u64_u64_shr64(ANCHOR_TSC, scale_a);
 	next_sequence = 0;
 	memset(&sim_hvclock_page, 0, sizeof(sim_hvclock_page));
@@ -64,15 +67,11 @@ u64 sim_hvclock_cycles(u64 tsc)
 
 bool sim_hvclock_tsc_for(u64 cycles, u64 *tsc)
 {
-	unsigned __int128 want, t;
-
 	if (cycles >> 63)
 		return false;
-	want = (unsigned __int128)(u64)(cycles - offset_a) << 64;
-	t = (want + scale_a - 1) / scale_a;
-	if (t >> 64)
+	/* ceil(((cycles - offset) << 64) / scale), where it fits */
+	if (!shl_div_ceil(cycles - offset_a, 64, scale_a, tsc))
 		return false;
-	*tsc = (u64)t;
 	return sim_hvclock_cycles(*tsc) == cycles;
 }
 

@@ -70,13 +70,19 @@ static inline long raw_syscall2(long nr, long a, long b)
 
 	__asm__ __volatile__("svc #0" : "+r"(x0) : "r"(x8), "r"(x1) : "memory");
 	ret = x0;
+#elif defined(__i386__)
+	/* the 32-bit syscalls: time_t and struct timespec are 32-bit here */
+	__asm__ __volatile__("int $0x80"
+			     : "=a"(ret)
+			     : "0"(nr), "b"(a), "c"(b)
+			     : "memory");
 #endif
 	return ret;
 }
 
 u64 sim_read_tsc_ordered(void)
 {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 	u32 low, high;
 
 	__asm__ __volatile__("lfence; rdtsc; lfence"
@@ -100,16 +106,19 @@ u64 sim_read_clocksource(void)
 	return sim_vclock_cycles(sim_read_tsc_ordered());
 }
 
-/* a word-by-word volatile copy: the latch makes a torn copy harmless */
+/*
+ * a word-by-word volatile copy: the latch makes a torn copy harmless
+ * (machine words: 32-bit x86 aligns a u64 field to 4 bytes only)
+ */
 static void copy_racy(void *dst, const void *src, size_t len)
 {
-	const volatile u64 *s = src;
-	u64 *d = dst;
+	const volatile unsigned long *s = src;
+	unsigned long *d = dst;
 
-	_Static_assert(sizeof(struct tk_state) % sizeof(u64) == 0 &&
-			       sizeof(struct timekeeper) % sizeof(u64) == 0,
+	_Static_assert(sizeof(struct tk_state) % sizeof(long) == 0 &&
+			       sizeof(struct timekeeper) % sizeof(long) == 0,
 		       "tk_state and timekeeper are copied in words");
-	for (len /= sizeof(u64); len; len--)
+	for (len /= sizeof(long); len; len--)
 		*d++ = *s++;
 }
 
@@ -411,7 +420,7 @@ int sim_timens_leave(const struct vdso_variant *v)
 }
 
 int sim_clock_ns(const struct timekeeper *tk, clockid_t clk, u64 now,
-		 __int128 *ns)
+		 wide_ns *ns)
 {
 	struct tk_state st;
 	int ret = tk_clock_ns(tk, clk, now, ns);
@@ -443,7 +452,7 @@ static noinline long sys_aux_clock_gettime(clockid_t clk, struct timespec *ts,
 					   u64 now)
 {
 	struct timekeeper aux;
-	__int128 ns;
+	wide_ns ns;
 	int ret;
 
 	aux_fast_read((unsigned int)aux_index(clk), &aux);
@@ -473,7 +482,7 @@ long sim_sys_clock_gettime(clockid_t clk, struct timespec *ts, u64 now,
 {
 	struct tk_state st;
 	struct timespec kts;
-	__int128 ns;
+	wide_ns ns;
 	long ret;
 
 	__atomic_fetch_add(&nr_syscalls, 1, __ATOMIC_RELAXED);
@@ -505,7 +514,7 @@ long sim_sys_clock_getres(clockid_t clk, struct timespec *res,
 {
 	struct timekeeper tk;
 	struct timespec kres;
-	__int128 unused;
+	wide_ns unused;
 	long ret;
 
 	__atomic_fetch_add(&nr_syscalls, 1, __ATOMIC_RELAXED);
@@ -547,7 +556,7 @@ long sim_sys_gettimeofday(struct timeval *tv, struct timezone *tz, u64 now)
 
 	if (tv) {
 		struct timekeeper tk;
-		__int128 ns;
+		wide_ns ns;
 
 		sim_tk_snapshot(&tk);
 		tk_clock_ns(&tk, CLOCK_REALTIME, sim_vclock_cycles(now), &ns);

@@ -65,7 +65,7 @@ int sim_timens_leave(const struct vdso_variant *v);
 
 /* the oracle for the current task: the timekeeper plus namespace offsets */
 int sim_clock_ns(const struct timekeeper *tk, clockid_t clk, u64 now,
-		 __int128 *ns);
+		 wide_ns *ns);
 
 /*
  * The auxiliary clocks CLOCK_AUX + n, n < MAX_AUX_CLOCKS (v6.17), as their

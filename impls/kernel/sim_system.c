@@ -11,7 +11,7 @@
 #include "impls/kernel/sim_kernel.h"
 #include "impls/kernel/sim_system.h"
 
-__int128 sim_system_ns(clockid_t clk)
+wide_ns sim_system_ns(clockid_t clk)
 {
 	struct timespec ts;
 
@@ -23,9 +23,9 @@ __int128 sim_system_ns(clockid_t clk)
 #define START_SKEW_NS 20000
 
 /* a counter reading and the raw clock at the same moment, +- a few 100 ns */
-static void paired_read(u64 *cycles, __int128 *raw)
+static void paired_read(u64 *cycles, wide_ns *raw)
 {
-	__int128 a, b;
+	wide_ns a, b;
 
 	do {
 		a = sim_system_ns(CLOCK_MONOTONIC_RAW);
@@ -38,15 +38,15 @@ static void paired_read(u64 *cycles, __int128 *raw)
 u64 sim_calibrate_counter_hz(unsigned int ms)
 {
 	u64 c0, c1;
-	__int128 r0, r1;
+	wide_ns r0, r1;
 
 	paired_read(&c0, &r0);
 	usleep(ms * 1000);
 	paired_read(&c1, &r1);
-	return (u64)((__int128)(c1 - c0) * NSEC_PER_SEC / (r1 - r0));
+	return (u64)((wide_ns)(c1 - c0) * NSEC_PER_SEC / (r1 - r0));
 }
 
-static void ns_to_ts64(__int128 ns, struct timespec64 *ts)
+static void ns_to_ts64(wide_ns ns, struct timespec64 *ts)
 {
 	struct timespec t;
 
@@ -59,7 +59,7 @@ void sim_kernel_reset_from_system(struct tk_clocksource *cs, u64 hz)
 {
 	struct timespec64 wall, mono, sleep;
 	struct timekeeper *tk;
-	__int128 raw, real, mon, boot, tai;
+	wide_ns raw, real, mon, boot, tai;
 	u64 now;
 
 	sim_kernel_detach_all();
@@ -71,7 +71,7 @@ void sim_kernel_reset_from_system(struct tk_clocksource *cs, u64 hz)
 	 * within START_SKEW_NS of now.
 	 */
 	for (int tries = 0;; tries++) {
-		__int128 first = sim_system_ns(CLOCK_MONOTONIC_RAW);
+		wide_ns first = sim_system_ns(CLOCK_MONOTONIC_RAW);
 
 		real = sim_system_ns(CLOCK_REALTIME);
 		mon = sim_system_ns(CLOCK_MONOTONIC);

@@ -15,7 +15,7 @@ extern "C" {
 #endif
 
 /* the system's clock now, in ns */
-__int128 sim_system_ns(clockid_t clk);
+wide_ns sim_system_ns(clockid_t clk);
 
 /*
  * The counter's frequency, from two readings of it bracketed by

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE /* memfd_create() */
 #endif
 #include "impls/kernel/sim_vclock.h"
+#include "impls/kernel/wide.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -60,14 +61,14 @@ static void kvm_get_time_scale(u64 scaled_hz, u64 base_hz, int8_t *pshift,
 	*pmultiplier = (u32)((scaled64 << 32) / tps32); /* div_frac() */
 }
 
-/* pvclock_scale_delta(), in 128 bits */
+/* pvclock_scale_delta(), in 128 bits (32-bit x86: the kernel's 32-bit helper) */
 static u64 scale(u64 delta)
 {
 	if (tsc_shift < 0)
 		delta >>= -tsc_shift;
 	else
 		delta <<= tsc_shift;
-	return (u64)(((unsigned __int128)delta * tsc_mul) >> 32);
+	return mul_u64_u32_shr(delta, tsc_mul, 32);
 }
 
 /* TSC cycles between the anchors: their scaled values differ exactly */
@@ -142,7 +143,7 @@ u64 sim_vclock_cycles(u64 tsc)
 
 bool sim_vclock_tsc_for(u64 cycles, u64 *tsc)
 {
-	unsigned __int128 want, d;
+	u64 d;
 
 	if (mode == SIM_VCLOCK_TSC) {
 		*tsc = cycles;
@@ -152,13 +153,20 @@ bool sim_vclock_tsc_for(u64 cycles, u64 *tsc)
 		return sim_hvclock_tsc_for(cycles, tsc);
 	if (cycles >> 63)
 		return false;
-	/* the smallest delta whose scaled value reaches cycles */
-	want = (unsigned __int128)(u64)(cycles - ANCHOR_SYSTEM_TIME) << 32;
-	d = (want + tsc_mul - 1) / tsc_mul;
-	if (tsc_shift < 0)
+	/*
+	 * the smallest delta whose scaled value reaches cycles: ceil(want /
+	 * mul), then shifted back (rounded up again: the two ceilings are
+	 * one, over mul << shift)
+	 */
+	if (tsc_shift < 0) {
+		if (!shl_div_ceil(cycles - ANCHOR_SYSTEM_TIME, 32, tsc_mul, &d) ||
+		    d > (~0ULL - ANCHOR_TSC) >> -tsc_shift)
+			return false;
 		d <<= -tsc_shift;
-	else
-		d = (d + (1ULL << tsc_shift) - 1) >> tsc_shift;
+	} else if (!shl_div_ceil(cycles - ANCHOR_SYSTEM_TIME, 32,
+				 (u64)tsc_mul << tsc_shift, &d)) {
+		return false;
+	}
 	if (d < step() || d > ~0ULL - ANCHOR_TSC)
 		return false;
 	*tsc = ANCHOR_TSC + (u64)d;

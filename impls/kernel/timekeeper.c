@@ -91,10 +91,10 @@ static void timespec64_normalize(struct timespec64 *ts)
 	}
 }
 
-static void ns_to_timespec64(__int128 ns, struct timespec64 *ts)
+static void ns_to_timespec64(wide_ns ns, struct timespec64 *ts)
 {
-	__int128 sec = ns / NSEC_PER_SEC;
-	__int128 rem = ns % NSEC_PER_SEC;
+	wide_ns sec = ns / NSEC_PER_SEC;
+	wide_ns rem = ns % NSEC_PER_SEC;
 
 	if (rem < 0) {
 		rem += NSEC_PER_SEC;
@@ -104,7 +104,7 @@ static void ns_to_timespec64(__int128 ns, struct timespec64 *ts)
 	ts->tv_nsec = (long)rem;
 }
 
-void ns_to_timespec(__int128 ns, struct timespec *ts)
+void ns_to_timespec(wide_ns ns, struct timespec *ts)
 {
 	struct timespec64 t;
 
@@ -113,14 +113,14 @@ void ns_to_timespec(__int128 ns, struct timespec *ts)
 	ts->tv_nsec = t.tv_nsec;
 }
 
-__int128 timespec_to_ns(const struct timespec *ts)
+wide_ns timespec_to_ns(const struct timespec *ts)
 {
-	return (__int128)ts->tv_sec * NSEC_PER_SEC + ts->tv_nsec;
+	return (wide_ns)ts->tv_sec * NSEC_PER_SEC + ts->tv_nsec;
 }
 
-__int128 timespec64_to_ns(const struct timespec64 *ts)
+wide_ns timespec64_to_ns(const struct timespec64 *ts)
 {
-	return (__int128)ts->tv_sec * NSEC_PER_SEC + ts->tv_nsec;
+	return (wide_ns)ts->tv_sec * NSEC_PER_SEC + ts->tv_nsec;
 }
 
 void tk_setup(struct timekeeper *tk, const struct tk_clocksource *cs, u64 now,
@@ -192,22 +192,21 @@ static void tk_normalize(struct timekeeper *tk)
  */
 static void tk_accumulate(struct timekeeper *tk, u64 delta)
 {
-	unsigned __int128 mono = (unsigned __int128)delta * tk->tkr_mono.mult;
-	unsigned __int128 raw = (unsigned __int128)delta * tk->tkr_raw.mult;
 	u64 nsecps = (u64)NSEC_PER_SEC << tk->tkr_mono.shift;
 	u64 raw_nsecps = (u64)NSEC_PER_SEC << tk->tkr_raw.shift;
+	u64 hi, lo, mono, raw, secs;
 
-	while (mono >= nsecps) {
-		mono -= nsecps;
+	/* delta * mult, in whole seconds and the shifted ns left over */
+	mul_u64_u32_wide(delta, tk->tkr_mono.mult, &hi, &lo);
+	secs = div_u128_u64(hi, lo, nsecps, &mono);
+	while (secs--) {
 		tk->tkr_mono.xtime_nsec += nsecps;
 		tk_normalize(tk);
 	}
-	while (raw >= raw_nsecps) {
-		raw -= raw_nsecps;
-		tk->raw_sec++;
-	}
-	tk->tkr_mono.xtime_nsec += (u64)mono;
-	tk->tkr_raw.xtime_nsec += (u64)raw;
+	mul_u64_u32_wide(delta, tk->tkr_raw.mult, &hi, &lo);
+	tk->raw_sec += div_u128_u64(hi, lo, raw_nsecps, &raw);
+	tk->tkr_mono.xtime_nsec += mono;
+	tk->tkr_raw.xtime_nsec += raw;
 	tk_normalize(tk);
 }
 
@@ -295,20 +294,26 @@ void tk_change_clocksource(struct timekeeper *tk, u64 now,
 	tk->vdso_capable = cs->vdso_capable;
 }
 
-static __int128 tkr_ns(const struct tk_read_base *tkr, u64 now)
+static wide_ns tkr_ns(const struct tk_read_base *tkr, u64 now)
 {
 	u64 delta = tk_clocksource_delta(now, tkr->cycle_last, tkr->mask);
 
-	return (__int128)(((unsigned __int128)delta * tkr->mult +
+#if defined(__SIZEOF_INT128__)
+	return (wide_ns)(((unsigned __int128)delta * tkr->mult +
 			   tkr->xtime_nsec) >>
 			  tkr->shift);
+#else
+	/* 32-bit x86: the kernel's own (the result fits: +-292 years) */
+	return (wide_ns)mul_u64_u32_add_u64_shr(delta, tkr->mult,
+						tkr->xtime_nsec, tkr->shift);
+#endif
 }
 
 /* the offset a clock's base adds to xtime (timekeeping.c's offs_*) */
-static __int128 tk_base_ns(const struct timekeeper *tk,
+static wide_ns tk_base_ns(const struct timekeeper *tk,
 			   enum suite_clock_base base)
 {
-	__int128 wtm = timespec64_to_ns(&tk->wall_to_monotonic);
+	wide_ns wtm = timespec64_to_ns(&tk->wall_to_monotonic);
 
 	switch (base) {
 	case SUITE_MONO:
@@ -316,7 +321,7 @@ static __int128 tk_base_ns(const struct timekeeper *tk,
 	case SUITE_BOOT:
 		return wtm + tk->offs_boot;
 	case SUITE_TAI:
-		return (__int128)tk->tai_offset * NSEC_PER_SEC;
+		return (wide_ns)tk->tai_offset * NSEC_PER_SEC;
 	default:
 		return 0;
 	}
@@ -328,16 +333,16 @@ static __int128 tk_base_ns(const struct timekeeper *tk,
  * the offset.
  */
 int tk_clock_ns(const struct timekeeper *tk, clockid_t clk, u64 now,
-		__int128 *ns)
+		wide_ns *ns)
 {
 	const struct suite_clock *c = suite_clock_of(clk);
-	__int128 sec_ns = (__int128)tk->xtime_sec * NSEC_PER_SEC;
+	wide_ns sec_ns = (wide_ns)tk->xtime_sec * NSEC_PER_SEC;
 
 	if (!c)
 		return -EINVAL;
 	switch (c->kind) {
 	case SUITE_RAW:
-		*ns = (__int128)tk->raw_sec * NSEC_PER_SEC +
+		*ns = (wide_ns)tk->raw_sec * NSEC_PER_SEC +
 		      tkr_ns(&tk->tkr_raw, now);
 		return 0;
 	case SUITE_COARSE:
@@ -387,7 +392,7 @@ static bool timespec64_valid_settod(const struct timespec64 *ts)
 int tk_aux_settime(struct timekeeper *aux, u64 now,
 		   const struct timespec64 *ts)
 {
-	__int128 tnow;
+	wide_ns tnow;
 
 	if (!timespec64_valid_settod(ts))
 		return -EINVAL;
@@ -395,7 +400,7 @@ int tk_aux_settime(struct timekeeper *aux, u64 now,
 		return -ENODEV;
 	/* Forward the timekeeper base time: tnow is "monotonic" at cycle_last */
 	tk_forward(aux, now);
-	tnow = (__int128)aux->xtime_sec * NSEC_PER_SEC +
+	tnow = (wide_ns)aux->xtime_sec * NSEC_PER_SEC +
 	       (aux->tkr_mono.xtime_nsec >> aux->tkr_mono.shift);
 	/* tk_update_aux_offs() */
 	aux->offs_aux = (s64)(timespec64_to_ns(ts) - tnow);
@@ -411,17 +416,17 @@ int tk_aux_adjust_mult(struct timekeeper *aux, u64 now, s32 mult_adj)
 	return 0;
 }
 
-int tk_aux_clock_ns(const struct timekeeper *aux, u64 now, __int128 *ns)
+int tk_aux_clock_ns(const struct timekeeper *aux, u64 now, wide_ns *ns)
 {
 	if (!aux->clock_valid)
 		return -ENODEV;
 	/* tkr_mono.base + offs_aux + timekeeping_get_ns() */
-	*ns = (__int128)aux->xtime_sec * NSEC_PER_SEC + aux->offs_aux +
+	*ns = (wide_ns)aux->xtime_sec * NSEC_PER_SEC + aux->offs_aux +
 	      tkr_ns(&aux->tkr_mono, now);
 	return 0;
 }
 
-__int128 timens_offset_ns(const struct timens_offsets *offs, clockid_t clk)
+wide_ns timens_offset_ns(const struct timens_offsets *offs, clockid_t clk)
 {
 	/* kernel/time/namespace.c timens_setup_vdso_data() */
 	const struct suite_clock *c = suite_clock_of(clk);

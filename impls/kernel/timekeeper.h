@@ -15,6 +15,7 @@
 #define VDSOBENCH_TIMEKEEPER_H
 
 #include "impls/common/time64.h"
+#include "impls/kernel/wide.h"
 
 /*
  * kernel/time/timekeeping.c (v6.17): timekeeper_data[] holds the core
@@ -119,7 +120,7 @@ void tk_change_clocksource(struct timekeeper *tk, u64 now,
  * the timekeeper doesn't keep (CPU-time clocks, invalid ids).
  */
 int tk_clock_ns(const struct timekeeper *tk, clockid_t clk, u64 now,
-		__int128 *ns);
+		wide_ns *ns);
 
 /*
  * The auxiliary clocks (kernel/time/timekeeping.c, v6.17). Each is its own
@@ -141,15 +142,15 @@ void tk_aux_disable(struct timekeeper *aux);
 int tk_aux_settime(struct timekeeper *aux, u64 now,
 		   const struct timespec64 *ts);
 int tk_aux_adjust_mult(struct timekeeper *aux, u64 now, s32 mult_adj);
-int tk_aux_clock_ns(const struct timekeeper *aux, u64 now, __int128 *ns);
+int tk_aux_clock_ns(const struct timekeeper *aux, u64 now, wide_ns *ns);
 
 /* the namespace offset a time-namespaced task sees for clk (0 if none). */
-__int128 timens_offset_ns(const struct timens_offsets *offs, clockid_t clk);
+wide_ns timens_offset_ns(const struct timens_offsets *offs, clockid_t clk);
 
 /* split ns into a normalised timespec (tv_nsec in [0, 1e9)) */
-void ns_to_timespec(__int128 ns, struct timespec *ts);
-__int128 timespec_to_ns(const struct timespec *ts);
-__int128 timespec64_to_ns(const struct timespec64 *ts);
+void ns_to_timespec(wide_ns ns, struct timespec *ts);
+wide_ns timespec_to_ns(const struct timespec *ts);
+wide_ns timespec64_to_ns(const struct timespec64 *ts);
 
 /* clocksource_delta() with the negative-motion clamp x86 selects */
 u64 tk_clocksource_delta(u64 now, u64 last, u64 mask);

@@ -5,22 +5,22 @@
 #include "impls/kernel/timekeeper.h"
 #include "testing/tap.h"
 
-static __int128 ns_of(const struct timekeeper *tk, clockid_t clk, u64 now)
+static wide_ns ns_of(const struct timekeeper *tk, clockid_t clk, u64 now)
 {
-	__int128 ns = -1;
+	wide_ns ns = -1;
 
 	tk_clock_ns(tk, clk, now, &ns);
 	return ns;
 }
 
-#define SEC ((__int128)NSEC_PER_SEC)
+#define SEC ((wide_ns)NSEC_PER_SEC)
 
 int main(void)
 {
 	const struct timespec64 wall = { 1000000, 0 }, mono = { 100, 0 };
 	struct tk_clocksource cs;
 	struct timekeeper tk;
-	__int128 ns;
+	wide_ns ns;
 
 	/* clocks_calc_mult_shift: 1 GHz over 600 s is mult 2^23, shift 23 */
 	tk_clocksource_init(&cs, "1g", 1000000000ULL, UINT64_MAX, true);
@@ -84,9 +84,9 @@ int main(void)
 	ns = ns_of(&tk, CLOCK_MONOTONIC, 4000000000ULL);
 	tap_ok(ns_of(&tk, CLOCK_MONOTONIC, 1000000000ULL) == 101 * SEC &&
 		       ns == 101 * SEC +
-				     (__int128)((unsigned __int128)3000000000ULL *
+				     (wide_ns)((unsigned __int128)3000000000ULL *
 						cs.mult >> cs.shift) &&
-		       ns > 102 * SEC - (__int128)3000000000ULL / (1 << 23) &&
+		       ns > 102 * SEC - (wide_ns)3000000000ULL / (1 << 23) &&
 		       ns <= 102 * SEC,
 	       "a clocksource change is continuous and uses the new rate "
 	       "(mult %u shift %u: %lld ns)", cs.mult, cs.shift,

@@ -31,12 +31,12 @@
 #error "a layout defines VDSO_KERNEL_VERSION, the kernel it follows, before the prelude"
 #endif
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 #include "impls/layouts/arch/x86.h"
 #elif defined(__aarch64__)
 #include "impls/layouts/arch/arm64.h"
 #else
-#error "vdsobench supports x86-64 and aarch64"
+#error "vdsobench supports x86 (64- and 32-bit) and aarch64"
 #endif
 
 #endif /* VDSOBENCH_ARCH_H */

@@ -16,7 +16,7 @@
  */
 #define VDSO_KERNEL_VERSION KERNEL_VERSION(6, 15, 0)
 /* x86 selects it (arch/x86/Kconfig, v6.10 on); arm64 does not */
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 #define CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT 1
 #endif
 #define CONFIG_GENERIC_VDSO_DATA_STORE 1

@@ -38,7 +38,7 @@
 #define VCLOCK_PVCLOCK 2
 #define VCLOCK_HVCLOCK 3
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 /* vdsobench: the variant's counter axis, as in arch/x86.h */
 #define rdtsc_ordered() vdso_read_cycles()
 #include "impls/layouts/arch/x86_hvclock.h"
@@ -92,7 +92,7 @@ notrace static inline u64 vgetcyc(int mode)
 {
 	if (mode == VCLOCK_TSC)
 		return vdso_read_cycles();
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 	/*
 	 * For any memory-mapped vclock type, we need to make sure that gcc
 	 * doesn't cleverly hoist a load before the mode check.  Otherwise we

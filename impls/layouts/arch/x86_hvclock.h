@@ -33,8 +33,8 @@
 
 static __always_inline u64 hv_mul_u64_u64_shr(u64 a, u64 mul, unsigned int shift)
 {
-	/* include/linux/math64.h mul_u64_u64_shr() with ARCH_SUPPORTS_INT128 */
-	return (u64)(((unsigned __int128)a * mul) >> shift);
+	/* include/linux/math64.h mul_u64_u64_shr(): time64.h's, 32-bit x86's too */
+	return mul_u64_u64_shr(a, mul, shift);
 }
 
 static __always_inline

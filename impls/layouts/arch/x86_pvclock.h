@@ -11,6 +11,10 @@
  *	v6.8+	masked with S64_MAX ("x86/vdso: Make delta calculation
  *		overflow safe"): the sign bit is the invalid marker
  *
+ * pvclock_scale_delta() has the asm of both of the kernel's builds (its
+ * __i386__ branch is v4.9..v4.20's, before mul_u64_u32_shr() replaced both):
+ * 32-bit x86 reads the page too (--config=i386).
+ *
  * VDSOBENCH_VCLOCK_NO_RETRY (a known-bad layout only): the read without
  * its version retry, the torn read a host update can give.
  *
@@ -61,19 +65,38 @@ bool pvclock_read_retry(const struct pvclock_vcpu_time_info *src,
 static __always_inline u64 pvclock_scale_delta(u64 delta, u32 mul_frac, int shift)
 {
 	u64 product;
+#ifdef __i386__
+	u32 tmp1, tmp2;
+#else
 	unsigned long tmp;
+#endif
 
 	if (shift < 0)
 		delta >>= -shift;
 	else
 		delta <<= shift;
 
+#ifdef __i386__
+	__asm__ (
+		"mul  %5       ; "
+		"mov  %4,%%eax ; "
+		"mov  %%edx,%4 ; "
+		"mul  %5       ; "
+		"xor  %5,%5    ; "
+		"add  %4,%%eax ; "
+		"adc  %5,%%edx ; "
+		: "=A" (product), "=r" (tmp1), "=r" (tmp2)
+		: "a" ((u32)delta), "1" ((u32)(delta >> 32)), "2" (mul_frac) );
+#elif defined(__x86_64__)
 	__asm__ (
 		"mulq %[mul_frac] ; shrd $32, %[hi], %[lo]"
 		: [lo]"=a"(product),
 		  [hi]"=d"(tmp)
 		: "0"(delta),
 		  [mul_frac]"rm"((u64)mul_frac));
+#else
+#error implement me!
+#endif
 
 	return product;
 }
