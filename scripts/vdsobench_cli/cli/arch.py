@@ -9,6 +9,13 @@ as good as natively (the code is the same, the emulator runs it
 instruction by instruction), but a time measures the emulator: every timing
 is labelled EMULATED and `gate` will not take one.
 
+i386 (32-bit x86) is cross-built on x86-64 too (bazel --config=i386: Debian's
+gcc-i686-linux-gnu, every program linked statically against its C library;
+C only, so verify and the C suites, not the harness). Its programs run
+natively where the kernel runs 32-bit programs (abi32.py asks it), else under
+qemu-i386-static (toolchains/qemu_i386.sh decides the same way), and then
+every timing is EMULATED as arm64's.
+
 One architecture per process: main.dispatch() calls use() with the
 command's --arch before the command runs, and build.py asks current() for
 its Bazel flags, its output folder and how to start a program.
@@ -23,18 +30,21 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from vdsobench_cli.cli import abi32
 from vdsobench_cli.cli.errors import UsageError
 
 from vdsobench_cli.core import emulation as emulation_mod, vocab
 
-NAMES = ("x86_64", "arm64")
+NAMES = ("x86_64", "arm64", "i386")
 # what each is called by uname -m (the kernel's and Python's platform.machine())
-MACHINE = {"x86_64": "x86_64", "arm64": "aarch64"}
-ALIASES = {"aarch64": "arm64", "amd64": "x86_64", "x86-64": "x86_64"}
+MACHINE = {"x86_64": "x86_64", "arm64": "aarch64", "i386": "i686"}
+ALIASES = {"aarch64": "arm64", "amd64": "x86_64", "x86-64": "x86_64",
+           "i686": "i386", "x86_32": "i386"}
 # GNU triplets: the cross binutils' prefix (aarch64-linux-gnu-objdump)
-TRIPLET = {"x86_64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}
+TRIPLET = {"x86_64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu",
+           "i386": "i686-linux-gnu"}
 # the Bazel configuration (.bazelrc) that cross-builds for it from x86-64
-CROSS_CONFIG = {"arm64": "--config=arm64"}
+CROSS_CONFIG = {"arm64": "--config=arm64", "i386": "--config=i386"}
 # $VDSOBENCH_LINE: the compile line of the transcribed layouts. plain: the
 # project's (the default); kernel: the kernel's own vDSO line of each layout's
 # version family (impls/kernel_lines/lines.bzl, x86-64's; .bazelrc --config=kline).
@@ -62,16 +72,21 @@ def layouts_line():
 # empty folder)
 CROSS_BIN = "/usr/bin"
 CROSS_TOOLS = ("gcc", "g++")
+# i386 builds C alone: Debian has no g++-i686-linux-gnu beside gcc's
+CROSS_TOOLS_OF = {"i386": ("gcc",)}
 # the emulator package's programs, in order of preference
-QEMU = {"arm64": ("qemu-aarch64-static", "qemu-aarch64")}
+QEMU = {"arm64": ("qemu-aarch64-static", "qemu-aarch64"),
+        "i386": ("qemu-i386-static", "qemu-i386")}
 RUNNER = "toolchains/qemu_aarch64.sh"
+# what starts each cross-built architecture's program here
+RUNNERS = {"arm64": RUNNER, "i386": "toolchains/qemu_i386.sh"}
 # how every emulated timing is labelled, everywhere it is shown
 LABEL = emulation_mod.LABEL
 # the counter read the field tables and the simulated counts name a layout by
 # (the layout is the same whatever the read; sim and layout run each variant's
 # fake twin, so valgrind never meets the RDTSCP, which it offers only where
 # the CPU's CPUID lists it)
-DEFAULT_COUNTER = {"x86_64": "rdtscp", "arm64": "isb_cntvct_dep"}
+DEFAULT_COUNTER = {"x86_64": "rdtscp", "arm64": "isb_cntvct_dep", "i386": "rdtscp"}
 # what a timed command reads by default, as the harness's default selection
 # (bench/subjects.h, bench_default_counter()): the kernel's own read on this
 # CPU (core/vocab.py TIMED_COUNTER, which merged reports read too).
@@ -109,7 +124,8 @@ def timed_counter(cpuinfo=None):
     target = current()
     if target.emulated:
         return DEFAULT_COUNTER[target.name]
-    flag, optional, everyone = TIMED_COUNTER[target.name]
+    # i386 reads x86's counters
+    flag, optional, everyone = TIMED_COUNTER.get(target.name, TIMED_COUNTER["x86_64"])
     if cpuinfo is None:
         cpuinfo = _host_cpuinfo()
     m = re.search(r"^(?:flags|Features)\s*:(.*)$", cpuinfo, re.M)
@@ -140,21 +156,34 @@ def add_argument(p, help=None):
                    help=(help or "which architecture's build to use") +
                    f": {', '.join(NAMES)} (default: this machine's, {host()}); arm64 on an "
                    f"x86-64 machine is cross-built and runs under qemu-user, its timings "
-                   f"labelled {LABEL!r}")
+                   f"labelled {LABEL!r}; i386 too, natively where the kernel runs "
+                   f"32-bit programs")
 
 
 class Target:
     """One architecture as this machine builds and runs it."""
 
-    def __init__(self, name, host_name=None):
+    def __init__(self, name, host_name=None, abi32_probe=None):
         self.name = name
         self.host = host_name or host()
         self.machine = MACHINE[name]
         self.native = name == self.host
+        self._abi32 = abi32_probe or abi32.probe
+
+    @property
+    def runs_natively(self):
+        """(True, "") where this machine runs the build's programs itself: the
+        host's own, and i386's on an x86-64 kernel that runs 32-bit programs;
+        else (False, why): qemu-user runs them."""
+        if self.native:
+            return True, ""
+        if self.name == "i386" and self.host == "x86_64":
+            return self._abi32()
+        return False, f"{self.machine} code on {MACHINE.get(self.host, self.host)}"
 
     @property
     def emulated(self):
-        return not self.native
+        return not self.runs_natively[0]
 
     def bazel_flags(self):
         """The flags that select this architecture's build ([] for the host's
@@ -164,7 +193,8 @@ class Target:
         if self.host != "x86_64" or self.name not in CROSS_CONFIG:
             raise UsageError(f"--arch {self.name}: cross-building from {self.host} is not "
                              f"set up (valid here: {self.host}"
-                             + (", arm64" if self.host == "x86_64" else "") + ")")
+                             + ("".join(f", {n}" for n in CROSS_CONFIG)
+                                if self.host == "x86_64" else "") + ")")
         return [CROSS_CONFIG[self.name]]
 
     def missing_toolchain(self):
@@ -172,7 +202,8 @@ class Target:
         calls and this machine does not have ([] for the host's own)."""
         if self.native:
             return []
-        names = [f"{TRIPLET[self.name]}-{tool}" for tool in CROSS_TOOLS]
+        names = [f"{TRIPLET[self.name]}-{tool}"
+                 for tool in CROSS_TOOLS_OF.get(self.name, CROSS_TOOLS)]
         return [n for n in names if not os.access(os.path.join(CROSS_BIN, n), os.X_OK)]
 
     def __repr__(self):
@@ -215,14 +246,29 @@ def emulation():
     (core/emulation.py reads it): {"label", "emulator", "program", "version",
     "guest", "host", "note"}."""
     t = current()
-    if t.native:
+    if not t.emulated:
         return None
     program = emulator()
     emu = {"label": LABEL, "emulator": "qemu-user",
            "program": program.rsplit("/", 1)[-1] if program else QEMU[t.name][0],
            "version": emulator_version(program) if program else None,
            "guest": t.machine, "host": MACHINE.get(t.host, t.host)}
-    return dict(emu, note=emulation_mod.describe(emu))
+    emu = dict(emu, note=emulation_mod.describe(emu))
+    if t.name == "i386":
+        # why not natively: the kernel's answer (no IA32 emulation, ...)
+        emu["why"] = t.runs_natively[1]
+    return emu
+
+
+def emulation_line():
+    """One line where the current --arch's programs run under qemu-user, else
+    None: i386's says why the kernel does not run them itself."""
+    emu = emulation()
+    if not emu:
+        return None
+    by = " ".join(str(w) for w in (emu["program"], emu["version"]) if w)
+    why = f": {emu['why']}" if emu.get("why") else ""
+    return f"{current().name} runs under {by}, {emu['label']}{why}"
 
 
 def warnings(emu):

@@ -210,6 +210,7 @@ def program(label, write=()):
     itself, or, for an architecture this machine emulates, the qemu-user runner
     and it. write: the folders it may write (confine.scratch's)."""
     path = str(binary_path(label))
-    if bundled() or arch.current().native:
+    target = arch.current()
+    if bundled() or not target.emulated:
         return confine.command([path], write=write)
-    return confine.command([str(ROOT / arch.RUNNER), path], write=write)
+    return confine.command([str(ROOT / arch.RUNNERS[target.name]), path], write=write)

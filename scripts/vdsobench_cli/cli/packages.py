@@ -37,7 +37,12 @@ PACKAGES = (
 # never uses.
 CROSS_PACKAGES = {"arm64": ("gcc-aarch64-linux-gnu", "g++-aarch64-linux-gnu", "qemu-user-static",
                             "libhwloc-dev:arm64", "libpfm4-dev:arm64",
-                            "libbenchmark-dev:arm64")}
+                            "libbenchmark-dev:arm64"),
+                  # i386: C alone, linked statically against the cross C library
+                  # (no dpkg --add-architecture i386, no gcc-multilib, which would
+                  # remove gcc-aarch64-linux-gnu); qemu-i386-static where the kernel
+                  # does not run 32-bit programs
+                  "i386": ("gcc-i686-linux-gnu", "libc6-dev-i386-cross", "qemu-user-static")}
 
 # The third group, for `fleet local-cluster` (a real Slurm on this machine, for
 # the fleet tests and for trying fleet): Slurm's controller, node daemon and
@@ -91,7 +96,7 @@ def wanted():
     """The packages the current --arch needs: PACKAGES, and the cross group when
     the architecture is built here but not this machine's."""
     target = arch.current()
-    return PACKAGES + (CROSS_PACKAGES.get(target.name, ()) if target.emulated else ())
+    return PACKAGES + (CROSS_PACKAGES.get(target.name, ()) if not target.native else ())
 
 
 def missing(names=None):

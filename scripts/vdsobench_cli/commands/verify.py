@@ -35,8 +35,10 @@ def describe(rec, reasons):
     return f"MISSED {name}  (known bad: {why}) no check flagged it"
 
 
-def report(lines, expected, reasons, returncode, as_json=False, out=sys.stdout):
-    """Print each result as it arrives; return the exit status.
+def report(lines, expected, reasons, returncode, as_json=False, out=sys.stdout,
+           summary_extra=None):
+    """Print each result as it arrives; return the exit status. summary_extra:
+    keys the JSON summary line gains (the emulation record).
 
     Strict on purpose: a missing summary, a missing variant or a nonzero exit
     of the binary means the run cannot be trusted, so it fails.
@@ -44,12 +46,14 @@ def report(lines, expected, reasons, returncode, as_json=False, out=sys.stdout):
     counts = dict.fromkeys(STATUSES, 0)
     seen, summary, problems = set(), None, []
     for line in lines:
-        if as_json:
-            print(line.rstrip("\n"), file=out, flush=True)
         try:
             rec = json.loads(line)
         except json.JSONDecodeError:
             rec = None
+        if as_json:
+            if summary_extra and isinstance(rec, dict) and "summary" in rec:
+                line = json.dumps(dict(rec, **summary_extra), separators=(",", ":"))
+            print(line.rstrip("\n"), file=out, flush=True)
         if not isinstance(rec, dict):
             if not as_json and line.strip():
                 print(line.rstrip("\n"), file=out, flush=True)
@@ -92,12 +96,18 @@ def run(args):
         cmd += ["--duration-ms", str(args.duration_ms)]
     if args.clock_mode != "tsc":
         cmd += ["--clock-mode", args.clock_mode]
+    # under qemu-user: one line that says so (and, for i386, why the kernel
+    # does not run the programs itself), the record in the JSON summary
+    emu = arch.emulation()
+    if emu and not args.json:
+        print(f"verify: {arch.emulation_line()}", flush=True)
     try:
         proc = lifecycle.popen(cmd + names, stdout=subprocess.PIPE, text=True, errors="replace")
     except OSError as e:
         raise Failure(f"cannot run {cmd[0]}: {e.strerror}") from None
     with lifecycle.owned(proc):  # stopped with us on a signal
-        status = report(proc.stdout, names, reasons, proc.wait, args.json)
+        status = report(proc.stdout, names, reasons, proc.wait, args.json,
+                        summary_extra={"emulation": emu} if emu else None)
     if not args.json and not args.variants and arch.current().native and args.clock_mode == "tsc":
         status = max(status, live_line(variants_mod.load()))
     return status
