@@ -9,7 +9,6 @@ import copy
 import io
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import unittest
@@ -18,7 +17,7 @@ from unittest import mock
 from vdsobench_cli import main
 from vdsobench_cli.cli import arch, build, confine, packages, variants
 from vdsobench_cli.commands import gate, run, testrun
-from vdsobench_cli.tests.support import vdsobench
+from vdsobench_cli.tests.support import run_made_up_elf, vdsobench
 
 EMU = {"label": "emulated (qemu-user)", "emulator": "qemu-user",
        "program": "qemu-aarch64-static", "version": "7.2.22", "guest": "aarch64",
@@ -43,7 +42,7 @@ class NamesTest(ArchCase):
         self.assertEqual(rc, 2)
         self.assertEqual(err.strip().splitlines(),
                          ["vdsobench: error: argument --arch: 'mips' is not an architecture "
-                          "vdsobench builds (valid: x86_64, arm64)"])
+                          "vdsobench builds (valid: x86_64, arm64, i386)"])
 
     def test_commands_that_take_it(self):
         for command in ("setup", "list", "verify", "run", "compare", "counters", "test",
@@ -186,16 +185,7 @@ class RunnerTest(unittest.TestCase):
 
     def test_aarch64_elf_without_qemu_says_which_package(self):
         # a made-up aarch64 ELF header: magic, then e_machine 0xb7 at byte 18
-        with tempfile.NamedTemporaryFile("wb", delete=False) as f:
-            f.write(b"\x7fELF\x02\x01\x01" + bytes(11) + b"\xb7\x00" + bytes(44))
-        self.addCleanup(os.unlink, f.name)
-        os.chmod(f.name, 0o755)
-        # a PATH with the runner's tools but no qemu
-        with tempfile.TemporaryDirectory() as bin_dir:
-            for tool in ("od", "tr"):
-                os.symlink(shutil.which(tool), os.path.join(bin_dir, tool))
-            r = subprocess.run([self.RUNNER, f.name], capture_output=True, text=True,
-                               env={"PATH": bin_dir})
+        r = run_made_up_elf(self, self.RUNNER, b"\x7fELF\x02\x01\x01" + bytes(11) + b"\xb7\x00")
         self.assertEqual(r.returncode, 127)
         self.assertIn("setup --arch arm64", r.stderr)
 

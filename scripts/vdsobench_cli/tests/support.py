@@ -411,6 +411,21 @@ def tarball_or_skip(version):
     return path
 
 
+def run_made_up_elf(test, runner, header, env=None):
+    """The runner's CompletedProcess for a made-up ELF file (header: its first
+    bytes, e_machine at byte 18) on a PATH with the runners' tools and no
+    qemu; the file is removed with the test."""
+    with tempfile.NamedTemporaryFile("wb", delete=False) as f:
+        f.write(header + bytes(64 - len(header)))
+    test.addCleanup(os.unlink, f.name)
+    os.chmod(f.name, 0o755)
+    with tempfile.TemporaryDirectory() as bin_dir:
+        for tool in ("od", "tr", "dirname"):
+            os.symlink(shutil.which(tool), os.path.join(bin_dir, tool))
+        return subprocess.run([runner, f.name], capture_output=True, text=True,
+                              env=dict(env or {}, PATH=bin_dir))
+
+
 def cross_missing():
     """Why the arm64 import cannot run here, or None."""
     t = arch.Target("arm64")

@@ -1,0 +1,167 @@
+"""--arch i386: the name and its aliases, the cross build's flags and tools,
+whether its programs run natively or under qemu-i386 (abi32.probe()'s
+answer, stood in for), the runner script's choice, the one emulation line
+and record, the package group; then one live verify under the runner: a
+correct variant PASS, the known-bad one CAUGHT (the cross build and two
+fake-counter variants under qemu, about 15 s; skipped without
+gcc-i686-linux-gnu or qemu-i386-static)."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+from unittest import mock
+
+from vdsobench_cli.cli import arch, build, confine, packages
+from vdsobench_cli.tests.support import cli, run_made_up_elf
+
+NO_IA32 = (False, "the kernel does not run 32-bit programs (execve: Exec format error): "
+                  "no IA32 emulation here")
+
+
+class I386Case(unittest.TestCase):
+    def setUp(self):
+        self.addCleanup(arch.use, None)
+
+
+class NamesTest(I386Case):
+    def test_names_and_aliases(self):
+        for text in ("i386", "i686", "x86_32"):
+            self.assertEqual(arch.parse(text), "i386")
+        t = arch.Target("i386", "x86_64", abi32_probe=lambda: NO_IA32)
+        self.assertEqual((t.machine, arch.TRIPLET["i386"]), ("i686", "i686-linux-gnu"))
+        self.assertEqual(arch.DEFAULT_COUNTER["i386"], "rdtscp")
+
+
+class TargetTest(I386Case):
+    def test_cross_built_whatever_the_kernel_runs(self):
+        for answer in ((True, ""), NO_IA32):
+            t = arch.Target("i386", "x86_64", abi32_probe=lambda a=answer: a)
+            self.assertFalse(t.native)
+            self.assertEqual(t.bazel_flags(), ["--config=i386"])
+
+    def test_native_where_the_kernel_runs_32_bit_programs(self):
+        t = arch.Target("i386", "x86_64", abi32_probe=lambda: (True, ""))
+        self.assertEqual((t.runs_natively, t.emulated), ((True, ""), False))
+
+    def test_emulated_without_ia32_emulation_says_why(self):
+        t = arch.Target("i386", "x86_64", abi32_probe=lambda: NO_IA32)
+        self.assertEqual((t.runs_natively, t.emulated), (NO_IA32, True))
+
+    def test_only_the_c_compiler_is_needed(self):
+        t = arch.Target("i386", "x86_64", abi32_probe=lambda: NO_IA32)
+        with tempfile.TemporaryDirectory() as empty, \
+                mock.patch.object(arch, "CROSS_BIN", empty):
+            self.assertEqual(t.missing_toolchain(), ["i686-linux-gnu-gcc"])
+
+    def test_refused_from_arm64_in_one_line(self):
+        with self.assertRaises(arch.UsageError) as cm:
+            arch.Target("i386", "arm64").bazel_flags()
+        self.assertIn("cross-building from arm64 is not set up", str(cm.exception))
+
+
+def use_i386(answer):
+    """arch.use("i386") with abi32.probe() answering `answer`."""
+    arch.use("i386")
+    arch.current()._abi32 = lambda: answer
+
+
+class ProgramTest(I386Case):
+    def setUp(self):
+        super().setUp()
+        if arch.host() != "x86_64":
+            self.skipTest("i386 is cross-built on x86-64 hosts only")
+        patch = mock.patch.object(build, "bin_dir", return_value=build.ROOT / "out")
+        patch.start()
+        self.addCleanup(patch.stop)
+
+    def started(self):
+        cmd = build.program("//verify:vdsobench_verify")
+        self.assertEqual(cmd[3], str(confine.EXEC))
+        return cmd[cmd.index("--") + 1:]
+
+    def test_natively_the_binary_itself(self):
+        use_i386((True, ""))
+        self.assertEqual(self.started(), [str(build.ROOT / "out/verify/vdsobench_verify")])
+        self.assertIsNone(arch.emulation())
+        self.assertIsNone(arch.emulation_line())
+
+    def test_under_the_runner_with_the_reason(self):
+        use_i386(NO_IA32)
+        runner = str(build.ROOT / arch.RUNNERS["i386"])
+        self.assertEqual(self.started(), [runner, str(build.ROOT / "out/verify/vdsobench_verify")])
+        self.assertTrue(os.access(runner, os.X_OK))
+        with mock.patch.object(arch, "emulator_version", return_value="7.2.22"), \
+                mock.patch.object(arch.shutil, "which", return_value="/usr/bin/qemu-i386-static"):
+            emu = arch.emulation()
+            line = arch.emulation_line()
+        self.assertEqual((emu["guest"], emu["program"], emu["why"]),
+                         ("i686", "qemu-i386-static", NO_IA32[1]))
+        self.assertEqual(line, "i386 runs under qemu-i386-static 7.2.22, emulated (qemu-user): "
+                               + NO_IA32[1])
+        self.assertNotIn("\n", line)
+
+    def test_package_group(self):
+        use_i386((True, ""))  # natively or not, the cross compiler is needed
+        self.assertIn("gcc-i686-linux-gnu", packages.wanted())
+        self.assertNotIn("gcc-multilib", packages.wanted())
+
+
+class RunnerTest(unittest.TestCase):
+    """toolchains/qemu_i386.sh: $VDSOBENCH_ABI32 (or abi32.py) picks natively or qemu."""
+
+    RUNNER = str(build.ROOT / arch.RUNNERS["i386"])
+
+    def run_it(self, how, path=None):
+        env = {"PATH": path or os.environ["PATH"], "VDSOBENCH_ABI32": how}
+        return subprocess.run([self.RUNNER, "/bin/echo", "hi"], capture_output=True,
+                              text=True, env=env)
+
+    def test_native_runs_it_itself(self):
+        r = self.run_it("native")
+        self.assertEqual((r.returncode, r.stdout), (0, "hi\n"))
+
+    def test_qemu_without_qemu_says_which_package(self):
+        with tempfile.TemporaryDirectory() as empty:
+            r = self.run_it("qemu", empty)
+        self.assertEqual(r.returncode, 127)
+        self.assertIn("setup --arch i386", r.stderr)
+
+    def test_aarch64_runner_hands_an_i386_elf_over(self):
+        # a made-up i386 ELF header (e_machine 3 at byte 18), no qemu: the
+        # message is qemu_i386.sh's
+        r = run_made_up_elf(self, str(build.ROOT / arch.RUNNER),
+                            b"\x7fELF\x01\x01\x01" + bytes(11) + b"\x03\x00",
+                            {"VDSOBENCH_ABI32": "qemu"})
+        self.assertEqual(r.returncode, 127)
+        self.assertIn("qemu_i386.sh:", r.stderr)
+
+
+def i386_missing():
+    """Why the live verify cannot run here, or None."""
+    if arch.host() != "x86_64":
+        return "i386 is cross-built on x86-64 hosts only"
+    t = arch.Target("i386")
+    if t.missing_toolchain():
+        return f"no {', '.join(t.missing_toolchain())} (scripts/vdsobench setup --arch i386)"
+    if t.emulated and not any(shutil.which(p) for p in arch.QEMU["i386"]):
+        return "no qemu-i386-static (scripts/vdsobench setup --arch i386)"
+    return None
+
+
+@unittest.skipIf(i386_missing(), i386_missing())
+class LiveVerifyTest(unittest.TestCase):
+    def test_good_passes_and_known_bad_is_caught(self):
+        rc, out, err = cli("verify", "--arch", "i386", "x86_gtod+fake+always",
+                           "x86_gtod_raw_branch+fake+always")
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("PASS   x86_gtod+fake+always", out)
+        self.assertIn("CAUGHT x86_gtod_raw_branch+fake+always", out)
+        self.assertIn("verify: 1 PASS, 0 FAIL, 1 CAUGHT (known bad), 0 MISSED", out)
+        if arch.Target("i386").emulated:
+            self.assertIn("verify: i386 runs under qemu-i386", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
