@@ -48,6 +48,7 @@ import os
 import pwd
 import resource
 import select
+import shutil
 import signal
 import stat
 import sys
@@ -89,11 +90,19 @@ OOM_FIRST = b"1000"  # /proc/self/oom_score_adj: out of memory, the program goes
 # services outside it. io_uring makes sockets past this filter. The kernel's
 # keyrings are the uid's own and outlive the program.
 FILTERED = {"x86_64": (0xC000003E, 41, 425, 248, 249, 250),
-            "aarch64": (0xC00000B7, 198, 425, 217, 218, 219)}
+            "aarch64": (0xC00000B7, 198, 425, 217, 218, 219),
+            # 32-bit x86 on an x86-64 kernel (IA32 emulation): allowed only for
+            # a program that is an i386 ELF file (compat_abis()), else ENOSYS
+            "i386": (0x40000003, 359, 425, 286, 287, 288)}
 # ioctl's number, and the requests that type into a terminal or paste its
 # selection (TIOCSTI, TIOCLINUX): the caller's terminal is often the program's
 # stderr, and what it typed would run after the command, as the caller
-IOCTL = {"x86_64": 16, "aarch64": 29}
+IOCTL = {"x86_64": 16, "aarch64": 29, "i386": 54}
+# i386's socketcall(2) multiplexes socket() with its family in memory, where
+# a filter cannot read it: refused (glibc calls socket(2) itself since 2.23)
+SOCKETCALL = {"i386": 102}
+# the ABIs a program may use besides the machine's own, by its ELF e_machine
+COMPAT = {"x86_64": {3: "i386"}}  # EM_386
 TERMINAL_TYPING = (0x5412, 0x541C)
 SOCKET_FAMILIES = (2, 10, 16)  # AF_INET, AF_INET6, AF_NETLINK: the namespace's own
 X32_BIT = 0x40000000
@@ -241,19 +250,17 @@ class SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
 
 
-def filter_program(machine):
-    """The classic BPF of FILTERED's rules: (code, jt, jf, k) tuples."""
-    arch, socket_nr, uring, *keys = FILTERED[machine]
+def abi_rules(abi, allow, enosys, eperm, eafnosupport):
+    """One ABI's rules, run with the system call's number loaded: (code, jt,
+    jf, k) tuples, each path ending in a return."""
+    _, socket_nr, uring, *keys = FILTERED[abi]
     ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06  # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JSET|K, RET|K
-    allow, enosys = 0x7FFF0000, 0x00050000 | 38  # SECCOMP_RET_ALLOW, ERRNO(ENOSYS)
-    eperm, eafnosupport = 0x00050000 | 1, 0x00050000 | 97
     fams = SOCKET_FAMILIES
-    prog = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, enosys),  # another ABI: none
-            (ld, 0, 0, 0), (jset, 0, 1, X32_BIT), (ret, 0, 0, enosys)]
-    for nr in (uring, *keys):
+    prog = [(jset, 0, 1, X32_BIT), (ret, 0, 0, enosys)] if abi == "x86_64" else []
+    for nr in (uring, *keys, *([SOCKETCALL[abi]] if abi in SOCKETCALL else [])):
         prog += [(jeq, 0, 1, nr), (ret, 0, 0, eperm)]
     typing = len(TERMINAL_TYPING)
-    prog += [(jeq, 0, typing + 3, IOCTL[machine]), (ld, 0, 0, 24)]  # args[1]: the request
+    prog += [(jeq, 0, typing + 3, IOCTL[abi]), (ld, 0, 0, 24)]  # args[1]: the request
     prog += [(jeq, typing - i, 0, req) for i, req in enumerate(TERMINAL_TYPING)]
     prog += [(ret, 0, 0, allow), (ret, 0, 0, eperm)]
     prog += [(jeq, 1, 0, socket_nr), (ret, 0, 0, allow), (ld, 0, 0, 16)]  # args[0]: family
@@ -262,19 +269,53 @@ def filter_program(machine):
     return prog
 
 
-def filter_system_calls():
+def filter_program(machine, compat=()):
+    """The classic BPF of FILTERED's rules for the machine's ABI and the
+    compat ones named (COMPAT's): (code, jt, jf, k) tuples. Any other ABI
+    gets ENOSYS for every system call."""
+    ld, jeq, ret = 0x20, 0x15, 0x06
+    allow, enosys = 0x7FFF0000, 0x00050000 | 38  # SECCOMP_RET_ALLOW, ERRNO(ENOSYS)
+    eperm, eafnosupport = 0x00050000 | 1, 0x00050000 | 97
+    prog = [(ld, 0, 0, 4)]  # the ABI (seccomp_data.arch)
+    for abi in (machine, *compat):
+        rules = [(ld, 0, 0, 0), *abi_rules(abi, allow, enosys, eperm, eafnosupport)]
+        prog += [(jeq, 0, len(rules), FILTERED[abi][0]), *rules]
+    return prog + [(ret, 0, 0, enosys)]  # another ABI: none
+
+
+def compat_abis(program, machine=None):
+    """COMPAT's ABIs the program (argv, found as execvp finds it) is built
+    for: ("i386",) for an i386 ELF file on x86-64, else (). Read before the
+    change of user; a FIFO is not waited on."""
+    machine = machine or os.uname().machine
+    path = program[0] if "/" in program[0] else shutil.which(program[0])
+    try:
+        fd = os.open(path or "", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return ()
+    try:
+        head = os.read(fd, 20) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    finally:
+        os.close(fd)
+    if len(head) < 20 or head[:4] != b"\x7fELF":
+        return ()
+    abi = COMPAT.get(machine, {}).get(int.from_bytes(head[18:20], "little"))
+    return (abi,) if abi else ()
+
+
+def filter_system_calls(compat=()):
     """Install filter_program() for this process and all it starts (after
     no_new_privs); Refused where it cannot be."""
     machine = os.uname().machine
     if machine not in FILTERED:
         raise Refused(f"no system-call filter for {machine}")
-    rules = filter_program(machine)
+    rules = filter_program(machine, compat)
     table = (SockFilter * len(rules))(*[SockFilter(*r) for r in rules])
     prog = SockFprog(len(rules), table)
     call(libc.prctl(PR_SET_SECCOMP, 2, ctypes.byref(prog), 0, 0), "seccomp")
 
 
-def drop(uid, gid, as_root):
+def drop(uid, gid, as_root, compat=()):
     if as_root:
         resource.setrlimit(resource.RLIMIT_NPROC, (NPROC, NPROC))
         os.setgroups([])
@@ -285,7 +326,7 @@ def drop(uid, gid, as_root):
     resource.setrlimit(resource.RLIMIT_FSIZE, (cap if soft == resource.RLIM_INFINITY
                                                else min(soft, cap), cap))
     call(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    filter_system_calls()
+    filter_system_calls(compat)
     if 0 in os.getresuid() or 0 in os.getresgid():
         raise Refused("still root after the change of user")
 
@@ -457,7 +498,7 @@ def first_process(opts, program, record, report_fd, lifeline):
             record["view"] = True
         except OSError as e:
             record["view"], record["why"] = False, str(e.strerror)
-        drop(opts["uid"], opts["gid"], as_root)
+        drop(opts["uid"], opts["gid"], as_root, opts["compat"])
         die_with_trampoline(lifeline)
     except (OSError, Refused) as e:
         print(f"vdsobench-confine: {e.strerror if isinstance(e, OSError) else e}",
@@ -538,6 +579,7 @@ def main(argv):
     as_root = os.geteuid() == 0
     if not as_root:
         opts["uid"], opts["gid"] = os.getuid(), os.getgid()
+    opts["compat"] = () if opts["probe"] else compat_abis(program)
     record = {"caller_root": as_root}
     oom_first()
     for d in opts["own"] if as_root else ():
@@ -551,7 +593,7 @@ def main(argv):
     if why is not None:
         record["view"], record["why"] = False, why
         try:
-            drop(opts["uid"], opts["gid"], as_root)
+            drop(opts["uid"], opts["gid"], as_root, opts["compat"])
         except (OSError, Refused) as e:
             print(f"vdsobench-confine: {e.strerror if isinstance(e, OSError) else e}",
                   file=sys.stderr)
