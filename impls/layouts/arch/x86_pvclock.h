@@ -11,9 +11,9 @@
  *	v6.8+	masked with S64_MAX ("x86/vdso: Make delta calculation
  *		overflow safe"): the sign bit is the invalid marker
  *
- * pvclock_scale_delta() has the asm of both of the kernel's builds (its
- * __i386__ branch is v4.9..v4.20's, before mul_u64_u32_shr() replaced both):
- * 32-bit x86 reads the page too (--config=i386).
+ * pvclock_scale_delta() has both of the kernel's branches, __i386__'s
+ * (vdso32's) and x86-64's, as in v6.12's asm/pvclock.h: 32-bit x86 reads
+ * the page too (--config=i386).
  *
  * VDSOBENCH_VCLOCK_NO_RETRY (a known-bad layout only): the read without
  * its version retry, the torn read a host update can give.
