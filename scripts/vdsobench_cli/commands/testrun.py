@@ -63,6 +63,14 @@ ALONGSIDE = ("new_variant_test.py",)
 # and valgrind, and these import trees and build variants of their own. With
 # the new-variant test they take about as long as the rest (2026-12, 2 cores).
 APART = ("kernel_import_test.py", "kernel_import_live_attack_test.py")
+# What a new row of impls/variants.bzl can change (test --quick --table-readers,
+# which the new-variant test's copy runs): every C suite (checks_test takes
+# every variant through every check) and the Python modules that read the
+# table as a whole, known by these words in their source: the list command, the
+# table loaded, the default variants, a pattern over every layout. The others
+# name their variants, and a new row is none of them.
+TABLE_READS = re.compile("|".join((r'"list"', r"variants(_mod)?\.load\(", r"default_variants\(",
+                                    r"""["']\*\+""", r'"\*"')))
 # test --asan fuzzes the vDSO image's reading this long (seconds)
 FUZZ_SECONDS = 25  # in two workers (fuzz.sh)
 # the harness's CPU lock folder (bench/cpu_lock.h), given to ALONGSIDE's process
@@ -203,12 +211,13 @@ def fuzz(out):
             build.tail(r.stderr, 1).splitlines() if r.returncode else [])
 
 
-def quick_modules(d, top, skip=QUICK_SKIP):
+def quick_modules(d, top, skip=QUICK_SKIP, reading=None):
     """The test modules discovery would find under d, as dotted names from top,
-    less those in skip."""
+    less those in skip; with reading (a pattern), only those whose source has it."""
     root = build.ROOT / top
     return [".".join(p.relative_to(root).with_suffix("").parts)
-            for p in sorted((build.ROOT / d).rglob("*_test.py")) if p.name not in skip]
+            for p in sorted((build.ROOT / d).rglob("*_test.py")) if p.name not in skip
+            and (reading is None or reading.search(p.read_text(errors="replace")))]
 
 
 # `python3 -m unittest` that also records each module's time (cli/timed_unittest.py)
@@ -217,13 +226,13 @@ UNITTEST = ["/usr/bin/python3", "-m", "vdsobench_cli.cli.timed_unittest"]
 SLOWEST_SHOWN = 8
 
 
-def unittest_command(d, top, quick):
+def unittest_command(d, top, quick, table=False):
     if not quick:
         return [*UNITTEST, "discover", "-s", d, "-t", top, "-p", "*_test.py"]
-    return [*UNITTEST, *quick_modules(d, top)]
+    return [*UNITTEST, *quick_modules(d, top, reading=TABLE_READS if table else None)]
 
 
-def unittest_lanes(d, top, quick, copyable=True):
+def unittest_lanes(d, top, quick, copyable=True, table=False):
     """The processes of one directory's pass as lanes run at once, each a list
     of (command, own CPU lock folder, from the copy) run one after another:
     ALONGSIDE's modules then APART's (from the copy) in one lane, the rest in
@@ -234,7 +243,7 @@ def unittest_lanes(d, top, quick, copyable=True):
                 if f"{m.rsplit('.', 1)[-1]}.py" in names]
     beside, apart = named(ALONGSIDE), named(APART) if copyable else []
     if quick or not beside + apart:
-        return [[(unittest_command(d, top, quick), False, False)]]
+        return [[(unittest_command(d, top, quick, table), False, False)]]
     first = [([*UNITTEST, *beside], True, False)] if beside else []
     later = [([*UNITTEST, *apart], True, True)] if apart else []
     return [first + later,
@@ -289,12 +298,12 @@ def one_lane(tops, lane, tmp, copy):
             project_copy.remove(copy)
 
 
-def python_tests(out, quick=False):
+def python_tests(out, quick=False, table=False):
     results = []
     for d, top in PY_TEST_DIRS:
         tops = [top] + [t for _, t in PY_TEST_DIRS if t != top]
         listed = None if quick else project_copy.files(build.ROOT)
-        lanes = unittest_lanes(d, top, quick, copyable=listed is not None)
+        lanes = unittest_lanes(d, top, quick, copyable=listed is not None, table=table)
         with tempfile.TemporaryDirectory(prefix="vdsobench-test-times-") as tmp:
             # made now, so that it is the tree this pass tests
             copy = (project_copy.make(build.ROOT, Path(tmp, "vdsobench"), listed)
@@ -324,6 +333,9 @@ def python_tests(out, quick=False):
 
 def run(args, out=sys.stdout):
     target = arch.current()
+    if args.table_readers and not args.quick:
+        raise UsageError("test: --table-readers narrows --quick's Python modules; give "
+                         "--quick with it")
     if args.asan and target.emulated:
         raise UsageError(f"test: --asan with --arch {target.name}: the sanitizers are not "
                          "set up under qemu-user (LeakSanitizer dies there); give one or "
@@ -345,7 +357,7 @@ def run(args, out=sys.stdout):
         # the Python tests run the plain build's binaries: an ASan pass of
         # them would repeat the plain pass, minutes for nothing; another
         # architecture's pass, the host's Python against the same code
-        results += python_tests(out, args.quick)
+        results += python_tests(out, args.quick, args.table_readers)
     for label, good, bad, details in results:
         word = "FAIL" if bad else "PASS" if good else "SKIP"
         print(f"{word}  {label}  {good} passed, {bad} failed", file=out)
@@ -370,6 +382,10 @@ def add_parser(sub):
                         "(the new-variant copy, the kernel imports and their attacks, the "
                         "recipes, the bundle: about 17 of the Python tests' 20 minutes on "
                         "2 cores); everything else runs (see docs/building.md)")
+    p.add_argument("--table-readers", action="store_true",
+                   help="with --quick: of the Python modules, only those that read the "
+                        "variant table as a whole (TABLE_READS in commands/testrun.py: what "
+                        "a new row of impls/variants.bzl can change; the C suites all run)")
     arch.add_argument(p, "run this architecture's C suites instead (bazel test --config=arm64 "
                       "under qemu-user; the Python tests are the host's: run them without "
                       '--arch)')

@@ -224,6 +224,27 @@ class QuickTest(unittest.TestCase):
         self.assertEqual(beside2, beside)
         self.assertEqual(sorted(rest2[0][3:]), sorted(apart[0][3:] + rest[0][3:]))
 
+    def test_the_table_readers_are_the_modules_that_read_the_whole_table(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            made_package(tmp, "t", {
+                "lists_test.py": 'ARGV = ["list", "--json"]\n',
+                "loads_test.py": "rows = variants_mod.load()\n",
+                "pattern_test.py": "ARGV = ['verify', '*+fake+always']\n",
+                "defaults_test.py": "names = arch.default_variants()\n",
+                "named_test.py": 'ARGV = ["verify", "x86_gtod+fake+always"]\n'})
+            with mock.patch.object(testrun.build, "ROOT", Path(tmp)):
+                self.assertEqual(testrun.quick_modules("t", ".", reading=testrun.TABLE_READS),
+                                 ["t.defaults_test", "t.lists_test", "t.loads_test",
+                                  "t.pattern_test"])
+                self.assertEqual(testrun.unittest_lanes("t", ".", True, table=True),
+                                 [[([*testrun.UNITTEST, "t.defaults_test", "t.lists_test",
+                                     "t.loads_test", "t.pattern_test"], False, False)]])
+        # this project's: the table's own tests among them, a module naming its variants not
+        mine = testrun.quick_modules("scripts", "scripts", reading=testrun.TABLE_READS)
+        self.assertIn("vdsobench_cli.tests.variants_test", mine)
+        self.assertIn("vdsobench_cli.tests.gate_test", mine)
+        self.assertNotIn("vdsobench_cli.tests.verify_test", mine)
+
     def test_two_processes_counted_as_one_pass(self):
         # made-up test folders run as the plain pass runs them: a failure in
         # either lane is counted and named, every step's tests counted, and a
@@ -254,7 +275,7 @@ class QuickTest(unittest.TestCase):
             with mock.patch.dict(os.environ, PYTHONPATH=scripts, MADE=tmp), \
                     mock.patch.object(testrun, "PY_TEST_DIRS", (("two", "."),)), \
                     mock.patch.object(testrun, "unittest_lanes",
-                                      lambda d, top, quick, copyable: lanes), \
+                                      lambda d, top, quick, copyable, table: lanes), \
                     mock.patch.object(testrun.build, "ROOT", Path(tmp)):
                 (label, good, bad, failed), = testrun.python_tests(out)
         self.assertEqual((label, good, bad), ("python unittest (two)", 3, 1), out.getvalue())
