@@ -62,7 +62,8 @@ ALONGSIDE = ("new_variant_test.py",)
 # on one core the rest waits on unpacking, kbuild's serial steps, qemu-user
 # and valgrind, and these import trees and build variants of their own. With
 # the new-variant test they take about as long as the rest (2026-12, 2 cores).
-APART = ("kernel_import_test.py", "kernel_import_live_attack_test.py")
+APART = ("kernel_import_test.py", "kernel_import_live_attack_test.py",
+         "kernel_import_today_test.py")
 # What a new row of impls/variants.bzl can change (test --quick --table-readers,
 # which the new-variant test's copy runs): every C suite (checks_test takes
 # every variant through every check) and the Python modules that read the
