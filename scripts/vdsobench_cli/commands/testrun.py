@@ -72,6 +72,10 @@ APART = ("kernel_import_test.py", "kernel_import_live_attack_test.py",
 # name their variants, and a new row is none of them.
 TABLE_READS = re.compile("|".join((r'"list"', r"variants(_mod)?\.load\(", r"default_variants\(",
                                     r"""["']\*\+""", r'"\*"')))
+# architectures built for verify alone, and why their C suites are not run
+NO_C_SUITES = {"i386": "its C suites are not built (no i686 g++ and no :i386 Google "
+                       "Benchmark, libpfm4 or hwloc here, which //... needs); verify "
+                       "--arch i386 checks every variant"}
 # test --asan fuzzes the vDSO image's reading this long (seconds)
 FUZZ_SECONDS = 25  # in two workers (fuzz.sh)
 # the harness's CPU lock folder (bench/cpu_lock.h), given to ALONGSIDE's process
@@ -337,6 +341,8 @@ def run(args, out=sys.stdout):
     if args.table_readers and not args.quick:
         raise UsageError("test: --table-readers narrows --quick's Python modules; give "
                          "--quick with it")
+    if target.name in NO_C_SUITES:
+        raise UsageError(f"test --arch {target.name}: {NO_C_SUITES[target.name]}")
     if args.asan and target.emulated:
         raise UsageError(f"test: --asan with --arch {target.name}: the sanitizers are not "
                          "set up under qemu-user (LeakSanitizer dies there); give one or "

@@ -14,7 +14,7 @@ import unittest
 from unittest import mock
 
 from vdsobench_cli.cli import arch, build, confine, packages
-from vdsobench_cli.tests.support import cli, run_made_up_elf
+from vdsobench_cli.tests.support import cli, one_line, run_made_up_elf
 
 NO_IA32 = (False, "the kernel does not run 32-bit programs (execve: Exec format error): "
                   "no IA32 emulation here")
@@ -59,6 +59,11 @@ class TargetTest(I386Case):
         with self.assertRaises(arch.UsageError) as cm:
             arch.Target("i386", "arm64").bazel_flags()
         self.assertIn("cross-building from arm64 is not set up", str(cm.exception))
+
+    def test_its_c_suites_are_refused_in_one_line(self):
+        rc, out, err = cli("test", "--arch", "i386")
+        self.assertEqual(out, "")
+        one_line(self, rc, err, "test --arch i386", "verify --arch i386")
 
 
 def use_i386(answer):
