@@ -52,10 +52,12 @@ typedef int64_t s64;
 #endif
 
 #define BIT(nr) (1UL << (nr))
-/* include/uapi/asm-generic/bitsperlong.h */
-#define __BITS_PER_LONG (__SIZEOF_LONG__ * 8)
-/* include/uapi/linux/bits.h */
-#define __GENMASK(h, l) (((~0UL) << (l)) & (~0UL >> (__BITS_PER_LONG - 1 - (h))))
+/*
+ * include/uapi/linux/bits.h, its __BITS_PER_LONG spelled out: the C
+ * library's asm/bitsperlong.h defines that name too, as 64 on x86-64
+ */
+#define __GENMASK(h, l) \
+	(((~0UL) << (l)) & (~0UL >> (__SIZEOF_LONG__ * 8 - 1 - (h))))
 
 #define S64_MAX ((s64)(~0ULL >> 1))
 #define U64_MAX (~0ULL)
