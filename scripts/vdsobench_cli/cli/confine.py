@@ -8,7 +8,8 @@ own, with only its output folders writable (docs/confinement.md).
 
     command(argv, write=(), read=())  the command line that runs argv confined;
                                       every absolute path in argv that exists is
-                                      readable too (a file: its folder)
+                                      readable too (a file: its folder); an i386
+                                      program gets i386's system calls (abi_of)
     allow(cmd, write=())              a confined command line (build.program's),
                                       with more folders it may write
     scratch(prefix)                   a temporary folder a confined program may
@@ -35,7 +36,7 @@ import stat
 import sys
 from pathlib import Path
 
-from vdsobench_cli.cli import confine_exec, lifecycle
+from vdsobench_cli.cli import confine_exec, lifecycle, safe_read
 from vdsobench_cli.cli.errors import UsageError
 
 EXEC = Path(__file__).resolve().with_name("confine_exec.py")
@@ -81,10 +82,29 @@ def trampoline(write, read):
     return cmd
 
 
+def abi_of(program, machine=None):
+    """["--abi", "i386"] where program (found as execvp finds it) is an i386 ELF
+    file on x86-64, whose system calls the trampoline's filter must then take
+    in i386's numbers too (confine_exec.COMPAT); else []."""
+    machine = machine or os.uname().machine
+    path = program if "/" in program else shutil.which(program)
+    try:
+        f = safe_read.open_regular(path or "", "program", missing=False)
+        head = f.read(20) if f else b""
+        if f:
+            f.close()
+    except (UsageError, OSError):
+        return []
+    if len(head) == 20 and head[:4] == b"\x7fELF" and head[18:20] == b"\x03\x00" and \
+            "i386" in confine_exec.COMPAT.get(machine, ()):
+        return ["--abi", "i386"]  # EM_386
+    return []
+
+
 def command(argv, write=(), read=()):
     """The command line that runs argv confined (see the top)."""
     argv = [str(a) for a in argv]
-    return trampoline(write, [*read, *readable(argv)]) + ["--", *argv]
+    return trampoline(write, [*read, *readable(argv)]) + abi_of(argv[0]) + ["--", *argv]
 
 
 def allow(cmd, write=()):

@@ -3,7 +3,7 @@ links or loads a tree's code, and every run of a tree's build system
 (cli/confine.py makes its command line; docs/confinement.md says why).
 
     python3 -I -S confine_exec.py [--uid U --gid G] [--write DIR]... [--own DIR]...
-                                  [--read PATH]... -- PROGRAM ARG...
+                                  [--read PATH]... [--abi i386] -- PROGRAM ARG...
     python3 -I -S confine_exec.py [--uid U --gid G] --probe
 
 As root: new mount, network, IPC, UTS and PID namespaces. In the new mount
@@ -48,7 +48,6 @@ import os
 import pwd
 import resource
 import select
-import shutil
 import signal
 import stat
 import sys
@@ -88,21 +87,21 @@ OOM_FIRST = b"1000"  # /proc/self/oom_score_adj: out of memory, the program goes
 # network namespace holds only socket families it has of its own: a Unix
 # socket (the system's D-Bus, journal, X server) or a vsock reaches
 # services outside it. io_uring makes sockets past this filter. The kernel's
-# keyrings are the uid's own and outlive the program.
+# keyrings are the uid's own and outlive the program. i386's: on x86-64, for
+# an i386 program alone (--abi i386, which COMPAT allows; cli/confine.py).
 FILTERED = {"x86_64": (0xC000003E, 41, 425, 248, 249, 250),
             "aarch64": (0xC00000B7, 198, 425, 217, 218, 219),
-            # 32-bit x86 on an x86-64 kernel (IA32 emulation): allowed only for
-            # a program that is an i386 ELF file (compat_abis()), else ENOSYS
             "i386": (0x40000003, 359, 425, 286, 287, 288)}
 # ioctl's number, and the requests that type into a terminal or paste its
 # selection (TIOCSTI, TIOCLINUX): the caller's terminal is often the program's
 # stderr, and what it typed would run after the command, as the caller
 IOCTL = {"x86_64": 16, "aarch64": 29, "i386": 54}
-# i386's socketcall(2) multiplexes socket() with its family in memory, where
-# a filter cannot read it: refused (glibc calls socket(2) itself since 2.23)
-SOCKETCALL = {"i386": 102}
-# the ABIs a program may use besides the machine's own, by its ELF e_machine
-COMPAT = {"x86_64": {3: "i386"}}  # EM_386
+# socketcall(2): socket()'s family in memory, out of a filter's reach (refused)
+SOCKETCALL = {"i386": (102,)}
+# SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO of ENOSYS, EPERM, EAFNOSUPPORT; BPF's
+ALLOW, ENOSYS, EPERM, EAFNOSUPPORT = 0x7FFF0000, 0x50026, 0x50001, 0x50061
+LD, JEQ, JSET, RET = 0x20, 0x15, 0x45, 0x06  # LD|W|ABS, JMP|JEQ|K, JMP|JSET|K, RET|K
+COMPAT = {"x86_64": ("i386",)}  # the ABIs --abi may add to the machine's own
 TERMINAL_TYPING = (0x5412, 0x541C)
 SOCKET_FAMILIES = (2, 10, 16)  # AF_INET, AF_INET6, AF_NETLINK: the namespace's own
 X32_BIT = 0x40000000
@@ -250,57 +249,29 @@ class SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
 
 
-def abi_rules(abi, allow, enosys, eperm, eafnosupport):
-    """One ABI's rules, run with the system call's number loaded: (code, jt,
-    jf, k) tuples, each path ending in a return."""
+def abi_rules(abi):
+    """One ABI's rules, from loading the call's number: (code, jt, jf, k) tuples."""
     _, socket_nr, uring, *keys = FILTERED[abi]
-    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06  # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JSET|K, RET|K
-    fams = SOCKET_FAMILIES
-    prog = [(jset, 0, 1, X32_BIT), (ret, 0, 0, enosys)] if abi == "x86_64" else []
-    for nr in (uring, *keys, *([SOCKETCALL[abi]] if abi in SOCKETCALL else [])):
-        prog += [(jeq, 0, 1, nr), (ret, 0, 0, eperm)]
-    typing = len(TERMINAL_TYPING)
-    prog += [(jeq, 0, typing + 3, IOCTL[abi]), (ld, 0, 0, 24)]  # args[1]: the request
-    prog += [(jeq, typing - i, 0, req) for i, req in enumerate(TERMINAL_TYPING)]
-    prog += [(ret, 0, 0, allow), (ret, 0, 0, eperm)]
-    prog += [(jeq, 1, 0, socket_nr), (ret, 0, 0, allow), (ld, 0, 0, 16)]  # args[0]: family
-    prog += [(jeq, len(fams) - i, 0, f) for i, f in enumerate(fams)]
-    prog += [(ret, 0, 0, eafnosupport), (ret, 0, 0, allow)]
-    return prog
+    fams, typing = SOCKET_FAMILIES, len(TERMINAL_TYPING)
+    x32 = [(JSET, 0, 1, X32_BIT), (RET, 0, 0, ENOSYS)] if abi == "x86_64" else []
+    prog = [(LD, 0, 0, 0), *x32]
+    for nr in (uring, *keys, *SOCKETCALL.get(abi, ())):
+        prog += [(JEQ, 0, 1, nr), (RET, 0, 0, EPERM)]
+    prog += [(JEQ, 0, typing + 3, IOCTL[abi]), (LD, 0, 0, 24)]  # args[1]: the request
+    prog += [(JEQ, typing - i, 0, req) for i, req in enumerate(TERMINAL_TYPING)]
+    prog += [(RET, 0, 0, ALLOW), (RET, 0, 0, EPERM)]
+    prog += [(JEQ, 1, 0, socket_nr), (RET, 0, 0, ALLOW), (LD, 0, 0, 16)]  # args[0]: family
+    prog += [(JEQ, len(fams) - i, 0, f) for i, f in enumerate(fams)]
+    return prog + [(RET, 0, 0, EAFNOSUPPORT), (RET, 0, 0, ALLOW)]
 
 
 def filter_program(machine, compat=()):
-    """The classic BPF of FILTERED's rules for the machine's ABI and the
-    compat ones named (COMPAT's): (code, jt, jf, k) tuples. Any other ABI
-    gets ENOSYS for every system call."""
-    ld, jeq, ret = 0x20, 0x15, 0x06
-    allow, enosys = 0x7FFF0000, 0x00050000 | 38  # SECCOMP_RET_ALLOW, ERRNO(ENOSYS)
-    eperm, eafnosupport = 0x00050000 | 1, 0x00050000 | 97
-    prog = [(ld, 0, 0, 4)]  # the ABI (seccomp_data.arch)
+    """(code, jt, jf, k): FILTERED's rules for the machine's ABI and --abi's; others ENOSYS."""
+    prog = [(LD, 0, 0, 4)]  # the ABI (seccomp_data.arch)
     for abi in (machine, *compat):
-        rules = [(ld, 0, 0, 0), *abi_rules(abi, allow, enosys, eperm, eafnosupport)]
-        prog += [(jeq, 0, len(rules), FILTERED[abi][0]), *rules]
-    return prog + [(ret, 0, 0, enosys)]  # another ABI: none
-
-
-def compat_abis(program, machine=None):
-    """COMPAT's ABIs the program (argv, found as execvp finds it) is built
-    for: ("i386",) for an i386 ELF file on x86-64, else (). Read before the
-    change of user; a FIFO is not waited on."""
-    machine = machine or os.uname().machine
-    path = program[0] if "/" in program[0] else shutil.which(program[0])
-    try:
-        fd = os.open(path or "", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return ()
-    try:
-        head = os.read(fd, 20) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
-    finally:
-        os.close(fd)
-    if len(head) < 20 or head[:4] != b"\x7fELF":
-        return ()
-    abi = COMPAT.get(machine, {}).get(int.from_bytes(head[18:20], "little"))
-    return (abi,) if abi else ()
+        rules = abi_rules(abi)
+        prog += [(JEQ, 0, len(rules), FILTERED[abi][0]), *rules]
+    return prog + [(RET, 0, 0, ENOSYS)]  # another ABI: none
 
 
 def filter_system_calls(compat=()):
@@ -386,19 +357,23 @@ def end_like(status):
 
 
 def parse(argv):
-    opts = {"uid": None, "gid": None, "write": [], "own": [], "read": [], "probe": False}
+    opts = {"uid": None, "gid": None, "write": [], "own": [], "read": [], "abi": [], "probe": 0}
     i = 0
     while i < len(argv) and argv[i] != "--":
         key = argv[i].lstrip("-")
         if key == "probe":
             opts["probe"] = True
-        elif key in ("uid", "gid", "write", "own", "read") and i + 1 < len(argv):
+        elif key in ("uid", "gid", "write", "own", "read", "abi") and i + 1 < len(argv):
             value = argv[i + 1]
             i += 1
             if key in ("uid", "gid"):
                 opts[key] = int(value)
-            else:
+            elif key != "abi":
                 opts[key].append(os.path.realpath(value))
+            elif value in COMPAT.get(os.uname().machine, ()):
+                opts[key].append(value)
+            else:
+                raise Refused(f"--abi {value!r}: not one of this machine's")
         else:
             raise Refused(f"bad argument {argv[i]!r}")
         i += 1
@@ -498,7 +473,7 @@ def first_process(opts, program, record, report_fd, lifeline):
             record["view"] = True
         except OSError as e:
             record["view"], record["why"] = False, str(e.strerror)
-        drop(opts["uid"], opts["gid"], as_root, opts["compat"])
+        drop(opts["uid"], opts["gid"], as_root, opts["abi"])
         die_with_trampoline(lifeline)
     except (OSError, Refused) as e:
         print(f"vdsobench-confine: {e.strerror if isinstance(e, OSError) else e}",
@@ -579,7 +554,6 @@ def main(argv):
     as_root = os.geteuid() == 0
     if not as_root:
         opts["uid"], opts["gid"] = os.getuid(), os.getgid()
-    opts["compat"] = () if opts["probe"] else compat_abis(program)
     record = {"caller_root": as_root}
     oom_first()
     for d in opts["own"] if as_root else ():
@@ -593,7 +567,7 @@ def main(argv):
     if why is not None:
         record["view"], record["why"] = False, why
         try:
-            drop(opts["uid"], opts["gid"], as_root, opts["compat"])
+            drop(opts["uid"], opts["gid"], as_root, opts["abi"])
         except (OSError, Refused) as e:
             print(f"vdsobench-confine: {e.strerror if isinstance(e, OSError) else e}",
                   file=sys.stderr)

@@ -88,7 +88,10 @@ class FilterRulesTest(unittest.TestCase):
             self.assertTrue(all(jt < 256 and jf < 256 for _, jt, jf, _ in prog))
 
 
-class CompatAbisTest(unittest.TestCase):
+class AbiOfTest(unittest.TestCase):
+    """confine.abi_of(): --abi i386 for an i386 ELF file on x86-64 alone, read
+    through safe_read (a FIFO refused, not waited on)."""
+
     def setUp(self):
         self.tmp = Path(tempfile.mkdtemp(prefix="vdsobench-compat-"))
         self.addCleanup(subprocess.run, ["rm", "-rf", str(self.tmp)])
@@ -96,21 +99,31 @@ class CompatAbisTest(unittest.TestCase):
     def test_only_an_i386_elf_file_on_x86_64(self):
         i386 = self.tmp / "i386"
         i386.write_bytes(abi32.PROGRAM)
-        self.assertEqual(cx.compat_abis([str(i386)], "x86_64"), ("i386",))
-        self.assertEqual(cx.compat_abis([str(i386)], "aarch64"), ())
+        self.assertEqual(confine.abi_of(str(i386), "x86_64"), ["--abi", "i386"])
+        self.assertEqual(confine.abi_of(str(i386), "aarch64"), [])
         (self.tmp / "link").symlink_to(i386)  # as execve follows it
-        self.assertEqual(cx.compat_abis([str(self.tmp / "link")], "x86_64"), ("i386",))
-        self.assertEqual(cx.compat_abis(["/bin/sh"], "x86_64"), ())
-        self.assertEqual(cx.compat_abis(["sh"], "x86_64"), ())
-        self.assertEqual(cx.compat_abis([str(self.tmp / "absent")], "x86_64"), ())
+        self.assertEqual(confine.abi_of(str(self.tmp / "link"), "x86_64"), ["--abi", "i386"])
+        self.assertEqual(confine.abi_of("/bin/sh", "x86_64"), [])
+        self.assertEqual(confine.abi_of("sh", "x86_64"), [])
+        self.assertEqual(confine.abi_of(str(self.tmp / "absent"), "x86_64"), [])
         short = self.tmp / "short"
         short.write_bytes(abi32.PROGRAM[:19])
-        self.assertEqual(cx.compat_abis([str(short)], "x86_64"), ())
+        self.assertEqual(confine.abi_of(str(short), "x86_64"), [])
+        cmd = confine.command([str(i386)])
+        self.assertEqual(cmd[cmd.index("--") - 2:cmd.index("--")] == ["--abi", "i386"],
+                         platform.machine() == "x86_64")
 
     def test_a_fifo_is_not_waited_on(self):
         fifo = self.tmp / "fifo"
         os.mkfifo(fifo)
-        self.assertEqual(cx.compat_abis([str(fifo)], "x86_64"), ())
+        self.assertEqual(confine.abi_of(str(fifo), "x86_64"), [])
+
+    def test_the_trampoline_takes_no_other_abi(self):
+        for bad in ("aarch64", "x32", "../i386"):
+            with self.assertRaises(cx.Refused):
+                cx.parse(["--abi", bad, "--", "/bin/true"])
+        if platform.machine() == "x86_64":
+            self.assertEqual(cx.parse(["--abi", "i386", "--", "/bin/true"])[0]["abi"], ["i386"])
 
 
 def x86_64_int80_program():
