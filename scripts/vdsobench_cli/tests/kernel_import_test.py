@@ -5,7 +5,8 @@ table: their variants pass verify, agree with the transcribed layouts to the
 nanosecond, lay their data out as the transcription does; a patch that reads
 mult and shift outside the sequence count is caught as a torn read; one that
 moves max_cycles shows in layout --diff and sim; one that does not apply is
-one line naming its hunk. Nothing here measures time.
+one line naming its hunk. Nothing here measures time: the reviews of 6.12
+are patch_review_isolation_test's (two at once).
 
 The tarballs come from `scripts/vdsobench setup --kernel-sources` (.ci/run);
 without them (and not root, so not installed on demand) those classes skip,
@@ -27,15 +28,13 @@ from vdsobench_cli.kimport import (compile, flow, kbuild, names as names_mod, ob
                                    vdso_image)
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import counter_read, review_image
-from vdsobench_cli.tests.support import (NESTED, TEST_BUDGET_S, TORN_612, ImportsDir,
+from vdsobench_cli.tests.support import (NESTED, TORN_612, ImportsDir,
                                       assert_one_miss_more, cli, ok,
                                       one_line, tarball, vdsobench)
 
 TESTDATA = build.ROOT / "kernel_import" / "testdata"  # TORN_612: support.py
 TORN_61 = str(TESTDATA / "6.1-torn-mult-shift.patch")
 MAX_CYCLES_LAST = str(TESTDATA / "6.12-max-cycles-last.patch")
-NFC_REORDER = str(TESTDATA / "6.12-nfc-reorder.patch")
-OFFS_BOOT = str(TESTDATA / "6.12-offs-boot.patch")
 RDTSCP_COUNTER = str(TESTDATA / "6.12-rdtscp-counter.patch")
 RDTSC_COUNTER = str(TESTDATA / "6.12-rdtsc-counter.patch")
 PVCLOCK_NORETRY = str(TESTDATA / "6.12-pvclock-noretry.patch")
@@ -371,129 +370,6 @@ class Import612Test(TarballTest):
         out = ok(self, ["verify", "kernel:t-maxc+fake+image", "--json"])
         rec = next(json.loads(x) for x in out.splitlines() if x.startswith('{"variant"'))
         self.assertEqual(rec["status"], "PASS", rec)
-
-    def test_patch_review_recipe_on_the_torn_patch(self):
-        table = store.read_table()
-        with tempfile.TemporaryDirectory() as tmp:
-            out_dir = os.path.join(tmp, "out")
-            rc, out, err = vdsobench("recipe", "patch-review", "--quick", "--no-arm64",
-                                     "--source", "linux-source-6.12", "--patch", TORN_612,
-                                     "--out", out_dir)
-            self.assertEqual(rc, 1, err + out[-3000:])  # the patched tree fails verify
-            letter = Path(out_dir, "cover-letter.txt").read_text()
-            record = json.loads(Path(out_dir, "patch-review.json").read_text())
-        self.assertIn("-- for the cover letter", out)
-        lines = letter.splitlines()
-        self.assertEqual(lines[0], "WRONG: the patched tree fails verify; do not post")
-        self.assertRegex(letter, r"verify \(after\): FAIL: concurrency: torn read")
-        self.assertRegex(letter, r"nearest is\s+-?\d+\s+(ns|us|s)\s+off")
-        self.assertRegex(letter, r"verify \(before\): PASS")
-        self.assertNotIn("ns/call", letter)  # a wrong patch is not timed: no table, no legend
-        self.assertIn("Compiler: gcc", letter)
-        self.assertLessEqual(len(lines), 40)
-        self.assertLessEqual(max(map(len, lines)), 72)
-        self.assertTrue(record["compiler_version"])
-        self.assertEqual(record["rows"], [])
-        self.assertIn("patch-review: verify after", err)  # progress on stderr
-        self.assertEqual(store.read_table(), table, "the recipe's imports are gone")
-
-    def patch_review(self, patch):
-        """(cover letter lines, patch-review.json) of one --quick review of
-        patch on 6.12, its shape checked: at most 40 lines of 72 columns, the
-        record's rows each one statistic with an honest verdict, and the first
-        line and the exit status as those verdicts say. Any verdict will do:
-        these are a few rounds of live timing."""
-        with tempfile.TemporaryDirectory() as tmp:
-            out_dir = os.path.join(tmp, "out")
-            rc, out, err = vdsobench("recipe", "patch-review", "--quick", "--no-arm64",
-                                     "--budget", TEST_BUDGET_S,
-                                     "--source", "linux-source-6.12", "--patch", patch,
-                                     "--out", out_dir)
-            self.assertIn(rc, (0, 1), err + out[-3000:])
-            letter = Path(out_dir, "cover-letter.txt").read_text().splitlines()
-            record = json.loads(Path(out_dir, "patch-review.json").read_text())
-        self.assertLessEqual(len(letter), 40, letter)
-        self.assertLessEqual(max(map(len, letter)), 72, letter)
-        self.assertEqual(record["block_lines"], len(letter))
-        rows = record["rows"]
-        self.assertEqual(sorted(r["clock"] for r in rows),
-                         sorted(["realtime", "monotonic", "monotonic_raw"]))
-        words = {"faster", "slower", "no significant difference", "incomplete"}
-        for r in rows:
-            self.assertIn(r["verdict"], words, r)
-            self.assertEqual(r["complete"], r["verdict"] != "incomplete", r)
-            if r["ratio"] is not None:
-                self.assertAlmostEqual(r["after"], r["before"] * r["ratio"], places=9)
-            if r["ci_low"] is not None:
-                self.assertLessEqual(r["ci_low"], r["ratio"])
-                self.assertLessEqual(r["ratio"], r["ci_high"])
-            else:  # too few rounds for an interval: no verdict
-                self.assertEqual(r["verdict"], "incomplete", r)
-            if r["verdict"] == "faster":
-                self.assertLess(r["ci_high"], 1, r)
-            elif r["verdict"] == "slower":
-                self.assertGreater(r["ci_low"], 1, r)
-            elif r["verdict"] == "no significant difference":
-                self.assertLessEqual(r["ci_low"], 1, r)
-                self.assertGreaterEqual(r["ci_high"], 1, r)
-        missing = sum(not r["complete"] for r in rows)
-        if missing:
-            self.assertEqual(rc, 1, letter)
-            self.assertRegex(letter[0], rf"^INCOMPLETE: {missing} of 3 rows without a "
-                             r"verdict \((the time budget ran out|the rounds were too noisy|"
-                             r"the CPU was lost too often)\)$")
-        else:
-            self.assertEqual(rc, 0, letter)
-            self.assertTrue(letter[0].startswith("vdsobench patch-review: "), letter)
-        # measured as the kernel ships it: kbuild's images of both trees
-        self.assertEqual(record["build"], "image", record["measured"])
-        self.assertIn("its kbuild's vDSO image", " ".join(" ".join(letter).split()))
-        subject = next(x for x in letter if x.startswith("vdsobench patch-review: "))
-        self.assertIn("vdso: ", subject)
-        self.assertTrue(any(x.startswith("verify, before and after: PASS") for x in letter),
-                        letter)
-        # and under kvm-clock and Hyper-V, the images reading the simulated host's pages
-        self.assertIn("; pvclock, hvclock: PASS (exact, edges, concurrency)",
-                      " ".join(" ".join(letter).split()))
-        self.assertTrue(any(x.startswith("clock ") and x.endswith("verdict")
-                            for x in letter), letter)
-        return letter, record
-
-    def test_patch_review_of_a_patch_that_changes_no_code(self):
-        """The reorder patch: object code identical, the simulation unchanged,
-        the data page the same; every row "same" or the block INCOMPLETE
-        (a timed verdict either way is one of the honest outcomes, checked
-        in patch_review() for its shape only)."""
-        letter, record = self.patch_review(NFC_REORDER)
-        text = "\n".join(letter)
-        self.assertEqual(record["code"], "identical")
-        self.assertIn("Read path object code: identical", letter)
-        self.assertIn("Simulated (cachegrind): instructions, L1D misses per call unchanged",
-                      letter)
-        self.assertIn("  every clock's read path loads the same lines", letter)
-        self.assertRegex(text, r"struct vdso_data: unchanged \(\d+ bytes, \d+ lines\)")
-        self.assertEqual(record["why"], [])  # nothing for time to disagree with
-        # the folded Subject, unfolded
-        self.assertIn("declare do_hres()'s locals in the order they are first used",
-                      " ".join(text.split()))
-
-    def test_patch_review_of_a_field_added(self):
-        """offs_boot before basetime[]: the field, the struct's growth in bytes
-        and lines, and the clocks whose lines changed, in the block; the
-        lines from the trees' own layout, not from time."""
-        letter, record = self.patch_review(OFFS_BOOT)
-        page = "\n".join(record["page"])
-        self.assertRegex(page, r"offs_boot: added at 40\.\.47 \(line 0\)")
-        self.assertIn("struct vdso_data: 248 -> 256 bytes, 4 -> 4 lines", page)
-        # REALTIME_COARSE's base straddled lines 1 and 2 (120..135); now at 128
-        self.assertTrue(any(re.fullmatch(r"REALTIME_COARSE: 3 -> 2 lines per call \(lines "
-                                         r"0, 1, 2 -> lines 0, 2\)", x)
-                            for x in record["page"]), record["page"])
-        block = "\n".join(letter)
-        self.assertIn("Data page:", letter)
-        for needle in ("offs_boot: added", "248 -> 256 bytes", "REALTIME_COARSE: 3 -> 2"):
-            self.assertIn(needle, block)
-        self.assertNotEqual(record["code"], "identical")  # every basetime moved 8 bytes
 
     def test_patch_review_source_without_patch(self):
         rc, out, err = vdsobench("recipe", "patch-review", "--source", "linux-source-6.12")
