@@ -24,8 +24,8 @@ PY_TEST_DIRS = (("scripts", "scripts"), ("reports", "."))
 # the modules that rebuild or re-import a world of their own. None of them reads
 # the variant table's new rows, so the new-variant test's copy runs the rest.
 SLOW = {
-    "new_variant_test.py": 490,         # a copy of the tree, built, with its suite
-    "kernel_import_test.py": 420,       # 6.12 and 6.1 imported, kbuild, 3 patch-reviews
+    "new_variant_test.py": 300,         # a copy of the tree, built (its suite: LONG)
+    "kernel_import_test.py": 470,       # 6.12 (kbuild) and 6.1 (the shim's) imported
     "recipe_test.py": 150,              # each recipe's --quick run, live
     # the attacks on import, 110 s as one module, shared as they ran apart:
     # hostile patches, trees and folders; a tree's headers against the compile;
@@ -40,10 +40,11 @@ SLOW = {
     "bundle_test.py": 20,               # a bundle linked (the plain objects) and run
     "patch_review_arm64_test.py": 65,   # 6.12 and patches for arm64, verify under qemu
     "fleet_local_test.py": 100,         # a real Slurm brought up, jobs, a patch-review
-    "patch_review_isolation_test.py": 200,  # 2 reviews of 6.12 at once, a hostile .git
+    # 2 reviews of 6.12 at once (a reorder, a field added), a hostile .git's torn one
+    "patch_review_isolation_test.py": 200,
     # a series that does not build, one that tears, a --range and its patch
     # files (two --quick timings): 1090 s on 2 busy cores
-    "patch_series_review_test.py": 1090,  # opt-in: VDSOBENCH_LONG_REVIEWS=1
+    "patch_series_review_test.py": 1090,  # the long tier's (LONG)
     # linux-source-7.3 fetched from trixie-backports, kbuilt, its 14 variants
     # built and verified: 150 s from the caches on 2 busy cores; a new machine
     # adds the download (168 MB) and kbuild (185 s for both, 2026-12-04)
@@ -72,6 +73,22 @@ APART = ("kernel_import_test.py", "kernel_import_live_attack_test.py",
 # name their variants, and a new row is none of them.
 TABLE_READS = re.compile("|".join((r'"list"', r"variants(_mod)?\.load\(", r"default_variants\(",
                                     r"""["']\*\+""", r'"\*"')))
+# test --long: what CI's 30 minutes (2 cores) do not hold, each a second path
+# through code the plain pass covers; the tests skip without LONG_ENV, saying
+# so. {module: what of it, and what covers that path in the plain pass}
+LONG_ENV = "VDSOBENCH_LONG"
+LONG = {
+    "patch_series_review_test.py": "four reviews of a series (patch_series_test, "
+                                   "git_range_test, review_range_test: the logic)",
+    "new_variant_test.py": "the copy's own suites (its rows listed, verified, run, compared, "
+                           "laid out, simulated and gated stay)",
+    "fleet_local_test.py": "a review on the cluster's nodes (fleet_review_test: the report; "
+                           "the cluster's runs stay)",
+    "patch_review_arm64_test.py": "reviews for arm64 (kernel_import_arm64_test: its imports "
+                                  "and verify under qemu)",
+    "kernel_import_test.py": "6.1's kbuild (6.1 imported, verified and torn: the shim's build; "
+                             "6.12's and 7.3's kbuild)",
+}
 # architectures built for verify alone, and why their C suites are not run
 NO_C_SUITES = {"i386": "its C suites are not built (no i686 g++ and no :i386 Google "
                        "Benchmark, libpfm4 or hwloc here, which //... needs); verify "
@@ -274,9 +291,10 @@ def read_times(path):
                 times, dict) else {}
 
 
-def one_process(tops, command, own_locks, tmp, root):
+def one_process(tops, command, own_locks, tmp, root, long=False):
     """(CompletedProcess, {module: seconds}, {module: CPU seconds}) of one
-    unittest process of a pass, run from the project at root."""
+    unittest process of a pass, run from the project at root; long: the long
+    tier too."""
     times = Path(tempfile.mkdtemp(dir=tmp), "times.json")
     cpu = times.with_name("cpu.json")
     # from the root, with top first on the path (as discovery puts it there)
@@ -285,6 +303,8 @@ def one_process(tops, command, own_locks, tmp, root):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         filter(None, [*(str(root / t) for t in tops), os.environ.get("PYTHONPATH")])),
         VDSOBENCH_TEST_TIMES=str(times), VDSOBENCH_TEST_CPU=str(cpu))
+    if long:
+        env[LONG_ENV] = "1"
     if own_locks:
         env[LOCK_DIR_ENV] = tempfile.mkdtemp(dir=tmp, prefix="cpu-locks-")
     r = lifecycle.run(command, cwd=root, env=env, stdin=subprocess.DEVNULL,
@@ -292,18 +312,18 @@ def one_process(tops, command, own_locks, tmp, root):
     return r, read_times(times), read_times(cpu)
 
 
-def one_lane(tops, lane, tmp, copy):
+def one_lane(tops, lane, tmp, copy, long=False):
     """[one_process()] of a lane's steps in turn; a step from the copy runs
     there, and the copy goes (its Bazel output base too) after its last."""
     try:
-        return [one_process(tops, command, own_locks, tmp, copy if in_copy else build.ROOT)
-                for command, own_locks, in_copy in lane]
+        return [one_process(tops, command, own_locks, tmp, copy if in_copy else build.ROOT,
+                            long) for command, own_locks, in_copy in lane]
     finally:
         if copy is not None and any(step[2] for step in lane):
             project_copy.remove(copy)
 
 
-def python_tests(out, quick=False, table=False):
+def python_tests(out, quick=False, table=False, long=False):
     results = []
     for d, top in PY_TEST_DIRS:
         tops = [top] + [t for _, t in PY_TEST_DIRS if t != top]
@@ -313,7 +333,7 @@ def python_tests(out, quick=False, table=False):
             # made now, so that it is the tree this pass tests
             copy = (project_copy.make(build.ROOT, Path(tmp, "vdsobench"), listed)
                     if any(step[2] for lane in lanes for step in lane) else None)
-            done = lifecycle.parallel(lambda i: one_lane(tops, lanes[i], tmp, copy),
+            done = lifecycle.parallel(lambda i: one_lane(tops, lanes[i], tmp, copy, long),
                                       range(len(lanes)), len(lanes))
         done = [step for i in range(len(lanes)) for step in done[i]]
         runs = [r for r, _, _ in done]
@@ -341,6 +361,10 @@ def run(args, out=sys.stdout):
     if args.table_readers and not args.quick:
         raise UsageError("test: --table-readers narrows --quick's Python modules; give "
                          "--quick with it")
+    if args.long and (args.quick or args.asan):
+        raise UsageError(f"test: --long adds to the whole Python pass; --"
+                         f"{'quick' if args.quick else 'asan'} leaves it out: give one or the "
+                         "other")
     if target.name in NO_C_SUITES:
         raise UsageError(f"test --arch {target.name}: {NO_C_SUITES[target.name]}")
     if args.asan and target.emulated:
@@ -364,7 +388,7 @@ def run(args, out=sys.stdout):
         # the Python tests run the plain build's binaries: an ASan pass of
         # them would repeat the plain pass, minutes for nothing; another
         # architecture's pass, the host's Python against the same code
-        results += python_tests(out, args.quick, args.table_readers)
+        results += python_tests(out, args.quick, args.table_readers, args.long)
     for label, good, bad, details in results:
         word = "FAIL" if bad else "PASS" if good else "SKIP"
         print(f"{word}  {label}  {good} passed, {bad} failed", file=out)
@@ -393,6 +417,12 @@ def add_parser(sub):
                    help="with --quick: of the Python modules, only those that read the "
                         "variant table as a whole (TABLE_READS in commands/testrun.py: what "
                         "a new row of impls/variants.bzl can change; the C suites all run)")
+    p.add_argument("--long", action="store_true",
+                   help="the long tier too: the reviews and kernel builds past CI's 30 "
+                        "minutes, each a second path through code the plain pass covers "
+                        "(LONG in commands/testrun.py: a series, the fleet's and arm64's "
+                        "reviews, 6.1's kbuild, the new-variant copy's suites; about 35 "
+                        "minutes more on 2 cores)")
     arch.add_argument(p, "run this architecture's C suites instead (bazel test --config=arm64 "
                       "under qemu-user; the Python tests are the host's: run them without "
                       '--arch)')

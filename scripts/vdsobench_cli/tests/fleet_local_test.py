@@ -22,7 +22,7 @@ from pathlib import Path
 from vdsobench_cli.fleet import fleet_slurm
 from vdsobench_cli.cli import packages
 from vdsobench_cli.measure.fingerprint import uarch
-from vdsobench_cli.tests.support import KERNEL_TESTDATA, NESTED, tarball
+from vdsobench_cli.tests.support import KERNEL_TESTDATA, NESTED, long_tier, tarball
 
 SCRIPTS = Path(__file__).resolve().parents[2]
 VDSOBENCH = SCRIPTS / "vdsobench"
@@ -185,6 +185,7 @@ class LocalClusterTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("munge is not running", r.stderr)
 
+    @long_tier("a review of 6.12 here and on each node, about 4 min on 2 cores")
     def test_patch_review_of_a_torn_patch(self):
         """`recipe patch-review --fleet`, one command: Debian's 6.12 with a patch
         that tears the read (mult and shift read outside the sequence count)

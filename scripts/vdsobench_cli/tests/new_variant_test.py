@@ -37,7 +37,7 @@ from pathlib import Path
 from vdsobench_cli.cli import build, project_copy
 from vdsobench_cli.core import clocks
 from vdsobench_cli.tests import support as fixtures
-from vdsobench_cli.tests.support import NESTED
+from vdsobench_cli.tests.support import NESTED, long_tier
 
 LAYOUT, COUNTER = "throwaway_layout", "throwaway_counter"
 
@@ -255,6 +255,7 @@ class NewVariantTest(unittest.TestCase):
         r = self.cli("layout", LAYOUT, "--format", "json")
         self.assertIn((self.clock, "syscall"), set(paths(json.loads(r.stdout))))
 
+    @long_tier("the copy's C suites and table-reading modules, about 7 min on 2 cores")
     def test_9_the_suite_that_reads_the_table(self):
         r = self.cli("test", "--quick", "--table-readers", check=False)
         last = r.stdout.strip().splitlines()[-1]

@@ -17,7 +17,7 @@ from vdsobench_cli.cli import arch
 from vdsobench_cli.kimport import store, txn
 from vdsobench_cli.recipes import patch_review_arm64 as arm64
 from vdsobench_cli.tests.support import (KERNEL_TESTDATA, TORN_612, ImportsDir,
-                                         arm64_tarball_or_skip, cross_missing)
+                                         arm64_tarball_or_skip, cross_missing, long_tier)
 
 from reports import cover_letter_arm64
 
@@ -148,6 +148,7 @@ class HostileInputTest(unittest.TestCase):
                 self.assertEqual(store.read_table(), {})
 
 
+@long_tier("reviews of 6.12 for arm64 under qemu, about 3 min on 2 cores")
 class Review612Test(unittest.TestCase):
     """Debian's linux-source-6.12, the patches on it, for arm64 under qemu."""
 

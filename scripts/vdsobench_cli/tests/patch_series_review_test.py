@@ -27,7 +27,7 @@ from pathlib import Path
 from vdsobench_cli.kimport import source as source_mod, store, tarball as tarball_mod
 from vdsobench_cli.tests.git_support import git, git_commit_patch, hostile_git
 from vdsobench_cli.tests.support import (KERNEL_TESTDATA, TEST_BUDGET_S, TORN_612, ImportsDir,
-                                         cli, tarball_or_skip)
+                                         cli, long_tier, tarball_or_skip)
 
 OFFS_BOOT = str(KERNEL_TESTDATA / "6.12-offs-boot.patch")
 NFC_REORDER = str(KERNEL_TESTDATA / "6.12-nfc-reorder.patch")
@@ -97,14 +97,10 @@ def untimed(lines):
     return " ".join(kept)
 
 
-# opt-in: CI's 30 minutes do not hold these four reviews (about 18 minutes
-# on 2 cores); the logic they run end to end is checked on made-up input in
-# patch_series_test, git_range_test and review_range_test
-LONG_ENV = "VDSOBENCH_LONG_REVIEWS"
-
-
-@unittest.skipUnless(os.environ.get(LONG_ENV), f"four real reviews of 6.12, about 18 min on "
-                     f"2 cores, past CI's budget: {LONG_ENV}=1 runs them")
+# the long tier: four reviews, about 18 minutes on 2 cores; the logic they run
+# end to end is checked on made-up input in patch_series_test, git_range_test
+# and review_range_test
+@long_tier("four real reviews of 6.12, about 18 min on 2 cores")
 class SeriesReviewTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

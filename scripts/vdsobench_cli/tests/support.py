@@ -27,7 +27,7 @@ from vdsobench_cli.core import vocab
 from reports.testsupport import png_size, svg_size
 from vdsobench_cli import main
 from vdsobench_cli.cli import arch, build, errors, packages, tools
-from vdsobench_cli.commands import merge, plot
+from vdsobench_cli.commands import merge, plot, testrun
 from vdsobench_cli.kimport import bazel_sync, store
 from vdsobench_cli.measure import rounds
 
@@ -145,6 +145,14 @@ def one_line(test, rc, err, *needles):
 # Set in the copy of the project new_variant_test builds and tests: a test that
 # cannot hold there (it names the variants, it re-imports worlds) skips.
 NESTED = "VDSOBENCH_IN_NEW_VARIANT_COPY"
+# `test --long` sets it: the tier past CI's 30 minutes (testrun.LONG: which, why)
+LONG_ENV = testrun.LONG_ENV
+
+
+def long_tier(what):
+    return unittest.skipUnless(os.environ.get(LONG_ENV), f"{what}: `test --long` runs it")
+
+
 # patch-review's timed rounds in the tests that run a review end to end: a
 # smoke run, any verdict accepted (--quick's own budget is 60 s)
 TEST_BUDGET_S = "15"

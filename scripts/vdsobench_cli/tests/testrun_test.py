@@ -1,5 +1,6 @@
 import io
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import build
 from vdsobench_cli.commands import testrun
+from vdsobench_cli.tests.support import cli
 
 BAZEL_OUTPUT = """\
 INFO: Build completed, 1 test FAILED, 4 total actions
@@ -327,6 +329,59 @@ class QuickTest(unittest.TestCase):
         self.assertEqual(testrun.slowest({}), "")
         self.assertEqual(testrun.slowest({"p.a_test": 2.0, "p.b_test": 30.4, "p.c_test": 2.0}),
                          "b_test 30 s, a_test 2 s, c_test 2 s")
+
+
+class LongTierTest(unittest.TestCase):
+    """test --long: the tier CI's 30 minutes do not hold, one table
+    (testrun.LONG) that the tests' own marks match, run only when asked."""
+
+    def test_the_table_is_the_modules_that_mark_a_test_long(self):
+        tests = testrun.build.ROOT / "scripts" / "vdsobench_cli" / "tests"
+        marked = {p.name for p in tests.glob("*_test.py")
+                  if re.search(r"^ *@long_tier\(", p.read_text(), re.M)}
+        self.assertEqual(marked, set(testrun.LONG))
+        self.assertTrue(set(testrun.LONG) <= set(testrun.SLOW))
+
+    def run_made_up(self, long):
+        """Whether a long-tier test of a made-up package ran, and its pass's
+        counts, as the plain pass runs it with and without --long."""
+        with tempfile.TemporaryDirectory() as tmp:
+            made_package(tmp, "lt", {
+                "l_test.py": "import os, unittest\n"
+                             "from vdsobench_cli.tests.support import long_tier\n"
+                             "class L(unittest.TestCase):\n"
+                             "    @long_tier('made up')\n"
+                             "    def test_long(self):\n"
+                             "        open(os.environ['MARK'], 'w').close()\n"
+                             "    def test_plain(self): pass\n"})
+            mark = Path(tmp, "ran")
+            out = io.StringIO()
+            lanes = [[([*testrun.UNITTEST, "lt.l_test"], False, False)]]
+            root = testrun.build.ROOT  # support.py imports reports/ from the root
+            with mock.patch.dict(os.environ, PYTHONPATH=os.pathsep.join(
+                    [str(root / "scripts"), str(root)]),
+                                 MARK=str(mark)), \
+                    mock.patch.object(testrun, "PY_TEST_DIRS", (("lt", "."),)), \
+                    mock.patch.object(testrun, "unittest_lanes",
+                                      lambda d, top, quick, copyable, table: lanes), \
+                    mock.patch.object(testrun.build, "ROOT", Path(tmp)):
+                os.environ.pop(testrun.LONG_ENV, None)
+                (_, good, bad, _), = testrun.python_tests(out, long=long)
+            return mark.exists(), good, bad
+
+    def test_run_only_with_long(self):
+        self.assertEqual(self.run_made_up(False), (False, 2, 0))  # the skip counts as run
+        self.assertEqual(self.run_made_up(True), (True, 2, 0))
+
+    def test_long_with_quick_or_asan_is_one_line(self):
+        for other in ("--quick", "--asan"):
+            with self.subTest(other):
+                rc, out, err = cli("test", "--long", other)
+                self.assertEqual(rc, 2)
+                self.assertEqual(out, "")
+                self.assertEqual(err.strip().splitlines(), [
+                    f"vdsobench: error: test: --long adds to the whole Python pass; {other} "
+                    "leaves it out: give one or the other"])
 
 
 class FuzzStepTest(unittest.TestCase):
