@@ -64,7 +64,7 @@ ALONGSIDE = ("new_variant_test.py",)
 # and valgrind, and these import trees and build variants of their own. With
 # the new-variant test they take about as long as the rest (2026-12, 2 cores).
 APART = ("kernel_import_test.py", "kernel_import_live_attack_test.py",
-         "kernel_import_today_test.py")
+         "kernel_import_today_test.py", "kernel_import_folder_test.py")
 # What a new row of impls/variants.bzl can change (test --quick --table-readers,
 # which the new-variant test's copy runs): every C suite (checks_test takes
 # every variant through every check) and the Python modules that read the

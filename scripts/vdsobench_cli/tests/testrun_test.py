@@ -210,7 +210,8 @@ class QuickTest(unittest.TestCase):
         self.assertEqual(beside[1:], (True, False))  # its own CPU lock folder, from here
         self.assertEqual(beside[0][3:], ["vdsobench_cli.tests.new_variant_test"])
         self.assertEqual(apart[1:], (True, True))  # then, in the same lane, the copy's
-        self.assertEqual(apart[0][3:], ["vdsobench_cli.tests.kernel_import_live_attack_test",
+        self.assertEqual(apart[0][3:], ["vdsobench_cli.tests.kernel_import_folder_test",
+                                        "vdsobench_cli.tests.kernel_import_live_attack_test",
                                         "vdsobench_cli.tests.kernel_import_test",
                                         "vdsobench_cli.tests.kernel_import_today_test"])
         self.assertEqual(rest[1:], (False, False))
