@@ -296,6 +296,19 @@ static int constant_gettime(clockid_t clk, struct timespec *ts)
 }
 
 /*
+ * A hardware counter coarser than three calls (qemu-user's CNTVCT_EL0 moves
+ * in whole microseconds): the same answer three times, then a later one.
+ */
+static unsigned int coarse_calls;
+
+static int coarse_gettime(clockid_t clk, struct timespec *ts)
+{
+	(void)clk;
+	*ts = (struct timespec){ 12345, coarse_calls++ < 3 ? 678 : 1678 };
+	return 0;
+}
+
+/*
  * A tree or a patch that reads the counter itself under a fake-counter
  * variant's name (the patch's own RDTSCP in __arch_get_hw_counter()): here
  * a real-counter variant presented as the fake one. Seen, and checked as a
@@ -310,7 +323,7 @@ static void test_reads_counter_itself(void)
 					 "generic_6_17+isb_cntvct_isb+always");
 	const struct vdso_variant *fake =
 		vdso_variant_find("generic_6_17+fake+always");
-	struct vdso_variant itself, constant;
+	struct vdso_variant itself, constant, coarse;
 	struct check_report r = { 0 };
 	char why[160];
 	bool trap;
@@ -328,6 +341,11 @@ static void test_reads_counter_itself(void)
 		       !check_reads_counter_itself(real),
 	       "a fake-counter variant that reads the counter itself is seen; "
 	       "the fake one, one that ignores its counter and a real one are not");
+	coarse = *fake;
+	coarse.clock_gettime = coarse_gettime;
+	tap_ok(check_reads_counter_itself(&coarse) && coarse_calls > 3,
+	       "one whose counter stood still across the probe's three calls is "
+	       "seen once it moves (%u calls)", coarse_calls);
 	trap = !tsc_trap_on(why, sizeof(why));
 	if (trap)
 		tsc_trap_off();
