@@ -211,7 +211,9 @@ u64 tsc_trap_emulated(void)
 
 int tsc_trap_on(char *why, size_t why_len)
 {
-	snprintf(why, why_len, "no counter trap on this architecture");
+	snprintf(why, why_len, IS_ENABLED(__i386__) ?
+		 "the counter trap's handler is x86-64's, not built for i386" :
+		 "no counter trap on this architecture");
 	errno = ENOSYS;
 	return -1;
 }

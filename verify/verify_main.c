@@ -198,8 +198,8 @@ static void say_no_trap(const struct vdso_variant **chosen, unsigned int n)
 {
 	const char *why;
 
-	if (!IS_ENABLED(__x86_64__))
-		return; /* no trap there: nothing lost */
+	if (!IS_ENABLED(__x86_64__) && !IS_ENABLED(__i386__))
+		return; /* no TSC there: nothing lost */
 	for (unsigned int i = 0; i < n; i++) {
 		if (!check_real_read(chosen[i]))
 			continue;
