@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 from vdsobench_cli.recipes import recipes
-from vdsobench_cli.tests.support import NESTED, TEST_BUDGET_S, vdsobench
+from vdsobench_cli.tests.support import NESTED, TEST_BUDGET_S, long_tier, vdsobench
 
 
 class EveryRecipeTest(unittest.TestCase):
@@ -17,31 +17,40 @@ class EveryRecipeTest(unittest.TestCase):
     @unittest.skipIf(os.environ.get(NESTED), "the quick recipes name their variants: "
                      "the copy's new layout and counter are in none of them")
     def test_each_recipe_runs_end_to_end(self):
+        # patch-review's own seed (6.12 and its layout patch) is the long
+        # tier's: patch_review_isolation_test reviews 6.12 three times
         for recipe in recipes.RECIPES:
-            with self.subTest(recipe=recipe.name), \
-                    tempfile.TemporaryDirectory(prefix="vdsobench-recipe-") as tmp:
-                out = os.path.join(tmp, "out")
-                # patch-review's timed rounds in a smoke-test budget (any
-                # verdict will do; --quick's own is 60 s), and without its
-                # arm64 section, which patch_review_arm64_test and
-                # fleet_local_test run end to end
-                budget = (["--budget", TEST_BUDGET_S, "--no-arm64"]
-                          if recipe.name == recipes.patch_review.NAME else [])
-                rc, stdout, err = vdsobench("recipe", recipe.name, "--quick", *budget,
-                                            "--out", out)
-                if recipe.name == recipes.patch_review.NAME:
-                    # a row without a verdict (too few rounds on a busy machine)
-                    # exits 1, and then the block says so first, and only then
-                    with open(os.path.join(out, "cover-letter.txt")) as f:
-                        incomplete = f.readline().startswith("INCOMPLETE: ")
-                    self.assertEqual(rc, 1 if incomplete else 0, err + stdout[-2000:])
-                else:
-                    self.assertEqual(rc, 0, err + stdout[-2000:])
-                self.assertIn(f"== recipe {recipe.name}", stdout)
-                self.assertIn("-- the seed", stdout)
-                self.assertIn("This machine:", stdout)
-                written = os.listdir(out)
-                self.assertTrue(any(f.endswith(".json") for f in written), written)
+            if recipe.name != recipes.patch_review.NAME:
+                self.runs_end_to_end(recipe.name)
+
+    @unittest.skipIf(os.environ.get(NESTED), "the quick recipes name their variants")
+    @long_tier("patch-review's own seed, a review of 6.12, about 1 min on 2 cores")
+    def test_patch_review_runs_its_seed_end_to_end(self):
+        self.runs_end_to_end(recipes.patch_review.NAME)
+
+    def runs_end_to_end(self, name):
+        with self.subTest(recipe=name), \
+                tempfile.TemporaryDirectory(prefix="vdsobench-recipe-") as tmp:
+            out = os.path.join(tmp, "out")
+            # patch-review's timed rounds in a smoke-test budget (any
+            # verdict will do; --quick's own is 60 s), and without its
+            # arm64 section, which patch_review_arm64_test runs end to end
+            budget = (["--budget", TEST_BUDGET_S, "--no-arm64"]
+                      if name == recipes.patch_review.NAME else [])
+            rc, stdout, err = vdsobench("recipe", name, "--quick", *budget, "--out", out)
+            if name == recipes.patch_review.NAME:
+                # a row without a verdict (too few rounds on a busy machine)
+                # exits 1, and then the block says so first, and only then
+                with open(os.path.join(out, "cover-letter.txt")) as f:
+                    incomplete = f.readline().startswith("INCOMPLETE: ")
+                self.assertEqual(rc, 1 if incomplete else 0, err + stdout[-2000:])
+            else:
+                self.assertEqual(rc, 0, err + stdout[-2000:])
+            self.assertIn(f"== recipe {name}", stdout)
+            self.assertIn("-- the seed", stdout)
+            self.assertIn("This machine:", stdout)
+            written = os.listdir(out)
+            self.assertTrue(any(f.endswith(".json") for f in written), written)
 
 
 class RecipeUsageTest(unittest.TestCase):
