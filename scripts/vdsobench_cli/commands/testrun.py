@@ -26,7 +26,7 @@ PY_TEST_DIRS = (("scripts", "scripts"), ("reports", "."))
 SLOW = {
     "new_variant_test.py": 300,         # a copy of the tree, built (its suite: LONG)
     "kernel_import_test.py": 470,       # 6.12 (kbuild) and 6.1 (the shim's) imported
-    "recipe_test.py": 150,              # each recipe's --quick run, live
+    "recipe_test.py": 100,              # each recipe's --quick run, live
     # the attacks on import, 110 s as one module, shared as they ran apart:
     # hostile patches, trees and folders; a tree's headers against the compile;
     # the table's transactions (mocked build); 6.12 imported and attacked
@@ -425,8 +425,8 @@ def add_parser(sub):
                    help="the long tier too: the reviews and kernel builds past CI's 30 "
                         "minutes, each a second path through code the plain pass covers "
                         "(LONG in commands/testrun.py: a series, the fleet's and arm64's "
-                        "reviews, 6.1's kbuild, the new-variant copy's suites; about 35 "
-                        "minutes more on 2 cores)")
+                        "reviews, patch-review's seed, 6.1's kbuild, the new-variant "
+                        "copy's suites; about 35 minutes more on 2 cores)")
     arch.add_argument(p, "run this architecture's C suites instead (bazel test --config=arm64 "
                       "under qemu-user; the Python tests are the host's: run them without "
                       '--arch)')
