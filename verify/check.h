@@ -181,6 +181,9 @@ const char *check_clock_name(clockid_t clk);
 /* served in userspace now (an aux clock only while it is enabled) */
 bool variant_serves(const struct vdso_variant *v, clockid_t clk);
 bool check_is_aux(clockid_t clk);
+/* the host's CLOCK_MONOTONIC in milliseconds: the checks' deadlines */
+u64 check_now_ms(void);
+
 /*
  * The oracle for what v's kernel gives for clk at counter now: tk (the
  * core timekeeper) and namespace offsets as sim_clock_ns(), the aux clocks

@@ -114,14 +114,6 @@ static u64 xorshift64(u64 *s)
 	return *s = x;
 }
 
-static u64 now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000 + (u64)ts.tv_nsec / 1000000;
-}
-
 /*
  * A torn read needs the writer to finish an update while a reader is
  * inside its few-nanosecond window: both must really run at once. The
@@ -512,9 +504,9 @@ static int run_phase(struct shared *sh, enum phase phase, int nreaders,
 			break;
 		}
 	}
-	start = now_ms();
+	start = check_now_ms();
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED) &&
-	       now_ms() - start < sh->duration_ms)
+	       check_now_ms() - start < sh->duration_ms)
 		usleep(2000);
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < nreaders; i++) {
