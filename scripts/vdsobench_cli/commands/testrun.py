@@ -277,11 +277,12 @@ def unittest_lanes(d, top, quick, copyable=True, table=False):
               False, False)]]
 
 
-def slowest(times, n=SLOWEST_SHOWN):
+def slowest(times, n=SLOWEST_SHOWN, parts=1):
     """'new_variant_test 490 s, kernel_import_test 420 s, ...' of a pass's
-    {module: seconds}, the n slowest; '' for none."""
+    {module: seconds}, the n slowest, each named by its last parts dotted
+    names (3 for a test's id: module, class, test); '' for none."""
     top = sorted(times.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
-    return ", ".join(f"{m.rsplit('.', 1)[-1]} {s:.0f} s" for m, s in top)
+    return ", ".join(f"{'.'.join(m.split('.')[-parts:])} {s:.0f} s" for m, s in top)
 
 
 def read_times(path):
@@ -296,24 +297,25 @@ def read_times(path):
 
 
 def one_process(tops, command, own_locks, tmp, root, long=False):
-    """(CompletedProcess, {module: seconds}, {module: CPU seconds}) of one
-    unittest process of a pass, run from the project at root; long: the long
-    tier too."""
+    """(CompletedProcess, {module: seconds}, {module: CPU seconds}, {test id:
+    seconds}) of one unittest process of a pass, run from the project at
+    root; long: the long tier too."""
     times = Path(tempfile.mkdtemp(dir=tmp), "times.json")
-    cpu = times.with_name("cpu.json")
+    cpu, each = times.with_name("cpu.json"), times.with_name("each.json")
     # from the root, with top first on the path (as discovery puts it there)
     # and the other top after it: the CLI package imports reports/ from the
     # root, and reports/ imports the CLI package's core/
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         filter(None, [*(str(root / t) for t in tops), os.environ.get("PYTHONPATH")])),
-        VDSOBENCH_TEST_TIMES=str(times), VDSOBENCH_TEST_CPU=str(cpu))
+        VDSOBENCH_TEST_TIMES=str(times), VDSOBENCH_TEST_CPU=str(cpu),
+        VDSOBENCH_TEST_EACH=str(each))
     if long:
         env[LONG_ENV] = "1"
     if own_locks:
         env[LOCK_DIR_ENV] = tempfile.mkdtemp(dir=tmp, prefix="cpu-locks-")
     r = lifecycle.run(command, cwd=root, env=env, stdin=subprocess.DEVNULL,
                       capture_output=True, text=True, errors="replace")
-    return r, read_times(times), read_times(cpu)
+    return r, read_times(times), read_times(cpu), read_times(each)
 
 
 def one_lane(tops, lane, tmp, copy, long=False):
@@ -340,16 +342,20 @@ def python_tests(out, quick=False, table=False, long=False):
             done = lifecycle.parallel(lambda i: one_lane(tops, lanes[i], tmp, copy, long),
                                       range(len(lanes)), len(lanes))
         done = [step for i in range(len(lanes)) for step in done[i]]
-        runs = [r for r, _, _ in done]
-        took = slowest({m: t for _, times, _ in done for m, t in times.items()})
+        runs = [r for r, _, _, _ in done]
+        took = slowest({m: t for _, times, _, _ in done for m, t in times.items()})
         if took:
             print(f"test: python unittest ({d}): the slowest modules: {took}", file=out)
         # side by side on two cores a module's wall time is mostly its
         # neighbours': its CPU (Bazel's server's not counted) is its own
-        cpu = slowest({m: t for _, _, times in done for m, t in times.items()})
+        cpu = slowest({m: t for _, _, times, _ in done for m, t in times.items()})
         if cpu and len(lanes) > 1:
             print(f"test: python unittest ({d}): the most CPU (Bazel's server not "
                   f"counted): {cpu}", file=out)
+        # where the next cut of CI's time is: CI's log is all there is of it
+        each = slowest({t: s for *_, times in done for t, s in times.items()}, parts=3)
+        if each and not quick:
+            print(f"test: python unittest ({d}): the slowest tests: {each}", file=out)
         counts = [parse_unittest(r.stderr, r.returncode) for r in runs]
         good, bad = sum(c[0] for c in counts), sum(c[1] for c in counts)
         failed = [r for r, c in zip(runs, counts) if c[1]]

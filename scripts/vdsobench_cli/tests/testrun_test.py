@@ -285,6 +285,11 @@ class QuickTest(unittest.TestCase):
         self.assertEqual((label, good, bad), ("python unittest (two)", 3, 1), out.getvalue())
         self.assertRegex(out.getvalue(), r"the most CPU \(Bazel's server not counted\): "
                                          r"\w+_test \d+ s")
+        # every lane's tests, by module, class and name, the copy's among them
+        tests = re.search(r"the slowest tests: (.*)", out.getvalue()).group(1)
+        self.assertEqual(sorted(t.split()[0] for t in tests.split(", ")),
+                         ["a_test.A.test_locks", "b_test.B.test_bad", "b_test.B.test_ok",
+                          "c_test.C.test_from_the_copy"])
         self.assertEqual(failed, ["test_bad (two.b_test.B.test_bad)"])
 
     def test_module_times_are_recorded_and_named(self):
@@ -304,13 +309,16 @@ class QuickTest(unittest.TestCase):
                 "quick_test.py": "import unittest\nclass Q(unittest.TestCase):\n"
                                  "    def test_q(self):\n        pass\n"})
             times, cpu = Path(tmp, "times.json"), Path(tmp, "cpu.json")
+            each = Path(tmp, "each.json")
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(
                 [tmp, str(testrun.build.ROOT / "scripts")]),
-                VDSOBENCH_TEST_TIMES=str(times), VDSOBENCH_TEST_CPU=str(cpu))
+                VDSOBENCH_TEST_TIMES=str(times), VDSOBENCH_TEST_CPU=str(cpu),
+                VDSOBENCH_TEST_EACH=str(each))
             r = subprocess.run([*testrun.UNITTEST, "discover", "-s", str(pkg), "-t", tmp,
                                 "-p", "*_test.py"], env=env, capture_output=True, text=True)
             self.assertEqual(testrun.parse_unittest(r.stderr, r.returncode), (2, 1))
             got, used = testrun.read_times(times), testrun.read_times(cpu)
+            tests = testrun.read_times(each)
         self.assertEqual(set(got), {"made.slow_test", "made.quick_test"})
         self.assertGreaterEqual(got["made.slow_test"], 0.3)  # its setUpClass counts
         # a sleep is wall time, not CPU; each module's CPU is counted, none negative
@@ -318,6 +326,14 @@ class QuickTest(unittest.TestCase):
         self.assertLess(used["made.slow_test"], got["made.slow_test"])
         self.assertTrue(all(v >= 0 for v in used.values()), used)
         self.assertEqual(testrun.slowest(got, 1), f"slow_test {got['made.slow_test']:.0f} s")
+        # each test by its id; the class's first test carries its setUpClass
+        self.assertEqual(set(tests), {"made.slow_test.T.test_a", "made.slow_test.T.test_b",
+                                      "made.quick_test.Q.test_q"})
+        self.assertGreaterEqual(tests["made.slow_test.T.test_a"], 0.3)
+        self.assertLess(tests["made.slow_test.T.test_b"], 0.3)
+        self.assertAlmostEqual(sum(tests.values()), sum(got.values()), delta=0.2)
+        self.assertEqual(testrun.slowest(tests, 1, parts=3),
+                         f"slow_test.T.test_a {tests['made.slow_test.T.test_a']:.0f} s")
 
     def test_times_read_back_are_checked(self):
         with tempfile.TemporaryDirectory() as tmp:
