@@ -4,8 +4,8 @@
 # one confined.sh calls, which hands an ELF file of e_machine 3, EM_386, here)
 # and of `scripts/vdsobench ... --arch i386`. PROGRAM runs natively where the
 # kernel runs 32-bit programs (IA32 emulation: scripts/vdsobench_cli/cli/
-# abi32.py asks it, or $VDSOBENCH_ABI32=native|qemu says), else under
-# qemu-i386-static. The programs are static: no i386 loader is needed.
+# abi32.py asks it, or $VDSOBENCH_ABI32=native|qemu says, as the CLI does),
+# else under qemu-i386-static. The programs are static: no i386 loader.
 set -eu
 if [ $# -eq 0 ]; then
 	echo "usage: qemu_i386.sh PROGRAM [ARG...]" >&2

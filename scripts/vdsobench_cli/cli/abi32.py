@@ -11,6 +11,8 @@ which only a 32-bit process can. probe() runs it once per process.
     PROGRAM         the executable's bytes
     probe()         (True, "") where it ran and said 32, else (False, why):
                     one phrase, for a line and the results' fingerprint
+    ENV             the variable that tells toolchains/qemu_i386.sh the
+                    answer (native or qemu) instead of its asking again
 """
 
 import errno
@@ -26,6 +28,7 @@ EHDR, PHDR = 52, 32
 # mov $1, %eax; mov $32, %ebx; int $0x80
 CODE = bytes.fromhex("b801000000" "bb20000000" "cd80")
 STATUS = 32
+ENV = "VDSOBENCH_ABI32"
 
 
 def _program():

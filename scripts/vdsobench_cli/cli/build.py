@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from vdsobench_cli.cli import arch, bazel_env, confine, lifecycle, tools, trust
+from vdsobench_cli.cli import abi32, arch, bazel_env, confine, lifecycle, tools, trust
 from vdsobench_cli.cli.errors import Failure, UsageError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -213,4 +213,8 @@ def program(label, write=()):
     target = arch.current()
     if bundled() or not target.emulated:
         return confine.command([path], write=write)
+    if target.name == "i386":
+        # the kernel was asked once (abi32.probe) and said no: the runner,
+        # started for every program, is told so rather than asking again
+        os.environ[abi32.ENV] = "qemu"
     return confine.command([str(ROOT / arch.RUNNERS[target.name]), path], write=write)

@@ -13,7 +13,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from vdsobench_cli.cli import arch, build, confine, packages
+from vdsobench_cli.cli import abi32, arch, build, confine, packages
 from vdsobench_cli.tests.support import cli, one_line, run_made_up_elf
 
 NO_IA32 = (False, "the kernel does not run 32-bit programs (execve: Exec format error): "
@@ -88,14 +88,22 @@ class ProgramTest(I386Case):
 
     def test_natively_the_binary_itself(self):
         use_i386((True, ""))
-        self.assertEqual(self.started(), [str(build.ROOT / "out/verify/vdsobench_verify")])
+        with mock.patch.dict(os.environ):
+            os.environ.pop(abi32.ENV, None)
+            self.assertEqual(self.started(), [str(build.ROOT / "out/verify/vdsobench_verify")])
+            self.assertNotIn(abi32.ENV, os.environ)
         self.assertIsNone(arch.emulation())
         self.assertIsNone(arch.emulation_line())
 
     def test_under_the_runner_with_the_reason(self):
         use_i386(NO_IA32)
         runner = str(build.ROOT / arch.RUNNERS["i386"])
-        self.assertEqual(self.started(), [runner, str(build.ROOT / "out/verify/vdsobench_verify")])
+        with mock.patch.dict(os.environ):
+            os.environ.pop(abi32.ENV, None)
+            self.assertEqual(self.started(),
+                             [runner, str(build.ROOT / "out/verify/vdsobench_verify")])
+            # the runner is told the answer the CLI got, and does not ask again
+            self.assertEqual(os.environ[abi32.ENV], "qemu")
         self.assertTrue(os.access(runner, os.X_OK))
         with mock.patch.object(arch, "emulator_version", return_value="7.2.22"), \
                 mock.patch.object(arch.shutil, "which", return_value="/usr/bin/qemu-i386-static"):
