@@ -162,8 +162,12 @@ def run(args):
             for cs in sources}
     listed = clocksource.available(d)
     rc = 0
-    with clocksource.Switch(d, range(os.cpu_count() or 1),
-                            locks=None if args.cpu_lock == "off" else clocksource.lock_dir(),
+    locks = None if args.cpu_lock == "off" else clocksource.lock_dir()
+    if locks is None and args.cpu_lock != "off":
+        print("run: no folder for the CPU locks could be made: the clocksource is switched "
+              "without them, and another vdsobench measurement here may run under it",
+              file=sys.stderr, flush=True)
+    with clocksource.Switch(d, range(os.cpu_count() or 1), locks=locks,
                             fail=args.cpu_lock == "fail",
                             say=lambda line: print(line, file=sys.stderr, flush=True)) as sw:
         print(f"run: the clocksource is {sw.original}; it is put back at the end (if this "

@@ -263,6 +263,19 @@ class RunTest(unittest.TestCase):
         self.assertTrue(os.path.isfile(clocksource.out_path(out, "tsc")))
         self.assertEqual(clocksource.current(self.d), "kvm-clock")
 
+    def test_without_a_lock_folder_it_says_so(self):
+        # $VDSOBENCH_LOCK_DIR under a file: no folder for the locks can be made
+        Path(self.tmp, "file").write_text("")
+        env = dict(self.env, VDSOBENCH_LOCK_DIR=os.path.join(self.tmp, "file", "locks"))
+        out = os.path.join(self.tmp, "nolock.json")
+        r = subprocess.run([*RUN, "--min-time", "0.01", "--clocksource", "tsc", "--out", out],
+                           env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                           timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
+        self.assertIn("run: no folder for the CPU locks could be made: the clocksource is "
+                      "switched without them", r.stderr)
+        self.assertEqual(clocksource.current(self.d), "kvm-clock")
+
     def test_an_emulated_run_is_refused(self):
         r = subprocess.run([*RUN, "--arch", "arm64", "--clocksource", "tsc"], env=self.env,
                            capture_output=True, text=True, stdin=subprocess.DEVNULL)
