@@ -39,7 +39,7 @@ SLOW = {
     "kernel_import_folder_test.py": 135,
     "bundle_test.py": 20,               # a bundle linked (the plain objects) and run
     "patch_review_arm64_test.py": 65,   # 6.12 and patches for arm64, verify under qemu
-    "fleet_local_test.py": 100,         # a real Slurm brought up, jobs, a patch-review
+    "fleet_local_test.py": 100,         # a real Slurm brought up, jobs (its review: LONG)
     # 2 reviews of 6.12 at once (a reorder, a field added), a hostile .git's torn one
     "patch_review_isolation_test.py": 200,
     # a series that does not build, one that tears, a --range and its patch
