@@ -61,6 +61,8 @@
 #define SYS_VDSO "sys/vdso"
 /* the fake kernel's counter at reset; the calls read 1 ms later */
 #define SIM_START_CYCLES 1000000ULL
+/* the exit status for a variant whose counter read cannot be counted */
+#define SIM_READS_ITSELF 3
 #define SIM_DELTA_NS 1000000ULL
 /* where the loop's stack and environment lie within their pages */
 #define SIM_STACK_OFFSET 4032UL
@@ -116,7 +118,8 @@ static void usage(FILE *f)
 		"counter stays 1 ms past cycle_last, so every call is the\n"
 		"same: a variant <layout>+<counter>+<inline> is measured as\n"
 		"<layout>+fake+<inline> (same layout code and inlining; the\n"
-		"counter read is a TLS load).\n"
+		"counter read is a TLS load). A twin that reads the counter\n"
+		"itself (a tree's own rdtsc()) is refused, exit 3.\n"
 		"  --l1d BYTES   the simulated L1D size the pressure buffer\n"
 		"                is sized from (default %lu)\n"
 		"  --ways N      the simulated L1D's ways, which the cold\n"
@@ -482,6 +485,22 @@ int main(int argc, char **argv)
 				   "--list-json lists the valid ones");
 		fn = bench_variant_loops[index]
 			     ->op[clock->op][sim_modes[mode].body];
+		/*
+		 * a tree or patch whose counter read bypasses the fake one
+		 * (its own rdtsc(), RDTSCP): valgrind answers it with the real
+		 * counter, whose delta from the fake kernel's cycle_last, and
+		 * so the path and its counts, would differ from run to run
+		 */
+		if (check_reads_counter_itself(v)) {
+			fprintf(stderr,
+				PROG ": %s reads the counter itself, not "
+				     "the fake one: under valgrind that is "
+				     "the real counter, whose delta (and so "
+				     "the path counted) differs from run to "
+				     "run\n",
+				asked->name);
+			return SIM_READS_ITSELF;
+		}
 	}
 	unavailable = v ? check_clock_mode_unavailable(v) : NULL;
 	if (unavailable)

@@ -1,6 +1,7 @@
 """`sim` end to end under cachegrind: the layout effect seed 000 argued about,
 determinism, and the bad inputs. Counts are simulated, so they are asserted."""
 
+import os
 import platform
 import subprocess
 import unittest
@@ -55,6 +56,25 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(calls["Ir"], 51)
         self.assertEqual(sim.figure(calls["D1mr"]),
                          round(1 / (sim.ITERATIONS[1] - sim.ITERATIONS[0]), 3))
+
+    def test_a_variant_reading_the_counter_itself_is_not_counted(self):
+        # the driver's exit 3 (bench/sim_driver.c): a twin whose counter read
+        # bypasses the fake one would be counted on the real counter's delta
+        done = subprocess.CompletedProcess([], sim.READS_ITSELF, "", (
+            "vdsobench_sim_driver: kernel:t+fake+always reads the counter itself, ...\n"))
+        runner = sim.Runner("/nonexistent/driver", "/tmp")
+        with mock.patch.object(sim.lifecycle, "run", return_value=done), \
+                mock.patch.object(sim.lifecycle, "temp_file", return_value=(os.open(
+                    os.devnull, os.O_RDONLY), os.devnull)), \
+                mock.patch.object(sim.confine, "own"), \
+                mock.patch.object(sim.tools, "path", side_effect=lambda name, _: name):
+            with self.assertRaises(sim.Unsimulated) as caught:
+                runner(("kernel:t+rdtsc+always", "monotonic", "hot", 1000))
+        self.assertEqual(str(caught.exception), (
+            "sim: kernel:t+rdtsc+always reads the counter itself, not the fake one (verify "
+            "checks it as a real counter): under valgrind that is the real counter, whose "
+            "delta, and so the path counted, differs from run to run"))
+        self.assertNotIn("\n", caught.exception.reason)
 
     def test_an_instruction_valgrind_lacks_is_named(self):
         # valgrind 3.19 on a CPU whose CPUID lists no rdtscp, running a tree
