@@ -4,7 +4,7 @@
  * SIGILL handlers that decode the faulting instruction.
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* REG_RIP */
+#define _GNU_SOURCE /* REG_RIP, REG_EIP */
 #endif
 #include <errno.h>
 #include <stdio.h>
@@ -32,12 +32,30 @@ int tsc_trap_answer(struct tsc_trap_regs *regs, const u8 *insn, u64 now)
 	return len;
 }
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <ucontext.h>
+
+/*
+ * The saved registers the handler reads and writes. i386's greg_t is a
+ * signed int: an address above 2 GiB must not sign-extend into the u64.
+ */
+#if defined(__x86_64__)
+#define TRAP_AX REG_RAX
+#define TRAP_CX REG_RCX
+#define TRAP_DX REG_RDX
+#define TRAP_IP REG_RIP
+#define TRAP_GREG(r) (r)
+#else
+#define TRAP_AX REG_EAX
+#define TRAP_CX REG_ECX
+#define TRAP_DX REG_EDX
+#define TRAP_IP REG_EIP
+#define TRAP_GREG(r) ((u32)(r))
+#endif
 
 /* the handler's: this thread's */
 static __thread volatile bool trap_on;
@@ -60,28 +78,30 @@ static void reraise(int sig, const siginfo_t *info)
 static void trap_handler(int sig, siginfo_t *info, void *uctx)
 {
 	greg_t *r = ((ucontext_t *)uctx)->uc_mcontext.gregs;
-	struct tsc_trap_regs regs = { r[REG_RAX], r[REG_RCX], r[REG_RDX],
-				      r[REG_RIP] };
+	struct tsc_trap_regs regs = {
+		TRAP_GREG(r[TRAP_AX]), TRAP_GREG(r[TRAP_CX]),
+		TRAP_GREG(r[TRAP_DX]), TRAP_GREG(r[TRAP_IP])
+	};
 	int len;
 
 	/*
-	 * RDTSC(P) under CR4.TSD is #GP: SI_KERNEL, RIP at the instruction.
-	 * A CPU without RDTSCP gives #UD: ILL_ILLOPN. Only then is RIP
-	 * known to be an instruction that was fetched, and readable.
+	 * RDTSC(P) under CR4.TSD is #GP: SI_KERNEL, RIP (EIP) at the
+	 * instruction. A CPU without RDTSCP gives #UD: ILL_ILLOPN. Only then
+	 * is it known to be an instruction that was fetched, and readable.
 	 */
 	if (!trap_on ||
 	    (sig == SIGSEGV && info->si_code != SI_KERNEL) ||
 	    (sig == SIGILL && info->si_code != ILL_ILLOPN))
 		return reraise(sig, info);
-	len = tsc_trap_answer(&regs, (const u8 *)regs.rip,
+	len = tsc_trap_answer(&regs, (const u8 *)(uintptr_t)regs.rip,
 			      READ_ONCE(vdso_fake_cycles));
 	/* #UD: only RDTSCP is emulated */
 	if (!len || (sig == SIGILL && len != 3))
 		return reraise(sig, info);
-	r[REG_RAX] = (greg_t)regs.rax;
-	r[REG_RCX] = (greg_t)regs.rcx;
-	r[REG_RDX] = (greg_t)regs.rdx;
-	r[REG_RIP] = (greg_t)regs.rip;
+	r[TRAP_AX] = (greg_t)regs.rax;
+	r[TRAP_CX] = (greg_t)regs.rcx;
+	r[TRAP_DX] = (greg_t)regs.rdx;
+	r[TRAP_IP] = (greg_t)regs.rip;
 	trap_reads++;
 	trap_emulated += sig == SIGILL;
 }
@@ -211,9 +231,7 @@ u64 tsc_trap_emulated(void)
 
 int tsc_trap_on(char *why, size_t why_len)
 {
-	snprintf(why, why_len, IS_ENABLED(__i386__) ?
-		 "the counter trap's handler is x86-64's, not built for i386" :
-		 "no counter trap on this architecture");
+	snprintf(why, why_len, "no counter trap on this architecture");
 	errno = ENOSYS;
 	return -1;
 }

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The TSC trapped instead of substituted (x86-64), for the checkers only.
+ * The TSC trapped instead of substituted (x86-64 and i386), for the
+ * checkers only.
  *
  * After tsc_trap_on() the calling thread's RDTSC and RDTSCP fault
  * (prctl(PR_SET_TSC, PR_TSC_SIGSEGV): CR4.TSD while the thread runs) and
  * the SIGSEGV handler answers each with the thread's vdso_fake_cycles in
- * EDX:EAX, RDTSCP also TSC_TRAP_AUX in ECX, the upper halves of RAX, RDX
- * and RCX zero as the hardware leaves them, and steps over the
+ * EDX:EAX, RDTSCP also TSC_TRAP_AUX in ECX (on x86-64 the upper halves of
+ * RAX, RDX and RCX zero, as the hardware leaves them), and steps over the
  * instruction. So a variant's own counter read runs exactly as written,
  * not a byte changed, and returns the value its check chose. Where the
  * CPU has no RDTSCP the instruction is #UD (SIGILL): the SIGILL handler
@@ -53,7 +54,8 @@ u64 tsc_trap_emulated(void);
  * The handler's answer, apart so that tests can give it any instruction:
  * regs as the faulting instruction at insn left them, changed to what it
  * leaves with the counter at now. Its length (2 RDTSC, 3 RDTSCP), or 0 and
- * regs untouched if it is neither. insn must have 3 readable bytes.
+ * regs untouched if it is neither. insn must have 3 readable bytes. On
+ * i386 the fields hold EAX, ECX, EDX and EIP, zero-extended.
  */
 struct tsc_trap_regs {
 	u64 rax, rcx, rdx, rip;
