@@ -527,6 +527,11 @@ int main(void)
 
 	if (!system || !runnable)
 		return 1;
+	/* verify/trap_vm.sh --arch i386 reads it: which build ran */
+	tap_diag("checks_test built for %s, %zu-bit pointers",
+		 IS_ENABLED(__x86_64__) ? "x86-64" : IS_ENABLED(__i386__) ? "i386" :
+		 IS_ENABLED(__aarch64__) ? "arm64" : "another architecture",
+		 sizeof(void *) * 8);
 	test_rdtscp_detection();
 	test_cntvctss_detection();
 	/* the system check runs every variant: only those this CPU can read */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# usage: verify/trap_vm.sh [CPU]
+# usage: verify/trap_vm.sh [--arch x86_64|i386] [CPU]
 # verify's counter trap (verify/tsc_trap.c) checked on a machine where it
 # works. Many guests, this project's own among them, accept PR_SET_TSC and
 # never fault RDTSC (their hypervisor ignores CR4.TSD), so checks_test SKIPs
@@ -8,26 +8,69 @@
 # never installed) under TCG, its initramfs holding checks_test and busybox,
 # and runs the suite with qemu's CPU model CPU (default max; "max,-rdtscp"
 # takes RDTSCP away, which the trap then emulates on SIGILL).
+# --arch i386 puts the static i386 checks_test (--config=i386) there
+# instead: Debian's kernel has IA32 emulation and the initramfs no emulator,
+# so it runs natively, a 32-bit process whose RDTSC faults as x86-64's does.
 # Exit 0 when the trap's cases ran and passed and every exact and edges check
-# passed through the trap; 1 otherwise; 2 for a bad CPU. TCG's clock is not
-# the host's and its threads do not race as a CPU's do: the comparison with
-# the system and the known-bad variants' catches are shown, never counted.
+# passed through the trap (for i386 also: the program that ran was the
+# 32-bit ELF and said so); 1 otherwise; 2 for a bad --arch or CPU. TCG's
+# clock is not the host's and its threads do not race as a CPU's do: the
+# comparison with the system and the known-bad variants' catches are shown,
+# never counted.
 # Needs qemu-system-x86 and busybox-static: scripts/vdsobench setup --trap-vm.
 # A few minutes: the kernel's download (about 70 MB) and two boots' worth of
 # emulated checks.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-cpu=${1:-max}
+usage="usage: verify/trap_vm.sh [--arch x86_64|i386] [CPU]"
+bad_usage() {
+	echo "trap_vm.sh: $*" >&2
+	exit 2
+}
+# a value as one line: hostile input is shown, never obeyed
+shown() {
+	local v=${1:0:60}
+	printf '%s' "${v//[![:print:]]/?}"
+}
+arch=x86_64 cpu='' cpus=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	-h | --help)
+		sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+		exit 0
+		;;
+	--arch)
+		[ $# -ge 2 ] || bad_usage "--arch needs a value: x86_64 or i386"
+		arch=$2
+		shift 2
+		;;
+	--arch=*)
+		arch=${1#--arch=}
+		shift
+		;;
+	-*) bad_usage "unknown option '$(shown "$1")' ($usage)" ;;
+	*)
+		[ $cpus -eq 0 ] || bad_usage "one CPU model, not '$(shown "$cpu")' and '$(shown "$1")' ($usage)"
+		cpu=$1 cpus=1
+		shift
+		;;
+	esac
+done
+case $arch in
+x86_64 | x86-64 | amd64) arch=x86_64 config=kline elf_class=02 ;;
+i386 | i686 | x86_32) arch=i386 config=i386 elf_class=01 ;;
+*) bad_usage "--arch '$(shown "$arch")': not a trap VM's architecture (x86_64, i386)" ;;
+esac
+[ $cpus -eq 1 ] || cpu=max
 case $cpu in
 '' | *[!a-zA-Z0-9,+_-]*)
-	echo "trap_vm.sh: CPU '$cpu': not a qemu CPU model (max, max,-rdtscp, ...)" >&2
-	exit 2
+	bad_usage "CPU '$(shown "$cpu")': not a qemu CPU model (max, max,-rdtscp, ...)"
 	;;
 esac
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 scripts/vdsobench setup --trap-vm >/dev/null || exit $?
-bazel build --color=no --curses=no --noshow_progress --config=kline \
+bazel build --color=no --curses=no --noshow_progress --config=$config \
 	//verify:checks_test || exit 1
-test_bin="$(bazel info --config=kline bazel-bin 2>/dev/null)/verify/checks_test"
+test_bin="$(bazel info --config=$config bazel-bin 2>/dev/null)/verify/checks_test"
 work=$(mktemp -d /tmp/vdsobench-trap-vm-XXXXXX) || exit 1
 trap 'rm -rf "$work"' EXIT
 
@@ -48,9 +91,10 @@ vmlinuz=$(ls "$work"/kernel/boot/vmlinuz-* | head -1)
 root="$work/root"
 mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
 cp /bin/busybox "$root/bin/busybox" || exit 1
-for tool in sh mount poweroff grep; do ln -s busybox "$root/bin/$tool"; done
+for tool in sh mount poweroff grep od uname; do ln -s busybox "$root/bin/$tool"; done
 cp "$test_bin" "$root/checks_test" || exit 1
-for lib in $(ldd "$test_bin" | grep -o '/[^ ]*'); do
+# i386's is static (ldd: not a dynamic executable): no libraries
+for lib in $(ldd "$test_bin" 2>/dev/null | grep -o '/[^ ]*'); do
 	mkdir -p "$root$(dirname "$lib")"
 	cp -L "$lib" "$root$lib" || exit 1
 done
@@ -59,6 +103,7 @@ cat >"$root/init" <<'EOF'
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 cd /tmp
+echo "=== kernel $(uname -m), checks_test ELF class$(od -An -tx1 -j4 -N1 /checks_test)"
 echo "=== checks_test begins"
 /checks_test
 echo "=== checks_test exit $?"
@@ -76,14 +121,31 @@ if [ -z "$tap" ]; then
 	tail -20 "$work/serial.txt" >&2
 	exit 1
 fi
-trapped=$(grep -E '^(not )?ok .*(RDTSC|trap)' <<<"$tap")
-checked=$(grep -E '^(not )?ok .*(exact|edges): ' <<<"$tap")
-shown=$(grep -E '^not ok .*(against the system|known bad)' <<<"$tap" | wc -l)
-echo "trap_vm.sh: $(grep -c . <<<"$trapped") trap cases, $(grep -c . <<<"$checked") exact and edges checks under -cpu $cpu; $shown system or known-bad lines left to TCG's clock"
-bad=$(grep -E '^not ok|# SKIP no trap here' <<<"$trapped$(printf '\n')$checked")
-if [ -n "$bad" ]; then
-	echo "trap_vm.sh: the trap failed under TCG:" >&2
-	echo "$bad" | head -20 >&2
+# what ran: the kernel's machine, the ELF's class, the build's own word
+ran=$(sed -n 's/.*=== kernel \(.*\)/\1/p' "$work/serial.txt" | tr -d '\r')
+abi=$(grep -E '^# checks_test built for ' <<<"$tap")
+echo "trap_vm.sh: kernel ${ran:-?}; ${abi#\# }"
+case $arch in
+x86_64) want_abi="built for x86-64, 64-bit pointers" ;;
+i386) want_abi="built for i386, 32-bit pointers" ;;
+esac
+if [ "$ran" != "x86_64, checks_test ELF class $elf_class" ] || [[ $abi != *"$want_abi" ]]; then
+	echo "trap_vm.sh: the VM did not run the $arch checks_test natively (want" \
+		"ELF class $elf_class and \"$want_abi\")" >&2
 	exit 1
 fi
-echo "trap_vm.sh: the trap answered every read, RDTSC and RDTSCP alike"
+trapped=$(grep -E '^(not )?ok .*(RDTSC|trap)' <<<"$tap")
+checked=$(grep -E '^(not )?ok .*(exact|edges): ' <<<"$tap")
+through=$(grep -c 'reads trapped' <<<"$checked")
+emulated=$(grep -c 'RDTSCPs emulated' <<<"$checked")
+shown=$(grep -E '^not ok .*(against the system|known bad)' <<<"$tap" | wc -l)
+echo "trap_vm.sh: $arch: $(grep -c . <<<"$trapped") trap cases, $(grep -c . <<<"$checked") exact and edges checks ($through through the trap, $emulated with RDTSCP emulated) under -cpu $cpu; $shown system or known-bad lines left to TCG's clock"
+# a real counter bracketed, or its edges skipped, did not go through the trap
+bad=$(grep -E '^not ok|# SKIP no trap here|\(no trap: |or the counter trap \(' \
+	<<<"$trapped$(printf '\n')$checked")
+if [ -n "$bad" ] || [ "$through" -eq 0 ]; then
+	echo "trap_vm.sh: the trap failed under TCG:" >&2
+	echo "${bad:-no check read its counter through the trap}" | head -20 >&2
+	exit 1
+fi
+echo "trap_vm.sh: the trap answered every read, RDTSC and RDTSCP alike ($arch)"
