@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# usage: verify/trap_vm.sh [--arch x86_64|i386] [CPU]
+# usage: verify/trap_vm.sh [--arch x86_64|i386] [--console FILE | --save-console FILE] [CPU]
 # verify's counter trap (verify/tsc_trap.c) checked on a machine where it
 # works. Many guests, this project's own among them, accept PR_SET_TSC and
 # never fault RDTSC (their hypervisor ignores CR4.TSD), so checks_test SKIPs
@@ -13,15 +13,18 @@
 # so it runs natively, a 32-bit process whose RDTSC faults as x86-64's does.
 # Exit 0 when the trap's cases ran and passed and every exact and edges check
 # passed through the trap (for i386 also: the program that ran was the
-# 32-bit ELF and said so); 1 otherwise; 2 for a bad --arch or CPU. TCG's
+# 32-bit ELF and said so); 1 otherwise; 2 for a bad --arch, CPU or FILE. TCG's
 # clock is not the host's and its threads do not race as a CPU's do: the
 # comparison with the system and the known-bad variants' catches are shown,
 # never counted.
+# --console FILE boots nothing: it judges FILE, a console saved from a boot
+# (the VM's serial output), as if the boot had just written it;
+# --save-console FILE boots and keeps the console in FILE.
 # Needs qemu-system-x86 and busybox-static: scripts/vdsobench setup --trap-vm.
 # A few minutes: the kernel's download (about 70 MB) and two boots' worth of
 # emulated checks.
 set -uo pipefail
-usage="usage: verify/trap_vm.sh [--arch x86_64|i386] [CPU]"
+usage="usage: verify/trap_vm.sh [--arch x86_64|i386] [--console FILE | --save-console FILE] [CPU]"
 bad_usage() {
 	echo "trap_vm.sh: $*" >&2
 	exit 2
@@ -31,7 +34,47 @@ shown() {
 	local v=${1:0:60}
 	printf '%s' "${v//[![:print:]]/?}"
 }
-arch=x86_64 cpu='' cpus=0
+# the console's verdict: 0 when it shows the native, trapped run described
+# above, else 1 and why
+judge() {
+	local tap ran abi want_abi trapped checked through emulated shown bad
+
+	tap=$(sed -n '/=== checks_test begins/,/=== checks_test exit/p' "$1" | tr -d '\r')
+	if [ -z "$tap" ]; then
+		echo "trap_vm.sh: checks_test did not run in the VM; its console:" >&2
+		tail -20 "$1" >&2
+		return 1
+	fi
+	# what ran: the kernel's machine, the ELF's class, the build's own word
+	ran=$(sed -n 's/.*=== kernel \(.*\)/\1/p' "$1" | tr -d '\r')
+	abi=$(grep -E '^# checks_test built for ' <<<"$tap")
+	echo "trap_vm.sh: kernel ${ran:-?}; ${abi#\# }"
+	case $arch in
+	x86_64) want_abi="built for x86-64, 64-bit pointers" ;;
+	i386) want_abi="built for i386, 32-bit pointers" ;;
+	esac
+	if [ "$ran" != "x86_64, checks_test ELF class $elf_class" ] || [[ $abi != *"$want_abi" ]]; then
+		echo "trap_vm.sh: the VM did not run the $arch checks_test natively (want" \
+			"ELF class $elf_class and \"$want_abi\")" >&2
+		return 1
+	fi
+	trapped=$(grep -E '^(not )?ok .*(RDTSC|trap)' <<<"$tap")
+	checked=$(grep -E '^(not )?ok .*(exact|edges): ' <<<"$tap")
+	through=$(grep -c 'reads trapped' <<<"$checked")
+	emulated=$(grep -c 'RDTSCPs emulated' <<<"$checked")
+	shown=$(grep -E '^not ok .*(against the system|known bad)' <<<"$tap" | wc -l)
+	echo "trap_vm.sh: $arch: $(grep -c . <<<"$trapped") trap cases, $(grep -c . <<<"$checked") exact and edges checks ($through through the trap, $emulated with RDTSCP emulated) under -cpu $cpu; $shown system or known-bad lines left to TCG's clock"
+	# a real counter bracketed, or its edges skipped, did not go through the trap
+	bad=$(grep -E '^not ok|# SKIP no trap here|\(no trap: |or the counter trap \(' \
+		<<<"$trapped$(printf '\n')$checked")
+	if [ -n "$bad" ] || [ "$through" -eq 0 ]; then
+		echo "trap_vm.sh: the trap failed under TCG:" >&2
+		echo "${bad:-no check read its counter through the trap}" | head -20 >&2
+		return 1
+	fi
+	echo "trap_vm.sh: the trap answered every read, RDTSC and RDTSCP alike ($arch)"
+}
+arch=x86_64 cpu='' cpus=0 console='' save=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	-h | --help)
@@ -46,6 +89,16 @@ while [ $# -gt 0 ]; do
 	--arch=*)
 		arch=${1#--arch=}
 		shift
+		;;
+	--console)
+		[ $# -ge 2 ] || bad_usage "--console needs a file: a console saved from a boot"
+		console=$2
+		shift 2
+		;;
+	--save-console)
+		[ $# -ge 2 ] || bad_usage "--save-console needs a file to write the console to"
+		save=$2
+		shift 2
 		;;
 	-*) bad_usage "unknown option '$(shown "$1")' ($usage)" ;;
 	*)
@@ -66,6 +119,23 @@ case $cpu in
 	bad_usage "CPU '$(shown "$cpu")': not a qemu CPU model (max, max,-rdtscp, ...)"
 	;;
 esac
+if [ -n "$console" ] && [ -n "$save" ]; then
+	bad_usage "--console judges a saved console, --save-console boots: not both"
+fi
+if [ -n "$save" ]; then
+	# the boot runs from the project's root: a relative FILE is from here
+	[[ $save == /* ]] || save=$PWD/$save
+	if [ -d "$save" ] || ! [ -w "${save%/*}/" ]; then
+		bad_usage "--save-console '$(shown "$save")': not a file that can be written"
+	fi
+fi
+if [ -n "$console" ]; then
+	if ! [ -f "$console" ] || ! [ -r "$console" ]; then
+		bad_usage "--console '$(shown "$console")': not a readable file"
+	fi
+	judge "$console"
+	exit
+fi
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 scripts/vdsobench setup --trap-vm >/dev/null || exit $?
 bazel build --color=no --curses=no --noshow_progress --config=$config \
@@ -115,37 +185,7 @@ chmod +x "$root/init"
 timeout 1200 qemu-system-x86_64 -machine q35 -accel tcg -cpu "$cpu" -smp 2 -m 2048 \
 	-kernel "$vmlinuz" -initrd "$work/initrd.gz" -nographic -no-reboot \
 	-append "console=ttyS0 quiet panic=-1" </dev/null >"$work/serial.txt" 2>&1
-tap=$(sed -n '/=== checks_test begins/,/=== checks_test exit/p' "$work/serial.txt" | tr -d '\r')
-if [ -z "$tap" ]; then
-	echo "trap_vm.sh: checks_test did not run in the VM; its console:" >&2
-	tail -20 "$work/serial.txt" >&2
-	exit 1
+if [ -n "$save" ] && ! cp "$work/serial.txt" "$save"; then
+	echo "trap_vm.sh: could not keep the console in $(shown "$save")" >&2
 fi
-# what ran: the kernel's machine, the ELF's class, the build's own word
-ran=$(sed -n 's/.*=== kernel \(.*\)/\1/p' "$work/serial.txt" | tr -d '\r')
-abi=$(grep -E '^# checks_test built for ' <<<"$tap")
-echo "trap_vm.sh: kernel ${ran:-?}; ${abi#\# }"
-case $arch in
-x86_64) want_abi="built for x86-64, 64-bit pointers" ;;
-i386) want_abi="built for i386, 32-bit pointers" ;;
-esac
-if [ "$ran" != "x86_64, checks_test ELF class $elf_class" ] || [[ $abi != *"$want_abi" ]]; then
-	echo "trap_vm.sh: the VM did not run the $arch checks_test natively (want" \
-		"ELF class $elf_class and \"$want_abi\")" >&2
-	exit 1
-fi
-trapped=$(grep -E '^(not )?ok .*(RDTSC|trap)' <<<"$tap")
-checked=$(grep -E '^(not )?ok .*(exact|edges): ' <<<"$tap")
-through=$(grep -c 'reads trapped' <<<"$checked")
-emulated=$(grep -c 'RDTSCPs emulated' <<<"$checked")
-shown=$(grep -E '^not ok .*(against the system|known bad)' <<<"$tap" | wc -l)
-echo "trap_vm.sh: $arch: $(grep -c . <<<"$trapped") trap cases, $(grep -c . <<<"$checked") exact and edges checks ($through through the trap, $emulated with RDTSCP emulated) under -cpu $cpu; $shown system or known-bad lines left to TCG's clock"
-# a real counter bracketed, or its edges skipped, did not go through the trap
-bad=$(grep -E '^not ok|# SKIP no trap here|\(no trap: |or the counter trap \(' \
-	<<<"$trapped$(printf '\n')$checked")
-if [ -n "$bad" ] || [ "$through" -eq 0 ]; then
-	echo "trap_vm.sh: the trap failed under TCG:" >&2
-	echo "${bad:-no check read its counter through the trap}" | head -20 >&2
-	exit 1
-fi
-echo "trap_vm.sh: the trap answered every read, RDTSC and RDTSCP alike ($arch)"
+judge "$work/serial.txt"
