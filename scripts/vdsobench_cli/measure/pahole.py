@@ -7,51 +7,22 @@ map; patch-review reads both trees' structs with parse_pahole(pahole(...)).
 pahole runs confined: a tree's asm shapes the DWARF it reads.
 """
 
-import contextlib
 import re
 import sys
 from pathlib import Path
 
-from vdsobench_cli.cli import build, confine, lifecycle, tools
+from vdsobench_cli.cli import build, tools
 from vdsobench_cli.cli.errors import Failure
 from vdsobench_cli.kimport import compile as kcompile, names
+# pahole run confined and its output read: kimport's, which the DWARF writer uses too
+from vdsobench_cli.kimport.pahole_read import pahole, parse_pahole
 
 # where the index names of the table's entries (CLOCK_*, CS_RAW, VGTOD_BASES) are defined
 CONSTANT_SOURCES = (Path("/usr/include/linux/time.h"), build.ROOT / "impls" / "layouts")
 
-MEMBER = re.compile(r"^\s*(?P<type>[^/;{}]*?)[\s*](?P<name>\w+)(?P<dims>(?:\[\d+\])*)\s*;"
-                    r"\s*/\*\s*(?P<offset>\d+)\s+(?P<size>\d+)\s*\*/")
-STRUCT = re.compile(r"^struct (\w+) \{")
-OTHER_TOP = re.compile(r"^(?:union|enum|typedef)\b")
-SIZE = re.compile(r"/\* size: (\d+),")
-USED_AT = re.compile(r"^/\* Used at: (.+?) \*/")
 DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+([\w\s()+\-*]+?)\s*(?:/[*/].*)?$", re.M)
 COMPONENT = re.compile(r"(\w+)(?:\[(\w+)\])?")
 STRUCT_TYPE = re.compile(r"^(?:const\s+|volatile\s+)*struct\s+(\w+)$")
-
-
-def parse_pahole(text):
-    """pahole -I [-C NAME] output -> [{struct, size, compile_unit, members: {name:
-    {offset, size, dims, type}}}]; members of anonymous unions count as members;
-    type is the member's C type as pahole prints it ("struct vdso_clock", "u64")."""
-    found, cur, unit = [], None, None
-    for line in text.splitlines():
-        if m := USED_AT.match(line):
-            unit = m.group(1)
-        elif m := STRUCT.match(line):
-            cur = {"struct": m.group(1), "size": None, "compile_unit": unit, "members": {}}
-            found.append(cur)
-        elif line.startswith("}") or OTHER_TOP.match(line):
-            # a top-level union (the vvar page's) is no struct's members
-            cur = None
-        elif cur is not None and (m := SIZE.search(line)):
-            cur["size"] = int(m.group(1))
-        elif cur is not None and (m := MEMBER.match(line)):
-            cur["members"].setdefault(m.group("name"), {
-                "offset": int(m.group("offset")), "size": int(m.group("size")),
-                "dims": [int(d) for d in re.findall(r"\[(\d+)\]", m.group("dims"))],
-                "type": " ".join(m.group("type").split())})
-    return [s for s in found if s["size"]]
 
 
 def c_constants(sources=CONSTANT_SOURCES):
@@ -190,15 +161,6 @@ def shown_path(path):
         return str(path.relative_to(build.ROOT))
     parts = path.parts
     return str(Path(*parts[parts.index("bazel-out"):])) if "bazel-out" in parts else str(path)
-
-
-def pahole(args):
-    # a tree's asm shapes the DWARF it reads: confined (docs/confinement.md)
-    with contextlib.ExitStack() as stack:
-        args = [stack.enter_context(confine.reading(a)) for a in args]  # files: readable
-        r = lifecycle.run(confine.command([tools.path("pahole", "layout"), *args]),
-                          capture_output=True, text=True, errors="replace")
-    return r.stdout
 
 
 def check_pahole(v, constants, version):
