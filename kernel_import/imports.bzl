@@ -58,6 +58,43 @@ def image_inlines(layout, counter):
         return ["image"]
     return []
 
+def _dwarf_copts(root):
+    """The DWARF writer's compile line: the tree's configuration, what the
+    probe measured and the layout its image's DWARF states, none of its code."""
+    return [
+        "-include",
+        root + "/include/generated/autoconf.h",
+        "-include",
+        root + "/include/generated/kimport_desc.h",
+        "-include",
+        root + "/include/generated/kimport_dwarf.h",
+    ]
+
+def _dwarf_agree(name, layout, copts, root):
+    """name + "_dwarf_agree": the DWARF writer against the tree's own
+    (name + "_tree"), byte for byte (kernel_import/dwarf_agree.c)."""
+    native.cc_library(
+        name = name + "_dwarf_other",
+        srcs = ["//kernel_import:glue/dwarf_writer.c"],
+        copts = copts + _dwarf_copts(root) + ["-DKIMPORT_SYM(n)=kdw_agree__##n"],
+        deps = ["//kernel_import:glue", IMPORTS[layout]["tree"]],
+        linkstatic = True,
+        target_compatible_with = import_compat(layout),
+    )
+    native.cc_test(
+        name = name + "_dwarf_agree",
+        srcs = ["//kernel_import:dwarf_agree.c"],
+        copts = copts + _dwarf_copts(root),
+        deps = [
+            ":" + name + "_dwarf_other",
+            ":" + name + "_tree",
+            "//kernel_import:glue",
+            IMPORTS[layout]["tree"],
+        ],
+        linkstatic = True,
+        target_compatible_with = import_compat(layout),
+    )
+
 def _copt(copts, flag):
     """The value of the -DNAME= define in copts."""
     return [c[len(flag):] for c in copts if c.startswith(flag)][0]
@@ -96,6 +133,8 @@ def import_variant(name, layout, copts, deps, inline = None):
         linkstatic = True,
         target_compatible_with = import_compat(layout),
     )
+    if image and imp.get("dwarf") and counter == "fake":
+        _dwarf_agree(name, layout, copts, root)
     # The archive the programs link (non-PIC objects; PIC ones under
     # --force_pic), not the library's default outputs, which hold a .pic.a
     # too: asking for both compiled the tree twice, and nothing links the other.

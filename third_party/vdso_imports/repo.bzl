@@ -120,6 +120,8 @@ def _impl(ctx):
             # checked by imports_table.py; [] when imported without kbuild
             "kline": entry.get("kline", []),
             "image": 1 if entry.get("image") else 0,  # JSON-encoded below: no booleans
+            # the image's DWARF read (kimport_dwarf.h): the DWARF writer's agree test
+            "dwarf": 1 if entry.get("dwarf") else 0,
         }
     ctx.file("BUILD", "\n".join(build) + "\n")
     ctx.file("WORKSPACE", 'workspace(name = "vdso_imports")\n')

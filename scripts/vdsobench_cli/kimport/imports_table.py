@@ -330,13 +330,23 @@ def trees_problem(root, directory):
     return f"{os.path.join(directory, 'trees')} {why}" if why else None
 
 
+def dwarf_read(meta):
+    """Whether import wrote the DWARF writer's header from the tree's image."""
+    image = meta.get("image")
+    dwarf = image.get("dwarf") if isinstance(image, dict) else None
+    header = "include/generated/kimport_dwarf.h"
+    return (isinstance(dwarf, dict) and dwarf.get("header") == header
+            and header in meta.get("files", []))
+
+
 def rule_view(checked):
     """What the repository rule needs of each good import."""
     return {"imports": {name: {"ident": e["ident"], "arch": e["arch"],
                                "arch_dir": e["arch_dir"], "kernel": meta["kernel"],
                                "key": e["key"], "files": sorted(meta["files"]),
                                "kline": (e.get("kbuild") or {}).get("copts", []),
-                               "image": isinstance(meta.get("image"), dict)}
+                               "image": isinstance(meta.get("image"), dict),
+                               "dwarf": dwarf_read(meta)}
                         for name, (e, meta) in checked["good"].items()},
             "problems": checked["problems"]}
 

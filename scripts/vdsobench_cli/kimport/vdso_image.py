@@ -11,6 +11,7 @@ imports is an image that loads (issue 28). Its refusal is one line.
 import hashlib
 import json
 import struct
+from pathlib import Path
 
 from vdsobench_cli.cli import build, labels, lifecycle
 from vdsobench_cli.cli.errors import Failure, UsageError
@@ -20,6 +21,7 @@ LIMIT = 1 << 20  # a vdso64.so is 7 KiB, its .dbg 50 KiB
 PAGE = 4096
 SYMS = ("__vdso_clock_gettime", "__vdso_gettimeofday", "__vdso_time", "__vdso_clock_getres")
 HEADER = "include/generated/kimport_image.h"
+DWARF_HEADER = "include/generated/kimport_dwarf.h"
 STORED = "vdso/vdso64.so"
 COUNTERS = ("rdtsc", "lfence_rdtsc", "rdtscp", "fake")
 # the options an image's reading depends on that the variant contract states
@@ -168,7 +170,27 @@ def layout_differs(options, config):
             f"{'with' if config.get(name) else 'without'}")
 
 
-def take(tree_dir, arch, image_path, given, options=None, config=None):
+def dwarf(tree_dir, info, given, writer):
+    """include/generated/kimport_dwarf.h from the stored image's DWARF (the
+    DWARF writer's layout, dwarf_layout.py) and what it found, or {"none":
+    why} where it has none usable (a stripped vdso64.so); a UsageError then
+    when the DWARF writer is to write the data page (writer "dwarf")."""
+    from vdsobench_cli.kimport import dwarf_layout
+    try:
+        lay, _ = dwarf_layout.read(Path(tree_dir) / STORED, info["data_offset"])
+    except dwarf_layout.LayoutError as e:
+        if writer == "dwarf":
+            raise UsageError(f"import: --vdso-image {given}: the DWARF writer cannot use its "
+                             f"DWARF: {e}; nothing imported") from None
+        return {"none": str(e)}
+    source = f"{len(dwarf_layout.fields(lay))} fields of struct {lay.family}, by pahole"
+    stage.write_inside(tree_dir, DWARF_HEADER, dwarf_layout.c_header(lay, source).encode())
+    return {"header": DWARF_HEADER, "family": lay.family, "data_size": lay.data_size,
+            "clocks": lay.clocks, "aux_clocks": lay.aux_clocks,
+            "max_cycles": lay.members["max_cycles"] >= 0}
+
+
+def take(tree_dir, arch, image_path, given, options=None, config=None, writer="tree"):
     """Store an image beside an import's staged tree: vdso/vdso64.so and
     include/generated/kimport_image.h, which the tree's hashes then cover,
     written as import writes into a staged tree (stage.write_inside: no
@@ -185,7 +207,7 @@ def take(tree_dir, arch, image_path, given, options=None, config=None):
     stage.write_inside(tree_dir, STORED, data)
     stage.write_inside(tree_dir, HEADER, c_header(data, info, options).encode())
     return {"file": STORED, "given": str(given), "sha256": info["sha256"],
-            "options": options,
+            "options": options, "dwarf": dwarf(tree_dir, info, given, writer),
             "size": info["size"], "vvar_start": info["vvar_start"],
             "alternatives": info["alts"], "counter_sites": len(info["sites"]),
             "counters": list(COUNTERS)}
