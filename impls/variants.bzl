@@ -10,7 +10,7 @@ from kernel_import/imports.bzl, without an edit here.
 
 load(
     "//kernel_import:imports.bzl",
-    "image_inlines",
+    "import_inlines",
     "import_compat",
     "import_ident",
     "import_variant",
@@ -86,7 +86,7 @@ def variants_for_arch(arch):
         for counter in COUNTERS:
             if arch not in _counter_arches(counter):
                 continue
-            for inline in list(INLINES) + image_inlines(layout, counter):
+            for inline in import_inlines(layout, counter, INLINES):
                 out.append((layout, counter, inline))
     return out
 

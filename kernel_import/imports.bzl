@@ -58,6 +58,16 @@ def image_inlines(layout, counter):
         return ["image"]
     return []
 
+def import_inlines(layout, counter, inlines):
+    """The inline choices of an imported layout's variants for a counter:
+    inlines (the table's) and image_inlines(); only the latter where the
+    tree's own update path could not be built (its writer is the DWARF
+    writer, and reader.c's variants would need writer.c)."""
+    image = image_inlines(layout, counter)
+    if layout in IMPORTS and IMPORTS[layout].get("writer") == "dwarf":
+        return image
+    return list(inlines) + image
+
 def _dwarf_copts(root):
     """The DWARF writer's compile line: the tree's configuration, what the
     probe measured and the layout its image's DWARF states, none of its code."""
@@ -116,13 +126,16 @@ def import_variant(name, layout, copts, deps, inline = None):
             root + "/include/generated/kimport_image.h",
         ]
         image_deps = ["//impls/image:loader"]
+    dwarf = image and imp.get("writer") == "dwarf"
     native.cc_library(
         name = name + "_tree",
-        # an +image variant's reader is the image: the tree's update path only
+        # an +image variant's reader is the image: the tree's update path only,
+        # or the DWARF writer where the shim could not build it (none of the tree)
         srcs = ([] if image else ["//kernel_import:glue/reader.c"]) + [
-            "//kernel_import:glue/writer.c",
+            "//kernel_import:glue/dwarf_writer.c" if dwarf else "//kernel_import:glue/writer.c",
         ],
-        copts = copts + tree_copts(root, imp["arch_dir"]) + imp.get("kline", []),
+        copts = copts + (_dwarf_copts(root) if dwarf else
+                         tree_copts(root, imp["arch_dir"]) + imp.get("kline", [])),
         deps = [
             "//impls:headers",
             "//kernel_import:asm_guard",
@@ -133,7 +146,7 @@ def import_variant(name, layout, copts, deps, inline = None):
         linkstatic = True,
         target_compatible_with = import_compat(layout),
     )
-    if image and imp.get("dwarf") and counter == "fake":
+    if image and not dwarf and imp.get("dwarf") and counter == "fake":
         _dwarf_agree(name, layout, copts, root)
     # The archive the programs link (non-PIC objects; PIC ones under
     # --force_pic), not the library's default outputs, which hold a .pic.a

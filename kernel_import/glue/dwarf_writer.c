@@ -21,13 +21,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kernel_import/glue/kimport.h"
-
+/* the variant's prefix, as the shim's kimport/prefix.h makes it (no shim here) */
 #ifndef KIMPORT_SYM
 #define KDW_PASTE_1(a, b) a##__##b
 #define KDW_PASTE(a, b) KDW_PASTE_1(a, b)
 #define KIMPORT_SYM(name) KDW_PASTE(VDSO_PREFIX, name)
 #endif
+
+#include "kernel_import/glue/kimport.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 /* include/uapi/linux/time.h */

@@ -120,8 +120,10 @@ def _impl(ctx):
             # checked by imports_table.py; [] when imported without kbuild
             "kline": entry.get("kline", []),
             "image": 1 if entry.get("image") else 0,  # JSON-encoded below: no booleans
-            # the image's DWARF read (kimport_dwarf.h): the DWARF writer's agree test
+            # the image's DWARF read (kimport_dwarf.h), and whose update path
+            # writes the data page: the tree's ("tree") or the DWARF writer's
             "dwarf": 1 if entry.get("dwarf") else 0,
+            "writer": entry.get("writer", "tree"),
         }
     ctx.file("BUILD", "\n".join(build) + "\n")
     ctx.file("WORKSPACE", 'workspace(name = "vdso_imports")\n')

@@ -80,18 +80,20 @@ class Options:
     config: str = None
     vdso_image: str = None
     patched_image: bool = False
+    writer: str = None
     list: bool = False
     remove: str = None
 
 
 def options(args):
     return Options(args.source, tuple(args.patch or ()), args.name, args.agree, args.kbuild,
-                   args.config, args.vdso_image, args.patched_image, args.list, args.remove)
+                   args.config, args.vdso_image, args.patched_image, args.writer, args.list,
+                   args.remove)
 
 
 def do_import(opts):
     req = request.request(opts.source, list(opts.patches), opts.name, opts.kbuild, opts.config,
-                          opts.vdso_image, opts.patched_image)
+                          opts.vdso_image, opts.patched_image, opts.writer)
     done = txn.import_one(req)
     layout = names.layout_of(req.name)
     how = (f"the tree from the cache in {done.tree_s:.1f} s" if done.from_cache else
@@ -101,6 +103,13 @@ def do_import(opts):
     counters, inlines = ({n.split("+")[i] for n in done.variants} for i in (1, 2))
     print(f"import: {how}, built in {done.build_s:.1f} s; {len(done.variants)} variants: "
           f"{layout}+{{{','.join(sorted(counters))}}}+{{{','.join(sorted(inlines))}}}")
+    if done.meta.get("writer") == "dwarf":
+        print(f"import: {layout}: the data page is written by the DWARF writer "
+              "(kernel_import/glue/dwarf_writer.c, from its image's DWARF), not by the "
+              "tree's update path: its +image variants only (docs/image.md)")
+    elif (done.meta.get("image") or {}).get("dwarf", {}).get("header"):
+        print(f"import: {layout}: the data page is written by the tree's own update path "
+              "(its image's DWARF read too: the DWARF writer's agree test)")
     return check_agreement(opts)
 
 
@@ -212,6 +221,12 @@ def add_parser(sub):
                         "tree's own vdso64.so, kbuild's, made again from the tree's kept "
                         "build in seconds (docs/image.md); without it a patched import "
                         "has no +image variants")
+    p.add_argument("--writer", choices=("tree", "dwarf"), default=None,
+                   help="who writes the data page: the tree's own kernel/time/vsyscall.c "
+                        "(tree), or the DWARF writer from its image's DWARF (dwarf: the "
+                        "+image variants only); by default the tree's, and the DWARF "
+                        "writer's where the shim cannot build the tree's and kbuild made "
+                        "an image")
     p.add_argument("--list", action="store_true", help="the imported trees, and exit")
     p.add_argument("--remove", metavar="NAME", help="forget an import (its variants go)")
     arch.add_argument(p, "the architecture whose vDSO to take: x86_64, or arm64 (its "

@@ -41,7 +41,7 @@ def describe(source, version, patches):
             (f" with {len(names)} patch{'es' if len(names) > 1 else ''}" if names else ""))
 
 
-def make_tree(source, given, arch_name, patches, key, files, image=None):
+def make_tree(source, given, arch_name, patches, key, files, image=None, writer="tree"):
     """trees/<key>/: the taken files, patched, configured and probed. The folder
     appears whole (renamed into place) or not at all; a damaged one of that key
     is replaced. (meta, SHA-256 of its kimport.json)."""
@@ -66,12 +66,13 @@ def make_tree(source, given, arch_name, patches, key, files, image=None):
             with lifecycle.temp_dir(prefix="vdsobench-probe-") as work:
                 description = probe.probe(stage, arch_dir, Path(work), given)
             tree_config.write_desc(stage, version, description, source_text, summary)
-            probe.syntax_check(stage, arch_dir, given, arch_name)
+            probe.syntax_check(stage, arch_dir, given, arch_name, writer)
         except probe.ShimError as e:
             e.version = version  # for take_in: what kbuild builds of it
             raise
         # --vdso-image: the tree's own vdso64.so beside it (vdso_image.py)
-        image_meta = image and vdso_image.take(stage, arch_name, *image, config=config)
+        image_meta = image and vdso_image.take(stage, arch_name, *image, config=config,
+                                               writer=writer)
         meta = {"glue": compile.glue_digest(), "kernel": version[3], "version": list(version[:3]),
                 "arch": arch_name, "arch_dir": arch_dir, "config": config,
                 "kconfig_skipped": skipped, "features": found, "probe": description,
@@ -83,6 +84,8 @@ def make_tree(source, given, arch_name, patches, key, files, image=None):
                            for rel in stage_mod.stage_files(stage, given)}}
         if image_meta:
             meta["image"] = image_meta
+        if writer == "dwarf":
+            meta["writer"] = "dwarf"  # the +image variants alone (imports.bzl)
         meta["files"] = sorted(list(meta["hashes"]) + ["kimport.json"])
         raw = (json.dumps(meta, indent=1) + "\n").encode()
         stage_mod.write_inside(stage, "kimport.json", raw)
@@ -128,16 +131,28 @@ def take_in(req):
         identity = ("tree", source_mod.tree_sha256(files))
     else:
         identity = ("tarball", source_mod.tarball_sha256(req.source))
+    writer = "dwarf" if req.writer == "dwarf" and req.image else "tree"
     key = vdso_image.keyed(cache_key(req.arch, identity, req.patches, req.source.name),
                            req.image)
+    if writer == "dwarf":
+        key = hashlib.sha256(f"{key}+writer:dwarf".encode()).hexdigest()
     found = cached(key)
     try:
         meta, meta_sha = found or make_tree(req.source, req.given, req.arch, req.patches, key,
-                                            files, req.image)
+                                            files, req.image, writer)
     except probe.ShimError as e:
+        if e.what == WRITER_UNIT and req.writer != "tree" and e.version is not None:
+            image = dwarf_image(req, identity, e)
+            if image:
+                print(f"{e} (its update path): the +image variants alone, their data page "
+                      "written by the DWARF writer from the image's DWARF (docs/image.md)")
+                return take_in(req._replace(image=image, writer="dwarf"))
         if not req.kbuild or e.version is None:
             raise
         raise shim_after_kbuild(req, identity, e) from None
+    if req.writer == "dwarf" and req.image is None and not req.kbuild:
+        raise UsageError(f"import: {req.given}: --writer dwarf needs an image (kbuild's, or "
+                         "--vdso-image); nothing imported")
     entry = {"key": key, "ident": names_mod.ident(req.name), "arch": req.arch,
              "arch_dir": source_mod.ARCH_DIRS[req.arch], "kernel": meta["kernel"],
              "source": str(req.source), "patches": [str(p.path) for p in req.patches],
@@ -164,8 +179,35 @@ def take_in(req):
             # the tree's own vdso64.so, as its kbuild made it: the +image variants
             # (vdso_image.py), the tree taken again with the image in its key
             return take_in(req._replace(image=image))
+    if req.writer == "dwarf" and req.image is None:
+        raise UsageError(f"import: {req.given}: --writer dwarf: kbuild made no image of "
+                         "it to read the DWARF of; nothing imported")
     entry["identity"]["kbuild"] = kbuild.context(rec, req.kbuild_why or (said or [None])[-1])
+    entry["identity"]["writer"] = meta.get("writer", "tree")
     return entry, meta, found is not None, time.monotonic() - t0
+
+
+WRITER_UNIT = "kernel/time/vsyscall.c"
+
+
+def dwarf_image(req, identity, shim):
+    """The image of a tree whose update path the shim cannot build, for the
+    DWARF writer: --vdso-image's, or the one kbuild made (the patched tree's
+    with --patched-image); None without one (shim_after_kbuild() says what
+    kbuild did)."""
+    if req.image is not None or not req.kbuild:
+        return req.image
+    rec = kbuild_line(req, identity, {"version": shim.version})
+    if rec is None:
+        return None
+    own = kbuild.line_patches(req.patches) == req.patches
+    if req.patched_image and not own:
+        rec = patched_kbuild(req, identity, {"version": shim.version})
+        own = rec is not None
+    try:
+        return own and kbuild.image_given(rec, own=True) or None
+    except UsageError:
+        return None  # an image the check refuses: the shim's error stands
 
 
 def shim_after_kbuild(req, identity, shim):

@@ -346,7 +346,8 @@ def rule_view(checked):
                                "key": e["key"], "files": sorted(meta["files"]),
                                "kline": (e.get("kbuild") or {}).get("copts", []),
                                "image": isinstance(meta.get("image"), dict),
-                               "dwarf": dwarf_read(meta)}
+                               "dwarf": dwarf_read(meta),
+                               "writer": "dwarf" if meta.get("writer") == "dwarf" else "tree"}
                         for name, (e, meta) in checked["good"].items()},
             "problems": checked["problems"]}
 

@@ -34,10 +34,17 @@ class Request(NamedTuple):
     patched_image: bool = False
     # why kbuild does not run, where it does not: what results say of the line
     kbuild_why: str = None
+    # who writes the data page: "tree" (its update path under the shim),
+    # "dwarf" (glue/dwarf_writer.c from the image's DWARF, +image variants
+    # only), None: the tree's, the DWARF writer where the shim cannot build it
+    writer: str = None
+
+
+WRITERS = ("tree", "dwarf")
 
 
 def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=None,
-            patched_image=False):
+            patched_image=False, writer=None):
     """Every input of an import checked, before anything is written. kbuild
     (it runs the tree's Makefiles, confined) by default for Debian's own
     packages and for a folder that is a whole tree (default_kbuild)."""
@@ -56,6 +63,9 @@ def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=N
         raise UsageError(f"import: --arch {arch_name}: no {', '.join(missing)} in "
                          f"{arch.CROSS_BIN} to compile the tree with (scripts/vdsobench "
                          f"setup --arch {arch_name} installs it)")
+    if writer not in (None, *WRITERS):
+        raise UsageError(f"import: --writer {writer}: no such writer (valid: "
+                         f"{', '.join(WRITERS)})")
     image = vdso_image.given(image_path)
     source = source_mod.resolve_source(given)
     if not source.is_dir():
@@ -71,8 +81,11 @@ def request(given, patch_paths, name, use_kbuild=None, config=None, image_path=N
                if not patches else "it needs kbuild (--kbuild or --config)")
         raise UsageError(f"import: --patched-image: {why} (valid: --patched-image with "
                          "--patch and kbuild, without --vdso-image)")
+    if writer == "dwarf" and not (image_path or use_kbuild):
+        raise UsageError("import: --writer dwarf: it reads the image's DWARF (valid: with "
+                         "kbuild, or --vdso-image FILE's .dbg)")
     return Request(name, given, source, patches, arch_name, use_kbuild, config, image,
-                   patched_image, kbuild_why)
+                   patched_image, kbuild_why, writer)
 
 
 def default_kbuild(arch_name, source, config):

@@ -256,7 +256,8 @@ def reviewed(s, source, patches):
         failed = [rec for (label, _), rec in checked.items() if label == "after" and tore(rec)]
         rv = review_provenance.provenance(s, metas, (BEFORE, AFTER), source, patches,
                                           subjects, checked, rng)
-        rv.update(measured=review_image.measured(inline, why), build=inline)
+        rv.update(measured=review_image.measured(inline, why, metas, {
+            BEFORE: "the tree", AFTER: "the patched tree"}), build=inline)
         if walk is not None and not patch_series.into_review(rv, walk.steps):
             # a patch before the last, or the last's import, stopped the walk
             ok = finish(s, rv, None)

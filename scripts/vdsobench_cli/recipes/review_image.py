@@ -11,7 +11,7 @@ them; review-node --build image). Else the read path rebuilt in userspace
 patch between is its rebuild's code and counts).
 
     chosen(table, before, after)   (INLINE, why not the images or None)
-    measured(inline, why)          what the block's "Measured:" line says
+    measured(inline, why, metas, labels)  what the block's "Measured:" line says
     read_path(table, before, after)  the object code comparison of the two
                                    images (review_parts.relocated: addresses
                                    as symbols) and how each reads the
@@ -49,9 +49,16 @@ def chosen(table, before, after):
     return REBUILT, "no kbuild image of the patched tree: kbuild could not make it"
 
 
-def measured(inline, why):
-    return MEASURED_IMAGE if inline == IMAGE else \
-        MEASURED_REBUILT + (f" ({why})" if why else "")
+def measured(inline, why, metas=None, labels=None):
+    """The "Measured:" line; where an image's data page was written by the
+    DWARF writer (the tree's update path could not be built), it says whose
+    (labels: {import name: what the review calls it})."""
+    dwarf = sorted((labels or {}).get(n, n) for n, m in (metas or {}).items()
+                   if isinstance(m, dict) and m.get("writer") == "dwarf")
+    writer = (f"; the data page of {' and '.join(dwarf)} written by the DWARF writer from "
+              "the image's DWARF, not by the tree's update path" if dwarf else "")
+    return (MEASURED_IMAGE if inline == IMAGE else
+            MEASURED_REBUILT + (f" ({why})" if why else "")) + writer
 
 
 def read_path(table, before, after):

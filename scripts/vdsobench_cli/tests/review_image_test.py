@@ -28,6 +28,17 @@ class ChosenTest(unittest.TestCase):
         self.assertEqual(review_image.chosen(table, "b", "a"), (review_image.IMAGE, None))
         self.assertIn("kbuild's vDSO image", review_image.measured(review_image.IMAGE, None))
 
+    def test_the_dwarf_writer_is_named(self):
+        """Where the patched tree's update path could not be built, the line
+        says its data page was the DWARF writer's; else it names no writer."""
+        labels = {"b": "the tree", "a": "the patched tree"}
+        text = review_image.measured(review_image.IMAGE, None,
+                                     {"b": {"writer": "tree"}, "a": {"writer": "dwarf"}}, labels)
+        self.assertTrue(text.startswith(review_image.MEASURED_IMAGE), text)
+        self.assertIn("the data page of the patched tree written by the DWARF writer", text)
+        self.assertNotIn("DWARF", review_image.measured(review_image.IMAGE, None,
+                                                        {"b": {}, "a": {}}, labels))
+
     def test_else_the_rebuilds_and_why(self):
         no_kbuild = {"key": "kn", "identity": {"kbuild": {"line": None}}}
         cases = [({"b": no_kbuild, "a": self.imported("ka", True)}, "kbuild did not run"),

@@ -84,5 +84,63 @@ class ShimAfterKbuildTest(unittest.TestCase):
         self.assertTrue(msg.startswith("import: linux-source-7.3: the shim cannot build"), msg)
 
 
+class DwarfFallbackTest(unittest.TestCase):
+    """The tree's update path (kernel/time/vsyscall.c) is what the shim cannot
+    build: with an image (kbuild's) the import goes on, the DWARF writer's
+    (docs/image.md); the probe's failure, or --writer tree, never does."""
+
+    def setUp(self):
+        ShimAfterKbuildTest.setUp(self)  # the stand-ins: a tarball, kbuild's cache
+        self.what, self.made = flow.WRITER_UNIT, []
+
+    def make_tree(self, *args, **kwargs):
+        self.made.append(args[6:])  # (image, writer)
+        if args[7:] == ("dwarf",):
+            return ({"kernel": "7.3.4", "version": [7, 3, 4], "summary": "s",
+                     "writer": "dwarf"}, "0" * 64)
+        e = probe.ShimError("linux-source-7.3", self.what, FIRST)
+        e.version = VERSION
+        raise e
+
+    def fallback(self, writer=None):
+        req = request.Request("t", "linux-source-7.3", self.tarball, [], "x86_64", True,
+                              writer=writer)
+        image = (b"\x7fELF", "vdso64.so.dbg", None)
+        with mock.patch.object(flow, "make_tree", self.make_tree), \
+                mock.patch.object(flow, "cached", return_value=None), \
+                mock.patch.object(kbuild, "line_for", self.line_for), \
+                mock.patch.object(kbuild, "cache_dir", return_value=self.cache), \
+                mock.patch.object(kbuild, "image_given", return_value=image), \
+                mock.patch.object(kbuild, "context", return_value={}), \
+                mock.patch("builtins.print") as said:
+            entry, meta, _, _ = flow.take_in(req)
+        return entry, meta, " ".join(str(c.args[0]) for c in said.call_args_list), image
+
+    def line_for(self, *args, **kwargs):
+        return {"key": "k", "vdso_dir": "arch/x86/entry/vdso/vdso64", "copts": []}
+
+    def test_the_update_path_falls_back_to_the_dwarf_writer(self):
+        entry, meta, said, image = self.fallback()
+        self.assertEqual(self.made, [(None, "tree"), (image, "dwarf")])
+        self.assertEqual((meta["writer"], entry["identity"]["writer"]), ("dwarf", "dwarf"))
+        self.assertIn("the shim cannot build this tree's kernel/time/vsyscall.c", said)
+        self.assertIn("written by the DWARF writer", said)
+
+    def test_writer_tree_and_the_probe_never_fall_back(self):
+        with self.assertRaises(UsageError) as e:
+            self.fallback(writer="tree")
+        self.assertIn("the shim cannot build this tree's kernel/time/vsyscall.c", str(e.exception))
+        self.what, self.made = "vDSO data", []
+        with self.assertRaises(UsageError) as e:
+            self.fallback()
+        self.assertEqual(self.made, [(None, "tree")])
+        self.assertIn("this tree's vDSO data", str(e.exception))
+
+    def test_a_writer_not_known_is_one_line(self):
+        with self.assertRaises(UsageError) as e:
+            request.request("linux-source-7.3", [], "t", writer="kernel")
+        self.assertIn("--writer kernel: no such writer (valid: tree, dwarf)", str(e.exception))
+
+
 if __name__ == "__main__":
     unittest.main()
