@@ -50,6 +50,9 @@ SLOW = {
     # built and verified: 150 s from the caches on 2 busy cores; a new machine
     # adds the download (168 MB) and kbuild (185 s for both, 2026-12-04)
     "kernel_import_today_test.py": 300,
+    # 6.1, 6.12 and 7.3 imported (kbuild cached) and their DWARF writers'
+    # agree tests; the fallback forced and met, verified (the long tier's)
+    "dwarf_agree_test.py": 420,
 }
 QUICK_SKIP = tuple(SLOW)
 # The plain pass runs these beside the other modules, in a process of their
@@ -90,6 +93,9 @@ LONG = {
                                   "and verify under qemu)",
     "kernel_import_test.py": "6.1's kbuild (6.1 imported, verified and torn: the shim's build; "
                              "6.12's and 7.3's kbuild)",
+    "dwarf_agree_test.py": "the DWARF writer against 6.1's, 6.12's and 7.3's own, and its "
+                           "fallback verified (dwarf_layout_test: the layout, on recorded "
+                           "pahole output)",
     "recipe_test.py": "patch-review's own seed (patch_review_isolation_test: three reviews "
                       "of 6.12; every other recipe's --quick run stays)",
 }
