@@ -9,7 +9,7 @@ it is chosen by toolchain resolution for a platform of the target's cpu.
 load("@bazel_tools//tools/cpp:unix_cc_toolchain_config.bzl", "cc_toolchain_config")
 
 def cross_cc_toolchain(name, triplet, cpu, abi_version, extra_link_flags = [],
-                       link_libs = ["-lstdc++", "-lm"]):
+                       link_libs = ["-lstdc++", "-lm"], extra_compile_flags = []):
     """`name`: the toolchain (for --extra_toolchains) of Debian's
     <triplet>-gcc, for the platforms of @platforms//cpu:<cpu> on Linux,
     executed on x86-64.
@@ -19,6 +19,7 @@ def cross_cc_toolchain(name, triplet, cpu, abi_version, extra_link_flags = [],
       triplet: the GNU triplet, the cross tools' prefix and folder.
       cpu: its @platforms//cpu constraint value.
       abi_version: the toolchain's ABI label.
+      extra_compile_flags: after the host's compile flags.
       extra_link_flags: after the host's link flags.
       link_libs: what every link adds last.
     """
@@ -33,7 +34,7 @@ def cross_cc_toolchain(name, triplet, cpu, abi_version, extra_link_flags = [],
             "-Wunused-but-set-parameter",
             "-Wno-free-nonheap-object",
             "-fno-omit-frame-pointer",
-        ],
+        ] + extra_compile_flags,
         compiler = "gcc",
         coverage_compile_flags = ["--coverage"],
         coverage_link_flags = ["--coverage"],

@@ -3,7 +3,8 @@
 # of `bazel test --config=arm64` (--run_under) and of `scripts/vdsobench
 # ... --arch arm64`. An aarch64 ELF file runs under qemu-aarch64-static
 # (qemu-user-static; no binfmt_misc registration needed), an i386 one as
-# qemu_i386.sh decides; anything else (a script, a host binary) runs as it is. The multiarch packages put the
+# qemu_i386.sh decides, a 32-bit arm one under qemu_arm.sh; anything else (a
+# script, a host binary) runs as it is. The multiarch packages put the
 # aarch64 loader at /lib/ld-linux-aarch64.so.1 and the libraries in
 # /usr/lib/aarch64-linux-gnu, where the aarch64 loader looks; without them,
 # the cross C library's /usr/aarch64-linux-gnu serves as the root.
@@ -18,6 +19,10 @@ machine=$(od -An -tx1 -j18 -N2 "$1" 2>/dev/null | tr -d ' \n' || true)
 if [ "$magic" = 7f454c46 ] && [ "$machine" = 0300 ]; then
 	# 32-bit x86 (--config=i386): natively or under qemu-i386, as it says
 	exec /bin/sh "$(dirname "$0")/qemu_i386.sh" "$@"
+fi
+if [ "$magic" = 7f454c46 ] && [ "$machine" = 2800 ]; then
+	# 32-bit arm (--config=arm): under qemu-arm
+	exec /bin/sh "$(dirname "$0")/qemu_arm.sh" "$@"
 fi
 if [ "$magic" != 7f454c46 ] || [ "$machine" != b700 ]; then
 	exec "$@"
