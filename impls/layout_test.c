@@ -67,6 +67,7 @@ int main(void)
 			  { "basetime[CLOCK_REALTIME]", 24, 24 },
 			  { "basetime[CLOCK_MONOTONIC]", 48, 24 },
 			  { "tz_minuteswest", 312, 4 }, { "tz_dsttime", 316, 4 }));
+#ifndef __arm__ /* AArch32 (the compat vDSO) has no v5.3 layout */
 	/* two struct vdso_data of 240 bytes: CS_HRES_COARSE and CS_RAW */
 	check_layout("generic_5_3", 480,
 		     PINS({ "seq", 0, 4 }, { "clock_mode", 4, 4 },
@@ -78,7 +79,8 @@ int main(void)
 			  { "tz_minuteswest", 224, 4 }, { "tz_dsttime", 228, 4 },
 			  { "hrtimer_res", 232, 4 }, { "vd[CS_RAW].seq", 240, 4 },
 			  { "vd[CS_RAW].mult", 264, 4 }));
-#if defined(__aarch64__)
+#endif
+#ifdef VDSO_ARCH_TIMER
 	/*
 	 * arm64 does not select CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT: no
 	 * max_cycles, so v6.10's struct vdso_data is v5.3's, MONOTONIC 48..63

@@ -30,7 +30,8 @@ LAYOUTS = {
     "x86_gtod_raw_branch": ("layouts/x86_gtod_raw_branch.c", "6.1"),
     "x86_gtod_raw_copy": ("layouts/x86_gtod_raw_copy.c", "6.1"),
     "x86_gtod_ts_multshift": ("layouts/x86_gtod_ts_multshift.c", "6.1"),
-    "generic_5_3": ("layouts/generic_5_3.c", "6.1"),
+    # arm64's compat vDSO is transcribed from v6.10 on (arch/arm64_compat.h)
+    "generic_5_3": ("layouts/generic_5_3.c", "6.1", ["x86_64", "aarch64", "x86_32"]),
     "generic_6_10": ("layouts/generic_6_10.c", "6.12"),
     "generic_6_15": ("layouts/generic_6_15.c", "6.12"),
     "generic_6_17": ("layouts/generic_6_17.c", "6.12"),
@@ -50,6 +51,7 @@ COUNTERS = {
     "isb_cntvct_isb": "aarch64",
     "isb_cntvct_dep": "aarch64",
     "cntvctss": "aarch64",
+    "isb_mrrc_isb": "armv7",
     "fake": "any",
 }
 
@@ -59,7 +61,8 @@ INLINES = {
     "auto": 0,
 }
 
-ARCHES = ["x86_64", "aarch64", "x86_32"]
+# armv7: 32-bit arm, for arm64's compat vDSO (AArch32 on ARMv8)
+ARCHES = ["x86_64", "aarch64", "x86_32", "armv7"]
 
 # a counter's architecture -> every one that runs its instructions: the
 # 32-bit vDSO (arch/x86/entry/vdso/vdso32) reads the TSC with the same

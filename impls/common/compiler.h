@@ -47,8 +47,22 @@ typedef int64_t s64;
 #define smp_rmb() __asm__ __volatile__("dmb ishld" ::: "memory")
 #define smp_wmb() __asm__ __volatile__("dmb ishst" ::: "memory")
 #define cpu_relax() __asm__ __volatile__("yield" ::: "memory")
+#elif defined(__arm__)
+/* arch/arm64/include/asm/vdso/compat_barrier.h: ARMv8's AArch32 barriers */
+#define smp_rmb() __asm__ __volatile__("dmb ishld" ::: "memory")
+#define smp_wmb() __asm__ __volatile__("dmb ishst" ::: "memory")
+#define cpu_relax() __asm__ __volatile__("yield" ::: "memory")
 #else
-#error "vdsobench supports x86 (64- and 32-bit) and aarch64"
+#error "vdsobench supports x86 (64- and 32-bit), aarch64 and AArch32"
+#endif
+
+/*
+ * The Arm architected timer (arm64, and its compat vDSO's AArch32 reads):
+ * one counter for every CPU, 56 bits wide for the vDSO, never clamped
+ * behind cycle_last, as x86's TSC is.
+ */
+#if defined(__aarch64__) || defined(__arm__)
+#define VDSO_ARCH_TIMER 1
 #endif
 
 #define BIT(nr) (1UL << (nr))

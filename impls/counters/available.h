@@ -64,6 +64,49 @@ static inline const char *vdso_cntvctss_unavailable(unsigned long hwcap2)
 	return NULL;
 }
 
+#if defined(__arm__)
+#include <setjmp.h>
+#include <signal.h>
+
+static sigjmp_buf vdso_mrrc_probe_env;
+
+static void vdso_mrrc_probe_ill(int sig)
+{
+	(void)sig;
+	siglongjmp(vdso_mrrc_probe_env, 1);
+}
+
+/*
+ * AArch32 has no hwcap for it: EL0's CNTVCT read is the kernel's choice
+ * (CNTKCTL_EL1.EL0VCTEN, which arm64 sets) and qemu-arm 7.2's user mode
+ * has no AArch32 generic timer at all. So one read, SIGILL caught. NULL
+ * if it reads, else why not; asked once.
+ */
+static inline const char *vdso_mrrc_cntvct_unavailable(void)
+{
+	static int known; /* 0 not asked, 1 reads, 2 SIGILL */
+	struct sigaction sa = { .sa_handler = vdso_mrrc_probe_ill }, old;
+	unsigned long long res;
+
+	if (!known) {
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGILL, &sa, &old);
+		if (sigsetjmp(vdso_mrrc_probe_env, 1)) {
+			known = 2;
+		} else {
+			__asm__ __volatile__("mrrc p15, 1, %Q0, %R0, c14"
+					     : "=r"(res));
+			(void)res;
+			known = 1;
+		}
+		sigaction(SIGILL, &old, NULL);
+	}
+	return known == 1 ? NULL :
+	       "CNTVCT's mrrc p15, 1, c14 is SIGILL here (qemu-arm has no "
+	       "AArch32 generic timer in user mode)";
+}
+#endif
+
 /*
  * NULL if this CPU can read counter ("rdtscp", "rdtsc", "fake", ... as a
  * variant's ->counter names it), else one line saying why not.
@@ -75,6 +118,13 @@ static inline const char *vdso_counter_unavailable(const char *counter)
 		return vdso_cntvctss_unavailable(getauxval(AT_HWCAP2));
 #else
 		return "CNTVCTSS_EL0 is an arm64 register";
+#endif
+	}
+	if (counter && !strcmp(counter, "isb_mrrc_isb")) {
+#if defined(__arm__)
+		return vdso_mrrc_cntvct_unavailable();
+#else
+		return "CNTVCT's mrrc p15 is an AArch32 read";
 #endif
 	}
 	if (!counter || strcmp(counter, "rdtscp"))

@@ -76,6 +76,14 @@ static inline long raw_syscall2(long nr, long a, long b)
 			     : "=a"(ret)
 			     : "0"(nr), "b"(a), "c"(b)
 			     : "memory");
+#elif defined(__arm__)
+	/* EABI: the number in r7; 32-bit time_t, as i386's */
+	register long r7 __asm__("r7") = nr;
+	register long r0 __asm__("r0") = a;
+	register long r1 __asm__("r1") = b;
+
+	__asm__ __volatile__("swi #0" : "+r"(r0) : "r"(r7), "r"(r1) : "memory");
+	ret = r0;
 #endif
 	return ret;
 }
@@ -94,6 +102,14 @@ u64 sim_read_tsc_ordered(void)
 	u64 res;
 
 	__asm__ __volatile__("isb; mrs %0, cntvct_el0; isb"
+			     : "=r"(res)
+			     :
+			     : "memory");
+	return res;
+#elif defined(__arm__)
+	u64 res;
+
+	__asm__ __volatile__("isb; mrrc p15, 1, %Q0, %R0, c14; isb"
 			     : "=r"(res)
 			     :
 			     : "memory");

@@ -35,8 +35,10 @@
 #include "impls/layouts/arch/x86.h"
 #elif defined(__aarch64__)
 #include "impls/layouts/arch/arm64.h"
+#elif defined(__arm__)
+#include "impls/layouts/arch/arm64_compat.h"
 #else
-#error "vdsobench supports x86 (64- and 32-bit) and aarch64"
+#error "vdsobench supports x86 (64- and 32-bit), aarch64 and AArch32"
 #endif
 
 #endif /* VDSOBENCH_ARCH_H */

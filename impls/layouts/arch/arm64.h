@@ -44,8 +44,9 @@
  *
  * Deliberate deviations are marked "vdsobench:". Not modelled: the
  * timer errata that clear vdso_direct / set VDSO_CLOCKMODE_NONE on
- * affected CPUs (a clocksource here is vDSO-capable or not), the compat
- * (AArch32) vDSO, and 64 KiB pages.
+ * affected CPUs (a clocksource here is vDSO-capable or not) and 64 KiB
+ * pages. The compat (AArch32) vDSO's reader is arch/arm64_compat.h's, on
+ * this header's update side.
  */
 #ifndef VDSOBENCH_ARCH_ARM64_H
 #define VDSOBENCH_ARCH_ARM64_H
@@ -147,7 +148,9 @@ void __arm64_update_vsyscall(struct vdso_data *vdata, const struct timekeeper *t
 #define arm64_vdso_time_data vdso_data
 #endif
 
-#if VDSO_KERNEL_VERSION >= KERNEL_VERSION(6, 16, 0)
+#if defined(VDSOBENCH_ARM64_COMPAT)
+/* arch/arm64_compat.h: compat_gettimeofday.h's read instead */
+#elif VDSO_KERNEL_VERSION >= KERNEL_VERSION(6, 16, 0)
 static __always_inline u64 __arch_get_hw_counter(s32 clock_mode,
 						 const struct vdso_time_data *vd)
 {
