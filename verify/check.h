@@ -133,6 +133,10 @@ const char *check_counter_name(enum check_counter c);
 bool check_reads_counter_itself(const struct vdso_variant *v);
 /* v->real_counter, or a fake-counter variant that reads the counter itself */
 bool check_real_read(const struct vdso_variant *v);
+/* AArch32 where CNTVCT's mrrc faults and the trap answers it (qemu-arm) */
+bool check_mrrc_trapped(void);
+/* v's reads are the trap's or nothing: its counter cannot be read here */
+bool check_read_needs_trap(const struct vdso_variant *v);
 
 /*
  * v's, with the trap on for the calling thread where it is CHECK_TRAPPED;

@@ -103,7 +103,7 @@ int check_clock_ns(const struct vdso_variant *v, const struct timekeeper *tk,
  */
 #define PROBE_WAIT_MS 5
 
-static bool probe_reads_itself(const struct vdso_variant *v)
+static bool probe_calls_move(const struct vdso_variant *v)
 {
 	const u64 x = 1000000, d = 1ULL << 30;
 	struct timespec a, b, c;
@@ -135,6 +135,40 @@ static bool probe_reads_itself(const struct vdso_variant *v)
 	moved = timespec_to_ns(&b) - timespec_to_ns(&a);
 	back = timespec_to_ns(&c) - timespec_to_ns(&a);
 	return back != 0 && moved - back < want / 2 && back - moved < want / 2;
+}
+
+/*
+ * AArch32 where CNTVCT's mrrc faults (qemu-arm): an untrapped read would
+ * die of SIGILL, and a trapped one answers the fake value, as a fake read
+ * would. So the probe runs trapped, and a trapped read is the answer.
+ */
+static bool probe_reads_itself(const struct vdso_variant *v)
+{
+	char why[160];
+	u64 reads;
+
+	if (!check_mrrc_trapped())
+		return probe_calls_move(v);
+	if (tsc_trap_on(why, sizeof(why)))
+		return false;
+	reads = tsc_trap_reads();
+	probe_calls_move(v);
+	reads = tsc_trap_reads() - reads;
+	tsc_trap_off();
+	return reads > 0;
+}
+
+bool check_mrrc_trapped(void)
+{
+	return IS_ENABLED(__arm__) && vdso_counter_unavailable("isb_mrrc_isb") &&
+	       !tsc_trap_unavailable();
+}
+
+bool check_read_needs_trap(const struct vdso_variant *v)
+{
+	if (v->real_counter)
+		return vdso_counter_unavailable(v->counter) != NULL;
+	return check_reads_counter_itself(v) && check_mrrc_trapped();
 }
 
 bool check_reads_counter_itself(const struct vdso_variant *v)
@@ -183,10 +217,15 @@ void check_counter_end(enum check_counter c)
 
 const char *check_counter_emulated(const struct vdso_variant *v)
 {
-	if (!v->counter || strcmp(v->counter, "rdtscp") ||
-	    !vdso_counter_unavailable(v->counter) || tsc_trap_unavailable())
+	if (!v->counter || !vdso_counter_unavailable(v->counter) ||
+	    tsc_trap_unavailable())
 		return NULL;
-	return "RDTSCP emulated: this CPU has none";
+	if (!strcmp(v->counter, "rdtscp"))
+		return "RDTSCP emulated: this CPU has none";
+	if (!strcmp(v->counter, "isb_mrrc_isb"))
+		return "CNTVCT's mrrc answered by the trap: no AArch32 "
+		       "generic timer here (qemu-arm)";
+	return NULL;
 }
 
 void check_trapped_note(char *buf, size_t len, u64 reads, u64 emulated)

@@ -227,7 +227,7 @@ u64 tsc_trap_emulated(void)
 	return trap_emulated;
 }
 
-#else /* no trap */
+#elif !defined(__arm__) /* no trap; AArch32's: cntvct_trap_arm.c */
 
 int tsc_trap_on(char *why, size_t why_len)
 {

@@ -27,6 +27,9 @@
  * A kernel can accept the prctl and its hypervisor still let RDTSC run
  * (a PVM guest): tsc_trap_on() tries one and refuses, EOPNOTSUPP.
  *
+ * On AArch32 (--config=arm) the same interface traps CNTVCT's mrrc p15,
+ * 1, c14 where it is SIGILL (qemu-arm: verify/cntvct_trap_arm.c).
+ *
  * hwloc-style: 0, or -1 with errno and one line in why. Elsewhere (arm64)
  * there is no trap: tsc_trap_on() is -1, ENOSYS, "no counter trap on this
  * architecture".
@@ -61,6 +64,13 @@ struct tsc_trap_regs {
 	u64 rax, rcx, rdx, rip;
 };
 int tsc_trap_answer(struct tsc_trap_regs *regs, const u8 *insn, u64 now);
+
+/*
+ * AArch32's: r[0..12] as the faulting insn (ARM word, or Thumb-2's first
+ * halfword above its second) left them; 4 and Rt, Rt2 set to now's low
+ * and high words if insn is CNTVCT's mrrc, else 0 and r untouched.
+ */
+int cntvct_trap_answer(u32 *r, u32 insn, u64 now);
 
 /*
  * NULL if this thread can turn the trap on (it tries, and turns it off
