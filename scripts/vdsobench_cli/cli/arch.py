@@ -16,6 +16,11 @@ natively where the kernel runs 32-bit programs (abi32.py asks it), else under
 qemu-i386-static (toolchains/qemu_i386.sh decides the same way), and then
 every timing is EMULATED as arm64's.
 
+arm (32-bit arm, for arm64's compat vDSO) is cross-built the same way (bazel
+--config=arm: Debian's gcc-arm-linux-gnueabihf, static, C only) and runs
+under qemu-arm-static (toolchains/qemu_arm.sh), which has no AArch32 counter:
+verify's trap answers CNTVCT's mrrc (docs/arm64.md "The compat vDSO").
+
 One architecture per process: main.dispatch() calls use() with the
 command's --arch before the command runs, and build.py asks current() for
 its Bazel flags, its output folder and how to start a program.
@@ -35,16 +40,17 @@ from vdsobench_cli.cli.errors import UsageError
 
 from vdsobench_cli.core import emulation as emulation_mod, vocab
 
-NAMES = ("x86_64", "arm64", "i386")
+NAMES = ("x86_64", "arm64", "i386", "arm")
 # what each is called by uname -m (the kernel's and Python's platform.machine())
-MACHINE = {"x86_64": "x86_64", "arm64": "aarch64", "i386": "i686"}
+MACHINE = {"x86_64": "x86_64", "arm64": "aarch64", "i386": "i686", "arm": "armv8l"}
 ALIASES = {"aarch64": "arm64", "amd64": "x86_64", "x86-64": "x86_64",
-           "i686": "i386", "x86_32": "i386"}
+           "i686": "i386", "x86_32": "i386", "armhf": "arm", "armv7l": "arm",
+           "armv8l": "arm", "aarch32": "arm"}
 # GNU triplets: the cross binutils' prefix (aarch64-linux-gnu-objdump)
 TRIPLET = {"x86_64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu",
-           "i386": "i686-linux-gnu"}
+           "i386": "i686-linux-gnu", "arm": "arm-linux-gnueabihf"}
 # the Bazel configuration (.bazelrc) that cross-builds for it from x86-64
-CROSS_CONFIG = {"arm64": "--config=arm64", "i386": "--config=i386"}
+CROSS_CONFIG = {"arm64": "--config=arm64", "i386": "--config=i386", "arm": "--config=arm"}
 # $VDSOBENCH_LINE: the compile line of the transcribed layouts. plain: the
 # project's (the default); kernel: the kernel's own vDSO line of each layout's
 # version family (impls/kernel_lines/lines.bzl, x86-64's; .bazelrc --config=kline).
@@ -73,20 +79,22 @@ def layouts_line():
 CROSS_BIN = "/usr/bin"
 CROSS_TOOLS = ("gcc", "g++")
 # i386 builds C alone: Debian has no g++-i686-linux-gnu beside gcc's
-CROSS_TOOLS_OF = {"i386": ("gcc",)}
+CROSS_TOOLS_OF = {"i386": ("gcc",), "arm": ("gcc",)}
 # the emulator package's programs, in order of preference
 QEMU = {"arm64": ("qemu-aarch64-static", "qemu-aarch64"),
-        "i386": ("qemu-i386-static", "qemu-i386")}
+        "i386": ("qemu-i386-static", "qemu-i386"),
+        "arm": ("qemu-arm-static", "qemu-arm")}
 RUNNER = "toolchains/qemu_aarch64.sh"
 # what starts each cross-built architecture's program here
-RUNNERS = {"arm64": RUNNER, "i386": "toolchains/qemu_i386.sh"}
+RUNNERS = {"arm64": RUNNER, "i386": "toolchains/qemu_i386.sh", "arm": "toolchains/qemu_arm.sh"}
 # how every emulated timing is labelled, everywhere it is shown
 LABEL = emulation_mod.LABEL
 # the counter read the field tables and the simulated counts name a layout by
 # (the layout is the same whatever the read; sim and layout run each variant's
 # fake twin, so valgrind never meets the RDTSCP, which it offers only where
 # the CPU's CPUID lists it)
-DEFAULT_COUNTER = {"x86_64": "rdtscp", "arm64": "isb_cntvct_dep", "i386": "rdtscp"}
+DEFAULT_COUNTER = {"x86_64": "rdtscp", "arm64": "isb_cntvct_dep", "i386": "rdtscp",
+                   "arm": "isb_mrrc_isb"}
 # what a timed command reads by default, as the harness's default selection
 # (bench/subjects.h, bench_default_counter()): the kernel's own read on this
 # CPU (core/vocab.py TIMED_COUNTER, which merged reports read too).
@@ -157,7 +165,7 @@ def add_argument(p, help=None):
                    f": {', '.join(NAMES)} (default: this machine's, {host()}); arm64 on an "
                    f"x86-64 machine is cross-built and runs under qemu-user, its timings "
                    f"labelled {LABEL!r}; i386 too, natively where the kernel runs "
-                   f"32-bit programs")
+                   f"32-bit programs; arm (arm64's compat vDSO) under qemu-arm")
 
 
 class Target:

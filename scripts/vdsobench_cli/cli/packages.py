@@ -42,7 +42,10 @@ CROSS_PACKAGES = {"arm64": ("gcc-aarch64-linux-gnu", "g++-aarch64-linux-gnu", "q
                   # (no dpkg --add-architecture i386, no gcc-multilib, which would
                   # remove gcc-aarch64-linux-gnu); qemu-i386-static where the kernel
                   # does not run 32-bit programs
-                  "i386": ("gcc-i686-linux-gnu", "libc6-dev-i386-cross", "qemu-user-static")}
+                  "i386": ("gcc-i686-linux-gnu", "libc6-dev-i386-cross", "qemu-user-static"),
+                  # arm (arm64's compat vDSO): the same, under qemu-arm-static
+                  "arm": ("gcc-arm-linux-gnueabihf", "libc6-dev-armhf-cross",
+                          "qemu-user-static")}
 
 # The third group, for `fleet local-cluster` (a real Slurm on this machine, for
 # the fleet tests and for trying fleet): Slurm's controller, node daemon and

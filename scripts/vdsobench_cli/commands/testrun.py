@@ -102,7 +102,10 @@ LONG = {
 # architectures built for verify alone, and why their C suites are not run
 NO_C_SUITES = {"i386": "its C suites are not built (no i686 g++ and no :i386 Google "
                        "Benchmark, libpfm4 or hwloc here, which //... needs); verify "
-                       "--arch i386 checks every variant"}
+                       "--arch i386 checks every variant",
+               "arm": "its C suites are not built (no arm g++ and no armhf Google "
+                      "Benchmark, libpfm4 or hwloc here, which //... needs); verify "
+                      "--arch arm checks every variant"}
 # test --asan fuzzes the vDSO image's reading this long (seconds)
 FUZZ_SECONDS = 25  # in two workers (fuzz.sh)
 # the harness's CPU lock folder (bench/cpu_lock.h), given to ALONGSIDE's process

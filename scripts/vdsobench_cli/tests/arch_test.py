@@ -42,7 +42,7 @@ class NamesTest(ArchCase):
         self.assertEqual(rc, 2)
         self.assertEqual(err.strip().splitlines(),
                          ["vdsobench: error: argument --arch: 'mips' is not an architecture "
-                          "vdsobench builds (valid: x86_64, arm64, i386)"])
+                          "vdsobench builds (valid: x86_64, arm64, i386, arm)"])
 
     def test_commands_that_take_it(self):
         for command in ("setup", "list", "verify", "run", "compare", "counters", "test",
