@@ -15,6 +15,13 @@
  *	vdso_clocksource_ok()	the mode is VDSO_CLOCKMODE_ARCHTIMER
  *	VDSO_HAS_CLOCK_GETRES	as arm64's; no time() either
  *
+ * Why the compat reader tests for ARCHTIMER where arm64's tests for NONE:
+ * arm64's asm/vdso/clocksource.h has a second mode,
+ * VDSO_CLOCKMODE_ARCHTIMER_NOCOMPAT, for a counter 64-bit tasks may read
+ * and 32-bit ones may not (the ARM64_WORKAROUND_1418040 erratum). Not
+ * modelled: the simulated clocksource is vDSO-capable for both or neither,
+ * so the two tests agree here.
+ *
  * The 32-bit syscall fallbacks (swi #0 with __NR_compat32_*) are every
  * layout's: the simulated kernel's. __arch_get_vdso_data()'s "mov %0, %1"
  * (a relocation trick) is arm64.h's plain __vdso_data. Not followed:
