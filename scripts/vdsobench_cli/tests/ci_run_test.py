@@ -12,6 +12,7 @@ import unittest
 from pathlib import Path
 
 from vdsobench_cli.cli import build
+from vdsobench_cli.tests.support import default_dispositions
 
 # the stand-in for scripts/vdsobench: records each call, fails the step named
 # in $FAIL, and in the step named in $HANG starts a child and waits on it
@@ -59,8 +60,24 @@ class CiRunTest(unittest.TestCase):
                         FAIL="", HANG="")
 
     def ci(self, **env):
-        return subprocess.Popen(["bash", str(self.tmp / ".ci" / "run")], env=dict(
-            self.env, **env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # as CI starts it: a suite run in the background ignores SIGINT, which
+        # bash, inheriting it, could then not trap
+        p = subprocess.Popen(["bash", str(self.tmp / ".ci" / "run")], env=dict(
+            self.env, **env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=default_dispositions, start_new_session=True)
+        self.addCleanup(self.stop, p)
+        return p
+
+    def stop(self, p):
+        """A run a failed test left: it and its hanging step killed, its pipes
+        read."""
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        pids = self.tmp / "pids"
+        for pid in map(int, pids.read_text().split() if pids.exists() else ()):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
 
     def test_every_step_runs_and_a_failed_one_is_the_exit_status(self):
         p = self.ci(FAIL="gate --baseline results/baselines/ci.json --only sim")
