@@ -10,41 +10,44 @@
 #include <string.h>
 
 #include "impls/kernel/sim_vclock.h"
+#include "impls/kernel/wide.h"
 #include "testing/tap.h"
 
 /* __pvclock_read_cycles() from the page as it stands, in 128 bits */
 static u64 page_read(u64 tsc)
 {
 	const struct sim_pvclock *p = &sim_pvclock_page.pvti;
-	u64 delta = tsc - p->tsc_timestamp;
+	u64 delta = tsc - p->tsc_timestamp, hi, lo;
 
 	if (p->tsc_shift < 0)
 		delta >>= -p->tsc_shift;
 	else
 		delta <<= p->tsc_shift;
-	return p->system_time +
-	       (u64)(((unsigned __int128)delta * p->tsc_to_system_mul) >> 32);
+	mul_u64_u32_wide(delta, p->tsc_to_system_mul, &hi, &lo);
+	return p->system_time + ((hi << 32) | (lo >> 32));
 }
 
 /* Hyper-V's reference time from the page as it stands, in 128 bits */
 static u64 hv_page_read(u64 tsc)
 {
 	const struct sim_hvclock *h = &sim_hvclock_page.tsc_pg;
+	u64 hi, lo;
 
-	return (u64)(((unsigned __int128)tsc * h->tsc_scale) >> 64) + (u64)h->tsc_offset;
+	mul_u64_u64_wide(tsc, h->tsc_scale, &hi, &lo);
+	return hi + (u64)h->tsc_offset;
 }
 
 static void test_hvclock(void)
 {
 	static const u64 values[] = { 0, 1, 999, 1000000, 1ULL << 40, 1ULL << 55 };
 	const struct sim_hvclock *h = &sim_hvclock_page.tsc_pg;
-	u64 tsc = 0, at, other, second;
+	u64 tsc = 0, at, other, second, rem;
 	u32 sequence;
 	bool all = true;
 
 	sim_vclock_select(SIM_VCLOCK_HVCLOCK);
 	tap_ok(sim_vclock_clock_mode() == SIM_CLOCKMODE_HVCLOCK && h->tsc_sequence != 0 &&
-	       h->tsc_scale == (u64)(((unsigned __int128)10000000 << 64) / SIM_VCLOCK_TSC_HZ),
+	       h->tsc_scale == div_u128_u64(10000000, 0, SIM_VCLOCK_TSC_HZ, &rem),
 	       "hvclock: VDSO_CLOCKMODE_HVCLOCK, the page valid, Hyper-V's scale "
 	       "2^64 x 10 MHz / the TSC's");
 	sim_vclock_tsc_for(0, &tsc);

@@ -21,6 +21,7 @@ int main(void)
 	struct tk_clocksource cs;
 	struct timekeeper tk;
 	wide_ns ns;
+	u64 hi, lo;
 
 	/* clocks_calc_mult_shift: 1 GHz over 600 s is mult 2^23, shift 23 */
 	tk_clocksource_init(&cs, "1g", 1000000000ULL, UINT64_MAX, true);
@@ -82,10 +83,11 @@ int main(void)
 	 * under one 2^-shift ns per cycle
 	 */
 	ns = ns_of(&tk, CLOCK_MONOTONIC, 4000000000ULL);
+	mul_u64_u32_wide(3000000000ULL, cs.mult, &hi, &lo);
 	tap_ok(ns_of(&tk, CLOCK_MONOTONIC, 1000000000ULL) == 101 * SEC &&
 		       ns == 101 * SEC +
-				     (wide_ns)((unsigned __int128)3000000000ULL *
-						cs.mult >> cs.shift) &&
+				     (wide_ns)((hi << (64 - cs.shift)) |
+					       (lo >> cs.shift)) &&
 		       ns > 102 * SEC - (wide_ns)3000000000ULL / (1 << 23) &&
 		       ns <= 102 * SEC,
 	       "a clocksource change is continuous and uses the new rate "

@@ -12,6 +12,7 @@
  *			64 bits: __int128's division, or a shift-and-subtract
  *			loop on 32-bit x86
  *	mul_u64_u32_wide()	a * mul as hi:lo
+ *	mul_u64_u64_wide()	a * b as hi:lo
  */
 #ifndef VDSOBENCH_WIDE_H
 #define VDSOBENCH_WIDE_H
@@ -31,6 +32,16 @@ static inline void mul_u64_u32_wide(u64 a, u32 mul, u64 *hi, u64 *lo)
 
 	*lo = low + (high << 32);
 	*hi = (high >> 32) + (*lo < low);
+}
+
+static inline void mul_u64_u64_wide(u64 a, u64 b, u64 *hi, u64 *lo)
+{
+	u64 ll = (u64)(u32)a * (u32)b, lh = (u64)(u32)a * (b >> 32);
+	u64 hl = (a >> 32) * (u32)b, hh = (a >> 32) * (b >> 32);
+	u64 mid = (ll >> 32) + (u32)lh + (u32)hl;
+
+	*lo = (mid << 32) | (u32)ll;
+	*hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
 }
 
 /* d below 2^63 and hi below d: the quotient fits, the remainder's double too */
