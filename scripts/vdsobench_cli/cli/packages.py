@@ -291,6 +291,12 @@ TEST_GROUPS = (
      "setup --kernel-sources"),
     ("arm64's cross compiler, qemu-user and libraries", CROSS_PACKAGES["arm64"],
      "the arm64 tests skip", "setup --arch arm64"),
+    # (qemu-user-static is arm64's group's already)
+    ("the 32-bit cross C compilers (i686, arm) and their C libraries",
+     tuple(p for p in dict.fromkeys(CROSS_PACKAGES["i386"] + CROSS_PACKAGES["arm"])
+           if p not in CROSS_PACKAGES["arm64"]),
+     "the live verifies of the i386 and arm builds skip",
+     "setup --arch i386 and setup --arch arm"),
     ("clang-14 and its fuzzing runtimes", FUZZ_PACKAGES,
      "test --asan does not fuzz the vDSO image's parser", "setup --fuzz"),
     ("Slurm and munge", SLURM_PACKAGES,

@@ -105,6 +105,13 @@ class SetupTest(unittest.TestCase):
             self.assertEqual(packages.setup_fuzz(check=True), 1)
         self.assertEqual(out.getvalue(), "setup: missing fuzzing tools: libclang-rt-14-dev\n")
 
+    def test_test_installs_the_cross_groups_its_live_verifies_need(self):
+        """test (not only .ci/run) installs what arch_i386_test and
+        arch_arm_test build and run with, as it does arm64's."""
+        tested = {p for _, names, _, _ in packages.TEST_GROUPS for p in names}
+        for arch_name in ("arm64", "i386", "arm"):
+            self.assertLessEqual(set(packages.CROSS_PACKAGES[arch_name]), tested, arch_name)
+
     def test_trap_vm_group_is_asked_for_only(self):
         """setup --trap-vm: qemu's system emulator, which neither setup nor
         test installs (verify/trap_vm.sh asks for it)."""
