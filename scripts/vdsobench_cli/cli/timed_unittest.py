@@ -9,11 +9,12 @@ time is mostly its neighbours'; its CPU time is its own.
 
 A module's time runs from the end of the test before its first one to the
 end of its last: its setUpModule and setUpClass count, its tearDownClass
-counts to the module after it; so for a test, whose time runs from the end
-of the one before (a class's first test carries its setUpClass). Its CPU time is this process's and that of
-the children it waited for (their own waited-for children included: the
-CLI, valgrind, qemu-user, tar, kbuild's make), not the Bazel server's,
-which is no child of it."""
+counts to the module after it. A test's time likewise runs from the end of
+the test before it (a class's first test carries its setUpClass). A
+module's CPU time is this process's and that of the children it waited
+for (their own waited-for children included: the CLI, valgrind,
+qemu-user, tar, kbuild's make), not the Bazel server's, which is no child
+of it."""
 
 import json
 import os
