@@ -128,6 +128,10 @@ if [ -n "$save" ]; then
 	if [ -d "$save" ] || ! [ -w "${save%/*}/" ]; then
 		bad_usage "--save-console '$(shown "$save")': not a file that can be written"
 	fi
+	# never written over, nor through a link: a new file, or nothing
+	if [ -e "$save" ] || [ -L "$save" ]; then
+		bad_usage "--save-console '$(shown "$save")': it exists (the console goes to a new file)"
+	fi
 fi
 if [ -n "$console" ]; then
 	if ! [ -f "$console" ] || ! [ -r "$console" ]; then
@@ -185,7 +189,12 @@ chmod +x "$root/init"
 timeout 1200 qemu-system-x86_64 -machine q35 -accel tcg -cpu "$cpu" -smp 2 -m 2048 \
 	-kernel "$vmlinuz" -initrd "$work/initrd.gz" -nographic -no-reboot \
 	-append "console=ttyS0 quiet panic=-1" </dev/null >"$work/serial.txt" 2>&1
-if [ -n "$save" ] && ! cp "$work/serial.txt" "$save"; then
-	echo "trap_vm.sh: could not keep the console in $(shown "$save")" >&2
+# whole or not at all, and only where nothing is: a link (unlike a copy)
+# refuses a name that was taken since the check
+if [ -n "$save" ]; then
+	kept=$(mktemp "${save%/*}/.trap-vm-console.XXXXXX") &&
+		cp "$work/serial.txt" "$kept" && ln "$kept" "$save" ||
+		echo "trap_vm.sh: could not keep the console in $(shown "$save")" >&2
+	[ -n "${kept:-}" ] && rm -f "$kept"
 fi
 judge "$work/serial.txt"

@@ -75,6 +75,27 @@ class ArgumentsTest(unittest.TestCase):
         self.bad(["--console", __file__, "--save-console", os.path.join(self.empty, "c")],
                  "not both")
 
+    def test_save_console_never_writes_over_or_through(self):
+        # a file, a link to one outside, a dangling link and a FIFO: each
+        # refused before anything runs, and left as it was
+        outside = os.path.join(self.empty, "outside")
+        with open(outside, "w") as f:
+            f.write("keep\n")
+        taken = {"file": outside, "link": os.path.join(self.empty, "link"),
+                 "dangling": os.path.join(self.empty, "dangling"),
+                 "fifo": os.path.join(self.empty, "fifo")}
+        os.symlink(outside, taken["link"])
+        os.symlink(os.path.join(self.empty, "nowhere"), taken["dangling"])
+        os.mkfifo(taken["fifo"])
+        for kind, path in taken.items():
+            with self.subTest(kind=kind):
+                self.bad(["--save-console", path], "--save-console '", "it exists")
+        with open(outside) as f:
+            self.assertEqual(f.read(), "keep\n")
+        self.assertFalse(os.path.exists(os.path.join(self.empty, "nowhere")))
+        self.assertEqual(sorted(os.listdir(self.empty)),
+                         ["dangling", "fifo", "link", "outside"])
+
     def test_good_arguments_get_past_the_checks(self):
         # the same empty PATH: accepted, it stops at the first tool it needs
         for argv in ([], ["--arch", "i386"], ["--arch=x86-64", "max,-rdtscp"],
