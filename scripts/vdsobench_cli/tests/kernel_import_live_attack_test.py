@@ -20,7 +20,8 @@ from vdsobench_cli.commands import run
 from vdsobench_cli.measure import compare
 from vdsobench_cli.kimport import (bazel_sync, compile, flow, imports_table, names as names_mod,
                                    request, source as source_mod, store, tarball as tarball_mod)
-from vdsobench_cli.tests.support import NESTED, ImportsDir, cli, ok, one_line, snapshot, tarball
+from vdsobench_cli.tests.support import (NESTED, ImportsDir, cli, long_tier, ok, one_line,
+                                         snapshot, tarball)
 from vdsobench_cli.tests.import_attacks import hostile_patches, make_victim, write_patch
 
 
@@ -95,34 +96,47 @@ class LiveAttackTest(unittest.TestCase):
         self.assertEqual((self.imports / imports_table.TABLE).read_bytes(), self.table)
         self.still_works()
 
-    def test_code_run_uncalled_never_runs(self):
-        """A patch whose code the loader would run before main (an indirect
-        function's resolver, a constructor, malloc replaced) is refused by the
-        build's object check before anything links it: one line, nothing
-        imported, and its code never ran."""
+    # code the loader would run before main, and the line the build's object
+    # check refuses it with (check_objects_test: each kind, on objects)
+    RUN_UNCALLED = {
+        "an ifunc called from do_coarse": (
+            "static int (*kimport_resolve(void))(void) { kimport_owned(); return 0; }\n"
+            "static int kimport_hook(void) __attribute__((ifunc(\"kimport_resolve\"), "
+            "used));\n"
+            "static int __attribute__((used)) kimport_call(void) { return kimport_hook(); }",
+            "GNU indirect function"),
+        "a constructor": ("static void __attribute__((constructor, used)) "
+                          "kimport_c(void) { kimport_owned(); }", "run before main"),
+        "malloc replaced": ("void *malloc(unsigned long n) { (void)n; kimport_owned(); "
+                            "return 0; }", "defines malloc"),
+    }
+
+    def refused_unrun(self, names):
+        """Each hook's patch is refused by the build's object check before
+        anything links it: one line, nothing imported, its code never ran."""
         owned = self.victim / "owned"
         run = (f"int creat(const char *, unsigned int);\n"
                f"static void kimport_owned(void) {{ creat(\"{owned}\", 0644); }}\n")
-        hooks = {
-            "an ifunc called from do_coarse": (
-                "static int (*kimport_resolve(void))(void) { kimport_owned(); return 0; }\n"
-                "static int kimport_hook(void) __attribute__((ifunc(\"kimport_resolve\"), "
-                "used));\n"
-                "static int __attribute__((used)) kimport_call(void) { return kimport_hook(); }",
-                "GNU indirect function"),
-            "a constructor": ("static void __attribute__((constructor, used)) "
-                              "kimport_c(void) { kimport_owned(); }", "run before main"),
-            "malloc replaced": ("void *malloc(unsigned long n) { (void)n; kimport_owned(); "
-                                "return 0; }", "defines malloc"),
-        }
-        for i, (what, (hook, why)) in enumerate(hooks.items()):
+        for what in names:
+            hook, why = self.RUN_UNCALLED[what]
             with self.subTest(what):
-                path = write_patch(self.tmp, 200 + i, append_patch(self.tree, run + hook))
+                n = 200 + list(self.RUN_UNCALLED).index(what)
+                path = write_patch(self.tmp, n, append_patch(self.tree, run + hook))
                 rc, _, err = cli("import", str(self.tree), "--patch", path, "--name", "x")
                 one_line(self, rc, err, why)
                 self.assertFalse(owned.exists(), f"{what}: the tree's code ran")
                 self.assertEqual((self.imports / imports_table.TABLE).read_bytes(), self.table)
         self.still_works()
+
+    def test_code_run_uncalled_never_runs(self):
+        """The import's build checks the tree's objects: an indirect
+        function's resolver, which the loader would run before main."""
+        self.refused_unrun(["an ifunc called from do_coarse"])
+
+    @long_tier("a constructor and malloc replaced, each a build of 6.12 (check_objects_test: "
+               "the check on objects)")
+    def test_code_run_uncalled_never_runs_in_any_form(self):
+        self.refused_unrun(["a constructor", "malloc replaced"])
 
     def test_the_trees_code_runs_confined(self):
         """A patch whose do_coarse() tries to write outside and gives the coarse
