@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from vdsobench_cli.cli import arch, build, lifecycle, packages, project_copy
@@ -343,6 +344,19 @@ def one_lane(tops, lane, tmp, copy, long=False):
             project_copy.remove(copy)
 
 
+def timed(f, *args):
+    """(f(*args), its wall-clock seconds)."""
+    start = time.monotonic()
+    return f(*args), time.monotonic() - start
+
+
+def lane_times(lanes, seconds):
+    """'ALONGSIDE and APART's 1466 s, the rest 1430 s' of a pass's lanes."""
+    names = ["ALONGSIDE and APART's" if any(own for _, own, _ in lane) else "the rest"
+             for lane in lanes]
+    return ", ".join(f"{n} {s:.0f} s" for n, s in zip(names, seconds))
+
+
 def python_tests(out, quick=False, table=False, long=False):
     results = []
     for d, top in PY_TEST_DIRS:
@@ -353,9 +367,15 @@ def python_tests(out, quick=False, table=False, long=False):
             # made now, so that it is the tree this pass tests
             copy = (project_copy.make(build.ROOT, Path(tmp, "vdsobench"), listed)
                     if any(step[2] for lane in lanes for step in lane) else None)
-            done = lifecycle.parallel(lambda i: one_lane(tops, lanes[i], tmp, copy, long),
+            done = lifecycle.parallel(lambda i: timed(one_lane, tops, lanes[i], tmp, copy,
+                                                      long),
                                       range(len(lanes)), len(lanes))
-        done = [step for i in range(len(lanes)) for step in done[i]]
+        if len(lanes) > 1:
+            # the pass takes its slower lane's time: where a module moves to
+            # balance them (ALONGSIDE and APART's, and the rest)
+            print(f"test: python unittest ({d}): the lanes took "
+                  f"{lane_times(lanes, [done[i][1] for i in range(len(lanes))])}", file=out)
+        done = [step for i in range(len(lanes)) for step in done[i][0]]
         runs = [r for r, _, _, _ in done]
         took = slowest({m: t for _, times, _, _ in done for m, t in times.items()})
         if took:

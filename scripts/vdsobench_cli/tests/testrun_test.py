@@ -285,6 +285,9 @@ class QuickTest(unittest.TestCase):
         self.assertEqual((label, good, bad), ("python unittest (two)", 3, 1), out.getvalue())
         self.assertRegex(out.getvalue(), r"the most CPU \(Bazel's server not counted\): "
                                          r"\w+_test \d+ s")
+        # each lane's wall time, the slower one the pass's
+        self.assertRegex(out.getvalue(), r"\(two\): the lanes took ALONGSIDE and APART's "
+                                         r"\d+ s, the rest \d+ s\n")
         # every lane's tests, by module, class and name, the copy's among them
         tests = re.search(r"the slowest tests: (.*)", out.getvalue()).group(1)
         self.assertEqual(sorted(t.split()[0] for t in tests.split(", ")),
