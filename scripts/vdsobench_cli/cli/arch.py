@@ -78,8 +78,8 @@ def layouts_line():
 # empty folder)
 CROSS_BIN = "/usr/bin"
 CROSS_TOOLS = ("gcc", "g++")
-# i386 builds C alone: Debian has no g++-i686-linux-gnu beside gcc's
-CROSS_TOOLS_OF = {"i386": ("gcc",), "arm": ("gcc",)}
+# arm builds C alone; i386 also the harness (C++, g++-i686-linux-gnu)
+CROSS_TOOLS_OF = {"arm": ("gcc",)}
 # the emulator package's programs, in order of preference
 QEMU = {"arm64": ("qemu-aarch64-static", "qemu-aarch64"),
         "i386": ("qemu-i386-static", "qemu-i386"),

@@ -38,11 +38,13 @@ PACKAGES = (
 CROSS_PACKAGES = {"arm64": ("gcc-aarch64-linux-gnu", "g++-aarch64-linux-gnu", "qemu-user-static",
                             "libhwloc-dev:arm64", "libpfm4-dev:arm64",
                             "libbenchmark-dev:arm64"),
-                  # i386: C alone, linked statically against the cross C library
+                  # i386: linked statically against the cross C and C++ libraries
                   # (no dpkg --add-architecture i386, no gcc-multilib, which would
-                  # remove gcc-aarch64-linux-gnu); qemu-i386-static where the kernel
-                  # does not run 32-bit programs
-                  "i386": ("gcc-i686-linux-gnu", "libc6-dev-i386-cross", "qemu-user-static"),
+                  # remove gcc-aarch64-linux-gnu); g++ for the harness, which
+                  # leaves out what has no i386 build (docs/benchmarks.md);
+                  # qemu-i386-static where the kernel does not run 32-bit programs
+                  "i386": ("gcc-i686-linux-gnu", "g++-i686-linux-gnu",
+                           "libc6-dev-i386-cross", "qemu-user-static"),
                   # arm (arm64's compat vDSO): the same, under qemu-arm-static
                   "arm": ("gcc-arm-linux-gnueabihf", "libc6-dev-armhf-cross",
                           "qemu-user-static")}
@@ -292,7 +294,7 @@ TEST_GROUPS = (
     ("arm64's cross compiler, qemu-user and libraries", CROSS_PACKAGES["arm64"],
      "the arm64 tests skip", "setup --arch arm64"),
     # (qemu-user-static is arm64's group's already)
-    ("the 32-bit cross C compilers (i686, arm) and their C libraries",
+    ("the 32-bit cross compilers (i686 C and C++, arm C) and their libraries",
      tuple(p for p in dict.fromkeys(CROSS_PACKAGES["i386"] + CROSS_PACKAGES["arm"])
            if p not in CROSS_PACKAGES["arm64"]),
      "the live verifies of the i386 and arm builds skip",

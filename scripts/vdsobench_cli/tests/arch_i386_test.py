@@ -49,11 +49,13 @@ class TargetTest(I386Case):
         t = arch.Target("i386", "x86_64", abi32_probe=lambda: NO_IA32)
         self.assertEqual((t.runs_natively, t.emulated), (NO_IA32, True))
 
-    def test_only_the_c_compiler_is_needed(self):
+    def test_the_c_and_cxx_compilers_are_needed(self):
+        # g++: the harness is built for i386 too
         t = arch.Target("i386", "x86_64", abi32_probe=lambda: NO_IA32)
         with tempfile.TemporaryDirectory() as empty, \
                 mock.patch.object(arch, "CROSS_BIN", empty):
-            self.assertEqual(t.missing_toolchain(), ["i686-linux-gnu-gcc"])
+            self.assertEqual(t.missing_toolchain(),
+                             ["i686-linux-gnu-gcc", "i686-linux-gnu-g++"])
 
     def test_refused_from_arm64_in_one_line(self):
         with self.assertRaises(arch.UsageError) as cm:
@@ -118,6 +120,7 @@ class ProgramTest(I386Case):
     def test_package_group(self):
         use_i386((True, ""))  # natively or not, the cross compiler is needed
         self.assertIn("gcc-i686-linux-gnu", packages.wanted())
+        self.assertIn("g++-i686-linux-gnu", packages.wanted())
         self.assertNotIn("gcc-multilib", packages.wanted())
 
 
