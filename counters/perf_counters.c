@@ -891,16 +891,6 @@ int pc_group_read(const struct pc_group *g, struct pc_sample *s)
 	return 0;
 }
 
-double pc_scale(uint64_t count, uint64_t enabled, uint64_t running)
-{
-	if (!running)
-		return 0;
-	if (running >= enabled)
-		return (double)count;
-	/* in double: count * enabled may not fit in 64 bits */
-	return (double)count * ((double)enabled / (double)running);
-}
-
 double pc_sample_delta(const struct pc_group *g, const struct pc_sample *a,
 		       const struct pc_sample *b, double *counts)
 {
