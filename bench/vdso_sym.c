@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "bench/elf_class.h"
 #include "bench/vdso_sym.h"
 
 struct vdso_image {
@@ -31,12 +32,12 @@ struct vdso_image {
 	uint64_t load_vaddr;
 	uint64_t load_memsz;
 	uint64_t load_offset;
-	const Elf64_Sym *symtab;
+	const ELF_T(Sym) *symtab;
 	uint64_t nsyms;
 	uint64_t strtab;
 	uint64_t strsz;
 	/* NULL unless both DT_VERSYM and DT_VERDEF are there */
-	const Elf64_Versym *versym;
+	const ELF_T(Versym) *versym;
 	uint64_t verdef;
 };
 
@@ -103,17 +104,17 @@ static int verdef_name(const struct vdso_image *img, unsigned int ndx,
 	uint64_t off = img->verdef;
 
 	for (;;) {
-		const Elf64_Verdef *def;
-		const Elf64_Verdaux *aux;
+		const ELF_T(Verdef) *def;
+		const ELF_T(Verdaux) *aux;
 
-		if (!in_image(img, off, sizeof(*def), _Alignof(Elf64_Verdef)))
+		if (!in_image(img, off, sizeof(*def), _Alignof(ELF_T(Verdef))))
 			return -1;
-		def = (const Elf64_Verdef *)(img->base + off);
+		def = (const ELF_T(Verdef) *)(img->base + off);
 		if (def->vd_cnt == 0 ||
 		    !in_image(img, off + def->vd_aux, sizeof(*aux),
-			      _Alignof(Elf64_Verdaux)))
+			      _Alignof(ELF_T(Verdaux))))
 			return -1;
-		aux = (const Elf64_Verdaux *)(img->base + off + def->vd_aux);
+		aux = (const ELF_T(Verdaux) *)(img->base + off + def->vd_aux);
 		if (!str_at(img, aux->vda_name))
 			return -1;
 		if (!(def->vd_flags & VER_FLG_BASE) &&
@@ -134,13 +135,13 @@ static int verdef_name(const struct vdso_image *img, unsigned int ndx,
  */
 static int count_syms_sysv(struct vdso_image *img, uint64_t off)
 {
-	const Elf64_Word *hash;
+	const ELF_T(Word) *hash;
 
-	if (!in_image(img, off, 2 * sizeof(Elf64_Word), _Alignof(Elf64_Word)))
+	if (!in_image(img, off, 2 * sizeof(ELF_T(Word)), _Alignof(ELF_T(Word))))
 		return fail(EINVAL, "DT_HASH at 0x%llx is outside the image",
 			    (unsigned long long)off);
-	hash = (const Elf64_Word *)(img->base + off);
-	if (!in_image(img, off, (2ull + hash[0] + hash[1]) * sizeof(Elf64_Word),
+	hash = (const ELF_T(Word) *)(img->base + off);
+	if (!in_image(img, off, (2ull + hash[0] + hash[1]) * sizeof(ELF_T(Word)),
 		      1))
 		return fail(
 			EINVAL,
@@ -152,25 +153,25 @@ static int count_syms_sysv(struct vdso_image *img, uint64_t off)
 
 static int count_syms_gnu(struct vdso_image *img, uint64_t off)
 {
-	const Elf64_Word *hdr;
+	const ELF_T(Word) *hdr;
 	uint64_t buckets, chain;
-	Elf64_Word nbuckets, symoffset, last = 0, i;
+	ELF_T(Word) nbuckets, symoffset, last = 0, i;
 
-	if (!in_image(img, off, 4 * sizeof(Elf64_Word), _Alignof(Elf64_Xword)))
+	if (!in_image(img, off, 4 * sizeof(ELF_T(Word)), _Alignof(ELF_BLOOM)))
 		return fail(EINVAL,
 			    "DT_GNU_HASH at 0x%llx is outside the image",
 			    (unsigned long long)off);
-	hdr = (const Elf64_Word *)(img->base + off);
+	hdr = (const ELF_T(Word) *)(img->base + off);
 	nbuckets = hdr[0];
 	symoffset = hdr[1];
-	buckets = off + 4 * sizeof(Elf64_Word) +
-		  (uint64_t)hdr[2] * sizeof(Elf64_Xword);
-	chain = buckets + (uint64_t)nbuckets * sizeof(Elf64_Word);
-	if (!in_image(img, buckets, chain - buckets, _Alignof(Elf64_Word)))
+	buckets = off + 4 * sizeof(ELF_T(Word)) +
+		  (uint64_t)hdr[2] * sizeof(ELF_BLOOM);
+	chain = buckets + (uint64_t)nbuckets * sizeof(ELF_T(Word));
+	if (!in_image(img, buckets, chain - buckets, _Alignof(ELF_T(Word))))
 		return fail(EINVAL, "DT_GNU_HASH: %u buckets run past the end",
 			    nbuckets);
 	for (i = 0; i < nbuckets; i++) {
-		Elf64_Word b = ((const Elf64_Word *)(img->base + buckets))[i];
+		ELF_T(Word) b = ((const ELF_T(Word) *)(img->base + buckets))[i];
 
 		if (b > last)
 			last = b;
@@ -182,12 +183,12 @@ static int count_syms_gnu(struct vdso_image *img, uint64_t off)
 	for (;;) {
 		uint64_t at = chain + (uint64_t)(last - symoffset) * 4;
 
-		if (!in_image(img, at, sizeof(Elf64_Word), 1))
+		if (!in_image(img, at, sizeof(ELF_T(Word)), 1))
 			return fail(EINVAL,
 				    "DT_GNU_HASH: chain of symbol %u runs past "
 				    "the end",
 				    last);
-		if (*(const Elf64_Word *)(img->base + at) & 1)
+		if (*(const ELF_T(Word) *)(img->base + at) & 1)
 			break;
 		if (last == UINT32_MAX)
 			return fail(EINVAL, "DT_GNU_HASH: endless chain");
@@ -204,16 +205,16 @@ struct dyn_tables {
 static int read_dynamic(const struct vdso_image *img, uint64_t off,
 			uint64_t size, struct dyn_tables *t)
 {
-	const Elf64_Dyn *dyn;
+	const ELF_T(Dyn) *dyn;
 	uint64_t i;
 
-	if (!in_image(img, off, size, _Alignof(Elf64_Dyn)))
+	if (!in_image(img, off, size, _Alignof(ELF_T(Dyn))))
 		return fail(EINVAL,
 			    "PT_DYNAMIC [0x%llx, +0x%llx) is outside the "
 			    "%zu-byte image",
 			    (unsigned long long)off, (unsigned long long)size,
 			    img->len);
-	dyn = (const Elf64_Dyn *)(img->base + off);
+	dyn = (const ELF_T(Dyn) *)(img->base + off);
 	memset(t, 0, sizeof(*t));
 	for (i = 0; i < size / sizeof(*dyn) && dyn[i].d_tag != DT_NULL; i++) {
 		uint64_t v = dyn[i].d_un.d_val;
@@ -252,9 +253,9 @@ static int read_dynamic(const struct vdso_image *img, uint64_t off,
 	if (!t->hash && !t->gnu_hash)
 		return fail(EINVAL,
 			    "PT_DYNAMIC has neither DT_HASH nor DT_GNU_HASH");
-	if (t->syment && t->syment != sizeof(Elf64_Sym))
+	if (t->syment && t->syment != sizeof(ELF_T(Sym)))
 		return fail(EINVAL, "DT_SYMENT is %llu, not %zu",
-			    (unsigned long long)t->syment, sizeof(Elf64_Sym));
+			    (unsigned long long)t->syment, sizeof(ELF_T(Sym)));
 	return 0;
 }
 
@@ -292,21 +293,21 @@ static int parse_tables(struct vdso_image *img, const struct dyn_tables *t)
 
 	if (table_off(img, t->symtab, &off, "DT_SYMTAB"))
 		return -1;
-	if (!in_image(img, off, img->nsyms * sizeof(Elf64_Sym),
-		      _Alignof(Elf64_Sym)))
+	if (!in_image(img, off, img->nsyms * sizeof(ELF_T(Sym)),
+		      _Alignof(ELF_T(Sym))))
 		return fail(EINVAL, "DT_SYMTAB: %llu symbols run past the end",
 			    (unsigned long long)img->nsyms);
-	img->symtab = (const Elf64_Sym *)(img->base + off);
+	img->symtab = (const ELF_T(Sym) *)(img->base + off);
 
 	/* as parse_vdso.c: version symbols mean nothing without definitions */
 	if (!t->versym || !t->verdef)
 		return 0;
 	if (table_off(img, t->versym, &off, "DT_VERSYM"))
 		return -1;
-	if (!in_image(img, off, img->nsyms * sizeof(Elf64_Versym),
-		      _Alignof(Elf64_Versym)))
+	if (!in_image(img, off, img->nsyms * sizeof(ELF_T(Versym)),
+		      _Alignof(ELF_T(Versym))))
 		return fail(EINVAL, "DT_VERSYM runs past the end");
-	img->versym = (const Elf64_Versym *)(img->base + off);
+	img->versym = (const ELF_T(Versym) *)(img->base + off);
 	if (table_off(img, t->verdef, &img->verdef, "DT_VERDEF"))
 		return -1;
 	if (verdef_name(img, UINT32_MAX, &unused) < 0)
@@ -317,8 +318,8 @@ static int parse_tables(struct vdso_image *img, const struct dyn_tables *t)
 
 static int parse(struct vdso_image *img)
 {
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->base;
-	const Elf64_Phdr *ph;
+	const ELF_T(Ehdr) *eh = (const ELF_T(Ehdr) *)img->base;
+	const ELF_T(Phdr) *ph;
 	uint64_t dyn_off = 0, dyn_size = 0;
 	bool have_load = false, have_dyn = false;
 	struct dyn_tables t;
@@ -330,14 +331,14 @@ static int parse(struct vdso_image *img)
 		return fail(EINVAL,
 			    "image of %zu bytes is shorter than an ELF header",
 			    img->len);
-	if (!in_image(img, 0, sizeof(*eh), _Alignof(Elf64_Ehdr)))
+	if (!in_image(img, 0, sizeof(*eh), _Alignof(ELF_T(Ehdr))))
 		return fail(EINVAL, "image at %p is not 8-byte aligned",
 			    (const void *)img->base);
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG))
 		return fail(EINVAL, "bad ELF magic");
-	if (eh->e_ident[EI_CLASS] != ELFCLASS64)
+	if (eh->e_ident[EI_CLASS] != ELF_CLASS)
 		return fail(EINVAL,
-			    "ELF class %u, only ELFCLASS64 is supported",
+			    "ELF class %u, only " ELF_CLASS_NAME " is supported",
 			    eh->e_ident[EI_CLASS]);
 	if (eh->e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 					     ? ELFDATA2LSB
@@ -347,12 +348,12 @@ static int parse(struct vdso_image *img)
 		return fail(EINVAL, "e_phentsize is %u, not %zu",
 			    eh->e_phentsize, sizeof(*ph));
 	if (!in_image(img, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(*ph),
-		      _Alignof(Elf64_Phdr)))
+		      _Alignof(ELF_T(Phdr))))
 		return fail(EINVAL,
 			    "%u program headers at 0x%llx run past the end",
 			    eh->e_phnum, (unsigned long long)eh->e_phoff);
 
-	ph = (const Elf64_Phdr *)(img->base + eh->e_phoff);
+	ph = (const ELF_T(Phdr) *)(img->base + eh->e_phoff);
 	for (i = 0; i < eh->e_phnum; i++) {
 		if (ph[i].p_type == PT_LOAD && !have_load) {
 			have_load = true;
@@ -427,13 +428,13 @@ static size_t maps_len(uintptr_t base)
  */
 static size_t elf_len(uintptr_t base)
 {
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)(base + eh->e_phoff);
+	const ELF_T(Ehdr) *eh = (const ELF_T(Ehdr) *)base;
+	const ELF_T(Phdr) *ph = (const ELF_T(Phdr) *)(base + eh->e_phoff);
 	uint64_t page = getauxval(AT_PAGESZ) ?: 4096, len = page;
 	unsigned int i;
 
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_ident[EI_CLASS] != ELF_CLASS ||
 	    eh->e_phentsize != sizeof(*ph) || eh->e_phoff > page ||
 	    (uint64_t)eh->e_phnum * sizeof(*ph) > page - eh->e_phoff)
 		return page;
@@ -512,11 +513,11 @@ void *vdso_image_sym(const struct vdso_image *img, const char *name,
 		return NULL;
 	}
 	for (i = 0; i < img->nsyms; i++) {
-		const Elf64_Sym *sym = &img->symtab[i];
-		unsigned int bind = ELF64_ST_BIND(sym->st_info);
+		const ELF_T(Sym) *sym = &img->symtab[i];
+		unsigned int bind = ELF_ST_BIND_OF(sym->st_info);
 		const char *s;
 
-		if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC ||
+		if (ELF_ST_TYPE_OF(sym->st_info) != STT_FUNC ||
 		    (bind != STB_GLOBAL && bind != STB_WEAK) ||
 		    sym->st_shndx == SHN_UNDEF)
 			continue;

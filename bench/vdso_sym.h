@@ -7,7 +7,8 @@
  *
  * Unlike parse_vdso.c, every read is bounded by the image length: a corrupt
  * image is an error (-1, EINVAL, a reason in vdso_image_error()), not a
- * crash. 64-bit ELF of the host's byte order only.
+ * crash. The process's own ELF class (ELF64, or a 32-bit process's ELF32:
+ * i386's vdso32) and the host's byte order only.
  */
 #ifndef VDSOBENCH_VDSO_SYM_H
 #define VDSOBENCH_VDSO_SYM_H
