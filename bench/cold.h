@@ -104,7 +104,7 @@ static __always_inline void cold_evict_now(const struct cold_evict *e,
 /* the offsets COLD_FOR_EACH_LOAD gives, into out[] (at most max); how many */
 size_t cold_loads(const struct cold_evict *e, size_t *out, size_t max);
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 /*
  * lfence waits for every earlier instruction to complete (the eviction's
  * loads, or the call's) and keeps later ones from starting until it has;
@@ -136,7 +136,7 @@ static __always_inline u64 cold_bracket(void)
 	return t;
 }
 #else
-#error "vdsobench supports x86-64 and aarch64"
+#error "vdsobench supports x86-64, i386 and aarch64"
 #endif
 
 struct cold_hist {

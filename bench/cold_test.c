@@ -482,6 +482,11 @@ static void test_l2(void)
 {
 	struct pin_topology *t;
 
+#ifdef VDSOBENCH_HWLOC_SYSFS
+	tap_ok(true, "hwloc's L2 of a described topology # SKIP the i386 "
+		     "build's pin is over sysfs, which loads no description");
+	return;
+#endif
 	if (pin_topology_init_from(
 		    &t, "pack:1 l2:1(size=1MiB) l1d:2(size=32KiB) core:1 pu:1")) {
 		tap_ok(false, "a described topology loads: %s",

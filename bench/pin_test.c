@@ -28,7 +28,7 @@
  * The i386 build's pin.c runs over hwloc_sysfs/ (bench/BUILD), which loads
  * this machine's topology and no description: only that part runs there.
  */
-#ifdef PIN_TEST_HWLOC_SYSFS
+#ifdef VDSOBENCH_HWLOC_SYSFS
 static const bool hwloc_sysfs = true;
 #else
 static const bool hwloc_sysfs = false;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bench/harness.h"
+#include "bench/left_out.h"
 #include "bench/plan.h"
 #include "bench/prepared_run.h"
 
@@ -68,7 +69,7 @@ json cold_record(const harness_context &ctx)
 		{"stack_offset", COLD_STACK_OFFSET},
 		{"outlier_factor", COLD_OUTLIER_FACTOR},
 		{"dither", COLD_DITHER},
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 		{"bracket", "lfence; rdtsc; lfence"},
 #else
 		{"bracket", "dsb ish; isb; mrs cntvct_el0; isb"},
@@ -178,13 +179,29 @@ json cpu_lock_record(const harness_context &ctx)
 	};
 }
 
+// the i386 build's ABI and what it leaves out; none in the x86-64 build's
+json abi_record()
+{
+	return {
+		{"name", harness_abi},
+		{"bits", 8 * sizeof(void *)},
+		{"left_out", json::array({
+				     {{"what", "Google Benchmark"},
+				      {"why", harness_gbench_left_out}},
+				     {{"what", "libpfm4"},
+				      {"why", harness_libpfm_left_out}},
+				     {{"what", "hwloc"},
+				      {"why", harness_hwloc_left_out}},
+			     })},
+	};
+}
+
 } // namespace
 
 json harness_context_record()
 {
 	const harness_context &ctx = harness();
-
-	return {
+	json record = {
 		{"compiler", __VERSION__},
 #ifdef __OPTIMIZE__
 		{"optimized", true},
@@ -202,6 +219,10 @@ json harness_context_record()
 		{"planned", harness_plan_size()},
 		{"cpu_lock", cpu_lock_record(ctx)},
 	};
+
+	if (*harness_abi)
+		record["abi"] = abi_record();
+	return record;
 }
 
 json footprint_record(const footprint_result &r)

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "bench/harness.h"
+#include "bench/left_out.h"
 #include "bench/prepared_run.h"
 #include "bench/records.h"
 
@@ -95,7 +96,7 @@ void test_context()
 			   "\"loads_per_way\":2,\"l2_margin\":4,\"span\":1024,"
 			   "\"stack_offset\":4032,\"outlier_factor\":4,"
 			   "\"dither\":8192,\"bracket\":"
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 			   "\"lfence; rdtsc; lfence\""
 #else
 			   "\"dsb ish; isb; mrs cntvct_el0; isb\""
@@ -112,7 +113,18 @@ void test_context()
 			   "\"symbols\":{\"__vdso_time\":true}},\"skipped\":["
 			   "\"sys/vdso: gone\"],\"planned\":0,\"cpu_lock\":{"
 			   "\"policy\":\"wait\",\"dir\":\"/run/lock/x\","
-			   "\"error\":null,\"cpus\":[],\"waited\":[]}}";
+			   "\"error\":null,\"cpus\":[],\"waited\":[]}";
+	// the i386 build's ABI and what it leaves out (left_out.h)
+	if (!harness_has_gbench)
+		want += std::string(",\"abi\":{\"name\":\"i386\",\"bits\":32,"
+				    "\"left_out\":[{\"what\":\"Google "
+				    "Benchmark\",\"why\":\"") +
+			harness_gbench_left_out +
+			"\"},{\"what\":\"libpfm4\",\"why\":\"" +
+			harness_libpfm_left_out +
+			"\"},{\"what\":\"hwloc\",\"why\":\"" +
+			harness_hwloc_left_out + "\"}]}";
+	want += "}";
 	std::string got;
 
 	ctx.cpus = {3};
