@@ -10,11 +10,12 @@ instruction by instruction), but a time measures the emulator: every timing
 is labelled EMULATED and `gate` will not take one.
 
 i386 (32-bit x86) is cross-built on x86-64 too (bazel --config=i386: Debian's
-gcc-i686-linux-gnu, every program linked statically against its C library;
-C only, so verify and the C suites, not the harness). Its programs run
-natively where the kernel runs 32-bit programs (abi32.py asks it), else under
-qemu-i386-static (toolchains/qemu_i386.sh decides the same way), and then
-every timing is EMULATED as arm64's.
+gcc-i686-linux-gnu and g++-i686-linux-gnu, every program linked statically;
+the harness without Google Benchmark, libpfm4 and hwloc, docs/benchmarks.md).
+Its programs run natively where the kernel runs 32-bit programs (abi32.py
+asks it), else under qemu-i386-static (toolchains/qemu_i386.sh decides the
+same way) for what checks correctness; a timing of the i386 build is a 32-bit
+process's on the CPU or none: timed_natively() refuses it under qemu.
 
 arm (32-bit arm, for arm64's compat vDSO) is cross-built the same way (bazel
 --config=arm: Debian's gcc-arm-linux-gnueabihf, static, C only) and runs
@@ -165,7 +166,8 @@ def add_argument(p, help=None):
                    f": {', '.join(NAMES)} (default: this machine's, {host()}); arm64 on an "
                    f"x86-64 machine is cross-built and runs under qemu-user, its timings "
                    f"labelled {LABEL!r}; i386 too, natively where the kernel runs "
-                   f"32-bit programs; arm (arm64's compat vDSO) under qemu-arm")
+                   f"32-bit programs (timed only there); arm (arm64's compat vDSO) under "
+                   f"qemu-arm")
 
 
 class Target:
@@ -277,6 +279,23 @@ def emulation_line():
     by = " ".join(str(w) for w in (emu["program"], emu["version"]) if w)
     why = f": {emu['why']}" if emu.get("why") else ""
     return f"{current().name} runs under {by}, {emu['label']}{why}"
+
+
+# what the i386 harness times with: it has no Google Benchmark (bench/left_out.h)
+NO_GBENCH = frozenset({"i386"})
+
+
+def timed_natively(what):
+    """Refuse, in one line (exit 2), a timing of the i386 build that this kernel
+    would leave to qemu-i386: sys/vdso of a 32-bit process is the point, and
+    under qemu-user there is none, nor a CPU's times. what: "run", "a timing".
+    Other --arch values keep their EMULATED label (arm64 on x86-64)."""
+    t = current()
+    if t.name != "i386" or not t.emulated:
+        return
+    raise UsageError(f"--arch i386: {t.runs_natively[1]}: {what} of the i386 build is "
+                     "timed on the CPU or not at all (verify --arch i386 runs under "
+                     "qemu-i386)")
 
 
 def warnings(emu):

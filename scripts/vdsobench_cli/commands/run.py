@@ -14,7 +14,7 @@ import sys
 
 from vdsobench_cli.cli import (arch, build, confine, inputs, labels, packages, ranged,
                               safe_read, targets)
-from vdsobench_cli.measure import (clocksource, cpu_lock, fingerprint, machine_warnings,
+from vdsobench_cli.measure import (abi, clocksource, cpu_lock, fingerprint, machine_warnings,
                                    results)
 from vdsobench_cli.measure.harness import DEFAULTS, VALUED, call, option_args, planned
 from vdsobench_cli.kimport import bazel_sync
@@ -58,6 +58,7 @@ def vdsobench_context(args, argv, harness, fp, build_info, warnings, names, cpus
     fp["build"] = build_info
     return {
         "schema": SCHEMA,
+        "abi": abi.record(harness, arch.current().name),
         "fingerprint": fp,
         "warnings": warnings,
         "pinning": harness.get("pinning", {}),
@@ -71,7 +72,8 @@ def vdsobench_context(args, argv, harness, fp, build_info, warnings, names, cpus
             "interleaved": not args.sequential,
         },
         "harness": {k: v for k, v in harness.items()
-                    if k not in ("pinning", "counters", "vdso", "compiler", "optimized")},
+                    if k not in ("pinning", "counters", "vdso", "compiler", "optimized",
+                                 "abi")},
         "command": ["scripts/vdsobench", *argv],
         # the harness ran as the sandbox user (cli/confine.py), and how
         "confinement": confine.record(),
@@ -116,6 +118,23 @@ def plain_names(data):
     return data
 
 
+def rounds_args(args):
+    """The i386 harness has no Google Benchmark (arch.NO_GBENCH): --repetitions
+    rounds of batches of --min-time each (the harness takes at most 3600 ms)."""
+    reps = int(args.repetitions or DEFAULTS["repetitions"])
+    batch_ms = min(float(args.min_time or DEFAULTS["min_time"]) * 1000, 3600)
+    return ["--rounds", str(reps), "--batch-ms", f"{batch_ms:g}"]
+
+
+def from_rounds(text):
+    """The rounds' lines as a results file's data (measure/abi.py)."""
+    context, benchmarks, lost = abi.rounds_results(text.splitlines())
+    if lost:
+        print(f"run: {lost} batches lost their CPU after every retry and are left out",
+              file=sys.stderr)
+    return {"context": {"vdsobench_harness": json.dumps(context)}, "benchmarks": benchmarks}
+
+
 def expected_size(benchmarks, repetitions):
     """Bytes a results file may take: about 500 per repetition and aggregate (mean,
     median, stddev, cv) of each benchmark, doubled, plus the context."""
@@ -124,6 +143,7 @@ def expected_size(benchmarks, repetitions):
 
 def run(args):
     argv = getattr(args, "argv", sys.argv[1:])
+    arch.timed_natively("run")
     packages.ensure_setup()
     # a global setting to switch: refused before anything is built or measured
     if args.clocksource and arch.current().emulated:
@@ -200,8 +220,10 @@ def measure(args, argv, binary, hargs, names, skipped, target, info, emulation,
 
     with confine.scratch(prefix="vdsobench-run-") as tmp:
         raw = os.path.join(tmp, "gbench.json")
+        rounds = arch.current().name in arch.NO_GBENCH
         cmd, env = cpu_lock.confined(
-            [*binary, *hargs, "--out", raw] + (["--quiet"] if args.quiet else []), write=[tmp])
+            [*binary, *hargs, *(rounds_args(args) if rounds else []), "--out", raw]
+            + (["--quiet"] if args.quiet else []), write=[tmp])
         r = call(cmd, False, env)
         if r.returncode != 0 and not os.path.exists(raw):
             # refused before measuring (a CPU lock held, --cpu-lock=fail): the
@@ -209,8 +231,9 @@ def measure(args, argv, binary, hargs, names, skipped, target, info, emulation,
             return 1
         try:
             # the harness ran the trees' code: what it left is read as hostile
-            data = plain_names(json.loads(safe_read.read_regular(
-                raw, "the harness's results", inputs.LIMITS["results file"], follow=False)))
+            text = safe_read.read_regular(
+                raw, "the harness's results", inputs.LIMITS["results file"], follow=False)
+            data = from_rounds(text) if rounds else plain_names(json.loads(text))
         except (UsageError, ValueError) as e:
             raise Failure(f"the harness wrote no usable results (exit {r.returncode}): "
                           f"{e}") from None
@@ -283,7 +306,12 @@ def add_parser(sub):
              "rdtscp, or lfence_rdtsc on a CPU without RDTSCP (arm64: cntvctss with FEAT_ECV,\n"
              "else isb_cntvct_dep),\n"
              "the suite's clocks, hot, 3 x 0.1 s. Under emulation (--arch arm64 on x86-64)\n"
-             "every time is the emulator's and is labelled 'emulated (qemu-user)'.")
+             "every time is the emulator's and is labelled 'emulated (qemu-user)'.\n"
+             "--arch i386 times a 32-bit process on the CPU, or not at all: where the kernel\n"
+             "runs no 32-bit program it is refused in one line. Its harness has no Google\n"
+             "Benchmark, libpfm4 or hwloc: --repetitions interleaved rounds of --min-time\n"
+             "batches, no counters, pinned by sched_setaffinity; context.vdsobench.abi says\n"
+             "so (docs/benchmarks.md \"The i386 harness\").")
     p = sub.add_parser("run", help="benchmark variants next to the system's vDSO; write results",
                        formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
                        description="Benchmark each <variant>/<clock>/<mode>/cpu<N> on pinned\n"

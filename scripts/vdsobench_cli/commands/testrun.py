@@ -104,9 +104,10 @@ LONG = {
                       "of 6.12; every other recipe's --quick run stays)",
 }
 # architectures built for verify alone, and why their C suites are not run
-NO_C_SUITES = {"i386": "its C suites are not built (no i686 g++ and no :i386 Google "
-                       "Benchmark, libpfm4 or hwloc here, which //... needs); verify "
-                       "--arch i386 checks every variant",
+NO_C_SUITES = {"i386": "//... is not built for it (verify and the harness are: no :i386 "
+                       "Google Benchmark, libpfm4 or hwloc here); verify --arch i386 "
+                       "checks every variant, bazel test --config=i386 //bench:all "
+                       "//counters:all the harness's suites",
                "arm": "its C suites are not built (no arm g++ and no armhf Google "
                       "Benchmark, libpfm4 or hwloc here, which //... needs); verify "
                       "--arch arm checks every variant"}

@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 
-from vdsobench_cli.cli import build, confine, inputs, labels, lifecycle, safe_read
+from vdsobench_cli.cli import arch, build, confine, inputs, labels, lifecycle, safe_read
 from vdsobench_cli.measure import cpu_lock, harness
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.core import limits, vocab
@@ -89,16 +89,21 @@ class Series:
         return sorted(names - set(run_table.HARNESS_COUNTERS))
 
 
-def parse(lines):
-    """(harness context, [Series]) from the harness's --rounds output."""
-    context, groups = None, {}
+def records(lines):
+    """(line number, record) for each line of the harness's --rounds output."""
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            yield n, json.loads(line)
         except json.JSONDecodeError as e:
             raise Failure(f"the harness's rounds output, line {n}: not JSON: {e}") from None
+
+
+def parse(lines):
+    """(harness context, [Series]) from the harness's --rounds output."""
+    context, groups = None, {}
+    for n, rec in records(lines):
         if "context" in rec:
             context = rec["context"]
         elif "round" not in rec:
@@ -192,6 +197,8 @@ def measure(binary, hargs, rounds, batch_ms, copies=1, quiet=False):
 
 def binary():
     """The harness's command line (build.program: under qemu-user for an emulated
-    --arch); callers put its options after it."""
+    --arch; the i386 build's natively or not at all); callers put its options
+    after it."""
+    arch.timed_natively("a timing")
     build.build([labels.BENCH])
     return build.program(labels.BENCH)

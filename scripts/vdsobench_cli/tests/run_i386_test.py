@@ -1,0 +1,134 @@
+"""`run --arch i386`: refused in one line (exit 2) where the kernel runs no
+32-bit program (abi32.probe()'s answer, stood in for, then this machine's
+own through the CLI when it is such a machine), never timed under qemu; and
+the results' ABI on recorded data: testdata/rounds-i386-qemu.jsonl is the
+i386 harness's --rounds output recorded under qemu-i386 (so sys/vdso is
+skipped there: qemu-user 7.2 maps no vDSO). Its times are an emulator's and
+no test reads them as figures: the structure alone is asserted."""
+
+import json
+import unittest
+from types import SimpleNamespace
+from unittest import mock
+
+from vdsobench_cli.cli import abi32, arch, build
+from vdsobench_cli.cli.errors import Failure, UsageError
+from vdsobench_cli.commands import run
+from vdsobench_cli.measure import abi, rounds
+from vdsobench_cli.tests.support import TESTDATA, cli, one_line
+
+NO_IA32 = (False, "the kernel does not run 32-bit programs (execve: Exec format error): "
+                  "no IA32 emulation here")
+RECORDED = TESTDATA / "rounds-i386-qemu.jsonl"
+LEFT_OUT = ["Google Benchmark", "libpfm4", "hwloc"]
+
+
+def use_i386(answer):
+    arch.use("i386")
+    arch.current()._abi32 = lambda: answer
+
+
+class RefusalTest(unittest.TestCase):
+    def setUp(self):
+        self.addCleanup(arch.use, None)
+
+    def test_run_refused_before_anything_is_built(self):
+        use_i386(NO_IA32)
+        with mock.patch.object(build, "build") as built, \
+                self.assertRaises(UsageError) as cm:
+            run.run(SimpleNamespace(argv=["run", "--arch", "i386"]))
+        line = str(cm.exception)
+        self.assertEqual(len(line.splitlines()), 1)
+        self.assertIn("--arch i386: " + NO_IA32[1], line)
+        self.assertIn("on the CPU or not at all", line)
+        built.assert_not_called()
+
+    def test_rounds_refused_too(self):
+        # compare, gate and selftest-stats time through rounds.binary()
+        use_i386(NO_IA32)
+        with mock.patch.object(build, "build") as built, self.assertRaises(UsageError):
+            rounds.binary()
+        built.assert_not_called()
+
+    def test_natively_not_refused(self):
+        use_i386((True, ""))
+        arch.timed_natively("run")  # no exception: the CPU runs it
+
+    def test_arm64_keeps_its_emulated_label(self):
+        arch.use("arm64")
+        arch.timed_natively("run")  # arm64 under qemu is labelled, not refused
+
+    def test_this_machine_through_the_cli(self):
+        native, why = abi32.probe()
+        if native:
+            self.skipTest("this kernel runs 32-bit programs: run --arch i386 times them")
+        rc, out, err = cli("run", "--arch", "i386")
+        one_line(self, rc, err, "--arch i386: " + why, "on the CPU or not at all")
+        self.assertEqual(out, "")
+
+
+class RecordedAbiTest(unittest.TestCase):
+    def setUp(self):
+        self.addCleanup(arch.use, None)
+        self.lines = RECORDED.read_text().splitlines()
+
+    def test_the_harness_context_says_i386_and_what_is_left_out(self):
+        context, benchmarks, lost = abi.rounds_results(self.lines)
+        rec = abi.record(context, "x86_64")  # the harness's word wins
+        self.assertEqual((rec["name"], rec["bits"]), ("i386", 32))
+        self.assertEqual([e["what"] for e in rec["left_out"]], LEFT_OUT)
+        for e in rec["left_out"]:
+            self.assertIn("not in the i386 build", e["why"])
+        self.assertEqual(context["counters"]["available"], False)
+
+    def test_batches_become_repetitions(self):
+        _, benchmarks, lost = abi.rounds_results(self.lines)
+        names = sorted({b["run_name"] for b in benchmarks})
+        self.assertEqual(names, ["generic_6_15+lfence_rdtsc+always/monotonic/hot/cpu1",
+                                 "sys/libc/monotonic/hot/cpu1",
+                                 "sys/syscall/monotonic/hot/cpu1"])
+        self.assertEqual((len(benchmarks), lost), (9, 0))
+        for b in benchmarks:
+            self.assertEqual((b["run_type"], b["time_unit"]), ("iteration", "ns"))
+            self.assertIn(b["repetition_index"], (0, 1, 2))
+            self.assertEqual(b["real_time"], b["cpu_time"])
+
+    def test_results_context_records_the_abi(self):
+        use_i386((True, ""))
+        data = run.from_rounds("\n".join(self.lines))
+        harness = json.loads(data["context"]["vdsobench_harness"])
+        args = SimpleNamespace(variants=None, clocks=None, modes=None, min_time=None,
+                               repetitions=None, sequential=False)
+        ctx = run.vdsobench_context(args, ["run", "--arch", "i386"], harness, {}, {}, [],
+                                    [], [1])
+        self.assertEqual(ctx["abi"]["name"], "i386")
+        self.assertEqual(ctx["abi"]["bits"], 32)
+        self.assertNotIn("abi", ctx["harness"])
+
+    def test_a_64_bit_context_is_its_architectures(self):
+        self.assertEqual(abi.record({"compiler": "12.2.0"}, "x86_64"),
+                         {"name": "x86_64", "bits": 64, "left_out": []})
+
+    def test_a_disturbed_batch_is_left_out(self):
+        lines = [line.replace('"disturbed":false', '"disturbed":true', 1)
+                 if '"round":0,"position":0' in line else line for line in self.lines]
+        _, benchmarks, lost = abi.rounds_results(lines)
+        self.assertEqual((len(benchmarks), lost), (8, 1))
+
+    def test_hostile_rounds_fail_in_one_line(self):
+        bad = [line.replace('"ns_per_call":', '"ns_per_call":"x","was":', 1)
+               if '"round":1' in line else line for line in self.lines]
+        for lines in (bad, self.lines[1:], ["[1]"], ["{"]):
+            with self.assertRaises(Failure) as cm:
+                abi.rounds_results(lines)
+            self.assertEqual(len(str(cm.exception).splitlines()), 1)
+
+    def test_rounds_args(self):
+        args = SimpleNamespace(repetitions="5", min_time="0.2")
+        self.assertEqual(run.rounds_args(args), ["--rounds", "5", "--batch-ms", "200"])
+        args = SimpleNamespace(repetitions=None, min_time="7200")
+        self.assertEqual(run.rounds_args(args)[2:], ["--batch-ms", "3600"])
+
+
+if __name__ == "__main__":
+    unittest.main()
