@@ -150,6 +150,10 @@ void usage(FILE *f)
 	      "  --quiet           no progress line\n"
 	      "Exit: 0 done, 1 a benchmark failed, 2 bad usage.\n",
 	      f);
+	if (!harness_has_gbench)
+		fprintf(f, "\nThis build (%s): %s, so --rounds or --samples; %s; %s.\n",
+			harness_abi, harness_gbench_left_out,
+			harness_libpfm_left_out, harness_hwloc_left_out);
 }
 
 [[noreturn]] void bad_usage(const std::string &line)
