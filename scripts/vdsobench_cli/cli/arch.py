@@ -288,14 +288,13 @@ NO_GBENCH = frozenset({"i386"})
 def timed_natively(what):
     """Refuse, in one line (exit 2), a timing of the i386 build that this kernel
     would leave to qemu-i386: sys/vdso of a 32-bit process is the point, and
-    under qemu-user there is none, nor a CPU's times. what: "run", "a timing".
-    Other --arch values keep their EMULATED label (arm64 on x86-64)."""
+    under qemu-user there is none, nor a CPU's times. what: "run", "this
+    command". Other --arch values keep their EMULATED label (arm64 on x86-64)."""
     t = current()
     if t.name != "i386" or not t.emulated:
         return
-    raise UsageError(f"--arch i386: {t.runs_natively[1]}: {what} of the i386 build is "
-                     "timed on the CPU or not at all (verify --arch i386 runs under "
-                     "qemu-i386)")
+    raise UsageError(f"--arch i386: {t.runs_natively[1]}: {what} times the i386 build "
+                     "on the CPU or not at all (verify --arch i386 runs under qemu-i386)")
 
 
 def warnings(emu):

@@ -199,6 +199,6 @@ def binary():
     """The harness's command line (build.program: under qemu-user for an emulated
     --arch; the i386 build's natively or not at all); callers put its options
     after it."""
-    arch.timed_natively("a timing")
+    arch.timed_natively("this command")
     build.build([labels.BENCH])
     return build.program(labels.BENCH)
