@@ -20,6 +20,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 
+#include "bench/elf_class.h"
 #include "bench/vdso_sym.h"
 #include "testing/tap.h"
 
@@ -237,14 +238,14 @@ struct corruption {
 	size_t (*apply)(unsigned char *img, size_t len);
 };
 
-static Elf64_Ehdr *ehdr(unsigned char *img)
+static ELF_T(Ehdr) *ehdr(unsigned char *img)
 {
-	return (Elf64_Ehdr *)img;
+	return (ELF_T(Ehdr) *)img;
 }
 
-static Elf64_Phdr *phdr(unsigned char *img, unsigned int type)
+static ELF_T(Phdr) *phdr(unsigned char *img, unsigned int type)
 {
-	Elf64_Phdr *ph = (Elf64_Phdr *)(img + ehdr(img)->e_phoff);
+	ELF_T(Phdr) *ph = (ELF_T(Phdr) *)(img + ehdr(img)->e_phoff);
 	unsigned int i;
 
 	for (i = 0; i < ehdr(img)->e_phnum; i++)
@@ -254,9 +255,9 @@ static Elf64_Phdr *phdr(unsigned char *img, unsigned int type)
 }
 
 /* the first PT_LOAD of the vDSO starts at vaddr 0 = offset 0 */
-static Elf64_Dyn *dyn_entry(unsigned char *img, Elf64_Sxword tag)
+static ELF_T(Dyn) *dyn_entry(unsigned char *img, ELF_T(Sxword) tag)
 {
-	Elf64_Dyn *d = (Elf64_Dyn *)(img + phdr(img, PT_DYNAMIC)->p_offset);
+	ELF_T(Dyn) *d = (ELF_T(Dyn) *)(img + phdr(img, PT_DYNAMIC)->p_offset);
 
 	for (; d->d_tag != DT_NULL; d++)
 		if (d->d_tag == tag)
@@ -274,18 +275,18 @@ static size_t shorter_than_header(unsigned char *img, size_t len)
 {
 	(void)img;
 	(void)len;
-	return sizeof(Elf64_Ehdr) / 2;
+	return sizeof(ELF_T(Ehdr)) / 2;
 }
 
 static size_t cut_in_dynamic(unsigned char *img, size_t len)
 {
 	(void)len;
-	return phdr(img, PT_DYNAMIC)->p_offset + sizeof(Elf64_Dyn);
+	return phdr(img, PT_DYNAMIC)->p_offset + sizeof(ELF_T(Dyn));
 }
 
-static size_t elfclass32(unsigned char *img, size_t len)
+static size_t other_class(unsigned char *img, size_t len)
 {
-	img[EI_CLASS] = ELFCLASS32;
+	img[EI_CLASS] = ELF_OTHER_CLASS;
 	return len;
 }
 
@@ -297,7 +298,7 @@ static size_t dynamic_past_end(unsigned char *img, size_t len)
 
 static size_t dynamic_huge(unsigned char *img, size_t len)
 {
-	phdr(img, PT_DYNAMIC)->p_filesz = UINT64_MAX - 8;
+	phdr(img, PT_DYNAMIC)->p_filesz = (ELF_T(Addr))-1 - 8;
 	return len;
 }
 
@@ -316,14 +317,14 @@ static size_t symtab_past_end(unsigned char *img, size_t len)
 static size_t strtab_wild(unsigned char *img, size_t len)
 {
 	(void)len;
-	dyn_entry(img, DT_STRTAB)->d_un.d_ptr = UINT64_MAX - 3;
+	dyn_entry(img, DT_STRTAB)->d_un.d_ptr = (ELF_T(Addr))-1 - 3;
 	return len;
 }
 
 /* retag a dynamic entry as DT_DEBUG, which the parser ignores */
-static bool hide_tag(unsigned char *img, Elf64_Sxword tag)
+static bool hide_tag(unsigned char *img, ELF_T(Sxword) tag)
 {
-	Elf64_Dyn *d = dyn_entry(img, tag);
+	ELF_T(Dyn) *d = dyn_entry(img, tag);
 
 	if (d)
 		d->d_tag = DT_DEBUG;
@@ -339,12 +340,12 @@ static size_t no_hash(unsigned char *img, size_t len)
 
 static size_t hash_nchain_huge(unsigned char *img, size_t len)
 {
-	Elf64_Dyn *d = dyn_entry(img, DT_HASH);
+	ELF_T(Dyn) *d = dyn_entry(img, DT_HASH);
 
 	if (d)
-		((Elf64_Word *)(img + d->d_un.d_ptr))[1] = 0x10000000;
+		((ELF_T(Word) *)(img + d->d_un.d_ptr))[1] = 0x10000000;
 	else
-		((Elf64_Word *)(img +
+		((ELF_T(Word) *)(img +
 				dyn_entry(img, DT_GNU_HASH)->d_un.d_ptr))[0] =
 			0x10000000;
 	return len;
@@ -352,23 +353,30 @@ static size_t hash_nchain_huge(unsigned char *img, size_t len)
 
 static size_t verdef_next_past_end(unsigned char *img, size_t len)
 {
-	Elf64_Verdef *def =
-		(Elf64_Verdef *)(img + dyn_entry(img, DT_VERDEF)->d_un.d_ptr);
+	ELF_T(Verdef) *def =
+		(ELF_T(Verdef) *)(img + dyn_entry(img, DT_VERDEF)->d_un.d_ptr);
 
 	def->vd_next = len;
 	return len;
 }
 
+/* the top of the process's ELF class's addresses */
+#if __SIZEOF_POINTER__ == 8
+#define TOP "2^64"
+#else
+#define TOP "2^32"
+#endif
+
 static const struct corruption corruptions[] = {
 	{"bad magic", bad_magic},
 	{"shorter than an ELF header", shorter_than_header},
 	{"truncated inside the dynamic section", cut_in_dynamic},
-	{"ELFCLASS32", elfclass32},
+	{ELF_OTHER_CLASS_NAME, other_class},
 	{"PT_DYNAMIC past the end", dynamic_past_end},
-	{"PT_DYNAMIC of 2^64 bytes", dynamic_huge},
+	{"PT_DYNAMIC of " TOP " bytes", dynamic_huge},
 	{"65535 program headers", phdrs_past_end},
 	{"DT_SYMTAB at the last 8 bytes", symtab_past_end},
-	{"DT_STRTAB at 2^64 - 4", strtab_wild},
+	{"DT_STRTAB at " TOP " - 4", strtab_wild},
 	{"no hash table", no_hash},
 	{"2^28 symbols in the hash table", hash_nchain_huge},
 	{"a version definition linking past the end", verdef_next_past_end},
