@@ -4,7 +4,7 @@ For an imported tree (`vdsobench import`), with a configuration
 (kbuild_config.py: the user's --config FILE, the tree's own .config,
 Debian's for the tree's version, the running kernel's, x86_64_defconfig):
 
-    make olddefconfig && make prepare && make V=1 arch/x86/entry/vdso/
+    make olddefconfig && make prepare && make -k V=1 arch/x86/entry/vdso/
     (make x86_64_defconfig first instead, where there is none)
 
 then the exact command kbuild ran for the 64-bit vDSO's vclock_gettime.o,
@@ -22,7 +22,8 @@ that is a whole tree (request.default_kbuild), for any other tree when
 asked (--kbuild or --config). A folder is built in a copy, never in place.
 
 The result is cached in ~/.cache/vdsobench/kbuild/<key>/ ($VDSOBENCH_KBUILD_CACHE;
-line.json, vclock_gettime.o, vdso64.so, vdso64.so.dbg), shared by every imports directory,
+line.json, vclock_gettime.o, vdso64.so, vdso64.so.dbg, and vdso32.so{,.dbg}
+where kbuild built the 32-bit vDSO: kbuild_vdso32.py), shared by every imports directory,
 the key the SHA-256 of the tree's identity (its hash and its patches'), the
 configuration's hash and the compiler's path and version: a second import
 is a lookup. Patches that touch none of kbuild's inputs (Makefiles, Kbuild,
@@ -46,7 +47,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from vdsobench_cli.kimport import (kbuild_config, kbuild_inputs, kbuild_kept, kbuild_tree,
-                                   newer_sources, patches as patches_mod, vdso_image)
+                                   kbuild_vdso32, newer_sources, patches as patches_mod,
+                                   vdso_image)
 from vdsobench_cli.kimport.kbuild_line import NEUTRALISE, classify, parse_cmd
 from vdsobench_cli.cli import caches, confine, lifecycle, safe_read, tools
 from vdsobench_cli.cli.errors import UsageError
@@ -59,8 +61,9 @@ CMD_LIMIT = 1 << 20
 OUTPUT_LIMIT = 64 << 20  # vclock_gettime.o, vdso64.so{,.dbg}: a few hundred KB
 MAKE_TIMEOUT = 1800
 # raise with any change to what is kept or dropped: cached lines are made again
-# (4: a folder's record lists the files it was compiled from, kbuild_inputs.py)
-FORMAT = 4
+# (4: a folder's record lists the files it was compiled from, kbuild_inputs.py;
+# 5: the 32-bit vDSO kept and recorded, kbuild_vdso32.py)
+FORMAT = 5
 
 def compiler_identity(cc):
     """{path, version}: where the compiler is and its first --version line."""
@@ -194,19 +197,39 @@ def put(dir_fd, name, data):
 
 
 def run_kbuild(src, config_data, work, log):
-    """kbuild in src; an fd of the build folder. config_data None: kbuild's
-    own x86_64_defconfig."""
+    """kbuild in src; (an fd of the build folder, the 32-bit vDSO's failure
+    or None: make_vdso's). config_data None: kbuild's own x86_64_defconfig."""
     build_fd = folder(src)
     if config_data is not None:
         put(build_fd, ".config", config_data)
     first = ["olddefconfig"] if config_data is not None else [kbuild_config.DEFCONFIG]
-    for targets in (first, ["prepare"], ["V=1", VDSO_DIR + "/"]):
+    for targets in (first, ["prepare"]):
         rc = make(src, targets, log, work)
         if rc != 0:
             os.close(build_fd)
             raise UsageError(f"kbuild: make {' '.join(targets)} failed "
                              f"({rc if isinstance(rc, str) else f'exit {rc}'}): {tail(log)}")
-    return build_fd
+    try:
+        return build_fd, make_vdso(src, build_fd, log, work, "kbuild: make")
+    except BaseException:
+        os.close(build_fd)
+        raise
+
+
+def make_vdso(src, build_fd, log, work, what, read=()):
+    """make -k V=1 VDSO_DIR/ in src: None where it built, kbuild's error line
+    where only the 32-bit vDSO failed (the 64-bit image built:
+    kbuild_vdso32.only_vdso32), else UsageError ("WHAT VDSO_DIR/ failed")."""
+    rc = make(src, ["-k", "V=1", VDSO_DIR + "/"], log, work, read)
+    if rc == 0:
+        return None
+    if not isinstance(rc, str):
+        log.seek(0)
+        failure = kbuild_vdso32.only_vdso32(log.read().decode(errors="replace"), build_fd)
+        if failure:
+            return failure
+    raise UsageError(f"{what} {VDSO_DIR}/ failed "
+                     f"({rc if isinstance(rc, str) else f'exit {rc}'}): {tail(log)}")
 
 
 def same_compiler(cc, compiler):
@@ -220,8 +243,9 @@ def same_compiler(cc, compiler):
     return path is not None and os.path.realpath(path) == compiler["path"]
 
 
-def extract(build_fd, compiler):
-    """The record of a finished kbuild: compiler, line, kept and dropped flags;
+def extract(build_fd, compiler, vdso32_failure=None):
+    """The record of a finished kbuild: compiler, line, kept and dropped flags,
+    the 32-bit vDSO's (kbuild_vdso32.record; vdso32_failure: make_vdso's);
     UsageError for a line run by another compiler than `compiler`, the one
     import builds with (a tree's Makefile chose it)."""
     vdso = kbuild_tree.vdso64_dir(build_fd)
@@ -236,9 +260,10 @@ def extract(build_fd, compiler):
                          f"{compiler['path']} (the compiler import builds with): a tree's "
                          "kbuild must use it; nothing imported")
     kept, dropped = classify(argv)
+    config = safe_read.read_regular(".config", "kbuild's .config", CONFIG_LIMIT, root=build_fd)
     return {"compiler": compiler, "vdso_dir": vdso,
-            "options": image_options(safe_read.read_regular(
-                ".config", "kbuild's .config", CONFIG_LIMIT, root=build_fd)),
+            "options": image_options(config),
+            "vdso32": kbuild_vdso32.record(build_fd, config, vdso32_failure),
             "line": " ".join(shlex.quote(w) for w in [cc] + argv),
             "copts": kept + [f for f, _ in NEUTRALISE],
             "dropped": dropped,
@@ -363,9 +388,9 @@ def made(source, tree_identity, patches, how, final, say):
         say(f"import: kbuild: make olddefconfig prepare {VDSO_DIR}/ with the "
             f"{how.conf['kind']} configuration {how.conf['path']} (about a minute the "
             "first time)")
-        build_fd = run_kbuild(src, how.data, work, log)
+        build_fd, vdso32_failure = run_kbuild(src, how.data, work, log)
         try:
-            rec = extract(build_fd, how.compiler)
+            rec = extract(build_fd, how.compiler, vdso32_failure)
             rec.update(format=FORMAT, key=key, config=how.conf, tree=tree_identity,
                        source=str(source), seconds=round(time.monotonic() - t0, 1),
                        made=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
@@ -388,7 +413,10 @@ def keep(build_fd, rec, top, final, tree=None):
     stage = Path(lifecycle.new_temp_dir(top, ".staging-"))
     try:
         found = kbuild_tree.paths(rec["vdso_dir"])
-        for rel in (found["obj"], found["image"], found["dbg"]):
+        v32 = rec.get("vdso32") or {}
+        own32 = ([f"{v32['dir']}/{kbuild_tree.IMAGE32}", f"{v32['dir']}/{kbuild_tree.DBG32}"]
+                 if v32.get("built") else [])
+        for rel in (found["obj"], found["image"], found["dbg"], *own32):
             try:
                 data = safe_read.read_regular(rel, "kbuild's output", OUTPUT_LIMIT,
                                               root=build_fd)
@@ -435,4 +463,5 @@ def context(rec, why=None):
     if not rec:
         return {"line": None, "why": why or "kbuild was not run"}
     return {"config": rec["config"], "compiler": rec["compiler"], "line": rec["line"],
-            "key": rec["key"], "dropped": [f for f, _ in rec["dropped"]]}
+            "key": rec["key"], "dropped": [f for f, _ in rec["dropped"]],
+            "vdso32": rec.get("vdso32")}

@@ -11,7 +11,8 @@ tree is then built again from it:
     (a compile writes its output in place: through a link it would write in
     the kept tree, which the confined build sees read-only) and of each file
     a patch names; the patches applied (git apply, as import applies them);
-    make V=1 arch/x86/entry/vdso/
+    make -k V=1 arch/x86/entry/vdso/ (kbuild.make_vdso: a patch that breaks
+    only the 32-bit vDSO is recorded as such, the 64-bit image kept)
 
 make reads the sources' times through the links and rebuilds what the
 patches touch: the tree of links is made where the kept tree was built
@@ -120,14 +121,11 @@ def rebuilt(base, patches, how, final, say):
             raise UsageError(f"kbuild: the patched tree's links to {tree} were not made "
                              f"({(r.stderr.strip() or '?')[:200]})")
         patches_mod.apply_patches(src, patches, confined=work)
-        rc = kbuild.make(src, ["V=1", kbuild.VDSO_DIR + "/"], log, work, read=[base])
-        if rc != 0:
-            raise UsageError(f"kbuild: the patched tree: make {kbuild.VDSO_DIR}/ failed "
-                             f"({rc if isinstance(rc, str) else f'exit {rc}'}): "
-                             f"{kbuild.tail(log)}")
         build_fd = kbuild.folder(src)
         try:
-            rec = kbuild.extract(build_fd, how.compiler)
+            failure = kbuild.make_vdso(src, build_fd, log, work,
+                                       "kbuild: the patched tree: make", read=[base])
+            rec = kbuild.extract(build_fd, how.compiler, failure)
             rec.update(format=kbuild.FORMAT, key=final.name, config=how.conf,
                        tree={"base": base.name, "patches": [
                            hashlib.sha256(p.data).hexdigest() for p in patches]},

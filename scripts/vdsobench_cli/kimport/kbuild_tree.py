@@ -9,6 +9,11 @@ v6.12: vclock_gettime.o and vdso64.so{,.dbg} there) or one of its folders
                           (CMD); of several (vdso32/ compiles its own with
                           -m32, in v6.12 and v7.3), the one beside DBG
     paths(folder)         {cmd, obj, image, dbg} in that folder
+    vdso32_dir(build_fd)  the folder holding the 32-bit image kbuild linked,
+                          vdso32.so.dbg (VDSO_DIR in v6.1 and v6.12, its
+                          vdso32/ in v7.3), or None where there is none
+    obj32(build_fd)       the 32-bit vclock_gettime.o (the folder whose one
+                          is an ELFCLASS32 file: vdso32/), or None
     line_files(tree)      what shapes the line beyond the configuration: the
                           top and x86 Makefiles, kbuild's own, and each
                           Makefile* and *.include of VDSO_DIR and its folders
@@ -32,6 +37,7 @@ CMD = ".vclock_gettime.o.cmd"
 OBJ = "vclock_gettime.o"
 IMAGE = "vdso64.so"
 DBG = "vdso64.so.dbg"
+IMAGE32, DBG32 = "vdso32.so", "vdso32.so.dbg"
 FIXED_LINE_FILES = ("Makefile", "arch/x86/Makefile", "scripts/Makefile.lib",
                     "scripts/Makefile.build", "scripts/Kbuild.include",
                     "scripts/Makefile.compiler")
@@ -83,6 +89,29 @@ def vdso64_dir(build_fd):
     raise UsageError(f"kbuild: {CMD} in {', '.join(d for d, _ in with_cmd)}, and "
                      f"{'none' if not beside else 'more than one'} beside {DBG}: which is "
                      "the 64-bit vDSO's is not known; nothing imported")
+
+
+def vdso32_dir(build_fd):
+    """The one folder of VDSO_DIR and its folders with a regular DBG32, or None
+    (none, or several: which is kbuild's image is not known)."""
+    found = [d for d, ents in folders(build_fd) if regular(ents, DBG32)]
+    return found[0] if len(found) == 1 else None
+
+
+def obj32(build_fd):
+    """The path of the one 32-bit (ELFCLASS32) vclock_gettime.o kbuild
+    compiled, or None."""
+    found = []
+    for d, ents in folders(build_fd):
+        if regular(ents, OBJ):
+            try:
+                head = safe_read.read_regular(f"{d}/{OBJ}", "kbuild's object", 1 << 22,
+                                              root=build_fd)[:5]
+            except UsageError:
+                continue
+            if head == b"\x7fELF\x01":
+                found.append(f"{d}/{OBJ}")
+    return found[0] if len(found) == 1 else None
 
 
 def paths(folder):
