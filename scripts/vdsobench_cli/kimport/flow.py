@@ -183,6 +183,13 @@ def take_in(req):
         raise UsageError(f"import: {req.given}: --writer dwarf: kbuild made no image of "
                          "it to read the DWARF of; nothing imported")
     entry["identity"]["kbuild"] = kbuild.context(rec, req.kbuild_why or (said or [None])[-1])
+    if rec is not None and req.patched_image and kbuild.line_patches(req.patches) != req.patches:
+        # the patches change the code: the 32-bit vDSO is the patched tree's
+        # (made above with its 64-bit image), not the line's tree's
+        own = kbuild_patched.cached_record(rec["key"], req.patches)
+        entry["identity"]["kbuild"]["vdso32"] = kbuild.vdso32_of(own) or {
+            "built": False, "dir": None, "error": None,
+            "why": "kbuild made no image of the patched tree"}
     entry["identity"]["writer"] = meta.get("writer", "tree")
     return entry, meta, found is not None, time.monotonic() - t0
 

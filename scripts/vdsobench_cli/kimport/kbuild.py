@@ -464,4 +464,11 @@ def context(rec, why=None):
         return {"line": None, "why": why or "kbuild was not run"}
     return {"config": rec["config"], "compiler": rec["compiler"], "line": rec["line"],
             "key": rec["key"], "dropped": [f for f, _ in rec["dropped"]],
-            "vdso32": rec.get("vdso32")}
+            "vdso32": vdso32_of(rec)}
+
+
+def vdso32_of(rec):
+    """A kbuild record's 32-bit vDSO (kbuild_vdso32.record) with the key of
+    the cache folder its images are in; None for a record without one."""
+    v32 = (rec or {}).get("vdso32")
+    return dict(v32, key=rec["key"]) if isinstance(v32, dict) else None

@@ -83,6 +83,12 @@ def image_record(source, tree_identity, series, patches, config=None, say=print)
         return kbuild.made(source, ident, patches, how, top / key, say)
 
 
+def cached_record(base_key, patches):
+    """The patched tree's record made before (image_record's), or None: a
+    lookup, nothing built."""
+    return kbuild.cached(kbuild.cache_dir() / patches_key(base_key, patches))
+
+
 def kept(base):
     return (base / kbuild_kept.TREE).is_dir() and (base / kbuild_kept.MADE).is_file()
 

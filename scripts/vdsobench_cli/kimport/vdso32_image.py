@@ -1,0 +1,65 @@
+"""The check of a 32-bit vDSO image (vdso32.so or its .dbg, kbuild's:
+kbuild_vdso32.py), read as hostile input (elf32.py): an i386 shared
+object that exports what a 32-bit program's libc looks up in it, each
+entry point a function inside the section it names, and that needs
+nothing from elsewhere (a vDSO links nothing).
+
+    check(data)       {"ok", "exports": [name], "missing": [name],
+                      "problems": [why]}
+    data_symbols(elf) [(address, name)] of the .dbg's data pages and
+                      sections' labels, for naming what the code loads
+
+The 64-bit image's own check is impls/image's C (check.c, ELF64 only); the
+32-bit one is not loaded or run here (docs/image.md), so this reads its
+symbols and no more.
+"""
+
+from vdsobench_cli.kimport import elf32
+
+# what glibc and musl look up in the i386 vDSO (LINUX_2.6: the time calls;
+# LINUX_2.5: the system call entry and signal returns)
+REQUIRED = ("__vdso_clock_gettime", "__vdso_clock_gettime64", "__vdso_gettimeofday",
+            "__vdso_time", "__vdso_clock_getres", "__kernel_vsyscall", "__kernel_sigreturn",
+            "__kernel_rt_sigreturn")
+STT_SECTION, STT_FILE = 3, 4
+
+
+def check(data):
+    """The image's exports and what is wrong with it; ok where nothing is."""
+    try:
+        elf = elf32.parse(data)
+        dyn = elf.symbols(elf32.SHT_DYNSYM)
+    except elf32.ElfError as e:
+        return {"ok": False, "exports": [], "missing": list(REQUIRED), "problems": [str(e)]}
+    problems = []
+    if elf.type != elf32.ET_DYN:
+        problems.append(f"e_type {elf.type}, not ET_DYN (3): not a shared object")
+    # the version names (LINUX_2.6) are absolute symbols, no entry points
+    exported = {s.name: s for s in dyn if s.name and s.bind in (elf32.STB_GLOBAL, elf32.STB_WEAK)
+                and s.shndx not in (elf32.SHN_UNDEF, elf32.SHN_ABS)}
+    needs = sorted({s.name for s in dyn if s.name and s.shndx == elf32.SHN_UNDEF})
+    if needs:
+        problems.append(f"needs {', '.join(needs[:4])} from elsewhere (a vDSO links nothing)")
+    missing = [n for n in REQUIRED if n not in exported]
+    for name in REQUIRED:
+        sym = exported.get(name)
+        if sym is None:
+            continue
+        if sym.type != elf32.STT_FUNC:
+            problems.append(f"{name}: type {sym.type}, not a function")
+        why = elf.out_of_range(sym)
+        if why:
+            problems.append(why)
+    if missing:
+        problems.append(f"missing {', '.join(missing)}")
+    return {"ok": not problems, "exports": sorted(exported), "missing": missing,
+            "problems": problems}
+
+
+def data_symbols(elf):
+    """[(address, name)] of the .symtab's labels that are no function, file or
+    section (vvar__vdso_data, pvclock_page, _GLOBAL_OFFSET_TABLE_), sorted;
+    [] where the image has no .symtab (a stripped vdso32.so)."""
+    return sorted((s.value, s.name) for s in elf.symbols()
+                  if s.name and s.type not in (elf32.STT_FUNC, STT_SECTION, STT_FILE)
+                  and s.shndx != elf32.SHN_UNDEF and not s.name.startswith("LINUX_"))
