@@ -22,6 +22,10 @@ tested without a machine:
     "unverified": None or why verify gave no verdict (it did not run a
         variant: no tear, nothing timed),
     "code": "identical" or ["MONOTONIC: +3 instructions", ...] or None,
+    "vdso32": None or {"broken": the patched tree's 32-bit vDSO does not
+        build or check where the tree's does (WRONG: nothing timed),
+        "built": {"before", "after"}, "lines": its lines, ...}
+        (recipes/review_vdso32.py),
     "sim": [(clock, mode, instr_before, instr_after, miss_before, miss_after)],
     "rows": [(clock, mode, review.row(...))],
     "page": ["offs_boot added at 120..127 (line 1)", ...],
@@ -158,6 +162,10 @@ def dirty_words(files, shown=2):
 
 def first_line(rv, rows, fleet):
     """The block's first line where the review did not pass, else None."""
+    v32 = rv.get("vdso32") or {}
+    if v32.get("broken"):
+        what = "fails its check" if (v32.get("built") or {}).get("after") else "does not build"
+        return f"WRONG: the patched tree's vdso32 (the 32-bit vDSO) {what}; do not post"
     if rv.get("torn"):
         return "WRONG: the patched tree fails verify; do not post"
     if rv.get("unverified"):
@@ -186,7 +194,8 @@ def render(rv):
                   + (f" (a series of {n})" if n > 1 else ""))
     # what was built, verified and timed of a series, before any number, in
     # the room the rest of the block leaves (the table's rows, its other lines)
-    timed = not (stopped or rv.get("torn") or rv.get("unverified"))
+    broken32 = (rv.get("vdso32") or {}).get("broken")
+    timed = not (stopped or rv.get("torn") or rv.get("unverified") or broken32)
     room = (SERIES_FLEET if fleet else max(SERIES_MIN, SERIES_ROOM - len(rows))) if timed \
         else SERIES_UNTIMED
     lines += cover_letter_series.lines(rv, WIDTH, room)
@@ -210,7 +219,9 @@ def render(rv):
     arm64 = (cover_letter_arm64.lines(rv["arm64"], WIDTH,
                                       ARM64_LINES if fleet else ARM64_LINES_ALONE)
              if rv.get("arm64") else [])
-    if rv.get("torn") or rv.get("unverified") or stopped:
+    v32 = [x for line in (rv.get("vdso32") or {}).get("lines") or [] for x in wrap(line)]
+    if rv.get("torn") or rv.get("unverified") or stopped or broken32:
+        lines += v32
         after = (rv.get("verify") or {}).get("after", (None, ""))[1]
         # a series' patch says where it tore in its own lines
         if rv.get("torn") and rv["torn"] not in after and not stopped:
@@ -233,6 +244,7 @@ def render(rv):
     if change:
         lines += wrap(f"Counter read: {change}")
     lines += sim_lines(rv.get("sim") or [], shown)
+    lines += v32
     lines.append("")
     if fleet:
         # the page keeps two lines and its heading, a note one; the cluster's

@@ -4,6 +4,10 @@ the `---` of a cover letter (reports/cover_letter.py lays it out).
 Before is the tree S as it is, after is S with the patches applied, both
 imported (`vdsobench import`, cached) for the length of the recipe. In order:
 
+  - the 32-bit vDSO (review_vdso32.py): kbuild's vdso32 of both trees,
+    built or not, checked, its code per function; a patch that breaks only
+    it (kbuild's error named) is WRONG, neither verified nor timed (exit 1);
+    never run here without IA32 emulation (one line, abi32's probe);
   - verify on the patched tree, then the tree: a patch that fails it gets the
     failure and where it tore, no timing (exit 1);
   - the read path's object code before against after (objdump of the two
@@ -33,7 +37,8 @@ from vdsobench_cli.measure import compare, sim as sim_mod
 from vdsobench_cli.kimport import names, patches as patches_mod, request, store, txn
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import (patch_review_arm64, patch_review_rounds as rounds_mod,
-                                   patch_series, review_image, review_provenance)
+                                   patch_series, review_image, review_provenance,
+                                   review_vdso32)
 from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, judged,
                                                 layout_json, layout_summary, path_changes,
                                                 reader_disassembly, tore, verdict)
@@ -250,14 +255,17 @@ def reviewed(s, source, patches):
                                                      images=True,
                                                      **patch_series.kbuild_of(s)))
             inline, why = review_image.chosen(store.read_table(), BEFORE, AFTER)
-            checked = verified(s, counter, [inline])  # the build measured
+            v32 = vdso32_section(s)
+            # a patched tree that does not build is not verified
+            checked = {} if v32["broken"] else verified(s, counter, [inline])
         before = f"kernel:{BEFORE}+{counter}+{inline}"
         after = f"kernel:{AFTER}+{counter}+{inline}"
         failed = [rec for (label, _), rec in checked.items() if label == "after" and tore(rec)]
         rv = review_provenance.provenance(s, metas, (BEFORE, AFTER), source, patches,
                                           subjects, checked, rng)
         rv.update(measured=review_image.measured(inline, why, metas, {
-            BEFORE: "the tree", AFTER: "the patched tree"}), build=inline)
+            BEFORE: "the tree", AFTER: "the patched tree"}), build=inline,
+            vdso32=v32 if walk is None else vdso32_section(s))
         if walk is not None and not patch_series.into_review(rv, walk.steps):
             # a patch before the last, or the last's import, stopped the walk
             ok = finish(s, rv, None)
@@ -273,6 +281,8 @@ def reviewed(s, source, patches):
                 # each CPU model's own verify, with its own counter: the block says
                 # which models caught it
                 rv["fleet"] = on_fleet(s, fleet_args, inline)
+        elif rv["vdso32"]["broken"]:
+            progress("the patched tree's vdso32 does not build: nothing verified or timed")
         elif rv["unverified"]:
             progress(rv["unverified"])
         else:
@@ -297,6 +307,17 @@ def reviewed(s, source, patches):
         # verify passed here but failed on a node, with its own counter
         rv["torn"] = "caught on " + ", ".join(caught)
     return finish(s, rv, plan)
+
+
+def vdso32_section(s):
+    """review_vdso32.section() of the two imports, said under its heading,
+    its lines kept for the block."""
+    s.heading("vdso32: the 32-bit vDSO of the tree and the patched tree (kbuild's)")
+    v32 = review_vdso32.section(store.read_table(), BEFORE, AFTER)
+    v32["lines"] = review_vdso32.lines(v32)
+    for line in v32["lines"]:
+        s.say(line)
+    return v32
 
 
 def end_sims(before, after, clocks, walk):
@@ -356,12 +377,17 @@ def finish(s, rv, plan):
     write(s, "patch-review.json", json.dumps(record, indent=1, default=str) + "\n")
     arm64_torn = bool((rv.get("arm64") or {}).get("torn"))
     stopped = (rv.get("series") or {}).get("stopped")
+    broken32 = (rv.get("vdso32") or {}).get("broken")
     ok = not rv.get("torn") and not rv.get("unverified") and not arm64_torn and not stopped \
+        and not broken32 \
         and all(r["complete"] for _, _, r in rv.get("rows", []))
     if rv.get("fleet"):
         ok = ok and fleet_complete(rv["fleet"])
     if stopped:
         s.say(f"Patch {stopped} of the series did not pass (above): nothing was timed.")
+    elif broken32:
+        s.say("The patched tree's 32-bit vDSO (vdso32) does not build or check (above): "
+              "it was neither verified nor timed.")
     elif rv.get("torn"):
         s.say("The patched tree FAILS verify (above): it was not timed.")
     elif rv.get("unverified"):

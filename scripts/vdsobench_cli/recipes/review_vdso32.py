@@ -1,0 +1,146 @@
+"""patch-review's vdso32 section: the tree's and the patched tree's 32-bit
+vDSO (kbuild's vdso32.so.dbg, kimport/kbuild_vdso32.py), built or not,
+checked (kimport/vdso32_image.py), and their code compared per function.
+
+    section(table, before, after)  {"built": {before, after}, "error",
+                                   "check": {side: check()}, "code",
+                                   "why_code", "native"}; "broken": the
+                                   patched tree's vdso32 does not build
+                                   (or fails its check) where the tree's does
+    lines(v32)                     the review's lines for it
+
+The code: each image's objdump, addresses aside as review_image.py does
+for the 64-bit one. i386 code has no %rip: it finds its data through the
+GOT's address, which __x86.get_pc_thunk.REG and an `add $imm,REG` compute,
+and then `disp(REG)`. Both numbers move with the code's size, so they are
+named: the add as $_GLOBAL_OFFSET_TABLE_ where pc + imm is the GOT's
+address, and a displacement of 0x100 or more off a register other than
+%ebp/%esp as <symbol+offset> where GOT + disp falls on one of the .dbg's
+data labels (vvar__vdso_data, pvclock_page). Which register holds the GOT
+is not traced: that naming is a reading, a displacement that only looks
+like one could be named too; a field that moved still shows.
+
+Neither image is run: natively this needs a kernel that runs 32-bit
+programs (cli/abi32.py asks once; its answer is the "native" line).
+"""
+
+import re
+
+from vdsobench_cli.cli import abi32
+from vdsobench_cli.kimport import elf32, kbuild, kbuild_tree, vdso32_image
+from vdsobench_cli.recipes.review_parts import code_comparison, listing
+
+LIMIT = elf32.LIMIT
+THUNK = re.compile(r"^call\s+[0-9a-f]+ <__x86\.get_pc_thunk\.(\w\w)>$")
+ADD = re.compile(r"^add\s+\$0x([0-9a-f]+),%e(\w\w)$")
+MEM = re.compile(r"(-?)0x([0-9a-f]+)\(%(e(?:ax|bx|cx|dx|si|di))\)")
+TARGET = re.compile(r"\b[0-9a-f]+ (<[^>]+>)")
+NEAR = 0x100
+PAGE = 0x1000
+MASK = 0xffffffff
+
+
+def named(addr, labels):
+    """<label+off> of the highest label at or below addr within a page, or None."""
+    best = None
+    for value, name in labels:
+        if value <= addr < value + PAGE:
+            best = (value, name)
+    return best and f"<{best[1]}+{addr - best[0]:#x}>"
+
+
+def resolved(code, got, labels):
+    """{function: [instruction text]} of an i386 image's listing(), the GOT's
+    address and data references named (see above), jump targets as symbols."""
+    out = {}
+    for name, insns in code.items():
+        texts, thunk = [], None
+        for addr, text in insns:
+            text = " ".join(text.split("#", 1)[0].split())
+            m = ADD.match(text)
+            if m and thunk == m.group(2) and got is not None \
+                    and (addr + int(m.group(1), 16)) & MASK == got:
+                text = f"add $_GLOBAL_OFFSET_TABLE_,%e{m.group(2)}"
+
+            def data(mm):
+                disp = int(mm.group(2), 16) * (-1 if mm.group(1) else 1)
+                where = got is not None and abs(disp) >= NEAR and named(
+                    (got + disp) & MASK, labels)
+                return f"{where}(%{mm.group(3)})" if where else mm.group(0)
+            text = MEM.sub(data, text)
+            m = THUNK.match(text)
+            thunk = m.group(1) if m else None
+            texts.append(TARGET.sub(r"\1", text))
+        out[name] = texts
+    return out
+
+
+def image_code(path):
+    """(resolved() of an image, None) or (None, why)."""
+    try:
+        elf = elf32.parse(path.read_bytes()[:LIMIT + 1])
+        labels = vdso32_image.data_symbols(elf)
+    except (OSError, elf32.ElfError) as e:
+        return None, f"{path.name}: {e}"
+    got = next((v for v, n in labels if n == "_GLOBAL_OFFSET_TABLE_"), None)
+    code, why = listing(path)
+    return (None, why) if code is None else (resolved(code, got, labels), None)
+
+
+def side(entry):
+    """(the 32-bit vDSO record of an import entry, its .dbg's path or None)."""
+    v32 = ((entry or {}).get("identity") or {}).get("kbuild", {}).get("vdso32")
+    if not isinstance(v32, dict):
+        return {"built": False, "why": "not recorded (kbuild did not run, or an older "
+                "cache)", "error": None}, None
+    if not v32.get("built"):
+        return v32, None
+    path = kbuild.cache_dir() / v32["key"] / kbuild_tree.DBG32
+    return v32, path if path.is_file() else None
+
+
+def section(table, before, after):
+    runs, why = abi32.probe()
+    out = {"native": "runs here" if runs else f"not run here: {why}"}
+    recs = {}
+    for label, name in (("before", before), ("after", after)):
+        recs[label], path = side(table.get(name))
+        out.setdefault("built", {})[label] = bool(recs[label].get("built"))
+        if path is not None:
+            out.setdefault("check", {})[label] = vdso32_image.check(path.read_bytes()[:LIMIT + 1])
+            recs[label]["path"] = path
+    out["why"] = {k: r.get("why") for k, r in recs.items() if not r.get("built")}
+    out["error"] = recs["after"].get("error")
+    bad_check = not (out.get("check") or {}).get("after", {"ok": True})["ok"]
+    out["broken"] = bool(out["built"]["before"] and (not out["built"]["after"] or bad_check))
+    if "path" in recs["before"] and "path" in recs["after"]:
+        (a, why_a), (b, why_b) = (image_code(recs[k]["path"]) for k in ("before", "after"))
+        out["code"] = code_comparison(a, b) if a is not None and b is not None else None
+        out["why_code"] = why_a or why_b
+    else:
+        out["code"], out["why_code"] = None, "no two vdso32 images"
+    return out
+
+
+def lines(v32):
+    """The review's lines (printed, and in the block)."""
+    out = []
+    if v32["broken"] and not v32["built"]["after"]:
+        out.append(f"vdso32: the patched tree's does NOT build: {v32['error'] or '?'}")
+    elif not v32["built"]["after"]:
+        out.append(f"vdso32: not built ({v32['why'].get('after') or '?'})")
+    else:
+        chk = (v32.get("check") or {}).get("after") or {}
+        out.append("vdso32: built; its symbols: " + (
+            f"{len(chk['exports'])} exported, all expected" if chk.get("ok")
+            else "; ".join(chk.get("problems") or ["not checked"])))
+    code = v32.get("code")
+    if code == "identical":
+        out.append("vdso32 object code: identical")
+    elif code:
+        out.append("vdso32 object code differs: " + "; ".join(code[:2])
+                   + (f"; and {len(code) - 2} more" if len(code) > 2 else ""))
+    elif v32["built"]["after"]:
+        out.append(f"vdso32 object code not compared: {v32.get('why_code')}")
+    out.append(f"vdso32 verify and time: {v32['native']}")
+    return out
