@@ -149,6 +149,38 @@ class ShapeTest(unittest.TestCase):
         self.assertIn("Data page:", lines)
         self.assertTrue(lines[0].startswith("INCOMPLETE"))
 
+    def test_a_vdso32_that_does_not_build_is_wrong_and_untimed(self):
+        v32 = {"broken": True, "built": {"before": True, "after": False},
+               "lines": ["vdso32: the patched tree's does NOT build: arch/x86/entry/vdso/"
+                         "vdso32.so.dbg: undefined symbols found (calls libgcc's "
+                         "__udivdi3, which a vDSO does not link)",
+                         "vdso32 verify and time: not run here: no IA32 emulation here"]}
+        lines = cover_letter.render(review_of(vdso32=v32, rows=[], verify={}))
+        self.check_shape(lines)
+        self.assertTrue(lines[0].startswith("WRONG: the patched tree's vdso32"), lines)
+        text = "\n".join(lines)
+        self.assertIn("__udivdi3", text)
+        self.assertNotIn("change, 95% CI", text)
+        self.assertNotIn("Read path object code", text)
+
+    def test_the_vdso32_lines_leave_the_table_whole(self):
+        v32 = {"broken": False, "built": {"before": True, "after": True},
+               "lines": ["vdso32: built, symbols as expected; code differs in 2 functions; "
+                         "not verified or timed: the kernel does not run 32-bit programs"]}
+        sim = [(c, m, 60, 61, 1, 2) for c in CLOCKS for m in ("hot", "pressure")]
+        rv = review_of(vdso32=v32, sim=sim, page=[f"FIELD{i}: moved" for i in range(9)],
+                       code=[f"f{i}: 1 of 30 instructions differ" for i in range(6)],
+                       notes=["pressure is simulated, not timed", "--quick"])
+        lines = cover_letter.render(rv)
+        self.check_shape(lines)
+        self.assertIsNone(cover_letter.first_line(rv, rv["rows"], None))
+        self.assertIn("vdso32: built, symbols as expected; code differs in 2 functions; not",
+                      lines)
+        start = next(i for i, x in enumerate(lines) if x.startswith("clock "))
+        table = lines[start + 1:start + 1 + 2 * len(CLOCKS)]
+        self.assertEqual([x.split()[:2] for x in table],
+                         [[c.upper(), m] for c in CLOCKS for m in ("hot", "pressure")], lines)
+
     def test_hostile_strings_are_escaped(self):
         m = dict(review_of()["machine"], cpu="EPYC\x1b[2J\u202eevil")
         lines = cover_letter.render(review_of(machine=m, subject="x\x07y"))

@@ -314,9 +314,9 @@ def vdso32_section(s):
     its lines kept for the block."""
     s.heading("vdso32: the 32-bit vDSO of the tree and the patched tree (kbuild's)")
     v32 = review_vdso32.section(store.read_table(), BEFORE, AFTER)
-    v32["lines"] = review_vdso32.lines(v32)
-    for line in v32["lines"]:
+    for line in review_vdso32.lines(v32):
         s.say(line)
+    v32["lines"] = review_vdso32.block(v32)
     return v32
 
 

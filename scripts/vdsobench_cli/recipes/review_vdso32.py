@@ -8,6 +8,8 @@ checked (kimport/vdso32_image.py), and their code compared per function.
                                    patched tree's vdso32 does not build
                                    (or fails its check) where the tree's does
     lines(v32)                     the review's lines for it
+    block(v32)                     the cover letter's: one sentence, or the
+                                   failure and the line on running it
 
 The code: each image's objdump, addresses aside as review_image.py does
 for the 64-bit one. i386 code has no %rip: it finds its data through the
@@ -101,7 +103,8 @@ def side(entry):
 
 def section(table, before, after):
     runs, why = abi32.probe()
-    out = {"native": "runs here" if runs else f"not run here: {why}"}
+    out = {"native": "runs here" if runs else f"not run here: {why}",
+           "native_short": None if runs else why.split(" (")[0]}
     recs = {}
     for label, name in (("before", before), ("after", after)):
         recs[label], path = side(table.get(name))
@@ -144,3 +147,18 @@ def lines(v32):
         out.append(f"vdso32 object code not compared: {v32.get('why_code')}")
     out.append(f"vdso32 verify and time: {v32['native']}")
     return out
+
+
+def block(v32):
+    """The cover letter's lines: where the patched tree's vdso32 does not build
+    or check, lines() (the block is untimed, it has the room); else one
+    sentence."""
+    if v32["broken"] or not v32["built"]["after"]:
+        return lines(v32)
+    chk = (v32.get("check") or {}).get("after") or {}
+    code = v32.get("code")
+    said = ("code identical" if code == "identical" else
+            f"code differs in {len(code)} function{'s' if len(code) != 1 else ''}" if code
+            else "code not compared")
+    return [f"vdso32: built, {'symbols as expected' if chk.get('ok') else 'symbols NOT checked'}"
+            f"; {said}; not verified or timed: " + (v32.get("native_short") or v32["native"])]
