@@ -1,0 +1,257 @@
+"""The 32-bit vDSO's parts on made-up data: the ELF32 reader and image check
+(hostile files), kbuild's failure read from a made-up make log and tree,
+and the i386 code's naming of GOT-relative addresses. No kbuild, no
+compiler (kernel_import_vdso32_test.py reviews a real patch)."""
+
+import os
+import struct
+import tempfile
+import unittest
+from pathlib import Path
+
+from vdsobench_cli.kimport import elf32, kbuild_tree, kbuild_vdso32, vdso32_image
+from vdsobench_cli.recipes import review_vdso32
+
+TEXT_ADDR, TEXT_SIZE = 0x100, 0x200
+
+
+def strtab(names):
+    """(bytes, {name: offset}) of a string table holding names."""
+    data, at = b"\0", {}
+    for n in names:
+        at[n] = len(data)
+        data += n.encode() + b"\0"
+    return data, at
+
+
+def elf(symbols, etype=elf32.ET_DYN, kind=elf32.SHT_DYNSYM, undefined=()):
+    """An i386 ELF file: .text (loaded at TEXT_ADDR), a symbol table of kind
+    with symbols [(name, value, size)] (functions in .text) and undefined
+    names, its string table, .shstrtab."""
+    names = [n for n, _, _ in symbols] + list(undefined)
+    strings, at = strtab(names)
+    syms = struct.pack("<IIIBBH", 0, 0, 0, 0, 0, 0)
+    for n, value, size in symbols:
+        syms += struct.pack("<IIIBBH", at[n], value, size, (1 << 4) | 2, 0, 1)
+    for n in undefined:
+        syms += struct.pack("<IIIBBH", at[n], 0, 0, (1 << 4) | 0, 0, 0)
+    shstr, sat = strtab([".text", ".dynsym", ".dynstr", ".shstrtab"])
+    body = bytes(TEXT_SIZE)
+    off = 52
+    parts, headers = [], [struct.pack("<10I", *([0] * 10))]
+    for name, stype, flags, addr, data, link, entsize in (
+            (".text", 1, 0x6, TEXT_ADDR, body, 0, 0),
+            (".dynsym", kind, 0x2, 0, syms, 3, 16),
+            (".dynstr", elf32.SHT_STRTAB, 0x2, 0, strings, 0, 0),
+            (".shstrtab", elf32.SHT_STRTAB, 0, 0, shstr, 0, 0)):
+        headers.append(struct.pack("<10I", sat[name], stype, flags, addr, off, len(data),
+                                   link, 0, 1, entsize))
+        parts.append(data)
+        off += len(data)
+    ident = b"\x7fELF" + bytes([1, 1, 1]) + bytes(9)
+    ehdr = ident + struct.pack("<HHIIIIIHHHHHH", etype, elf32.EM_386, 1, 0, 0, off, 0, 52,
+                               0, 0, 40, len(headers), 4)
+    return ehdr + b"".join(parts) + b"".join(headers)
+
+
+def good_image():
+    return elf([(n, TEXT_ADDR + 0x10 * i, 0x10)
+                for i, n in enumerate(vdso32_image.REQUIRED)])
+
+
+class Elf32Test(unittest.TestCase):
+    def test_a_whole_image_checks(self):
+        c = vdso32_image.check(good_image())
+        self.assertTrue(c["ok"], c)
+        self.assertEqual(sorted(vdso32_image.REQUIRED), c["exports"])
+
+    def test_every_truncation_is_refused_in_words(self):
+        data = good_image()
+        for n in range(len(data)):
+            c = vdso32_image.check(data[:n])
+            self.assertFalse(c["ok"], n)
+            self.assertTrue(c["problems"], n)
+
+    def test_the_wrong_class_or_machine_is_named(self):
+        data = bytearray(good_image())
+        data[4] = 2
+        self.assertIn("not ELFCLASS32", vdso32_image.check(bytes(data))["problems"][0])
+        data = bytearray(good_image())
+        data[18] = 62  # EM_X86_64
+        self.assertIn("not EM_386", vdso32_image.check(bytes(data))["problems"][0])
+
+    def test_a_symbol_out_of_its_section_is_named(self):
+        syms = [(n, TEXT_ADDR, 4) for n in vdso32_image.REQUIRED]
+        syms[0] = (syms[0][0], TEXT_ADDR + TEXT_SIZE - 2, 4)
+        c = vdso32_image.check(elf(syms))
+        self.assertFalse(c["ok"])
+        self.assertTrue(any(p.startswith(f"{syms[0][0]}: ") and "outside .text" in p
+                            for p in c["problems"]), c)
+
+    def test_a_missing_export_and_a_need_are_named(self):
+        syms = [(n, TEXT_ADDR, 4) for n in vdso32_image.REQUIRED if n != "__vdso_time"]
+        c = vdso32_image.check(elf(syms, undefined=["__udivdi3"]))
+        self.assertEqual(["__vdso_time"], c["missing"])
+        self.assertTrue(any("__udivdi3" in p for p in c["problems"]), c)
+
+    def test_not_a_shared_object(self):
+        c = vdso32_image.check(elf([(n, TEXT_ADDR, 4) for n in vdso32_image.REQUIRED],
+                                   etype=elf32.ET_REL))
+        self.assertIn("not a shared object", " ".join(c["problems"]))
+
+    def test_hostile_headers_are_errors_not_crashes(self):
+        data = good_image()
+        shoff = struct.unpack_from("<I", data, 32)[0]
+        for at, value in ((32, len(data)), (48, 0xffff), (50, 7), (46, 64)):
+            bad = bytearray(data)
+            struct.pack_into("<H" if at >= 44 else "<I", bad, at, value)
+            with self.assertRaises(elf32.ElfError):
+                elf32.parse(bytes(bad)).symbols(elf32.SHT_DYNSYM)
+        # a name's offset past its string table
+        bad = bytearray(data)
+        dynsym = shoff + 2 * 40
+        sym_off = struct.unpack_from("<I", bad, dynsym + 16)[0]
+        struct.pack_into("<I", bad, sym_off + 16, 0x7fffffff)
+        with self.assertRaisesRegex(elf32.ElfError, "past its string table"):
+            elf32.parse(bytes(bad)).symbols(elf32.SHT_DYNSYM)
+
+    def test_an_objects_libgcc_calls(self):
+        obj = elf([("do_hres", TEXT_ADDR, 4)], etype=elf32.ET_REL, kind=elf32.SHT_SYMTAB,
+                  undefined=["__udivdi3", "vvar__vdso_data", "__udivmoddi4"])
+        names = elf32.undefined(obj)
+        self.assertEqual(["__udivdi3", "__udivmoddi4", "vvar__vdso_data"], names)
+        self.assertEqual(["__udivdi3", "__udivmoddi4"],
+                         [n for n in names if elf32.LIBGCC.match(n)])
+
+
+VDSO = kbuild_tree.VDSO_DIR
+LOG_32 = f"""  gcc -m32 -c -o {VDSO}/vdso32/vclock_gettime.o x.c
+# VDSO    {VDSO}/vdso32.so.dbg
+  ld -o {VDSO}/vdso32.so.dbg -m elf_i386 && sh checkundef.sh
+{VDSO}/vdso32.so.dbg: undefined symbols found
+make[5]: *** [{VDSO}/Makefile:147: {VDSO}/vdso32.so.dbg] Error 1
+make[5]: *** Deleting file '{VDSO}/vdso32.so.dbg'
+make[4]: *** [scripts/Makefile.build:471: {VDSO}] Error 2
+make[1]: *** [/w/src/Makefile:2008: .] Error 2
+make: *** [Makefile:236: __sub-make] Error 2
+"""
+LOG_64 = LOG_32 + f"""{VDSO}/vclock_gettime.c:9:1: error: expected ';'
+make[5]: *** [scripts/Makefile.build:229: {VDSO}/vclock_gettime.o] Error 1
+"""
+
+
+class Kbuild32Test(unittest.TestCase):
+    def tree(self, files):
+        d = tempfile.TemporaryDirectory()
+        self.addCleanup(d.cleanup)
+        for rel, data in files.items():
+            p = Path(d.name) / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+        fd = os.open(d.name, os.O_RDONLY | os.O_DIRECTORY)
+        self.addCleanup(os.close, fd)
+        return fd
+
+    def built64(self, **more):
+        obj32 = elf([("do_hres", TEXT_ADDR, 4)], etype=elf32.ET_REL, kind=elf32.SHT_SYMTAB,
+                    undefined=["__udivdi3", "vvar__vdso_data"])
+        files = {f"{VDSO}/{kbuild_tree.CMD}": b"savedcmd_x := gcc", f"{VDSO}/vclock_gettime.o":
+                 b"\x7fELF\x02", f"{VDSO}/vdso64.so": b"so", f"{VDSO}/vdso64.so.dbg": b"dbg",
+                 f"{VDSO}/vdso32/vclock_gettime.o": obj32}
+        files.update(more)
+        return self.tree({k: v for k, v in files.items() if v is not None})
+
+    def test_the_failed_targets_are_the_leaves(self):
+        self.assertEqual([f"{VDSO}/vdso32.so.dbg"], kbuild_vdso32.failed_targets(LOG_32))
+        self.assertEqual([f"{VDSO}/vclock_gettime.o", f"{VDSO}/vdso32.so.dbg"],
+                         kbuild_vdso32.failed_targets(LOG_64))
+
+    def test_only_vdso32_failed_names_kbuilds_line_and_the_call(self):
+        why = kbuild_vdso32.only_vdso32(LOG_32, self.built64())
+        self.assertTrue(why.startswith(f"{VDSO}/vdso32.so.dbg: undefined symbols found"), why)
+        self.assertIn("libgcc's __udivdi3", why)
+        self.assertNotIn("vvar__vdso_data", why)
+
+    def test_a_64_bit_failure_or_a_missing_image_fails_the_import(self):
+        self.assertIsNone(kbuild_vdso32.only_vdso32(LOG_64, self.built64()))
+        no_image = self.built64(**{f"{VDSO}/vdso64.so": None})
+        self.assertIsNone(kbuild_vdso32.only_vdso32(LOG_32, no_image))
+        self.assertIsNone(kbuild_vdso32.only_vdso32("make: *** [x:1: y] Error 2\n",
+                                                    self.built64()))
+
+    def test_the_record(self):
+        fd = self.built64(**{f"{VDSO}/vdso32.so.dbg": b"x"})
+        self.assertEqual(kbuild_vdso32.NO_IA32,
+                         kbuild_vdso32.record(fd, b"# CONFIG_IA32_EMULATION is not set\n",
+                                              None)["why"])
+        on = b"CONFIG_IA32_EMULATION=y\n"
+        self.assertEqual({"built": True, "dir": VDSO, "why": None, "error": None},
+                         kbuild_vdso32.record(fd, on, None))
+        failed = kbuild_vdso32.record(fd, on, "undefined symbols found")
+        self.assertEqual((False, "undefined symbols found"), (failed["built"], failed["error"]))
+
+
+class ResolvedTest(unittest.TestCase):
+    LABELS = [(0xffffc000, "vvar_page"), (0xffffc080, "vvar__vdso_data"),
+              (0x3d4, "_GLOBAL_OFFSET_TABLE_")]
+
+    def listing(self, shift):
+        """A function placed `shift` bytes later, the GOT too: the same code."""
+        got = 0x3d4 + shift
+        at = 0x100 + shift
+        return {"f": [(at, f"call   {at + 0x100:x} <__x86.get_pc_thunk.bx>"),
+                      (at + 5, f"add    $0x{(got - at - 5) & 0xffffffff:x},%ebx"),
+                      (at + 11, f"mov    -0x{(got - 0xffffc0c8) & 0xffffffff:x}(%ebx),%eax"),
+                      (at + 17, "mov    0x30(%eax),%esi"),
+                      (at + 20, f"jne    {at + 40:x} <f+0x28>")]}, got
+
+    def test_the_same_code_placed_elsewhere_reads_the_same(self):
+        a = review_vdso32.resolved(*self.listing(0), self.LABELS)
+        code, got = self.listing(0x40)
+        labels = [(v if v > 0x80000000 else v + 0x40, n) for v, n in self.LABELS]
+        b = review_vdso32.resolved(code, got, labels)
+        self.assertEqual(a, b)
+        self.assertEqual("add $_GLOBAL_OFFSET_TABLE_,%ebx", a["f"][1])
+        self.assertEqual("mov <vvar__vdso_data+0x48>(%ebx),%eax", a["f"][2])
+        self.assertEqual("mov 0x30(%eax),%esi", a["f"][3])  # a field: a field
+
+    def test_an_add_that_is_not_the_got_stays(self):
+        code, got = self.listing(0)
+        out = review_vdso32.resolved(code, got + 4, self.LABELS)
+        self.assertTrue(out["f"][1].startswith("add $0x"), out)
+
+
+class LinesTest(unittest.TestCase):
+    NATIVE = {"native": "not run here: the kernel does not run 32-bit programs (execve: "
+              "Exec format error): no IA32 emulation here",
+              "native_short": "the kernel does not run 32-bit programs"}
+
+    def test_a_build_failure_is_said_first_with_kbuilds_line(self):
+        v32 = dict(self.NATIVE, broken=True, built={"before": True, "after": False},
+                   error="vdso32.so.dbg: undefined symbols found", code=None,
+                   why={"after": "kbuild failed to build it"})
+        out = review_vdso32.block(v32)
+        self.assertEqual("vdso32: the patched tree's does NOT build: vdso32.so.dbg: "
+                         "undefined symbols found", out[0])
+        self.assertIn("no IA32 emulation here", out[-1])
+
+    def test_a_built_one_is_one_sentence(self):
+        v32 = dict(self.NATIVE, broken=False, built={"before": True, "after": True},
+                   check={"after": {"ok": True, "exports": ["a"], "problems": []}},
+                   code=["vdso_time: 2 of 24 instructions differ"])
+        self.assertEqual(["vdso32: built, symbols as expected; code differs in 1 function; "
+                          "not verified or timed: the kernel does not run 32-bit programs"],
+                         review_vdso32.block(v32))
+        self.assertIn("vdso32 object code differs: vdso_time: 2 of 24 instructions differ",
+                      review_vdso32.lines(v32))
+
+    def test_no_ia32_in_the_configuration_is_said_not_failed(self):
+        v32 = dict(self.NATIVE, broken=False, built={"before": False, "after": False},
+                   code=None, why={"before": kbuild_vdso32.NO_IA32,
+                                   "after": kbuild_vdso32.NO_IA32})
+        self.assertEqual(f"vdso32: not built ({kbuild_vdso32.NO_IA32})",
+                         review_vdso32.block(v32)[0])
+
+
+if __name__ == "__main__":
+    unittest.main()
