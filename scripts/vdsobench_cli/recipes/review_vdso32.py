@@ -95,7 +95,7 @@ def side(entry):
     if not isinstance(v32, dict):
         return {"built": False, "why": "not recorded (kbuild did not run, or an older "
                 "cache)", "error": None}, None
-    if not v32.get("built"):
+    if not v32.get("built") or not re.fullmatch(r"[0-9a-f]{64}", str(v32.get("key"))):
         return v32, None
     path = kbuild.cache_dir() / v32["key"] / kbuild_tree.DBG32
     return v32, path if path.is_file() else None

@@ -253,5 +253,14 @@ class LinesTest(unittest.TestCase):
                          review_vdso32.block(v32)[0])
 
 
+    def test_a_hostile_or_missing_record_reads_no_file(self):
+        for v32 in ({"built": True, "key": "../../../etc"}, {"built": True, "key": None},
+                    {"built": True}, "built"):
+            rec, path = review_vdso32.side({"identity": {"kbuild": {"vdso32": v32}}})
+            self.assertIsNone(path, v32)
+        rec, path = review_vdso32.side({})
+        self.assertEqual((False, None), (rec["built"], path))
+
+
 if __name__ == "__main__":
     unittest.main()
