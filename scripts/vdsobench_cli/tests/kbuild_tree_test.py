@@ -1,10 +1,10 @@
 """kimport/kbuild_tree.py and kbuild's use of it, on small fake trees laid
-out as kbuild leaves Linux v6.12 (the 64-bit vDSO in arch/x86/entry/vdso/,
-vdso32/ beside it) and v7.3 (in arch/x86/entry/vdso/vdso64/, beside common/
-and vdso32/): the compile line and the images are found in both shapes by
-looking, a link is never followed, and a tree that leaves no way to tell is
-one line; which trees import builds with kbuild by default, and why not.
-No make runs here."""
+out as kbuild leaves Linux v6.12 (both images in arch/x86/entry/vdso/,
+vdso32/ compiling the 32-bit objects) and v7.3 (in vdso64/ and vdso32/,
+beside common/): the compile line and the images, the 32-bit ones too, are
+found in both shapes by looking, a link is never followed, and a tree that
+leaves no way to tell is one line; which trees import builds with kbuild by
+default, and why not. No make runs here."""
 
 import os
 import shutil
@@ -15,7 +15,7 @@ from unittest import mock
 
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.cli import arch
-from vdsobench_cli.kimport import kbuild, kbuild_tree, request
+from vdsobench_cli.kimport import kbuild, kbuild_tree, kbuild_vdso32, request
 from vdsobench_cli.recipes import review_provenance
 
 V = kbuild_tree.VDSO_DIR
@@ -24,16 +24,18 @@ SHAPES = {
     # v6.1, v6.12: the 64-bit vDSO in the folder itself, vdso32/ builds its own
     "6.12": {f"{V}/Makefile": "", f"{V}/vdso.lds.S": "", f"{V}/vclock_gettime.o": "o64",
              f"{V}/vdso64.so": "so64", f"{V}/vdso64.so.dbg": "dbg64",
-             f"{V}/vdso32/vclock_gettime.o": "o32", f"{V}/vdso32/vdso32.so.dbg": "dbg32"},
+             f"{V}/vdso32/vclock_gettime.o": "o32", f"{V}/vdso32.so": "so32",
+             f"{V}/vdso32.so.dbg": "dbg32"},
     # v7.3: common/ holds the sources, vdso64/ and vdso32/ build each image
     "7.3": {f"{V}/Makefile": "", f"{V}/vma.o": "", f"{V}/common/Makefile.include": "",
             f"{V}/common/vclock_gettime.c": "", f"{V}/vdso64/Makefile": "",
             f"{V}/vdso64/vclock_gettime.o": "o64", f"{V}/vdso64/vdso64.so": "so64",
             f"{V}/vdso64/vdso64.so.dbg": "dbg64", f"{V}/vdso64/vdsox32.so": "x32",
             f"{V}/vdso32/Makefile": "", f"{V}/vdso32/vclock_gettime.o": "o32",
-            f"{V}/vdso32/vdso32.so.dbg": "dbg32"},
+            f"{V}/vdso32/vdso32.so": "so32", f"{V}/vdso32/vdso32.so.dbg": "dbg32"},
 }
 WHERE = {"6.12": V, "7.3": f"{V}/vdso64"}
+WHERE32 = {"6.12": V, "7.3": f"{V}/vdso32"}
 
 
 def cmd_text(folder, cc="gcc"):
@@ -124,6 +126,7 @@ class ShapesTest(unittest.TestCase):
                 self.assertEqual(rec["options"], {"TIME_NS": True, "POSIX_AUX_CLOCKS": False,
                                                   "GENERIC_VDSO_OVERFLOW_PROTECT": False})
                 self.assertEqual(rec["vdso_dir"], where)
+                self.assertEqual(rec["vdso32"]["why"], kbuild_vdso32.NO_IA32)
                 self.assertIn(f"-o {where}/vclock_gettime.o", rec["line"])
                 self.assertIn("-fcf-protection=none", rec["copts"])
                 self.assertNotIn("-nostdinc", rec["copts"])
@@ -139,6 +142,28 @@ class ShapesTest(unittest.TestCase):
             with mock.patch.object(kbuild, "cache_dir", return_value=cache):
                 self.assertEqual(kbuild.own_image({"key": "k"}, own=True),
                                  cache / "k" / "vdso64.so")
+
+    def test_the_32_bit_image_is_found_and_kept_in_each_shape(self):
+        compiler = kbuild.compiler_identity("gcc")
+        for shape, where in WHERE32.items():
+            root = self.tree(shape)
+            (root / ".config").write_text("CONFIG_IA32_EMULATION=y\n")
+            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                rec = kbuild.extract(fd, compiler)
+                self.assertEqual({"built": True, "dir": where, "why": None, "error": None},
+                                 rec["vdso32"], shape)
+                cache = self.tmp / f"cache32-{shape}"
+                cache.mkdir()
+                kbuild.keep(fd, dict(rec, key="k"), cache, cache / "k")
+                failed = kbuild.extract(fd, compiler, "x: undefined symbols found")
+            finally:
+                os.close(fd)
+            kept = {p.name: p.read_text() for p in (cache / "k").iterdir()}
+            self.assertEqual((kept["vdso32.so"], kept["vdso32.so.dbg"]), ("so32", "dbg32"))
+            self.assertEqual(kept["vdso64.so"], "so64")
+            self.assertEqual((False, "x: undefined symbols found"),
+                             (failed["vdso32"]["built"], failed["vdso32"]["error"]))
 
     def test_the_line_of_another_compiler_names_its_file(self):
         root = self.tree("7.3")
