@@ -10,7 +10,13 @@ on x86: each also carries what its patch must show in the block.
   clocks whose lines moved). The second waits for the first and says so;
   both verify each tree for real in every mode (PASS: the patches are
   correct), both are timed (any verdict: a few rounds of live timing), and
-  the table is empty after (review_support.check_review()).
+  the table is empty after (review_support.check_review()). Both trees'
+  vdso32 is built and checked; offs_boot changes its code too.
+- A third at the same time, of a patch that breaks only the 32-bit vDSO
+  (6.12-u64-div-32bit.patch: a u64 / and % i386 compiles to libgcc calls):
+  WRONG first, vdso32 and kbuild's error named, the 64-bit image built,
+  nothing verified or timed (its cost beside the two: ~35 s, the patched
+  tree's import and kbuild's rebuild).
 - A hostile .git (refs linked to /proc, HEAD `ref: refs/kmsg`: the old
   reader blocked in the kernel log's reader until killed): the review ends,
   its commit is recorded as not read and why, and .git is as it was. Its
@@ -36,6 +42,7 @@ from vdsobench_cli.tests.support import (KERNEL_TESTDATA, NESTED, TEST_BUDGET_S,
 
 NFC_REORDER = str(KERNEL_TESTDATA / "6.12-nfc-reorder.patch")
 OFFS_BOOT = str(KERNEL_TESTDATA / "6.12-offs-boot.patch")
+U64_DIV = str(KERNEL_TESTDATA / "6.12-u64-div-32bit.patch")
 # a guard against a review that hangs, never a timing: a --quick review takes
 # a few minutes on a loaded 2-core machine
 HANG_S = 1800
@@ -85,10 +92,11 @@ class TwoReviewsTest(unittest.TestCase):
                                     "scripts/vdsobench setup --kernel-sources)")
         cls.imports = ImportsDir()
         cls.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-reviews-")
-        outs = [os.path.join(cls.tmp.name, f"out{i}") for i in (1, 2)]
+        outs = [os.path.join(cls.tmp.name, f"out{i}") for i in (1, 2, 3)]
         runs = [start(o, "--source", "linux-source-6.12", "--patch", p)
-                for o, p in zip(outs, (NFC_REORDER, OFFS_BOOT))]
+                for o, p in zip(outs, (NFC_REORDER, OFFS_BOOT, U64_DIV))]
         cls.results = [(o, *finished(p)) for o, p in zip(outs, runs)]
+        cls.broken32 = cls.results.pop()
 
     @classmethod
     def tearDownClass(cls):
@@ -102,6 +110,12 @@ class TwoReviewsTest(unittest.TestCase):
         letter, record = outputs(out_dir)
         check_review(self, rc, letter, record)
         self.assertIn("patch-review: verify after", err)  # progress on stderr
+        v32 = record["vdso32"]
+        self.assertEqual({"before": True, "after": True}, v32["built"], v32)
+        self.assertFalse(v32["broken"], v32)
+        self.assertTrue(v32["check"]["after"]["ok"], v32)
+        self.assertTrue(any(x.startswith("vdso32: built, symbols as expected; code ")
+                            for x in letter), letter)
         return letter, record
 
     def test_a_patch_that_changes_no_code(self):
@@ -137,10 +151,36 @@ class TwoReviewsTest(unittest.TestCase):
         for needle in ("offs_boot: added", "248 -> 256 bytes", "REALTIME_COARSE: 3 -> 2"):
             self.assertIn(needle, block)
         self.assertNotEqual(record["code"], "identical")  # every basetime moved 8 bytes
+        self.assertTrue(record["vdso32"]["code"], record["vdso32"])  # in i386's too
+        self.assertNotEqual(record["vdso32"]["code"], "identical")
+
+    def test_a_patch_that_breaks_only_vdso32(self):
+        """The 64-bit image builds (the review is measured on kbuild's
+        images), the 32-bit one does not link: WRONG first, vdso32 and
+        kbuild's error named, the libgcc calls, nothing verified or timed."""
+        out_dir, rc, out, err = self.broken32
+        self.assertEqual(rc, 1, err[-3000:] + out[-3000:])
+        letter, record = outputs(out_dir)
+        self.assertLessEqual(len(letter), 40, letter)
+        self.assertLessEqual(max(map(len, letter)), 72, letter)
+        self.assertEqual("WRONG: the patched tree's vdso32 (the 32-bit vDSO) does not build; "
+                         "do not post", " ".join(" ".join(letter[:2]).split()))
+        v32 = record["vdso32"]
+        self.assertEqual({"before": True, "after": False}, v32["built"], v32)
+        self.assertTrue(v32["broken"])
+        self.assertRegex(v32["error"], r"vdso32\.so\.dbg: undefined symbols found .*__udivdi3")
+        text = " ".join(" ".join(letter).split())
+        self.assertIn("vdso32: the patched tree's does NOT build: arch/x86/entry/vdso/"
+                      "vdso32.so.dbg: undefined symbols found", text)
+        self.assertRegex(text, r"vdso32 verify and time: (not run here: .+|runs here)")
+        self.assertEqual("image", record["build"])  # the 64-bit image was made
+        self.assertEqual([], record["rows"])
+        self.assertNotIn("patch-review: verify after", err)
 
     def test_the_second_waited_and_said_so(self):
-        waited = [err for _, _, _, err in self.results if WAITED in err]
-        self.assertEqual(len(waited), 1, [e[-2000:] for _, _, _, e in self.results])
+        every = self.results + [self.broken32]
+        waited = [err for _, _, _, err in every if WAITED in err]
+        self.assertEqual(len(waited), 2, [e[-2000:] for _, _, _, e in every])
 
     def test_the_table_is_empty_after(self):
         self.assertEqual(store.read_table(), {})
