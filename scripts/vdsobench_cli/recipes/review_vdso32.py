@@ -6,7 +6,8 @@ checked (kimport/vdso32_image.py), and their code compared per function.
                                    "check": {side: check()}, "code",
                                    "why_code", "native"}; "broken": the
                                    patched tree's vdso32 does not build
-                                   (or fails its check) where the tree's does
+                                   (kbuild's error) or fails its check, where
+                                   the tree's builds
     lines(v32)                     the review's lines for it
     block(v32)                     the cover letter's: one sentence, or the
                                    failure and the line on running it
@@ -115,7 +116,9 @@ def section(table, before, after):
     out["why"] = {k: r.get("why") for k, r in recs.items() if not r.get("built")}
     out["error"] = recs["after"].get("error")
     bad_check = not (out.get("check") or {}).get("after", {"ok": True})["ok"]
-    out["broken"] = bool(out["built"]["before"] and (not out["built"]["after"] or bad_check))
+    # a patched tree whose kbuild said it failed, or whose image fails the
+    # check; not one never imported (a series stopped before its last patch)
+    out["broken"] = bool(out["built"]["before"] and (out["error"] or bad_check))
     if "path" in recs["before"] and "path" in recs["after"]:
         (a, why_a), (b, why_b) = (image_code(recs[k]["path"]) for k in ("before", "after"))
         out["code"] = code_comparison(a, b) if a is not None and b is not None else None

@@ -8,6 +8,7 @@ import struct
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from vdsobench_cli.kimport import elf32, kbuild_tree, kbuild_vdso32, vdso32_image
 from vdsobench_cli.recipes import review_vdso32
@@ -260,6 +261,51 @@ class LinesTest(unittest.TestCase):
             self.assertIsNone(path, v32)
         rec, path = review_vdso32.side({})
         self.assertEqual((False, None), (rec["built"], path))
+
+
+
+class SectionTest(unittest.TestCase):
+    """section() on a made-up table and kbuild cache: what makes the review
+    WRONG, and what does not."""
+    KEY_B, KEY_A = "b" * 64, "a" * 64
+
+    def section(self, after, after_image=None):
+        d = tempfile.TemporaryDirectory()
+        self.addCleanup(d.cleanup)
+        for key, data in ((self.KEY_B, good_image()), (self.KEY_A, after_image)):
+            if data is not None:
+                Path(d.name, key).mkdir()
+                Path(d.name, key, kbuild_tree.DBG32).write_bytes(data)
+        entry = {"identity": {"kbuild": {"vdso32": {"built": True, "key": self.KEY_B}}}}
+        table = {"B": entry}
+        if after is not None:
+            table["A"] = {"identity": {"kbuild": {"vdso32": after}}}
+        with mock.patch.object(review_vdso32.kbuild, "cache_dir", return_value=Path(d.name)), \
+                mock.patch.object(review_vdso32, "image_code", return_value=({}, None)):
+            return review_vdso32.section(table, "B", "A")
+
+    def test_kbuilds_failure_is_broken(self):
+        v32 = self.section({"built": False, "why": "kbuild failed to build it",
+                            "error": "vdso32.so.dbg: undefined symbols found"})
+        self.assertTrue(v32["broken"])
+        self.assertEqual("vdso32.so.dbg: undefined symbols found", v32["error"])
+
+    def test_an_image_that_fails_its_check_is_broken(self):
+        v32 = self.section({"built": True, "key": self.KEY_A}, good_image()[:200])
+        self.assertTrue(v32["broken"])
+        self.assertIn("symbols:", review_vdso32.block(v32)[0])
+
+    def test_a_tree_never_imported_is_not_called_broken(self):
+        v32 = self.section(None)
+        self.assertFalse(v32["broken"])
+        self.assertTrue(review_vdso32.block(v32)[0].startswith("vdso32: not built (not "
+                                                               "recorded"))
+
+    def test_two_good_images_are_compared(self):
+        v32 = self.section({"built": True, "key": self.KEY_A}, good_image())
+        self.assertFalse(v32["broken"])
+        self.assertEqual("identical", v32["code"])
+        self.assertTrue(v32["check"]["after"]["ok"])
 
 
 if __name__ == "__main__":
