@@ -282,7 +282,8 @@ def reviewed(s, source, patches):
                 # which models caught it
                 rv["fleet"] = on_fleet(s, fleet_args, inline)
         elif rv["vdso32"]["broken"]:
-            progress("the patched tree's vdso32 does not build: nothing verified or timed")
+            progress("the patched tree's vdso32 does not build or check: nothing verified "
+                     "or timed")
         elif rv["unverified"]:
             progress(rv["unverified"])
         else:
