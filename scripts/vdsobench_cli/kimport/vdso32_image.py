@@ -9,11 +9,21 @@ nothing from elsewhere (a vDSO links nothing).
     data_symbols(elf) [(address, name)] of the .dbg's data pages and
                       sections' labels, for naming what the code loads
 
+    python3 -m vdsobench_cli.kimport.vdso32_image FILE [--json]
+        the check of FILE: exit 0 ok, 1 a failed check, 2 bad usage (no
+        such file, not a regular file, over LIMIT)
+
 The 64-bit image's own check is impls/image's C (check.c, ELF64 only); the
 32-bit one is not loaded or run here (docs/image.md), so this reads its
 symbols and no more.
 """
 
+import argparse
+import json
+import sys
+
+from vdsobench_cli.cli import safe_read
+from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.kimport import elf32
 
 # what glibc and musl look up in the i386 vDSO (LINUX_2.6: the time calls;
@@ -63,3 +73,28 @@ def data_symbols(elf):
     return sorted((s.value, s.name) for s in elf.symbols()
                   if s.name and s.type not in (elf32.STT_FUNC, STT_SECTION, STT_FILE)
                   and s.shndx != elf32.SHN_UNDEF and not s.name.startswith("LINUX_"))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="vdso32_image", description="Check a 32-bit vDSO "
+                                 "image (vdso32.so or its .dbg): an i386 shared object "
+                                 "exporting what libc looks up in it.")
+    ap.add_argument("file")
+    ap.add_argument("--json", action="store_true", help="the check as a JSON object")
+    args = ap.parse_args(argv)
+    try:
+        data = safe_read.read_regular(args.file, "vdso32 image", elf32.LIMIT)
+    except UsageError as e:
+        print(f"vdso32_image: {e}", file=sys.stderr)
+        return 2
+    c = check(data)
+    if args.json:
+        print(json.dumps(c, indent=1))
+    else:
+        print(f"{'ok' if c['ok'] else 'FAILED'}: {len(c['exports'])} exported"
+              + "".join(f"; {p}" for p in c["problems"]))
+    return 0 if c["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

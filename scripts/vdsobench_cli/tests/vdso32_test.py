@@ -3,6 +3,8 @@
 and the i386 code's naming of GOT-relative addresses. No kbuild, no
 compiler (kernel_import_vdso32_test.py reviews a real patch)."""
 
+import contextlib
+import io
 import os
 import struct
 import tempfile
@@ -115,6 +117,18 @@ class Elf32Test(unittest.TestCase):
         struct.pack_into("<I", bad, sym_off + 16, 0x7fffffff)
         with self.assertRaisesRegex(elf32.ElfError, "past its string table"):
             elf32.parse(bytes(bad)).symbols(elf32.SHT_DYNSYM)
+
+    def test_the_command_exits_0_1_2(self):
+        with tempfile.TemporaryDirectory() as d:
+            good, bad = Path(d, "good.so"), Path(d, "bad.so")
+            good.write_bytes(good_image())
+            bad.write_bytes(good_image()[:300])
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                rcs = [vdso32_image.main([str(p)]) for p in (good, bad, Path(d, "none"), d)]
+        self.assertEqual([0, 1, 2, 2], rcs, out.getvalue())
+        self.assertIn("ok: 8 exported", out.getvalue())
+        self.assertNotIn("Traceback", out.getvalue())
 
     def test_an_objects_libgcc_calls(self):
         obj = elf([("do_hres", TEXT_ADDR, 4)], etype=elf32.ET_REL, kind=elf32.SHT_SYMTAB,
