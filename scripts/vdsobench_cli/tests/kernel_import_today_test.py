@@ -4,7 +4,8 @@ archive (once: the cache ~/.cache/vdsobench/debian keeps them), runs the
 tree's kbuild with Debian's configuration (once: kbuild's cache keeps its
 line and images), and imports it: the shim's rebuilds and kbuild's image
 (its .dbg, whose code is the stripped vdso64.so's byte for byte), mapped
-with the generic data store's pages, every variant verified. The
+with the generic data store's pages, every variant verified; its 32-bit
+vDSO built (in vdso32/) and checked, never run. The
 machine's apt configuration is left as it was. The stripped image alone,
 given to `import --vdso-image`, is refused in one line: it cannot say
 where its data pages are.
@@ -25,7 +26,8 @@ from pathlib import Path
 
 from vdsobench_cli.cli import build, private_apt
 from vdsobench_cli.kimport import (kbuild, newer_sources, patches as patches_mod,
-                                   source as source_mod, tarball as tarball_mod, vdso_image)
+                                   source as source_mod, store, tarball as tarball_mod,
+                                   vdso32_image, vdso_image)
 from vdsobench_cli.tests.support import NESTED, TEST_BUDGET_S, ImportsDir, cli, snapshot
 
 SERIES = "7.3"
@@ -84,9 +86,11 @@ class TodayTreeTest(unittest.TestCase):
 
         # kbuild's line and images, with the options its .config built them with
         # (Debian's 7.3: no aux clocks)
-        folder = next(p.parent for p in kbuild.cache_dir().glob("*/line.json")
-                      if "linux-source-7.3" in json.loads(p.read_text())["source"])
+        # (the import's own: a cache may hold older formats' folders of 7.3 too)
+        kb = store.read_table()["today"]["identity"]["kbuild"]
+        folder = kbuild.cache_dir() / kb["key"]
         line = json.loads((folder / "line.json").read_text())
+        self.assertIn("linux-source-7.3", line["source"])
         self.assertEqual(line["vdso_dir"], "arch/x86/entry/vdso/vdso64")
         self.assertEqual(line["config"]["kind"], "debian")
         self.assertEqual(line["config"]["path"], str(newer_sources.config(SERIES)))
@@ -101,6 +105,13 @@ class TodayTreeTest(unittest.TestCase):
             self.assertIn(name, syms)
         dbg = (folder / "vdso64.so.dbg").read_bytes()
         self.assertTrue(vdso_image.shipped_by(dbg, image.read_bytes()))
+        # its 32-bit vDSO, where 7.3 builds it, kept and recorded with the import
+        self.assertEqual(dict(line["vdso32"], key=kb["key"]), kb["vdso32"])
+        self.assertEqual(kb["vdso32"]["dir"], "arch/x86/entry/vdso/vdso32")
+        for name in ("vdso32.so", "vdso32.so.dbg"):
+            check = vdso32_image.check((folder / name).read_bytes())
+            self.assertTrue(check["ok"], check)
+            self.assertIn("__kernel_vsyscall", check["exports"])
 
         # every variant verified: the shim's rebuilds, and kbuild's image mapped
         # with the data store's pages (its .dbg's vdso_u_data), the tree's own
