@@ -41,13 +41,14 @@
  * data page: (*p) is that array, so every use reads as upstream's), from
  * v6.15 the generic data store's vdso_k_time_data pointer
  */
-#if defined(__aarch64__)
+#if defined(__aarch64__) || defined(__arm__)
 /*
  * arm64 up to v6.14: _vdso_data and _timens_data are the vDSO's own, the
  * hidden symbols its linker script (arch/arm64/kernel/vdso/vdso.lds.S)
  * places at the data page and the time namespace page before it; here
  * the two pages of the variant's vvar area (writer.c sets them there).
- * The kernel's pointer is arm64's vdso_data (writer.c).
+ * The kernel's pointer is arm64's vdso_data (writer.c). Its compat vDSO
+ * (32-bit arm) reads the same two symbols (arch/arm64/kernel/vdso32/vdso.lds.S).
  */
 #define _vdso_data KIMPORT_SYM(u_vdso_data)
 #define _timens_data KIMPORT_SYM(u_timens_data)

@@ -26,7 +26,7 @@ ARCH_DIRS_NAMES = {v: k for k, v in imports_table.ARCH_DIRS.items()}
 # What flow.make_tree() writes into a tree besides the tree's files (autoconf.h,
 # kimport_desc.h, kimport_includes.h, kimport.json): raise it with any change
 # to that, so that cached trees are made again (glue_digest()).
-GENERATED = 6  # 6: kimport_dwarf.h (dwarf_layout.py)
+GENERATED = 7  # 7: arm64's asm/unistd_compat_32.h (tree_config.py)
 
 
 def glue_digest():

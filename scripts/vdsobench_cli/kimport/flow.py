@@ -61,6 +61,8 @@ def make_tree(source, given, arch_name, patches, key, files, image=None, writer=
         found = tree_config.features(stage)
         tree_config.write_autoconf(stage, config, found)
         tree_config.write_includes(stage)
+        if arch_dir == "arm64":  # its compat vDSO's syscall numbers, as kbuild writes them
+            tree_config.write_compat_unistd(stage)
         source_text, summary = describe(source, version, patches)
         try:
             with lifecycle.temp_dir(prefix="vdsobench-probe-") as work:

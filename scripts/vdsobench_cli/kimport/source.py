@@ -34,6 +34,8 @@ TAKE = (
     "arch/{arch}/include/asm/pvclock.h",
     "arch/{arch}/include/asm/pvclock-abi.h",
     "kernel/time/vsyscall.c",  # the update path
+    # arm64's compat vDSO: its system call numbers (asm/unistd_compat_32.h, v6.11 on)
+    "arch/{arch}/tools/syscall_32.tbl",
     "kernel/time/timekeeping_internal.h",
     "include/linux/timekeeper_internal.h",  # struct timekeeper
     "include/linux/clocksource_ids.h",  # its cs_id's type (v6.17 on)

@@ -132,6 +132,33 @@ def write_includes(tree):
     stage.write_inside(tree, "include/generated/kimport_includes.h", "\n".join(lines) + "\n")
 
 
+# arm64's compat vDSO: asm/unistd_compat_32.h as kbuild generates it
+# (scripts/Makefile.asm-headers: scripts/syscallhdr.sh --prefix compat32_
+# --abis common,32 over arch/arm64/tools/syscall_32.tbl, v6.11 on)
+COMPAT_TABLE = "arch/arm64/tools/syscall_32.tbl"
+COMPAT_UNISTD = "arch/arm64/include/generated/asm/unistd_compat_32.h"
+SYSCALL_LINE = re.compile(r"^([0-9]{1,5})[ \t]+(?:common|32)[ \t]+([A-Za-z_][A-Za-z0-9_]{0,63})(?:[ \t]|$)",
+                          re.M)
+
+
+def write_compat_unistd(tree):
+    """The compat vDSO's syscall numbers from the tree's own table, where it has
+    one (earlier trees keep them in asm/unistd32.h, which import does not
+    take: no compat variants there); True when written."""
+    table = tree / COMPAT_TABLE
+    if not table.is_file():
+        return False
+    lines = ["/* arch/arm64/include/generated/asm/unistd_compat_32.h, written by",
+             " * `vdsobench import` from arch/arm64/tools/syscall_32.tbl as kbuild's",
+             " * scripts/syscallhdr.sh --prefix compat32_ --abis common,32 writes it */",
+             "#ifndef _ASM_UNISTD_COMPAT_32_H", "#define _ASM_UNISTD_COMPAT_32_H", ""]
+    lines += [f"#define __NR_compat32_{name} {nr}"
+              for nr, name in SYSCALL_LINE.findall(table.read_text(errors="replace"))]
+    lines += ["", "#endif /* _ASM_UNISTD_COMPAT_32_H */"]
+    stage.write_inside(tree, COMPAT_UNISTD, "\n".join(lines) + "\n")
+    return True
+
+
 def c_string(text):
     """A C string literal of any text, on one line: every byte but printable ASCII
     (a newline would end the #define and start a directive of the text's own),

@@ -6,15 +6,21 @@
  * the time structures use). These are the userspace ABI: the same on
  * every kernel, so the shim spells them out rather than take four more
  * headers from the tree.
+ *
+ * 32-bit arm is arm64's compat vDSO (arch/arm64/kernel/vdso32), which the
+ * kernel compiles with the 32-bit compiler: long and size_t are 32 bits
+ * there, as asm-generic/posix_types.h has them for __BITS_PER_LONG 32.
  */
 #ifndef _UAPI_LINUX_TYPES_H
 #define _UAPI_LINUX_TYPES_H
 
-#if !defined(__x86_64__) && !defined(__aarch64__)
-#error "the shim's types are those of the 64-bit kernels vdsobench builds"
-#endif
-
+#if defined(__x86_64__) || defined(__aarch64__)
 #define __BITS_PER_LONG 64
+#elif defined(__arm__)
+#define __BITS_PER_LONG 32
+#else
+#error "the shim's types are x86-64's, arm64's and arm64's compat vDSO's (32-bit arm)"
+#endif
 #define __BITS_PER_LONG_LONG 64
 
 typedef signed char __s8;
@@ -28,8 +34,13 @@ typedef unsigned long long __u64;
 
 typedef long __kernel_long_t;
 typedef unsigned long __kernel_ulong_t;
+#if __BITS_PER_LONG == 64
 typedef __kernel_ulong_t __kernel_size_t;
 typedef __kernel_long_t __kernel_ssize_t;
+#else
+typedef unsigned int __kernel_size_t;
+typedef int __kernel_ssize_t;
+#endif
 typedef __kernel_long_t __kernel_old_time_t;
 typedef __kernel_long_t __kernel_suseconds_t;
 typedef long long __kernel_time64_t;
