@@ -7,7 +7,7 @@ symbol), or a definition that replaces one of the program's own.
 
 Each FILE (an object, or an archive of them: what Bazel built of an imported
 tree, kernel_import/imports.bzl's <variant>_tree) must hold ELF64
-little-endian objects with:
+little-endian objects (ELF32 for 32-bit arm, arm64's compat vDSO) with:
 
   - no section that runs code uncalled: .init_array, .fini_array,
     .preinit_array, .ctors, .dtors, .init, .fini (by name, or a name beneath
@@ -51,7 +51,16 @@ STT_GNU_IFUNC = 10
 STB_GLOBAL, STB_WEAK, STB_GNU_UNIQUE = 1, 2, 10
 IR_SECTIONS = (".gnu.lto_", ".gnu.offload_lto_")
 DEBUG_GROUP = "wm4."  # GCC's name for a group of -g3's macros
-IRELATIVE = {62: 37, 183: 1032}  # EM_X86_64: R_X86_64_IRELATIVE, EM_AARCH64
+# EM_X86_64: R_X86_64_IRELATIVE, EM_AARCH64, EM_ARM
+IRELATIVE = {62: 37, 183: 1032, 40: 160}
+# ELF64 and ELF32: a section header's, a symbol's (name, info, shndx) and a
+# relocation's (its r_info) layouts
+ELF = {
+    2: {"class": "ELF64", "shoff": ("<Q", 0x28), "shent": 0x3a, "shsize": 64, "sh": "<IIQQQQII",
+        "sym": ("<IBBH", 24), "rel": ("<Q", 8, 16, 24), "rtype": 0xffffffff},
+    1: {"class": "ELF32", "shoff": ("<I", 0x20), "shent": 0x2e, "shsize": 40, "sh": "<IIIIIIII",
+        "sym": ("<I8xBBH", 16), "rel": ("<I", 4, 8, 12), "rtype": 0xff},
+}
 REFUSED = "vdsobench-refused: "
 
 
@@ -104,17 +113,24 @@ def c_string(table, off):
     return table[off:end if end >= 0 else len(table)].decode("latin-1")
 
 
+def elf(data):
+    """ELF's layouts of a little-endian object (ELF64, or ELF32)."""
+    if data[:4] != b"\x7fELF" or data[4:5] not in (b"\x01", b"\x02") or data[5:6] != b"\x01":
+        raise Bad("not an ELF64 (or ELF32) little-endian object")
+    return ELF[data[4]]
+
+
 def sections(data):
     """(machine, [(name, type, offset, size, link, info, flags)]) of an ELF64 LE
-    object."""
-    if data[:4] != b"\x7fELF" or data[4:6] != b"\x02\x01":
-        raise Bad("not an ELF64 little-endian object")
+    object (or ELF32)."""
+    e = elf(data)
     machine, = unpack("<H", data, 18, "the header")
-    shoff, = unpack("<Q", data, 0x28, "the header")
-    shentsize, shnum, shstrndx = unpack("<HHH", data, 0x3a, "the header")
-    if shentsize < 64 or shnum * shentsize > len(data) or shstrndx >= max(shnum, 1):
+    shoff, = unpack(e["shoff"][0], data, e["shoff"][1], "the header")
+    shentsize, shnum, shstrndx = unpack("<HHH", data, e["shent"], "the header")
+    if (shentsize < e["shsize"] or shnum * shentsize > len(data)
+            or shstrndx >= max(shnum, 1)):
         raise Bad("a damaged section table")
-    heads = [unpack("<IIQQQQII", data, shoff + i * shentsize, "the section table")
+    heads = [unpack(e["sh"], data, shoff + i * shentsize, "the section table")
              for i in range(shnum)]
     names = blob(data, heads[shstrndx][4], heads[shstrndx][5])
     return machine, [(c_string(names, h[0]), h[1], h[4], h[5], h[6], h[7], h[2])
@@ -150,10 +166,12 @@ def check_object(data, prefix):
             if why:
                 return why
         elif sh_type in (SHT_RELA, SHT_REL) and machine in IRELATIVE:
-            step = 24 if sh_type == SHT_RELA else 16
+            fmt, info_at, rel, rela = elf(data)["rel"]
+            step = rela if sh_type == SHT_RELA else rel
             body = blob(data, off, size)
             for at in range(0, len(body) - step + 1, step):
-                if struct.unpack_from("<Q", body, at + 8)[0] & 0xffffffff == IRELATIVE[machine]:
+                r_info, = struct.unpack_from(fmt, body, at + info_at)
+                if r_info & elf(data)["rtype"] == IRELATIVE[machine]:
                     return "has an IRELATIVE relocation: code the loader runs before main"
     return None
 
@@ -166,7 +184,8 @@ def check_group(data, secs, off, size, link, info, prefix):
     if link >= len(secs) or secs[link][4] >= len(secs):
         raise Bad("a section group without its symbol table")
     symtab, strings = secs[link], secs[secs[link][4]]
-    name_off, = unpack("<I", blob(data, symtab[2], symtab[3]), info * 24, "a group's name")
+    name_off, = unpack("<I", blob(data, symtab[2], symtab[3]), info * elf(data)["sym"][1],
+                       "a group's name")
     name = c_string(blob(data, strings[2], strings[3]), name_off)
     if name.startswith(prefix) or (debug_only and name.startswith(DEBUG_GROUP)):
         return None
@@ -179,8 +198,9 @@ def check_symbols(data, secs, off, size, link, prefix):
         raise Bad("a symbol table without its string table")
     strings = blob(data, secs[link][2], secs[link][3])
     body = blob(data, off, size)
-    for at in range(0, len(body) - 23, 24):
-        name_off, info, _, shndx = struct.unpack_from("<IBBH", body, at)
+    fmt, step = elf(data)["sym"]
+    for at in range(0, len(body) - step + 1, step):
+        name_off, info, _, shndx = struct.unpack_from(fmt, body, at)
         name = c_string(strings, name_off)
         if info & 0xf == STT_GNU_IFUNC:
             return (f"has the GNU indirect function {printable(name)}: the loader runs its "

@@ -120,6 +120,35 @@ class CheckObjectsTest(unittest.TestCase):
                 self.assertIn(why, lines[0])
                 self.assertFalse(out.exists())
 
+    def test_32_bit_arm_objects_are_checked_the_same(self):
+        """ELF32: an arm64 tree's compat vDSO, built by the 32-bit arm compiler."""
+        cc = "/usr/bin/arm-linux-gnueabihf-gcc"
+        if not Path(cc).exists():
+            self.skipTest(f"no {cc} (scripts/vdsobench setup --arch arm)")
+
+        def arm(name, code):
+            src = self.tmp / f"{name}.c"
+            src.write_text("extern volatile int x;\n" + code + "\n")
+            subprocess.run([cc, "-O2", "-c", "-o", str(self.tmp / f"{name}.o"), str(src)],
+                           check=True)
+            return self.tmp / f"{name}.o"
+        r, out = self.check(arm("good32", GOOD))
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        out.unlink()
+        bad = {k: BAD[k] for k in ("constructor", "prioritised", "a local ifunc",
+                                   "malloc defined", "a weak write", "an unprefixed global")}
+        bad["an IRELATIVE relocation"] = ('asm(".data\\n.word 0\\n.reloc .-4, R_ARM_IRELATIVE, '
+                                          f'{PREFIX}time\\n.text");', "IRELATIVE")
+        for i, (what, (code, why)) in enumerate(bad.items()):
+            with self.subTest(what):
+                obj = arm(f"bad32_{i}", GOOD + code)
+                self.assertEqual(obj.read_bytes()[4], 1)  # ELFCLASS32
+                r, out = self.check(obj)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                self.assertIn(why, r.stderr)
+                self.assertFalse(out.exists())
+
     def test_debug_information_groups_pass(self):
         """-g3 puts each header's macros in a group of debug sections: nothing
         of them is loaded, so nothing of the program's is replaced."""
