@@ -43,8 +43,10 @@ READS = re.compile(rb"\.(?:incbin|include|macro|irpc?|irepc?|rept?|altmacro|purg
 REFUSED = "vdsobench-refused: "
 WITH_VALUE = ("-o", "-I", "--MD", "--defsym")
 # where the system's headers are, for GCC and Debian's cross compilers
+# (arm-linux-gnueabihf's: arm64's compat vDSO takes asm/errno.h, the uapi's, there)
 SYSTEM_HEADERS = ("/usr/include/", "/usr/lib/gcc/", "/usr/lib/gcc-cross/",
-                  "/usr/aarch64-linux-gnu/include/", "/usr/local/include/")
+                  "/usr/aarch64-linux-gnu/include/", "/usr/arm-linux-gnueabihf/include/",
+                  "/usr/local/include/")
 INCLUDED = re.compile(r"^\.+ (.+)$")
 PREPROCESS_TIMEOUT_S = 60
 # set by import's own compiles, whose -H check says the same with more to say
