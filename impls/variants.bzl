@@ -10,8 +10,8 @@ from kernel_import/imports.bzl, without an edit here.
 
 load(
     "//kernel_import:imports.bzl",
+    "import_arches",
     "import_inlines",
-    "import_compat",
     "import_ident",
     "import_variant",
     "imported_layouts",
@@ -179,10 +179,12 @@ def _per_variant(name, srcs, with_layout, symbol, ctype, header, table, deps,
         prefix = variant_prefix(layout, counter, inline)
         lib = "%s_%s" % (name, prefix)
         libs[(layout, counter, inline)] = lib + "_link"
-        compat = import_compat(layout) if is_imported(layout) else _layout_compat(layout, counter)
+        compat = (_cpus(import_arches(layout, _counter_arches(counter))) if is_imported(layout)
+                  else _layout_compat(layout, counter))
         _link_only(name = lib + "_link", dep = ":" + lib, target_compatible_with = compat)
         if with_layout and is_imported(layout):
-            import_variant(lib, layout, _variant_copts(layout, counter, inline), deps, inline)
+            import_variant(lib, layout, _variant_copts(layout, counter, inline), deps, inline,
+                           compat)
             continue
         native.cc_library(
             name = lib,

@@ -44,3 +44,14 @@ TREE_COPTS = [
     "-Wno-unused-const-variable",
     "-Wno-array-bounds",
 ]
+
+# arm64's compat vDSO (an arm64 tree's armv7 variants): what
+# arch/arm64/kernel/vdso32/Makefile adds for the 32-bit compiler
+# (-march=armv8-a and -marm are --config=arm's toolchain's): ENABLE_COMPAT_VDSO,
+# which makes include/vdso/datapage.h take asm/vdso/compat_gettimeofday.h
+# instead of gettimeofday.h, and kbuild's arch/arm64/include/generated, where
+# `vdsobench import` writes asm/unistd_compat_32.h from the tree's syscall table.
+COMPAT_COPTS = [
+    "-DENABLE_COMPAT_VDSO=1",
+    "-I{root}/arch/{arch}/include/generated",
+]

@@ -20,11 +20,21 @@ escaped>) names its libraries and symbols. Each variant is two libraries:
 """
 
 load("@vdso_imports//:imports.bzl", "IMPORTS")
-load(":copts.bzl", "TREE_COPTS")
+load(":copts.bzl", "COMPAT_COPTS", "TREE_COPTS")
+
+# An arm64 import whose compat vDSO builds (IMPORTS[layout]["compat"]) builds
+# on armv7 too: arch/arm64/kernel/vdso32's read path, the tree's
+# asm/vdso/compat_gettimeofday.h, with COMPAT_COPTS and the 32-bit compiler
+# (--config=arm), the same variant names as its arm64 ones on aarch64.
+COMPAT_ARCH = "armv7"
+
+def _arches(layout):
+    imp = IMPORTS[layout]
+    return [imp["arch"]] + ([COMPAT_ARCH] if imp.get("compat") else [])
 
 def imported_layouts(arch):
-    """The imports that build on arch (x86_64, aarch64), in name order."""
-    return [layout for layout in sorted(IMPORTS) if IMPORTS[layout]["arch"] == arch]
+    """The imports that build on arch (x86_64, aarch64, armv7), in name order."""
+    return [layout for layout in sorted(IMPORTS) if arch in _arches(layout)]
 
 def is_imported(layout):
     return layout in IMPORTS
@@ -33,13 +43,27 @@ def import_ident(layout):
     """The C identifier of a layout's symbols and targets."""
     return IMPORTS[layout]["ident"] if layout in IMPORTS else layout
 
+def import_arches(layout, counter_arches):
+    """The architectures an import's variant builds on: its own (and armv7 for an
+    arm64 import's compat vDSO), where the counter's instructions run."""
+    return [a for a in _arches(layout) if a in counter_arches]
+
 def import_compat(layout):
-    """An import builds on its own architecture, whatever the counter."""
+    """An import's own architecture (what only it builds: the DWARF writer's test)."""
     return ["@platforms//cpu:" + IMPORTS[layout]["arch"]]
 
-def tree_copts(root, arch):
+def _compat_copts(layout, root):
+    """COMPAT_COPTS on armv7 for an import with a compat vDSO, else nothing."""
+    if not IMPORTS[layout].get("compat"):
+        return []
+    return select({
+        "@platforms//cpu:" + COMPAT_ARCH: tree_copts(root, IMPORTS[layout]["arch_dir"], COMPAT_COPTS),
+        "//conditions:default": [],
+    })
+
+def tree_copts(root, arch, copts = TREE_COPTS):
     """copts.bzl's compile line for the tree at root (execroot-relative)."""
-    return [c.replace("{root}", root).replace("{arch}", arch) for c in TREE_COPTS]
+    return [c.replace("{root}", root).replace("{arch}", arch) for c in copts]
 
 # the +image variants of an import with --vdso-image: counter -> the
 # loader's counter (impls/image/loader.h)
@@ -109,10 +133,11 @@ def _copt(copts, flag):
     """The value of the -DNAME= define in copts."""
     return [c[len(flag):] for c in copts if c.startswith(flag)][0]
 
-def import_variant(name, layout, copts, deps, inline = None):
+def import_variant(name, layout, copts, deps, inline, compat):
     """The two libraries of one variant of an imported layout: `name`
     (what the registry links) and name + "_tree". An +image variant's
-    `name` is variant.c with KIMPORT_IMAGE: the image, not reader.c, reads."""
+    `name` is variant.c with KIMPORT_IMAGE: the image, not reader.c, reads.
+    compat: its target_compatible_with (import_arches()' CPUs)."""
     imp = IMPORTS[layout]
     root = imp["root"]
     image = []
@@ -135,7 +160,8 @@ def import_variant(name, layout, copts, deps, inline = None):
             "//kernel_import:glue/dwarf_writer.c" if dwarf else "//kernel_import:glue/writer.c",
         ],
         copts = copts + (_dwarf_copts(root) if dwarf else
-                         tree_copts(root, imp["arch_dir"]) + imp.get("kline", [])),
+                         tree_copts(root, imp["arch_dir"]) + imp.get("kline", []) +
+                         _compat_copts(layout, root)),
         deps = [
             "//impls:headers",
             "//kernel_import:asm_guard",
@@ -144,7 +170,7 @@ def import_variant(name, layout, copts, deps, inline = None):
             imp["tree"],
         ],
         linkstatic = True,
-        target_compatible_with = import_compat(layout),
+        target_compatible_with = compat,
     )
     if image and not dwarf and imp.get("dwarf") and counter == "fake":
         _dwarf_agree(name, layout, copts, root)
@@ -184,5 +210,5 @@ def import_variant(name, layout, copts, deps, inline = None):
             imp["tree"],
         ],
         linkstatic = True,
-        target_compatible_with = import_compat(layout),
+        target_compatible_with = compat,
     )

@@ -11,6 +11,13 @@
  * counter read is the variant's counter (shim asm/msr.h; arm64's: shim
  * asm/sysreg.h).
  *
+ * arm64's compat vDSO (ENABLE_COMPAT_VDSO, 32-bit arm: kernel_import/
+ * copts.bzl's COMPAT_COPTS): the tree's asm/vdso/compat_gettimeofday.h is
+ * the arch header (include/vdso/datapage.h picks it), the entry points are
+ * arch/arm64/kernel/vdso32/vgettimeofday.c's, and the counter read is the
+ * tree's own "isb; mrrc p15, 1; isb": no shim reaches an inline asm, so
+ * every counter choice runs it (under qemu-arm verify's trap answers it).
+ *
  * One substitution: the tree's fallbacks (an inline `syscall' each, in
  * its asm/vdso/gettimeofday.h) are compiled under other names and never
  * called; the ones below enter the simulated kernel, as every layout's
@@ -27,11 +34,15 @@
 #define clock_gettime_fallback kimport_tree_clock_gettime_fallback
 #define clock_getres_fallback kimport_tree_clock_getres_fallback
 #define gettimeofday_fallback kimport_tree_gettimeofday_fallback
+#define clock_gettime32_fallback kimport_tree_clock_gettime32_fallback
+#define clock_getres32_fallback kimport_tree_clock_getres32_fallback
 #include <generated/kimport_includes.h>
 #include <asm/vdso/gettimeofday.h>
 #undef clock_gettime_fallback
 #undef clock_getres_fallback
 #undef gettimeofday_fallback
+#undef clock_gettime32_fallback
+#undef clock_getres32_fallback
 
 #include "kernel_import/glue/tree.h"
 
@@ -52,6 +63,21 @@ static __always_inline long gettimeofday_fallback(struct __kernel_old_timeval *t
 {
 	return KIMPORT_SYM(fallback_gettimeofday)(tv, tz);
 }
+
+#ifdef ENABLE_COMPAT_VDSO
+/* the compat vDSO's time32 fallbacks: struct timespec is old_timespec32 there */
+static __always_inline long clock_gettime32_fallback(clockid_t clk,
+						     struct old_timespec32 *ts)
+{
+	return KIMPORT_SYM(fallback_clock_gettime)(clk, ts);
+}
+
+static __always_inline long clock_getres32_fallback(clockid_t clk,
+						    struct old_timespec32 *res)
+{
+	return KIMPORT_SYM(fallback_clock_getres)(clk, res);
+}
+#endif
 
 #include "lib/vdso/gettimeofday.c"
 
@@ -75,11 +101,25 @@ KIMPORT_SYM(time)(__kernel_old_time_t *t)
 }
 #endif
 
+#ifdef ENABLE_COMPAT_VDSO
+/*
+ * arch/arm64/kernel/vdso32/vgettimeofday.c: __vdso_clock_gettime and
+ * __vdso_clock_getres take old_timespec32, the C library's struct timespec
+ * of 32-bit time_t (tree.h checks); __vdso_clock_gettime64 has no place in
+ * the variant contract and is not built.
+ */
+__attribute__((visibility("default"))) int
+KIMPORT_SYM(clock_gettime)(clockid_t clock, struct timespec *ts)
+{
+	return __cvdso_clock_gettime32(clock, (struct old_timespec32 *)ts);
+}
+#else
 __attribute__((visibility("default"))) int
 KIMPORT_SYM(clock_gettime)(clockid_t clock, struct timespec *ts)
 {
 	return __cvdso_clock_gettime(clock, (struct __kernel_timespec *)ts);
 }
+#endif
 
 #ifndef VDSO_HAS_TIME
 /*
@@ -108,5 +148,9 @@ KIMPORT_SYM(time)(__kernel_old_time_t *t)
 __attribute__((visibility("default"))) int
 KIMPORT_SYM(clock_getres)(clockid_t clock, struct timespec *res)
 {
+#ifdef ENABLE_COMPAT_VDSO
+	return __cvdso_clock_getres_time32(clock, (struct old_timespec32 *)res);
+#else
 	return __cvdso_clock_getres(clock, (struct __kernel_timespec *)res);
+#endif
 }

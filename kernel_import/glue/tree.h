@@ -12,7 +12,7 @@
 
 /*
  * The userspace structures of impls/common/variant_prelude.h's
- * declarations, as glibc defines them on x86-64 and arm64 (the kernel's
+ * declarations, as glibc defines them on x86-64, arm64 and 32-bit arm (the kernel's
  * uapi/linux/time.h leaves them to userspace under __KERNEL__): the same
  * tags and members, so the entry points have the same types in both
  * halves.
@@ -30,9 +30,16 @@ struct timeval {
 #define KIMPORT_SAME(a, b, f)                                                \
 	(sizeof(struct a) == sizeof(struct b) &&                            \
 	 __builtin_offsetof(struct a, f) == __builtin_offsetof(struct b, f))
+#ifdef ENABLE_COMPAT_VDSO
+/* 32-bit arm (arm64's compat vDSO): the C library's time_t is 32 bits */
+_Static_assert(KIMPORT_SAME(timespec, old_timespec32, tv_sec) &&
+		       KIMPORT_SAME(timespec, old_timespec32, tv_nsec),
+	       "struct timespec is the kernel's old_timespec32");
+#else
 _Static_assert(KIMPORT_SAME(timespec, __kernel_timespec, tv_sec) &&
 		       KIMPORT_SAME(timespec, __kernel_timespec, tv_nsec),
 	       "struct timespec is the kernel's __kernel_timespec");
+#endif
 _Static_assert(KIMPORT_SAME(timeval, __kernel_old_timeval, tv_sec) &&
 		       KIMPORT_SAME(timeval, __kernel_old_timeval, tv_usec),
 	       "struct timeval is the kernel's __kernel_old_timeval");
@@ -47,9 +54,9 @@ struct vdso_field {
 	u32 size;
 };
 
-_Static_assert(sizeof(struct vdso_field) == 16 &&
-		       __builtin_offsetof(struct vdso_field, offset) == 8 &&
-		       __builtin_offsetof(struct vdso_field, size) == 12,
+_Static_assert(sizeof(struct vdso_field) == sizeof(void *) + 8 &&
+		       __builtin_offsetof(struct vdso_field, offset) == sizeof(void *) &&
+		       __builtin_offsetof(struct vdso_field, size) == sizeof(void *) + 4,
 	       "struct vdso_field as impls/common/variant.h has it");
 
 #if !defined(KIMPORT_TIME_DATA) && defined(CONFIG_ARM64)

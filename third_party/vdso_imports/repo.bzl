@@ -124,6 +124,8 @@ def _impl(ctx):
             # writes the data page: the tree's ("tree") or the DWARF writer's
             "dwarf": 1 if entry.get("dwarf") else 0,
             "writer": entry.get("writer", "tree"),
+            # an arm64 tree's compat vDSO (armv7 variants): kernel_import/imports.bzl
+            "compat": 1 if entry.get("compat") else 0,
         }
     ctx.file("BUILD", "\n".join(build) + "\n")
     ctx.file("WORKSPACE", 'workspace(name = "vdso_imports")\n')

@@ -46,10 +46,10 @@ def glue_digest():
     return h.hexdigest()
 
 
-def tree_copts(tree, arch_dir):
-    """kernel_import/copts.bzl's TREE_COPTS for this tree: the one compile line,
-    read as Bazel reads it."""
-    m = re.search(r"^TREE_COPTS = (\[.*?^\])", COPTS_BZL.read_text(), re.M | re.S)
+def tree_copts(tree, arch_dir, table="TREE_COPTS"):
+    """kernel_import/copts.bzl's TREE_COPTS (or COMPAT_COPTS) for this tree: the
+    one compile line, read as Bazel reads it."""
+    m = re.search(rf"^{table} = (\[.*?^\])", COPTS_BZL.read_text(), re.M | re.S)
     return [c.replace("{root}", str(tree)).replace("{arch}", arch_dir)
             for c in ast.literal_eval(m.group(1))]
 
@@ -67,6 +67,22 @@ def compile_line(tree, arch_dir, counter="fake", always=1):
     return [tree_cc(arch_dir), "-O2", "-Wall", "-Wextra", "-Werror", "-iquote", ".",
             "-DVDSO_PREFIX=kimport_probe", f"-DVDSO_INLINE_ALWAYS={always}",
             f"-DVDSO_COUNTER_HEADER=impls/counters/{counter}.h", *tree_copts(tree, arch_dir)]
+
+
+# arm64's compat vDSO: --config=arm's compiler and its code flags (toolchains/BUILD)
+COMPAT_ARCH = "arm"
+COMPAT_FLAGS = ("-march=armv8-a+simd", "-marm")
+
+
+def compat_cc():
+    return f"{arch.CROSS_BIN}/{arch.TRIPLET[COMPAT_ARCH]}-gcc"
+
+
+def compat_line(tree, counter="fake", always=1):
+    """compile_line() of an arm64 tree's compat vDSO: the 32-bit arm compiler,
+    and COMPAT_COPTS after the tree's line (kernel_import/imports.bzl's order)."""
+    line = compile_line(tree, "arm64", counter, always)
+    return [compat_cc(), *COMPAT_FLAGS, *line[1:], *tree_copts(tree, "arm64", "COMPAT_COPTS")]
 
 
 def counters(arch_name):

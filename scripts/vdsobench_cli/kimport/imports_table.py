@@ -347,7 +347,9 @@ def rule_view(checked):
                                "kline": (e.get("kbuild") or {}).get("copts", []),
                                "image": isinstance(meta.get("image"), dict),
                                "dwarf": dwarf_read(meta),
-                               "writer": "dwarf" if meta.get("writer") == "dwarf" else "tree"}
+                               "writer": "dwarf" if meta.get("writer") == "dwarf" else "tree",
+                               # an arm64 tree's compat vDSO builds (probe.compat_problem)
+                               "compat": e["arch"] == "arm64" and meta.get("compat") is True}
                         for name, (e, meta) in checked["good"].items()},
             "problems": checked["problems"]}
 

@@ -52,12 +52,14 @@ def parse_markers(asm):
     return out
 
 
-def probe(tree, arch_dir, workdir, given):
+def probe(tree, arch_dir, workdir, given, line=None):
     """Compile kernel_import/glue/probe.c against the tree to assembly (gcc -S,
     nothing linked, nothing run) and read its markers: its data size, field
-    table and clock masks; UsageError with what the shim could not provide."""
+    table and clock masks; UsageError with what the shim could not provide.
+    line: another compile line (compile.compat_line()'s)."""
     asm = workdir / "probe.s"
-    r = compile.compile_tree([*compile.compile_line(tree, arch_dir), "-S", "-o", str(asm),
+    line = line or compile.compile_line(tree, arch_dir)
+    r = compile.compile_tree([*line, "-S", "-o", str(asm),
                       f"{compile.GLUE}/probe.c"], tree, given, "the probe of its vDSO data")
     if r.returncode != 0:
         raise ShimError(given, "vDSO data", compile.first_error(r.stderr, tree))
@@ -82,7 +84,40 @@ def asm_guard():
     return module
 
 
-def syntax_check(tree, arch_dir, given, arch_name="x86_64", writer="tree"):
+COMPAT_HEADER = "arch/arm64/include/asm/vdso/compat_gettimeofday.h"
+
+
+def compat_problem(tree, given, description):
+    """Why an arm64 tree has no compat variants (32-bit arm: its
+    asm/vdso/compat_gettimeofday.h read path, arch/arm64/kernel/vdso32's), or
+    None: the tree has the header and the syscall numbers (tree_config), the
+    32-bit probe reads the same data as the 64-bit one (the kernel's 64-bit
+    update path writes what the compat vDSO reads; here writer.c is compiled
+    32-bit beside it), and the read and update paths compile for every counter
+    and inline choice, their assembly passing the gate (syntax_check)."""
+    from vdsobench_cli.kimport import tree_config
+    for rel in (COMPAT_HEADER, tree_config.COMPAT_UNISTD):
+        if not (tree / rel).is_file():
+            return (f"the tree has no {rel}" + (" (its syscall numbers are read from "
+                    f"{tree_config.COMPAT_TABLE}, v6.11 on)"
+                    if rel == tree_config.COMPAT_UNISTD else ""))
+    if arch.Target(compile.COMPAT_ARCH).missing_toolchain():
+        return (f"no {compile.compat_cc()} (scripts/vdsobench setup --arch arm installs it; "
+                "then import again)")
+    try:
+        with lifecycle.temp_dir(prefix="vdsobench-probe-") as work:
+            found = probe(tree, "arm64", Path(work), given, compile.compat_line(tree))
+        if found != description:
+            return ("its 32-bit probe reads another vDSO data layout than the 64-bit one "
+                    f"({found['data_size']} bytes, {len(found['fields'])} fields, against "
+                    f"{description['data_size']} and {len(description['fields'])})")
+        syntax_check(tree, "arm64", given, compile.COMPAT_ARCH, compat=True)
+    except ShimError as e:
+        return f"the shim cannot build its compat vDSO's {e.what}: {e.first}"
+    return None
+
+
+def syntax_check(tree, arch_dir, given, arch_name="x86_64", writer="tree", compat=False):
     """Compile the tree's read and update paths to assembly as the build will,
     with every counter and inline choice (optimised: some warnings come from
     the optimiser): a tree or patch the shim cannot build with the fake
@@ -101,7 +136,8 @@ def syntax_check(tree, arch_dir, given, arch_name="x86_64", writer="tree"):
                                    if c != "fake"]:
             for always in (1, 0):
                 for unit, what in units:
-                    line = compile.compile_line(tree, arch_dir, counter, always)
+                    line = (compile.compat_line(tree, counter, always) if compat else
+                            compile.compile_line(tree, arch_dir, counter, always))
                     r = compile.compile_tree([*line, "-S", "-o", str(asm),
                                               f"{compile.GLUE}/{unit}"], tree, given, what)
                     if r.returncode != 0 and (counter, always) == ("fake", 1):
