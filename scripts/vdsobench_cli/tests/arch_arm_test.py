@@ -8,12 +8,12 @@ CAUGHT (the cross build and two variants under qemu, about 15 s with the
 build cached; skipped without gcc-arm-linux-gnueabihf or qemu-arm-static)."""
 
 import os
-import shutil
 import tempfile
 import unittest
 from unittest import mock
 
 from vdsobench_cli.cli import arch, build, confine, packages
+from vdsobench_cli.tests.arm_support import arm_missing
 from vdsobench_cli.tests.support import cli, one_line, run_made_up_elf
 
 
@@ -102,18 +102,6 @@ class RunnerTest(unittest.TestCase):
                             b"\x7fELF\x01\x01\x01" + bytes(11) + b"\x28\x00")
         self.assertEqual(r.returncode, 127)
         self.assertIn("qemu_arm.sh:", r.stderr)
-
-
-def arm_missing():
-    """Why the live verify cannot run here, or None."""
-    if arch.host() != "x86_64":
-        return "arm is cross-built on x86-64 hosts only"
-    t = arch.Target("arm")
-    if t.missing_toolchain():
-        return f"no {', '.join(t.missing_toolchain())} (scripts/vdsobench setup --arch arm)"
-    if not any(shutil.which(p) for p in arch.QEMU["arm"]):
-        return "no qemu-arm-static (scripts/vdsobench setup --arch arm)"
-    return None
 
 
 @unittest.skipIf(arm_missing(), arm_missing())
