@@ -14,9 +14,11 @@ from vdsobench_cli.kimport import (kbuild, kbuild_tree, names, patches as patche
 def check_arch():
     arch_name = arch.current().name
     if arch_name not in source_mod.ARCH_DIRS:
+        compat = ("; arm64's compat vDSO, 32-bit arm, comes with --arch arm64"
+                  if arch_name == "arm" else "")
         raise UsageError(f"import: --arch {arch_name}: imported trees build for "
                          f"{', '.join(source_mod.ARCH_DIRS)} only (valid: "
-                         f"{', '.join(source_mod.ARCH_DIRS)})")
+                         f"{', '.join(source_mod.ARCH_DIRS)}){compat}")
     return arch_name
 
 

@@ -133,6 +133,11 @@ class CompatPureTest(unittest.TestCase):
                                    "#define __NR_compat32_only_32 405",
                                    "#define __NR_compat32_bad 406"])  # as syscallhdr.sh reads it
 
+    def test_import_for_arm_points_to_arm64(self):
+        rc, _, err = cli("import", "/usr/src", "--name", "x", "--arch", "arm")
+        one_line(self, rc, err, "--arch arm: imported trees build for x86_64, arm64 only",
+                 "arm64's compat vDSO, 32-bit arm, comes with --arch arm64")
+
     def test_no_compat_header_no_compat_variants(self):
         with tempfile.TemporaryDirectory() as d:
             why = probe.compat_problem(Path(d), "t", {})
