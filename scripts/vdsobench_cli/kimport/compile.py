@@ -71,6 +71,7 @@ def compile_line(tree, arch_dir, counter="fake", always=1):
 
 # arm64's compat vDSO: --config=arm's compiler and its code flags (toolchains/BUILD)
 COMPAT_ARCH = "arm"
+COMPAT_CPU = "armv7"  # impls/variants.bzl's name of it, its counters'
 COMPAT_FLAGS = ("-march=armv8-a+simd", "-marm")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch, build, lifecycle
 from vdsobench_cli.cli.errors import Failure, UsageError
-from vdsobench_cli.kimport import compile
+from vdsobench_cli.kimport import compile, tree_config
 
 ROOT = build.ROOT
 MARKER = re.compile(r'^\s*\.ascii\s+"->(\w+) (.*)"\s*$')
@@ -95,7 +95,6 @@ def compat_problem(tree, given, description):
     update path writes what the compat vDSO reads; here writer.c is compiled
     32-bit beside it), and the read and update paths compile for every counter
     and inline choice, their assembly passing the gate (syntax_check)."""
-    from vdsobench_cli.kimport import tree_config
     for rel in (COMPAT_HEADER, tree_config.COMPAT_UNISTD):
         if not (tree / rel).is_file():
             return (f"the tree has no {rel}" + (" (its syscall numbers are read from "
@@ -111,7 +110,7 @@ def compat_problem(tree, given, description):
             return ("its 32-bit probe reads another vDSO data layout than the 64-bit one "
                     f"({found['data_size']} bytes, {len(found['fields'])} fields, against "
                     f"{description['data_size']} and {len(description['fields'])})")
-        syntax_check(tree, "arm64", given, compile.COMPAT_ARCH, compat=True)
+        syntax_check(tree, "arm64", given, compat=True)
     except ShimError as e:
         return f"the shim cannot build its compat vDSO's {e.what}: {e.first}"
     return None
@@ -132,8 +131,8 @@ def syntax_check(tree, arch_dir, given, arch_name="x86_64", writer="tree", compa
         return  # +image variants only: neither is built (dwarf_writer.c is the project's)
     with lifecycle.temp_dir(prefix="vdsobench-check-") as work:
         asm = Path(work) / "unit.s"
-        for counter in ["fake"] + [c for c in compile.counters(arch.MACHINE[arch_name])
-                                   if c != "fake"]:
+        cpu = compile.COMPAT_CPU if compat else arch.MACHINE[arch_name]
+        for counter in ["fake"] + [c for c in compile.counters(cpu) if c != "fake"]:
             for always in (1, 0):
                 for unit, what in units:
                     line = (compile.compat_line(tree, counter, always) if compat else
