@@ -97,8 +97,8 @@ def compat_problem(tree, given, description):
     and inline choice, their assembly passing the gate (syntax_check)."""
     for rel in (COMPAT_HEADER, tree_config.COMPAT_UNISTD):
         if not (tree / rel).is_file():
-            return (f"the tree has no {rel}" + (" (its syscall numbers are read from "
-                    f"{tree_config.COMPAT_TABLE}, v6.11 on)"
+            return (f"the tree has no {rel}" + (" (import writes it from "
+                    f"{tree_config.COMPAT_TABLE}, which 6.12 has and 6.1 lacks)"
                     if rel == tree_config.COMPAT_UNISTD else ""))
     if arch.Target(compile.COMPAT_ARCH).missing_toolchain():
         return (f"no {compile.compat_cc()} (scripts/vdsobench setup --arch arm installs it; "

@@ -34,7 +34,7 @@ TAKE = (
     "arch/{arch}/include/asm/pvclock.h",
     "arch/{arch}/include/asm/pvclock-abi.h",
     "kernel/time/vsyscall.c",  # the update path
-    # arm64's compat vDSO: its system call numbers (asm/unistd_compat_32.h, v6.11 on)
+    # arm64's compat vDSO: its system call numbers (asm/unistd_compat_32.h; 6.1 has none)
     "arch/{arch}/tools/syscall_32.tbl",
     "kernel/time/timekeeping_internal.h",
     "include/linux/timekeeper_internal.h",  # struct timekeeper

@@ -134,7 +134,7 @@ def write_includes(tree):
 
 # arm64's compat vDSO: asm/unistd_compat_32.h as kbuild generates it
 # (scripts/Makefile.asm-headers: scripts/syscallhdr.sh --prefix compat32_
-# --abis common,32 over arch/arm64/tools/syscall_32.tbl, v6.11 on)
+# --abis common,32 over arch/arm64/tools/syscall_32.tbl: 6.12 has it, 6.1 not)
 COMPAT_TABLE = "arch/arm64/tools/syscall_32.tbl"
 COMPAT_UNISTD = "arch/arm64/include/generated/asm/unistd_compat_32.h"
 SYSCALL_LINE = re.compile(r"^([0-9]{1,5})[ \t]+(?:common|32)[ \t]+([A-Za-z_][A-Za-z0-9_]{0,63})(?:[ \t]|$)",
