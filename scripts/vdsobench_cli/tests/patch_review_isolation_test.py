@@ -1,22 +1,20 @@
-"""`recipe patch-review`, run for real: two reviews started at once, and a
-review of a tree whose .git is hostile. Each is a --quick --no-arm64 review
-of Debian's 6.12 in a throwaway imports table (minutes: commands/testrun.py
+"""`recipe patch-review`, run for real: reviews started at once, and a review
+of a tree whose .git is hostile. Each is a --quick --no-arm64 review of
+Debian's 6.12 in a throwaway imports table (minutes: commands/testrun.py
 lists this module among the slow ones). They are the suite's reviews of 6.12
 on x86: each also carries what its patch must show in the block.
 
-- Two at once (`--source linux-source-6.12`, each its own --out): the
-  reorder patch (object code, simulation and data page unchanged) and
-  offs_boot added before basetime[] (the field, the struct's growth, the
-  clocks whose lines moved). The second waits for the first and says so;
-  both verify each tree for real in every mode (PASS: the patches are
-  correct), both are timed (any verdict: a few rounds of live timing), and
-  the table is empty after (review_support.check_review()). Both trees'
-  vdso32 is built and checked; offs_boot changes its code too.
-- A third at the same time, of a patch that breaks only the 32-bit vDSO
-  (6.12-u64-div-32bit.patch: a u64 / and % i386 compiles to libgcc calls):
-  WRONG first, vdso32 and kbuild's error named, the 64-bit image built,
-  nothing verified or timed (its cost beside the two: ~35 s, the patched
-  tree's import and kbuild's rebuild).
+- At once (`--source linux-source-6.12`, each its own --out): offs_boot
+  added before basetime[] (the field, the struct's growth, the clocks whose
+  lines moved), verified for real in every mode (PASS: the patch is
+  correct) and timed (any verdict: a few rounds of live timing), both trees'
+  vdso32 built and checked, its code changed too; and a patch that breaks
+  only the 32-bit vDSO (6.12-u64-div-32bit.patch: a u64 / and % i386
+  compiles to libgcc calls): WRONG first, vdso32 and kbuild's error named,
+  the 64-bit image built, nothing verified or timed. The later ones wait
+  for the first and say so, and the table is empty after
+  (review_support.check_review()). The long tier adds the reorder patch
+  (object code, simulation and data page unchanged), a third at once.
 - A hostile .git (refs linked to /proc, HEAD `ref: refs/kmsg`: the old
   reader blocked in the kernel log's reader until killed): the review ends,
   its commit is recorded as not read and why, and .git is as it was. Its
@@ -37,8 +35,8 @@ from pathlib import Path
 from vdsobench_cli.cli import build
 from vdsobench_cli.kimport import store
 from vdsobench_cli.tests.review_support import check_review
-from vdsobench_cli.tests.support import (KERNEL_TESTDATA, NESTED, TEST_BUDGET_S, TORN_612,
-                                      ImportsDir, tarball)
+from vdsobench_cli.tests.support import (KERNEL_TESTDATA, LONG_ENV, NESTED, TEST_BUDGET_S,
+                                         TORN_612, ImportsDir, long_tier, tarball)
 
 NFC_REORDER = str(KERNEL_TESTDATA / "6.12-nfc-reorder.patch")
 OFFS_BOOT = str(KERNEL_TESTDATA / "6.12-offs-boot.patch")
@@ -92,20 +90,24 @@ class TwoReviewsTest(unittest.TestCase):
                                     "scripts/vdsobench setup --kernel-sources)")
         cls.imports = ImportsDir()
         cls.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-reviews-")
-        outs = [os.path.join(cls.tmp.name, f"out{i}") for i in (1, 2, 3)]
-        runs = [start(o, "--source", "linux-source-6.12", "--patch", p)
-                for o, p in zip(outs, (NFC_REORDER, OFFS_BOOT, U64_DIV))]
-        cls.results = [(o, *finished(p)) for o, p in zip(outs, runs)]
-        cls.broken32 = cls.results.pop()
+        # the reorder's review is the long tier's: its paths (code, data page
+        # and simulation unchanged) are review_parts_test's and objcmp_test's
+        patches = {"offs_boot": OFFS_BOOT, "u64_div": U64_DIV}
+        if os.environ.get(LONG_ENV):
+            patches["reorder"] = NFC_REORDER
+        outs = {k: os.path.join(cls.tmp.name, k) for k in patches}
+        runs = {k: start(outs[k], "--source", "linux-source-6.12", "--patch", patches[k])
+                for k in patches}
+        cls.results = {k: (outs[k], *finished(runs[k])) for k in patches}
 
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
         cls.imports.close()
 
-    def review(self, i):
-        """(cover letter lines, patch-review.json) of review i, its shape checked."""
-        out_dir, rc, out, err = self.results[i]
+    def review(self, name):
+        """(cover letter lines, patch-review.json) of a review, its shape checked."""
+        out_dir, rc, out, err = self.results[name]
         self.assertIn(rc, (0, 1), err[-3000:] + out[-3000:])
         letter, record = outputs(out_dir)
         check_review(self, rc, letter, record)
@@ -118,10 +120,11 @@ class TwoReviewsTest(unittest.TestCase):
                             for x in letter), letter)
         return letter, record
 
+    @long_tier("a third review of 6.12 at once, a patch that changes no code")
     def test_a_patch_that_changes_no_code(self):
         """The reorder patch: object code identical, the simulation unchanged,
         the data page the same; nothing for time to disagree with."""
-        letter, record = self.review(0)
+        letter, record = self.review("reorder")
         text = "\n".join(letter)
         self.assertEqual(record["code"], "identical")
         self.assertIn("Read path object code: identical", letter)
@@ -138,7 +141,7 @@ class TwoReviewsTest(unittest.TestCase):
         """offs_boot before basetime[]: the field, the struct's growth in bytes
         and lines, and the clocks whose lines changed, in the block; the
         lines from the trees' own layout, not from time."""
-        letter, record = self.review(1)
+        letter, record = self.review("offs_boot")
         page = "\n".join(record["page"])
         self.assertRegex(page, r"offs_boot: added at 40\.\.47 \(line 0\)")
         self.assertIn("struct vdso_data: 248 -> 256 bytes, 4 -> 4 lines", page)
@@ -158,7 +161,7 @@ class TwoReviewsTest(unittest.TestCase):
         """The 64-bit image builds (the review is measured on kbuild's
         images), the 32-bit one does not link: WRONG first, vdso32 and
         kbuild's error named, the libgcc calls, nothing verified or timed."""
-        out_dir, rc, out, err = self.broken32
+        out_dir, rc, out, err = self.results["u64_div"]
         self.assertEqual(rc, 1, err[-3000:] + out[-3000:])
         letter, record = outputs(out_dir)
         self.assertLessEqual(len(letter), 40, letter)
@@ -178,13 +181,13 @@ class TwoReviewsTest(unittest.TestCase):
         self.assertNotIn("patch-review: verify after", err)
 
     def test_the_second_waited_and_said_so(self):
-        every = self.results + [self.broken32]
+        every = list(self.results.values())
         waited = [err for _, _, _, err in every if WAITED in err]
-        self.assertEqual(len(waited), 2, [e[-2000:] for _, _, _, e in every])
+        self.assertEqual(len(waited), len(every) - 1, [e[-2000:] for _, _, _, e in every])
 
     def test_the_table_is_empty_after(self):
         self.assertEqual(store.read_table(), {})
-        _, _, out, _ = self.results[0]
+        _, _, out, _ = self.results["offs_boot"]
         self.assertIn("-- for the cover letter", out)
 
     def test_a_hostile_git_neither_hangs_nor_is_recorded(self):
