@@ -13,7 +13,7 @@ import unittest
 from unittest import mock
 
 from vdsobench_cli.cli import arch, build, confine, packages
-from vdsobench_cli.tests.arm_support import arm_missing
+from vdsobench_cli.tests.cross_support import cross_run_missing
 from vdsobench_cli.tests.support import cli, one_line, run_made_up_elf
 
 
@@ -104,7 +104,7 @@ class RunnerTest(unittest.TestCase):
         self.assertIn("qemu_arm.sh:", r.stderr)
 
 
-@unittest.skipIf(arm_missing(), arm_missing())
+@unittest.skipIf(cross_run_missing("arm"), cross_run_missing("arm"))
 class LiveVerifyTest(unittest.TestCase):
     def test_good_passes_and_known_bad_is_caught(self):
         rc, out, err = cli("verify", "--arch", "arm", "generic_6_17+isb_mrrc_isb+always",

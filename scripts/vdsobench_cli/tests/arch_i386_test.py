@@ -7,13 +7,13 @@ fake-counter variants under qemu, about 15 s; skipped without
 gcc-i686-linux-gnu or qemu-i386-static)."""
 
 import os
-import shutil
 import subprocess
 import tempfile
 import unittest
 from unittest import mock
 
 from vdsobench_cli.cli import abi32, arch, build, confine, packages
+from vdsobench_cli.tests.cross_support import cross_run_missing
 from vdsobench_cli.tests.support import cli, one_line, run_made_up_elf
 
 NO_IA32 = (False, "the kernel does not run 32-bit programs (execve: Exec format error): "
@@ -154,19 +154,7 @@ class RunnerTest(unittest.TestCase):
         self.assertIn("qemu_i386.sh:", r.stderr)
 
 
-def i386_missing():
-    """Why the live verify cannot run here, or None."""
-    if arch.host() != "x86_64":
-        return "i386 is cross-built on x86-64 hosts only"
-    t = arch.Target("i386")
-    if t.missing_toolchain():
-        return f"no {', '.join(t.missing_toolchain())} (scripts/vdsobench setup --arch i386)"
-    if t.emulated and not any(shutil.which(p) for p in arch.QEMU["i386"]):
-        return "no qemu-i386-static (scripts/vdsobench setup --arch i386)"
-    return None
-
-
-@unittest.skipIf(i386_missing(), i386_missing())
+@unittest.skipIf(cross_run_missing("i386"), cross_run_missing("i386"))
 class LiveVerifyTest(unittest.TestCase):
     def test_good_passes_and_known_bad_is_caught(self):
         rc, out, err = cli("verify", "--arch", "i386", "x86_gtod+fake+always",

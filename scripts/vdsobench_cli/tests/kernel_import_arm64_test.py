@@ -27,7 +27,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch
 from vdsobench_cli.kimport import compile, probe, store, tree_config
-from vdsobench_cli.tests.arm_support import arm_missing
+from vdsobench_cli.tests.cross_support import cross_run_missing
 from vdsobench_cli.tests.support import (KERNEL_TESTDATA as TESTDATA, TORN_612, ImportsDir,
                                          arm64_tarball_or_skip, cli, cross_missing, ok,
                                          one_line)
@@ -172,7 +172,7 @@ class Arm64Import612Test(unittest.TestCase):
         out = self.imported(self.base)
         self.assertIn("8 variants: kernel:a+{cntvctss,fake,isb_cntvct_dep,isb_cntvct_isb}"
                       "+{always,auto}", out)
-        if not arm_missing():
+        if not cross_run_missing("arm"):
             self.assertIn("import: kernel:a: its compat vDSO (arch/arm64/kernel/vdso32, "
                           "32-bit arm) too, with --arch arm: "
                           "kernel:a+{fake,isb_mrrc_isb}+{always,auto}", out)
@@ -199,7 +199,7 @@ class Arm64Import612Test(unittest.TestCase):
         self.assertEqual(rc, 1, err + out)
         self.assertRegex(out, r"FAIL +kernel:a-torn\+fake\+always +concurrency: torn read")
 
-    @unittest.skipIf(arm_missing(), arm_missing())
+    @unittest.skipIf(cross_run_missing("arm"), cross_run_missing("arm"))
     def test_compat_vdso_passes_under_qemu_arm(self):
         self.imported(self.base)
         out = ok(self, ["verify", "--arch", "arm", "--json", "kernel:a+fake+always",
@@ -215,7 +215,7 @@ class Arm64Import612Test(unittest.TestCase):
             self.assertIn("56-bit arch timer wrap", ran["edges"])
             self.assertIn("time namespace", ran["edges"])
 
-    @unittest.skipIf(arm_missing(), arm_missing())
+    @unittest.skipIf(cross_run_missing("arm"), cross_run_missing("arm"))
     def test_compat_vdso_catches_the_torn_read_and_the_dropped_mask(self):
         self.imported(self.torn)
         self.imported(self.nomask)
