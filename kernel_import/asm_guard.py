@@ -43,10 +43,11 @@ READS = re.compile(rb"\.(?:incbin|include|macro|irpc?|irepc?|rept?|altmacro|purg
 REFUSED = "vdsobench-refused: "
 WITH_VALUE = ("-o", "-I", "--MD", "--defsym")
 # where the system's headers are, for GCC and Debian's cross compilers
-# (arm-linux-gnueabihf's: arm64's compat vDSO takes asm/errno.h, the uapi's, there)
+# (arm-linux-gnueabihf's: arm64's compat vDSO takes asm/errno.h, the uapi's, there;
+# i686-linux-gnu's: x86's vdso32 takes the i386 system call numbers there)
 SYSTEM_HEADERS = ("/usr/include/", "/usr/lib/gcc/", "/usr/lib/gcc-cross/",
                   "/usr/aarch64-linux-gnu/include/", "/usr/arm-linux-gnueabihf/include/",
-                  "/usr/local/include/")
+                  "/usr/i686-linux-gnu/include/", "/usr/local/include/")
 INCLUDED = re.compile(r"^\.+ (.+)$")
 PREPROCESS_TIMEOUT_S = 60
 # set by import's own compiles, whose -H check says the same with more to say

@@ -12,6 +12,12 @@
  * writer.c checks the size and the count again at build time, so the
  * header cannot go stale.
  */
+#ifdef __i386__
+/* as reader.c: x86's vdso32 (arch/x86/entry/vdso/vdso32/vclock_gettime.c) */
+#define BUILD_VDSO32
+#include "arch/x86/entry/vdso/vdso32/fake_32bit_build.h"
+#endif
+
 #include "kernel_import/glue/kimport.h"
 
 /* what reader.c includes before the tree's read path */

@@ -18,12 +18,27 @@
  * tree's own "isb; mrrc p15, 1; isb": no shim reaches an inline asm, so
  * every counter choice runs it (under qemu-arm verify's trap answers it).
  *
+ * x86's 32-bit vDSO (i386, an x86-64 tree's i386 variants): as
+ * arch/x86/entry/vdso/vdso32/vclock_gettime.c, BUILD_VDSO32 and the tree's
+ * fake_32bit_build.h (a 32-bit configuration made of the 64-bit one) before
+ * anything else, then the same arch header, whose BUILD_VDSO32 fallbacks
+ * are renamed below, and the i386 entry points of ../vclock_gettime.c.
+ *
  * One substitution: the tree's fallbacks (an inline `syscall' each, in
  * its asm/vdso/gettimeofday.h) are compiled under other names and never
  * called; the ones below enter the simulated kernel, as every layout's
  * fallbacks do, so that a clock served by the syscall gets the simulated
  * kernel's answer at the variant's counter value (and costs a syscall).
  */
+#ifdef __i386__
+/*
+ * arch/x86/entry/vdso/vdso32/vclock_gettime.c's first two lines (v6.12;
+ * v7.x has them in vdso32's Makefile: -DBUILD_VDSO32, -include)
+ */
+#define BUILD_VDSO32
+#include "arch/x86/entry/vdso/vdso32/fake_32bit_build.h"
+#endif
+
 #include "kernel_import/glue/kimport.h"
 
 /*
@@ -64,8 +79,11 @@ static __always_inline long gettimeofday_fallback(struct __kernel_old_timeval *t
 	return KIMPORT_SYM(fallback_gettimeofday)(tv, tz);
 }
 
-#ifdef ENABLE_COMPAT_VDSO
-/* the compat vDSO's time32 fallbacks: struct timespec is old_timespec32 there */
+#ifdef BUILD_VDSO32
+/*
+ * the time32 fallbacks of the 32-bit vDSOs (arm64's compat one defines
+ * BUILD_VDSO32 in its header): struct timespec is old_timespec32 there
+ */
 static __always_inline long clock_gettime32_fallback(clockid_t clk,
 						     struct old_timespec32 *ts)
 {
@@ -101,12 +119,13 @@ KIMPORT_SYM(time)(__kernel_old_time_t *t)
 }
 #endif
 
-#ifdef ENABLE_COMPAT_VDSO
+#ifdef BUILD_VDSO32
 /*
- * arch/arm64/kernel/vdso32/vgettimeofday.c: __vdso_clock_gettime and
- * __vdso_clock_getres take old_timespec32, the C library's struct timespec
- * of 32-bit time_t (tree.h checks); __vdso_clock_gettime64 has no place in
- * the variant contract and is not built.
+ * arch/arm64/kernel/vdso32/vgettimeofday.c and x86's vclock_gettime.c for
+ * i386: __vdso_clock_gettime and __vdso_clock_getres take old_timespec32,
+ * the C library's struct timespec of 32-bit time_t (tree.h checks);
+ * __vdso_clock_gettime64 has no place in the variant contract and is not
+ * built.
  */
 __attribute__((visibility("default"))) int
 KIMPORT_SYM(clock_gettime)(clockid_t clock, struct timespec *ts)
@@ -148,7 +167,7 @@ KIMPORT_SYM(time)(__kernel_old_time_t *t)
 __attribute__((visibility("default"))) int
 KIMPORT_SYM(clock_getres)(clockid_t clock, struct timespec *res)
 {
-#ifdef ENABLE_COMPAT_VDSO
+#ifdef BUILD_VDSO32
 	return __cvdso_clock_getres_time32(clock, (struct old_timespec32 *)res);
 #else
 	return __cvdso_clock_getres(clock, (struct __kernel_timespec *)res);

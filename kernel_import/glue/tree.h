@@ -12,10 +12,10 @@
 
 /*
  * The userspace structures of impls/common/variant_prelude.h's
- * declarations, as glibc defines them on x86-64, arm64 and 32-bit arm (the kernel's
- * uapi/linux/time.h leaves them to userspace under __KERNEL__): the same
- * tags and members, so the entry points have the same types in both
- * halves.
+ * declarations, as glibc defines them on x86-64, arm64, 32-bit arm and
+ * i386 (the kernel's uapi/linux/time.h leaves them to userspace under
+ * __KERNEL__): the same tags and members, so the entry points have the
+ * same types in both halves.
  */
 struct timespec {
 	long tv_sec;
@@ -30,8 +30,8 @@ struct timeval {
 #define KIMPORT_SAME(a, b, f)                                                \
 	(sizeof(struct a) == sizeof(struct b) &&                            \
 	 __builtin_offsetof(struct a, f) == __builtin_offsetof(struct b, f))
-#ifdef ENABLE_COMPAT_VDSO
-/* 32-bit arm (arm64's compat vDSO): the C library's time_t is 32 bits */
+#if defined(ENABLE_COMPAT_VDSO) || defined(__i386__)
+/* 32-bit arm (arm64's compat vDSO) and i386: the C library's time_t is 32 bits */
 _Static_assert(KIMPORT_SAME(timespec, old_timespec32, tv_sec) &&
 		       KIMPORT_SAME(timespec, old_timespec32, tv_nsec),
 	       "struct timespec is the kernel's old_timespec32");

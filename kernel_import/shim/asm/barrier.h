@@ -4,8 +4,9 @@
  * barriers of the seqcount protocol. x86-64 is TSO, so the kernel's
  * smp_rmb() and smp_wmb() are compiler barriers there (barrier(), as
  * asm-generic/barrier.h defines them when the architecture gives no
- * stronger one); arm64's are dmb ishld and dmb ishst, and so are those of
- * its compat vDSO (32-bit arm, ARMv8: asm/vdso/compat_barrier.h).
+ * stronger one), and so are i386's (x86's vdso32, whose smp_mb() is the
+ * same locked add on %esp); arm64's are dmb ishld and dmb ishst, and so
+ * are those of its compat vDSO (32-bit arm, ARMv8: asm/vdso/compat_barrier.h).
  *
  * Also cpu_relax(), which the sequence count's read loop spins with
  * (include/vdso/helpers.h): the kernel's comes from asm/processor.h, which
@@ -24,6 +25,11 @@
 #define smp_wmb() barrier()
 #define smp_mb() __asm__ __volatile__("lock addl $0,-4(%%rsp)" ::: "memory", "cc")
 /* asm-generic/barrier.h: virt_rmb() is __smp_rmb(), x86's a compiler barrier */
+#define virt_rmb() barrier()
+#elif defined(__i386__)
+#define smp_rmb() barrier()
+#define smp_wmb() barrier()
+#define smp_mb() __asm__ __volatile__("lock addl $0,-4(%%esp)" ::: "memory", "cc")
 #define virt_rmb() barrier()
 #elif defined(__aarch64__) || defined(__arm__)
 #define smp_rmb() __asm__ __volatile__("dmb ishld" ::: "memory")

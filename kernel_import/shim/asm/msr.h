@@ -13,7 +13,8 @@
  * this compile unit already has from the shim under the same names, so
  * the project's own definitions stand aside; the fake counter's
  * per-thread value is declared with the type impls/kernel/fake_counter.h
- * gives it (u64 there is uint64_t, unsigned long on x86-64).
+ * gives it (u64 there is uint64_t, unsigned long on x86-64, unsigned long
+ * long on i386: x86's 32-bit vDSO, arch/x86/entry/vdso/vdso32).
  */
 #ifndef _ASM_X86_MSR_H
 #define _ASM_X86_MSR_H
@@ -29,19 +30,25 @@
 
 #define VDSOBENCH_COMPILER_H /* impls/common/compiler.h: the shim's stand in */
 #define VDSOBENCH_FAKE_COUNTER_H /* impls/kernel/fake_counter.h: declared here */
+#ifdef __x86_64__
 extern __thread unsigned long vdso_fake_cycles;
+#else
+extern __thread unsigned long long vdso_fake_cycles;
+#endif
 
 #include __stringify(VDSO_COUNTER_HEADER)
 
 #define rdtsc_ordered() vdso_read_cycles()
 
 /*
- * rdtsc(), as the kernel's asm/msr.h has it (x86-64's DECLARE_ARGS and
- * EAX_EDX_RET/VAL spelled out): the hardware's counter, unordered, never
- * the variant's. A tree or a patch that calls it in the vDSO reads the
- * counter itself, which verify sees (verify/check_common.c's probe) and
- * checks as a real counter, through the counter trap where there is one.
+ * rdtsc(), as the kernel's asm/msr.h has it (DECLARE_ARGS and
+ * EAX_EDX_RET/VAL spelled out: x86-64's, and i386's "=A"): the hardware's
+ * counter, unordered, never the variant's. A tree or a patch that calls
+ * it in the vDSO reads the counter itself, which verify sees
+ * (verify/check_common.c's probe) and checks as a real counter, through
+ * the counter trap where there is one.
  */
+#ifdef __x86_64__
 static __always_inline unsigned long long rdtsc(void)
 {
 	unsigned long low, high;
@@ -49,5 +56,14 @@ static __always_inline unsigned long long rdtsc(void)
 	asm volatile("rdtsc" : "=a" (low), "=d" (high));
 	return low | high << 32;
 }
+#else
+static __always_inline unsigned long long rdtsc(void)
+{
+	unsigned long long val;
+
+	asm volatile("rdtsc" : "=A" (val));
+	return val;
+}
+#endif
 
 #endif /* _ASM_X86_MSR_H */

@@ -34,6 +34,9 @@ TAKE = (
     "arch/{arch}/include/asm/pvclock.h",
     "arch/{arch}/include/asm/pvclock-abi.h",
     "kernel/time/vsyscall.c",  # the update path
+    # x86's 32-bit vDSO (the i386 variants): the 32-bit configuration its
+    # vclock_gettime.c makes of the 64-bit one (kernel_import/glue/reader.c)
+    "arch/{arch}/entry/vdso/vdso32/fake_32bit_build.h",
     # arm64's compat vDSO: its system call numbers (asm/unistd_compat_32.h; 6.1 has none)
     "arch/{arch}/tools/syscall_32.tbl",
     "kernel/time/timekeeping_internal.h",

@@ -7,19 +7,21 @@
  * every kernel, so the shim spells them out rather than take four more
  * headers from the tree.
  *
- * 32-bit arm is arm64's compat vDSO (arch/arm64/kernel/vdso32), which the
- * kernel compiles with the 32-bit compiler: long and size_t are 32 bits
- * there, as asm-generic/posix_types.h has them for __BITS_PER_LONG 32.
+ * 32-bit arm is arm64's compat vDSO (arch/arm64/kernel/vdso32), and i386
+ * x86's 32-bit vDSO (arch/x86/entry/vdso/vdso32), which the kernel
+ * compiles with the 32-bit compiler (-m32): long and size_t are 32 bits
+ * there, as asm-generic/posix_types.h has them for __BITS_PER_LONG 32 (and
+ * x86's posix_types_32.h the same).
  */
 #ifndef _UAPI_LINUX_TYPES_H
 #define _UAPI_LINUX_TYPES_H
 
 #if defined(__x86_64__) || defined(__aarch64__)
 #define __BITS_PER_LONG 64
-#elif defined(__arm__)
+#elif defined(__arm__) || defined(__i386__)
 #define __BITS_PER_LONG 32
 #else
-#error "the shim's types are x86-64's, arm64's and arm64's compat vDSO's (32-bit arm)"
+#error "the shim's types are x86-64's, arm64's and their 32-bit vDSOs' (32-bit arm, i386)"
 #endif
 #define __BITS_PER_LONG_LONG 64
 
