@@ -7,7 +7,8 @@ symbol), or a definition that replaces one of the program's own.
 
 Each FILE (an object, or an archive of them: what Bazel built of an imported
 tree, kernel_import/imports.bzl's <variant>_tree) must hold ELF64
-little-endian objects (ELF32 for 32-bit arm, arm64's compat vDSO) with:
+little-endian objects (ELF32 for 32-bit arm, arm64's compat vDSO, and
+i386, x86's 32-bit vDSO) with:
 
   - no section that runs code uncalled: .init_array, .fini_array,
     .preinit_array, .ctors, .dtors, .init, .fini (by name, or a name beneath
@@ -23,7 +24,11 @@ little-endian objects (ELF32 for 32-bit arm, arm64's compat vDSO) with:
     C++ symbol's name): the linker keeps the first group of a name and
     drops the others, whatever they hold, so a tree's group named as a
     C++ inline function of the harness's would take its place (the
-    program's calls left to nothing).
+    program's calls left to nothing). On i386, GCC's PIC register thunks
+    (__x86.get_pc_thunk.REG, a hidden definition in a group of that name
+    in every position-independent object) are allowed where the group's
+    one section holds exactly GCC's four bytes, mov (%esp), %REG; ret: the
+    copy the linker keeps is then the same code, whichever it is.
   - no compiler IR (.gnu.lto_*, .gnu.offload_lto_*): GCC's linker plugin
     claims an object holding it and compiles the program from the IR, not
     from the object's code (whatever it holds, checked nowhere), running
@@ -51,8 +56,8 @@ STT_GNU_IFUNC = 10
 STB_GLOBAL, STB_WEAK, STB_GNU_UNIQUE = 1, 2, 10
 IR_SECTIONS = (".gnu.lto_", ".gnu.offload_lto_")
 DEBUG_GROUP = "wm4."  # GCC's name for a group of -g3's macros
-# EM_X86_64: R_X86_64_IRELATIVE, EM_AARCH64, EM_ARM
-IRELATIVE = {62: 37, 183: 1032, 40: 160}
+# EM_X86_64: R_X86_64_IRELATIVE, EM_AARCH64, EM_ARM, EM_386
+IRELATIVE = {62: 37, 183: 1032, 40: 160, 3: 42}
 # ELF64 and ELF32: a section header's, a symbol's (name, info, shndx) and a
 # relocation's (its r_info) layouts
 ELF = {
@@ -62,6 +67,11 @@ ELF = {
         "sym": ("<I8xBBH", 16), "rel": ("<I", 4, 8, 12), "rtype": 0xff},
 }
 REFUSED = "vdsobench-refused: "
+EM_386 = 3
+# GCC's i386 PIC thunks: name -> their code (mov (%esp), %REG; ret)
+PC_THUNKS = {f"__x86.get_pc_thunk.{reg}": bytes([0x8b, modrm, 0x24, 0xc3])
+             for reg, modrm in (("ax", 0x04), ("cx", 0x0c), ("dx", 0x14), ("bx", 0x1c),
+                                ("bp", 0x2c), ("si", 0x34), ("di", 0x3c))}
 
 
 class Bad(Exception):
@@ -189,8 +199,19 @@ def check_group(data, secs, off, size, link, info, prefix):
     name = c_string(blob(data, strings[2], strings[3]), name_off)
     if name.startswith(prefix) or (debug_only and name.startswith(DEBUG_GROUP)):
         return None
+    if len(members) == 1 and pc_thunk(data, secs, members[0], name):
+        return None
     return (f"has the section group {printable(name)}, which would take the place of the "
             "program's own of that name")
+
+
+def pc_thunk(data, secs, index, name):
+    """Whether section index is i386's PIC thunk `name`, GCC's code exactly."""
+    if unpack("<H", data, 18, "the header")[0] != EM_386 or name not in PC_THUNKS:
+        return False
+    if index >= len(secs) or secs[index][0] != ".text." + name:
+        return False
+    return blob(data, secs[index][2], secs[index][3]) == PC_THUNKS[name]
 
 
 def check_symbols(data, secs, off, size, link, prefix):
@@ -206,7 +227,7 @@ def check_symbols(data, secs, off, size, link, prefix):
             return (f"has the GNU indirect function {printable(name)}: the loader runs its "
                     "resolver before main")
         if shndx and info >> 4 in (STB_GLOBAL, STB_WEAK, STB_GNU_UNIQUE) and \
-                not name.startswith(prefix):
+                not name.startswith(prefix) and not pc_thunk(data, secs, shndx, name):
             return (f"defines {printable(name)}, which would replace the program's own "
                     f"(a tree's definitions all begin {prefix})")
     return None

@@ -149,6 +149,39 @@ class CheckObjectsTest(unittest.TestCase):
                 self.assertIn(why, r.stderr)
                 self.assertFalse(out.exists())
 
+    def test_i386_objects_and_their_pic_thunks(self):
+        """ELF32 EM_386: an x86-64 tree's vdso32, built position-independent by
+        i686-linux-gnu-gcc, whose PIC register thunks (__x86.get_pc_thunk.*, a
+        group each) pass as GCC's code, and as nothing else."""
+        cc = "/usr/bin/i686-linux-gnu-gcc"
+        if not Path(cc).exists():
+            self.skipTest(f"no {cc} (scripts/vdsobench setup --arch i386)")
+
+        def i386(name, code, ext="c"):
+            src = self.tmp / f"{name}.{ext}"
+            src.write_text(code + "\n")
+            subprocess.run([cc, "-O2", "-fPIE", "-c", "-o", str(self.tmp / f"{name}.o"),
+                            str(src)], check=True)
+            return self.tmp / f"{name}.o"
+        good = i386("good386", f"extern int x;\nint {PREFIX}read(void) {{ return x; }}\n" + GOOD)
+        self.assertIn(b"__x86.get_pc_thunk.", good.read_bytes())
+        r, out = self.check(good)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        out.unlink()
+        # the same group name and symbol, other code: the program's calls would run it
+        forged = i386("forged386", ".section .text.__x86.get_pc_thunk.bx,\"axG\",@progbits,"
+                      "__x86.get_pc_thunk.bx,comdat\n.globl __x86.get_pc_thunk.bx\n"
+                      ".hidden __x86.get_pc_thunk.bx\n__x86.get_pc_thunk.bx:\n"
+                      "movl $0, %ebx\nret\n", "s")
+        r, out = self.check(forged)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("the section group __x86.get_pc_thunk.bx", r.stderr)
+        self.assertFalse(out.exists())
+        obj = i386("ifunc386", "extern volatile int x;\n" + GOOD + BAD["a local ifunc"][0])
+        r, out = self.check(obj)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn(BAD["a local ifunc"][1], r.stderr)
+
     def test_debug_information_groups_pass(self):
         """-g3 puts each header's macros in a group of debug sections: nothing
         of them is loaded, so nothing of the program's is replaced."""
