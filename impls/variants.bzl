@@ -89,7 +89,7 @@ def variants_for_arch(arch):
         for counter in COUNTERS:
             if arch not in _counter_arches(counter):
                 continue
-            for inline in import_inlines(layout, counter, INLINES):
+            for inline in import_inlines(layout, counter, INLINES, arch):
                 out.append((layout, counter, inline))
     return out
 
@@ -179,8 +179,8 @@ def _per_variant(name, srcs, with_layout, symbol, ctype, header, table, deps,
         prefix = variant_prefix(layout, counter, inline)
         lib = "%s_%s" % (name, prefix)
         libs[(layout, counter, inline)] = lib + "_link"
-        compat = (_cpus(import_arches(layout, _counter_arches(counter))) if is_imported(layout)
-                  else _layout_compat(layout, counter))
+        compat = (_cpus(import_arches(layout, _counter_arches(counter), inline))
+                  if is_imported(layout) else _layout_compat(layout, counter))
         _link_only(name = lib + "_link", dep = ":" + lib, target_compatible_with = compat)
         if with_layout and is_imported(layout):
             import_variant(lib, layout, _variant_copts(layout, counter, inline), deps, inline,

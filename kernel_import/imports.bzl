@@ -22,18 +22,26 @@ escaped>) names its libraries and symbols. Each variant is two libraries:
 load("@vdso_imports//:imports.bzl", "IMPORTS")
 load(":copts.bzl", "COMPAT_COPTS", "TREE_COPTS")
 
-# An arm64 import whose compat vDSO builds (IMPORTS[layout]["compat"]) builds
-# on armv7 too: arch/arm64/kernel/vdso32's read path, the tree's
-# asm/vdso/compat_gettimeofday.h, with COMPAT_COPTS and the 32-bit compiler
-# (--config=arm), the same variant names as its arm64 ones on aarch64.
-COMPAT_ARCH = "armv7"
+# An import whose 32-bit vDSO builds (IMPORTS[layout]["compat"]) builds on
+# that architecture too, with the same variant names as on its own:
+#   an arm64 tree's compat vDSO on armv7: arch/arm64/kernel/vdso32's read
+#     path, the tree's asm/vdso/compat_gettimeofday.h, with COMPAT_COPTS and
+#     the 32-bit compiler (--config=arm);
+#   an x86-64 tree's vdso32 on x86_32: arch/x86/entry/vdso/vdso32's, the
+#     same arch header with BUILD_VDSO32 and the tree's fake_32bit_build.h,
+#     which reader.c takes for i386 as vdso32/vclock_gettime.c does
+#     (--config=i386's compiler, nothing more on the line). Its +image
+#     variants stay x86-64's: the image is vdso64.so.
+COMPAT_ARCHES = {"aarch64": "armv7", "x86_64": "x86_32"}
+COMPAT_ARCH = COMPAT_ARCHES["aarch64"]  # the one with COMPAT_COPTS
 
 def _arches(layout):
     imp = IMPORTS[layout]
-    return [imp["arch"]] + ([COMPAT_ARCH] if imp.get("compat") else [])
+    compat = COMPAT_ARCHES.get(imp["arch"])
+    return [imp["arch"]] + ([compat] if compat and imp.get("compat") else [])
 
 def imported_layouts(arch):
-    """The imports that build on arch (x86_64, aarch64, armv7), in name order."""
+    """The imports that build on arch (x86_64, aarch64, x86_32, armv7), in name order."""
     return [layout for layout in sorted(IMPORTS) if arch in _arches(layout)]
 
 def is_imported(layout):
@@ -43,18 +51,20 @@ def import_ident(layout):
     """The C identifier of a layout's symbols and targets."""
     return IMPORTS[layout]["ident"] if layout in IMPORTS else layout
 
-def import_arches(layout, counter_arches):
-    """The architectures an import's variant builds on: its own (and armv7 for an
-    arm64 import's compat vDSO), where the counter's instructions run."""
-    return [a for a in _arches(layout) if a in counter_arches]
+def import_arches(layout, counter_arches, inline = None):
+    """The architectures an import's variant builds on: its own (and its 32-bit
+    vDSO's, COMPAT_ARCHES), where the counter's instructions run; an +image
+    variant on its own alone."""
+    arches = [IMPORTS[layout]["arch"]] if inline == "image" else _arches(layout)
+    return [a for a in arches if a in counter_arches]
 
 def import_compat(layout):
     """An import's own architecture (what only it builds: the DWARF writer's test)."""
     return ["@platforms//cpu:" + IMPORTS[layout]["arch"]]
 
 def _compat_copts(layout, root):
-    """COMPAT_COPTS on armv7 for an import with a compat vDSO, else nothing."""
-    if not IMPORTS[layout].get("compat"):
+    """COMPAT_COPTS on armv7 for an arm64 import with a compat vDSO, else nothing."""
+    if not IMPORTS[layout].get("compat") or COMPAT_ARCH not in _arches(layout):
         return []
     return select({
         "@platforms//cpu:" + COMPAT_ARCH: tree_copts(root, IMPORTS[layout]["arch_dir"], COMPAT_COPTS),
@@ -82,12 +92,15 @@ def image_inlines(layout, counter):
         return ["image"]
     return []
 
-def import_inlines(layout, counter, inlines):
-    """The inline choices of an imported layout's variants for a counter:
-    inlines (the table's) and image_inlines(); only the latter where the
-    tree's own update path could not be built (its writer is the DWARF
-    writer, and reader.c's variants would need writer.c)."""
+def import_inlines(layout, counter, inlines, arch = None):
+    """The inline choices of an imported layout's variants for a counter (on
+    arch, when given): inlines (the table's) and image_inlines(), the latter
+    on the import's own architecture only; only the latter where the tree's
+    own update path could not be built (its writer is the DWARF writer, and
+    reader.c's variants would need writer.c)."""
     image = image_inlines(layout, counter)
+    if arch and layout in IMPORTS and arch != IMPORTS[layout]["arch"]:
+        image = []
     if layout in IMPORTS and IMPORTS[layout].get("writer") == "dwarf":
         return image
     return list(inlines) + image
@@ -129,6 +142,18 @@ def _dwarf_agree(name, layout, copts, root):
         target_compatible_with = import_compat(layout),
     )
 
+def _kline(layout):
+    """The tree's kbuild line (the 64-bit vDSO's vclock_gettime.o) on the
+    import's own architecture; its 32-bit vDSO's variants take the
+    project's code generation, as a transcribed layout's."""
+    kline = IMPORTS[layout].get("kline", [])
+    if not kline or len(_arches(layout)) == 1:
+        return kline
+    return select({
+        "@platforms//cpu:" + IMPORTS[layout]["arch"]: kline,
+        "//conditions:default": [],
+    })
+
 def _copt(copts, flag):
     """The value of the -DNAME= define in copts."""
     return [c[len(flag):] for c in copts if c.startswith(flag)][0]
@@ -160,7 +185,7 @@ def import_variant(name, layout, copts, deps, inline, compat):
             "//kernel_import:glue/dwarf_writer.c" if dwarf else "//kernel_import:glue/writer.c",
         ],
         copts = copts + (_dwarf_copts(root) if dwarf else
-                         tree_copts(root, imp["arch_dir"]) + imp.get("kline", []) +
+                         tree_copts(root, imp["arch_dir"]) + _kline(layout) +
                          _compat_copts(layout, root)),
         deps = [
             "//impls:headers",

@@ -103,13 +103,19 @@ def do_import(opts):
     counters, inlines = ({n.split("+")[i] for n in done.variants} for i in (1, 2))
     print(f"import: {how}, built in {done.build_s:.1f} s; {len(done.variants)} variants: "
           f"{layout}+{{{','.join(sorted(counters))}}}+{{{','.join(sorted(inlines))}}}")
-    if done.meta.get("compat") is True:
+    x86 = done.meta.get("arch") == "x86_64"
+    if done.meta.get("compat") is True and x86:
+        print(f"import: {layout}: its 32-bit vDSO (arch/x86/entry/vdso/vdso32) too, with "
+              f"--arch i386: {layout}+{{{','.join(sorted(counters))}}}+{{always,auto}} "
+              "(docs/kernel-import.md)")
+    elif done.meta.get("compat") is True:
         print(f"import: {layout}: its compat vDSO (arch/arm64/kernel/vdso32, 32-bit arm) "
               f"too, with --arch arm: {layout}+{{fake,isb_mrrc_isb}}+{{always,auto}} "
               "(docs/arm64.md)")
     elif done.meta.get("compat") is False:
         why = text_mod.printable(done.meta.get("compat_why", "?"), None)
-        print(f"import: {layout}: no compat variants (--arch arm): {why}")
+        print(f"import: {layout}: no {'i386' if x86 else 'compat'} variants "
+              f"(--arch {'i386' if x86 else 'arm'}): {why}")
     if done.meta.get("writer") == "dwarf":
         print(f"import: {layout}: the data page is written by the DWARF writer "
               "(kernel_import/glue/dwarf_writer.c, from its image's DWARF), not by the "

@@ -26,7 +26,7 @@ ARCH_DIRS_NAMES = {v: k for k, v in imports_table.ARCH_DIRS.items()}
 # What flow.make_tree() writes into a tree besides the tree's files (autoconf.h,
 # kimport_desc.h, kimport_includes.h, kimport.json): raise it with any change
 # to that, so that cached trees are made again (glue_digest()).
-GENERATED = 7  # 7: arm64's asm/unistd_compat_32.h (tree_config.py)
+GENERATED = 8  # 8: x86's vdso32 files taken, its i386 check (probe.compat_problem)
 
 
 def glue_digest():
@@ -73,17 +73,27 @@ def compile_line(tree, arch_dir, counter="fake", always=1):
 COMPAT_ARCH = "arm"
 COMPAT_CPU = "armv7"  # impls/variants.bzl's name of it, its counters'
 COMPAT_FLAGS = ("-march=armv8-a+simd", "-marm")
+# an import's architecture -> its 32-bit vDSO's: (--arch, the table's name of
+# its counters' architecture, the compiler's flags, copts.bzl's table or None).
+# x86's vdso32 is --config=i386's compiler alone: reader.c takes BUILD_VDSO32
+# and the tree's fake_32bit_build.h for i386, as vdso32/vclock_gettime.c does.
+COMPAT = {"arm64": (COMPAT_ARCH, COMPAT_CPU, COMPAT_FLAGS, "COMPAT_COPTS"),
+          "x86_64": ("i386", "x86_64", (), None)}
 
 
-def compat_cc():
-    return f"{arch.CROSS_BIN}/{arch.TRIPLET[COMPAT_ARCH]}-gcc"
+def compat_cc(arch_name="arm64"):
+    return f"{arch.CROSS_BIN}/{arch.TRIPLET[COMPAT[arch_name][0]]}-gcc"
 
 
-def compat_line(tree, counter="fake", always=1):
-    """compile_line() of an arm64 tree's compat vDSO: the 32-bit arm compiler,
-    and COMPAT_COPTS after the tree's line (kernel_import/imports.bzl's order)."""
-    line = compile_line(tree, "arm64", counter, always)
-    return [compat_cc(), *COMPAT_FLAGS, *line[1:], *tree_copts(tree, "arm64", "COMPAT_COPTS")]
+def compat_line(tree, counter="fake", always=1, arch_name="arm64"):
+    """compile_line() of a tree's 32-bit vDSO (an arm64 tree's compat vDSO, an
+    x86-64 tree's vdso32): the 32-bit compiler, and its copts.bzl table after
+    the tree's line (kernel_import/imports.bzl's order)."""
+    arch_dir = imports_table.ARCH_DIRS[arch_name]
+    _, _, flags, table = COMPAT[arch_name]
+    line = compile_line(tree, arch_dir, counter, always)
+    return [compat_cc(arch_name), *flags, *line[1:],
+            *(tree_copts(tree, arch_dir, table) if table else [])]
 
 
 def counters(arch_name):

@@ -22,8 +22,10 @@ def cache_key(arch_name, identity, patches, source_name=""):
     """The cached tree's key: what it is made of, and the names describe() writes
     into it (kimport.json, kimport_desc.h, the variants' source and summary),
     so that one import's tree never describes another's folder or patch file."""
-    # an arm64 tree's compat variants need the 32-bit compiler: made again once it is there
-    compat_cc = arch_name == "arm64" and os.access(compile.compat_cc(), os.X_OK)
+    # a tree's 32-bit variants (arm64's compat vDSO, x86's vdso32) need the
+    # 32-bit compiler: made again once it is there
+    compat_cc = (arch_name in compile.COMPAT and
+                 os.access(compile.compat_cc(arch_name), os.X_OK))
     blob = json.dumps({"glue": compile.glue_digest(), "arch": arch_name, "source": identity,
                        **({"compat_cc": True} if compat_cc else {}),
                        "patches": [imports_table.sha256(p.data) for p in patches],
@@ -72,9 +74,10 @@ def make_tree(source, given, arch_name, patches, key, files, image=None, writer=
                 description = probe.probe(stage, arch_dir, Path(work), given)
             tree_config.write_desc(stage, version, description, source_text, summary)
             probe.syntax_check(stage, arch_dir, given, arch_name, writer)
-            # arm64's compat vDSO, the armv7 variants (docs/arm64.md)
-            compat_why = (probe.compat_problem(stage, given, description)
-                          if arch_name == "arm64" and writer == "tree" else None)
+            # arm64's compat vDSO, the armv7 variants (docs/arm64.md); x86's
+            # vdso32, the i386 ones (docs/kernel-import.md)
+            compat_why = (probe.compat_problem(stage, given, description, arch_name)
+                          if arch_name in compile.COMPAT and writer == "tree" else None)
         except probe.ShimError as e:
             e.version = version  # for take_in: what kbuild builds of it
             raise
@@ -94,7 +97,7 @@ def make_tree(source, given, arch_name, patches, key, files, image=None, writer=
             meta["image"] = image_meta
         if writer == "dwarf":
             meta["writer"] = "dwarf"  # the +image variants alone (imports.bzl)
-        if arch_name == "arm64" and writer == "tree":
+        if arch_name in compile.COMPAT and writer == "tree":
             meta["compat"] = compat_why is None
             if compat_why:
                 meta["compat_why"] = compat_why

@@ -348,8 +348,10 @@ def rule_view(checked):
                                "image": isinstance(meta.get("image"), dict),
                                "dwarf": dwarf_read(meta),
                                "writer": "dwarf" if meta.get("writer") == "dwarf" else "tree",
-                               # an arm64 tree's compat vDSO builds (probe.compat_problem)
-                               "compat": e["arch"] == "arm64" and meta.get("compat") is True}
+                               # its 32-bit vDSO builds (probe.compat_problem): an arm64
+                               # tree's compat vDSO, an x86-64 tree's vdso32
+                               "compat": (e["arch"] in ("arm64", "x86_64") and
+                                          meta.get("compat") is True)}
                         for name, (e, meta) in checked["good"].items()},
             "problems": checked["problems"]}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import arch, build, lifecycle
 from vdsobench_cli.cli.errors import Failure, UsageError
-from vdsobench_cli.kimport import compile, tree_config
+from vdsobench_cli.kimport import compile, imports_table, tree_config
 
 ROOT = build.ROOT
 MARKER = re.compile(r'^\s*\.ascii\s+"->(\w+) (.*)"\s*$')
@@ -85,35 +85,61 @@ def asm_guard():
 
 
 COMPAT_HEADER = "arch/arm64/include/asm/vdso/compat_gettimeofday.h"
+# x86's vdso32: the 32-bit configuration its vclock_gettime.c (v6.12; from v7.x
+# its Makefile) force-includes, which reader.c takes for i386
+VDSO32_CONFIG = "arch/x86/entry/vdso/vdso32/fake_32bit_build.h"
+# an import's architecture -> (what its 32-bit vDSO is, the files it needs)
+COMPAT_VDSO = {"arm64": ("compat vDSO", (COMPAT_HEADER, tree_config.COMPAT_UNISTD)),
+               "x86_64": ("32-bit vDSO", (VDSO32_CONFIG,))}
 
 
-def compat_problem(tree, given, description):
-    """Why an arm64 tree has no compat variants (32-bit arm: its
-    asm/vdso/compat_gettimeofday.h read path, arch/arm64/kernel/vdso32's), or
-    None: the tree has the header and the syscall numbers (tree_config), the
-    32-bit probe reads the same data as the 64-bit one (the kernel's 64-bit
-    update path writes what the compat vDSO reads; here writer.c is compiled
-    32-bit beside it), and the read and update paths compile for every counter
-    and inline choice, their assembly passing the gate (syntax_check)."""
-    for rel in (COMPAT_HEADER, tree_config.COMPAT_UNISTD):
+def compat_problem(tree, given, description, arch_name="arm64"):
+    """Why a tree has no 32-bit variants, or None: an arm64 tree's armv7 ones
+    (its compat vDSO, asm/vdso/compat_gettimeofday.h's read path,
+    arch/arm64/kernel/vdso32's), an x86-64 tree's i386 ones (its vdso32,
+    arch/x86/entry/vdso/vdso32's: the same read path under BUILD_VDSO32 and
+    fake_32bit_build.h). None when the tree has the files (the compat
+    header, the syscall numbers tree_config writes; vdso32's configuration),
+    the 32-bit probe reads the same data as the 64-bit one (the kernel's
+    64-bit update path writes what the 32-bit vDSO reads; here writer.c is
+    compiled 32-bit beside it), and the read and update paths compile for
+    every counter and inline choice, their assembly passing the gate
+    (syntax_check)."""
+    what, needed = COMPAT_VDSO[arch_name]
+    for rel in needed:
         if not (tree / rel).is_file():
             return (f"the tree has no {rel}" + (" (import writes it from "
                     f"{tree_config.COMPAT_TABLE}, which 6.12 has and 6.1 lacks)"
                     if rel == tree_config.COMPAT_UNISTD else ""))
-    if arch.Target(compile.COMPAT_ARCH).missing_toolchain():
-        return (f"no {compile.compat_cc()} (scripts/vdsobench setup --arch arm installs it; "
-                "then import again)")
+    target = compile.COMPAT[arch_name][0]
+    if arch.Target(target).missing_toolchain():
+        return (f"no {compile.compat_cc(arch_name)} (scripts/vdsobench setup --arch {target} "
+                "installs it; then import again)")
+    arch_dir = imports_table.ARCH_DIRS[arch_name]
     try:
         with lifecycle.temp_dir(prefix="vdsobench-probe-") as work:
-            found = probe(tree, "arm64", Path(work), given, compile.compat_line(tree))
+            found = probe(tree, arch_dir, Path(work), given,
+                          compile.compat_line(tree, arch_name=arch_name))
         if found != description:
             return ("its 32-bit probe reads another vDSO data layout than the 64-bit one "
                     f"({found['data_size']} bytes, {len(found['fields'])} fields, against "
                     f"{description['data_size']} and {len(description['fields'])})")
-        syntax_check(tree, "arm64", given, compat=True)
+        called = syntax_check(tree, arch_dir, given, arch_name, compat=True)
     except ShimError as e:
-        return f"the shim cannot build its compat vDSO's {e.what}: {e.first}"
+        return f"the shim cannot build its {what}'s {e.what}: {e.first}"
+    if called:
+        return (f"its 32-bit read path calls libgcc's {', '.join(called)}, which the "
+                "kernel's vdso32 does not link (-nostdlib): its build fails there")
     return None
+
+
+# libgcc's 64-bit arithmetic on i386 (a / or % on a u64, a 64-bit shift GCC
+# leaves to it), which the kernel's vdso32 does not link (-nostdlib): a
+# tree whose 32-bit read path calls one fails to build there
+# (kernel_import/testdata/6.12-u64-div-32bit.patch), where a program here
+# would link it from libgcc.a (syntax_check reads the calls)
+LIBGCC_CALL = re.compile(r"^\s*(?:call|jmp)\s+(__(?:u?(?:div|mod)di3|u?divmoddi4|"
+                         r"(?:ashl|ashr|lshr|mul)di3|u?cmpdi2))\b", re.M)
 
 
 def syntax_check(tree, arch_dir, given, arch_name="x86_64", writer="tree", compat=False):
@@ -124,23 +150,33 @@ def syntax_check(tree, arch_dir, given, arch_name="x86_64", writer="tree", compa
     with another is the build's to report); what each includes is checked
     (compile_tree), and its assembly may have nothing the assembler's gate in
     the build refuses (asm_guard.py: a directive that reads a file), all before
-    Bazel or the assembler opens any of it."""
+    Bazel or the assembler opens any of it.
+
+    compat: the tree's 32-bit vDSO (compat_problem), which the import's
+    transaction does not build: any failure is a ShimError, and the update
+    path, which reads no counter, is compiled with the fake one alone. The
+    libgcc helpers its read path calls (x86's vdso32), sorted."""
     problem = asm_guard().problem
     units = (("reader.c", "lib/vdso/gettimeofday.c"), ("writer.c", "kernel/time/vsyscall.c"))
     if writer == "dwarf":
-        return  # +image variants only: neither is built (dwarf_writer.c is the project's)
+        return []  # +image variants only: neither is built (dwarf_writer.c is the project's)
+    called = set()
     with lifecycle.temp_dir(prefix="vdsobench-check-") as work:
         asm = Path(work) / "unit.s"
-        cpu = compile.COMPAT_CPU if compat else arch.MACHINE[arch_name]
+        cpu = compile.COMPAT[arch_name][1] if compat else arch.MACHINE[arch_name]
         for counter in ["fake"] + [c for c in compile.counters(cpu) if c != "fake"]:
             for always in (1, 0):
                 for unit, what in units:
-                    line = (compile.compat_line(tree, counter, always) if compat else
-                            compile.compile_line(tree, arch_dir, counter, always))
+                    if compat and unit == "writer.c" and counter != "fake":
+                        continue
+                    line = (compile.compat_line(tree, counter, always, arch_name) if compat
+                            else compile.compile_line(tree, arch_dir, counter, always))
                     r = compile.compile_tree([*line, "-S", "-o", str(asm),
                                               f"{compile.GLUE}/{unit}"], tree, given, what)
-                    if r.returncode != 0 and (counter, always) == ("fake", 1):
-                        raise ShimError(given, what, compile.first_error(r.stderr, tree))
+                    if r.returncode != 0 and (compat or (counter, always) == ("fake", 1)):
+                        raise ShimError(given, what if (counter, always) == ("fake", 1) else
+                                        f"{what} (counter {counter}, VDSO_INLINE_ALWAYS="
+                                        f"{always})", compile.first_error(r.stderr, tree))
                     if r.returncode != 0:
                         # the Bazel build fails on it the same way, inside the
                         # import's transaction (undone); no object, nothing to read
@@ -149,3 +185,6 @@ def syntax_check(tree, arch_dir, given, arch_name="x86_64", writer="tree", compa
                     if why:
                         raise UsageError(f"import: {given}: {what}'s inline assembly {why}: "
                                          "import takes none; nothing imported")
+                    if compat and arch_name == "x86_64" and unit == "reader.c":
+                        called.update(LIBGCC_CALL.findall(asm.read_text(errors="replace")))
+    return sorted(called)

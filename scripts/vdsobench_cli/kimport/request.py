@@ -14,8 +14,9 @@ from vdsobench_cli.kimport import (kbuild, kbuild_tree, names, patches as patche
 def check_arch():
     arch_name = arch.current().name
     if arch_name not in source_mod.ARCH_DIRS:
-        compat = ("; arm64's compat vDSO, 32-bit arm, comes with --arch arm64"
-                  if arch_name == "arm" else "")
+        compat = {"arm": "; arm64's compat vDSO, 32-bit arm, comes with --arch arm64",
+                  "i386": "; x86's 32-bit vDSO (vdso32), i386, comes with --arch x86_64"
+                  }.get(arch_name, "")
         raise UsageError(f"import: --arch {arch_name}: imported trees build for "
                          f"{', '.join(source_mod.ARCH_DIRS)} only (valid: "
                          f"{', '.join(source_mod.ARCH_DIRS)}){compat}")
