@@ -350,13 +350,27 @@ std::vector<std::string> split(const char *list)
 	return out;
 }
 
+// a 32-bit vDSO's __vdso_clock_gettime64 (sys/vdso_gettime64), or why not
+std::string find_gettime64(const struct vdso_image *img)
+{
+	bench_vdso_clock_gettime64 =
+		(int (*)(clockid_t, struct __kernel_timespec *))vdso_image_sym(
+			img, "__vdso_clock_gettime64", "LINUX_2.6");
+	if (!bench_vdso_clock_gettime64)
+		return "the vDSO has no __vdso_clock_gettime64 (LINUX_2.6): "
+		       "a kernel before 5.3";
+	return "";
+}
+
 // sys/vdso: the kernel's own entry points, or why there are none
 std::string find_system_vdso(harness_context &ctx)
 {
 	struct vdso_image *img;
 
-	if (vdso_image_open(&img))
+	if (vdso_image_open(&img)) {
+		ctx.vdso_gettime64_reason = vdso_image_error();
 		return vdso_image_error();
+	}
 	bench_vdso_clock_gettime =
 		(int (*)(clockid_t, struct timespec *))vdso_image_sym(
 			img, "__vdso_clock_gettime", "LINUX_2.6");
@@ -374,13 +388,12 @@ std::string find_system_vdso(harness_context &ctx)
 		{"__vdso_gettimeofday", bench_vdso_gettimeofday != nullptr},
 		{"__vdso_time", bench_vdso_time != nullptr},
 	};
-	// a 32-bit vDSO's 64-bit-time entry: looked for and recorded, not
-	// timed (sys/vdso's loops pass the 32-bit struct timespec)
-	if (*harness_abi)
+	if (BENCH_HAS_GETTIME64) {
+		ctx.vdso_gettime64_reason = find_gettime64(img);
 		ctx.vdso_symbols.push_back(
 			{"__vdso_clock_gettime64",
-			 vdso_image_sym(img, "__vdso_clock_gettime64",
-					"LINUX_2.6") != nullptr});
+			 bench_vdso_clock_gettime64 != nullptr});
+	}
 	vdso_image_close(img);
 	// the image stays mapped: the pointers stay valid after close
 	if (!bench_vdso_clock_gettime || !bench_vdso_clock_getres ||
@@ -580,7 +593,10 @@ int main(int argc, char **argv)
 
 	ctx.vdso_reason = find_system_vdso(ctx);
 	subjects_init(ctx.vdso_reason.empty() ? nullptr
-					      : ctx.vdso_reason.c_str());
+					      : ctx.vdso_reason.c_str(),
+		      ctx.vdso_gettime64_reason.empty()
+			      ? nullptr
+			      : ctx.vdso_gettime64_reason.c_str());
 	if (selection_parse(&sel, o.variants, o.clocks, o.modes, err,
 			    sizeof(err)))
 		bad_usage(err);

@@ -426,7 +426,7 @@ static void test_modes(void)
 	const struct subject *empty, *sys;
 	const struct clock_choice *mono = bench_clock_find("monotonic");
 
-	subjects_init("no vDSO in this test");
+	subjects_init("no vDSO in this test", "no vDSO in this test");
 	empty = find("floor/empty");
 	sys = find("sys/syscall");
 	tap_ok(!strcmp(bench_modes[MODE_COLD].name, "cold") &&

@@ -43,6 +43,8 @@ struct harness_context {
 	std::vector<struct cpu_lock *> cpu_locks;
 
 	std::string vdso_reason; // empty: sys/vdso is available
+	// empty: sys/vdso_gettime64 is (BENCH_HAS_GETTIME64 builds only)
+	std::string vdso_gettime64_reason;
 	std::vector<std::pair<std::string, bool>> vdso_symbols;
 	std::vector<std::string> skipped; // "sys/vdso: reason"
 };

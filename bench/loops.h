@@ -20,6 +20,7 @@
 #ifndef VDSOBENCH_BENCH_LOOPS_H
 #define VDSOBENCH_BENCH_LOOPS_H
 
+#include <linux/time_types.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -198,12 +199,16 @@ static __always_inline void bench_between(enum bench_body body,
 			*fe_->acc = acc_;                                      \
 	}
 
-#define BENCH_CALL_GETTIME(fn)                                                 \
+/* a call into the struct its entry takes (ts_type), tv_nsec kept */
+#define BENCH_CALL_INTO(fn, ts_type)                                           \
 	do {                                                                   \
-		struct timespec ts;                                            \
+		ts_type ts;                                                    \
 		bench_keep(fn(env->clk, &ts));                                 \
 		bench_keep(ts.tv_nsec);                                        \
 	} while (0)
+#define BENCH_CALL_GETTIME(fn) BENCH_CALL_INTO(fn, struct timespec)
+/* the 64-bit time_t entry: the kernel's struct, 16 bytes on every ABI */
+#define BENCH_CALL_GETTIME64(fn) BENCH_CALL_INTO(fn, struct __kernel_timespec)
 #define BENCH_CALL_GETTIMEOFDAY(fn)                                            \
 	do {                                                                   \
 		struct timeval tv;                                             \
@@ -254,6 +259,8 @@ extern const unsigned int bench_variant_loops_nr;
 extern const struct bench_loops bench_sys_syscall_loops;
 extern const struct bench_loops bench_sys_libc_loops;
 extern const struct bench_loops bench_sys_vdso_loops;
+/* clock_gettime alone: the other operations' loops are NULL */
+extern const struct bench_loops bench_sys_vdso_gettime64_loops;
 extern const struct bench_loops bench_pointer_loops;
 extern const struct bench_loops bench_empty_loops;
 
@@ -269,6 +276,12 @@ extern int (*bench_vdso_clock_gettime)(clockid_t, struct timespec *);
 extern int (*bench_vdso_clock_getres)(clockid_t, struct timespec *);
 extern int (*bench_vdso_gettimeofday)(struct timeval *, struct timezone *);
 extern time_t (*bench_vdso_time)(time_t *);
+/*
+ * A 32-bit vDSO's __vdso_clock_gettime64 (struct __kernel_timespec, 64-bit
+ * tv_sec: what a y2038-safe libc calls), sys/vdso_gettime64's; NULL: none
+ */
+extern int (*bench_vdso_clock_gettime64)(clockid_t,
+					 struct __kernel_timespec *);
 
 #ifdef __cplusplus
 }

@@ -126,6 +126,7 @@ int plan_cpus(const struct subject *s, const struct clock_choice *clk,
 // measure nothing that was asked for, so the pair is skipped and said
 const char *refused(const struct subject *s, const struct clock_choice *clk)
 {
+	struct __kernel_timespec ts64;
 	struct timespec ts;
 	int ret;
 
@@ -133,6 +134,8 @@ const char *refused(const struct subject *s, const struct clock_choice *clk)
 		return NULL;
 	if (clk->op == BENCH_OP_GETTIME && s->clock_gettime)
 		ret = s->clock_gettime(clk->clk, &ts);
+	else if (clk->op == BENCH_OP_GETTIME && s->clock_gettime64)
+		ret = s->clock_gettime64(clk->clk, &ts64);
 	else if (clk->op == BENCH_OP_GETRES && s->clock_getres)
 		ret = s->clock_getres(clk->clk, &ts);
 	else

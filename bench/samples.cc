@@ -11,6 +11,27 @@
 namespace
 {
 
+long long ns_of(const struct timespec &t)
+{
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+long long ns_of(const struct __kernel_timespec &t)
+{
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+// n reads back to back into ts, through fn; the deltas after
+template <typename T, typename F>
+void read_back_to_back(F fn, clockid_t clk, std::vector<T> &ts,
+		       std::vector<long long> &deltas)
+{
+	for (size_t i = 0; i < ts.size(); i++)
+		fn(clk, &ts[i]);
+	for (size_t i = 1; i < ts.size(); i++)
+		deltas[i - 1] = ns_of(ts[i]) - ns_of(ts[i - 1]);
+}
+
 // a clock's n reads back to back: how many deltas were zero, negative, and
 // their mean (the seed's figure), median and minimum
 json sample_record(const plan &p, unsigned int n, unsigned long long zero,
@@ -35,6 +56,7 @@ json sample_record(const plan &p, unsigned int n, unsigned long long zero,
 int samples_run(unsigned int n, FILE *out)
 {
 	std::vector<struct timespec> ts(n);
+	std::vector<struct __kernel_timespec> ts64;
 	std::vector<long long> deltas(n > 1 ? n - 1 : 0);
 	unsigned int ran = 0;
 
@@ -47,7 +69,7 @@ int samples_run(unsigned int n, FILE *out)
 		const char *err;
 
 		if (p.mode != MODE_HOT || p.clock->op != BENCH_OP_GETTIME ||
-		    !s->clock_gettime || n < 2)
+		    !(s->clock_gettime || s->clock_gettime64) || n < 2)
 			continue;
 		err = run.enter();
 		if (err) {
@@ -55,15 +77,18 @@ int samples_run(unsigned int n, FILE *out)
 				    {{"benchmark", p.name}, {"error", err}});
 			continue;
 		}
-		for (unsigned int i = 0; i < n; i++)
-			s->clock_gettime(p.clock->clk, &ts[i]);
+		if (s->clock_gettime) {
+			read_back_to_back(s->clock_gettime, p.clock->clk, ts,
+					  deltas);
+		} else {
+			ts64.resize(n);
+			read_back_to_back(s->clock_gettime64, p.clock->clk,
+					  ts64, deltas);
+		}
 		run.leave();
 		for (unsigned int i = 1; i < n; i++) {
-			long long d = (ts[i].tv_sec - ts[i - 1].tv_sec) *
-					      1000000000LL +
-				      (ts[i].tv_nsec - ts[i - 1].tv_nsec);
+			long long d = deltas[i - 1];
 
-			deltas[i - 1] = d;
 			zero += d == 0;
 			backwards += d < 0;
 			min_delta = i == 1 ? d : std::min(min_delta, d);

@@ -117,7 +117,7 @@ static bool have_floor(const char *counter)
 	return false;
 }
 
-int subjects_init(const char *vdso_reason)
+int subjects_init(const char *vdso_reason, const char *gettime64_reason)
 {
 	struct subject *s;
 
@@ -147,6 +147,12 @@ int subjects_init(const char *vdso_reason)
 		bench_vdso_clock_getres, bench_vdso_gettimeofday,
 		bench_vdso_time);
 	subjects[nr_subjects - 1].unavailable = vdso_reason;
+	if (BENCH_HAS_GETTIME64) {
+		s = add("sys/vdso_gettime64", SUBJECT_SYS);
+		s->loops = &bench_sys_vdso_gettime64_loops;
+		s->clock_gettime64 = bench_vdso_clock_gettime64;
+		s->unavailable = gettime64_reason;
+	}
 
 	/*
 	 * A floor per real counter the table builds here, in the table's
@@ -187,7 +193,7 @@ bool subject_applies(const struct subject *s, const struct clock_choice *c,
 		return c == &bench_clock_none &&
 		       (mode == MODE_HOT || mode == MODE_PRESSURE ||
 			mode == MODE_COMPUTE || bench_mode_is_cold(mode));
-	if (c == &bench_clock_none)
+	if (c == &bench_clock_none || !s->loops->op[c->op][BENCH_BODY_NONE])
 		return false;
 	switch (mode) {
 	case MODE_WRITER:
@@ -251,7 +257,14 @@ static int pick_subject(const char *pattern, void *arg)
 		if (!strcmp(subjects[i].name, pattern) ||
 		    !fnmatch(pattern, subjects[i].name, 0))
 			hit = ctx->sel->subject[i] = true;
-	if (!hit) {
+	if (!hit && !BENCH_HAS_GETTIME64 &&
+	    !fnmatch(pattern, "sys/vdso_gettime64", 0)) {
+		snprintf(ctx->err, ctx->errlen,
+			 "--variants: '%s': sys/vdso_gettime64 times a 32-bit "
+			 "vDSO's __vdso_clock_gettime64, which a 64-bit vDSO "
+			 "does not have (--arch i386)",
+			 pattern);
+	} else if (!hit) {
 		/* the references and floors this build has, from the table */
 		char refs[512] = "";
 		size_t len = 0;

@@ -3,7 +3,8 @@
  * What the harness can measure, and how a selection expands.
  *
  * A subject is a variant (built from the registry), a system reference
- * (sys/syscall, sys/libc, sys/vdso) or a floor (a bare counter read, or
+ * (sys/syscall, sys/libc, sys/vdso; sys/vdso_gettime64 in the i386 build)
+ * or a floor (a bare counter read, or
  * floor/empty: the loop alone). A benchmark is subject x clock x mode x
  * CPU, named "<subject>/<clock>/<mode>/cpu<N>"; floors have the one
  * clock "none".
@@ -17,11 +18,26 @@
 #include "impls/table_sizes_capacity.h"
 
 /*
- * Every subject there can be: each variant, the three system references,
- * a floor per counter in the table, and floor/empty. From the table, so a
+ * sys/vdso_gettime64, __vdso_clock_gettime64: a 32-bit vDSO's entry with
+ * 64-bit time_t. i386's vdso32 has it (v5.3 on); a 64-bit vDSO has none,
+ * its clock_gettime's time_t being 64-bit already, so 64-bit builds do not
+ * offer the subject.
+ */
+#if defined(__i386__)
+#define BENCH_HAS_GETTIME64 1
+#else
+#define BENCH_HAS_GETTIME64 0
+#endif
+#define BENCH_NR_SYS_SUBJECTS (3 + BENCH_HAS_GETTIME64)
+
+/*
+ * Every subject there can be: each variant, the system references, a
+ * floor per counter in the table, and floor/empty. From the table, so a
  * new layout or counter needs no change here.
  */
-#define BENCH_MAX_SUBJECTS (VDSO_TABLE_VARIANTS_CAPACITY + 3 + VDSO_TABLE_COUNTERS_CAPACITY + 1)
+#define BENCH_MAX_SUBJECTS                                                     \
+	(VDSO_TABLE_VARIANTS_CAPACITY + BENCH_NR_SYS_SUBJECTS +                \
+	 VDSO_TABLE_COUNTERS_CAPACITY + 1)
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,6 +56,8 @@ struct subject {
 	int (*clock_getres)(clockid_t, struct timespec *);
 	int (*gettimeofday)(struct timeval *, struct timezone *);
 	time_t (*time)(time_t *);
+	/* sys/vdso_gettime64's entry, which no other subject has */
+	int (*clock_gettime64)(clockid_t, struct __kernel_timespec *);
 	const char *unavailable; /* why it cannot run here, or NULL */
 };
 
@@ -82,9 +100,11 @@ const struct clock_choice *bench_clock_find(const char *name);
 /*
  * Build the subject list: every real-counter variant of the registry,
  * the system references, the floors. vdso_reason: why sys/vdso is not
- * available (NULL: it is, and bench_vdso_* are set).
+ * available (NULL: it is, and bench_vdso_* are set); gettime64_reason:
+ * why sys/vdso_gettime64 is not (NULL: bench_vdso_clock_gettime64 is set;
+ * ignored where BENCH_HAS_GETTIME64 is 0).
  */
-int subjects_init(const char *vdso_reason);
+int subjects_init(const char *vdso_reason, const char *gettime64_reason);
 unsigned int subjects_nr(void);
 const struct subject *subject_at(unsigned int i);
 
@@ -97,7 +117,10 @@ static inline bool bench_mode_is_cold(enum bench_mode mode)
 	return mode == MODE_COLD || mode == MODE_COLD_L2 || mode == MODE_WARM;
 }
 
-/* does this subject x clock x mode make sense (floors: clock none) */
+/*
+ * does this subject x clock x mode make sense (floors: clock none; a
+ * subject only the operations it has loops for)
+ */
 bool subject_applies(const struct subject *s, const struct clock_choice *c,
 		     enum bench_mode mode);
 

@@ -4,6 +4,7 @@
  * checks behind `run`'s bad-usage errors, and which modes apply to what.
  */
 #include <fnmatch.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,7 +48,7 @@ static void test_subjects(void)
 
 	/* libc's wrappers stand in for the vDSO's entry points here */
 	bench_vdso_clock_gettime = clock_gettime;
-	subjects_init(NULL);
+	subjects_init(NULL, NULL);
 	for (unsigned int i = 0; i < vdso_variants_nr; i++)
 		real += vdso_variants[i]->real_counter;
 	for (unsigned int i = 0; i < subjects_nr(); i++)
@@ -70,12 +71,101 @@ static void test_subjects(void)
 	       DEFAULT_FLOOR " times a counter read alone");
 	tap_ok(find("sys/vdso")->unavailable == NULL,
 	       "sys/vdso is available when no reason is given");
-	subjects_init("AT_SYSINFO_EHDR is 0");
+	subjects_init("AT_SYSINFO_EHDR is 0", "AT_SYSINFO_EHDR is 0");
 	tap_ok(find("sys/vdso")->unavailable &&
 		       !strcmp(find("sys/vdso")->unavailable,
 			       "AT_SYSINFO_EHDR is 0"),
 	       "sys/vdso carries the reason it is unavailable");
-	subjects_init(NULL);
+	subjects_init(NULL, NULL);
+}
+
+/* what the stand-in for __vdso_clock_gettime64 was called with */
+static unsigned int standin_calls;
+static clockid_t standin_clk;
+
+/* writes every byte of the kernel's 64-bit struct, a tv_sec past 2038 */
+static int standin_gettime64(clockid_t clk, struct __kernel_timespec *ts)
+{
+	standin_calls++;
+	standin_clk = clk;
+	ts->tv_sec = 1LL << 32;
+	ts->tv_nsec = 999999999;
+	return 0;
+}
+
+/*
+ * sys/vdso_gettime64: offered where a 32-bit vDSO has the entry (the i386
+ * build), carrying its own reason; its loops call the entry with the
+ * kernel's 16-byte struct, clock_gettime alone. Under qemu-i386 there is no
+ * vDSO: a stand-in entry takes the calls.
+ */
+static void test_gettime64(void)
+{
+	const char *why = "the vDSO has no __vdso_clock_gettime64 (LINUX_2.6)";
+	const struct subject *s;
+	const struct clock_choice *mono = bench_clock_find("monotonic");
+	struct bench_env env = {.clk = CLOCK_BOOTTIME};
+
+	tap_ok(sizeof(struct __kernel_timespec) == 16 &&
+		       offsetof(struct __kernel_timespec, tv_nsec) == 8,
+	       "the loop's struct is the kernel's __kernel_timespec: %zu "
+	       "bytes, tv_nsec at %zu",
+	       sizeof(struct __kernel_timespec),
+	       offsetof(struct __kernel_timespec, tv_nsec));
+	bench_vdso_clock_gettime64 = standin_gettime64;
+	subjects_init(NULL, NULL);
+	s = find("sys/vdso_gettime64");
+	if (!BENCH_HAS_GETTIME64) {
+		struct selection sel;
+		char err[512];
+
+		tap_ok(s == NULL, "a 64-bit build does not offer "
+				  "sys/vdso_gettime64 (its vDSO has no "
+				  "__vdso_clock_gettime64)");
+		tap_ok(selection_parse(&sel, "sys/vdso_gettime64", NULL, NULL,
+				       err, sizeof(err)) == -1 &&
+			       strstr(err, "--arch i386"),
+		       "asking for it says why not: %s", err);
+		bench_vdso_clock_gettime64 = NULL;
+		return;
+	}
+	tap_ok(s && s->kind == SUBJECT_SYS && !s->unavailable &&
+		       s->clock_gettime64 == standin_gettime64 &&
+		       !s->clock_gettime,
+	       "sys/vdso_gettime64 is a system reference with its own entry");
+	if (!s)
+		return;
+	standin_calls = 0;
+	s->loops->op[BENCH_OP_GETTIME][BENCH_BODY_NONE](&env, 7);
+	s->loops->op[BENCH_OP_GETTIME][BENCH_BODY_COMPUTE](&env, 3);
+	tap_ok(standin_calls == 10 && standin_clk == CLOCK_BOOTTIME,
+	       "its loops call __vdso_clock_gettime64 once per iteration "
+	       "with the clock asked (%u calls, clock %d)",
+	       standin_calls, (int)standin_clk);
+	tap_ok(!s->loops->op[BENCH_OP_GETRES][BENCH_BODY_NONE] &&
+		       !s->loops->op[BENCH_OP_GETTIMEOFDAY][BENCH_BODY_NONE] &&
+		       !s->loops->op[BENCH_OP_TIME][BENCH_BODY_NONE],
+	       "clock_gettime alone: no getres, gettimeofday or time loop");
+	tap_ok(subject_applies(s, mono, MODE_HOT) &&
+		       subject_applies(s, mono, MODE_COLD) &&
+		       subject_applies(s, mono, MODE_FOOTPRINT) &&
+		       !subject_applies(s, bench_clock_find("getres:monotonic"),
+					MODE_HOT) &&
+		       !subject_applies(s, bench_clock_find("gettimeofday"),
+					MODE_HOT) &&
+		       !subject_applies(s, bench_clock_find("time"), MODE_HOT) &&
+		       !subject_applies(s, mono, MODE_POINTER) &&
+		       !subject_applies(s, mono, MODE_WRITER) &&
+		       !subject_applies(s, &bench_clock_none, MODE_HOT),
+	       "it applies to the clocks' clock_gettime in the modes of "
+	       "sys/vdso, not to pointer (no 32-bit struct entry)");
+	subjects_init(NULL, why);
+	s = find("sys/vdso_gettime64");
+	tap_ok(s && s->unavailable && !strcmp(s->unavailable, why) &&
+		       !find("sys/vdso")->unavailable,
+	       "without the symbol it carries its reason, sys/vdso does not");
+	bench_vdso_clock_gettime64 = NULL;
+	subjects_init(NULL, NULL);
 }
 
 /* registry variants whose name matches the glob (the table decides how many) */
@@ -120,7 +210,7 @@ static void test_selection(void)
 	ret = selection_parse(&sel, NULL, NULL, NULL, err, sizeof(err));
 	tap_ok(ret == 0 && layouts >= 1 &&
 		       count(sel.subject, BENCH_MAX_SUBJECTS) ==
-			       layouts + 3 + floors &&
+			       layouts + BENCH_NR_SYS_SUBJECTS + floors &&
 		       count(sel.clock, NR_CLOCK_CHOICES) == NR_SUITE_CLOCKS &&
 		       count(sel.mode, NR_MODES) == 1 && sel.mode[MODE_HOT],
 	       "default: every layout with %s (%u), sys/*, a floor "
@@ -236,6 +326,7 @@ static void test_default_counter(void)
 int main(void)
 {
 	test_subjects();
+	test_gettime64();
 	test_selection();
 	test_applies();
 	test_default_counter();

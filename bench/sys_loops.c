@@ -2,7 +2,8 @@
 /*
  * The system references: the syscall itself, glibc's wrappers (PLT, then
  * glibc's indirect call into the vDSO), and the kernel's own vDSO entry
- * points called through pointers as glibc calls them. Also the pointer
+ * points called through pointers as glibc calls them, and a 32-bit vDSO's
+ * __vdso_clock_gettime64 with the kernel's 64-bit struct. Also the pointer
  * mode (any subject's entry points read from memory on every call) and
  * the empty loop, whose time is the harness's own overhead per call.
  */
@@ -62,6 +63,14 @@ time_t (*bench_vdso_time)(time_t *);
 BENCH_DEFINE_LOOPS(bench_sys_vdso_loops, vdso, bench_vdso_clock_gettime,
 		   bench_vdso_clock_getres, bench_vdso_gettimeofday,
 		   bench_vdso_time, {});
+
+int (*bench_vdso_clock_gettime64)(clockid_t, struct __kernel_timespec *);
+
+BENCH_LOOPS_OF(vdso64_gettime, BENCH_CALL_GETTIME64(bench_vdso_clock_gettime64))
+
+const struct bench_loops bench_sys_vdso_gettime64_loops = {
+	.op = {[BENCH_OP_GETTIME] = BENCH_BODIES_OF(vdso64_gettime)},
+};
 
 BENCH_DEFINE_LOOPS(bench_pointer_loops, pointer, env->clock_gettime,
 		   env->clock_getres, env->gettimeofday, env->time, {});
