@@ -43,6 +43,7 @@ extern "C" {
 #include "bench/cpu_lock.h"
 #include "bench/pin.h"
 #include "bench/subjects.h"
+#include "bench/vdso_agree.h"
 #include "bench/vdso_sym.h"
 #include "counters/perf_counters.h"
 #include "impls/kernel/sim_kernel.h"
@@ -350,6 +351,7 @@ std::vector<std::string> split(const char *list)
 	return out;
 }
 
+#if BENCH_HAS_GETTIME64
 // a 32-bit vDSO's __vdso_clock_gettime64 (sys/vdso_gettime64), or why not
 std::string find_gettime64(const struct vdso_image *img)
 {
@@ -360,6 +362,22 @@ std::string find_gettime64(const struct vdso_image *img)
 		return "the vDSO has no __vdso_clock_gettime64 (LINUX_2.6): "
 		       "a kernel before 5.3";
 	return "";
+}
+#endif
+
+// entry against its syscall, recorded: why it is not timed, or ""
+std::string check_entry(harness_context &ctx, const char *entry,
+			const char *sys, agree_read_fn read_entry,
+			agree_read_fn read_sys)
+{
+	char why[256];
+	int ret = vdso_agree(read_entry, read_sys, why, sizeof(why));
+
+	ctx.vdso_checked.push_back({entry, why});
+	if (!ret)
+		return "";
+	return std::string(entry) + " disagrees with the " + sys +
+	       " syscall: " + why;
 }
 
 // sys/vdso: the kernel's own entry points, or why there are none
@@ -388,12 +406,15 @@ std::string find_system_vdso(harness_context &ctx)
 		{"__vdso_gettimeofday", bench_vdso_gettimeofday != nullptr},
 		{"__vdso_time", bench_vdso_time != nullptr},
 	};
-	if (BENCH_HAS_GETTIME64) {
-		ctx.vdso_gettime64_reason = find_gettime64(img);
-		ctx.vdso_symbols.push_back(
-			{"__vdso_clock_gettime64",
-			 bench_vdso_clock_gettime64 != nullptr});
-	}
+#if BENCH_HAS_GETTIME64
+	ctx.vdso_gettime64_reason = find_gettime64(img);
+	ctx.vdso_symbols.push_back(
+		{"__vdso_clock_gettime64", bench_vdso_clock_gettime64 != nullptr});
+	if (bench_vdso_clock_gettime64)
+		ctx.vdso_gettime64_reason = check_entry(
+			ctx, "__vdso_clock_gettime64", "clock_gettime64",
+			agree_vdso_gettime64, agree_syscall_gettime64);
+#endif
 	vdso_image_close(img);
 	// the image stays mapped: the pointers stay valid after close
 	if (!bench_vdso_clock_gettime || !bench_vdso_clock_getres ||
@@ -401,7 +422,8 @@ std::string find_system_vdso(harness_context &ctx)
 		return "the vDSO lacks one of __vdso_clock_gettime, "
 		       "__vdso_clock_getres, __vdso_gettimeofday, __vdso_time "
 		       "(LINUX_2.6)";
-	return "";
+	return check_entry(ctx, "__vdso_clock_gettime", "clock_gettime",
+			   agree_vdso_gettime, agree_syscall_gettime);
 }
 
 void open_counters(const options &o, harness_context &ctx)

@@ -46,6 +46,8 @@ struct harness_context {
 	// empty: sys/vdso_gettime64 is (BENCH_HAS_GETTIME64 builds only)
 	std::string vdso_gettime64_reason;
 	std::vector<std::pair<std::string, bool>> vdso_symbols;
+	// each entry found, against its syscall (bench/vdso_agree.h): how
+	std::vector<std::pair<std::string, std::string>> vdso_checked;
 	std::vector<std::string> skipped; // "sys/vdso: reason"
 };
 

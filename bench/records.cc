@@ -143,14 +143,17 @@ json counters_record(const harness_context &ctx)
 
 json vdso_record(const harness_context &ctx)
 {
-	json symbols = json::object();
+	json symbols = json::object(), checked = json::object();
 
 	for (auto &s : ctx.vdso_symbols)
 		symbols[s.first] = s.second;
+	for (auto &c : ctx.vdso_checked)
+		checked[c.first] = c.second;
 	return {
 		{"available", ctx.vdso_reason.empty()},
 		{"reason", json_or_null(ctx.vdso_reason)},
 		{"symbols", symbols},
+		{"checked", checked},
 	};
 }
 

@@ -110,7 +110,8 @@ void test_context()
 			   "(--events none)\",\"mode\":null,\"mode_reason\":"
 			   "null,\"requested\":[],\"events\":[],\"dropped\":[]"
 			   "},\"vdso\":{\"available\":true,\"reason\":null,"
-			   "\"symbols\":{\"__vdso_time\":true}},\"skipped\":["
+			   "\"symbols\":{\"__vdso_time\":true},\"checked\":{"
+			   "\"__vdso_clock_gettime\":\"agrees\"}},\"skipped\":["
 			   "\"sys/vdso: gone\"],\"planned\":0,\"cpu_lock\":{"
 			   "\"policy\":\"wait\",\"dir\":\"/run/lock/x\","
 			   "\"error\":null,\"cpus\":[],\"waited\":[]}";
@@ -138,6 +139,7 @@ void test_context()
 	ctx.tsc_hz = 2400000000ULL;
 	ctx.counters_reason = "not requested (--events none)";
 	ctx.vdso_symbols = {{"__vdso_time", true}};
+	ctx.vdso_checked = {{"__vdso_clock_gettime", "agrees"}};
 	ctx.skipped = {"sys/vdso: gone"};
 	ctx.cpu_lock_policy = "wait";
 	ctx.cpu_lock_dir = "/run/lock/x";
@@ -147,10 +149,12 @@ void test_context()
 
 	ctx.hz = 1000;
 	ctx.vdso_symbols.clear();
+	ctx.vdso_checked.clear();
 	ctx.vdso_reason = "no vDSO";
 	json j = json::parse(record_text(harness_context_record()));
 	tap_ok(j["writer_hz"] == 1000 && j["vdso"]["symbols"].is_object() &&
 		       j["vdso"]["symbols"].empty() &&
+		       j["vdso"]["checked"].is_object() &&
 		       j["vdso"]["reason"] == "no vDSO",
 	       "writer_hz a number; no symbols an empty object, not null");
 }
