@@ -38,6 +38,8 @@ REFERENCES = {
     "sys/syscall": "the clock_gettime syscall itself",
     "sys/libc": "glibc's clock_gettime: the PLT, then glibc's call into the vDSO",
     "sys/vdso": "the kernel's own __vdso_clock_gettime, found in the vDSO's ELF image",
+    "sys/vdso_gettime64": "a 32-bit vDSO's __vdso_clock_gettime64 (64-bit time_t, what a "
+                          "y2038-safe libc calls; --arch i386)",
     "floor/empty": "the timed loop with nothing in it: the harness's overhead per call",
 }
 

@@ -48,6 +48,22 @@ class ReferencesTest(unittest.TestCase):
         self.assertIn("sys/vdso", lines[2])
         self.assertIn("not available: AT_SYSINFO_EHDR is 0", lines[2])
 
+    def test_the_time64_entry_is_not_a_counter(self):
+        # the fallback for an unknown name is a floor's "counter read alone"
+        lines = listing.reference_lines(["sys/vdso", "sys/vdso_gettime64"], [])
+        self.assertIn("__vdso_clock_gettime64", lines[2])
+        self.assertIn("--arch i386", lines[2])
+        self.assertNotIn("counter read alone", lines[2])
+
+    def test_the_time64_entry_keeps_its_reason(self):
+        why = ("the vDSO has no __vdso_clock_gettime64 (LINUX_2.6): a kernel "
+               "before 5.3")
+        lines = listing.reference_lines(
+            ["sys/vdso"], [f"skipped sys/vdso_gettime64: not available: {why}"])
+        self.assertEqual(len(lines), 3)
+        self.assertIn("__vdso_clock_gettime64 (64-bit time_t", lines[2])
+        self.assertIn(f"(not available: {why})", lines[2])
+
 
 if __name__ == "__main__":
     unittest.main()

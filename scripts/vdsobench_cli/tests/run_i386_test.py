@@ -2,8 +2,8 @@
 32-bit program (abi32.probe()'s answer, stood in for, then this machine's
 own through the CLI when it is such a machine), never timed under qemu; and
 the results' ABI on recorded data: testdata/rounds-i386-qemu.jsonl is the
-i386 harness's --rounds output recorded under qemu-i386 (so sys/vdso is
-skipped there: qemu-user 7.2 maps no vDSO). Its times are an emulator's and
+i386 harness's --rounds output recorded under qemu-i386 (so sys/vdso and
+sys/vdso_gettime64 are skipped there: qemu-user 7.2 maps no vDSO). Its times are an emulator's and
 no test reads them as figures: the structure alone is asserted."""
 
 import json
@@ -16,6 +16,7 @@ from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.commands import run
 from vdsobench_cli.measure import abi, rounds
 from vdsobench_cli.tests.support import TESTDATA, cli, one_line
+from reports import run_table
 
 NO_IA32 = (False, "the kernel does not run 32-bit programs (execve: Exec format error): "
                   "no IA32 emulation here")
@@ -80,6 +81,25 @@ class RecordedAbiTest(unittest.TestCase):
         for e in rec["left_out"]:
             self.assertIn("not in the i386 build", e["why"])
         self.assertEqual(context["counters"]["available"], False)
+
+    def test_no_vdso_skips_both_entries_with_the_reason(self):
+        # recorded under qemu-i386: no vDSO, so nothing to check either
+        context, _, _ = abi.rounds_results(self.lines)
+        why = "not available: AT_SYSINFO_EHDR is 0: this kernel maps no vDSO"
+        self.assertEqual(context["skipped"], [f"sys/vdso: {why}",
+                                              f"sys/vdso_gettime64: {why}"])
+        self.assertEqual((context["vdso"]["symbols"], context["vdso"]["checked"]), ({}, {}))
+
+    def test_a_gettime64_row_is_tabled_as_sys_vdsos(self):
+        # the structure of a native run's rows: the recorded sys/libc renamed
+        lines = [line.replace("sys/libc", "sys/vdso_gettime64") for line in self.lines]
+        data = run.from_rounds("\n".join(lines))
+        rows = run_table.summarize(data["benchmarks"])
+        row = next(r for r in rows if r["name"].startswith("sys/vdso_gettime64/"))
+        self.assertEqual(row["key"], ("sys/vdso_gettime64", "monotonic", "hot", 1))
+        self.assertEqual(row["runs"], 3)
+        table = run_table.format_table(rows)
+        self.assertEqual(len([t for t in table if "sys/vdso_gettime64" in t]), 1)
 
     def test_batches_become_repetitions(self):
         _, benchmarks, lost = abi.rounds_results(self.lines)
