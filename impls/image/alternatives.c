@@ -24,7 +24,11 @@ static const uint8_t op_rdtsc[] = { 0x0f, 0x31 };
 static const uint8_t op_lfence_rdtsc[] = { 0x0f, 0xae, 0xe8, 0x0f, 0x31 };
 static const uint8_t op_rdtscp[] = { 0x0f, 0x01, 0xf9 };
 
-/* arch/x86/include/asm/nops.h: x86_nops[], the 64-bit ones */
+/*
+ * arch/x86/include/asm/nops.h: x86_nops[], the 64-bit ones, for a vdso32.so
+ * too: an x86-64 kernel patches its vdso32 image with its own
+ * apply_alternatives() (vma.c init_vdso_image()), so with these.
+ */
 static const uint8_t nops[9][8] = {
 	{ 0 },
 	{ 0x90 },

@@ -51,31 +51,62 @@ int vdso_view_strtab(const struct vdso_view *v, const Elf64_Shdr *s, const char 
 	return 0;
 }
 
+/* the ELF header, widened; the class's sizes */
+static int ident(struct vdso_view *v, char *why, size_t n)
+{
+	Elf64_Ehdr *eh = &v->eh;
+	Elf32_Ehdr e;
+
+	if (v->len < EI_NIDENT || memcmp(v->p, ELFMAG, SELFMAG))
+		return fail(why, n, "not an ELF file");
+	v->elf32 = v->p[EI_CLASS] == ELFCLASS32;
+	v->phent = v->elf32 ? sizeof(Elf32_Phdr) : sizeof(Elf64_Phdr);
+	v->shent = v->elf32 ? sizeof(Elf32_Shdr) : sizeof(Elf64_Shdr);
+	v->syment = v->elf32 ? sizeof(Elf32_Sym) : sizeof(Elf64_Sym);
+	v->dynent = v->elf32 ? sizeof(Elf32_Dyn) : sizeof(Elf64_Dyn);
+	v->word = v->elf32 ? 4 : 8;
+	if (v->len < (v->elf32 ? sizeof(e) : sizeof(*eh)))
+		return fail(why, n, "not an ELF file");
+	if (!v->elf32) {
+		memcpy(eh, v->p, sizeof(*eh));
+		return 0;
+	}
+	memcpy(&e, v->p, sizeof(e));
+	*eh = (Elf64_Ehdr){ .e_type = e.e_type, .e_machine = e.e_machine, .e_phoff = e.e_phoff,
+			    .e_shoff = e.e_shoff, .e_phentsize = e.e_phentsize,
+			    .e_phnum = e.e_phnum, .e_shentsize = e.e_shentsize,
+			    .e_shnum = e.e_shnum, .e_shstrndx = e.e_shstrndx };
+	memcpy(eh->e_ident, e.e_ident, EI_NIDENT);
+	return 0;
+}
+
 static int header(struct vdso_view *v, char *why, size_t n)
 {
 	Elf64_Ehdr *eh = &v->eh;
 	Elf64_Shdr ss;
 
-	if (v->len < sizeof(*eh) || memcmp(v->p, ELFMAG, SELFMAG))
-		return fail(why, n, "not an ELF file");
-	memcpy(eh, v->p, sizeof(*eh));
-	if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh->e_machine != EM_X86_64 || eh->e_type != ET_DYN)
-		return fail(why, n, "not an x86-64 shared object (a vdso64.so is one)");
-	if (eh->e_phentsize != sizeof(Elf64_Phdr) ||
-	    !vdso_inside(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr), v->len))
+	if (ident(v, why, n))
+		return -1;
+	/* the 64-bit vDSO, or the 32-bit one an x86-64 kernel maps for i386 tasks */
+	if (eh->e_ident[EI_DATA] != ELFDATA2LSB || eh->e_type != ET_DYN ||
+	    (v->elf32 ? eh->e_machine != EM_386 || eh->e_ident[EI_CLASS] != ELFCLASS32
+		      : eh->e_machine != EM_X86_64 || eh->e_ident[EI_CLASS] != ELFCLASS64))
+		return fail(why, n, "not an x86-64 shared object (a vdso64.so is one) nor an i386 "
+			    "one (a vdso32.so)");
+	if (eh->e_phentsize != v->phent ||
+	    !vdso_inside(eh->e_phoff, (uint64_t)eh->e_phnum * v->phent, v->len))
 		return fail(why, n, "its program headers are outside the file");
-	if (eh->e_phoff % 8)
-		return fail(why, n, "its program headers are not 8-byte aligned (e_phoff %llu)",
-			    (unsigned long long)eh->e_phoff);
+	if (eh->e_phoff % v->word)
+		return fail(why, n, "its program headers are not %u-byte aligned (e_phoff %llu)",
+			    v->word, (unsigned long long)eh->e_phoff);
 	if (!eh->e_shnum)
 		return fail(why, n, "it has no section headers (its .dynsym is found by them)");
-	if (eh->e_shentsize != sizeof(Elf64_Shdr) ||
-	    !vdso_inside(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr), v->len))
+	if (eh->e_shentsize != v->shent ||
+	    !vdso_inside(eh->e_shoff, (uint64_t)eh->e_shnum * v->shent, v->len))
 		return fail(why, n, "its section headers are outside the file");
-	if (eh->e_shoff % 8)
-		return fail(why, n, "its section headers are not 8-byte aligned (e_shoff %llu)",
-			    (unsigned long long)eh->e_shoff);
+	if (eh->e_shoff % v->word)
+		return fail(why, n, "its section headers are not %u-byte aligned (e_shoff %llu)",
+			    v->word, (unsigned long long)eh->e_shoff);
 	if (eh->e_shstrndx >= eh->e_shnum)
 		return fail(why, n, "its e_shstrndx %u is none of its %u sections", eh->e_shstrndx,
 			    eh->e_shnum);
@@ -135,10 +166,10 @@ static int dynamic(const struct vdso_view *v, const struct vdso_image_info *info
 {
 	if (d->p_offset != d->p_vaddr || !vdso_inside(d->p_vaddr, d->p_memsz, info->span))
 		return fail(why, n, "its PT_DYNAMIC is outside its PT_LOAD");
-	for (uint64_t k = 0; k + sizeof(Elf64_Dyn) <= d->p_memsz; k += sizeof(Elf64_Dyn)) {
+	for (uint64_t k = 0; k + v->dynent <= d->p_memsz; k += v->dynent) {
 		Elf64_Dyn e;
 
-		memcpy(&e, v->p + d->p_vaddr + k, sizeof(e));
+		vdso_view_dyn(v, d->p_vaddr + k, &e);
 		if (e.d_tag == DT_NULL)
 			return 0;
 		if (e.d_tag == DT_NEEDED)
@@ -160,7 +191,7 @@ static int segments(const struct vdso_view *v, struct vdso_image_info *info, cha
 	for (unsigned int i = 0; i < v->eh.e_phnum; i++) {
 		Elf64_Phdr ph;
 
-		memcpy(&ph, v->p + v->eh.e_phoff + (uint64_t)i * sizeof(ph), sizeof(ph));
+		vdso_view_phdr(v, i, &ph);
 		if (ph.p_type == PT_LOAD) {
 			if (load)
 				return fail(why, n, "it has two PT_LOAD segments (a vDSO has one)");
@@ -199,7 +230,10 @@ int vdso_image_check(struct vdso_image_info *info, const void *elf, size_t len,
 	info->vvar_pages = vvar_pages;
 	for (int i = 0; i < VDSO_IMAGE_NR_SYMS; i++)
 		info->sym[i] = -1;
-	if (header(&v, why, n) || sections(&v, why, n) || segments(&v, info, why, n) ||
+	if (header(&v, why, n))
+		return -1;
+	info->elf_class = v.elf32 ? 32 : 64;
+	if (sections(&v, why, n) || segments(&v, info, why, n) ||
 	    vdso_view_entry_points(&v, info, why, n) || vdso_view_vvar(&v, info, why, n))
 		return -1;
 	if (v.has_alt) {

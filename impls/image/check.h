@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The one reading of a vDSO image (a kernel's vdso64.so, hostile input):
+ * The one reading of a vDSO image (a kernel's vdso64.so, or the vdso32.so
+ * an x86-64 kernel maps for its i386 tasks: hostile input, either class):
  * the rules it must meet and what they find, as one pure function of its
  * bytes (nothing mapped, nothing executed, nothing written but *info).
  * impls/image/loader.c calls it first and maps only what it accepted;
  * vdsobench_image_check (check_main.c) runs it for `import --vdso-image`.
  * So an image that imports is an image that loads.
  *
- * The rules are the x86-64 kernel's for its vDSO of v6.1..v6.12
+ * The rules are the x86-64 kernel's for its vDSOs of v6.1..v6.12
  * (arch/x86/tools/vdso2c.h, which fails the kernel's build on an image it
  * cannot map: one PT_LOAD at offset and address 0 with p_memsz ==
  * p_filesz, no dynamic relocations; vdso-layout.lds.S; alternative.h's
@@ -66,6 +67,7 @@ struct vdso_image_alt {
 
 struct vdso_image_info {
 	const uint8_t *elf;
+	int elf_class; /* 64: a vdso64.so (x86-64), 32: a vdso32.so (i386) */
 	size_t span; /* the PT_LOAD's p_filesz (== p_memsz): the bytes mapped */
 	long vvar_start; /* the vvar area relative to the image: whole pages before it */
 	int vvar_pages;

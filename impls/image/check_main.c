@@ -6,7 +6,7 @@
  * what it found as one JSON object on stdout, which
  * scripts/vdsobench_cli/kimport/vdso_image.py reads:
  *
- *   {"span": N, "vvar_start": N, "vvar_pages": N, "data_page": N,
+ *   {"class": 64|32, "span": N, "vvar_start": N, "vvar_pages": N, "data_page": N,
  *    "timens_page": N, "data_offset": N, "pvclock_page": N, "hvclock_page": N,
  *    "syms": {NAME: N, ...},
  *    "alternatives": N, "entry_size": 14|12|0,
@@ -28,7 +28,8 @@
 
 static const char usage[] =
 	"usage: vdsobench_image_check [--counter NAME]... [FILE|-]\n"
-	"Check a vDSO image (vdso64.so) as impls/image/loader.c would map it, for each\n"
+	"Check a vDSO image (vdso64.so, or an i386 vdso32.so) as impls/image/loader.c\n"
+	"would map it, for each\n"
 	"counter (default: rdtsc, lfence_rdtsc, rdtscp, fake; valid: rdtsc, lfence_rdtsc,\n"
 	"rdtscp, fake, keep), and print what it holds as JSON. FILE - or none: stdin.\n"
 	"Exit 0, 1 when the image is refused (the reason on stderr), 2 for bad usage.\n";
@@ -73,11 +74,11 @@ static void print_info(const struct vdso_image_info *info, unsigned int counters
 {
 	const char *sep = "";
 
-	printf("{\"span\": %zu, \"vvar_start\": %ld, \"vvar_pages\": %d, \"data_page\": %d, "
-	       "\"timens_page\": %d, \"data_offset\": %d, \"pvclock_page\": %d, "
+	printf("{\"class\": %d, \"span\": %zu, \"vvar_start\": %ld, \"vvar_pages\": %d, "
+	       "\"data_page\": %d, \"timens_page\": %d, \"data_offset\": %d, \"pvclock_page\": %d, "
 	       "\"hvclock_page\": %d, \"syms\": {",
-	       info->span, info->vvar_start, info->vvar_pages, info->data_page, info->timens_page,
-	       info->data_offset, info->pvclock_page, info->hvclock_page);
+	       info->elf_class, info->span, info->vvar_start, info->vvar_pages, info->data_page,
+	       info->timens_page, info->data_offset, info->pvclock_page, info->hvclock_page);
 	for (int i = 0; i < VDSO_IMAGE_NR_SYMS; i++) {
 		if (info->sym[i] < 0)
 			continue;

@@ -4,7 +4,8 @@
  * by scripts/vdsobench_cli/tests/vdso_images.py): each good image passes
  * for every counter an import uses, each hostile one is refused with the
  * phrase cases.txt gives for it, in one line; and the data pages placed
- * where each layout has them.
+ * where each layout has them. The corpus has i386 images (ELFCLASS32, a
+ * vdso32.so's class) too: the same parser, good and hostile.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,5 +103,9 @@ int main(void)
 	area("good-vvar-symtab.so", 6, 0, 5, 128, -1, -1);
 	/* the data store: time data first, at 0, the namespace's page next */
 	area("good-data-store.so", 6, 0, 1, 0, -1, -1);
+	/* i386 (a vdso32.so): its 32-bit vvar_start, 0xffffc000, is the same 4 pages */
+	area("good-i386-v6.12.so", 4, 0, 3, 128, 1, 2);
+	area("good-i386-stripped.so", 4, 0, 3, 128, 1, 2);
+	area("good-i386-data-store.so", 6, 0, 1, 0, -1, -1);
 	return tap_done();
 }

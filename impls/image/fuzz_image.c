@@ -5,7 +5,9 @@
  * replays files through it). For every counter: a refusal is one line and
  * the loader's own; an image the check accepts is patched into a heap copy
  * of its span (ASan sees every write), and the loader maps it with the
- * slots, alternatives and entry points the check found. A disagreement
+ * slots, alternatives and entry points the check found; an i386 image
+ * (ELFCLASS32), which the check reads too, is patched in the copy only and
+ * refused by this x86-64 loader. A disagreement
  * aborts, which a fuzzer reports as a crash.
  */
 #include <stdio.h>
@@ -55,6 +57,18 @@ static void one(const uint8_t *data, size_t size, enum vdso_image_counter c)
 			disagree("a refusal is not one line", c, why);
 		if (!unmapped || strcmp(why, lwhy))
 			disagree("the loader did not refuse it for the check's reason", c, lwhy);
+		return;
+	}
+	/* the check reads both classes, the x86-64 loader maps only its own: patch a copy */
+	if (info.elf_class == 32) {
+		if (!unmapped || !strstr(lwhy, "this loader is x86-64's"))
+			disagree("the x86-64 loader took an i386 image", c, lwhy);
+		copy = malloc(info.span + VDSO_IMAGE_PAGE);
+		if (!copy)
+			abort();
+		memcpy(copy, data, info.span);
+		vdso_image_patch(&info, copy, c, info.span);
+		free(copy);
 		return;
 	}
 	if (unmapped)

@@ -64,6 +64,9 @@ int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,
 	memset(img, 0, sizeof(*img));
 	if (vdso_image_check(&info, elf, len, o->counter, o->vvar_start, o->vvar_pages, why, n))
 		return -1;
+	/* the check reads either class; the code runs only where it was built for */
+	if (info.elf_class != 64)
+		return fail(why, n, "it is an i386 image (a vdso32.so): this loader is x86-64's");
 	if (fake_offset(o, &tls))
 		return fail(why, n, "the fake counter is not a static thread-local variable");
 	img->len = (info.span + VDSO_IMAGE_PAGE - 1) & ~(size_t)(VDSO_IMAGE_PAGE - 1);

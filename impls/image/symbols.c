@@ -24,10 +24,10 @@ static int symbols(const struct vdso_view *v, const Elf64_Shdr *s, const char *w
 	Elf64_Shdr st;
 	const char *str;
 
-	if (s->sh_entsize != sizeof(Elf64_Sym) || s->sh_size % sizeof(Elf64_Sym) ||
+	if (s->sh_entsize != v->syment || s->sh_size % v->syment ||
 	    !vdso_inside(s->sh_offset, s->sh_size, v->len))
-		return fail(why, n, "its %s is not a table of 24-byte symbols inside the file",
-			    what);
+		return fail(why, n, "its %s is not a table of %u-byte symbols inside the file",
+			    what, v->syment);
 	if (s->sh_link >= v->eh.e_shnum)
 		return fail(why, n, "its %s links to no section", what);
 	vdso_view_shdr(v, s->sh_link, &st);
@@ -35,10 +35,10 @@ static int symbols(const struct vdso_view *v, const Elf64_Shdr *s, const char *w
 		return -1;
 	str = (const char *)v->p + st.sh_offset;
 	*found = 0;
-	for (uint64_t k = 0; k < s->sh_size / sizeof(Elf64_Sym); k++) {
+	for (uint64_t k = 0; k < s->sh_size / v->syment; k++) {
 		Elf64_Sym sym;
 
-		memcpy(&sym, v->p + s->sh_offset + k * sizeof(sym), sizeof(sym));
+		vdso_view_sym(v, s->sh_offset + k * v->syment, &sym);
 		if (sym.st_shndx == SHN_UNDEF || sym.st_name >= st.sh_size)
 			continue;
 		for (int i = 0; i < nr; i++) {
@@ -197,8 +197,9 @@ int vdso_view_vvar(const struct vdso_view *v, struct vdso_image_info *info, char
 		return fail(why, n,
 			    "it is Linux %ld.%ld.%ld's (its note), whose data pages are the "
 			    "generic data store's, and it has no .symtab to place them "
-			    "(give its vdso64.so.dbg)",
-			    version >> 16, (version >> 8) & 0xff, version & 0xff);
+			    "(give its %s.so.dbg)",
+			    version >> 16, (version >> 8) & 0xff, version & 0xff,
+			    v->elf32 ? "vdso32" : "vdso64");
 	if (found & 1) {
 		/* vdso-layout.lds.S: vvar_start = . - 4 * PAGE_SIZE, a negative address */
 		int64_t start = (int64_t)at[0];

@@ -47,10 +47,14 @@ def checker():
     return build.program(labels.IMAGE_CHECK)
 
 
-def parse(data):
-    """What the loader will find in an image: {span, vvar_start, syms, alts,
-    sites, slots, sha256, size}; ImageError when it would refuse it (for any
-    of COUNTERS)."""
+CLASS_NAMES = {64: "an x86-64 vdso64.so", 32: "an i386 vdso32.so"}
+
+
+def parse(data, want_class=64):
+    """What the loader will find in an image: {class, span, vvar_start, syms,
+    alts, sites, slots, sha256, size}; ImageError when it would refuse it (for
+    any of COUNTERS), or when it is not of want_class (64: a vdso64.so, what
+    --vdso-image takes; 32: a vdso32.so, which only the i386 loader maps)."""
     cmd = checker()
     for name in COUNTERS:
         cmd += ["--counter", name]
@@ -68,7 +72,10 @@ def parse(data):
     if why:
         raise Failure(f"vdsobench_image_check: its output is not what it prints ({why}): "
                       "nothing imported")
-    return {"span": info["span"], "vvar_start": info["vvar_start"],
+    if info["class"] != want_class:
+        raise ImageError(f"it is {CLASS_NAMES[info['class']]} (ELFCLASS{info['class']}), "
+                         f"not {CLASS_NAMES[want_class]}")
+    return {"class": info["class"], "span": info["span"], "vvar_start": info["vvar_start"],
             "data_page": info["data_page"], "timens_page": info["timens_page"],
             "data_offset": info["data_offset"], "pvclock_page": info["pvclock_page"],
             "hvclock_page": info["hvclock_page"],
@@ -89,6 +96,8 @@ def shape_problem(info):
     a line of C)."""
     if not isinstance(info, dict):
         return "not an object"
+    if info.get("class") not in (32, 64):
+        return "class"
     span = info.get("span")
     if not number(span, 1, 64 << 20):
         return "span"

@@ -63,7 +63,7 @@ class ImportAttackTest(unittest.TestCase):
         from vdsobench_cli.kimport import vdso_image
         path = self.dirs[1] / "good.so"
         path.write_bytes(vdso_images.good()["v6.12"])
-        info = {"span": 8192, "vvar_start": -16384, "vvar_pages": 4, "data_page": 0,
+        info = {"class": 64, "span": 8192, "vvar_start": -16384, "vvar_pages": 4, "data_page": 0,
                 "timens_page": 3, "data_offset": 128, "pvclock_page": 1,
                 "hvclock_page": 2, "alternatives": 1,
                 "entry_size": 14, "slots": [{"at": 16}], "counters": {},

@@ -61,12 +61,13 @@ class Parse(unittest.TestCase):
     def test_a_checker_naming_pages_outside_the_area_is_refused(self):
         """Its page numbers go into the header, and the loader maps a page there:
         one outside the vvar area, or not a number, is refused."""
-        good = {"span": 8192, "vvar_start": -16384, "data_page": 0, "timens_page": 3,
+        good = {"class": 64, "span": 8192, "vvar_start": -16384, "data_page": 0,
+                "timens_page": 3,
                 "data_offset": 128, "pvclock_page": 1, "hvclock_page": 2, "syms": {},
                 "slots": [], "alternatives": 0}
         self.assertIsNone(vdso_image.shape_problem(good))
         for key, bad in (("pvclock_page", 4), ("hvclock_page", -2), ("pvclock_page", "1"),
-                         ("hvclock_page", None)):
+                         ("hvclock_page", None), ("class", 33), ("class", "32")):
             self.assertEqual(vdso_image.shape_problem(dict(good, **{key: bad})), key)
 
     def test_options_are_stated_only_where_known(self):
@@ -132,6 +133,29 @@ class Hostile(unittest.TestCase):
                     vdso_image.parse(make())
                 self.assertIn(phrase, str(cm.exception))
                 self.assertEqual(len(str(cm.exception).splitlines()), 1)
+
+    def test_every_crafted_i386_case_is_refused(self):
+        """The same checker on ELFCLASS32 images (a vdso32.so's class)."""
+        for case, (make, phrase) in vdso_images.HOSTILE32.items():
+            with self.subTest(case):
+                with self.assertRaises(vdso_image.ImageError) as cm:
+                    vdso_image.parse(make(), want_class=32)
+                self.assertIn(phrase, str(cm.exception))
+                self.assertEqual(len(str(cm.exception).splitlines()), 1)
+
+    def test_an_i386_image_is_no_vdso64(self):
+        """--vdso-image takes the 64-bit image: a vdso32.so the check reads is
+        refused for it, in one line, and taken where an i386 one is asked for."""
+        data = vdso_images.good32()["i386-v6.12"]
+        with self.assertRaises(UsageError) as cm:
+            vdso_image.checked(data, "vdso32.so")
+        self.assertIn("--vdso-image vdso32.so: it is an i386 vdso32.so (ELFCLASS32), not an "
+                      "x86-64 vdso64.so", str(cm.exception))
+        info = vdso_image.parse(data, want_class=32)
+        self.assertEqual((info["class"], info["vvar_start"], info["data_offset"]),
+                         (32, -16384, 128))
+        with self.assertRaises(vdso_image.ImageError):
+            vdso_image.parse(synth(), want_class=32)
 
     def test_truncated_at_many_lengths(self):
         # every cut, in C: //impls/image:fuzz_corpus_test; here one line each

@@ -25,6 +25,29 @@ SHSTR = (b"\0.altinstructions\0.altinstr_replacement\0.dynsym\0.dynstr\0.shstrta
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_SYMTAB, DT_RELA, DT_RELASZ, DT_RELAENT = 0, 1, 5, 6, 7, 8, 9
 R_X86_64_64, R_X86_64_RELATIVE = 1, 8
 SHDR, PHDR, SYM = "<IIQQQQIIQQ", "<IIQQQQQQ", "<IBBHQQ"
+# ELFCLASS32 (a vdso32.so, i386): the headers' sizes and where they are
+SHDR32, PHDR32, SYM32 = "<IIIIIIIIII", "<IIIIIIII", "<IIIBBH"
+EM_X86_64, EM_386 = 62, 3
+
+
+def pack_sym(elf32, st_name, info, shndx, value, size):
+    if elf32:
+        return struct.pack(SYM32, st_name, value & 0xFFFFFFFF, size, info, 0, shndx)
+    return struct.pack(SYM, st_name, info, 0, shndx, value & (2**64 - 1), size)
+
+
+def pack_shdr(elf32, sh):
+    """sh in ELF64's order: name, type, flags, addr, offset, size, link, info,
+    addralign, entsize (the same order in both classes)."""
+    return struct.pack(SHDR32 if elf32 else SHDR, *sh)
+
+
+def pack_phdr(elf32, ph):
+    """ph in ELF64's order: type, flags, offset, vaddr, paddr, filesz, memsz, align."""
+    if elf32:
+        typ, flags, off, vaddr, paddr, filesz, memsz, align = ph
+        return struct.pack(PHDR32, typ, off, vaddr, paddr, filesz, memsz, flags, align)
+    return struct.pack(PHDR, *ph)
 
 
 def name(n):
@@ -39,14 +62,14 @@ def alt_table(alts, alt_size):
     return bytes(out)
 
 
-def dynsym(names, values=None, info=0x12):
+def dynsym(names, values=None, info=0x12, elf32=False):
     """(.dynstr, .dynsym) defining names at 0x100 + 8 * i (or values), global
     functions (or of st_info info)."""
     strs = b"\0" + b"\0".join(n.encode() for n in names) + b"\0"
-    table, off = bytearray(24), 1
+    table, off = bytearray(16 if elf32 else 24), 1
     for i, n in enumerate(names):
         value = values[i] if values else 0x100 + 8 * i
-        table += struct.pack(SYM, off, info, 0, 13, value, 8)
+        table += pack_sym(elf32, off, info, 13, value, 8)
         off += len(n) + 1
     return strs, bytes(table)
 
@@ -58,52 +81,62 @@ def linux_note(major, minor, patch):
 
 
 def synth(alt_size=14, vvar_start=None, names=SYMS, alts=None, loads=1, dynamic=(),
-          relocs=(), extra_shdrs=(), values=None, info=0x12, symbol="vvar_start", note=None):
+          relocs=(), extra_shdrs=(), values=None, info=0x12, symbol="vvar_start", note=None,
+          elf32=False):
     """A minimal vDSO image the loader maps with every counter (unless the
     arguments make it hostile); symbol names the .symtab's one symbol (at
-    vvar_start), note is a .note section's bytes after the section headers."""
+    vvar_start), note is a .note section's bytes after the section headers;
+    elf32: an i386 one (a vdso32.so: ELFCLASS32, EM_386), relocs unused."""
+    wide = 4 if elf32 else 8
+    syment, shent = 16 if elf32 else 24, 40 if elf32 else 64
     img = bytearray(0x400)
     img[0x100:0x105] = SLOT
     img[0x110:0x118] = LFENCE_RDTSC + RDTSCP
     entries = alts if alts is not None else [(0x100, 0x110, 642, 5, 5), (0x100, 0x115, 59, 5, 3)]
     table = alt_table(entries, alt_size)
     img[0x120:0x120 + len(table)] = table
-    strs, syms = dynsym(names, values, info)
+    strs, syms = dynsym(names, values, info, elf32)
     img[0x180:0x180 + len(strs)] = strs
     img[0x200:0x200 + len(syms)] = syms
-    symtab = bytes(24) + struct.pack(SYM, 1, 0, 0, 1, (vvar_start or 0) & (2**64 - 1), 0)
+    symtab = bytes(syment) + pack_sym(elf32, 1, 0, 1, vvar_start or 0, 0)
     img[0x2a0:0x2a0 + len(symtab)] = symtab
     strtab = b"\0" + symbol.encode() + b"\0"
     img[0x2e0:0x2e0 + len(strtab)] = strtab
     img[0x300:0x300 + len(SHSTR)] = SHSTR
-    dyn = b"".join(struct.pack("<qQ", t, v) for t, v in [*dynamic, (DT_STRTAB, 0x180),
-                                                        (DT_SYMTAB, 0x200), (DT_NULL, 0)])
+    dyn = b"".join(struct.pack("<iI" if elf32 else "<qQ", t, v)
+                   for t, v in [*dynamic, (DT_STRTAB, 0x180), (DT_SYMTAB, 0x200), (DT_NULL, 0)])
     img[0x360:0x360 + len(dyn)] = dyn
     rela = b"".join(struct.pack("<QQq", off, typ, add) for off, typ, add in relocs)
     img[0x3a0:0x3a0 + len(rela)] = rela
     shdrs = [(0,) * 10,
              (name(".altinstructions"), 1, 2, 0x120, 0x120, len(table), 0, 0, 1, 0),
              (name(".altinstr_replacement"), 1, 6, 0x110, 0x110, 8, 0, 0, 1, 0),
-             (name(".dynsym"), 11, 2, 0x200, 0x200, len(syms), 4, 1, 8, 24),
+             (name(".dynsym"), 11, 2, 0x200, 0x200, len(syms), 4, 1, wide, syment),
              (name(".dynstr"), 3, 2, 0x180, 0x180, len(strs), 0, 0, 1, 0),
              (name(".shstrtab"), 3, 0, 0, 0x300, len(SHSTR), 0, 0, 1, 0),
-             (name(".dynamic"), 6, 3, 0x360, 0x360, len(dyn), 4, 0, 8, 16)]
+             (name(".dynamic"), 6, 3, 0x360, 0x360, len(dyn), 4, 0, wide, 2 * wide)]
     if vvar_start is not None:
-        shdrs += [(name(".symtab"), 2, 0, 0, 0x2a0, len(symtab), 8, 1, 8, 24),
+        shdrs += [(name(".symtab"), 2, 0, 0, 0x2a0, len(symtab), 8, 1, wide, syment),
                   (name(".strtab"), 3, 0, 0, 0x2e0, len(strtab), 0, 0, 1, 0)]
     shdrs += list(extra_shdrs)
     if note is not None:
-        at = 0x400 + 64 * (len(shdrs) + 1)
+        at = 0x400 + shent * (len(shdrs) + 1)
         shdrs.append((0, 7, 2, at, at, len(note), 0, 0, 4, 0))  # found by type, unnamed
     for sh in shdrs:
-        img += struct.pack(SHDR, *sh)
+        img += pack_shdr(elf32, sh)
     img += note or b""
     phdrs = [(1, 5, 0, 0, 0, len(img), len(img), 0x1000)] * loads
-    phdrs.append((2, 6, 0x360, 0x360, 0x360, len(dyn), len(dyn), 8))
+    phdrs.append((2, 6, 0x360, 0x360, 0x360, len(dyn), len(dyn), wide))
+    phoff = 0x34 if elf32 else 0x40  # right after the ELF header, as ld puts them
+    phent = 32 if elf32 else 56
     for i, ph in enumerate(phdrs):
-        struct.pack_into(PHDR, img, 0x40 + 56 * i, *ph)
-    struct.pack_into("<16sHHIQQQIHHHHHH", img, 0, b"\x7fELF\x02\x01\x01" + bytes(9), 3, 62,
-                     1, 0, 0x40, 0x400, 0, 64, 56, len(phdrs), 64, len(shdrs), 5)
+        img[phoff + phent * i:phoff + phent * (i + 1)] = pack_phdr(elf32, ph)
+    if elf32:
+        struct.pack_into("<16sHHIIIIIHHHHHH", img, 0, b"\x7fELF\x01\x01\x01" + bytes(9), 3,
+                         EM_386, 1, 0, phoff, 0x400, 0, 52, 32, len(phdrs), 40, len(shdrs), 5)
+    else:
+        struct.pack_into("<16sHHIQQQIHHHHHH", img, 0, b"\x7fELF\x02\x01\x01" + bytes(9), 3,
+                         EM_X86_64, 1, 0, 0x40, 0x400, 0, 64, 56, len(phdrs), 64, len(shdrs), 5)
     return bytes(img)
 
 
@@ -243,6 +276,53 @@ def good():
             "no-getres": synth(names=SYMS[:3])}
 
 
+def i386(**kw):
+    """synth()'s image as a vdso32.so: ELFCLASS32, EM_386."""
+    return synth(elf32=True, **kw)
+
+
+DT_REL, DT_RELSZ, DT_RELENT = 17, 18, 19
+
+# the i386 images (a vdso32.so, ELFCLASS32): the same one parser, its
+# widening of each 32-bit record, and the class's own sizes and alignment
+HOSTILE32 = {
+    "i386-other-machine": (lambda: patched(i386(), 18, "<H", EM_X86_64),
+                           "not an x86-64 shared object"),
+    "i386-class64-em386": (lambda: patched(synth(), 18, "<H", EM_386),
+                           "not an x86-64 shared object"),
+    "i386-cut-header": (lambda: i386()[:40], "not an ELF file"),
+    "i386-phentsize-64": (lambda: patched(i386(), 42, "<H", 56),
+                          "its program headers are outside the file"),
+    "i386-phoff-unaligned": (lambda: patched(i386(), 28, "<I", 0x36),
+                             "program headers are not 4-byte aligned"),
+    "i386-shoff-unaligned": (lambda: patched(i386(), 32, "<I", 0x3fe),
+                             "section headers are not 4-byte aligned"),
+    "i386-two-loads": (lambda: i386(loads=2), "two PT_LOAD segments"),
+    "i386-dt-needed": (lambda: i386(dynamic=[(DT_NEEDED, 1)]), "DT_NEEDED"),
+    # i386 relocates with REL, not RELA
+    "i386-rel": (lambda: i386(dynamic=[(DT_REL, 0x3a0), (DT_RELSZ, 8), (DT_RELENT, 8)]),
+                 "dynamic relocations"),
+    "i386-syment-24": (lambda: patched(i386(), 0x400 + 40 * 3 + 36, "<I", 24),
+                       "its .dynsym is not a table of 16-byte symbols"),
+    # 0x80000000 is -2 GiB once widened: outside, not a huge offset read
+    "i386-symbol-high": (lambda: i386(values=(0x80000000, 0x108, 0x110, 0x118)),
+                         "__vdso_clock_gettime is outside the image"),
+    "i386-bad-vvar-start": (lambda: i386(vvar_start=-100), "vvar_start -100"),
+    "i386-data-store-note": (lambda: i386(note=linux_note(7, 3, 4)), "Linux 7.3.4's (its note)"),
+    "i386-no-slot": (lambda: i386(alts=[(0x180, 0x115, 59, 5, 3)]), "no rdtsc_ordered() slot"),
+    "i386-no-time": (lambda: i386(names=SYMS[:2]), "no __vdso_time"),
+    "i386-local-entry": (lambda: i386(info=0x02), "__vdso_clock_gettime is not a global function"),
+}
+
+
+def good32():
+    """{case: image}: i386 images the check takes with every counter (the i386
+    loader maps them; the x86-64 one refuses them)."""
+    return {"i386-v6.12": i386(vvar_start=-4 * 4096), "i386-stripped": i386(),
+            "i386-data-store": i386(vvar_start=-6 * 4096, symbol="vdso_u_data"),
+            "i386-v6.12-note": i386(note=linux_note(6, 12, 57))}
+
+
 def many_dynsyms(size=(1 << 20) - 4096, sections=40):
     """The slow case of issue 28: a 1 MB image with `sections` .dynsym headers
     over one table of 20000 symbols whose names share a 500 KB string."""
@@ -274,7 +354,10 @@ def corpus():
     for case, data in good().items():
         files[f"good-{case}.so"] = data
         index.append(f"good-{case}.so\tok")
-    for case, (make, phrase) in HOSTILE.items():
+    for case, data in good32().items():
+        files[f"good-{case}.so"] = data
+        index.append(f"good-{case}.so\tok")
+    for case, (make, phrase) in [*HOSTILE.items(), *HOSTILE32.items()]:
         files[f"bad-{case}.so"] = make()
         index.append(f"bad-{case}.so\t{phrase}")
     files["cases.txt"] = ("\n".join(index) + "\n").encode()
