@@ -2,7 +2,8 @@
 /*
  * impls/image/loader.h: map a vdso64.so as the x86-64 kernel does
  * (follows v6.12: arch/x86/entry/vdso/vma.c, vdso-layout.lds.S; v6.1 is
- * the same for what is used here). What the image says is read by
+ * the same for what is used here), or, built for i386, the vdso32.so it
+ * maps for an i386 task (the same vma.c, vdso32's image). What the image says is read by
  * check.c and alternatives.c only: this file maps what they accepted.
  */
 #define _GNU_SOURCE
@@ -15,12 +16,15 @@
 
 /*
  * The thunk the fake counter's slot calls, rdtsc's contract (only eax and
- * edx change; the vDSO is built with -mno-red-zone): the counter is a
- * thread-local variable of the executable (static TLS: one offset from
- * the thread pointer in every thread), loaded fs-relative, as the
- * project's fake counter read (impls/counters/fake.h) loads it. Five
- * instructions and the call, where the layouts' fake read is one load.
+ * edx change; the vDSO is built with -mno-red-zone, and i386 has no red
+ * zone): the counter is a thread-local variable of the executable (static
+ * TLS: one offset from the thread pointer in every thread), loaded
+ * fs-relative on x86-64, gs-relative on i386, as the project's fake
+ * counter read (impls/counters/fake.h) loads it. A few instructions and
+ * the call, where the layouts' fake read is one load.
  */
+#ifdef __x86_64__
+#define HOST_CLASS 64
 static size_t write_thunk(uint8_t *t, int32_t tls_offset)
 {
 	static const uint8_t load[] = { 0x64, 0x48, 0x8b, 0x04, 0x25 }; /* mov rax, fs:[d32] */
@@ -40,6 +44,37 @@ static size_t write_thunk(uint8_t *t, int32_t tls_offset)
 	return n + sizeof(rest);
 }
 
+static intptr_t thread_pointer(void)
+{
+	return (intptr_t)__builtin_thread_pointer();
+}
+#else
+#define HOST_CLASS 32
+static size_t write_thunk(uint8_t *t, int32_t tls_offset)
+{
+	int32_t high = tls_offset + 4;
+
+	t[0] = 0x65; /* mov eax, gs:[d32] */
+	t[1] = 0xa1;
+	memcpy(t + 2, &tls_offset, 4);
+	t[6] = 0x65; /* mov edx, gs:[d32 + 4] */
+	t[7] = 0x8b;
+	t[8] = 0x15;
+	memcpy(t + 9, &high, 4);
+	t[13] = 0xc3; /* ret */
+	return 14;
+}
+
+/* the TCB's self pointer, gs:0 (the i386 TLS ABI) */
+static intptr_t thread_pointer(void)
+{
+	intptr_t tp;
+
+	asm("movl %%gs:0, %0" : "=r"(tp));
+	return tp;
+}
+#endif
+
 /* the fake counter's offset from the thread pointer: -1 when it is no static TLS */
 static int fake_offset(const struct vdso_image_opts *o, int32_t *off)
 {
@@ -47,7 +82,7 @@ static int fake_offset(const struct vdso_image_opts *o, int32_t *off)
 
 	if (o->counter != VDSO_IMAGE_FAKE)
 		return 0;
-	d = (intptr_t)o->fake_counter - (intptr_t)__builtin_thread_pointer();
+	d = (intptr_t)o->fake_counter - thread_pointer();
 	if (!o->fake_counter || d != (int32_t)d)
 		return -1;
 	*off = (int32_t)d;
@@ -65,8 +100,11 @@ int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,
 	if (vdso_image_check(&info, elf, len, o->counter, o->vvar_start, o->vvar_pages, why, n))
 		return -1;
 	/* the check reads either class; the code runs only where it was built for */
-	if (info.elf_class != 64)
-		return fail(why, n, "it is an i386 image (a vdso32.so): this loader is x86-64's");
+	if (info.elf_class != HOST_CLASS)
+		return fail(why, n, "it is an %s image (%s): this loader is %s's",
+			    info.elf_class == 32 ? "i386" : "x86-64",
+			    info.elf_class == 32 ? "a vdso32.so" : "a vdso64.so",
+			    HOST_CLASS == 32 ? "i386" : "x86-64");
 	if (fake_offset(o, &tls))
 		return fail(why, n, "the fake counter is not a static thread-local variable");
 	img->len = (info.span + VDSO_IMAGE_PAGE - 1) & ~(size_t)(VDSO_IMAGE_PAGE - 1);

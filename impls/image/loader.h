@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A vDSO image (a kernel's vdso64.so) mapped in userspace, as the x86-64
- * kernel of v6.1..v6.12 maps it (arch/x86/entry/vdso/vma.c map_vdso(),
+ * A vDSO image (a kernel's vdso64.so; in an i386 build its vdso32.so, the
+ * one an x86-64 kernel maps for an i386 task) mapped in userspace, as the
+ * x86-64 kernel of v6.1..v6.12 maps it (arch/x86/entry/vdso/vma.c map_vdso(),
  * vdso-layout.lds.S): its PT_LOAD segment at the image's address 0, the
  * vvar area right before it (vvar, pvclock, hvclock and timens pages;
  * from v6.15 the generic data store's: time, timens, rng, arch pages),

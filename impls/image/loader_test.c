@@ -4,7 +4,10 @@
  * (copied out of this process, its vvar area found in /proc/self/maps),
  * and, when VDSOBENCH_TEST_VDSO_IMAGE names one, a kbuild vdso64.so of
  * v6.1..v6.12 (Debian's 6.12 tree: docs/image.md says how to build it),
- * each counter's slot checked byte by byte. With the vvar area all zeros
+ * each counter's slot checked byte by byte. Built for i386 (--config=i386)
+ * the same on a vdso32.so(.dbg), the image an x86-64 kernel maps for an
+ * i386 task: its fallback is its own __kernel_vsyscall's int $0x80 (under
+ * qemu-i386, qemu's system call; qemu maps no [vdso], so the first part skips). With the vvar area all zeros
  * (clock_mode VDSO_CLOCKMODE_NONE) every read takes the image's own
  * fallback syscall, so its answer is the real kernel's. Then hostile
  * images: each refused with a reason, none crashes.
@@ -20,23 +23,36 @@
 #include "impls/image/loader.h"
 #include "testing/tap.h"
 
-typedef int (*gettime_fn)(clockid_t, struct timespec *);
+#ifdef __x86_64__
+typedef Elf64_Ehdr ehdr_t;
+typedef struct timespec vdso_timespec;
+#else
+typedef Elf32_Ehdr ehdr_t;
+/* vdso32's __vdso_clock_gettime: struct old_timespec32, whatever libc's time_t */
+typedef struct {
+	int32_t tv_sec, tv_nsec;
+} vdso_timespec;
+#endif
+typedef int (*gettime_fn)(clockid_t, vdso_timespec *);
 
-static long long ns_of(const struct timespec *ts)
+static long long ns_of(long long sec, long long nsec)
 {
-	return ts->tv_sec * 1000000000LL + ts->tv_nsec;
+	return sec * 1000000000LL + nsec;
 }
 
 /* its __vdso_clock_gettime(CLOCK_MONOTONIC) between two of libc's */
 static bool reads_between(const struct vdso_loaded *img)
 {
-	struct timespec a, v = { 0 }, b;
+	struct timespec a, b;
+	vdso_timespec v = { 0 };
+	long long at;
 	int rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	rc = ((gettime_fn)img->sym[VDSO_IMAGE_CLOCK_GETTIME])(CLOCK_MONOTONIC, &v);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	return rc == 0 && ns_of(&a) <= ns_of(&v) && ns_of(&v) <= ns_of(&b);
+	at = ns_of(v.tv_sec, v.tv_nsec);
+	return rc == 0 && ns_of(a.tv_sec, a.tv_nsec) <= at && at <= ns_of(b.tv_sec, b.tv_nsec);
 }
 
 /* the [vdso] mapping and the [vvar*] ones right before it */
@@ -104,9 +120,10 @@ static void test_system(void)
 			const char *what;
 		} cuts[] = {
 			{ 0, 1, 0x00, "not ELF" },
-			{ offsetof(Elf64_Ehdr, e_machine), 1, 0x03, "another machine" },
-			{ offsetof(Elf64_Ehdr, e_phoff), 8, 0xff, "program headers past the end" },
-			{ offsetof(Elf64_Ehdr, e_phnum), 2, 0x00, "no PT_LOAD" },
+			{ offsetof(ehdr_t, e_machine), 1, EM_ARM, "another machine" },
+			{ offsetof(ehdr_t, e_phoff), sizeof(((ehdr_t *)0)->e_phoff), 0xff,
+			  "program headers past the end" },
+			{ offsetof(ehdr_t, e_phnum), 2, 0x00, "no PT_LOAD" },
 		};
 		uint8_t *bad = malloc(len);
 
@@ -122,6 +139,45 @@ static void test_system(void)
 		free(bad);
 	}
 	free(copy);
+}
+
+static __thread uint64_t test_cycles;
+
+/* the fake counter: each slot a call to the thunk, which loads this thread's counter */
+static void test_fake(const uint8_t *buf, size_t len)
+{
+	struct vdso_image_opts o = { .counter = VDSO_IMAGE_FAKE,
+				     .fake_counter = &test_cycles,
+				     .vvar_start = -4 * VDSO_IMAGE_PAGE,
+				     .vvar_pages = 4 };
+	struct vdso_image_opts keep = o;
+	struct vdso_loaded img, orig;
+	char why[160] = "";
+	int calls = 0;
+
+	keep.counter = VDSO_IMAGE_KEEP;
+	if (!tap_ok(vdso_image_map(&img, buf, len, &o, why, sizeof(why)) == 0 &&
+			    vdso_image_map(&orig, buf, len, &keep, why, sizeof(why)) == 0,
+		    "fake: maps%s%s", *why ? ": " : "", why))
+		return;
+	for (size_t k = 0; k + 5 <= img.len; k++) {
+		int32_t rel;
+
+		if (memcmp(orig.base + k, "\x0f\x31\x90\x90\x90", 5) || img.base[k] != 0xe8)
+			continue;
+		memcpy(&rel, img.base + k + 1, 4);
+		calls += (size_t)((ptrdiff_t)k + 5 + rel) == img.len;
+	}
+	tap_ok(img.slots > 0 && calls == img.slots, "fake: %d slots, %d of them call the thunk",
+	       img.slots, calls);
+#ifndef __x86_64__
+	/* i386 returns a u64 in edx:eax, rdtsc's registers: the thunk is callable from C */
+	test_cycles = 0x123456789abcdefULL;
+	tap_ok(((uint64_t (*)(void))(img.base + img.len))() == test_cycles,
+	       "fake: the thunk loads this thread's counter (gs-relative)");
+#endif
+	vdso_image_unmap(&img);
+	vdso_image_unmap(&orig);
 }
 
 static void test_kbuild(const char *path)
@@ -145,6 +201,7 @@ static void test_kbuild(const char *path)
 		fclose(f);
 	if (!tap_ok(len > 0, "%s is readable", path))
 		return;
+	test_fake(buf, len);
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
 		struct vdso_image_opts o = { .counter = counters[i].c,
 					     .vvar_start = -4 * VDSO_IMAGE_PAGE,
@@ -181,7 +238,7 @@ int main(void)
 	if (path && *path)
 		test_kbuild(path);
 	else
-		tap_ok(true, "a kbuild vdso64.so # SKIP VDSOBENCH_TEST_VDSO_IMAGE is unset (build "
-			     "one with make arch/x86/entry/vdso/, docs/image.md)");
+		tap_ok(true, "a kbuild vdso64.so (i386: vdso32.so) # SKIP VDSOBENCH_TEST_VDSO_IMAGE "
+			     "is unset (build one with make arch/x86/entry/vdso/, docs/image.md)");
 	return tap_done();
 }
