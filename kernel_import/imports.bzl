@@ -31,7 +31,8 @@ load(":copts.bzl", "COMPAT_COPTS", "TREE_COPTS")
 #     same arch header with BUILD_VDSO32 and the tree's fake_32bit_build.h,
 #     which reader.c takes for i386 as vdso32/vclock_gettime.c does
 #     (--config=i386's compiler, nothing more on the line). Its +image
-#     variants stay x86-64's: the image is vdso64.so.
+#     variants on x86_32 (IMPORTS[layout]["image32"]) map kbuild's
+#     vdso32.so instead of its vdso64.so (include/generated/kimport_image32.h).
 COMPAT_ARCHES = {"aarch64": "armv7", "x86_64": "x86_32"}
 COMPAT_ARCH = COMPAT_ARCHES["aarch64"]  # the one with COMPAT_COPTS
 
@@ -51,11 +52,17 @@ def import_ident(layout):
     """The C identifier of a layout's symbols and targets."""
     return IMPORTS[layout]["ident"] if layout in IMPORTS else layout
 
+def _image_arches(layout):
+    """Where an import's +image variants build: its own architecture, and
+    x86_32 for an x86-64 tree whose kbuild vdso32 image was stored."""
+    imp = IMPORTS[layout]
+    return [imp["arch"]] + (["x86_32"] if imp.get("image32") and imp["arch"] == "x86_64" else [])
+
 def import_arches(layout, counter_arches, inline = None):
     """The architectures an import's variant builds on: its own (and its 32-bit
     vDSO's, COMPAT_ARCHES), where the counter's instructions run; an +image
-    variant on its own alone."""
-    arches = [IMPORTS[layout]["arch"]] if inline == "image" else _arches(layout)
+    variant where its image is (_image_arches)."""
+    arches = _image_arches(layout) if inline == "image" else _arches(layout)
     return [a for a in arches if a in counter_arches]
 
 def import_compat(layout):
@@ -99,7 +106,7 @@ def import_inlines(layout, counter, inlines, arch = None):
     own update path could not be built (its writer is the DWARF writer, and
     reader.c's variants would need writer.c)."""
     image = image_inlines(layout, counter)
-    if arch and layout in IMPORTS and arch != IMPORTS[layout]["arch"]:
+    if arch and layout in IMPORTS and arch not in _image_arches(layout):
         image = []
     if layout in IMPORTS and IMPORTS[layout].get("writer") == "dwarf":
         return image
@@ -169,19 +176,24 @@ def import_variant(name, layout, copts, deps, inline, compat):
     image_deps = []
     counter = _copt(copts, "-DVDSO_COUNTER=")
     if inline == "image":
+        header = "/include/generated/kimport_image.h"
         image = [
             "-DKIMPORT_IMAGE=1",
             "-DKIMPORT_IMAGE_COUNTER=" + IMAGE_COUNTERS[counter],
             "-include",
-            root + "/include/generated/kimport_image.h",
-        ]
+        ] + (select({
+            # the i386 variants' image is the vdso32.so
+            "@platforms//cpu:x86_32": [root + "/include/generated/kimport_image32.h"],
+            "//conditions:default": [root + header],
+        }) if imp.get("image32") else [root + header])
         image_deps = ["//impls/image:loader"]
-    dwarf = image and imp.get("writer") == "dwarf"
+    is_image = inline == "image"
+    dwarf = is_image and imp.get("writer") == "dwarf"
     native.cc_library(
         name = name + "_tree",
         # an +image variant's reader is the image: the tree's update path only,
         # or the DWARF writer where the shim could not build it (none of the tree)
-        srcs = ([] if image else ["//kernel_import:glue/reader.c"]) + [
+        srcs = ([] if is_image else ["//kernel_import:glue/reader.c"]) + [
             "//kernel_import:glue/dwarf_writer.c" if dwarf else "//kernel_import:glue/writer.c",
         ],
         copts = copts + (_dwarf_copts(root) if dwarf else
@@ -197,7 +209,7 @@ def import_variant(name, layout, copts, deps, inline, compat):
         linkstatic = True,
         target_compatible_with = compat,
     )
-    if image and not dwarf and imp.get("dwarf") and counter == "fake":
+    if is_image and not dwarf and imp.get("dwarf") and counter == "fake":
         _dwarf_agree(name, layout, copts, root)
     # The archive the programs link (non-PIC objects; PIC ones under
     # --force_pic), not the library's default outputs, which hold a .pic.a

@@ -24,6 +24,7 @@ const char *const vdso_image_sym_names[VDSO_IMAGE_NR_SYMS] = {
 	[VDSO_IMAGE_GETTIMEOFDAY] = "__vdso_gettimeofday",
 	[VDSO_IMAGE_TIME] = "__vdso_time",
 	[VDSO_IMAGE_CLOCK_GETRES] = "__vdso_clock_getres",
+	[VDSO_IMAGE_KERNEL_VSYSCALL] = "__kernel_vsyscall",
 };
 
 const char *const vdso_image_counter_names[VDSO_IMAGE_NR_COUNTERS] = {

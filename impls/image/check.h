@@ -46,6 +46,7 @@ enum vdso_image_sym {
 	VDSO_IMAGE_GETTIMEOFDAY,
 	VDSO_IMAGE_TIME,
 	VDSO_IMAGE_CLOCK_GETRES,
+	VDSO_IMAGE_KERNEL_VSYSCALL, /* vdso32's system call gate, its fallbacks' */
 	VDSO_IMAGE_NR_SYMS,
 };
 

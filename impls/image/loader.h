@@ -67,7 +67,8 @@ struct vdso_loaded {
 	/* the counter slots patched (rdtsc_ordered() sites), and how many alternatives */
 	int slots, alts;
 	int fixed; /* mapped over the caller's area: given back as zeros */
-	void *sym[VDSO_IMAGE_NR_SYMS]; /* NULL where the image has none (clock_getres) */
+	/* NULL where the image has none (clock_getres; __kernel_vsyscall but in a vdso32.so) */
+	void *sym[VDSO_IMAGE_NR_SYMS];
 };
 
 int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,

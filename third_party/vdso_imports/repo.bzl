@@ -126,6 +126,9 @@ def _impl(ctx):
             "writer": entry.get("writer", "tree"),
             # an arm64 tree's compat vDSO (armv7 variants): kernel_import/imports.bzl
             "compat": 1 if entry.get("compat") else 0,
+            # an x86-64 tree's kbuild vdso32 image, stored and checked: its
+            # i386 +image variants (kernel_import/imports.bzl)
+            "image32": 1 if entry.get("image32") else 0,
         }
     ctx.file("BUILD", "\n".join(build) + "\n")
     ctx.file("WORKSPACE", 'workspace(name = "vdso_imports")\n')
