@@ -104,10 +104,17 @@ def do_import(opts):
     print(f"import: {how}, built in {done.build_s:.1f} s; {len(done.variants)} variants: "
           f"{layout}+{{{','.join(sorted(counters))}}}+{{{','.join(sorted(inlines))}}}")
     x86 = done.meta.get("arch") == "x86_64"
+    v32 = (done.meta.get("image") or {}).get("vdso32") if x86 else None
     if done.meta.get("compat") is True and x86:
         print(f"import: {layout}: its 32-bit vDSO (arch/x86/entry/vdso/vdso32) too, with "
               f"--arch i386: {layout}+{{{','.join(sorted(counters))}}}+{{always,auto}} "
               "(docs/kernel-import.md)")
+        if isinstance(v32, dict) and v32.get("file"):
+            print(f"import: {layout}: and its kbuild vdso32 image, with --arch i386: "
+                  f"{layout}+{{fake,lfence_rdtsc,rdtsc,rdtscp}}+image (docs/image.md)")
+        elif isinstance(v32, dict) and v32.get("none"):
+            print(f"import: {layout}: no i386 +image variants: its vdso32 image: "
+                  f"{text_mod.printable(str(v32['none']), None)}")
     elif done.meta.get("compat") is True:
         print(f"import: {layout}: its compat vDSO (arch/arm64/kernel/vdso32, 32-bit arm) "
               f"too, with --arch arm: {layout}+{{fake,isb_mrrc_isb}}+{{always,auto}} "

@@ -339,6 +339,18 @@ def dwarf_read(meta):
             and header in meta.get("files", []))
 
 
+def image32(meta):
+    """Whether import stored the tree's vdso32 image (vdso32_image.take) for
+    i386 +image variants: its 32-bit vDSO builds too (compat), as their data
+    page's writer is the tree's update path compiled for i386."""
+    image = meta.get("image")
+    v32 = image.get("vdso32") if isinstance(image, dict) else None
+    return (meta.get("compat") is True and meta.get("writer") != "dwarf"
+            and isinstance(v32, dict) and v32.get("file") == "vdso/vdso32.so"
+            and v32.get("header") == "include/generated/kimport_image32.h"
+            and all(f in meta.get("files", []) for f in (v32["file"], v32["header"])))
+
+
 def rule_view(checked):
     """What the repository rule needs of each good import."""
     return {"imports": {name: {"ident": e["ident"], "arch": e["arch"],
@@ -346,6 +358,7 @@ def rule_view(checked):
                                "key": e["key"], "files": sorted(meta["files"]),
                                "kline": (e.get("kbuild") or {}).get("copts", []),
                                "image": isinstance(meta.get("image"), dict),
+                               "image32": e["arch"] == "x86_64" and image32(meta),
                                "dwarf": dwarf_read(meta),
                                "writer": "dwarf" if meta.get("writer") == "dwarf" else "tree",
                                # its 32-bit vDSO builds (probe.compat_problem): an arm64

@@ -449,11 +449,26 @@ def own_image(rec, own):
     return image
 
 
+def own_image32(rec, own):
+    """The bytes of the vdso32 image kbuild made beside own_image()'s (its .dbg
+    where it holds the same code), or None."""
+    folder = cache_dir() / rec["key"]
+    image, dbg = folder / kbuild_tree.IMAGE32, folder / kbuild_tree.DBG32
+    if not own or not image.is_file() or not (rec.get("vdso32") or {}).get("built"):
+        return None
+    so = safe_read.read_regular(str(image), "kbuild's vdso32.so", OUTPUT_LIMIT)
+    if dbg.is_file():
+        data = safe_read.read_regular(str(dbg), "kbuild's vdso32.so.dbg", OUTPUT_LIMIT)
+        if vdso_image.shipped_by(data, so):
+            return data
+    return so
+
+
 def image_given(rec, own):
     """own_image()'s, as vdso_image.given() reads --vdso-image FILE, with the
-    options kbuild built it with; None without one."""
+    options kbuild built it with and its vdso32 image; None without one."""
     image = own_image(rec, own)
-    return image and vdso_image.given(str(image), rec.get("options"))
+    return image and vdso_image.given(str(image), rec.get("options"), own_image32(rec, own))
 
 
 def context(rec, why=None):

@@ -13,9 +13,14 @@ nothing from elsewhere (a vDSO links nothing).
         the check of FILE: exit 0 ok, 1 a failed check, 2 bad usage (no
         such file, not a regular file, over LIMIT)
 
-The 64-bit image's own check is impls/image's C (check.c, ELF64 only); the
-32-bit one is not loaded or run here (docs/image.md), so this reads its
-symbols and no more.
+This reads its symbols and no more; impls/image's C (check.c, the one
+parser of both classes) checks it as the i386 loader maps it, and take()
+stores it for the i386 +image variants where that check passes
+(docs/image.md).
+
+    take(tree_dir, data, options)   vdso/vdso32.so and its header into a
+                                    staged tree, {"file", ...}; {"none": why}
+                                    where check.c refuses it
 """
 
 import argparse
@@ -32,6 +37,8 @@ REQUIRED = ("__vdso_clock_gettime", "__vdso_clock_gettime64", "__vdso_gettimeofd
             "__vdso_time", "__vdso_clock_getres", "__kernel_vsyscall", "__kernel_sigreturn",
             "__kernel_rt_sigreturn")
 STT_SECTION, STT_FILE = 3, 4
+STORED32 = "vdso/vdso32.so"
+HEADER32 = "include/generated/kimport_image32.h"
 
 
 def check(data):
@@ -73,6 +80,23 @@ def data_symbols(elf):
     return sorted((s.value, s.name) for s in elf.symbols()
                   if s.name and s.type not in (elf32.STT_FUNC, STT_SECTION, STT_FILE)
                   and s.shndx != elf32.SHN_UNDEF and not s.name.startswith("LINUX_"))
+
+
+def take(tree_dir, data, options=None):
+    """kbuild's vdso32 image (its .dbg where it ships the .so's code) into an
+    import's staged tree beside its vdso64.so, for the i386 +image variants:
+    {"file", "header", "sha256", ...} for kimport.json, or {"none": why} (one
+    line) where the checker refuses it, and nothing written."""
+    from vdsobench_cli.kimport import stage, vdso_image
+    try:
+        info = vdso_image.parse(data, want_class=32)
+    except vdso_image.ImageError as e:
+        return {"none": str(e)}
+    stage.write_inside(tree_dir, STORED32, data)
+    stage.write_inside(tree_dir, HEADER32, vdso_image.c_header(data, info, options).encode())
+    return {"file": STORED32, "header": HEADER32, "sha256": info["sha256"],
+            "size": info["size"], "vvar_start": info["vvar_start"],
+            "alternatives": info["alts"], "counter_sites": len(info["sites"])}
 
 
 def main(argv=None):

@@ -141,6 +141,9 @@ def c_header(data, info, options=None):
              # where not known (images stored before they were read)
              f"#define KIMPORT_IMAGE_PVCLOCK_PAGE {int(info.get('pvclock_page', -1))}",
              f"#define KIMPORT_IMAGE_HVCLOCK_PAGE {int(info.get('hvclock_page', -1))}"]
+    # vdso32's system call gate, which its fallbacks call: -1 in a vdso64.so
+    lines.append("#define KIMPORT_IMAGE_KERNEL_VSYSCALL "
+                 f"{int(info['syms'].get('__kernel_vsyscall', -1))}")
     for name in OPTIONS if options else ():
         lines.append(f"#define KIMPORT_IMAGE_CONFIG_{name} {int(bool(options.get(name)))}")
     for name in SYMS:
@@ -199,12 +202,14 @@ def dwarf(tree_dir, info, given, writer):
             "max_cycles": lay.members["max_cycles"] >= 0}
 
 
-def take(tree_dir, arch, image_path, given, options=None, config=None, writer="tree"):
+def take(tree_dir, arch, image_path, given, options=None, image32=None, config=None,
+         writer="tree"):
     """Store an image beside an import's staged tree: vdso/vdso64.so and
     include/generated/kimport_image.h, which the tree's hashes then cover,
     written as import writes into a staged tree (stage.write_inside: no
     symlink followed out of the tree). Returns the description for its
-    kimport.json."""
+    kimport.json. image32: the bytes of kbuild's vdso32.so(.dbg), stored the
+    same way where the check takes it (vdso32_image.take: "vdso32")."""
     if arch != "x86_64":
         raise UsageError(f"import: --vdso-image {given}: an image is x86_64 only "
                          f"(not {arch}; valid: x86_64)")
@@ -215,49 +220,58 @@ def take(tree_dir, arch, image_path, given, options=None, config=None, writer="t
         raise UsageError(f"import: --vdso-image {given}: {why}; nothing imported")
     stage.write_inside(tree_dir, STORED, data)
     stage.write_inside(tree_dir, HEADER, c_header(data, info, options).encode())
-    return {"file": STORED, "given": str(given), "sha256": info["sha256"],
+    meta = {"file": STORED, "given": str(given), "sha256": info["sha256"],
             "options": options, "dwarf": dwarf(tree_dir, info, given, writer),
             "size": info["size"], "vvar_start": info["vvar_start"],
             "alternatives": info["alts"], "counter_sites": len(info["sites"]),
             "counters": list(COUNTERS)}
+    if image32 is not None:
+        from vdsobench_cli.kimport import vdso32_image
+        meta["vdso32"] = vdso32_image.take(tree_dir, image32, options)
+    return meta
 
 
 def _segment(data):
     """(end of the program headers, the PT_LOAD segment's bytes) of an ELF64
-    image with one PT_LOAD at offset 0, or None (check.c says what is wrong)."""
-    if len(data) < 64 or data[:5] != b"\x7fELF\x02":
+    or ELF32 image with one PT_LOAD at offset 0, or None (check.c says what
+    is wrong)."""
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] not in (1, 2):
         return None
-    phoff, = struct.unpack_from("<Q", data, 32)
-    phnum, = struct.unpack_from("<H", data, 56)
-    end = phoff + 56 * phnum
+    wide = data[4] == 2
+    phoff, = struct.unpack_from("<Q" if wide else "<I", data, 32 if wide else 28)
+    phnum, = struct.unpack_from("<H", data, 56 if wide else 44)
+    phent, fmt = (56, "<IIQQQQ") if wide else (32, "<IIIIII")
+    end = phoff + phent * phnum
     if end > len(data):
         return None
-    loads = [struct.unpack_from("<IIQQQQ", data, phoff + 56 * i) for i in range(phnum)]
-    loads = [ph for ph in loads if ph[0] == 1]
-    if len(loads) != 1 or loads[0][2] != 0 or not end <= loads[0][5] <= len(data):
+    heads = [struct.unpack_from(fmt, data, phoff + phent * i) for i in range(phnum)]
+    # (p_offset, p_filesz): the fields' order differs between the classes
+    loads = [(h[2], h[5]) if wide else (h[1], h[4]) for h in heads if h[0] == 1]
+    if len(loads) != 1 or loads[0][0] != 0 or not end <= loads[0][1] <= len(data):
         return None
-    return end, data[:loads[0][5]]
+    return end, data[:loads[0][1]]
 
 
 def shipped_by(dbg, so):
-    """Whether the .dbg's segment holds the vdso64.so's (the bytes the kernel
-    maps) byte for byte past the ELF and program headers, which `objcopy -S`
+    """Whether the .dbg's segment holds the vdso64.so's (or vdso32.so's: the
+    bytes the kernel maps) byte for byte past the ELF and program headers, which `objcopy -S`
     rewrote: the code, the data and the alternatives. What the .dbg has past
     them (v7.3: __ex_table, which the Makefile removes) is never run."""
     a, b = _segment(dbg), _segment(so)
     return bool(a and b and a[0] == b[0] and a[1][a[0]:len(b[1])] == b[1][b[0]:])
 
 
-def given(image_path, options=None):
+def given(image_path, options=None, image32=None):
     """--vdso-image FILE read and checked before anything is written:
     (bytes, FILE as given, options), or None without one. options: {option:
     bool} of OPTIONS as the image was built, where known (kbuild
-    built it), else None: the variants state the shim's configuration."""
+    built it), else None: the variants state the shim's configuration.
+    image32: kbuild's vdso32 image (bytes), a fourth item where there is one."""
     if image_path is None:
         return None
     data = read_image(image_path)
     checked(data, image_path)
-    return data, image_path, options
+    return (data, image_path, options) + ((image32,) if image32 is not None else ())
 
 
 def keyed(key, image):
@@ -266,7 +280,8 @@ def keyed(key, image):
     if image is None:
         return key
     options = json.dumps(image[2], sort_keys=True)
-    return hashlib.sha256(f"{key}+image:{hashlib.sha256(image[0]).hexdigest()}+{options}"
+    v32 = f"+vdso32:{hashlib.sha256(image[3]).hexdigest()}" if len(image) > 3 else ""
+    return hashlib.sha256(f"{key}+image:{hashlib.sha256(image[0]).hexdigest()}+{options}{v32}"
                           .encode()).hexdigest()
 
 

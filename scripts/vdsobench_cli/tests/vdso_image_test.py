@@ -89,7 +89,7 @@ class Parse(unittest.TestCase):
                       vdso_image.layout_differs(on, {}))
         with tempfile.TemporaryDirectory() as d:
             with self.assertRaises(UsageError) as cm:
-                vdso_image.take(d, "x86_64", synth(), "x.so", {}, on)
+                vdso_image.take(d, "x86_64", synth(), "x.so", {}, config=on)
             self.assertIn("without CONFIG_GENERIC_VDSO_OVERFLOW_PROTECT", str(cm.exception))
             self.assertEqual(os.listdir(d), [])
 
@@ -156,6 +156,43 @@ class Hostile(unittest.TestCase):
                          (32, -16384, 128))
         with self.assertRaises(vdso_image.ImageError):
             vdso_image.parse(synth(), want_class=32)
+
+    def test_an_i386_image_is_stored_where_the_check_takes_it(self):
+        """import keeps kbuild's vdso32 image for the i386 +image variants
+        (vdso32_image.take): stored with its header where check.c takes it, else
+        one line why and nothing written; rule_view() offers the variants only
+        where the files are the tree's and its 32-bit vDSO builds."""
+        from vdsobench_cli.kimport import imports_table, vdso32_image
+        with tempfile.TemporaryDirectory() as d:
+            v32 = vdso32_image.take(d, vdso_images.good32()["i386-v6.12"], None)
+            self.assertEqual((v32["file"], v32["vvar_start"]), ("vdso/vdso32.so", -16384))
+            header = open(os.path.join(d, v32["header"])).read()
+            self.assertIn("#define KIMPORT_IMAGE_VVAR_PAGES 4\n", header)
+            self.assertIn("#define KIMPORT_IMAGE_KERNEL_VSYSCALL -1\n", header)  # synth's has none
+            meta = {"compat": True, "image": {"vdso32": v32},
+                    "files": [v32["file"], v32["header"]]}
+            self.assertTrue(imports_table.image32(meta))
+            self.assertFalse(imports_table.image32(dict(meta, compat=False)))
+            self.assertFalse(imports_table.image32(dict(meta, files=[v32["file"]])))
+            self.assertFalse(imports_table.image32(dict(meta, writer="dwarf")))
+        with tempfile.TemporaryDirectory() as d:
+            make, phrase = vdso_images.HOSTILE32["i386-no-time"]
+            v32 = vdso32_image.take(d, make(), None)
+            self.assertEqual(list(v32), ["none"])
+            self.assertIn(phrase, v32["none"])
+            self.assertEqual(os.listdir(d), [])
+            # a vdso64.so where the vdso32 image should be
+            self.assertIn("not an i386 vdso32.so", vdso32_image.take(d, synth(), None)["none"])
+            self.assertFalse(imports_table.image32({"compat": True, "image": {"vdso32": v32}}))
+
+    def test_a_dbg_ships_what_its_stripped_i386_image_does(self):
+        """shipped_by() reads both classes' program headers."""
+        data = vdso_images.good32()["i386-v6.12"]
+        self.assertTrue(vdso_image.shipped_by(data, data))
+        changed = bytearray(data)
+        changed[0x100] ^= 1  # the slot's first byte
+        self.assertFalse(vdso_image.shipped_by(data, bytes(changed)))
+        self.assertFalse(vdso_image.shipped_by(data, synth()))
 
     def test_truncated_at_many_lengths(self):
         # every cut, in C: //impls/image:fuzz_corpus_test; here one line each
