@@ -350,6 +350,18 @@ class Import612Test(TarballTest):
         self.assertIn("kernel:t+fake+image", listed)
 
     @unittest.skipIf(cross_run_missing("i386"), cross_run_missing("i386"))
+    @long_tier("kbuild's image of the torn tree (its patched build, 2 min here)")
+    def test_torn_vdso32_image_is_caught(self):
+        """The negative control of the i386 +image variants: kbuild's vdso32.so
+        of the torn patch, the kernel's own 32-bit code, fails as a torn read
+        under --arch i386."""
+        ok(self, ["import", "linux-source-6.12", "--patch", TORN_612, "--patched-image",
+                  "--name", "t-torn-image"])
+        rc, out, err = cli("verify", "--arch", "i386", "kernel:t-torn-image+fake+image")
+        self.assertEqual(rc, 1, err + out)
+        self.assertRegex(out, r"FAIL +kernel:t-torn-image\+fake\+image +concurrency: torn read")
+
+    @unittest.skipIf(cross_run_missing("i386"), cross_run_missing("i386"))
     def test_vdso32_calling_libgcc_has_no_i386_variants(self):
         """6.12-u64-div-32bit.patch: do_hres()'s u64 / and % are libgcc calls on
         i386, which the kernel's vdso32 does not link: no i386 variants of such
