@@ -242,7 +242,8 @@ static void kimage_sigsys(int sig, siginfo_t *info, void *uctx)
  * (asm/vdso/gettimeofday.h: eax the number, ebx, ecx the arguments), begins
  * with a jump to kimage_gate_entry, which answers the time calls from the
  * simulated kernel and makes the others. The gate's first 5 bytes are the
- * only bytes of the image rewritten; its time code is the kernel's.
+ * only bytes of the image rewritten but the counter slots the loader
+ * patches: its time code is the kernel's.
  */
 #define kimage_gate VDSO_SYM(image_gate)
 #define kimage_gate_entry VDSO_SYM(image_gate_entry)
@@ -269,7 +270,6 @@ asm(".pushsection .text\n"
     "lea -8(%ebp), %esp\n\tpop %edx\n\tpop %ecx\n\tpop %ebp\n\tret\n"
     ".size " __stringify(kimage_gate_entry) ", . - " __stringify(kimage_gate_entry) "\n"
     ".popsection");
-
 
 static int kimage_hook_gate(void)
 {
