@@ -169,7 +169,11 @@ class CompileAttackTest(unittest.TestCase):
                        if x.split(" =")[0] in ("VERSION", "PATCHLEVEL", "SUBLEVEL",
                                                "EXTRAVERSION"))
         makefile.write_text(
-            head + "olddefconfig prepare:\n\t@true\narch/x86/entry/vdso/:\n"
+            # .PHONY: the taken tree has arch/x86/entry/vdso/ already (vdso32's
+            # fake_32bit_build.h), which make would call up to date, never
+            # writing the line: kbuild's own Makefile makes such targets phony
+            head + ".PHONY: olddefconfig prepare arch/x86/entry/vdso/\n"
+            "olddefconfig prepare:\n\t@true\narch/x86/entry/vdso/:\n"
             f"\tmkdir -p {vdso}\n"
             f"\tprintf '#!/bin/sh\\ntouch {owned}\\necho gcc 12\\n' > $(CURDIR)/cc\n"
             "\tchmod 755 $(CURDIR) $(CURDIR)/cc\n"
