@@ -31,7 +31,12 @@ struct timeval {
 	(sizeof(struct a) == sizeof(struct b) &&                            \
 	 __builtin_offsetof(struct a, f) == __builtin_offsetof(struct b, f))
 #if defined(ENABLE_COMPAT_VDSO) || defined(__i386__)
-/* 32-bit arm (arm64's compat vDSO) and i386: the C library's time_t is 32 bits */
+/*
+ * 32-bit arm (arm64's compat vDSO) and i386: the C library's time_t is 32
+ * bits. The tree's own old_timespec32: v7.x's vdso/datapage.h no longer
+ * brings it to the update path (writer.c), v6.x's did.
+ */
+#include <vdso/time32.h>
 _Static_assert(KIMPORT_SAME(timespec, old_timespec32, tv_sec) &&
 		       KIMPORT_SAME(timespec, old_timespec32, tv_nsec),
 	       "struct timespec is the kernel's old_timespec32");

@@ -26,7 +26,7 @@ ARCH_DIRS_NAMES = {v: k for k, v in imports_table.ARCH_DIRS.items()}
 # What flow.make_tree() writes into a tree besides the tree's files (autoconf.h,
 # kimport_desc.h, kimport_includes.h, kimport.json): raise it with any change
 # to that, so that cached trees are made again (glue_digest()).
-GENERATED = 8  # 8: x86's vdso32 files taken, its i386 check (probe.compat_problem)
+GENERATED = 9  # 9: CONFIG_COMPAT_32BIT_TIME in autoconf.h (tree_config.py)
 
 
 def glue_digest():

@@ -22,14 +22,19 @@ TRUE = {"X86", "X86_64", "64BIT", "CC_HAS_INT128"}
 # CONFIG_TIME_NS (default y, Debian's) wherever the architecture allows it.
 # CONFIG_PARAVIRT_CLOCK too (KVM_GUEST selects it: Debian's, x86_64_defconfig's):
 # the vDSO's pvclock read, which verify --clock-mode pvclock runs.
+# CONFIG_COMPAT_32BIT_TIME (init/Kconfig: default !64BIT || COMPAT) as Debian's
+# x86-64 and arm64 kernels have it (their IA32_EMULATION, COMPAT): the 32-bit
+# vDSO's time32 entries exist only with it, and v7.x's gettimeofday.c has a
+# BUILD_BUG_ON that says so; no 64-bit read or update path reads it.
 BASE_CONFIG = {"X86": 1, "X86_64": 1, "64BIT": 1, "PAGE_SHIFT": 12, "HZ": 250,
-               "PARAVIRT_CLOCK": 1}
+               "PARAVIRT_CLOCK": 1, "COMPAT_32BIT_TIME": 1}
 # arm64 (arch/arm64/Kconfig: config ARM64 selects, config 64BIT): Debian's
 # arm64 kernel has 4 KiB pages (ARM64_4K_PAGES) and HZ=250 too
 KCONFIG_ARCH = {
     "x86": (KCONFIG_BLOCKS, TRUE, BASE_CONFIG),
     "arm64": (("ARM64", "64BIT"), {"ARM64", "64BIT", "CC_HAS_INT128"},
-              {"ARM64": 1, "64BIT": 1, "PAGE_SHIFT": 12, "HZ": 250}),
+              {"ARM64": 1, "64BIT": 1, "PAGE_SHIFT": 12, "HZ": 250,
+               "COMPAT_32BIT_TIME": 1}),
 }
 
 # What differs between tree shapes, found by looking (name -> file, pattern): each
