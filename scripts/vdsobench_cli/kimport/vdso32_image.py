@@ -25,7 +25,9 @@ stores it for the i386 +image variants where that check passes
 
 import argparse
 import json
+import re
 import sys
+from pathlib import Path
 
 from vdsobench_cli.cli import safe_read
 from vdsobench_cli.cli.errors import UsageError
@@ -82,12 +84,37 @@ def data_symbols(elf):
                   and s.shndx != elf32.SHN_UNDEF and not s.name.startswith("LINUX_"))
 
 
+# v7.x's vdso32 makes its fallbacks' system calls in place, an alternative
+# the kernel rewrites at boot (asm/vdso/sys_call.h), where v6.x's call the gate
+SYS_CALL_H = "arch/x86/include/asm/vdso/sys_call.h"
+INLINE_SYSCALL = re.compile(r'ALTERNATIVE\([\s\\]*"[^"]*int \$0x80"[\s\\]*,[\s\\]*'
+                            r'"call __kernel_vsyscall"')
+
+
+def inline_syscalls(tree_dir):
+    """Why the image is not run, or None: where the tree's vdso32 makes its
+    system calls with an `int $0x80` in place that the kernel's boot-time
+    alternative (X86_FEATURE_SYSFAST32) turns into a call to __kernel_vsyscall,
+    the image as kbuild wrote it is not the code the kernel runs, and the
+    loader applies no such alternative (only the counter's)."""
+    path = Path(tree_dir) / SYS_CALL_H
+    if path.is_file() and INLINE_SYSCALL.search(path.read_text(errors="replace")):
+        return (f"its fallbacks make their system calls in place ({SYS_CALL_H}: "
+                "\"int $0x80\" until the kernel's boot-time alternative makes it \"call "
+                "__kernel_vsyscall\"), which the loader does not apply: not the code the "
+                "kernel runs")
+    return None
+
+
 def take(tree_dir, data, options=None):
     """kbuild's vdso32 image (its .dbg where it ships the .so's code) into an
     import's staged tree beside its vdso64.so, for the i386 +image variants:
     {"file", "header", "sha256", ...} for kimport.json, or {"none": why} (one
     line) where the checker refuses it, and nothing written."""
     from vdsobench_cli.kimport import stage, vdso_image
+    why = inline_syscalls(tree_dir)
+    if why:
+        return {"none": why}
     try:
         info = vdso_image.parse(data, want_class=32)
     except vdso_image.ImageError as e:

@@ -130,6 +130,33 @@ class Elf32Test(unittest.TestCase):
         self.assertIn("ok: 8 exported", out.getvalue())
         self.assertNotIn("Traceback", out.getvalue())
 
+    def test_an_image_whose_system_calls_wait_for_an_alternative_is_not_taken(self):
+        """v7.x's asm/vdso/sys_call.h (int $0x80 in place, rewritten at boot to
+        call the gate): the image is not stored, one line why; v6.x's tree (no
+        such header) and another alternative in it are taken."""
+        v7 = ('# define __sys_instr\tALTERNATIVE("ds;ds;ds;int $0x80",\t\t\\\n'
+              '\t\t\t\t    "call __kernel_vsyscall",\t\t\\\n'
+              '\t\t\t\t    X86_FEATURE_SYSFAST32)\n')
+        other = 'ALTERNATIVE("lfence; rdtsc", "rdtscp", X86_FEATURE_RDTSCP)\n'
+        for text, taken in ((None, True), (v7, False), (other, True)):
+            with tempfile.TemporaryDirectory() as d:
+                if text is not None:
+                    h = Path(d, vdso32_image.SYS_CALL_H)
+                    h.parent.mkdir(parents=True)
+                    h.write_text(text)
+                with mock.patch("vdsobench_cli.kimport.vdso_image.parse",
+                                side_effect=AssertionError("parsed")) as parse:
+                    try:
+                        got = vdso32_image.take(d, good_image())
+                    except AssertionError:
+                        got = None
+                self.assertEqual(parse.called, taken, text)
+                if not taken:
+                    self.assertEqual(list(got), ["none"])
+                    self.assertIn("int $0x80", got["none"])
+                    self.assertNotIn("\n", got["none"])
+                    self.assertEqual(os.listdir(d), ["arch"], "nothing stored")
+
     def test_an_objects_libgcc_calls(self):
         obj = elf([("do_hres", TEXT_ADDR, 4)], etype=elf32.ET_REL, kind=elf32.SHT_SYMTAB,
                   undefined=["__udivdi3", "vvar__vdso_data", "__udivmoddi4"])
