@@ -15,7 +15,7 @@ from vdsobench_cli.core import text as text_mod
 from vdsobench_cli.kimport import (compile, imports_table, kbuild, kbuild_patched,
                                    kbuild_tree, names as names_mod, patches as patches_mod, probe,
                                    source as source_mod, stage as stage_mod, store, tree_config,
-                                   vdso_image)
+                                   vdso32_image, vdso_image)
 
 
 def cache_key(arch_name, identity, patches, source_name=""):
@@ -82,8 +82,10 @@ def make_tree(source, given, arch_name, patches, key, files, image=None, writer=
             e.version = version  # for take_in: what kbuild builds of it
             raise
         # --vdso-image: the tree's own vdso64.so beside it (vdso_image.py)
-        image_meta = image and vdso_image.take(stage, arch_name, *image, config=config,
+        image_meta = image and vdso_image.take(stage, arch_name, *image[:3], config=config,
                                                writer=writer)
+        if image and len(image) > 3:  # kbuild's vdso32 image (vdso_image.given)
+            image_meta["vdso32"] = vdso32_image.take(stage, image[3], image[2])
         meta = {"glue": compile.glue_digest(), "kernel": version[3], "version": list(version[:3]),
                 "arch": arch_name, "arch_dir": arch_dir, "config": config,
                 "kconfig_skipped": skipped, "features": found, "probe": description,

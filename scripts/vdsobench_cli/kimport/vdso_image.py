@@ -202,14 +202,13 @@ def dwarf(tree_dir, info, given, writer):
             "max_cycles": lay.members["max_cycles"] >= 0}
 
 
-def take(tree_dir, arch, image_path, given, options=None, image32=None, config=None,
-         writer="tree"):
+def take(tree_dir, arch, image_path, given, options=None, config=None, writer="tree"):
     """Store an image beside an import's staged tree: vdso/vdso64.so and
     include/generated/kimport_image.h, which the tree's hashes then cover,
     written as import writes into a staged tree (stage.write_inside: no
     symlink followed out of the tree). Returns the description for its
-    kimport.json. image32: the bytes of kbuild's vdso32.so(.dbg), stored the
-    same way where the check takes it (vdso32_image.take: "vdso32")."""
+    kimport.json (kbuild's vdso32 image: vdso32_image.take, which flow.py
+    calls beside this)."""
     if arch != "x86_64":
         raise UsageError(f"import: --vdso-image {given}: an image is x86_64 only "
                          f"(not {arch}; valid: x86_64)")
@@ -225,9 +224,6 @@ def take(tree_dir, arch, image_path, given, options=None, image32=None, config=N
             "size": info["size"], "vvar_start": info["vvar_start"],
             "alternatives": info["alts"], "counter_sites": len(info["sites"]),
             "counters": list(COUNTERS)}
-    if image32 is not None:
-        from vdsobench_cli.kimport import vdso32_image
-        meta["vdso32"] = vdso32_image.take(tree_dir, image32, options)
     return meta
 
 
