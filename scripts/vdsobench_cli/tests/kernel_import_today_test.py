@@ -74,6 +74,12 @@ class TodayTreeTest(unittest.TestCase):
         self.assertRegex(out, r"imported: Linux 7\.3\.\d+ from linux-source-7\.3\.tar\.xz")
         self.assertIn("kernel:today+{fake,lfence_rdtsc,", out)
         self.assertIn("}+{always,auto,image}", out)
+        # its vdso32 as i386 variants (the shim's, CONFIG_COMPAT_32BIT_TIME as
+        # Debian's), without +image: v7.x's fallbacks await a boot-time patch
+        self.assertRegex(out, r"kernel:today: its 32-bit vDSO .* with --arch i386: "
+                              r"kernel:today\+\{fake,.*\}\+\{always,auto\}")
+        self.assertRegex(out, r"no i386 \+image variants: .*\"int \$0x80\" until the "
+                              r"kernel's boot-time alternative")
         self.assertEqual(snapshot("/etc/apt"), etc_apt)
         self.assertFalse([n for n in os.listdir("/var/lib/apt/lists") if "backports" in n
                           or "_sid_" in n], "the private lists landed in the system's")
