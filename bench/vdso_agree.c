@@ -13,13 +13,9 @@
 #include "bench/loops.h"
 #include "common/clocks.h"
 
-#define AGREE_ID(name, id, kind, base, label, short, abbrev) id,
-#define AGREE_NAME(name, id, kind, base, label, short, abbrev) name,
-
-static const clockid_t agree_clocks[] = {SUITE_CLOCKS(AGREE_ID)
-						 OTHER_CLOCKS(AGREE_ID)};
-static const char *const agree_names[] = {SUITE_CLOCKS(AGREE_NAME)
-						  OTHER_CLOCKS(AGREE_NAME)};
+static const struct suite_clock agree_clocks[] = {
+	SUITE_CLOCKS(SUITE_CLOCK_ROW) OTHER_CLOCKS(SUITE_CLOCK_ROW)
+};
 
 #define NSEC_PER_S 1000000000LL
 
@@ -62,10 +58,10 @@ static int agree_once(agree_read_fn entry, agree_read_fn sys, unsigned int k,
 		      bool *refused, char *why, size_t len)
 {
 	long long before = 0, got = 0, after = 0;
-	int rb = sys(agree_clocks[k], &before);
-	int re = entry(agree_clocks[k], &got);
-	int ra = sys(agree_clocks[k], &after);
-	const char *name = agree_names[k];
+	int rb = sys(agree_clocks[k].id, &before);
+	int re = entry(agree_clocks[k].id, &got);
+	int ra = sys(agree_clocks[k].id, &after);
+	const char *name = agree_clocks[k].name;
 
 	*refused = rb && ra;
 	if (rb && ra && re == rb)
