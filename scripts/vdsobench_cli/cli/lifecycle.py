@@ -12,7 +12,10 @@ SIGKILL after GRACE_S), removes every temporary file and directory
 registered here and the directories made for outputs that were not
 written, and errors.guard prints one line and exits 128 + the signal.
 Ctrl-Z (SIGTSTP, which the terminal sends to our group only) stops the
-children's groups with us, and SIGCONT continues them.
+children's groups with us, and SIGCONT continues them. A thread watching
+the signals (cli/wakeup.py) stops the children too, at once: a signal that
+lands just before the main thread blocks on a child would otherwise wait
+for the child to end.
 
 Outside a session (a unit test calling a function directly) the helpers
 work the same but nothing is registered for the final sweep: each context
@@ -29,10 +32,13 @@ import subprocess
 import tempfile
 import threading
 
+from vdsobench_cli.cli import wakeup
+
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 GRACE_S = 2.0  # a child's time to exit after SIGTERM before SIGKILL
 
 _lock = threading.RLock()  # reentrant: the handler may run while the main thread holds it
+_ending = threading.Event()  # set when the session ends: the watcher waits no longer
 _state = {"depth": 0, "signum": None, "raised": False, "critical": 0, "saved": {}}
 _children = set()  # Popen objects not yet reaped by their owner
 _temps = {}  # path -> "file" | "dir": removed on the way out
@@ -64,11 +70,30 @@ def in_main_thread():
     return threading.current_thread() is threading.main_thread()
 
 
-def _on_signal(signum, frame):
-    if _state["signum"] is None:
+def _first(signum):
+    """Whether signum is the first signal of the session (then it is recorded)."""
+    with _lock:
+        if _state["signum"] is not None:
+            return False
         _state["signum"] = signum
+        return True
+
+
+def _on_signal(signum, frame):
+    if _first(signum):
         signal_children(signal.SIGTERM)
     _raise_pending()
+
+
+def _watched(signum):
+    """In the watcher thread (cli/wakeup.py), at once: the children stopped,
+    so that a main thread blocked on one returns and raises. Killed after
+    GRACE_S unless the main thread raised by then and stops them itself."""
+    if signum not in SIGNALS or not _first(signum):
+        return
+    signal_children(signal.SIGTERM)
+    if not _ending.wait(GRACE_S) and not _state["raised"]:
+        signal_children(signal.SIGKILL)
 
 
 def _on_stop(signum, frame):
@@ -134,11 +159,14 @@ def session():
             _state.update(signum=None, raised=False, critical=0, saved={})
             for registry in (_children, _temps, _made, _targets, _written):
                 registry.clear()
+    watch = contextlib.ExitStack()
     if outer and in_main_thread():
         for s in SIGNALS:
             if signal.getsignal(s) is not signal.SIG_IGN:  # nohup: a hangup is not for us
                 _state["saved"][s] = signal.signal(s, _on_signal)
         _state["saved"][signal.SIGTSTP] = signal.signal(signal.SIGTSTP, _on_stop)
+        _ending.clear()
+        watch.enter_context(wakeup.watching(_watched, _ending))
     try:
         yield
     finally:
@@ -150,6 +178,7 @@ def session():
         finally:
             with _lock:
                 _state["depth"] -= 1
+            watch.close()
             if outer:
                 for s, handler in _state["saved"].items():
                     signal.signal(s, signal.SIG_DFL if handler is None else handler)
