@@ -178,6 +178,26 @@ class LifecycleSignalTest(SignalCase):
         self.sleeping(proc, 1)
         self.interrupt(proc, signal.SIGTERM, "r.json")
 
+    # The race CI met: a signal landing just before the main thread blocks in a
+    # read of its child's pipe (or a wait for it) leaves Python's handler
+    # pending until the call returns. With the signal blocked in the main
+    # thread every delivery is that one: the kernel gives it to the watcher
+    # thread (cli/wakeup.py), which must stop the children for the main
+    # thread to return and raise.
+    BLOCKED = "import signal; signal.pthread_sigmask(signal.SIG_BLOCK, [signal.{sig}]); "
+
+    def test_sighup_with_the_main_thread_blocked_in_a_read(self):
+        proc = self.run_body(self.BLOCKED.format(sig="SIGHUP") + 'lifecycle.run(["sh", "-c", '
+                             '"sleep 300 & sleep 300 & wait"], capture_output=True)')
+        self.sleeping(proc, 2)
+        self.interrupt(proc, signal.SIGHUP, "r.json")
+
+    def test_sigterm_with_the_main_thread_blocked_in_a_wait_on_a_deaf_child(self):
+        proc = self.run_body(self.BLOCKED.format(sig="SIGTERM") + 'lifecycle.run(["sh", "-c", '
+                             '"trap \'\' TERM; sleep 300 & wait"])')
+        self.sleeping(proc, 1)
+        self.interrupt(proc, signal.SIGTERM, "r.json")
+
     def test_sigint_in_parallel_work_starts_nothing_new(self):
         count = os.path.join(self.dirs["aux"], "starts")
         proc = self.run_body(
