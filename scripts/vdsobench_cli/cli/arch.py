@@ -28,6 +28,7 @@ its Bazel flags, its output folder and how to start a program.
 """
 
 import argparse
+import contextlib
 import functools
 import os
 import platform
@@ -229,6 +230,18 @@ def use(name=None):
 
 def current():
     return _current or use()
+
+
+@contextlib.contextmanager
+def using(name):
+    """`name` the architecture of this process for the block, the one before
+    it put back (a review's arm64 or i386 section)."""
+    before = current().name
+    use(name)
+    try:
+        yield current()
+    finally:
+        use(before)
 
 
 def emulator():

@@ -27,7 +27,6 @@ Everything is plain data for reports/cover_letter_arm64.py. Nothing raises
 for a missing tool or a patch that does not import for arm64: the line says.
 """
 
-import contextlib
 import json
 import shutil
 
@@ -83,17 +82,6 @@ def missing(target=None):
     if libs:
         return f"the arm64 libraries are missing: {', '.join(libs)} (as root: {SETUP})"
     return None
-
-
-@contextlib.contextmanager
-def under_arm64():
-    """arch arm64 for the block, the architecture before it put back."""
-    before = arch.current().name
-    arch.use(ARCH)
-    try:
-        yield arch.current()
-    finally:
-        arch.use(before)
 
 
 def variant(name, counter):
@@ -221,7 +209,7 @@ def review(source, patches, quick=False):
     why = missing()
     if why:
         return result(missing=why)
-    with under_arm64():
+    with arch.using(ARCH):
         emu = arch.emulation()
         label = f"{emu['program']} {emu['version'] or ''}".strip() if emu else None
         rv = result(emulator=label)
