@@ -23,8 +23,9 @@ tested without a machine:
         variant: no tear, nothing timed),
     "code": "identical" or ["MONOTONIC: +3 instructions", ...] or None,
     "vdso32": None or {"broken": the patched tree's 32-bit vDSO does not
-        build or check where the tree's does (WRONG: nothing timed),
-        "built": {"before", "after"}, "lines": its lines, ...}
+        build, check or verify (--arch i386) where the tree's does (WRONG:
+        nothing timed), "built": {"before", "after"}, "lines": its lines,
+        "verify": {"failed": ...} (recipes/review_vdso32_verify.py), ...}
         (recipes/review_vdso32.py),
     "sim": [(clock, mode, instr_before, instr_after, miss_before, miss_after)],
     "rows": [(clock, mode, review.row(...))],
@@ -163,11 +164,15 @@ def dirty_words(files, shown=2):
 def first_line(rv, rows, fleet):
     """The block's first line where the review did not pass, else None."""
     v32 = rv.get("vdso32") or {}
-    if v32.get("broken"):
+    failed32 = (v32.get("verify") or {}).get("failed")
+    if v32.get("broken") and not failed32:
         what = "fails its check" if (v32.get("built") or {}).get("after") else "does not build"
         return f"WRONG: the patched tree's vdso32 (the 32-bit vDSO) {what}; do not post"
-    if rv.get("torn"):
+    if rv.get("torn"):  # its vdso32's failure, if any, in the lines below
         return "WRONG: the patched tree fails verify; do not post"
+    if failed32:
+        return ("WRONG: the patched tree's vdso32 (the 32-bit vDSO) fails verify --arch i386; "
+                "do not post")
     if rv.get("unverified"):
         return f"INCOMPLETE: {rv['unverified']}; do not post"
     if (rv.get("arm64") or {}).get("torn"):

@@ -5,9 +5,11 @@ Before is the tree S as it is, after is S with the patches applied, both
 imported (`vdsobench import`, cached) for the length of the recipe. In order:
 
   - the 32-bit vDSO (review_vdso32.py): kbuild's vdso32 of both trees,
-    built or not, checked, its code per function; a patch that breaks only
-    it (kbuild's error named) is WRONG, neither verified nor timed (exit 1);
-    never run here without IA32 emulation (one line, abi32's probe);
+    built or not, checked, its code per function, and the two trees' i386
+    variants through verify --arch i386, natively or under qemu-i386
+    (review_vdso32_verify.py; not with --no-i386); a patch that breaks only
+    it (kbuild's error or verify's failure named) is WRONG, untimed (exit 1);
+    never timed here;
   - verify on the patched tree, then the tree: a patch that fails it gets the
     failure and where it tore, no timing (exit 1);
   - the read path's object code before against after (objdump of the two
@@ -38,7 +40,7 @@ from vdsobench_cli.kimport import names, patches as patches_mod, request, store,
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import (patch_review_arm64, patch_review_rounds as rounds_mod,
                                    patch_series, review_image, review_provenance,
-                                   review_vdso32)
+                                   review_vdso32, review_vdso32_verify)
 from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, judged,
                                                 layout_json, layout_summary, path_changes,
                                                 reader_disassembly, tore, verdict)
@@ -256,8 +258,10 @@ def reviewed(s, source, patches):
                                                      **patch_series.kbuild_of(s)))
             inline, why = review_image.chosen(store.read_table(), BEFORE, AFTER)
             v32 = vdso32_section(s)
-            # a patched tree that does not build is not verified
-            checked = {} if v32["broken"] else verified(s, counter, [inline])
+            # a patched tree that does not build is not verified; one whose
+            # vdso32 fails verify --arch i386 is, for what else it tears
+            unbuilt = v32["broken"] and not failed32(v32)
+            checked = {} if unbuilt else verified(s, counter, [inline])
         before = f"kernel:{BEFORE}+{counter}+{inline}"
         after = f"kernel:{AFTER}+{counter}+{inline}"
         failed = [rec for (label, _), rec in checked.items() if label == "after" and tore(rec)]
@@ -282,8 +286,8 @@ def reviewed(s, source, patches):
                 # which models caught it
                 rv["fleet"] = on_fleet(s, fleet_args, inline)
         elif rv["vdso32"]["broken"]:
-            progress("the patched tree's vdso32 does not build or check: nothing verified "
-                     "or timed")
+            progress("the patched tree's vdso32 does not build, check or verify: nothing "
+                     "timed")
         elif rv["unverified"]:
             progress(rv["unverified"])
         else:
@@ -310,11 +314,19 @@ def reviewed(s, source, patches):
     return finish(s, rv, plan)
 
 
+def failed32(v32):
+    """The patched tree's first failure in verify --arch i386, or None."""
+    return (v32.get("verify") or {}).get("failed")
+
+
 def vdso32_section(s):
     """review_vdso32.section() of the two imports, said under its heading,
     its lines kept for the block."""
     s.heading("vdso32: the 32-bit vDSO of the tree and the patched tree (kbuild's)")
     v32 = review_vdso32.section(store.read_table(), BEFORE, AFTER)
+    if not v32["broken"] and getattr(s, "i386", True):
+        v32["verify"] = review_vdso32_verify.verified(BEFORE, AFTER, s.quick, progress)
+        v32["broken"] = bool(v32["verify"]["failed"])
     for line in review_vdso32.lines(v32):
         s.say(line)
     v32["lines"] = review_vdso32.block(v32)
@@ -386,11 +398,11 @@ def finish(s, rv, plan):
         ok = ok and fleet_complete(rv["fleet"])
     if stopped:
         s.say(f"Patch {stopped} of the series did not pass (above): nothing was timed.")
-    elif broken32:
-        s.say("The patched tree's 32-bit vDSO (vdso32) does not build or check (above): "
-              "it was neither verified nor timed.")
     elif rv.get("torn"):
         s.say("The patched tree FAILS verify (above): it was not timed.")
+    elif broken32:
+        s.say("The patched tree's 32-bit vDSO (vdso32) does not build, check or verify "
+              "(above): nothing was timed.")
     elif rv.get("unverified"):
         s.say("Verify gave no verdict (above), so nothing was timed: run it again; "
               "if it says the same, verify the two imports by hand (docs/verify.md).")

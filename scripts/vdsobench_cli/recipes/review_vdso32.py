@@ -7,7 +7,9 @@ checked (kimport/vdso32_image.py), and their code compared per function.
                                    "why_code", "native"}; "broken": the
                                    patched tree's vdso32 does not build
                                    (kbuild's error) or fails its check, where
-                                   the tree's builds
+                                   the tree's builds; patch_review adds
+                                   "verify" (review_vdso32_verify.py), and
+                                   "broken" where the patched tree fails it
     lines(v32)                     the review's lines for it
     block(v32)                     the cover letter's: one sentence, or the
                                    failure and the line on running it
@@ -31,6 +33,7 @@ import re
 
 from vdsobench_cli.cli import abi32
 from vdsobench_cli.kimport import elf32, kbuild, kbuild_tree, vdso32_image
+from vdsobench_cli.recipes import review_vdso32_verify
 from vdsobench_cli.recipes.review_parts import code_comparison, listing
 
 LIMIT = elf32.LIMIT
@@ -148,7 +151,13 @@ def lines(v32):
                    + (f"; and {len(code) - 2} more" if len(code) > 2 else ""))
     elif v32["built"]["after"]:
         out.append(f"vdso32 object code not compared: {v32.get('why_code')}")
-    out.append(f"vdso32 verify and time: {v32['native']}")
+    if v32.get("verify") is not None:
+        out += review_vdso32_verify.lines(v32["verify"])
+        out.append("vdso32 timed: no (" + ("the review times the 64-bit vDSO"
+                                           if v32["native"] == "runs here" else v32["native"])
+                   + ")")
+    else:
+        out.append(f"vdso32 verify and time: {v32['native']}")
     return out
 
 
@@ -163,5 +172,13 @@ def block(v32):
     said = ("code identical" if code == "identical" else
             f"code differs in {len(code)} function{'s' if len(code) != 1 else ''}" if code
             else "code not compared")
+    ver = v32.get("verify") or {}
+    native = v32.get("native_short") or v32["native"]
+    if ver.get("ran") and ver.get("emulator"):
+        how = f"verified under {ver['emulator'].split()[0]}, not timed: {native}"
+    elif ver.get("ran"):
+        how = "verified natively; not timed (the review times the 64-bit vDSO)"
+    else:
+        how = f"not verified or timed: {ver.get('why') or native}"
     return [f"vdso32: built, {'symbols as expected' if chk.get('ok') else 'symbols NOT checked'}"
-            f"; {said}; not verified or timed: " + (v32.get("native_short") or v32["native"])]
+            f"; {said}; {how}"]
