@@ -47,6 +47,8 @@ def run_recipe(args):
         raise UsageError(f"recipe {recipe.name}: --budget is for {recipes.patch_review.NAME}")
     if not args.arm64 and recipe.name != recipes.patch_review.NAME:
         raise UsageError(f"recipe {recipe.name}: --no-arm64 is for {recipes.patch_review.NAME}")
+    if not args.i386 and recipe.name != recipes.patch_review.NAME:
+        raise UsageError(f"recipe {recipe.name}: --no-i386 is for {recipes.patch_review.NAME}")
     if args.fleet and recipe.name != recipes.patch_review.NAME:
         raise UsageError(f"recipe {recipe.name}: --fleet is for {recipes.patch_review.NAME}")
     # a range's commits and BASE's files, in a folder of the run's own
@@ -83,6 +85,7 @@ def checked_run(args, recipe, rng):
     session.source, session.patches, session.range = args.source, args.patch, rng
     session.fleet = args if args.fleet else None
     session.arm64 = args.arm64
+    session.i386 = args.i386
     session.kbuild, session.config = args.kbuild, args.config
     session.say(f"== recipe {recipe.name}: {recipe.title}")
     session.say(f"Seed: {recipe.seed}")
@@ -150,6 +153,10 @@ def add_parser(sub):
     p.add_argument("--no-arm64", dest="arm64", action="store_false",
                    help="patch-review: leave out arm64's emulated section (the tree and "
                         "patches imported for arm64 and verified under qemu-user)")
+    p.add_argument("--no-i386", dest="i386", action="store_false",
+                   help="patch-review: leave out the verify of the two trees' vdso32 (their "
+                        "i386 variants, verify --arch i386: natively where the kernel runs "
+                        "32-bit programs, else under qemu-i386)")
     g = p.add_argument_group(
         "patch-review on a Slurm cluster",
         "--fleet times the review on every chosen node (exclusive and pinned, as `fleet "
