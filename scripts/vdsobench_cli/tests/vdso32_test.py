@@ -13,7 +13,9 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.kimport import elf32, kbuild_tree, kbuild_vdso32, vdso32_image
-from vdsobench_cli.recipes import review_vdso32
+from vdsobench_cli.recipes import review_vdso32, review_vdso32_verify
+
+from reports import cover_letter
 
 TEXT_ADDR, TEXT_SIZE = 0x100, 0x200
 
@@ -294,6 +296,61 @@ class LinesTest(unittest.TestCase):
         self.assertEqual(f"vdso32: not built ({kbuild_vdso32.NO_IA32})",
                          review_vdso32.block(v32)[0])
 
+    PASS = {"status": "PASS", "checks": [{"name": n, "skipped": False, "ok": True}
+                                         for n in ("exact", "edges", "concurrency")]}
+    FAIL = {"status": "FAIL", "first_failure": "exact: realtime at counter 999995: got ret "
+            "0 1700000000.123457042, want 1700000000.123456789",
+            "checks": [{"name": "exact", "skipped": False, "ok": False, "detail": "..."}]}
+
+    def verified(self, after, before=None):
+        recs = {"after": {f"kernel:A+fake+{i}": after for i in ("always", "image")},
+                "before": {f"kernel:B+fake+{i}": before or self.PASS
+                           for i in ("always", "image")}}
+        return review_vdso32_verify.result(
+            ran=True, emulator="qemu-i386-static 7.2.22", records=recs,
+            failed=review_vdso32_verify.first_failure(recs["after"]),
+            before_failed=review_vdso32_verify.first_failure(recs["before"]))
+
+    def built(self, verify):
+        return dict(self.NATIVE, broken=bool(verify["failed"]),
+                    built={"before": True, "after": True}, verify=verify,
+                    check={"after": {"ok": True, "exports": ["a"], "problems": []}},
+                    code=["vdso_clock_gettime: 482 -> 410 instructions (-72)"])
+
+    def test_a_32_bit_verify_failure_is_named_once_for_both_builds(self):
+        v32 = self.built(self.verified(self.FAIL))
+        self.assertEqual("kernel:A+fake+always: " + self.FAIL["first_failure"],
+                         v32["verify"]["failed"])
+        self.assertIsNone(v32["verify"]["before_failed"])
+        line = next(x for x in review_vdso32.block(v32) if "verify --arch i386" in x)
+        self.assertEqual("vdso32 verify --arch i386 (under qemu-i386-static 7.2.22): the "
+                         "patched tree FAIL (fake+always, fake+image): "
+                         + self.FAIL["first_failure"] + ", the tree PASS (fake+always, "
+                         "fake+image)", line)
+        first = cover_letter.first_line({"vdso32": v32}, [], None)
+        self.assertEqual("WRONG: the patched tree's vdso32 (the 32-bit vDSO) fails verify "
+                         "--arch i386; do not post", first)
+
+    def test_a_32_bit_verify_that_passes_is_said_in_the_sentence(self):
+        v32 = self.built(self.verified(self.PASS))
+        self.assertFalse(v32["broken"])
+        self.assertEqual(["vdso32: built, symbols as expected; code differs in 1 function; "
+                          "verified under qemu-i386-static, not timed: the kernel does not "
+                          "run 32-bit programs"], review_vdso32.block(v32))
+
+    def test_the_tree_failing_too_is_said_not_blamed_on_the_patch(self):
+        v = self.verified(self.PASS, before=self.FAIL)
+        self.assertIsNone(v["failed"])
+        self.assertIn("vdso32: the tree itself fails verify --arch i386, before the patch",
+                      review_vdso32_verify.lines(v))
+
+    def test_a_32_bit_verify_that_cannot_run_says_why(self):
+        v = review_vdso32_verify.result(why="no i686-linux-gnu-gcc in /usr/bin (as root: "
+                                            "scripts/vdsobench setup --arch i386)")
+        self.assertEqual(["vdso32: built, symbols as expected; code differs in 1 function; "
+                          "not verified or timed: no i686-linux-gnu-gcc in /usr/bin (as root: "
+                          "scripts/vdsobench setup --arch i386)"],
+                         review_vdso32.block(self.built(v)))
 
     def test_a_hostile_or_missing_record_reads_no_file(self):
         for v32 in ({"built": True, "key": "../../../etc"}, {"built": True, "key": None},
