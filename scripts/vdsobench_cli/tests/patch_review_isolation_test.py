@@ -11,7 +11,10 @@ on x86: each also carries what its patch must show in the block.
   vdso32 built and checked, its code changed too; and a patch that breaks
   only the 32-bit vDSO (6.12-u64-div-32bit.patch: a u64 / and % i386
   compiles to libgcc calls): WRONG first, vdso32 and kbuild's error named,
-  the 64-bit image built, nothing verified or timed. The later ones wait
+  the 64-bit image built, nothing verified or timed; and a patch wrong only
+  on 32-bit (6.12-long-delta-32bit.patch: the delta an unsigned long, both
+  vDSOs build): WRONG from verify --arch i386 (under qemu-i386 here), the
+  failure named, the 64-bit code unchanged. The later ones wait
   for the first and say so, and the table is empty after
   (review_support.check_review()). The long tier adds the reorder patch
   (object code, simulation and data page unchanged), a third at once.
@@ -34,6 +37,7 @@ from pathlib import Path
 
 from vdsobench_cli.cli import build
 from vdsobench_cli.kimport import store
+from vdsobench_cli.tests.cross_support import cross_run_missing
 from vdsobench_cli.tests.review_support import check_review
 from vdsobench_cli.tests.support import (KERNEL_TESTDATA, LONG_ENV, NESTED, TEST_BUDGET_S,
                                          TORN_612, ImportsDir, long_tier, tarball)
@@ -41,6 +45,7 @@ from vdsobench_cli.tests.support import (KERNEL_TESTDATA, LONG_ENV, NESTED, TEST
 NFC_REORDER = str(KERNEL_TESTDATA / "6.12-nfc-reorder.patch")
 OFFS_BOOT = str(KERNEL_TESTDATA / "6.12-offs-boot.patch")
 U64_DIV = str(KERNEL_TESTDATA / "6.12-u64-div-32bit.patch")
+LONG_DELTA = str(KERNEL_TESTDATA / "6.12-long-delta-32bit.patch")
 # a guard against a review that hangs, never a timing: a --quick review takes
 # a few minutes on a loaded 2-core machine
 HANG_S = 1800
@@ -92,7 +97,7 @@ class TwoReviewsTest(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory(prefix="vdsobench-reviews-")
         # the reorder's review is the long tier's: its paths (code, data page
         # and simulation unchanged) are review_parts_test's and objcmp_test's
-        patches = {"offs_boot": OFFS_BOOT, "u64_div": U64_DIV}
+        patches = {"offs_boot": OFFS_BOOT, "u64_div": U64_DIV, "long_delta": LONG_DELTA}
         if os.environ.get(LONG_ENV):
             patches["reorder"] = NFC_REORDER
         outs = {k: os.path.join(cls.tmp.name, k) for k in patches}
@@ -118,6 +123,12 @@ class TwoReviewsTest(unittest.TestCase):
         self.assertTrue(v32["check"]["after"]["ok"], v32)
         self.assertTrue(any(x.startswith("vdso32: built, symbols as expected; code ")
                             for x in letter), letter)
+        if cross_run_missing("i386"):
+            self.assertFalse(v32["verify"]["ran"], v32)
+        else:  # both trees' i386 variants, the fake counter's, always and image
+            self.assertEqual({"after", "before"}, set(v32["verify"]["records"]), v32)
+            for recs in v32["verify"]["records"].values():
+                self.assertEqual(["PASS", "PASS"], [r["status"] for r in recs.values()], recs)
         return letter, record
 
     @long_tier("a third review of 6.12 at once, a patch that changes no code")
@@ -180,6 +191,36 @@ class TwoReviewsTest(unittest.TestCase):
         self.assertEqual([], record["rows"])
         self.assertNotIn("patch-review: verify after", err)
 
+    @unittest.skipIf(cross_run_missing("i386"), cross_run_missing("i386"))
+    def test_a_patch_wrong_only_on_32_bit(self):
+        """x86's vdso_calc_ns() with its delta in an unsigned long: x86-64's
+        code unchanged, i386's delta * mult a 32-bit multiply. Both vDSOs
+        build and check, the 64-bit verify passes; verify --arch i386 of the
+        patched tree's i386 variants fails: WRONG first, the failure named,
+        the tree's PASS, nothing timed."""
+        out_dir, rc, out, err = self.results["long_delta"]
+        self.assertEqual(rc, 1, err[-3000:] + out[-3000:])
+        letter, record = outputs(out_dir)
+        self.assertLessEqual(len(letter), 40, letter)
+        self.assertLessEqual(max(map(len, letter)), 72, letter)
+        self.assertEqual("WRONG: the patched tree's vdso32 (the 32-bit vDSO) fails verify "
+                         "--arch i386; do not post", " ".join(" ".join(letter[:2]).split()))
+        v32 = record["vdso32"]
+        self.assertEqual({"before": True, "after": True}, v32["built"], v32)
+        self.assertTrue(v32["broken"] and v32["check"]["after"]["ok"], v32)
+        self.assertRegex(v32["verify"]["failed"],
+                         r"^kernel:patch-review-after\+fake\+always: exact: ")
+        self.assertIsNone(v32["verify"]["before_failed"])
+        text = " ".join(" ".join(letter).split())
+        self.assertRegex(text, r"vdso32 verify --arch i386 \((under qemu-i386\S* \S+|natively)"
+                               r"\): the patched tree FAIL \(fake\+always, fake\+image\): "
+                               r"exact: .*, the tree PASS \(fake\+always, fake\+image\)")
+        self.assertEqual("image", record["build"])
+        self.assertEqual([], record["rows"])
+        # the 64-bit verify ran, and passes: the patch is wrong on 32-bit alone
+        self.assertIn("patch-review: verify after", err)
+        self.assertRegex(text, r"verify, before and after: PASS")
+
     def test_the_second_waited_and_said_so(self):
         every = list(self.results.values())
         waited = [err for _, _, _, err in every if WAITED in err]
@@ -220,6 +261,8 @@ class TwoReviewsTest(unittest.TestCase):
         self.assertRegex(text, r"verify \(after\): FAIL: concurrency: torn read")
         self.assertRegex(text, r"nearest is\s+-?\d+\s+(ns|us|s)\s+off")
         self.assertRegex(text, r"verify \(before\): PASS")
+        if not cross_run_missing("i386"):  # torn on i386 too: said below the 64-bit tear
+            self.assertRegex(record["vdso32"]["verify"]["failed"] or "", r"concurrency: torn")
         self.assertNotIn("ns/call", text)  # a wrong patch is not timed: no table, no legend
         self.assertIn("Compiler: gcc", text)
         self.assertLessEqual(len(letter), 40)
