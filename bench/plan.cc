@@ -140,7 +140,7 @@ const char *refused(const struct subject *s, const struct clock_choice *clk)
 		ret = s->clock_getres(clk->clk, &ts);
 	else
 		return NULL;
-	return ret ? strerror(errno) : NULL;
+	return ret ? subject_error(s, ret) : NULL;
 }
 
 int plan_subject(const struct selection &sel, const struct subject *s,

@@ -147,11 +147,13 @@ int subjects_init(const char *vdso_reason, const char *gettime64_reason)
 		bench_vdso_clock_getres, bench_vdso_gettimeofday,
 		bench_vdso_time);
 	subjects[nr_subjects - 1].unavailable = vdso_reason;
+	subjects[nr_subjects - 1].raw_errno = true;
 	if (BENCH_HAS_GETTIME64) {
 		s = add("sys/vdso_gettime64", SUBJECT_SYS);
 		s->loops = &bench_sys_vdso_gettime64_loops;
 		s->clock_gettime64 = bench_vdso_clock_gettime64;
 		s->unavailable = gettime64_reason;
+		s->raw_errno = true;
 	}
 
 	/*
@@ -383,4 +385,9 @@ int selection_parse(struct selection *sel, const char *subj, const char *clocks,
 		return -1;
 	}
 	return 0;
+}
+
+const char *subject_error(const struct subject *s, int ret)
+{
+	return strerror(s->raw_errno ? -ret : errno);
 }

@@ -59,6 +59,8 @@ struct subject {
 	/* sys/vdso_gettime64's entry, which no other subject has */
 	int (*clock_gettime64)(clockid_t, struct __kernel_timespec *);
 	const char *unavailable; /* why it cannot run here, or NULL */
+	/* its calls fail as the vDSO's entries do: -errno, errno untouched */
+	bool raw_errno;
 };
 
 enum bench_mode {
@@ -105,6 +107,12 @@ const struct clock_choice *bench_clock_find(const char *name);
  * ignored where BENCH_HAS_GETTIME64 is 0).
  */
 int subjects_init(const char *vdso_reason, const char *gettime64_reason);
+
+/*
+ * strerror() of a failed call of a system subject's: a vDSO entry's -errno
+ * (raw_errno), else libc's and syscall()'s -1 with errno
+ */
+const char *subject_error(const struct subject *s, int ret);
 unsigned int subjects_nr(void);
 const struct subject *subject_at(unsigned int i);
 

@@ -3,6 +3,7 @@
  * What a selection expands to: the subject list, the pattern and name
  * checks behind `run`'s bad-usage errors, and which modes apply to what.
  */
+#include <errno.h>
 #include <fnmatch.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -323,9 +324,34 @@ static void test_default_counter(void)
 	       "the every-CPU counter names variants of the table");
 }
 
+/*
+ * A system subject's refusal in its own convention: the vDSO's entries
+ * return -errno and leave errno as it was (plan.cc once said the stale
+ * errno), libc's and syscall() return -1 and set it.
+ */
+static void test_errors(void)
+{
+	char want[64];
+
+	subjects_init(NULL, NULL);
+	snprintf(want, sizeof(want), "%s", strerror(EINVAL));
+	errno = ENOENT;
+	tap_ok(!strcmp(subject_error(find("sys/vdso"), -EINVAL), want),
+	       "sys/vdso's -EINVAL is said as itself, not as errno's ENOENT");
+	errno = EINVAL;
+	tap_ok(!strcmp(subject_error(find("sys/libc"), -1), want),
+	       "sys/libc's -1 is said from errno");
+	errno = EINVAL;
+	tap_ok(!strcmp(subject_error(find("sys/syscall"), -1), want),
+	       "sys/syscall's -1 is said from errno");
+	tap_ok(find("sys/vdso")->raw_errno && !find("sys/libc")->raw_errno,
+	       "only the vDSO's subjects return -errno");
+}
+
 int main(void)
 {
 	test_subjects();
+	test_errors();
 	test_gettime64();
 	test_selection();
 	test_applies();
