@@ -4,14 +4,15 @@
  * rules and the counter's patch, as v6.12's arch/x86/kernel/alternative.c
  * apply_alternatives() and optimize_nops() leave the rdtsc_ordered() slots
  * (arch/x86/include/asm/msr.h: ALTERNATIVE_2 of rdtsc, "lfence; rdtsc"
- * for X86_FEATURE_LFENCE_RDTSC, rdtscp for X86_FEATURE_RDTSCP). The slots
- * are told by their bytes, so the feature numbers, which moved (114 in
- * v6.1, 642 in v6.12), need not be known. Other sites (vgetcpu's RDPID)
- * keep their original, as on a CPU without the feature.
+ * for X86_FEATURE_LFENCE_RDTSC, rdtscp for X86_FEATURE_RDTSCP), and v7.x's
+ * vdso32 system calls (sysfast32.c). The slots are told by their bytes, so
+ * the feature numbers, which moved (114 in v6.1, 642 in v6.12), need not
+ * be known. Other sites (vgetcpu's RDPID) keep their original, as on a CPU
+ * without the feature.
  *
- * Everything is read from the file and only the slots are written, so
- * what the check counts is what the patch does, whatever the order of
- * the entries.
+ * Everything is read from the file and only the slots and the system call
+ * sites are written, so what the check counts is what the patch does,
+ * whatever the order of the entries.
  */
 #include "impls/image/view.h"
 
@@ -75,6 +76,7 @@ static void entry(const struct vdso_image_info *info, unsigned int size, uint64_
 	a->instr = (uint64_t)((int64_t)at + instr);
 	a->repl = (uint64_t)((int64_t)at + 4 + repl);
 	a->feature = ft_flags & 0xffff;
+	a->flags = ft_flags >> 16; /* 0 in a 12-byte entry: two bytes read */
 	a->instrlen = p[size - 2];
 	a->replacementlen = p[size - 1];
 	a->kind = VDSO_IMAGE_ALT_OTHER;
@@ -118,6 +120,10 @@ void vdso_image_alt(const struct vdso_image_info *info, int k, struct vdso_image
 	entry(info, info->alt_entry, info->alt_addr + (uint64_t)k * info->alt_entry, a);
 	orig = info->elf + a->instr;
 	r = info->elf + a->repl;
+	if (vdso_image_is_syscall(orig, a->instrlen)) {
+		a->kind = VDSO_IMAGE_ALT_SYSCALL;
+		return;
+	}
 	if (!starts(orig, a->instrlen, op_rdtsc, sizeof(op_rdtsc)))
 		return;
 	/* a slot is at least its replacement long: an lfence one has room for a call */
@@ -139,6 +145,9 @@ static int kinds(struct vdso_image_info *info, char *why, size_t n)
 			return fail(why, n, "an alternative's instruction at 0x%llx is inside "
 				    ".altinstructions or .altinstr_replacement",
 				    (unsigned long long)a.instr);
+		if (a.kind == VDSO_IMAGE_ALT_SYSCALL && vdso_image_check_syscall(info, &a, why, n))
+			return -1;
+		info->syscall_sites += a.kind == VDSO_IMAGE_ALT_SYSCALL;
 		info->lfence_slots += a.kind == VDSO_IMAGE_ALT_LFENCE_RDTSC;
 		info->rdtscp_slots += a.kind == VDSO_IMAGE_ALT_RDTSCP;
 	}
@@ -180,9 +189,15 @@ int vdso_image_slots(const struct vdso_image_info *info, enum vdso_image_counter
 	return counter == VDSO_IMAGE_RDTSCP ? info->rdtscp_slots : info->lfence_slots;
 }
 
+int vdso_image_syscalls(const struct vdso_image_info *info, enum vdso_image_counter counter)
+{
+	return counter == VDSO_IMAGE_KEEP ? 0 : info->syscall_sites;
+}
+
 /*
  * Each slot once: by its lfence_rdtsc alternative (every rdtsc_ordered()
- * has one), by its rdtscp one for rdtscp.
+ * has one), by its rdtscp one for rdtscp; each system call alternative, in
+ * the table's order (apply_alternatives()'s).
  */
 void vdso_image_patch(const struct vdso_image_info *info, uint8_t *img,
 		      enum vdso_image_counter counter, uint64_t thunk_off)
@@ -199,6 +214,8 @@ void vdso_image_patch(const struct vdso_image_info *info, uint8_t *img,
 		unsigned int done;
 
 		vdso_image_alt(info, k, &a);
+		if (a.kind == VDSO_IMAGE_ALT_SYSCALL)
+			vdso_image_patch_syscall(info, img, &a);
 		if (a.kind != want)
 			continue;
 		p += a.instr;

@@ -57,11 +57,14 @@ enum vdso_image_alt_kind {
 	VDSO_IMAGE_ALT_OTHER,	     /* not a counter slot: kept as it is */
 	VDSO_IMAGE_ALT_LFENCE_RDTSC, /* rdtsc -> lfence; rdtsc */
 	VDSO_IMAGE_ALT_RDTSCP,	     /* rdtsc -> rdtscp */
+	/* v7.x's vdso32: ds;ds;ds;int $0x80 -> call __kernel_vsyscall (sysfast32.c) */
+	VDSO_IMAGE_ALT_SYSCALL,
 };
 
 struct vdso_image_alt {
 	uint64_t instr, repl; /* offsets in the image */
-	uint32_t feature;     /* ft_flags, or v6.1's cpuid */
+	uint32_t feature;     /* ft_flags' cpuid, or v6.1's */
+	uint32_t flags;	      /* ft_flags' patching flags (ALT_FLAG_NOT ...): 0 in v6.1 */
 	uint8_t instrlen, replacementlen;
 	enum vdso_image_alt_kind kind;
 };
@@ -85,6 +88,7 @@ struct vdso_image_info {
 	unsigned int alt_entry; /* struct alt_instr: 14 bytes from v6.3, 12 before */
 	int alts;		/* its entries */
 	int lfence_slots, rdtscp_slots; /* the counter alternatives of each kind */
+	int syscall_sites; /* the system call alternatives (VDSO_IMAGE_ALT_SYSCALL) */
 };
 
 /*
@@ -115,13 +119,19 @@ int vdso_image_check_each(struct vdso_image_info *info, const void *elf, size_t 
 void vdso_image_alt(const struct vdso_image_info *info, int k, struct vdso_image_alt *a);
 /* the slots the counter's patch rewrites */
 int vdso_image_slots(const struct vdso_image_info *info, enum vdso_image_counter counter);
+/* the system call alternatives the patch applies: all but for VDSO_IMAGE_KEEP */
+int vdso_image_syscalls(const struct vdso_image_info *info, enum vdso_image_counter counter);
 /*
  * apply_alternatives() for the counter on img, a copy of the image's span
- * bytes: reads only the file, writes only the slots. The fake counter's
- * slots call the thunk at image offset thunk_off.
+ * bytes: reads only the file, writes only the slots and the system call
+ * alternatives. The fake counter's slots call the thunk at image offset
+ * thunk_off.
  */
 void vdso_image_patch(const struct vdso_image_info *info, uint8_t *img,
 		      enum vdso_image_counter counter, uint64_t thunk_off);
+
+/* sysfast32.c: the ds;ds;ds;int $0x80 in len bytes (left in place once patched) */
+int vdso_image_count_int80(const uint8_t *img, size_t len);
 
 /* why's one line, printf-style; -1 */
 int vdso_image_fail(char *why, size_t why_len, const char *fmt, ...)

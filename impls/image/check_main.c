@@ -12,7 +12,13 @@
  *    "alternatives": N, "entry_size": 14|12|0,
  *    "slots": [{"at": N, "len": N, "replacement": "lfence_rdtsc"|"rdtscp",
  *               "feature": N}, ...],
+ *    "syscalls": [{"at": N, "target": N, "feature": N}, ...],
+ *    "int80_left": N,
  *    "counters": {NAME: slots patched, ...}}
+ *
+ * syscalls: v7.x vdso32's system call alternatives, which the loader applies
+ * (a call to __kernel_vsyscall, the target); int80_left: the ds;ds;ds;int
+ * $0x80 that are left in place once every alternative is applied.
  *
  * Exit 0; 1 with the reason, one line on stderr, when the image is
  * refused; 2 for bad usage or an unreadable file. Nothing is mapped or run.
@@ -70,7 +76,41 @@ static unsigned char *slurp(FILE *f, size_t *len)
 	return NULL;
 }
 
-static void print_info(const struct vdso_image_info *info, unsigned int counters)
+/* the ds;ds;ds;int $0x80 left in place once the alternatives are applied; -1: no memory */
+static int int80_left(const struct vdso_image_info *info)
+{
+	uint8_t *copy = malloc(info->span);
+	int left;
+
+	if (!copy)
+		return -1;
+	memcpy(copy, info->elf, info->span);
+	vdso_image_patch(info, copy, VDSO_IMAGE_RDTSC, 0);
+	left = vdso_image_count_int80(copy, info->span);
+	free(copy);
+	return left;
+}
+
+static void print_syscalls(const struct vdso_image_info *info, int left)
+{
+	const char *sep = "";
+
+	printf("], \"syscalls\": [");
+	for (int k = 0; k < info->alts; k++) {
+		struct vdso_image_alt a;
+
+		vdso_image_alt(info, k, &a);
+		if (a.kind != VDSO_IMAGE_ALT_SYSCALL)
+			continue;
+		printf("%s{\"at\": %llu, \"target\": %lld, \"feature\": %u}", sep,
+		       (unsigned long long)a.instr,
+		       (long long)info->sym[VDSO_IMAGE_KERNEL_VSYSCALL], a.feature);
+		sep = ", ";
+	}
+	printf("], \"int80_left\": %d", left);
+}
+
+static void print_info(const struct vdso_image_info *info, unsigned int counters, int left)
 {
 	const char *sep = "";
 
@@ -92,14 +132,15 @@ static void print_info(const struct vdso_image_info *info, unsigned int counters
 		struct vdso_image_alt a;
 
 		vdso_image_alt(info, k, &a);
-		if (a.kind == VDSO_IMAGE_ALT_OTHER)
+		if (a.kind != VDSO_IMAGE_ALT_LFENCE_RDTSC && a.kind != VDSO_IMAGE_ALT_RDTSCP)
 			continue;
 		printf("%s{\"at\": %llu, \"len\": %u, \"replacement\": \"%s\", \"feature\": %u}", sep,
 		       (unsigned long long)a.instr, a.instrlen,
 		       a.kind == VDSO_IMAGE_ALT_RDTSCP ? "rdtscp" : "lfence_rdtsc", a.feature);
 		sep = ", ";
 	}
-	printf("], \"counters\": {");
+	print_syscalls(info, left);
+	printf(", \"counters\": {");
 	sep = "";
 	for (int c = 0; c < VDSO_IMAGE_NR_COUNTERS; c++) {
 		if (!(counters & (1u << c)))
@@ -119,6 +160,7 @@ int main(int argc, char **argv)
 	unsigned char *data;
 	char why[256];
 	size_t len;
+	int left;
 	FILE *f;
 
 	for (int i = 1; i < argc; i++) {
@@ -158,7 +200,13 @@ int main(int argc, char **argv)
 		free(data);
 		return 1;
 	}
-	print_info(&info, counters);
+	left = int80_left(&info);
+	if (left < 0) {
+		fprintf(stderr, "vdsobench_image_check: out of memory\n");
+		free(data);
+		return 2;
+	}
+	print_info(&info, counters, left);
 	free(data);
 	return fflush(stdout) ? 1 : 0;
 }

@@ -73,7 +73,8 @@ static void one(const uint8_t *data, size_t size, enum vdso_image_counter c)
 	}
 	if (unmapped)
 		disagree("the loader refused what the check accepted", c, lwhy);
-	if (img.slots != vdso_image_slots(&info, c) || img.alts != info.alts)
+	if (img.slots != vdso_image_slots(&info, c) || img.alts != info.alts ||
+	    img.syscalls != vdso_image_syscalls(&info, c))
 		disagree("the loader patched other slots than the check counted", c, "");
 	same_entry_points(&info, &img, c);
 	copy = malloc(info.span);

@@ -133,6 +133,7 @@ int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,
 	vdso_image_patch(&info, img->base, o->counter, img->len);
 	img->alts = info.alts;
 	img->slots = vdso_image_slots(&info, o->counter);
+	img->syscalls = vdso_image_syscalls(&info, o->counter);
 	for (int i = 0; i < VDSO_IMAGE_NR_SYMS; i++)
 		img->sym[i] = info.sym[i] < 0 ? NULL : img->base + info.sym[i];
 	if (o->counter == VDSO_IMAGE_FAKE)

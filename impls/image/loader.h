@@ -66,6 +66,7 @@ struct vdso_loaded {
 	int pvclock_page, hvclock_page;
 	/* the counter slots patched (rdtsc_ordered() sites), and how many alternatives */
 	int slots, alts;
+	int syscalls; /* v7.x vdso32's system call alternatives applied (sysfast32.c) */
 	int fixed; /* mapped over the caller's area: given back as zeros */
 	/* NULL where the image has none (clock_getres; __kernel_vsyscall but in a vdso32.so) */
 	void *sym[VDSO_IMAGE_NR_SYMS];

@@ -115,4 +115,11 @@ int vdso_view_vvar(const struct vdso_view *v, struct vdso_image_info *info, char
 int vdso_image_check_alternatives(struct vdso_image_info *info, enum vdso_image_counter counter,
 				  char *why, size_t n);
 
+/* sysfast32.c: v7.x's vdso32 system call alternative, its rule and its patch */
+bool vdso_image_is_syscall(const uint8_t *orig, unsigned int len);
+int vdso_image_check_syscall(const struct vdso_image_info *info, const struct vdso_image_alt *a,
+			     char *why, size_t n);
+void vdso_image_patch_syscall(const struct vdso_image_info *info, uint8_t *img,
+			      const struct vdso_image_alt *a);
+
 #endif /* VDSOBENCH_IMAGE_VIEW_H */

@@ -82,7 +82,7 @@ def linux_note(major, minor, patch):
 
 def synth(alt_size=14, vvar_start=None, names=SYMS, alts=None, loads=1, dynamic=(),
           relocs=(), extra_shdrs=(), values=None, info=0x12, symbol="vvar_start", note=None,
-          elf32=False):
+          elf32=False, repl_size=8):
     """A minimal vDSO image the loader maps with every counter (unless the
     arguments make it hostile); symbol names the .symtab's one symbol (at
     vvar_start), note is a .note section's bytes after the section headers;
@@ -110,7 +110,7 @@ def synth(alt_size=14, vvar_start=None, names=SYMS, alts=None, loads=1, dynamic=
     img[0x3a0:0x3a0 + len(rela)] = rela
     shdrs = [(0,) * 10,
              (name(".altinstructions"), 1, 2, 0x120, 0x120, len(table), 0, 0, 1, 0),
-             (name(".altinstr_replacement"), 1, 6, 0x110, 0x110, 8, 0, 0, 1, 0),
+             (name(".altinstr_replacement"), 1, 6, 0x110, 0x110, repl_size, 0, 0, 1, 0),
              (name(".dynsym"), 11, 2, 0x200, 0x200, len(syms), 4, 1, wide, syment),
              (name(".dynstr"), 3, 2, 0x180, 0x180, len(strs), 0, 0, 1, 0),
              (name(".shstrtab"), 3, 0, 0, 0x300, len(SHSTR), 0, 0, 1, 0),
@@ -315,12 +315,55 @@ HOSTILE32 = {
 }
 
 
+INT80 = b"\x3e\x3e\x3e\xcd\x80"  # ds;ds;ds;int $0x80: v7.x vdso32's system call in place
+SYSCALL_AT, GATE, CALL_AT = 0x105, 0x10c, 0x118
+SYSFAST32 = 3 * 32 + 15  # X86_FEATURE_SYSFAST32 (v7.3), never read by the check
+
+
+def sysfast32(alt=(SYSCALL_AT, CALL_AT, SYSFAST32, 5, 5), target=GATE, opcode=0xE8,
+              gate=True):
+    """i386() with v7.x's system call: `ds;ds;ds;int $0x80` at 0x105, its
+    alternative (alt: None for none) a `call rel32` at 0x118 in
+    .altinstr_replacement whose target, from its own address, is target,
+    and __kernel_vsyscall (`int $0x80; ret`) at 0x10c (gate: exported)."""
+    names, values = SYMS, [0x100, 0x108, 0x110, 0x118]
+    if gate:
+        names, values = SYMS + ("__kernel_vsyscall",), values + [GATE]
+    alts = [(0x100, 0x110, 642, 5, 5), (0x100, 0x115, 59, 5, 3)] + ([alt] if alt else [])
+    img = bytearray(i386(alts=alts, names=names, values=values, repl_size=13))
+    img[SYSCALL_AT:SYSCALL_AT + 5] = INT80
+    img[GATE:GATE + 3] = b"\xcd\x80\xc3"
+    img[CALL_AT] = opcode
+    struct.pack_into("<i", img, CALL_AT + 1, target - (CALL_AT + 5))
+    return bytes(img)
+
+
+# v7.x's system call alternative, applied only as the kernel applies it
+HOSTILE32.update({
+    "i386-sysfast-target": (lambda: sysfast32(target=0x100),
+                            "calls 0x100, not __kernel_vsyscall (0x10c)"),
+    "i386-sysfast-outside": (lambda: sysfast32(target=0x7ffffff0), "outside the image"),
+    "i386-sysfast-behind": (lambda: sysfast32(target=-0x1000), "calls -0x1000, outside"),
+    "i386-sysfast-short": (lambda: sysfast32(alt=(SYSCALL_AT, CALL_AT, SYSFAST32, 5, 4)),
+                           "replaces 5 bytes with 4"),
+    "i386-sysfast-long": (lambda: sysfast32(alt=(SYSCALL_AT, CALL_AT, SYSFAST32, 7, 5)),
+                          "replaces 7 bytes with 5"),
+    "i386-sysfast-jmp": (lambda: sysfast32(opcode=0xE9), "the replacement is not a call"),
+    "i386-sysfast-not": (lambda: sysfast32(alt=(SYSCALL_AT, CALL_AT, SYSFAST32 | 1 << 16, 5,
+                                                5)), "has patching flags 0x1"),
+    "i386-sysfast-no-gate": (lambda: sysfast32(gate=False), "exports no __kernel_vsyscall"),
+    "i386-sysfast-repl-outside": (lambda: sysfast32(alt=(SYSCALL_AT, 0x10000, SYSFAST32, 5,
+                                                         5)), "neither of 14- nor of 12-byte"),
+})
+
+
 def good32():
     """{case: image}: i386 images the check takes with every counter (the i386
     loader maps them; the x86-64 one refuses them)."""
     return {"i386-v6.12": i386(vvar_start=-4 * 4096), "i386-stripped": i386(),
             "i386-data-store": i386(vvar_start=-6 * 4096, symbol="vdso_u_data"),
-            "i386-v6.12-note": i386(note=linux_note(6, 12, 57))}
+            "i386-v6.12-note": i386(note=linux_note(6, 12, 57)),
+            "i386-sysfast32": sysfast32()}
 
 
 def many_dynsyms(size=(1 << 20) - 4096, sections=40):
