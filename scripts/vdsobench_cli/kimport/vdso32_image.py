@@ -16,7 +16,8 @@ nothing from elsewhere (a vDSO links nothing).
 This reads its symbols and no more; impls/image's C (check.c, the one
 parser of both classes) checks it as the i386 loader maps it, and take()
 stores it for the i386 +image variants where that check passes
-(docs/image.md).
+(docs/image.md): v7.x's system call alternative (X86_FEATURE_SYSFAST32)
+applied by the loader, as the kernel applies it at boot.
 
     take(tree_dir, data, options)   vdso/vdso32.so and its header into a
                                     staged tree, {"file", ...}; {"none": why}
@@ -91,39 +92,50 @@ INLINE_SYSCALL = re.compile(r'ALTERNATIVE\([\s\\]*"[^"]*int \$0x80"[\s\\]*,[\s\\
                             r'"call __kernel_vsyscall"')
 
 
-def inline_syscalls(tree_dir):
-    """Why the image is not run, or None: where the tree's vdso32 makes its
+def inline_syscalls(tree_dir, info):
+    """Why the image is not run, or None. Where the tree's vdso32 makes its
     system calls with an `int $0x80` in place that the kernel's boot-time
     alternative (X86_FEATURE_SYSFAST32) turns into a call to __kernel_vsyscall,
-    the image as kbuild wrote it is not the code the kernel runs, and the
-    loader applies no such alternative (only the counter's)."""
+    the loader applies that alternative (impls/image/sysfast32.c): info (the
+    checker's, vdso_image.parse()) must show it applied. A `ds;ds;ds;int
+    $0x80` left in place by the loader, whatever the tree's header says, is
+    refused too: not the code the kernel runs, and its system call bypasses
+    the gate the checkers trap under qemu-user."""
     path = Path(tree_dir) / SYS_CALL_H
-    if path.is_file() and INLINE_SYSCALL.search(path.read_text(errors="replace")):
-        return (f"its fallbacks make their system calls in place ({SYS_CALL_H}: "
-                "\"int $0x80\" until the kernel's boot-time alternative makes it \"call "
-                "__kernel_vsyscall\"), which the loader does not apply: not the code the "
-                "kernel runs")
+    inline = path.is_file() and INLINE_SYSCALL.search(path.read_text(errors="replace"))
+    left, applied = info["int80_left"], len(info["syscalls"])
+    if left or (inline and not applied):
+        return (f"its fallbacks make their system calls in place ({SYS_CALL_H}: \"int "
+                "$0x80\" until the kernel's boot-time alternative makes it \"call "
+                f"__kernel_vsyscall\"): {left} left in place, {applied} applied by the "
+                "loader: not the code the kernel runs")
     return None
 
 
 def take(tree_dir, data, options=None):
     """kbuild's vdso32 image (its .dbg where it ships the .so's code) into an
     import's staged tree beside its vdso64.so, for the i386 +image variants:
-    {"file", "header", "sha256", ...} for kimport.json, or {"none": why} (one
-    line) where the checker refuses it, and nothing written."""
+    {"file", "header", "sha256", ...} for kimport.json ("sysfast32": the
+    system call alternatives the loader applies, v7.x's), or {"none": why}
+    (one line) where the checker refuses it, and nothing written."""
     from vdsobench_cli.kimport import stage, vdso_image
-    why = inline_syscalls(tree_dir)
-    if why:
-        return {"none": why}
     try:
         info = vdso_image.parse(data, want_class=32)
     except vdso_image.ImageError as e:
         return {"none": str(e)}
+    why = inline_syscalls(tree_dir, info)
+    if why:
+        return {"none": why}
     stage.write_inside(tree_dir, STORED32, data)
     stage.write_inside(tree_dir, HEADER32, vdso_image.c_header(data, info, options).encode())
-    return {"file": STORED32, "header": HEADER32, "sha256": info["sha256"],
+    meta = {"file": STORED32, "header": HEADER32, "sha256": info["sha256"],
             "size": info["size"], "vvar_start": info["vvar_start"],
             "alternatives": info["alts"], "counter_sites": len(info["sites"])}
+    if info["syscalls"]:
+        meta["sysfast32"] = {"applied": len(info["syscalls"]), "sites": info["syscalls"],
+                             "call": "__kernel_vsyscall",
+                             "target": info["syms"]["__kernel_vsyscall"]}
+    return meta
 
 
 def main(argv=None):

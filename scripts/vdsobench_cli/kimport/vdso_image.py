@@ -82,6 +82,10 @@ def parse(data, want_class=64):
             "syms": info["syms"],
             "alts": info["alternatives"], "slots": info["slots"],
             "sites": sorted({s["at"] for s in info["slots"]}),
+            # v7.x vdso32's system call alternatives, applied by the loader
+            # (impls/image/sysfast32.c), and the int $0x80 left in place after
+            "syscalls": sorted({s["at"] for s in info["syscalls"]}),
+            "int80_left": info["int80_left"],
             "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
 
 
@@ -120,6 +124,14 @@ def shape_problem(info):
     if not isinstance(slots, list) or not all(
             isinstance(x, dict) and number(x.get("at"), 0, span) for x in slots):
         return "slots"
+    calls = info.get("syscalls")
+    gate = syms.get("__kernel_vsyscall")
+    if not isinstance(calls, list) or not all(
+            isinstance(x, dict) and number(x.get("at"), 0, span) and x.get("target") == gate
+            for x in calls):
+        return "syscalls"
+    if not number(info.get("int80_left"), 0, span):
+        return "int80_left"
     return None if number(info.get("alternatives"), 0, span) else "alternatives"
 
 

@@ -1,7 +1,9 @@
 """The 32-bit vDSO's parts on made-up data: the ELF32 reader and image check
 (hostile files), kbuild's failure read from a made-up make log and tree,
 and the i386 code's naming of GOT-relative addresses. No kbuild, no
-compiler (kernel_import_vdso32_test.py reviews a real patch)."""
+compiler (kernel_import_vdso32_test.py reviews a real patch); what import
+stores of an image is read by the loader's own check (vdsobench_image_check,
+built once)."""
 
 import contextlib
 import io
@@ -14,6 +16,7 @@ from unittest import mock
 
 from vdsobench_cli.kimport import elf32, kbuild_tree, kbuild_vdso32, vdso32_image
 from vdsobench_cli.recipes import review_vdso32, review_vdso32_verify
+from vdsobench_cli.tests import vdso_images
 
 from reports import cover_letter
 
@@ -132,32 +135,43 @@ class Elf32Test(unittest.TestCase):
         self.assertIn("ok: 8 exported", out.getvalue())
         self.assertNotIn("Traceback", out.getvalue())
 
-    def test_an_image_whose_system_calls_wait_for_an_alternative_is_not_taken(self):
+    def test_an_image_whose_system_calls_wait_for_an_alternative(self):
         """v7.x's asm/vdso/sys_call.h (int $0x80 in place, rewritten at boot to
-        call the gate): the image is not stored, one line why; v6.x's tree (no
-        such header) and another alternative in it are taken."""
+        call the gate): the image is taken where the loader applies that
+        alternative, recorded in its kimport.json entry; one whose int $0x80
+        would stay in place is not stored, one line why, whatever the tree's
+        header; a v7 tree whose image has no such alternative neither. Read
+        by the loader's own check (vdsobench_image_check), on the crafted
+        images of tests/vdso_images.py."""
         v7 = ('# define __sys_instr\tALTERNATIVE("ds;ds;ds;int $0x80",\t\t\\\n'
               '\t\t\t\t    "call __kernel_vsyscall",\t\t\\\n'
               '\t\t\t\t    X86_FEATURE_SYSFAST32)\n')
         other = 'ALTERNATIVE("lfence; rdtsc", "rdtscp", X86_FEATURE_RDTSCP)\n'
-        for text, taken in ((None, True), (v7, False), (other, True)):
-            with tempfile.TemporaryDirectory() as d:
+        applied = vdso_images.sysfast32()
+        in_place = vdso_images.sysfast32(alt=None)
+        v6 = vdso_images.good32()["i386-v6.12"]
+        for text, image, taken in ((v7, applied, True), (None, applied, True),
+                                   (v7, in_place, False), (None, in_place, False),
+                                   (other, in_place, False), (v7, v6, False), (None, v6, True),
+                                   (other, v6, True)):
+            with self.subTest(header=text, taken=taken), tempfile.TemporaryDirectory() as d:
                 if text is not None:
                     h = Path(d, vdso32_image.SYS_CALL_H)
                     h.parent.mkdir(parents=True)
                     h.write_text(text)
-                with mock.patch("vdsobench_cli.kimport.vdso_image.parse",
-                                side_effect=AssertionError("parsed")) as parse:
-                    try:
-                        got = vdso32_image.take(d, good_image())
-                    except AssertionError:
-                        got = None
-                self.assertEqual(parse.called, taken, text)
-                if not taken:
-                    self.assertEqual(list(got), ["none"])
-                    self.assertIn("int $0x80", got["none"])
-                    self.assertNotIn("\n", got["none"])
-                    self.assertEqual(os.listdir(d), ["arch"], "nothing stored")
+                got = vdso32_image.take(d, image)
+                if taken:
+                    self.assertEqual(got["file"], vdso32_image.STORED32, got)
+                    self.assertTrue(Path(d, vdso32_image.STORED32).is_file())
+                    self.assertEqual(got.get("sysfast32"), None if image is v6 else {
+                        "applied": 1, "sites": [vdso_images.SYSCALL_AT],
+                        "call": "__kernel_vsyscall", "target": vdso_images.GATE})
+                    continue
+                self.assertEqual(list(got), ["none"])
+                self.assertIn("int $0x80", got["none"])
+                self.assertRegex(got["none"], r": [01] left in place, 0 applied by the loader")
+                self.assertNotIn("\n", got["none"])
+                self.assertEqual(os.listdir(d), ["arch"] if text else [], "nothing stored")
 
     def test_an_objects_libgcc_calls(self):
         obj = elf([("do_hres", TEXT_ADDR, 4)], etype=elf32.ET_REL, kind=elf32.SHT_SYMTAB,

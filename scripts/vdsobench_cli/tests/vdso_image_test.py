@@ -63,12 +63,28 @@ class Parse(unittest.TestCase):
         one outside the vvar area, or not a number, is refused."""
         good = {"class": 64, "span": 8192, "vvar_start": -16384, "data_page": 0,
                 "timens_page": 3,
-                "data_offset": 128, "pvclock_page": 1, "hvclock_page": 2, "syms": {},
-                "slots": [], "alternatives": 0}
+                "data_offset": 128, "pvclock_page": 1, "hvclock_page": 2,
+                "syms": {"__kernel_vsyscall": 0x10c}, "slots": [], "alternatives": 0,
+                "syscalls": [{"at": 0x105, "target": 0x10c, "feature": 111}], "int80_left": 0}
         self.assertIsNone(vdso_image.shape_problem(good))
         for key, bad in (("pvclock_page", 4), ("hvclock_page", -2), ("pvclock_page", "1"),
-                         ("hvclock_page", None), ("class", 33), ("class", "32")):
+                         ("hvclock_page", None), ("class", 33), ("class", "32"),
+                         ("syscalls", [{"at": 0x105, "target": 0x100}]),
+                         ("syscalls", [{"at": 9000, "target": 0x10c}]), ("syscalls", None),
+                         ("int80_left", -1), ("int80_left", "0")):
             self.assertEqual(vdso_image.shape_problem(dict(good, **{key: bad})), key)
+
+    def test_the_system_call_alternative_of_a_vdso32(self):
+        """v7.x's `ds;ds;ds;int $0x80` -> `call __kernel_vsyscall`: the site the
+        loader applies, and none left in place; without its alternative, one
+        left (vdso32_image.take refuses that)."""
+        info = vdso_image.parse(vdso_images.sysfast32(), want_class=32)
+        self.assertEqual((info["syscalls"], info["int80_left"]), ([0x105], 0))
+        self.assertEqual(info["sites"], [0x100], "a system call is no counter slot")
+        self.assertEqual(info["syms"]["__kernel_vsyscall"], 0x10c)
+        info = vdso_image.parse(vdso_images.sysfast32(alt=None), want_class=32)
+        self.assertEqual((info["syscalls"], info["int80_left"]), ([], 1))
+        self.assertEqual(vdso_image.parse(synth())["syscalls"], [])
 
     def test_options_are_stated_only_where_known(self):
         info = vdso_image.parse(synth(14))
