@@ -110,8 +110,13 @@ def do_import(opts):
               f"--arch i386: {layout}+{{{','.join(sorted(counters))}}}+{{always,auto}} "
               "(docs/kernel-import.md)")
         if isinstance(v32, dict) and v32.get("file"):
+            fast = v32.get("sysfast32")
+            fast = fast.get("applied") if isinstance(fast, dict) else None
             print(f"import: {layout}: and its kbuild vdso32 image, with --arch i386: "
-                  f"{layout}+{{fake,lfence_rdtsc,rdtsc,rdtscp}}+image (docs/image.md)")
+                  f"{layout}+{{fake,lfence_rdtsc,rdtsc,rdtscp}}+image (docs/image.md)"
+                  + (f"; its {fast} system calls made through __kernel_vsyscall, as the "
+                     "kernel's boot-time alternative (X86_FEATURE_SYSFAST32) makes them"
+                     if type(fast) is int else ""))
         elif isinstance(v32, dict) and v32.get("none"):
             print(f"import: {layout}: no i386 +image variants: its vdso32 image: "
                   f"{text_mod.printable(str(v32['none']), None)}")
