@@ -25,8 +25,10 @@ data labels (vvar__vdso_data, pvclock_page). Which register holds the GOT
 is not traced: that naming is a reading, a displacement that only looks
 like one could be named too; a field that moved still shows.
 
-Neither image is run: natively this needs a kernel that runs 32-bit
-programs (cli/abi32.py asks once; its answer is the "native" line).
+This module runs neither image: review_vdso32_verify.py verifies the two
+trees' i386 variants (natively or under qemu-i386), and nothing here times
+them: that needs a kernel that runs 32-bit programs (cli/abi32.py asks
+once; its answer is the "native" line).
 """
 
 import re
