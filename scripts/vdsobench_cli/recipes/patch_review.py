@@ -324,7 +324,9 @@ def vdso32_section(s):
     its lines kept for the block."""
     s.heading("vdso32: the 32-bit vDSO of the tree and the patched tree (kbuild's)")
     v32 = review_vdso32.section(store.read_table(), BEFORE, AFTER)
-    if not v32["broken"] and getattr(s, "i386", True):
+    if not v32["broken"] and not getattr(s, "i386", True):
+        v32["verify"] = review_vdso32_verify.result(why="left out (--no-i386)")
+    elif not v32["broken"]:
         v32["verify"] = review_vdso32_verify.verified(BEFORE, AFTER, s.quick, progress)
         v32["broken"] = bool(v32["verify"]["failed"])
     for line in review_vdso32.lines(v32):
