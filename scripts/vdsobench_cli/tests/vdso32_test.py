@@ -345,6 +345,12 @@ class LinesTest(unittest.TestCase):
         self.assertEqual("WRONG: the patched tree's vdso32 (the 32-bit vDSO) fails verify "
                          "--arch i386; do not post", first)
 
+    def test_a_patch_tearing_both_is_called_a_64_bit_tear_first(self):
+        v32 = self.built(self.verified(self.FAIL))
+        first = cover_letter.first_line({"vdso32": v32, "torn": "concurrency: torn read"},
+                                        [], None)
+        self.assertEqual("WRONG: the patched tree fails verify; do not post", first)
+
     def test_a_32_bit_verify_that_passes_is_said_in_the_sentence(self):
         v32 = self.built(self.verified(self.PASS))
         self.assertFalse(v32["broken"])
