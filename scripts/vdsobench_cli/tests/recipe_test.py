@@ -70,6 +70,8 @@ class RecipeUsageTest(unittest.TestCase):
         self.assert_bad("'souffle'", "souffle")
         self.assert_bad("a name is required")
         self.assert_bad("--budget is for patch-review", "inline", "--budget", "5")
+        self.assert_bad("--no-arm64 is for patch-review", "inline", "--no-arm64")
+        self.assert_bad("--no-i386 is for patch-review", "inline", "--no-i386")
         self.assert_bad("argument --budget: 0 is out of range (valid: 1 to 86400)",
                         "patch-review", "--budget", "0")
         with tempfile.TemporaryDirectory() as tmp:
