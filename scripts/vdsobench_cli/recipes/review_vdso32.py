@@ -176,7 +176,9 @@ def block(v32):
             else "code not compared")
     ver = v32.get("verify") or {}
     native = v32.get("native_short") or v32["native"]
-    if ver.get("ran") and ver.get("emulator"):
+    if ver.get("ran") and ver.get("why"):
+        how = f"not verified (verify --arch i386 gave {ver['why']}) or timed"
+    elif ver.get("ran") and ver.get("emulator"):
         how = f"verified under {ver['emulator'].split()[0]}, not timed: {native}"
     elif ver.get("ran"):
         how = "verified natively; not timed (the review times the 64-bit vDSO)"

@@ -11,7 +11,7 @@ passes. Correctness only: nothing here is timed.
 
     verified(before, after, quick, progress) -> {
       "ran": whether verify ran, "why": None, or why not (one line, with the
-          command that mends it where one does),
+          command that mends it where one does), or why it gave no verdict,
       "emulator": "qemu-i386-static 7.2.22", or None (natively),
       "records": {"after"/"before": {variant: verify's record}},
       "left_out": {"after"/"before": why it has no i386 variants},
@@ -87,7 +87,18 @@ def verified(before, after, quick, progress):
     out["ran"] = bool(out["records"])
     out["failed"] = first_failure(out["records"].get("after", {}))
     out["before_failed"] = first_failure(out["records"].get("before", {}))
+    out["why"] = unjudged(out["records"])
     return out
+
+
+def unjudged(records):
+    """Why verify gave no verdict on a variant it was asked for (no result, a
+    check not run), or None: that is no failure, and no pass either."""
+    for recs in records.values():
+        for v, rec in recs.items():
+            if not judged(rec) and not tore(rec):
+                return f"no verdict on {v}: {verdict(rec)}"
+    return None
 
 
 def side_line(label, recs):
@@ -112,6 +123,8 @@ def lines(v):
            + ", ".join(side_line(k, v["records"][k]) for k in ("after", "before")
                        if k in v["records"])]
     out += [f"vdso32 verify --arch i386: {why}" for why in v["left_out"].values()]
+    if v["why"]:
+        out.append(f"vdso32 verify --arch i386: {v['why']}")
     if v["before_failed"]:
         out.append("vdso32: the tree itself fails verify --arch i386, before the patch")
     return out

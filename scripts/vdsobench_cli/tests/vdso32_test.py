@@ -358,6 +358,19 @@ class LinesTest(unittest.TestCase):
                           "verified under qemu-i386-static, not timed: the kernel does not "
                           "run 32-bit programs"], review_vdso32.block(v32))
 
+    def test_a_variant_without_a_verdict_is_not_called_verified(self):
+        recs = {"after": {"kernel:A+fake+always": {"status": "no result (verify exited 139)"}},
+                "before": {"kernel:B+fake+always": self.PASS}}
+        v = review_vdso32_verify.result(ran=True, records=recs,
+                                        why=review_vdso32_verify.unjudged(recs))
+        self.assertEqual("no verdict on kernel:A+fake+always: no result (verify exited 139)",
+                         v["why"])
+        self.assertIn("not verified (verify --arch i386 gave no verdict on kernel:A+fake+always: "
+                      "no result (verify exited 139)) or timed",
+                      review_vdso32.block(self.built(v))[0])
+        self.assertIsNone(review_vdso32_verify.unjudged({"after": {"v": self.PASS}}))
+        self.assertIsNone(review_vdso32_verify.unjudged({"after": {"v": self.FAIL}}))
+
     def test_the_tree_failing_too_is_said_not_blamed_on_the_patch(self):
         v = self.verified(self.PASS, before=self.FAIL)
         self.assertIsNone(v["failed"])
