@@ -244,6 +244,25 @@ def using(name):
         use(before)
 
 
+def cannot_run(name, target=None):
+    """Why `name`'s build cannot be built and run here, with the command that
+    mends it, or None: nothing natively; else it is cross-built from x86-64
+    only, with its cross compiler, under qemu-user where the kernel does not
+    run its programs itself (i386's on an x86-64 kernel that does)."""
+    t = target or Target(name)
+    if t.native:
+        return None
+    setup = f"scripts/vdsobench setup --arch {name}"
+    if t.host != "x86_64":
+        return f"{name} is cross-built from x86-64 only, this machine is {t.host}"
+    tools = t.missing_toolchain()
+    if tools:
+        return f"no {', '.join(tools)} in {CROSS_BIN} (as root: {setup})"
+    if t.emulated and not any(shutil.which(p) for p in QEMU[name]):
+        return f"no {' or '.join(QEMU[name])} on PATH (as root: {setup})"
+    return None
+
+
 def emulator():
     """The qemu-user program that runs the current architecture here, or None."""
     for program in QEMU.get(current().name, ()):
@@ -281,6 +300,13 @@ def emulation():
         # why not natively: the kernel's answer (no IA32 emulation, ...)
         emu["why"] = t.runs_natively[1]
     return emu
+
+
+def emulator_label():
+    """'qemu-i386-static 7.2.22' where the current --arch runs under qemu-user
+    here, else None (what a review's emulated section names)."""
+    emu = emulation()
+    return f"{emu['program']} {emu['version'] or ''}".strip() if emu else None
 
 
 def emulation_line():

@@ -28,7 +28,6 @@ for a missing tool or a patch that does not import for arm64: the line says.
 """
 
 import json
-import shutil
 
 from vdsobench_cli.cli import arch, build, labels, lifecycle, packages, tools
 from vdsobench_cli.cli.errors import Failure, UsageError, one_line
@@ -68,13 +67,9 @@ def missing(target=None):
     t = target or arch.Target(ARCH)
     if t.native:
         return None
-    if t.host != "x86_64":
-        return f"arm64 is cross-built from x86-64 only, this machine is {t.host}"
-    tools = t.missing_toolchain()
-    if tools:
-        return f"no {', '.join(tools)} in {arch.CROSS_BIN} (as root: {SETUP})"
-    if not any(shutil.which(p) for p in arch.QEMU[ARCH]):
-        return f"no {' or '.join(arch.QEMU[ARCH])} on PATH (as root: {SETUP})"
+    why = arch.cannot_run(ARCH, t)
+    if why:
+        return why
     try:
         libs = packages.missing([n for n in packages.CROSS_PACKAGES[ARCH] if ":" in n])
     except Failure as e:
@@ -210,9 +205,7 @@ def review(source, patches, quick=False):
     if why:
         return result(missing=why)
     with arch.using(ARCH):
-        emu = arch.emulation()
-        label = f"{emu['program']} {emu['version'] or ''}".strip() if emu else None
-        rv = result(emulator=label)
+        rv = result(emulator=arch.emulator_label())
         try:
             return checked(rv, source, patches, quick)
         except (Failure, UsageError) as e:

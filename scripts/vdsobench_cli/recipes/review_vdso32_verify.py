@@ -21,30 +21,13 @@ passes. Correctness only: nothing here is timed.
     lines(v)  the review's lines for it
 """
 
-import shutil
-
 from vdsobench_cli.cli import arch, variants as variants_mod
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.recipes import patch_review_arm64
 from vdsobench_cli.recipes.review_parts import judged, tore, verdict
 
 ARCH = "i386"
-SETUP = f"scripts/vdsobench setup --arch {ARCH}"
 INLINES = ("always", "image")
-
-
-def missing():
-    """Why the i386 build cannot run here (with the command that mends it), or None."""
-    t = arch.Target(ARCH)
-    if t.host != "x86_64":
-        return f"i386 is built on x86-64 hosts only, this machine is {t.host}"
-    tools = t.missing_toolchain()
-    if tools:
-        return f"no {', '.join(tools)} in {arch.CROSS_BIN} (as root: {SETUP})"
-    if t.emulated and not any(shutil.which(p) for p in arch.QEMU[ARCH]):
-        return (f"{t.runs_natively[1]}, and no {arch.QEMU[ARCH][0]} on PATH "
-                f"(as root: {SETUP})")
-    return None
 
 
 def result(**given):
@@ -62,13 +45,12 @@ def first_failure(recs):
 
 
 def verified(before, after, quick, progress):
-    why = missing()
+    why = arch.cannot_run(ARCH)
     if why:
         return result(why=why)
     out = result()
     with arch.using(ARCH) as target:
-        emu = arch.emulation()
-        out["emulator"] = emu and " ".join(filter(None, (emu["program"], emu["version"])))
+        out["emulator"] = arch.emulator_label()
         progress("vdso32: building the i386 verify (every import's i386 variants)")
         try:
             listed = {v["name"] for v in variants_mod.load()}

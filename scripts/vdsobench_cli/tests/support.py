@@ -435,15 +435,8 @@ def run_made_up_elf(test, runner, header, env=None):
 
 
 def cross_missing():
-    """Why the arm64 import cannot run here, or None."""
-    t = arch.Target("arm64")
-    if t.native:
-        return None
-    if t.missing_toolchain():
-        return f"no {', '.join(t.missing_toolchain())} (scripts/vdsobench setup --arch arm64)"
-    if not any(shutil.which(p) for p in arch.QEMU["arm64"]):
-        return "no qemu-aarch64-static (scripts/vdsobench setup --arch arm64)"
-    return None
+    """Why the arm64 import cannot run here, or None (arch.cannot_run)."""
+    return arch.cannot_run("arm64")
 
 
 def arm64_tarball_or_skip(version="6.12"):
