@@ -23,6 +23,14 @@ esac
 # lead: a checkout in a private folder is not otherwise shown
 source=$(readlink -f "$runfiles/toolchains/qemu_aarch64.sh")
 opts="$opts --read ${source%/toolchains/qemu_aarch64.sh}"
+# an i386 test (--config=i386) makes i386's system calls where the kernel runs
+# it natively: without i386's rules the filter answers them ENOSYS, and the
+# static C library's start crashes (SIGSEGV) before the test says a word
+magic=$(od -An -tx1 -N4 "$1" 2>/dev/null | tr -d ' \n' || true)
+machine=$(od -An -tx1 -j18 -N2 "$1" 2>/dev/null | tr -d ' \n' || true)
+if [ "$magic" = 7f454c46 ] && [ "$machine" = 0300 ]; then
+	opts="$opts --abi i386"
+fi
 # shellcheck disable=SC2086 # $opts: options and folders, none with a space
 exec /usr/bin/python3 -I -S "$runfiles/scripts/vdsobench_cli/cli/confine_exec.py" $opts \
 	-- /bin/sh "$runfiles/toolchains/qemu_aarch64.sh" "$@"
