@@ -152,6 +152,11 @@ int sys_snapshot_take(const char *path)
 	struct vvar_area vvar, vdso;
 	int fd;
 
+#if !defined(__x86_64__)
+	/* an i386 process's vdso32 is no x86-64 image for load() to map */
+	(void)path;
+	return fail(EINVAL, "the system's vDSO is copied on x86-64 only");
+#endif
 	if (vvar_find("[vvar]", &vvar) || vvar_find("[vdso]", &vdso))
 		return fail(errno, "%s", vvar_error());
 	if (vdso.start <= vvar.start ||
