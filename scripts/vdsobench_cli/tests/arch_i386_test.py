@@ -4,7 +4,9 @@ answer, stood in for), the runner script's choice, the one emulation line
 and record, the package group; then one live verify under the runner: a
 correct variant PASS, the known-bad one CAUGHT (the cross build and two
 fake-counter variants under qemu, about 15 s; skipped without
-gcc-i686-linux-gnu or qemu-i386-static)."""
+gcc-i686-linux-gnu or qemu-i386-static), and the i386 harness's C suites
+(natively where the kernel runs 32-bit programs: confined.sh gives the
+sandbox i386's system calls)."""
 
 import os
 import subprocess
@@ -13,6 +15,7 @@ import unittest
 from unittest import mock
 
 from vdsobench_cli.cli import abi32, arch, build, confine, packages
+from vdsobench_cli.kimport import bazel_sync
 from vdsobench_cli.tests.cross_support import cross_run_missing
 from vdsobench_cli.tests.support import cli, one_line, run_made_up_elf
 
@@ -165,6 +168,23 @@ class LiveVerifyTest(unittest.TestCase):
         self.assertIn("verify: 1 PASS, 0 FAIL, 1 CAUGHT (known bad), 0 MISSED", out)
         if arch.Target("i386").emulated:
             self.assertIn("verify: i386 runs under qemu-i386", out)
+
+
+# the i386 harness's C suites, and the simulated kernel's way into the real one
+C_SUITES = ["//bench:all", "//counters:all", "//impls:sim_fallback_test"]
+
+
+@unittest.skipIf(cross_run_missing("i386"), cross_run_missing("i386"))
+class LiveCSuitesTest(unittest.TestCase):
+    def test_the_harness_suites_pass_natively_or_under_qemu(self):
+        bazel_sync.sync_env()
+        # run again every time: whether they run natively is this kernel's answer
+        rc, out = build.bazel("test", ["--config=i386", "--test_output=errors",
+                                       "--nocache_test_results", *C_SUITES])
+        self.assertEqual(rc, 0, out[-3000:])
+        self.assertRegex(out, r"//bench:subjects_test +PASSED")
+        self.assertRegex(out, r"//impls:sim_fallback_test +PASSED")
+        self.assertNotRegex(out, r"FAILED|NO STATUS")
 
 
 if __name__ == "__main__":
