@@ -4,9 +4,11 @@ own through the CLI when it is such a machine), never timed under qemu; and
 the results' ABI on recorded data: testdata/rounds-i386-qemu.jsonl is the
 i386 harness's --rounds output recorded under qemu-i386 (so sys/vdso and
 sys/vdso_gettime64 are skipped there: qemu-user 7.2 maps no vDSO). Its times are an emulator's and
-no test reads them as figures: the structure alone is asserted."""
+no test reads them as figures: the structure alone is asserted. Where the
+kernel runs 32-bit programs, one short run on the CPU (its structure too)."""
 
 import json
+import tempfile
 import unittest
 from types import SimpleNamespace
 from unittest import mock
@@ -148,6 +150,36 @@ class RecordedAbiTest(unittest.TestCase):
         self.assertEqual(run.rounds_args(args), ["--rounds", "5", "--batch-ms", "200"])
         args = SimpleNamespace(repetitions=None, min_time="7200")
         self.assertEqual(run.rounds_args(args)[2:], ["--batch-ms", "3600"])
+
+
+@unittest.skipUnless(abi32.probe()[0], f"no native 32-bit run here: {abi32.probe()[1]}")
+class LiveRunTest(unittest.TestCase):
+    """Where the kernel runs 32-bit programs: a short run of a layout's
+    32-bit build, sys/vdso and sys/vdso_gettime64, on the CPU. The structure
+    is asserted, never a time."""
+
+    def test_a_32_bit_process_is_timed_natively(self):
+        counter = arch.timed_counter()
+        with tempfile.TemporaryDirectory() as d:
+            out_file = f"{d}/i386.json"
+            rc, out, err = cli("run", "--arch", "i386", "--variants",
+                               f"x86_gtod+{counter}+always,sys/vdso,sys/vdso_gettime64",
+                               "--clocks", "monotonic,monotonic_raw", "--repetitions", "2",
+                               "--min-time", "0.01", "--out", out_file)
+            self.assertEqual(rc, 0, out + err)
+            with open(out_file) as f:
+                results = json.load(f)
+        ctx = results["context"]["vdsobench"]
+        self.assertEqual((ctx["abi"]["name"], ctx["abi"]["bits"]), ("i386", 32))
+        self.assertNotIn("emulated", json.dumps(ctx["abi"]))
+        vdso = ctx["fingerprint"]["kernel"]["vdso"]
+        self.assertTrue(vdso["available"], vdso)
+        self.assertIn("agrees with the syscall", vdso["checked"]["__vdso_clock_gettime64"])
+        names = {b["name"].rsplit("/", 1)[0] for b in results["benchmarks"]}
+        for row in (f"x86_gtod+{counter}+always/monotonic_raw/hot",
+                    "sys/vdso/monotonic/hot", "sys/vdso_gettime64/monotonic_raw/hot"):
+            self.assertIn(row, names)
+        self.assertTrue(all(b["real_time"] > 0 for b in results["benchmarks"]))
 
 
 if __name__ == "__main__":
