@@ -242,8 +242,9 @@ static void kimage_sigsys(int sig, siginfo_t *info, void *uctx)
  * (asm/vdso/gettimeofday.h: eax the number, ebx, ecx the arguments), begins
  * with a jump to kimage_gate_entry, which answers the time calls from the
  * simulated kernel and makes the others. The gate's first 5 bytes are the
- * only bytes of the image rewritten but the counter slots the loader
- * patches: its time code is the kernel's.
+ * only bytes of the image rewritten but what the kernel patches itself at
+ * boot, which the loader applies as it does (the counter slots; 7.x's
+ * SYSFAST32 calls, impls/image/sysfast32.c): its time code is the kernel's.
  */
 #define kimage_gate VDSO_SYM(image_gate)
 #define kimage_gate_entry VDSO_SYM(image_gate_entry)
