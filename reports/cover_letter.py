@@ -25,7 +25,10 @@ tested without a machine:
     "vdso32": None or {"broken": the patched tree's 32-bit vDSO does not
         build, check or verify (--arch i386) where the tree's does (WRONG:
         nothing timed), "built": {"before", "after"}, "lines": its lines,
-        "verify": {"failed": ...} (recipes/review_vdso32_verify.py), ...}
+        "verify": {"failed": ...} (recipes/review_vdso32_verify.py),
+        "timed": {"rows": [{"clock", "mode", **review.row(...)}], "capped",
+        ...} or None (recipes/review_vdso32_timed.py: a row without a verdict
+        makes the first line INCOMPLETE, as the table's), ...}
         (recipes/review_vdso32.py),
     "sim": [(clock, mode, instr_before, instr_after, miss_before, miss_after)],
     "rows": [(clock, mode, review.row(...))],
@@ -111,14 +114,23 @@ def machine_line(m):
     return "Machine: " + ", ".join(printable(b) for b in bits if b)
 
 
-def incomplete_reason(rows, capped):
+def incomplete_reason(rows, capped, timed32=None):
+    """The first line where a row has no verdict: the 64-bit table's, and the
+    vdso32's timed rows (timed32: recipes/review_vdso32_timed.py's record,
+    its own budget's "capped"), counted apart."""
     missing = [r for _, _, r in rows if not r["complete"]]
-    if not missing:
+    rows32 = (timed32 or {}).get("rows") or []
+    missing32 = [r for r in rows32 if not r["complete"]]
+    if not missing and not missing32:
         return None
-    why = "the time budget ran out" if capped else "the rounds were too noisy"
-    if any(r["reason"] and "lost the CPU" in r["reason"] for r in missing):
+    cut = (capped and missing) or ((timed32 or {}).get("capped") and missing32)
+    why = "the time budget ran out" if cut else "the rounds were too noisy"
+    if any(r["reason"] and "lost the CPU" in r["reason"] for r in missing + missing32):
         why = "the CPU was lost too often"
-    return f"INCOMPLETE: {len(missing)} of {len(rows)} rows without a verdict ({why})"
+    what = " and ".join(([f"{len(missing)} of {len(rows)} rows"] if missing else [])
+                        + ([f"{len(missing32)} of {len(rows32)} vdso32 rows"]
+                           if missing32 else []))
+    return f"INCOMPLETE: {what} without a verdict ({why})"
 
 
 def level(rows):
@@ -181,7 +193,7 @@ def first_line(rv, rows, fleet):
         return fleet_review_text.status(fleet) or (
             f"INCOMPLETE: {len(fleet['failed'])} of {fleet.get('asked', '?')} nodes gave no "
             "review" if fleet["failed"] else None)
-    return incomplete_reason(rows, rv.get("capped"))
+    return incomplete_reason(rows, rv.get("capped"), v32.get("timed"))
 
 
 def render(rv):

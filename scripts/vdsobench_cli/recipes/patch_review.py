@@ -9,7 +9,11 @@ imported (`vdsobench import`, cached) for the length of the recipe. In order:
     variants through verify --arch i386, natively or under qemu-i386
     (review_vdso32_verify.py; not with --no-i386); a patch that breaks only
     it (kbuild's error or verify's failure named) is WRONG, untimed (exit 1);
-    never timed here;
+    timed after the 64-bit rows, natively only (review_vdso32_timed.py: the
+    i386 variants, +image where both trees have one, in paired rounds as
+    the 64-bit rows, the same budget again; a row per clock, its verdict;
+    one without makes the review INCOMPLETE), never under qemu-i386 (no
+    CPU's time there), nor where its verify did not pass on both trees;
   - verify on the patched tree, then the tree: a patch that fails it gets the
     failure and where it tore, no timing (exit 1);
   - the read path's object code before against after (objdump of the two
@@ -40,7 +44,7 @@ from vdsobench_cli.kimport import names, patches as patches_mod, request, store,
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.recipes import (patch_review_arm64, patch_review_rounds as rounds_mod,
                                    patch_series, review_image, review_provenance,
-                                   review_vdso32, review_vdso32_verify)
+                                   review_vdso32, review_vdso32_timed, review_vdso32_verify)
 from vdsobench_cli.recipes.review_parts import (DATA_STRUCTS, code_comparison, judged,
                                                 layout_json, layout_summary, path_changes,
                                                 reader_disassembly, tore, verdict)
@@ -294,6 +298,7 @@ def reviewed(s, source, patches):
             # the walk simulated the rebuilds: the images' counts are made now
             plan = measured(s, rv, before, after, clocks, fleet_args,
                             walk if inline == review_image.REBUILT else None)
+            timed32(s, rv["vdso32"], clocks, fleet_args)
             s.heading("the data page: the tree against the patched tree")
             try:
                 # the lines the measured build's read paths load: the images'
@@ -333,6 +338,16 @@ def vdso32_section(s):
         s.say(line)
     v32["lines"] = review_vdso32.block(v32)
     return v32
+
+
+def timed32(s, v32, clocks, fleet_args):
+    """The vdso32's timed rows (review_vdso32_timed.py), or why not, said
+    under their heading and kept in v32["timed"]; the block's vdso32 lines
+    made again with them."""
+    s.heading("vdso32 time: the tree's and the patched tree's i386 variants")
+    v32["timed"] = review_vdso32_timed.timed(s, v32, clocks, progress, bool(fleet_args))
+    s.block("\n".join(review_vdso32_timed.lines(v32["timed"])))
+    v32["lines"] = review_vdso32.block(v32)
 
 
 def end_sims(before, after, clocks, walk):
@@ -395,7 +410,8 @@ def finish(s, rv, plan):
     broken32 = (rv.get("vdso32") or {}).get("broken")
     ok = not rv.get("torn") and not rv.get("unverified") and not arm64_torn and not stopped \
         and not broken32 \
-        and all(r["complete"] for _, _, r in rv.get("rows", []))
+        and all(r["complete"] for _, _, r in rv.get("rows", [])) \
+        and review_vdso32_timed.complete((rv.get("vdso32") or {}).get("timed"))
     if rv.get("fleet"):
         ok = ok and fleet_complete(rv["fleet"])
     if stopped:

@@ -12,7 +12,10 @@ checked (kimport/vdso32_image.py), and their code compared per function.
                                    "broken" where the patched tree fails it
     lines(v32)                     the review's lines for it
     block(v32)                     the cover letter's: one sentence, or the
-                                   failure and the line on running it
+                                   failure and the line on running it; and
+                                   the timed rows' compact lines where
+                                   patch_review added v32["timed"]
+                                   (review_vdso32_timed.py)
 
 The code: each image's objdump, addresses aside as review_image.py does
 for the 64-bit one. i386 code has no %rip: it finds its data through the
@@ -26,16 +29,17 @@ is not traced: that naming is a reading, a displacement that only looks
 like one could be named too; a field that moved still shows.
 
 This module runs neither image: review_vdso32_verify.py verifies the two
-trees' i386 variants (natively or under qemu-i386), and nothing here times
-them: that needs a kernel that runs 32-bit programs (cli/abi32.py asks
-once; its answer is the "native" line).
+trees' i386 variants (natively or under qemu-i386), and
+review_vdso32_timed.py times them where the kernel runs 32-bit programs
+(cli/abi32.py asks once; its answer is the "native" line) and the 64-bit
+rows are timed; under qemu-i386 there is no CPU's time to take.
 """
 
 import re
 
 from vdsobench_cli.cli import abi32
 from vdsobench_cli.kimport import elf32, kbuild, kbuild_tree, vdso32_image
-from vdsobench_cli.recipes import review_vdso32_verify
+from vdsobench_cli.recipes import review_vdso32_timed, review_vdso32_verify
 from vdsobench_cli.recipes.review_parts import code_comparison, listing
 
 LIMIT = elf32.LIMIT
@@ -155,9 +159,9 @@ def lines(v32):
         out.append(f"vdso32 object code not compared: {v32.get('why_code')}")
     if v32.get("verify") is not None:
         out += review_vdso32_verify.lines(v32["verify"])
-        out.append("vdso32 timed: no (" + ("the review times the 64-bit vDSO"
-                                           if v32["native"] == "runs here" else v32["native"])
-                   + ")")
+        out.append("vdso32 timed: " + ("natively, after the 64-bit rows, where those are "
+                                       "timed" if v32["native"] == "runs here" else
+                                       f"no ({v32['native']}; {review_vdso32_timed.EMULATED})"))
     else:
         out.append(f"vdso32 verify and time: {v32['native']}")
     return out
@@ -175,14 +179,18 @@ def block(v32):
             f"code differs in {len(code)} function{'s' if len(code) != 1 else ''}" if code
             else "code not compared")
     ver = v32.get("verify") or {}
+    timed = v32.get("timed") or {}
     native = v32.get("native_short") or v32["native"]
     if ver.get("ran") and ver.get("why"):
         how = f"not verified (verify --arch i386 gave {ver['why']}) or timed"
     elif ver.get("ran") and ver.get("emulator"):
-        how = f"verified under {ver['emulator'].split()[0]}, not timed: {native}"
+        how = (f"verified under {ver['emulator'].split()[0]}, not timed: {native} "
+               f"({review_vdso32_timed.EMULATED})")
     elif ver.get("ran"):
-        how = "verified natively; not timed (the review times the 64-bit vDSO)"
+        how = "verified natively" + (
+            "" if timed.get("rows") else f"; not timed: {timed['why']}" if timed.get("why")
+            else "; not timed (nothing of the review was)")
     else:
         how = f"not verified or timed: {ver.get('why') or native}"
     return [f"vdso32: built, {'symbols as expected' if chk.get('ok') else 'symbols NOT checked'}"
-            f"; {said}; {how}"]
+            f"; {said}; {how}"] + (review_vdso32_timed.block(timed) if timed.get("rows") else [])
