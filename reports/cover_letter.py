@@ -41,7 +41,7 @@ tested without a machine:
 
 import textwrap
 
-from . import cover_letter_arm64, cover_letter_series, fleet_review_text
+from . import cover_letter_arm64, cover_letter_series, cover_letter_vdso32, fleet_review_text
 from . import review as review_mod
 from vdsobench_cli.core import clocks, stats
 from vdsobench_cli.core.text import printable
@@ -262,6 +262,15 @@ def render(rv):
         lines += wrap(f"Counter read: {change}")
     lines += sim_lines(rv.get("sim") or [], shown)
     lines += v32
+    if not fleet:
+        # the vdso32's time in the room the table, its legend, two lines of
+        # the page and a note leave
+        target = rv.get("target", review_mod.TARGET)
+        rest = 1 + len(table(rows)) + len(detectable(rows)) + len(legend(rows, target)) \
+            + (3 if rv.get("page") else 0) + len(arm64) \
+            + (1 if rv.get("notes") or rv.get("why") else 0)
+        lines += cover_letter_vdso32.lines((rv.get("vdso32") or {}).get("timed"), WIDTH,
+                                           MAX_LINES - len(lines) - rest)
     lines.append("")
     if fleet:
         # the page keeps two lines and its heading, a note one; the cluster's

@@ -12,10 +12,9 @@ checked (kimport/vdso32_image.py), and their code compared per function.
                                    "broken" where the patched tree fails it
     lines(v32)                     the review's lines for it
     block(v32)                     the cover letter's: one sentence, or the
-                                   failure and the line on running it; and
-                                   the timed rows' compact lines where
-                                   patch_review added v32["timed"]
-                                   (review_vdso32_timed.py)
+                                   failure and the line on running it
+                                   (the timed rows' compact lines under it:
+                                   reports/cover_letter_vdso32.py)
 
 The code: each image's objdump, addresses aside as review_image.py does
 for the 64-bit one. i386 code has no %rip: it finds its data through the
@@ -193,4 +192,4 @@ def block(v32):
     else:
         how = f"not verified or timed: {ver.get('why') or native}"
     return [f"vdso32: built, {'symbols as expected' if chk.get('ok') else 'symbols NOT checked'}"
-            f"; {said}; {how}"] + (review_vdso32_timed.block(timed) if timed.get("rows") else [])
+            f"; {said}; {how}"]

@@ -26,26 +26,21 @@ failed on either tree, nor on a cluster (its nodes time the 64-bit vDSO).
       "harness": the i386 harness that timed them,
       "why": None, or why_not()'s line / why it could not be timed}
     lines(t)      the review's lines: every row, as the 64-bit table has it
-    block(t)      the cover letter's: one line, and a line per clock whose
-                  verdict is not "no difference" (at most MOST)
+                  (the block's compact form: reports/cover_letter_vdso32.py)
     complete(t)   False where a row has no verdict (the review INCOMPLETE)
 """
 
 from vdsobench_cli.cli import arch, build, labels, variants as variants_mod
 from vdsobench_cli.cli.errors import Failure, UsageError
-from vdsobench_cli.core import clocks as clocks_mod, stats
+from vdsobench_cli.core import clocks as clocks_mod
 from vdsobench_cli.recipes import patch_review_rounds as rounds_mod
 
-from reports import review
+from reports import cover_letter_vdso32 as letter, review
 
 ARCH = "i386"
 BEFORE, AFTER = "patch-review-before", "patch-review-after"
 IMAGE, REBUILT = "image", "always"
 EMULATED = "under qemu-i386 there is no CPU's time"
-# the block's lines for the clocks whose verdict is not "no difference"
-MOST = 4
-WORDS = {"faster": "faster", "slower": "slower", stats.NO_DIFFERENCE: "no difference",
-         review.INCOMPLETE: "no verdict"}
 
 
 def untimed(why):
@@ -130,44 +125,14 @@ def change(r):
     return f"{review.percent(r['ratio'], review.digits(r))} {review.interval(r)}"
 
 
-def heading(t):
-    """'vdso32 time (i386, natively, hot, +image)'."""
-    modes = ", ".join(sorted({r["mode"] for r in t["rows"]})) or "hot"
-    return f"vdso32 time (i386, {t['how']}, {modes}, +{t['build']})"
-
-
 def lines(t):
     if t.get("why"):
         return [f"vdso32 time: not timed here: {t['why']}"]
-    out = [f"{heading(t)}: {t['rounds']} paired rounds of {t['variants'][0]} "
+    out = [f"{letter.heading(t)}: {t['rounds']} paired rounds of {t['variants'][0]} "
            f"and {t['variants'][1]}"
            + (" (the time budget's limit)" if t.get("capped") else "")]
     for r in t["rows"]:
         out.append(f"  {clocks_mod.label(r['clock'])} {r['mode']}: {_ns(r['before'])} -> "
-                   f"{_ns(r['after'])} ns, {change(r)}, {WORDS.get(r['verdict'], '?')}"
+                   f"{_ns(r['after'])} ns, {change(r)}, {letter.WORDS.get(r['verdict'], '?')}"
                    + (f" ({r['reason']})" if r.get("reason") else ""))
-    return out
-
-
-def counted(rows):
-    """'no difference on 5 clocks, slower on 1, no verdict on 1'."""
-    by = {}
-    for r in rows:
-        word = WORDS.get(r["verdict"], "no verdict")
-        by[word] = by.get(word, 0) + 1
-    return ", ".join(f"{w} on {n} clock{'s' if n != 1 else ''}" for w, n in by.items())
-
-
-def block(t):
-    if t.get("why"):
-        return [f"vdso32 not timed here: {t['why']}"]
-    if not t["rows"]:
-        return [f"{heading(t)}: no rows"]
-    out = [f"{heading(t)}: {counted(t['rows'])}"]
-    odd = [r for r in t["rows"] if r["verdict"] != stats.NO_DIFFERENCE]
-    for r in odd[:MOST]:
-        out.append(f"  {clocks_mod.label(r['clock'])}: {_ns(r['before'])} -> "
-                   f"{_ns(r['after'])} ns, {change(r)} {WORDS.get(r['verdict'], '?')}")
-    if len(odd) > MOST:
-        out.append(f"  and {len(odd) - MOST} more clocks (patch-review.json)")
     return out

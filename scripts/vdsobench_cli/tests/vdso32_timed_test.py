@@ -18,7 +18,7 @@ from vdsobench_cli.core import stats
 from vdsobench_cli.recipes import (patch_review, review_vdso32, review_vdso32_timed as timed_mod,
                                    review_vdso32_verify)
 
-from reports import cover_letter, review
+from reports import cover_letter, cover_letter_vdso32, review
 
 CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse",
           "monotonic_coarse")
@@ -196,26 +196,43 @@ class LinesTest(unittest.TestCase):
     def test_the_block_is_one_line_where_nothing_changed(self):
         t = timed()
         self.assertEqual(["vdso32 time (i386, natively, hot, +image): no difference on 7 "
-                          "clocks"], timed_mod.block(t))
+                          "clocks"], cover_letter_vdso32.lines(t))
         self.assertTrue(timed_mod.complete(t))
+        self.assertEqual([], cover_letter_vdso32.lines(timed_mod.untimed("emulated")))
 
     def test_a_slower_clock_gets_its_line(self):
         t = timed(boottime=1.05)
-        out = timed_mod.block(t)
-        self.assertEqual("vdso32 time (i386, natively, hot, +image): no difference on 6 "
-                         "clocks, slower on 1 clock", out[0])
-        self.assertEqual(2, len(out))
-        self.assertTrue(out[1].startswith("  BOOTTIME: ") and out[1].endswith(" slower"),
-                        out)
-
-    def test_rows_without_a_verdict_are_counted_and_cut(self):
-        t = timed(**{c: None for c in CLOCKS})
-        self.assertFalse(timed_mod.complete(t))
-        out = timed_mod.block(t)
-        self.assertEqual("vdso32 time (i386, natively, hot, +image): no verdict on 7 clocks",
+        out = cover_letter_vdso32.lines(t)
+        self.assertEqual("vdso32 time (i386, natively, hot, +image): 1 slower, 6 same",
                          out[0])
-        self.assertEqual(2 + timed_mod.MOST, len(out))
-        self.assertEqual("  and 3 more clocks (patch-review.json)", out[-1])
+        self.assertEqual(2, len(out))
+        r = t["rows"][3]
+        self.assertEqual(f"  BOOTTIME: {r['before']:.1f} -> {r['after']:.1f} ns, "
+                         f"{review.percent(r['ratio'])} {review.interval(r)} slower", out[1])
+
+    def test_rows_without_a_verdict_are_named_in_one_line(self):
+        t = timed(**{c: None for c in CLOCKS[:5]}, monotonic_coarse=0.9)
+        self.assertFalse(timed_mod.complete(t))
+        out = cover_letter_vdso32.lines(t)
+        # three verdicts: the summary wraps once
+        self.assertEqual("vdso32 time (i386, natively, hot, +image): 1 faster, 5 no "
+                         "verdict, 1 same", joined(out[:2]))
+        self.assertEqual(["  no verdict: REALTIME, MONOTONIC, MONOTONIC_RAW, BOOTTIME, TAI"],
+                         out[3:])
+        self.assertTrue(out[2].startswith("  MONOTONIC_COARSE: ") and
+                        out[2].endswith(" faster"), out)
+
+    def test_what_the_room_cannot_hold_is_counted(self):
+        t = timed(**{c: 1.1 for c in CLOCKS})
+        out = cover_letter_vdso32.lines(t, room=4)
+        self.assertEqual(4, len(out))
+        self.assertEqual("vdso32 time (i386, natively, hot, +image): 7 slower", out[0])
+        self.assertEqual("  and 5 more lines (patch-review.json)", out[-1])
+        # no room for a clock: the summary points on, in its one line
+        self.assertEqual(["vdso32 time (i386, natively, hot, +image): 7 slower "
+                          "(patch-review.json)"], cover_letter_vdso32.lines(t, room=0))
+        self.assertEqual(cover_letter_vdso32.lines(t, room=0),
+                         cover_letter_vdso32.lines(t, room=2))
 
 
 class BlockTest(unittest.TestCase):
@@ -254,9 +271,43 @@ class BlockTest(unittest.TestCase):
 
     def test_every_clock_slower_still_fits(self):
         lines = self.render(timed(**{c: 1.1 for c in CLOCKS}))
-        self.assertIn("  and 3 more clocks (patch-review.json)", lines)
+        self.assertEqual(7, sum(x.startswith("  ") and x.endswith(" slower")
+                                for x in lines), lines)
+        self.assertIn("vdso32 time (i386, natively, hot, +image): 7 slower", lines)
         self.assertIsNone(cover_letter.first_line(
             {"vdso32": {"timed": timed(**{c: 1.1 for c in CLOCKS})}}, [], None))
+
+    def test_the_table_legend_and_page_stay_whole_beside_it(self):
+        """A crowded block (every row without a verdict, code and simulation
+        changed): the vdso32's lines take the room left, the 64-bit table,
+        its legend and the page's first lines stay whole."""
+        t = timed(**{c: None for c in CLOCKS[:5]}, realtime_coarse=1.1, monotonic_coarse=1.1)
+        noisy = [(c, "hot", row(sigma=0.05, n=12, seed=i)) for i, c in enumerate(CLOCKS)]
+        passed = (True, "PASS (exact, edges, concurrency); pvclock, hvclock: PASS (exact, "
+                        "edges, concurrency)")
+        # a live review's lines (Rocket Lake, 2026-12-07), each wrapped once
+        lines = self.render(t, rows=noisy, code=[f"f{i}: 1 of 30 differ" for i in range(4)],
+                            sim=[(c, "pressure", 76, 76, 3, 2) for c in CLOCKS[:3]],
+                            measured="its kbuild's vDSO image (vdso64.so), mapped as the "
+                                     "kernel maps it",
+                            line="the kernel's vDSO line (the tree's kbuild, Debian's config "
+                                 "config.amd64_none_amd64.xz)",
+                            machine={"cpu": "Rocket Lake (Intel Xeon, 6/167/1)",
+                                     "microcode": "0x1", "kernel": "6.18.44-fc-v1300",
+                                     "hypervisor": "KVM", "counter": "rdtscp",
+                                     "cpu_pinned": 1},
+                            verify={"after": passed, "before": passed})
+        text = joined(lines)
+        self.assertIn("(each 99.29%, Bonferroni).", text)
+        self.assertIn("Data page:", lines)
+        self.assertIn("  FIELD0: moved", lines)
+        start = lines.index(next(x for x in lines if x.startswith("clock ")))
+        self.assertEqual([c.upper() for c in CLOCKS],
+                         [x.split()[0] for x in lines[start + 1:start + 8]])
+        # the room the table leaves, not 40, cut it: the summary, in one line
+        self.assertIn("vdso32 time (i386, natively, hot, +image): 2 slower, 5 no verdict",
+                      lines)
+        self.assertIn("  and 8 more lines: patch-review.json", lines)  # the page's own
 
     def test_emulated_is_said_in_the_sentence(self):
         v = v32(verify(emulator="qemu-i386-static 7.2.22"), native_short="no IA32 emulation")
