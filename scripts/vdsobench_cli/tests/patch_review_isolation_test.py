@@ -15,8 +15,11 @@ on x86: each also carries what its patch must show in the block.
   on 32-bit (6.12-long-delta-32bit.patch: the delta an unsigned long, both
   vDSOs build): WRONG from verify --arch i386 (under qemu-i386 here), the
   failure named, the 64-bit code unchanged (the others run with --no-i386:
-  the i386 build and its runs cost CI a minute each). The later ones wait
-  for the first and say so, and the table is empty after
+  the i386 build and its runs cost CI a minute each under qemu-i386). Where
+  the kernel runs 32-bit programs, the field's review runs its i386 verify
+  too, natively, and times the vdso32: a row per quick clock, the i386
+  variants of both trees (any verdict: the structure, never its value).
+  The later ones wait for the first and say so, and the table is empty after
   (review_support.check_review()). The long tier adds the reorder patch
   (object code, simulation and data page unchanged), a third at once.
 - A hostile .git (refs linked to /proc, HEAD `ref: refs/kmsg`: the old
@@ -36,10 +39,10 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from vdsobench_cli.cli import build
+from vdsobench_cli.cli import arch, build
 from vdsobench_cli.kimport import store
 from vdsobench_cli.tests.cross_support import cross_run_missing
-from vdsobench_cli.tests.review_support import check_review
+from vdsobench_cli.tests.review_support import ROWS, check_review
 from vdsobench_cli.tests.support import (KERNEL_TESTDATA, LONG_ENV, NESTED, TEST_BUDGET_S,
                                          TORN_612, ImportsDir, long_tier, tarball)
 
@@ -51,6 +54,16 @@ LONG_DELTA = str(KERNEL_TESTDATA / "6.12-long-delta-32bit.patch")
 # a few minutes on a loaded 2-core machine
 HANG_S = 1800
 WAITED = "patch-review: waiting for patch-review (pid "
+
+
+def native32_missing():
+    """Why this machine cannot time the vdso32 (it runs no 32-bit program
+    natively, or has no i386 build), or None."""
+    why = cross_run_missing("i386")
+    if why:
+        return why
+    runs, why = arch.Target("i386").runs_natively
+    return None if runs else f"the kernel runs no 32-bit program here ({why})"
 
 
 def start(out_dir, *argv):
@@ -102,9 +115,12 @@ class TwoReviewsTest(unittest.TestCase):
         if os.environ.get(LONG_ENV):
             patches["reorder"] = NFC_REORDER
         outs = {k: os.path.join(cls.tmp.name, k) for k in patches}
-        # the i386 verify (a build and qemu-i386 runs) for the 32-bit patch alone
+        # the i386 verify (a build and qemu-i386 runs) for the 32-bit patch;
+        # natively, the field's too, and its vdso32 timed
+        cls.native32 = native32_missing()
+        i386 = {"long_delta"} | (set() if cls.native32 else {"offs_boot"})
         runs = {k: start(outs[k], "--source", "linux-source-6.12", "--patch", patches[k],
-                         *([] if k == "long_delta" else ["--no-i386"]))
+                         *([] if k in i386 else ["--no-i386"]))
                 for k in patches}
         cls.results = {k: (outs[k], *finished(runs[k])) for k in patches}
 
@@ -113,8 +129,9 @@ class TwoReviewsTest(unittest.TestCase):
         cls.tmp.cleanup()
         cls.imports.close()
 
-    def review(self, name):
-        """(cover letter lines, patch-review.json) of a review, its shape checked."""
+    def review(self, name, i386=False):
+        """(cover letter lines, patch-review.json) of a review, its shape checked
+        (i386: its vdso32 verify ran, else --no-i386 left it out)."""
         out_dir, rc, out, err = self.results[name]
         self.assertIn(rc, (0, 1), err[-3000:] + out[-3000:])
         letter, record = outputs(out_dir)
@@ -126,8 +143,13 @@ class TwoReviewsTest(unittest.TestCase):
         self.assertTrue(v32["check"]["after"]["ok"], v32)
         self.assertTrue(any(x.startswith("vdso32: built, symbols as expected; code ")
                             for x in letter), letter)
-        self.assertEqual((False, "left out (--no-i386)"),
-                         (v32["verify"]["ran"], v32["verify"]["why"]), v32)
+        if i386:
+            self.assertEqual((True, None, None, None),
+                             tuple(v32["verify"][k] for k in ("ran", "why", "emulator",
+                                                             "failed")), v32["verify"])
+        else:
+            self.assertEqual((False, "left out (--no-i386)"),
+                             (v32["verify"]["ran"], v32["verify"]["why"]), v32)
         return letter, record
 
     @long_tier("a third review of 6.12 at once, a patch that changes no code")
@@ -151,7 +173,7 @@ class TwoReviewsTest(unittest.TestCase):
         """offs_boot before basetime[]: the field, the struct's growth in bytes
         and lines, and the clocks whose lines changed, in the block; the
         lines from the trees' own layout, not from time."""
-        letter, record = self.review("offs_boot")
+        letter, record = self.review("offs_boot", i386=not self.native32)
         page = "\n".join(record["page"])
         self.assertRegex(page, r"offs_boot: added at 40\.\.47 \(line 0\)")
         self.assertIn("struct vdso_data: 248 -> 256 bytes, 4 -> 4 lines", page)
@@ -166,6 +188,40 @@ class TwoReviewsTest(unittest.TestCase):
         self.assertNotEqual(record["code"], "identical")  # every basetime moved 8 bytes
         self.assertTrue(record["vdso32"]["code"], record["vdso32"])  # in i386's too
         self.assertNotEqual(record["vdso32"]["code"], "identical")
+
+    def test_a_field_added_is_timed_on_32_bit_too(self):
+        """Natively, the field's review times the vdso32 after the 64-bit
+        rows: a row per quick clock, before and after of the two trees' i386
+        variants as 32-bit processes, each with a verdict or why not; the
+        block's compact line says it. Any verdict: a few rounds of live
+        timing."""
+        if self.native32:
+            self.skipTest(f"vdso32 is timed natively only: {self.native32}")
+        _, _, out, err = self.results["offs_boot"]
+        letter, record = self.review("offs_boot", i386=True)
+        t = record["vdso32"]["timed"]
+        self.assertIsNone(t["why"], t)
+        self.assertEqual("natively", t["how"])
+        self.assertIn(t["build"], ("image", "always"))
+        self.assertEqual(ROWS, sorted(r["clock"] for r in t["rows"]))
+        for r in t["rows"]:
+            self.assertEqual("hot", r["mode"])
+            self.assertGreater(r["before"], 0, r)
+            self.assertGreater(r["after"], 0, r)
+        self.assertRegex(" ".join(t["variants"]),
+                         rf"^kernel:patch-review-before\+\w+\+{t['build']} "
+                         rf"kernel:patch-review-after\+\w+\+{t['build']}$")
+        self.assertGreater(t["rounds"], 0)
+        # the rounds ran as i386's: the i386 harness (an ELF32 i386 file),
+        # its rows printed
+        with open(t["harness"], "rb") as f:
+            head = f.read(20)
+        self.assertEqual((b"\x7fELF\x01", 3), (head[:5], int.from_bytes(head[18:20], "little")),
+                         t["harness"])  # ELFCLASS32, EM_386
+        self.assertIn("patch-review: vdso32: timing the i386 variants natively", err)
+        self.assertIn(f"vdso32 time (i386, natively, hot, +{t['build']}): ", out)
+        self.assertTrue(any(x.startswith(f"vdso32 time (i386, natively, hot, +{t['build']}): ")
+                            for x in letter), letter)
 
     def test_a_patch_that_breaks_only_vdso32(self):
         """The 64-bit image builds (the review is measured on kbuild's
