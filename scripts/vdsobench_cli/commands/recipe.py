@@ -156,7 +156,7 @@ def add_parser(sub):
     p.add_argument("--no-i386", dest="i386", action="store_false",
                    help="patch-review: leave out the verify of the two trees' vdso32 (their "
                         "i386 variants, verify --arch i386: natively where the kernel runs "
-                        "32-bit programs, else under qemu-i386)")
+                        "32-bit programs, else under qemu-i386), and so their time")
     g = p.add_argument_group(
         "patch-review on a Slurm cluster",
         "--fleet times the review on every chosen node (exclusive and pinned, as `fleet "

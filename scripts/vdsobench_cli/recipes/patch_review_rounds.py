@@ -34,7 +34,8 @@ def add_budget_argument(p):
     """--budget, for recipe patch-review and review-node alike."""
     p.add_argument("--budget", type=ranged.BUDGET_S, metavar="SECONDS",
                    help=f"patch-review: the seconds its timed rounds may take, pilot "
-                        f"included, builds not (default {BUDGET_S}, with --quick "
+                        f"included, builds not; the vdso32's, timed natively, as many "
+                        f"again (default {BUDGET_S}, with --quick "
                         f"{QUICK_BUDGET_S}; valid: {ranged.BUDGET_S.valid})")
 
 
