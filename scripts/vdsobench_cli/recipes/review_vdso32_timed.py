@@ -33,13 +33,13 @@ failed on either tree, nor on a cluster (its nodes time the 64-bit vDSO).
 from vdsobench_cli.cli import arch, build, labels, variants as variants_mod
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.core import clocks as clocks_mod
-from vdsobench_cli.recipes import patch_review_rounds as rounds_mod
+from vdsobench_cli.recipes import patch_review_rounds as rounds_mod, review_image
 
 from reports import cover_letter_vdso32 as letter, review
 
 ARCH = "i386"
 BEFORE, AFTER = "patch-review-before", "patch-review-after"
-IMAGE, REBUILT = "image", "always"
+IMAGE, REBUILT = review_image.IMAGE, review_image.REBUILT
 EMULATED = "under qemu-i386 there is no CPU's time"
 
 
@@ -53,7 +53,7 @@ def why_not(v32, fleet=False, target=None):
     t = target or arch.Target(ARCH)
     runs, why = t.runs_natively
     if not runs:
-        return f"the kernel runs no 32-bit program ({why.split(' (')[0]}); {EMULATED}"
+        return f"{why.split(' (')[0]}; {EMULATED}"
     ver = (v32 or {}).get("verify")
     if (v32 or {}).get("broken"):
         return "the patched tree's vdso32 does not build, check or verify"
