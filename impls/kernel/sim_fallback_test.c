@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The simulated kernel's fallbacks enter the real kernel as the vDSO's do:
- * an inline syscall on x86-64, and on i386 a call to __kernel_vsyscall
- * (AT_SYSINFO) where the process has one, as vdso32's fallbacks call it.
+ * an inline syscall on x86-64 and arm64, and on i386 a call to
+ * __kernel_vsyscall (AT_SYSINFO) where the process has one, as vdso32's
+ * fallbacks call it.
  * A seccomp filter traps the fallback's clock_gettime, and SIGSYS says
  * where the system call was made: in this program's text, or in the vDSO.
- * Under qemu-i386 (no vDSO, no seccomp of the guest's calls) it skips.
+ * Under qemu-user (no vDSO on i386, no seccomp of the guest's calls) it skips.
  */
 #define _GNU_SOURCE /* REG_EAX, REG_RAX */
 #include <errno.h>
@@ -28,11 +29,15 @@
 
 #if defined(__i386__)
 #define ARCH AUDIT_ARCH_I386
-#define REG_RET REG_EAX
+#define SET_RET(uc) ((uc)->uc_mcontext.gregs[REG_EAX] = 0)
 #define IS_I386 1
 #elif defined(__x86_64__)
 #define ARCH AUDIT_ARCH_X86_64
-#define REG_RET REG_RAX
+#define SET_RET(uc) ((uc)->uc_mcontext.gregs[REG_RAX] = 0)
+#define IS_I386 0
+#elif defined(__aarch64__)
+#define ARCH AUDIT_ARCH_AARCH64
+#define SET_RET(uc) ((uc)->uc_mcontext.regs[0] = 0)
 #define IS_I386 0
 #endif
 
@@ -48,24 +53,29 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 	(void)sig;
 	call_addr = (uintptr_t)si->si_call_addr;
 	trapped_nr = si->si_syscall;
-	uc->uc_mcontext.gregs[REG_RET] = 0; /* the call "succeeded" */
+	SET_RET(uc); /* the call "succeeded" */
 }
 
 /* clock_gettime(CLOCK_PROCESS_CPUTIME_ID, ...) of this ABI, trapped */
 static int trap_cputime(void)
 {
 	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, arch)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 0, 4),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clock_gettime, 0, 2),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CLOCK_PROCESS_CPUTIME_ID, 1, 0),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CLOCK_PROCESS_CPUTIME_ID, 1,
+			 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
 	};
-	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
-	struct sigaction sa = { .sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO };
+	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+	struct sigaction sa = {.sa_sigaction = on_sigsys,
+			       .sa_flags = SA_SIGINFO};
 
 	if (sigaction(SIGSYS, &sa, NULL))
 		return -1;
@@ -86,7 +96,8 @@ static int vdso_bounds(uintptr_t *lo, uintptr_t *hi)
 	while (!found && fgets(line, sizeof(line), f)) {
 		unsigned long a, b;
 
-		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &a, &b) == 2) {
+		if (strstr(line, "[vdso]") &&
+		    sscanf(line, "%lx-%lx", &a, &b) == 2) {
 			*lo = a;
 			*hi = b;
 			found = 1;
@@ -98,31 +109,39 @@ static int vdso_bounds(uintptr_t *lo, uintptr_t *hi)
 
 int main(void)
 {
-	uintptr_t text_lo = (uintptr_t)__executable_start, text_hi = (uintptr_t)etext;
+	uintptr_t text_lo = (uintptr_t)__executable_start,
+		  text_hi = (uintptr_t)etext;
 	uintptr_t vdso_lo = 0, vdso_hi = 0;
 	struct timespec ts;
 	long ret;
 
 #if defined(__i386__)
 	if (!getauxval(AT_SYSINFO)) {
-		tap_ok(true, "# SKIP no AT_SYSINFO (qemu-i386 maps no vDSO): the "
-		       "fallback is int $0x80, and seccomp sees the emulator's calls");
+		tap_ok(true,
+		       "# SKIP no AT_SYSINFO (qemu-i386 maps no vDSO): the "
+		       "fallback is int $0x80, and seccomp sees the emulator's "
+		       "calls");
 		return tap_done();
 	}
 #endif
 	if (trap_cputime()) {
-		tap_ok(true, "# SKIP no seccomp filter here: %s", strerror(errno));
+		tap_ok(true, "# SKIP no seccomp filter here: %s",
+		       strerror(errno));
 		return tap_done();
 	}
 	ret = sim_sys_clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts, 0, false);
 	tap_ok(ret == 0 && trapped_nr == SYS_clock_gettime,
-	       "the fallback's clock_gettime (%d) was trapped, ret %ld", trapped_nr, ret);
+	       "the fallback's clock_gettime (%d) was trapped, ret %ld",
+	       trapped_nr, ret);
 #if defined(__i386__)
-	tap_ok(vdso_bounds(&vdso_lo, &vdso_hi), "this process has a [vdso] mapping");
+	tap_ok(vdso_bounds(&vdso_lo, &vdso_hi),
+	       "this process has a [vdso] mapping");
 	tap_ok(call_addr >= vdso_lo && call_addr < vdso_hi,
-	       "the fallback entered the kernel from the vDSO's __kernel_vsyscall "
+	       "the fallback entered the kernel from the vDSO's "
+	       "__kernel_vsyscall "
 	       "(0x%lx in [0x%lx, 0x%lx)), not by an int $0x80 of its own",
-	       (unsigned long)call_addr, (unsigned long)vdso_lo, (unsigned long)vdso_hi);
+	       (unsigned long)call_addr, (unsigned long)vdso_lo,
+	       (unsigned long)vdso_hi);
 #else
 	(void)vdso_bounds;
 	(void)vdso_lo;
