@@ -44,6 +44,7 @@ extern "C" {
 #include "bench/pin.h"
 #include "bench/subjects.h"
 #include "bench/vdso_agree.h"
+#include "bench/vdso_entries.h"
 #include "bench/vdso_sym.h"
 #include "counters/perf_counters.h"
 #include "impls/kernel/sim_kernel.h"
@@ -352,15 +353,16 @@ std::vector<std::string> split(const char *list)
 }
 
 #if BENCH_HAS_GETTIME64
-// a 32-bit vDSO's __vdso_clock_gettime64 (sys/vdso_gettime64), or why not
-std::string find_gettime64(const struct vdso_image *img)
+// a 32-bit vDSO's clock_gettime64 (sys/vdso_gettime64), or why not
+std::string find_gettime64(const struct vdso_image *img,
+			   const struct vdso_entries *e)
 {
 	bench_vdso_clock_gettime64 =
 		(int (*)(clockid_t, struct __kernel_timespec *))vdso_image_sym(
-			img, "__vdso_clock_gettime64", "LINUX_2.6");
+			img, e->clock_gettime64, e->version);
 	if (!bench_vdso_clock_gettime64)
-		return "the vDSO has no __vdso_clock_gettime64 (LINUX_2.6): "
-		       "a kernel before 5.3";
+		return std::string("the vDSO has no ") + e->clock_gettime64 +
+		       " (" + e->version + "): a kernel before 5.3";
 	return "";
 }
 #endif
@@ -380,49 +382,71 @@ std::string check_entry(harness_context &ctx, const char *entry,
 	       " syscall: " + why;
 }
 
-// sys/vdso: the kernel's own entry points, or why there are none
+// this vDSO's entry e names (e->time NULL: none), recorded as looked up
+void *find_entry(harness_context &ctx, const struct vdso_image *img,
+		 const struct vdso_entries *e, const char *name)
+{
+	void *p;
+
+	if (!name)
+		return nullptr;
+	p = vdso_image_sym(img, name, e->version);
+	ctx.vdso_symbols.push_back({name, p != nullptr});
+	return p;
+}
+
+// sys/vdso: the kernel's own entry points (vdso_entries.h), or why not
 std::string find_system_vdso(harness_context &ctx)
 {
+	const struct vdso_entries *e = vdso_entries_own();
 	struct vdso_image *img;
 
+	if (!e) {
+		ctx.vdso_gettime64_reason =
+			"vdso_entries.h names no entries for this architecture";
+		return ctx.vdso_gettime64_reason;
+	}
 	if (vdso_image_open(&img)) {
 		ctx.vdso_gettime64_reason = vdso_image_error();
 		return vdso_image_error();
 	}
 	bench_vdso_clock_gettime =
-		(int (*)(clockid_t, struct timespec *))vdso_image_sym(
-			img, "__vdso_clock_gettime", "LINUX_2.6");
+		(int (*)(clockid_t, struct timespec *))find_entry(
+			ctx, img, e, e->clock_gettime);
 	bench_vdso_clock_getres =
-		(int (*)(clockid_t, struct timespec *))vdso_image_sym(
-			img, "__vdso_clock_getres", "LINUX_2.6");
+		(int (*)(clockid_t, struct timespec *))find_entry(
+			ctx, img, e, e->clock_getres);
 	bench_vdso_gettimeofday =
-		(int (*)(struct timeval *, struct timezone *))vdso_image_sym(
-			img, "__vdso_gettimeofday", "LINUX_2.6");
-	bench_vdso_time = (time_t(*)(time_t *))vdso_image_sym(
-		img, "__vdso_time", "LINUX_2.6");
-	ctx.vdso_symbols = {
-		{"__vdso_clock_gettime", bench_vdso_clock_gettime != nullptr},
-		{"__vdso_clock_getres", bench_vdso_clock_getres != nullptr},
-		{"__vdso_gettimeofday", bench_vdso_gettimeofday != nullptr},
-		{"__vdso_time", bench_vdso_time != nullptr},
-	};
+		(int (*)(struct timeval *, struct timezone *))find_entry(
+			ctx, img, e, e->gettimeofday);
+	bench_vdso_time = (time_t(*)(time_t *))find_entry(ctx, img, e, e->time);
+	// no time entry (arm64): glibc's time() is its coarse clock_gettime
+	if (!e->time && bench_vdso_clock_gettime) {
+		bench_vdso_time = bench_vdso_time_coarse;
+		ctx.vdso_time = std::string(e->clock_gettime) +
+				"(CLOCK_REALTIME_COARSE): the vDSO has no time "
+				"entry, and glibc's time() is that";
+	} else if (bench_vdso_time) {
+		ctx.vdso_time = e->time;
+	}
 #if BENCH_HAS_GETTIME64
-	ctx.vdso_gettime64_reason = find_gettime64(img);
+	ctx.vdso_gettime64_reason = find_gettime64(img, e);
 	ctx.vdso_symbols.push_back(
-		{"__vdso_clock_gettime64", bench_vdso_clock_gettime64 != nullptr});
+		{e->clock_gettime64, bench_vdso_clock_gettime64 != nullptr});
 	if (bench_vdso_clock_gettime64)
 		ctx.vdso_gettime64_reason = check_entry(
-			ctx, "__vdso_clock_gettime64", "clock_gettime64",
+			ctx, e->clock_gettime64, "clock_gettime64",
 			agree_vdso_gettime64, agree_syscall_gettime64);
 #endif
 	vdso_image_close(img);
 	// the image stays mapped: the pointers stay valid after close
 	if (!bench_vdso_clock_gettime || !bench_vdso_clock_getres ||
 	    !bench_vdso_gettimeofday || !bench_vdso_time)
-		return "the vDSO lacks one of __vdso_clock_gettime, "
-		       "__vdso_clock_getres, __vdso_gettimeofday, __vdso_time "
-		       "(LINUX_2.6)";
-	return check_entry(ctx, "__vdso_clock_gettime", "clock_gettime",
+		return std::string("the vDSO lacks one of ") +
+		       e->clock_gettime + ", " + e->clock_getres + ", " +
+		       e->gettimeofday + (e->time ? ", " : "") +
+		       (e->time ? e->time : "") + " (" + e->version + ")";
+	return check_entry(ctx, e->clock_gettime, "clock_gettime",
 			   agree_vdso_gettime, agree_syscall_gettime);
 }
 

@@ -46,6 +46,9 @@ struct harness_context {
 	// empty: sys/vdso_gettime64 is (BENCH_HAS_GETTIME64 builds only)
 	std::string vdso_gettime64_reason;
 	std::vector<std::pair<std::string, bool>> vdso_symbols;
+	// what sys/vdso's time calls: its time entry, or (arm64, none) the
+	// coarse clock_gettime as glibc's time() does; empty: not found
+	std::string vdso_time;
 	// each entry found, against its syscall (bench/vdso_agree.h): how
 	std::vector<std::pair<std::string, std::string>> vdso_checked;
 	std::vector<std::string> skipped; // "sys/vdso: reason"

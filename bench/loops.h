@@ -277,6 +277,11 @@ extern int (*bench_vdso_clock_getres)(clockid_t, struct timespec *);
 extern int (*bench_vdso_gettimeofday)(struct timeval *, struct timezone *);
 extern time_t (*bench_vdso_time)(time_t *);
 /*
+ * sys/vdso's time where the vDSO has none (arm64): glibc's time() there,
+ * bench_vdso_clock_gettime(CLOCK_REALTIME_COARSE)
+ */
+time_t bench_vdso_time_coarse(time_t *t);
+/*
  * A 32-bit vDSO's __vdso_clock_gettime64 (struct __kernel_timespec, 64-bit
  * tv_sec: what a y2038-safe libc calls), sys/vdso_gettime64's; NULL: none
  */

@@ -153,6 +153,7 @@ json vdso_record(const harness_context &ctx)
 		{"available", ctx.vdso_reason.empty()},
 		{"reason", json_or_null(ctx.vdso_reason)},
 		{"symbols", symbols},
+		{"time", json_or_null(ctx.vdso_time)},
 		{"checked", checked},
 	};
 }

@@ -110,7 +110,8 @@ void test_context()
 			   "(--events none)\",\"mode\":null,\"mode_reason\":"
 			   "null,\"requested\":[],\"events\":[],\"dropped\":[]"
 			   "},\"vdso\":{\"available\":true,\"reason\":null,"
-			   "\"symbols\":{\"__vdso_time\":true},\"checked\":{"
+			   "\"symbols\":{\"__vdso_time\":true},\"time\":"
+			   "\"__vdso_time\",\"checked\":{"
 			   "\"__vdso_clock_gettime\":\"agrees\"}},\"skipped\":["
 			   "\"sys/vdso: gone\"],\"planned\":0,\"cpu_lock\":{"
 			   "\"policy\":\"wait\",\"dir\":\"/run/lock/x\","
@@ -139,6 +140,7 @@ void test_context()
 	ctx.tsc_hz = 2400000000ULL;
 	ctx.counters_reason = "not requested (--events none)";
 	ctx.vdso_symbols = {{"__vdso_time", true}};
+	ctx.vdso_time = "__vdso_time";
 	ctx.vdso_checked = {{"__vdso_clock_gettime", "agrees"}};
 	ctx.skipped = {"sys/vdso: gone"};
 	ctx.cpu_lock_policy = "wait";

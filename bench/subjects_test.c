@@ -348,6 +348,35 @@ static void test_errors(void)
 	       "only the vDSO's subjects return -errno");
 }
 
+/* what the stand-in for arm64's __kernel_clock_gettime was called with */
+static clockid_t standin_gettime_clk = -1;
+
+static int standin_gettime(clockid_t clk, struct timespec *ts)
+{
+	standin_gettime_clk = clk;
+	ts->tv_sec = 1234567890;
+	ts->tv_nsec = 999999999;
+	return clk == CLOCK_REALTIME_COARSE ? 0 : -1;
+}
+
+/*
+ * sys/vdso's time where the vDSO has none (arm64): the vDSO's
+ * clock_gettime(CLOCK_REALTIME_COARSE), its seconds, as glibc's time()
+ */
+static void test_time_coarse(void)
+{
+	time_t t = 0, r;
+
+	bench_vdso_clock_gettime = standin_gettime;
+	r = bench_vdso_time_coarse(&t);
+	tap_ok(standin_gettime_clk == CLOCK_REALTIME_COARSE &&
+		       r == 1234567890 && t == r &&
+		       bench_vdso_time_coarse(NULL) == r,
+	       "time without a vDSO time entry: clock_gettime(%d) gives %lld",
+	       (int)standin_gettime_clk, (long long)r);
+	bench_vdso_clock_gettime = NULL;
+}
+
 int main(void)
 {
 	test_subjects();
@@ -356,5 +385,6 @@ int main(void)
 	test_selection();
 	test_applies();
 	test_default_counter();
+	test_time_coarse();
 	return tap_done();
 }
