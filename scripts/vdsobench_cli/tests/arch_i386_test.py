@@ -176,7 +176,7 @@ class LiveVerifyTest(unittest.TestCase):
 # the actions of these
 C_SUITES = [*(f"//bench:{t}_test" for t in ("cold", "cpu_lock", "footprint", "lost_cpu", "pin",
                                             "records", "subjects", "sys_snapshot",
-                                            "vdso_agree", "vdso_sym")),
+                                            "vdso_agree", "vdso_entries", "vdso_sym")),
             "//counters:perf_counters_none_test", "//impls:sim_fallback_test"]
 
 
