@@ -345,7 +345,8 @@ def timed32(s, v32, clocks, fleet_args):
     under their heading and kept in v32["timed"]; the block's vdso32 lines
     made again with them."""
     s.heading("vdso32 time: the tree's and the patched tree's i386 variants")
-    v32["timed"] = review_vdso32_timed.timed(s, v32, clocks, progress, bool(fleet_args))
+    v32["timed"] = review_vdso32_timed.timed(s, v32, (BEFORE, AFTER), clocks, progress,
+                                             bool(fleet_args))
     s.block("\n".join(review_vdso32_timed.lines(v32["timed"])))
     v32["lines"] = review_vdso32.block(v32)
 

@@ -19,7 +19,7 @@ vdso32 verify did not run, was left out (--no-i386), gave no verdict or
 failed on either tree, nor on a cluster (its nodes time the 64-bit vDSO).
 
     why_not(v32, fleet=False)  None, or the one line why it is not timed
-    timed(s, v32, clocks, progress, fleet=False)  {
+    timed(s, v32, names, clocks, progress, fleet=False)  {
       "rows": [{"clock", "mode", **review row}], "rounds": the plan's,
       "build": "image" or "always", "variants": [before, after],
       "how": "natively", "capped": whether the budget cut the rounds,
@@ -38,7 +38,6 @@ from vdsobench_cli.recipes import patch_review_rounds as rounds_mod, review_imag
 from reports import cover_letter_vdso32 as letter, review
 
 ARCH = "i386"
-BEFORE, AFTER = "patch-review-before", "patch-review-after"
 IMAGE, REBUILT = review_image.IMAGE, review_image.REBUILT
 EMULATED = "under qemu-i386 there is no CPU's time"
 
@@ -75,17 +74,17 @@ def why_not(v32, fleet=False, target=None):
     return None
 
 
-def variants(counter, listed):
-    """(INLINE, [before, after]) of the i386 variants both trees have, or
-    (None, why)."""
+def variants(names, counter, listed):
+    """(INLINE, [before, after]) of the i386 variants both trees (names: the
+    two imports) have, or (None, why)."""
     for inline in (IMAGE, REBUILT):
-        pair = [f"kernel:{n}+{counter}+{inline}" for n in (BEFORE, AFTER)]
+        pair = [f"kernel:{n}+{counter}+{inline}" for n in names]
         if all(v in listed for v in pair):
             return inline, pair
     return None, f"the two trees have no i386 {counter} variants to time"
 
 
-def timed(s, v32, clocks, progress, fleet=False):
+def timed(s, v32, names, clocks, progress, fleet=False):
     why = why_not(v32, fleet)
     if why:
         progress(f"vdso32: not timed: {why}")
@@ -96,7 +95,7 @@ def timed(s, v32, clocks, progress, fleet=False):
             listed = {v["name"] for v in variants_mod.load()}
         except (Failure, UsageError) as e:
             return untimed(f"the i386 build failed: {e}")
-        inline, pair = variants(counter, listed)
+        inline, pair = variants(names, counter, listed)
         if inline is None:
             return untimed(pair)
         progress(f"vdso32: timing the i386 variants natively (+{inline})")

@@ -22,6 +22,7 @@ from reports import cover_letter, cover_letter_vdso32, review
 
 CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse",
           "monotonic_coarse")
+NAMES = (patch_review.BEFORE, patch_review.AFTER)
 PASS = {"status": "PASS", "checks": [{"name": n, "skipped": False, "ok": True}
                                      for n in ("exact", "edges", "concurrency")]}
 FAIL = {"status": "FAIL", "first_failure": "exact: realtime: got 1, want 2",
@@ -114,7 +115,7 @@ class WhyNotTest(unittest.TestCase):
     def test_nothing_is_measured_where_it_is_not_timed(self):
         with mock.patch.object(timed_mod.rounds_mod, "timed_rounds") as rounds, \
                 mock.patch.object(timed_mod.arch, "Target", return_value=ON):
-            t = timed_mod.timed(None, v32(verify(after=FAIL)), CLOCKS, lambda _: None)
+            t = timed_mod.timed(None, v32(verify(after=FAIL)), NAMES, CLOCKS, lambda _: None)
         rounds.assert_not_called()
         self.assertEqual(([], "the patched tree fails verify --arch i386"),
                          (t["rows"], t["why"]))
@@ -146,7 +147,7 @@ class WiringTest(unittest.TestCase):
             with arch.using("i386"):
                 counter = arch.timed_counter()
             host = arch.current().name
-            t = timed_mod.timed(None, v32(), CLOCKS, lambda _: None)
+            t = timed_mod.timed(None, v32(), NAMES, CLOCKS, lambda _: None)
             self.assertEqual(host, arch.current().name)  # put back
         return t, fake.asked, counter
 
