@@ -47,12 +47,13 @@ SLOW = {
     "patch_review_arm64_test.py": 65,   # 6.12 and patches for arm64, verify under qemu
     "fleet_local_test.py": 100,         # a real Slurm brought up, jobs (its review: LONG)
     # 3 reviews of 6.12 at once (a field added, vdso32 broken, vdso32 wrong:
-    # two of them verify both trees' i386 variants under qemu-i386), a
-    # hostile .git's torn one; 150 s here with the caches warm (2026-12-07); with the
-    # reorder's too (LONG), 435 s in CI's clean clone (ci21, before the third).
-    # Where the kernel runs 32-bit programs the field's review also verifies
-    # and times the vdso32 natively: 58 s against 50 s without (warm caches,
-    # Rocket Lake KVM guest, 2 cores, 2026-12-07); 335 s from a new checkout
+    # the last verifies both trees' i386 variants, natively or under
+    # qemu-i386), a hostile .git's torn one; 150 s here with the caches warm
+    # (2026-12-07); with the reorder's too (LONG), 435 s in CI's clean clone
+    # (ci21, before the third). Where the kernel runs 32-bit programs the
+    # field's review also verifies and times the vdso32 natively: 58 s against
+    # 50 s without (warm caches, Rocket Lake KVM guest, 2 cores, 2026-12-07);
+    # 190 s in a clean clone's whole suite (ci30)
     "patch_review_isolation_test.py": 400,
     # a series that does not build, one that tears, a --range and its patch
     # files (two --quick timings): 1090 s on 2 busy cores; and on 7.3 the
