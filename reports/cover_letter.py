@@ -69,10 +69,6 @@ def clock_label(clock):
     return clocks.label(clock)
 
 
-def _ns(x):
-    return "-" if x is None else f"{x:.1f}"
-
-
 def _interval(r):
     return review_mod.interval(r)
 
@@ -81,10 +77,9 @@ def table(rows):
     head = f"{'clock':<17}{'mode':<9}{'before':>7}{'after':>7}{'change':>8}  {'CI %':<14}"
     out = [head + "verdict"]
     for clock, mode, r in rows:
-        change = "-" if r["ratio"] is None else review_mod.percent(r["ratio"],
-                                                                   review_mod.digits(r))
-        out.append(f"{clock_label(clock):<17}{mode:<9}{_ns(r['before']):>7}{_ns(r['after']):>7}"
-                   f"{change:>8}  {_interval(r):<14}{VERDICT_WORDS.get(r['verdict'], '?')}")
+        out.append(f"{clock_label(clock):<17}{mode:<9}{review_mod.ns(r['before']):>7}"
+                   f"{review_mod.ns(r['after']):>7}{review_mod.change(r):>8}  {_interval(r):<14}"
+                   f"{VERDICT_WORDS.get(r['verdict'], '?')}")
     return out
 
 

@@ -29,10 +29,6 @@ def _wrap(text, width, indent=""):
                          subsequent_indent=indent + "  ", break_on_hyphens=False) or [""]
 
 
-def _ns(x):
-    return "-" if x is None else f"{x:.1f}"
-
-
 def heading(t):
     """'vdso32 time (i386, natively, hot, +image)'."""
     modes = ", ".join(sorted({r["mode"] for r in t["rows"]})) or "hot"
@@ -55,9 +51,9 @@ def counted(rows):
 
 
 def row_line(r):
-    change = "-" if r["ratio"] is None else review_mod.percent(r["ratio"], review_mod.digits(r))
-    return (f"  {clocks.label(r['clock'])}: {_ns(r['before'])} -> {_ns(r['after'])} ns, "
-            f"{change} {review_mod.interval(r)} {WORDS.get(r['verdict'], '?')}")
+    return (f"  {clocks.label(r['clock'])}: {review_mod.ns(r['before'])} -> "
+            f"{review_mod.ns(r['after'])} ns, {review_mod.change(r)} {review_mod.interval(r)} "
+            f"{WORDS.get(r['verdict'], '?')}")
 
 
 def lines(t, width=72, room=40):

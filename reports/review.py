@@ -129,6 +129,16 @@ def percent(ratio, digits=1):
     return f"{(ratio - 1) * 100:+.{digits}f}%"
 
 
+def ns(x):
+    """A row's ns/call as the block shows it: one decimal, '-' without one."""
+    return "-" if x is None else f"{x:.1f}"
+
+
+def change(r):
+    """A row's change with digits(r) decimals, '-' without a ratio."""
+    return "-" if r["ratio"] is None else percent(r["ratio"], digits(r))
+
+
 def digits(r):
     """Decimals a row's change and interval are shown with: 1, or 2 where the
     interval lies within +-0.1% (so that a significant change of +0.03% is

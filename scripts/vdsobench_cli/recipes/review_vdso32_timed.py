@@ -114,14 +114,9 @@ def complete(t):
     return all(r["complete"] for r in (t or {}).get("rows") or [])
 
 
-def _ns(x):
-    return "-" if x is None else f"{x:.1f}"
-
-
 def change(r):
-    if r["ratio"] is None:
-        return "-"
-    return f"{review.percent(r['ratio'], review.digits(r))} {review.interval(r)}"
+    """The change and its interval, '-' without a ratio."""
+    return "-" if r["ratio"] is None else f"{review.change(r)} {review.interval(r)}"
 
 
 def lines(t):
@@ -131,7 +126,8 @@ def lines(t):
            f"and {t['variants'][1]}"
            + (" (the time budget's limit)" if t.get("capped") else "")]
     for r in t["rows"]:
-        out.append(f"  {clocks_mod.label(r['clock'])} {r['mode']}: {_ns(r['before'])} -> "
-                   f"{_ns(r['after'])} ns, {change(r)}, {letter.WORDS.get(r['verdict'], '?')}"
+        out.append(f"  {clocks_mod.label(r['clock'])} {r['mode']}: {review.ns(r['before'])} "
+                   f"-> {review.ns(r['after'])} ns, {change(r)}, "
+                   f"{letter.WORDS.get(r['verdict'], '?')}"
                    + (f" ({r['reason']})" if r.get("reason") else ""))
     return out
