@@ -11,7 +11,9 @@ its interleaved rounds (--rounds) and each round's batch becomes one
 repetition of its benchmark, the shape run_table and the results readers
 know: real_time is the batch's ns per call. A batch that lost its CPU
 after every retry ("disturbed") is left out, as the rounds' statistics
-leave it out; a batch that failed is the benchmark's error.
+leave it out; a batch that failed is the benchmark's error, and so is a
+benchmark whose every batch was left out (LOST), so that a busy machine
+never makes a row vanish from the results.
 
     record(harness, arch_name)   {"name", "bits", "left_out": [{"what", "why"}]}
     rounds_results(lines)        (harness context, benchmarks, left out)
@@ -21,6 +23,7 @@ from vdsobench_cli.cli.errors import Failure
 from vdsobench_cli.measure import rounds
 
 BITS = {"x86_64": 64, "arm64": 64, "i386": 32, "arm": 32}
+LOST = "lost its CPU in every round, after every retry: not timed (other work ran on its CPU)"
 
 
 def record(harness, arch_name):
@@ -53,7 +56,7 @@ def _benchmark(rec):
 def rounds_results(lines):
     """(the harness's context, benchmarks, how many batches lost their CPU and
     were left out) from the harness's --rounds output."""
-    context, benchmarks, lost = None, [], 0
+    context, benchmarks, lost, left = None, [], 0, {}
     for n, rec in rounds.records(lines):
         if not isinstance(rec, dict):
             raise Failure(f"the harness's rounds output, line {n}: not an object")
@@ -62,8 +65,12 @@ def rounds_results(lines):
         elif "round" in rec and "benchmark" in rec:
             if rec.get("disturbed") is True:
                 lost += 1
+                left.setdefault(str(rec["benchmark"]), None)
                 continue
             benchmarks.append(_benchmark(rec))
     if not isinstance(context, dict):
         raise Failure("the harness's rounds output has no context line")
+    kept = {b["name"] for b in benchmarks}
+    benchmarks += [_benchmark({"benchmark": name, "error": LOST})
+                   for name in left if name not in kept]
     return context, benchmarks, lost
