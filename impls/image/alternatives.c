@@ -4,11 +4,11 @@
  * rules and the counter's patch, as v6.12's arch/x86/kernel/alternative.c
  * apply_alternatives() and optimize_nops() leave the rdtsc_ordered() slots
  * (arch/x86/include/asm/msr.h: ALTERNATIVE_2 of rdtsc, "lfence; rdtsc"
- * for X86_FEATURE_LFENCE_RDTSC, rdtscp for X86_FEATURE_RDTSCP), and v7.x's
- * vdso32 system calls (sysfast32.c). The slots are told by their bytes, so
- * the feature numbers, which moved (114 in v6.1, 642 in v6.12), need not
- * be known. Other sites (vgetcpu's RDPID) keep their original, as on a CPU
- * without the feature.
+ * for X86_FEATURE_LFENCE_RDTSC, rdtscp for X86_FEATURE_RDTSCP), v7.x's
+ * vdso32 system calls (sysfast32.c) and vdso32's gate (gate32.c). The
+ * slots are told by their bytes, so the feature numbers, which moved (114
+ * in v6.1, 642 in v6.12), need not be known. Other sites (vgetcpu's RDPID)
+ * keep their original, as on a CPU without the feature.
  *
  * Everything is read from the file and only the slots and the system call
  * sites are written, so what the check counts is what the patch does,
@@ -43,7 +43,7 @@ static const uint8_t nops[9][8] = {
 };
 
 /* alternative.c add_nop(): the longest nops first */
-static void add_nops(uint8_t *p, unsigned int n)
+void vdso_image_add_nops(uint8_t *p, unsigned int n)
 {
 	while (n) {
 		unsigned int k = n > 8 ? 8 : n;
@@ -124,6 +124,9 @@ void vdso_image_alt(const struct vdso_image_info *info, int k, struct vdso_image
 		a->kind = VDSO_IMAGE_ALT_SYSCALL;
 		return;
 	}
+	a->kind = vdso_image_gate_kind(info, a);
+	if (a->kind != VDSO_IMAGE_ALT_OTHER)
+		return;
 	if (!starts(orig, a->instrlen, op_rdtsc, sizeof(op_rdtsc)))
 		return;
 	/* a slot is at least its replacement long: an lfence one has room for a call */
@@ -147,6 +150,9 @@ static int kinds(struct vdso_image_info *info, char *why, size_t n)
 				    (unsigned long long)a.instr);
 		if (a.kind == VDSO_IMAGE_ALT_SYSCALL && vdso_image_check_syscall(info, &a, why, n))
 			return -1;
+		if (a.kind >= VDSO_IMAGE_ALT_GATE_SKIP && vdso_image_check_gate(info, &a, why, n))
+			return -1;
+		info->gate_sites += a.kind >= VDSO_IMAGE_ALT_GATE_SKIP;
 		info->syscall_sites += a.kind == VDSO_IMAGE_ALT_SYSCALL;
 		info->lfence_slots += a.kind == VDSO_IMAGE_ALT_LFENCE_RDTSC;
 		info->rdtscp_slots += a.kind == VDSO_IMAGE_ALT_RDTSCP;
@@ -233,6 +239,6 @@ void vdso_image_patch(const struct vdso_image_info *info, uint8_t *img,
 			done = a.replacementlen;
 			memcpy(p, info->elf + a.repl, done);
 		}
-		add_nops(p + done, a.instrlen - done);
+		vdso_image_add_nops(p + done, a.instrlen - done);
 	}
 }

@@ -59,7 +59,22 @@ enum vdso_image_alt_kind {
 	VDSO_IMAGE_ALT_RDTSCP,	     /* rdtsc -> rdtscp */
 	/* v7.x's vdso32: ds;ds;ds;int $0x80 -> call __kernel_vsyscall (sysfast32.c) */
 	VDSO_IMAGE_ALT_SYSCALL,
+	/* vdso32's __kernel_vsyscall (gate32.c), last: */
+	VDSO_IMAGE_ALT_GATE_SKIP,     /* v7.x: int $0x80; ret -> nothing */
+	VDSO_IMAGE_ALT_GATE_SYSENTER, /* -> movl %esp, %ebp; sysenter */
+	VDSO_IMAGE_ALT_GATE_SYSCALL,  /* -> movl %ecx, %ebp; syscall */
 };
+
+/* how vdso32's __kernel_vsyscall enters the kernel (gate32.c) */
+enum vdso_image_gate {
+	VDSO_IMAGE_GATE_HERE,	  /* as this process's kernel's own gate does (loader.c) */
+	VDSO_IMAGE_GATE_INT80,	  /* int $0x80: the gate's alternatives not applied */
+	VDSO_IMAGE_GATE_SYSENTER, /* X86_FEATURE_SYSENTER32's (Intel, Centaur, Zhaoxin) */
+	VDSO_IMAGE_GATE_SYSCALL,  /* X86_FEATURE_SYSCALL32's (AMD, Hygon) */
+	VDSO_IMAGE_NR_GATES,
+};
+
+extern const char *const vdso_image_gate_names[VDSO_IMAGE_NR_GATES];
 
 struct vdso_image_alt {
 	uint64_t instr, repl; /* offsets in the image */
@@ -89,6 +104,7 @@ struct vdso_image_info {
 	int alts;		/* its entries */
 	int lfence_slots, rdtscp_slots; /* the counter alternatives of each kind */
 	int syscall_sites; /* the system call alternatives (VDSO_IMAGE_ALT_SYSCALL) */
+	int gate_sites;	   /* __kernel_vsyscall's alternatives (VDSO_IMAGE_ALT_GATE_*) */
 };
 
 /*
@@ -129,6 +145,22 @@ int vdso_image_syscalls(const struct vdso_image_info *info, enum vdso_image_coun
  */
 void vdso_image_patch(const struct vdso_image_info *info, uint8_t *img,
 		      enum vdso_image_counter counter, uint64_t thunk_off);
+
+/*
+ * gate32.c: the fast entry a gate's first n bytes of code make right after
+ * push %ecx; push %edx; push %ebp (a running kernel's patched
+ * __kernel_vsyscall), or VDSO_IMAGE_GATE_INT80: none there, or an int
+ * $0x80 before them (v7.x's, SYSFAST32 clear)
+ */
+enum vdso_image_gate vdso_image_gate_of(const uint8_t *code, size_t n);
+/* the gate's alternatives that gate applies */
+int vdso_image_gates(const struct vdso_image_info *info, enum vdso_image_gate gate);
+/*
+ * apply_alternatives() for __kernel_vsyscall's entries on img (a copy of
+ * the image, patched or not): writes only their slots
+ */
+void vdso_image_patch_gate(const struct vdso_image_info *info, uint8_t *img,
+			   enum vdso_image_gate gate);
 
 /* sysfast32.c: the ds;ds;ds;int $0x80 in len bytes (left in place once patched) */
 int vdso_image_count_int80(const uint8_t *img, size_t len);

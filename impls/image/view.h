@@ -122,4 +122,13 @@ int vdso_image_check_syscall(const struct vdso_image_info *info, const struct vd
 void vdso_image_patch_syscall(const struct vdso_image_info *info, uint8_t *img,
 			      const struct vdso_image_alt *a);
 
+/* gate32.c: vdso32's __kernel_vsyscall alternatives, their kind and rule */
+enum vdso_image_alt_kind vdso_image_gate_kind(const struct vdso_image_info *info,
+					      const struct vdso_image_alt *a);
+int vdso_image_check_gate(const struct vdso_image_info *info, const struct vdso_image_alt *a,
+			  char *why, size_t n);
+
+/* alternatives.c: alternative.c's add_nop(), the longest nops first */
+void vdso_image_add_nops(uint8_t *p, unsigned int n);
+
 #endif /* VDSOBENCH_IMAGE_VIEW_H */

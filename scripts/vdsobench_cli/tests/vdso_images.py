@@ -357,13 +357,57 @@ HOSTILE32.update({
 })
 
 
+# vdso32's gate, __kernel_vsyscall at 0xc0, as system_call.S builds it: pushes,
+# the fast-entry slot, int $0x80, pops (impls/image/gate32.c)
+GATE32, PUSHES, POPS = 0xC0, b"\x51\x52\x55", b"\x5d\x5a\x59\xc3"
+SYSENTER_SEQ, SYSCALL_SEQ = b"\x89\xe5\x0f\x34", b"\x89\xcd\x0f\x05"
+SYSENTER32, SYSCALL32 = 3 * 32 + 15, 3 * 32 + 14  # v6.x's, never read by the check
+
+
+def gate32(version=6, pushes=PUSHES, slot_len=4, flags=0):
+    """i386() with __kernel_vsyscall at 0xc0: v6.x's ALTERNATIVE_2 (4 nops at
+    0xc3, replaced by movl %esp,%ebp; sysenter or movl %ecx,%ebp; syscall,
+    at 0x118 and 0x11c), or v7.x's: `int $0x80; ret` at 0xc0 replaced by
+    nothing, and the sysenter sequence at 0xc6 replaced by the syscall one."""
+    names = SYMS + ("__kernel_vsyscall",)
+    values = [0x100, 0x108, 0x110, 0x118, GATE32]
+    counter = [(0x100, 0x110, 642, 5, 5), (0x100, 0x115, 59, 5, 3)]
+    if version == 6:
+        slot, code = GATE32 + 3, pushes + b"\x90" * slot_len
+        gate = [(slot, 0x118, SYSENTER32 | flags << 16, slot_len, 4),
+                (slot, 0x11C, SYSCALL32, slot_len, 4)]
+    else:
+        slot, code = GATE32 + 6, b"\xcd\x80\xc3" + pushes + SYSENTER_SEQ
+        gate = [(GATE32, 0x11C, SYSFAST32 | flags << 16, 3, 0),
+                (slot, 0x118, SYSCALL32, slot_len, 4)]
+    img = bytearray(i386(alts=counter + gate, names=names, values=values, repl_size=16))
+    code += b"\xcd\x80" + POPS
+    img[GATE32:GATE32 + len(code)] = code
+    img[0x118:0x120] = (SYSENTER_SEQ if version == 6 else SYSCALL_SEQ) + SYSCALL_SEQ
+    return bytes(img)
+
+
+# the gate's alternatives, applied only where the landing pad returns from them
+HOSTILE32.update({
+    "i386-gate-no-pushes": (lambda: gate32(pushes=b"\x90\x90\x90"),
+                            "does not follow push %ecx; push %edx; push %ebp"),
+    "i386-gate-v7-no-pushes": (lambda: gate32(7, pushes=b"\x51\x90\x55"),
+                               "does not follow push %ecx; push %edx; push %ebp"),
+    "i386-gate-long": (lambda: gate32(slot_len=5), "replaces 5 bytes with a 4-byte fast"),
+    "i386-gate-not": (lambda: gate32(flags=1), "gate alternative at 0xc3 has patching flags"),
+    "i386-gate-v7-not": (lambda: gate32(7, flags=1),
+                         "gate alternative at 0xc0 has patching flags"),
+})
+
+
 def good32():
     """{case: image}: i386 images the check takes with every counter (the i386
     loader maps them; the x86-64 one refuses them)."""
     return {"i386-v6.12": i386(vvar_start=-4 * 4096), "i386-stripped": i386(),
             "i386-data-store": i386(vvar_start=-6 * 4096, symbol="vdso_u_data"),
             "i386-v6.12-note": i386(note=linux_note(6, 12, 57)),
-            "i386-sysfast32": sysfast32()}
+            "i386-sysfast32": sysfast32(), "i386-gate-v6": gate32(6),
+            "i386-gate-v7": gate32(7)}
 
 
 def many_dynsyms(size=(1 << 20) - 4096, sections=40):
