@@ -10,6 +10,7 @@
 #include "impls/image/loader.h"
 
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 
 #define fail vdso_image_fail
@@ -89,6 +90,63 @@ static int fake_offset(const struct vdso_image_opts *o, int32_t *off)
 	return 0;
 }
 
+/*
+ * VDSO_IMAGE_GATE_HERE: the fast entry of this process's own gate
+ * (AT_SYSINFO, the running kernel's __kernel_vsyscall, patched at its
+ * boot), whose landing pad a fast entry returns through (gate32.c)
+ */
+static enum vdso_image_gate resolve_gate(enum vdso_image_gate want, const char **why)
+{
+	const uint8_t *own;
+	enum vdso_image_gate g;
+
+	*why = NULL;
+	if (want != VDSO_IMAGE_GATE_HERE)
+		return want;
+	if (HOST_CLASS == 64) {
+		*why = "an x86-64 image has no gate";
+		return VDSO_IMAGE_GATE_INT80;
+	}
+	own = (const uint8_t *)getauxval(AT_SYSINFO);
+	if (!own) {
+		*why = "this process has no AT_SYSINFO: no kernel gate here (qemu-user maps no vDSO)";
+		return VDSO_IMAGE_GATE_INT80;
+	}
+	/* the gate is its first routine: 32 bytes of the text page */
+	g = vdso_image_gate_of(own, 32);
+	if (g == VDSO_IMAGE_GATE_INT80)
+		*why = "the running kernel's own __kernel_vsyscall makes int $0x80";
+	return g;
+}
+
+static int protect_image(struct vdso_loaded *img, int prot, char *why, size_t n)
+{
+	if (mprotect(img->base, img->len + VDSO_IMAGE_PAGE, prot))
+		return fail(why, n, "mprotect: %m");
+	return 0;
+}
+
+int vdso_image_set_gate(struct vdso_loaded *img, const void *elf, size_t len,
+			enum vdso_image_gate gate, char *why, size_t n)
+{
+	struct vdso_image_info info;
+	const char *gate_why;
+
+	if (!img->map)
+		return fail(why, n, "the image is not mapped");
+	if (vdso_image_check(&info, elf, len, VDSO_IMAGE_KEEP, img->vvar_start, img->vvar_pages,
+			     why, n))
+		return -1;
+	gate = resolve_gate(gate, &gate_why);
+	if (protect_image(img, PROT_READ | PROT_WRITE, why, n))
+		return -1;
+	vdso_image_patch_gate(&info, img->base, gate);
+	img->gate = gate;
+	img->gates = vdso_image_gates(&info, gate);
+	img->gate_why = gate_why;
+	return protect_image(img, PROT_READ | PROT_EXEC, why, n);
+}
+
 int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,
 		   const struct vdso_image_opts *o, char *why, size_t n)
 {
@@ -131,6 +189,14 @@ int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,
 	img->base = img->map + vvar_len;
 	memcpy(img->base, elf, info.span);
 	vdso_image_patch(&info, img->base, o->counter, img->len);
+	/* a running kernel's copy has its own gate already */
+	img->gate = resolve_gate(o->counter == VDSO_IMAGE_KEEP ? VDSO_IMAGE_GATE_INT80 : o->gate,
+				 &img->gate_why);
+	if (o->counter == VDSO_IMAGE_KEEP)
+		img->gate_why = "a running kernel's copy: its gate as it is";
+	else
+		vdso_image_patch_gate(&info, img->base, img->gate);
+	img->gates = o->counter == VDSO_IMAGE_KEEP ? 0 : vdso_image_gates(&info, img->gate);
 	img->alts = info.alts;
 	img->slots = vdso_image_slots(&info, o->counter);
 	img->syscalls = vdso_image_syscalls(&info, o->counter);

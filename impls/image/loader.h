@@ -7,8 +7,9 @@
  * vvar area right before it (vvar, pvclock, hvclock and timens pages;
  * from v6.15 the generic data store's: time, timens, rng, arch pages),
  * the image's alternatives applied for the chosen counter read as
- * arch/x86/kernel/alternative.c apply_alternatives() does at boot, and
- * its exported __vdso_* functions resolved from .dynsym.
+ * arch/x86/kernel/alternative.c apply_alternatives() does at boot (a
+ * vdso32's gate, __kernel_vsyscall, as the running kernel patched its own:
+ * gate32.c), and its exported __vdso_* functions resolved from .dynsym.
  *
  * The image is other people's input (a tree's build, a saved snapshot of
  * [vdso]): vdso_image_map() takes only what vdso_image_check() (check.h,
@@ -44,6 +45,8 @@ struct vdso_image_opts {
 	 */
 	void *at;
 	size_t at_len;
+	/* a vdso32's gate: VDSO_IMAGE_GATE_HERE (0), as this process's kernel's */
+	enum vdso_image_gate gate;
 };
 
 /* the bytes a mapping of an image of PT_LOAD span len with vvar_pages needs */
@@ -67,6 +70,10 @@ struct vdso_loaded {
 	/* the counter slots patched (rdtsc_ordered() sites), and how many alternatives */
 	int slots, alts;
 	int syscalls; /* v7.x vdso32's system call alternatives applied (sysfast32.c) */
+	/* a vdso32's gate as mapped, its alternatives applied, and why int $0x80 */
+	enum vdso_image_gate gate;
+	int gates;
+	const char *gate_why;
 	int fixed; /* mapped over the caller's area: given back as zeros */
 	/* NULL where the image has none (clock_getres; __kernel_vsyscall but in a vdso32.so) */
 	void *sym[VDSO_IMAGE_NR_SYMS];
@@ -75,5 +82,14 @@ struct vdso_loaded {
 int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,
 		   const struct vdso_image_opts *opts, char *why, size_t why_len);
 void vdso_image_unmap(struct vdso_loaded *img);
+
+/*
+ * A mapped vdso32's gate changed to gate (the checkers trap the fallbacks'
+ * int $0x80 made from the image's pages: a fast entry would return through
+ * the running kernel's landing pad, outside them); elf and len are the
+ * file it was mapped from. 0, or -1 with a reason.
+ */
+int vdso_image_set_gate(struct vdso_loaded *img, const void *elf, size_t len,
+			enum vdso_image_gate gate, char *why, size_t why_len);
 
 #endif /* VDSOBENCH_IMAGE_LOADER_H */

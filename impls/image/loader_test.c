@@ -2,15 +2,19 @@
 /*
  * impls/image/loader.c on real images: the running kernel's own [vdso]
  * (copied out of this process, its vvar area found in /proc/self/maps),
- * and, when VDSOBENCH_TEST_VDSO_IMAGE names one, a kbuild vdso64.so of
- * v6.1..v6.12 (Debian's 6.12 tree: docs/image.md says how to build it),
- * each counter's slot checked byte by byte. Built for i386 (--config=i386)
- * the same on a vdso32.so(.dbg), the image an x86-64 kernel maps for an
- * i386 task: its fallback is its own __kernel_vsyscall's int $0x80 (under
- * qemu-i386, qemu's system call; qemu maps no [vdso], so the first part skips). With the vvar area all zeros
- * (clock_mode VDSO_CLOCKMODE_NONE) every read takes the image's own
- * fallback syscall, so its answer is the real kernel's. Then hostile
- * images: each refused with a reason, none crashes.
+ * and a kbuild vdso64.so of v6.1..v6.12: Debian 6.12's
+ * (bench/testdata), or the one VDSOBENCH_TEST_VDSO_IMAGE names
+ * (docs/image.md says how to build one), each counter's slot checked byte
+ * by byte. Built for i386 (--config=i386) the same on a vdso32.so(.dbg),
+ * the image an x86-64 kernel maps for an i386 task: its fallback calls its
+ * own __kernel_vsyscall, which enters by the running kernel's own gate's
+ * fast instruction (sysenter or syscall) and comes back through that
+ * gate's landing pad (gate32.c), or by int $0x80 (under qemu-i386, qemu's
+ * system call; qemu maps no [vdso], so the first part skips). With the
+ * vvar area all zeros (clock_mode VDSO_CLOCKMODE_NONE) every read takes
+ * the image's own fallback syscall, so its answer is the real kernel's,
+ * by each gate. Then hostile images: each refused with a reason, none
+ * crashes.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -180,6 +184,48 @@ static void test_fake(const uint8_t *buf, size_t len)
 	vdso_image_unmap(&orig);
 }
 
+#ifdef __x86_64__
+static void test_gate(const uint8_t *buf, size_t len)
+{
+	(void)buf;
+	(void)len;
+}
+#else
+/*
+ * The image's gate as this process's kernel enters (its AT_SYSINFO's code),
+ * and each gate's fallback answering: a fast entry returns through the
+ * running gate's landing pad, never the copy's, and the read still lands
+ * between two of libc's
+ */
+static void test_gate(const uint8_t *buf, size_t len)
+{
+	const uint8_t *own = (const uint8_t *)getauxval(AT_SYSINFO);
+	enum vdso_image_gate here = own ? vdso_image_gate_of(own, 32) : VDSO_IMAGE_GATE_INT80;
+	struct vdso_image_opts o = { .counter = VDSO_IMAGE_LFENCE_RDTSC,
+				     .vvar_start = -4 * VDSO_IMAGE_PAGE,
+				     .vvar_pages = 4 };
+	struct vdso_loaded img;
+	char why[160] = "";
+
+	if (!tap_ok(vdso_image_map(&img, buf, len, &o, why, sizeof(why)) == 0, "gate: maps%s%s",
+		    *why ? ": " : "", why))
+		return;
+	tap_ok(img.gate == here && (here == VDSO_IMAGE_GATE_INT80 ? img.gate_why != NULL
+								   : img.gates > 0),
+	       "gate: %s, as this process's kernel's (%d applied%s%s)",
+	       vdso_image_gate_names[img.gate], img.gates, img.gate_why ? ": " : "",
+	       img.gate_why ? img.gate_why : "");
+	tap_ok(reads_between(&img), "gate: %s: the fallback answers", vdso_image_gate_names[here]);
+	tap_ok(vdso_image_set_gate(&img, buf, len, VDSO_IMAGE_GATE_INT80, why, sizeof(why)) == 0 &&
+		       img.gate == VDSO_IMAGE_GATE_INT80 && img.gates == 0 && reads_between(&img),
+	       "gate: int $0x80 (a checker's): the fallback answers%s%s", *why ? ": " : "", why);
+	tap_ok(vdso_image_set_gate(&img, buf, len, VDSO_IMAGE_GATE_HERE, why, sizeof(why)) == 0 &&
+		       img.gate == here && reads_between(&img),
+	       "gate: back to %s", vdso_image_gate_names[here]);
+	vdso_image_unmap(&img);
+}
+#endif
+
 static void test_kbuild(const char *path)
 {
 	static const struct {
@@ -228,17 +274,21 @@ static void test_kbuild(const char *path)
 		vdso_image_unmap(&img);
 		vdso_image_unmap(&orig);
 	}
+	test_gate(buf, len);
 }
+
+/* the kbuild image the test maps unless VDSOBENCH_TEST_VDSO_IMAGE names one */
+#ifdef __x86_64__
+#define KBUILD_IMAGE "bench/testdata/vdso-x86_64-v6.12.so"
+#else
+#define KBUILD_IMAGE "bench/testdata/vdso-i386-v6.12.so"
+#endif
 
 int main(void)
 {
 	const char *path = getenv("VDSOBENCH_TEST_VDSO_IMAGE");
 
 	test_system();
-	if (path && *path)
-		test_kbuild(path);
-	else
-		tap_ok(true, "a kbuild vdso64.so (i386: vdso32.so) # SKIP VDSOBENCH_TEST_VDSO_IMAGE "
-			     "is unset (build one with make arch/x86/entry/vdso/, docs/image.md)");
+	test_kbuild(path && *path ? path : KBUILD_IMAGE);
 	return tap_done();
 }
