@@ -14,11 +14,16 @@
  *               "feature": N}, ...],
  *    "syscalls": [{"at": N, "target": N, "feature": N}, ...],
  *    "int80_left": N,
+ *    "gates": [{"at": N, "replacement": "skip"|"sysenter"|"syscall",
+ *               "feature": N}, ...],
  *    "counters": {NAME: slots patched, ...}}
  *
  * syscalls: v7.x vdso32's system call alternatives, which the loader applies
  * (a call to __kernel_vsyscall, the target); int80_left: the ds;ds;ds;int
- * $0x80 that are left in place once every alternative is applied.
+ * $0x80 that are left in place once every alternative is applied. gates:
+ * vdso32's __kernel_vsyscall alternatives, which the loader applies as the
+ * running kernel's own gate enters (gate32.c; "skip": v7.x's int $0x80;
+ * ret, replaced by nothing).
  *
  * Exit 0; 1 with the reason, one line on stderr, when the image is
  * refused; 2 for bad usage or an unreadable file. Nothing is mapped or run.
@@ -110,6 +115,27 @@ static void print_syscalls(const struct vdso_image_info *info, int left)
 	printf("], \"int80_left\": %d", left);
 }
 
+/* __kernel_vsyscall's alternatives (gate32.c), applied as the running kernel's gate */
+static void print_gates(const struct vdso_image_info *info)
+{
+	static const char *const kinds[] = { "skip", "sysenter", "syscall" };
+	const char *sep = "";
+
+	printf(", \"gates\": [");
+	for (int k = 0; k < info->alts; k++) {
+		struct vdso_image_alt a;
+
+		vdso_image_alt(info, k, &a);
+		if (a.kind < VDSO_IMAGE_ALT_GATE_SKIP)
+			continue;
+		printf("%s{\"at\": %llu, \"replacement\": \"%s\", \"feature\": %u}", sep,
+		       (unsigned long long)a.instr, kinds[a.kind - VDSO_IMAGE_ALT_GATE_SKIP],
+		       a.feature);
+		sep = ", ";
+	}
+	printf("]");
+}
+
 static void print_info(const struct vdso_image_info *info, unsigned int counters, int left)
 {
 	const char *sep = "";
@@ -140,6 +166,7 @@ static void print_info(const struct vdso_image_info *info, unsigned int counters
 		sep = ", ";
 	}
 	print_syscalls(info, left);
+	print_gates(info);
 	printf(", \"counters\": {");
 	sep = "";
 	for (int c = 0; c < VDSO_IMAGE_NR_COUNTERS; c++) {

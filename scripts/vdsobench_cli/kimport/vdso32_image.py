@@ -135,6 +135,10 @@ def take(tree_dir, data, options=None):
         meta["sysfast32"] = {"applied": len(info["syscalls"]), "sites": info["syscalls"],
                              "call": "__kernel_vsyscall",
                              "target": info["syms"]["__kernel_vsyscall"]}
+    if info["gates"]:
+        meta["gate"] = {"sites": [{"at": at, "replacement": r} for at, r in info["gates"]],
+                        "applied": "as the running kernel's own __kernel_vsyscall enters "
+                                   "(int $0x80 where it has no fast entry, and in verify)"}
     return meta
 
 

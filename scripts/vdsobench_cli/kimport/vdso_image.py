@@ -86,6 +86,9 @@ def parse(data, want_class=64):
             # (impls/image/sysfast32.c), and the int $0x80 left in place after
             "syscalls": sorted({s["at"] for s in info["syscalls"]}),
             "int80_left": info["int80_left"],
+            # vdso32's __kernel_vsyscall alternatives, applied by the loader as
+            # the running kernel's own gate enters (impls/image/gate32.c)
+            "gates": sorted({(g["at"], g["replacement"]) for g in info["gates"]}),
             "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
 
 
@@ -132,6 +135,11 @@ def shape_problem(info):
         return "syscalls"
     if not number(info.get("int80_left"), 0, span):
         return "int80_left"
+    gates = info.get("gates")
+    if not isinstance(gates, list) or not all(
+            isinstance(x, dict) and number(x.get("at"), 0, span)
+            and x.get("replacement") in ("skip", "sysenter", "syscall") for x in gates):
+        return "gates"
     return None if number(info.get("alternatives"), 0, span) else "alternatives"
 
 

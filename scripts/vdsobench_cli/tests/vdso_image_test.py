@@ -65,13 +65,16 @@ class Parse(unittest.TestCase):
                 "timens_page": 3,
                 "data_offset": 128, "pvclock_page": 1, "hvclock_page": 2,
                 "syms": {"__kernel_vsyscall": 0x10c}, "slots": [], "alternatives": 0,
-                "syscalls": [{"at": 0x105, "target": 0x10c, "feature": 111}], "int80_left": 0}
+                "syscalls": [{"at": 0x105, "target": 0x10c, "feature": 111}], "int80_left": 0,
+                "gates": [{"at": 0xc3, "replacement": "sysenter", "feature": 111}]}
         self.assertIsNone(vdso_image.shape_problem(good))
         for key, bad in (("pvclock_page", 4), ("hvclock_page", -2), ("pvclock_page", "1"),
                          ("hvclock_page", None), ("class", 33), ("class", "32"),
                          ("syscalls", [{"at": 0x105, "target": 0x100}]),
                          ("syscalls", [{"at": 9000, "target": 0x10c}]), ("syscalls", None),
-                         ("int80_left", -1), ("int80_left", "0")):
+                         ("int80_left", -1), ("int80_left", "0"), ("gates", None),
+                         ("gates", [{"at": 9000, "replacement": "sysenter"}]),
+                         ("gates", [{"at": 0xc3, "replacement": "int $0x80\n"}])):
             self.assertEqual(vdso_image.shape_problem(dict(good, **{key: bad})), key)
 
     def test_the_system_call_alternative_of_a_vdso32(self):
@@ -85,6 +88,23 @@ class Parse(unittest.TestCase):
         info = vdso_image.parse(vdso_images.sysfast32(alt=None), want_class=32)
         self.assertEqual((info["syscalls"], info["int80_left"]), ([], 1))
         self.assertEqual(vdso_image.parse(synth())["syscalls"], [])
+
+    def test_the_gate_alternatives_of_a_vdso32(self):
+        """__kernel_vsyscall's fast entries, v6.x's (two on one slot) and v7.x's
+        (int $0x80; ret skipped, the sysenter sequence made syscall's), which
+        the loader applies as the running kernel's gate enters: what the
+        import records (vdso32_image.take's "gate")."""
+        self.assertEqual(vdso_image.parse(vdso_images.gate32(6), want_class=32)["gates"],
+                         [(0xc3, "syscall"), (0xc3, "sysenter")])
+        self.assertEqual(vdso_image.parse(vdso_images.gate32(7), want_class=32)["gates"],
+                         [(0xc0, "skip"), (0xc6, "syscall")])
+        self.assertEqual(vdso_image.parse(vdso_images.sysfast32(), want_class=32)["gates"], [])
+        from vdsobench_cli.kimport import vdso32_image
+        with tempfile.TemporaryDirectory() as d:
+            gate = vdso32_image.take(d, vdso_images.gate32(7), None)["gate"]
+        self.assertEqual(gate["sites"], [{"at": 0xc0, "replacement": "skip"},
+                                         {"at": 0xc6, "replacement": "syscall"}])
+        self.assertIn("running kernel's own __kernel_vsyscall", gate["applied"])
 
     def test_options_are_stated_only_where_known(self):
         info = vdso_image.parse(synth(14))
