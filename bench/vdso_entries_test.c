@@ -165,6 +165,10 @@ static void check_arm64(void)
 		       ((Elf64_Ehdr *)buf)->e_machine == EM_AARCH64,
 	       "%s is an EM_AARCH64 image (%zu bytes)", what, len);
 	if (open_image(&img, buf, len, what)) {
+		tap_ok(vdso_image_machine(img) == EM_AARCH64 &&
+			       vdso_image_own_machine(img) == (ELF_HOST_MACHINE == EM_AARCH64),
+		       "%s: its machine is read: %d, this process's: %d", what,
+		       vdso_image_machine(img), ELF_HOST_MACHINE);
 		check_row_found(img, what, e);
 		check_row_absent(img, what, &vdso_entries_x86_64);
 		/* its names at x86's version: the version is matched too */
@@ -178,7 +182,7 @@ static void check_arm64(void)
 	free(buf);
 }
 
-static void check_x86(const char *file, const struct vdso_entries *e)
+static void check_x86(const char *file, const struct vdso_entries *e, int machine)
 {
 	struct vdso_image *img;
 	unsigned char *buf;
@@ -190,6 +194,10 @@ static void check_x86(const char *file, const struct vdso_entries *e)
 	if (!tap_ok(buf != NULL, "%s read from " DIR, what))
 		return;
 	if (open_image(&img, buf, len, what)) {
+		tap_ok(vdso_image_machine(img) == machine &&
+			       vdso_image_own_machine(img) == (ELF_HOST_MACHINE == machine),
+		       "%s: its machine is read: %d, this process's: %d", what,
+		       vdso_image_machine(img), ELF_HOST_MACHINE);
 		check_row_found(img, what, e);
 		check_row_absent(img, what, &vdso_entries_arm64);
 		vdso_image_close(img);
@@ -236,8 +244,8 @@ static void check_own(void)
 int main(void)
 {
 	check_arm64();
-	check_x86("vdso-x86_64-v6.12.so", &vdso_entries_x86_64);
-	check_x86("vdso-i386-v6.12.so", &vdso_entries_i386);
+	check_x86("vdso-x86_64-v6.12.so", &vdso_entries_x86_64, EM_X86_64);
+	check_x86("vdso-i386-v6.12.so", &vdso_entries_i386, EM_386);
 	check_own();
 	return tap_done();
 }

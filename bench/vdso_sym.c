@@ -27,6 +27,7 @@
 struct vdso_image {
 	const unsigned char *base;
 	size_t len;
+	unsigned int machine; /* e_machine */
 	/* the first PT_LOAD: vaddr -> image offset, as parse_vdso's load_offset
 	 */
 	uint64_t load_vaddr;
@@ -344,6 +345,7 @@ static int parse(struct vdso_image *img)
 					     ? ELFDATA2LSB
 					     : ELFDATA2MSB))
 		return fail(EINVAL, "ELF byte order is not the host's");
+	img->machine = eh->e_machine;
 	if (eh->e_phentsize != sizeof(*ph))
 		return fail(EINVAL, "e_phentsize is %u, not %zu",
 			    eh->e_phentsize, sizeof(*ph));
@@ -462,13 +464,31 @@ int vdso_image_open(struct vdso_image **img)
 	len = maps_len(base);
 	if (!len)
 		len = elf_len(base);
-	if (vdso_image_open_mem(img, (const void *)base, len) == 0)
-		return 0;
-	/* say which image the parser's reason is about */
-	err = errno;
-	snprintf(why, sizeof(why), "%s", vdso_err);
+	if (vdso_image_open_mem(img, (const void *)base, len) == 0) {
+		if (vdso_image_own_machine(*img))
+			return 0;
+		snprintf(why, sizeof(why), "its e_machine is %u, not this process's %u",
+			 (*img)->machine, ELF_HOST_MACHINE);
+		vdso_image_close(*img);
+		*img = NULL;
+		err = EINVAL;
+	} else {
+		/* say which image the parser's reason is about */
+		err = errno;
+		snprintf(why, sizeof(why), "%s", vdso_err);
+	}
 	return fail(err, "[vdso] at 0x%lx (%zu bytes): %s", (unsigned long)base,
 		    len, why);
+}
+
+int vdso_image_machine(const struct vdso_image *img)
+{
+	return img ? (int)img->machine : -1;
+}
+
+bool vdso_image_own_machine(const struct vdso_image *img)
+{
+	return img && (!ELF_HOST_MACHINE || img->machine == ELF_HOST_MACHINE);
 }
 
 void vdso_image_close(struct vdso_image *img)

@@ -13,6 +13,7 @@
 #ifndef VDSOBENCH_VDSO_SYM_H
 #define VDSOBENCH_VDSO_SYM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -23,8 +24,9 @@ struct vdso_image;
 
 /*
  * The running process's vDSO: -1 with errno ENOENT when the kernel maps none
- * (AT_SYSINFO_EHDR is 0). The image is bounded by its "[vdso]" line in
- * /proc/self/maps, or by its ELF headers when /proc is not there.
+ * (AT_SYSINFO_EHDR is 0), EINVAL when it is not of this process's machine.
+ * The image is bounded by its "[vdso]" line in /proc/self/maps, or by its
+ * ELF headers when /proc is not there.
  */
 int vdso_image_open(struct vdso_image **img);
 
@@ -35,6 +37,16 @@ int vdso_image_open(struct vdso_image **img);
 int vdso_image_open_mem(struct vdso_image **img, const void *base, size_t len);
 
 void vdso_image_close(struct vdso_image *img);
+
+/*
+ * The image's e_machine (EM_X86_64, EM_386, EM_AARCH64 ...), -1 for no
+ * image. vdso_image_open_mem() reads an image of any machine of this
+ * process's class (tests read other architectures' images): its caller
+ * checks this where it matters.
+ */
+int vdso_image_machine(const struct vdso_image *img);
+/* its e_machine is this process's own (vdso_image_open() refuses others) */
+bool vdso_image_own_machine(const struct vdso_image *img);
 
 /*
  * The address of a defined function symbol with this version (NULL: any
