@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from vdsobench_cli.cli import (arch, build, confine, inputs, labels, packages, ranged,
+from vdsobench_cli.cli import (arch, atomic, build, confine, inputs, labels, packages, ranged,
                               safe_read, targets)
 from vdsobench_cli.measure import (abi, clocksource, cpu_lock, fingerprint, machine_warnings,
                                    results)
@@ -178,6 +178,11 @@ def run(args):
     if not sources:
         target = targets.check_writable(path, args.force, need=need)
         return measure(args, argv, binary, hargs, names, skipped, target, info, emulation)
+    if args.out:
+        # the files are named after --out: one that names a device, a FIFO, a
+        # folder or a link is refused as run without --clocksource refuses it
+        # (--out /dev/null must not become a file /dev/null-tsc)
+        atomic.refuse_existing(args.out, True)
     outs = {cs: targets.check_writable(clocksource.out_path(path, cs), args.force, need=need)
             for cs in sources}
     listed = clocksource.available(d)

@@ -276,6 +276,27 @@ class RunTest(unittest.TestCase):
                       "switched without them", r.stderr)
         self.assertEqual(clocksource.current(self.d), "kvm-clock")
 
+    def test_an_out_that_is_no_regular_file_is_refused(self):
+        # the files are named after --out: a device, FIFO, folder or link given
+        # as --out is refused as plain run refuses it, nothing made beside it
+        Path(self.tmp, "folder").mkdir()
+        os.mkfifo(os.path.join(self.tmp, "fifo"))
+        os.symlink(os.path.join(self.tmp, "elsewhere.json"), os.path.join(self.tmp, "link"))
+        for name, kind in (("folder", "a directory"), ("fifo", "a FIFO"),
+                           ("link", "a symbolic link"), ("/dev/null", "a character device")):
+            with self.subTest(out=name):
+                out = os.path.join(self.tmp, name)
+                before = set(os.listdir(os.path.dirname(out)))
+                r = subprocess.run([*RUN, "--clocksource", "tsc", "--out", out],
+                                   env=self.env, capture_output=True, text=True,
+                                   stdin=subprocess.DEVNULL, timeout=300)
+                self.assertEqual((r.returncode, r.stdout), (2, ""), r.stderr)
+                lines = r.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, r.stderr)
+                self.assertIn(f"cannot write results to {out}: it is {kind}", lines[0])
+                self.assertEqual(set(os.listdir(os.path.dirname(out))), before)
+                self.assertEqual(clocksource.current(self.d), "kvm-clock")
+
     def test_an_emulated_run_is_refused(self):
         r = subprocess.run([*RUN, "--arch", "arm64", "--clocksource", "tsc"], env=self.env,
                            capture_output=True, text=True, stdin=subprocess.DEVNULL)
