@@ -126,13 +126,16 @@ def rounds_args(args):
     return ["--rounds", str(reps), "--batch-ms", f"{batch_ms:g}"]
 
 
-def from_rounds(text):
-    """The rounds' lines as a results file's data (measure/abi.py)."""
+def from_rounds(text, executable=""):
+    """The rounds' lines as a results file's data (measure/abi.py), with Google
+    Benchmark's context fields, which every reader of the file requires."""
     context, benchmarks, lost = abi.rounds_results(text.splitlines())
     if lost:
         print(f"run: {lost} batches lost their CPU after every retry and are left out",
               file=sys.stderr)
-    return {"context": {"vdsobench_harness": json.dumps(context)}, "benchmarks": benchmarks}
+    return {"context": {**abi.gbench_context(executable, context),
+                        "vdsobench_harness": json.dumps(context)},
+            "benchmarks": benchmarks}
 
 
 def expected_size(benchmarks, repetitions):
@@ -238,7 +241,8 @@ def measure(args, argv, binary, hargs, names, skipped, target, info, emulation,
             # the harness ran the trees' code: what it left is read as hostile
             text = safe_read.read_regular(
                 raw, "the harness's results", inputs.LIMITS["results file"], follow=False)
-            data = from_rounds(text) if rounds else plain_names(json.loads(text))
+            data = (from_rounds(text, binary[-1]) if rounds
+                    else plain_names(json.loads(text)))
         except (UsageError, ValueError) as e:
             raise Failure(f"the harness wrote no usable results (exit {r.returncode}): "
                           f"{e}") from None

@@ -17,7 +17,7 @@ from unittest import mock
 from vdsobench_cli.cli import abi32, arch, build
 from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.commands import run
-from vdsobench_cli.measure import abi, rounds
+from vdsobench_cli.measure import abi, results, rounds
 from vdsobench_cli.tests.support import TESTDATA, cli, one_line
 from reports import run_table
 
@@ -128,6 +128,31 @@ class RecordedAbiTest(unittest.TestCase):
         self.assertEqual(ctx["abi"]["bits"], 32)
         self.assertNotIn("abi", ctx["harness"])
 
+    def test_the_results_file_is_one_every_reader_takes(self):
+        # compare --results, merge, report and plot load it through results.load
+        # (the results schema): Google Benchmark's context fields and each
+        # benchmark's repetitions and threads, a row lost in every round included
+        use_i386((True, ""))
+        lines = [line.replace('"disturbed":false', '"disturbed":true', 1)
+                 if '"subject":"sys/libc"' in line else line for line in self.lines]
+        data = run.from_rounds("\n".join(lines))
+        harness = json.loads(data["context"].pop("vdsobench_harness"))
+        args = SimpleNamespace(variants=None, clocks=None, modes=None, min_time=None,
+                               repetitions=None, sequential=False)
+        data["context"]["vdsobench"] = run.vdsobench_context(
+            args, ["run", "--arch", "i386"], harness, {}, {}, [], [], [1])
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "i386.json")
+            with open(path, "w") as f:
+                json.dump(data, f)
+            loaded = results.load(path)
+        self.assertEqual(loaded["context"]["num_cpus"], os.cpu_count())
+        self.assertEqual(loaded["context"]["vdsobench"]["abi"]["bits"], 32)
+        for b in loaded["benchmarks"]:
+            self.assertEqual((b["repetitions"], b["threads"]), (3, 1))
+        lost = [b for b in loaded["benchmarks"] if b.get("error_occurred")]
+        self.assertEqual([b["name"] for b in lost], ["sys/libc/monotonic/hot/cpu1"])
+
     def test_a_64_bit_context_is_its_architectures(self):
         self.assertEqual(abi.record({"compiler": "12.2.0"}, "x86_64"),
                          {"name": "x86_64", "bits": 64, "left_out": []})
@@ -187,24 +212,23 @@ class LiveRunTest(unittest.TestCase):
                                "--clocks", "monotonic,monotonic_raw", "--repetitions", "2",
                                "--min-time", "0.01", "--out", out_file)
             self.assertTrue(os.path.isfile(out_file), out + err)
-            with open(out_file) as f:
-                results = json.load(f)
+            data = results.load(out_file)  # as compare --results, merge, report read it
         # a row whose every batch lost its CPU to other work is failed with that
         # reason (exit 1): the machine's load, not the 32-bit build
-        failed = [b for b in results["benchmarks"] if b.get("error_occurred")]
+        failed = [b for b in data["benchmarks"] if b.get("error_occurred")]
         self.assertEqual(rc, 1 if failed else 0, out + err)
         self.assertEqual({b["error_message"] for b in failed} - {abi.LOST}, set())
-        ctx = results["context"]["vdsobench"]
+        ctx = data["context"]["vdsobench"]
         self.assertEqual((ctx["abi"]["name"], ctx["abi"]["bits"]), ("i386", 32))
         self.assertNotIn("emulated", json.dumps(ctx["abi"]))
         vdso = ctx["fingerprint"]["kernel"]["vdso"]
         self.assertTrue(vdso["available"], vdso)
         self.assertIn("agrees with the syscall", vdso["checked"]["__vdso_clock_gettime64"])
-        names = {b["name"].rsplit("/", 1)[0] for b in results["benchmarks"]}
+        names = {b["name"].rsplit("/", 1)[0] for b in data["benchmarks"]}
         for row in (f"x86_gtod+{counter}+always/monotonic_raw/hot",
                     "sys/vdso/monotonic/hot", "sys/vdso_gettime64/monotonic_raw/hot"):
             self.assertIn(row, names)
-        self.assertTrue(all(b["real_time"] > 0 for b in results["benchmarks"]
+        self.assertTrue(all(b["real_time"] > 0 for b in data["benchmarks"]
                             if b not in failed))
 
 
