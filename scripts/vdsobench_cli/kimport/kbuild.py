@@ -176,6 +176,18 @@ def tail(log, n=3):
     return " | ".join(line.strip() for line in lines[-n:])[:400] or "?"
 
 
+def why_failed(log, rc):
+    """Why make failed, in one line: its exit status, then the first tool's
+    error line (the compiler's, ld's: kbuild_vdso32.error_line), else the
+    first target make says failed, else the log's last lines. make's own
+    last lines only say that a sub-make failed."""
+    if isinstance(rc, str):
+        return f"({rc}): {tail(log)}"
+    log.seek(0)
+    first = kbuild_vdso32.error_line(log.read().decode(errors="replace"))
+    return f"(exit {rc}): {first if first != '?' else tail(log)}"
+
+
 def folder(path):
     """An fd of a folder a confined step wrote in, not itself a link."""
     try:
@@ -208,7 +220,7 @@ def run_kbuild(src, config_data, work, log):
         if rc != 0:
             os.close(build_fd)
             raise UsageError(f"kbuild: make {' '.join(targets)} failed "
-                             f"({rc if isinstance(rc, str) else f'exit {rc}'}): {tail(log)}")
+                             f"{why_failed(log, rc)}")
     try:
         return build_fd, make_vdso(src, build_fd, log, work, "kbuild: make")
     except BaseException:
@@ -228,8 +240,7 @@ def make_vdso(src, build_fd, log, work, what, read=()):
         failure = kbuild_vdso32.only_vdso32(log.read().decode(errors="replace"), build_fd)
         if failure:
             return failure
-    raise UsageError(f"{what} {VDSO_DIR}/ failed "
-                     f"({rc if isinstance(rc, str) else f'exit {rc}'}): {tail(log)}")
+    raise UsageError(f"{what} {VDSO_DIR}/ failed {why_failed(log, rc)}")
 
 
 def same_compiler(cc, compiler):

@@ -9,6 +9,7 @@ import tempfile
 import time
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from vdsobench_cli.kimport import imports_table, kbuild, kbuild_line
 from vdsobench_cli.cli.errors import UsageError
@@ -191,6 +192,65 @@ class CacheTest(unittest.TestCase):
             with kbuild.key_lock(Path(d), "other", said.append):
                 pass  # another key: no wait
             self.assertEqual(len(said), 1)
+
+
+
+# make -k V=1 arch/x86/entry/vdso/ of a tree whose patch breaks vgetcpu.c (the
+# 64-bit vDSO, not the shim's read path): make's last lines say only that a
+# sub-make failed
+VGETCPU_LOG = """\
+  gcc -Wp,-MMD,arch/x86/entry/vdso/.vgetcpu.o.d -nostdinc -c -o arch/x86/entry/vdso/vgetcpu.o \
+arch/x86/entry/vdso/vgetcpu.c
+arch/x86/entry/vdso/vgetcpu.c: In function '__vdso_getcpu':
+arch/x86/entry/vdso/vgetcpu.c:15:1: error: expected '=', ',', ';', 'asm' or \
+'__attribute__' before 'oops'
+make[4]: *** [scripts/Makefile.build:229: arch/x86/entry/vdso/vgetcpu.o] Error 1
+make[3]: *** [scripts/Makefile.build:478: arch/x86/entry/vdso] Error 2
+make[1]: *** [/w/src/Makefile:1936: .] Error 2
+make: *** [Makefile:236: __sub-make] Error 2
+make: Target 'arch/x86/entry/vdso/' not remade because of errors.
+make: Leaving directory '/w/src'
+"""
+
+
+class MakeFailureTest(unittest.TestCase):
+    """A failed make is named by the compiler's first error, as a patch that
+    does not build must be (docs/patch-review.md), not by make's last lines."""
+
+    def failed(self, text, rc=2):
+        d = tempfile.TemporaryDirectory()
+        self.addCleanup(d.cleanup)
+        fd = os.open(d.name, os.O_RDONLY | os.O_DIRECTORY)
+        self.addCleanup(os.close, fd)
+
+        def make(tree, targets, log, work, read=()):
+            log.write(text.encode())
+            return rc
+
+        with tempfile.TemporaryFile() as log, \
+                mock.patch.object(kbuild, "make", make), \
+                self.assertRaises(UsageError) as cm:
+            kbuild.make_vdso(d.name, fd, log, d.name, "kbuild: the patched tree: make")
+        return str(cm.exception)
+
+    def test_the_compilers_first_error_is_named(self):
+        why = self.failed(VGETCPU_LOG)
+        self.assertEqual(len(why.splitlines()), 1, why)
+        self.assertTrue(why.startswith("kbuild: the patched tree: make arch/x86/entry/vdso/ "
+                                       "failed (exit 2): arch/x86/entry/vdso/vgetcpu.c:15:1: "
+                                       "error: expected"), why)
+        self.assertNotIn("__sub-make", why)
+
+    def test_without_a_tools_line_the_first_failed_target(self):
+        text = "\n".join(line for line in VGETCPU_LOG.splitlines()
+                         if not line.startswith("arch/"))
+        why = self.failed(text)
+        self.assertIn("failed (exit 2): make[4]: *** [scripts/Makefile.build:229: "
+                      "arch/x86/entry/vdso/vgetcpu.o] Error 1", why)
+
+    def test_a_timeout_says_so_with_the_last_lines(self):
+        why = self.failed("cc1: still going\n", rc="timed out after 900 s")
+        self.assertIn("failed (timed out after 900 s): cc1: still going", why)
 
 
 if __name__ == "__main__":
