@@ -147,6 +147,12 @@ def expected_size(benchmarks, repetitions):
 def run(args):
     argv = getattr(args, "argv", sys.argv[1:])
     arch.timed_natively("run")
+    if getattr(args, "sequential", False) and arch.current().name in arch.NO_GBENCH:
+        # its harness times interleaved rounds whatever it is told: the results
+        # would say "interleaved": false of rounds that were interleaved
+        raise UsageError(f"--sequential with --arch {arch.current().name}: its harness has "
+                         "no Google Benchmark and times interleaved rounds only (leave "
+                         "--sequential out)")
     packages.ensure_setup()
     # a global setting to switch: refused before anything is built or measured
     if args.clocksource and arch.current().emulated:

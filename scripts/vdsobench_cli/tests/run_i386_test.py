@@ -47,6 +47,19 @@ class RefusalTest(unittest.TestCase):
         self.assertIn("on the CPU or not at all", line)
         built.assert_not_called()
 
+    def test_sequential_refused_natively_too(self):
+        # the i386 harness times interleaved rounds only: --sequential would be
+        # ignored and the results would say "interleaved": false
+        use_i386((True, ""))
+        with mock.patch.object(build, "build") as built, \
+                self.assertRaises(UsageError) as cm:
+            run.run(SimpleNamespace(argv=["run", "--arch", "i386", "--sequential"],
+                                    sequential=True))
+        line = str(cm.exception)
+        self.assertEqual(len(line.splitlines()), 1)
+        self.assertIn("--sequential with --arch i386", line)
+        built.assert_not_called()
+
     def test_rounds_refused_too(self):
         # compare, gate and selftest-stats time through rounds.binary()
         use_i386(NO_IA32)
