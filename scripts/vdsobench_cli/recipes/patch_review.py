@@ -290,8 +290,8 @@ def reviewed(s, source, patches):
                 # which models caught it
                 rv["fleet"] = on_fleet(s, fleet_args, inline)
         elif rv["vdso32"]["broken"]:
-            progress("the patched tree's vdso32 does not build, check or verify: nothing "
-                     "timed")
+            progress(f"the patched tree's {review_vdso32.why_broken(rv['vdso32'])}: "
+                     "nothing timed")
         elif rv["unverified"]:
             progress(rv["unverified"])
         else:
@@ -420,8 +420,8 @@ def finish(s, rv, plan):
     elif rv.get("torn"):
         s.say("The patched tree FAILS verify (above): it was not timed.")
     elif broken32:
-        s.say("The patched tree's 32-bit vDSO (vdso32) does not build, check or verify "
-              "(above): nothing was timed.")
+        s.say(f"The patched tree's {review_vdso32.why_broken(rv['vdso32'])} (above): "
+              "nothing was timed.")
     elif rv.get("unverified"):
         s.say("Verify gave no verdict (above), so nothing was timed: run it again; "
               "if it says the same, verify the two imports by hand (docs/verify.md).")

@@ -156,14 +156,34 @@ def lines(v32):
                    + (f"; and {len(code) - 2} more" if len(code) > 2 else ""))
     elif v32["built"]["after"]:
         out.append(f"vdso32 object code not compared: {v32.get('why_code')}")
-    if v32.get("verify") is not None:
-        out += review_vdso32_verify.lines(v32["verify"])
-        out.append("vdso32 timed: " + ("natively, after the 64-bit rows, where those are "
-                                       "timed" if v32["native"] == "runs here" else
-                                       f"no ({v32['native']}; {review_vdso32_timed.EMULATED})"))
+    ver = v32.get("verify")
+    if ver is None:
+        out.append(f"vdso32 verify and time: not run: the patched tree's {why_broken(v32)}")
+        return out
+    out += review_vdso32_verify.lines(ver)
+    if ver["failed"]:
+        timed = f"no: the patched tree's {why_broken(v32)}"
+    elif not ver["ran"]:
+        timed = "no: not verified (above)"
+    elif v32["native"] != "runs here":
+        timed = f"no ({v32['native']}; {review_vdso32_timed.EMULATED})"
     else:
-        out.append(f"vdso32 verify and time: {v32['native']}")
+        timed = "natively, after the 64-bit rows, where those are timed"
+    out.append(f"vdso32 timed: {timed}")
     return out
+
+
+def why_broken(v32):
+    """What the patched tree's vdso32 does that stops the review: "vdso32 does
+    not build", "vdso32 fails its check" or "vdso32 fails verify --arch i386"
+    (v32["broken"]); "vdso32 is fine" where it is not broken."""
+    if not v32.get("broken"):
+        return "vdso32 is fine"
+    if not v32["built"]["after"] or v32.get("error"):
+        return "vdso32 does not build"
+    if (v32.get("verify") or {}).get("failed"):
+        return "vdso32 fails verify --arch i386"
+    return "vdso32 fails its check"
 
 
 def block(v32):

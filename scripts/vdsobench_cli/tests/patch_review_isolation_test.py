@@ -241,7 +241,8 @@ class TwoReviewsTest(unittest.TestCase):
         text = " ".join(" ".join(letter).split())
         self.assertIn("vdso32: the patched tree's does NOT build: arch/x86/entry/vdso/"
                       "vdso32.so.dbg: undefined symbols found", text)
-        self.assertRegex(text, r"vdso32 verify and time: (not run here: .+|runs here)")
+        self.assertIn("vdso32 verify and time: not run: the patched tree's vdso32 does not "
+                      "build", text)
         self.assertEqual("image", record["build"])  # the 64-bit image was made
         self.assertEqual([], record["rows"])
         self.assertNotIn("patch-review: verify after", err)

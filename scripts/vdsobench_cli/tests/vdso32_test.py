@@ -291,7 +291,9 @@ class LinesTest(unittest.TestCase):
         out = review_vdso32.block(v32)
         self.assertEqual("vdso32: the patched tree's does NOT build: vdso32.so.dbg: "
                          "undefined symbols found", out[0])
-        self.assertIn("no IA32 emulation here", out[-1])
+        # nothing verified or timed, and the line says why, not where it would run
+        self.assertEqual("vdso32 verify and time: not run: the patched tree's vdso32 does "
+                         "not build", out[-1])
 
     def test_a_built_one_is_one_sentence(self):
         v32 = dict(self.NATIVE, broken=False, built={"before": True, "after": True},
@@ -344,6 +346,10 @@ class LinesTest(unittest.TestCase):
         first = cover_letter.first_line({"vdso32": v32}, [], None)
         self.assertEqual("WRONG: the patched tree's vdso32 (the 32-bit vDSO) fails verify "
                          "--arch i386; do not post", first)
+        # nothing of it was timed, and the lines do not promise it
+        self.assertEqual("vdso32 timed: no: the patched tree's vdso32 fails verify --arch "
+                         "i386", review_vdso32.block(v32)[-1])
+        self.assertEqual("vdso32 fails verify --arch i386", review_vdso32.why_broken(v32))
 
     def test_a_patch_tearing_both_is_called_a_64_bit_tear_first(self):
         v32 = self.built(self.verified(self.FAIL))
@@ -426,6 +432,8 @@ class SectionTest(unittest.TestCase):
         v32 = self.section({"built": True, "key": self.KEY_A}, good_image()[:200])
         self.assertTrue(v32["broken"])
         self.assertIn("symbols:", review_vdso32.block(v32)[0])
+        self.assertEqual("vdso32 verify and time: not run: the patched tree's vdso32 fails "
+                         "its check", review_vdso32.block(v32)[-1])
 
     def test_a_tree_never_imported_is_not_called_broken(self):
         v32 = self.section(None)
