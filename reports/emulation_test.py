@@ -75,7 +75,11 @@ class MergeTest(unittest.TestCase):
         text = merge.render_merge(self.merged, "table")
         self.assertIn(f"  aarch64 {LABEL} on Zen 3 cpu1: aarch64 {LABEL} on Zen 3 (AMD EPYC, "
                       "25/1/1), microcode", text)
-        self.assertIn(f"aarch64 {LABEL} on Zen 3 cpu1", text.splitlines()[4])
+        heading = next(line for line in text.splitlines() if line.startswith("variant"))
+        self.assertIn(f"aarch64 {LABEL} on Zen 3 cpu1", heading)
+        # the emulated guest's ABI is another's, and said among the differences
+        self.assertIn("  ABI: amd-epyc.json x86_64 (64-bit); amd-epyc-aarch64-emulated.json "
+                      "arm64 (64-bit)", text.splitlines())
 
     def test_csv_rows_carry_the_label(self):
         rows = list(csv.DictReader(io.StringIO(merge.render_merge(self.merged, "csv"))))

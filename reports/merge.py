@@ -35,7 +35,7 @@ import json
 import os
 
 from reports import run_table, tables
-from vdsobench_cli.core import emulation, stats, uarch, vocab
+from vdsobench_cli.core import emulation, run_abi, stats, uarch, vocab
 from vdsobench_cli.core.text import printable
 
 CONFIDENCE = 0.95
@@ -167,8 +167,9 @@ def collect(inputs):
     Columns are ordered by file, then CPU. Labels are the CPU's
     microarchitecture ("Zen 3"; see column_name), then what tells machines
     with the same CPU apart (microcode, kernel, hypervisor), then the CPU and,
-    on a hybrid CPU, its core kind ("cpu4 (IntelAtom)"); the file name where
-    one machine appears in two files.
+    on a hybrid CPU, its core kind ("cpu4 (IntelAtom)"); where one machine
+    appears in two files, the ABI where theirs differ ("i386"), else the
+    file name.
     """
     inputs = named(inputs)
     columns, recs = [], []
@@ -181,7 +182,8 @@ def collect(inputs):
         for cpu in sorted({r["cpu"] for r in file_recs}):
             cid = f"c{len(columns) + 1}"
             columns.append({"id": cid, "machine": m, "cpu": cpu, "kinds": kinds,
-                            "source": source, "warnings": warnings, "counter": counter})
+                            "source": source, "warnings": warnings, "counter": counter,
+                            "abi": run_abi.of_results(data)})
             recs += [dict(r, column=cid) for r in file_recs if r["cpu"] == cpu]
     label_columns(columns)
     return columns, aligned(columns, recs)
@@ -263,9 +265,13 @@ def label_columns(columns):
     for c in columns:
         seen.setdefault(c["label"], []).append(c)
     for same in seen.values():
-        if len(same) > 1:
-            for c in same:
-                c["label"] += f" ({source_name(c['source'])})"
+        if len(same) < 2:
+            continue
+        # a 32-bit and a 64-bit run of one machine timed two vDSOs: by ABI, else by file
+        by_abi = len({c.get("abi") for c in same}) == len(same)
+        for c in same:
+            c["label"] += (f" {(c.get('abi') or 'unknown ABI').split(' (')[0]}" if by_abi
+                           else f" ({source_name(c['source'])})")
 
 
 def select(recs, variants=None, clocks=None, modes=None):
@@ -340,6 +346,7 @@ def _flags(key):
 
 
 CALLOUTS = (
+    ("ABI", run_abi.of_results),
     ("project commit", _commit),
     ("compilation mode", lambda data: _build(data, "compilation_mode")),
     ("copts", _flags("copts")),

@@ -224,6 +224,20 @@ class EdgesTest(unittest.TestCase):
         self.assertEqual([c["label"] for c in merged["columns"]],
                          ["Zen 3 kernel 6.18.44-fc-v782 cpu1", "Zen 3 kernel 6.19.0 cpu1"])
 
+    def test_a_32_bit_run_of_one_machine_is_told_apart_by_its_abi(self):
+        # the fixture predates the ABI record: a 64-bit run of its machine's
+        name, data = fixture("amd-epyc.json")
+        i386 = copy.deepcopy(data)
+        i386["context"]["vdsobench"]["abi"] = {"name": "i386", "bits": 32, "left_out": []}
+        merged = merge.merge([(name, data), ("i386.json", i386)], variants=["sys/vdso"])
+        self.assertEqual([c["label"] for c in merged["columns"]],
+                         ["Zen 3 cpu1 x86_64", "Zen 3 cpu1 i386"])
+        self.assertEqual(merged["differences"],
+                         [{"what": "ABI", "values": {name: "x86_64 (64-bit)",
+                                                     "i386.json": "i386 (32-bit)"}}])
+        self.assertIn("  ABI: amd-epyc.json x86_64 (64-bit); i386.json i386 (32-bit)",
+                      merge.render_merge(merged).splitlines())
+
     def test_bad_input(self):
         name, data = fixture("amd-epyc.json")
         with self.assertRaises(merge.InputError) as cm:

@@ -18,7 +18,7 @@ import io
 import json
 import textwrap
 
-from vdsobench_cli.core import emulation, stats, vocab
+from vdsobench_cli.core import emulation, run_abi, stats, vocab
 from vdsobench_cli.core.text import printable
 
 FORMATS = ("table", "lkml", "markdown", "csv", "json")
@@ -187,12 +187,16 @@ def pct(fraction):
 def machine_text(meta):
     """'Machine: Zen 3 (...), kernel ..., KVM guest'; for a comparison measured
     under emulation (meta.emulation), 'Machine: aarch64 emulated (qemu-user) on
-    Zen 3 (...), ...'."""
+    Zen 3 (...), ...'; a 32-bit process's (meta.abi) ends ', an i386 (32-bit)
+    process' (i386 and arm: both "an")."""
     hyp = printable(meta.get("hypervisor"))
     cpu = emulation.on(meta.get("emulation"), printable(meta.get('cpu_model')) or 'unknown CPU')
+    abi = printable(meta.get("abi"))
     return (f"Machine: {cpu}, "
             f"kernel {printable(meta.get('kernel')) or 'unknown'}, "
-            + (f"{hyp} guest" if hyp else "no hypervisor"))
+            + (f"{hyp} guest" if hyp else "no hypervisor")
+            # a 64-bit process is what every comparison was before --arch i386
+            + (f", an {abi} process" if run_abi.is_32_bit(abi) else ""))
 
 
 def simulated_only(rows):

@@ -20,10 +20,11 @@ import os
 from vdsobench_cli.cli import arch, confine
 from vdsobench_cli.cli.errors import UsageError
 from vdsobench_cli.kimport import bazel_sync
-from vdsobench_cli.measure import cpu_lock, fingerprint, footprint, results, rounds
+from vdsobench_cli.measure import abi as abi_mod, cpu_lock, fingerprint, footprint, results, rounds
 
 from reports import review, run_table, tables
-from vdsobench_cli.core import emulation as emulation_mod, limits, paired, stats, uarch, vocab
+from vdsobench_cli.core import (emulation as emulation_mod, limits, paired, run_abi, stats,
+                                uarch, vocab)
 
 NS = "ns/call"
 
@@ -201,6 +202,7 @@ def assembled(m, rows, records, refused, method, alpha, comparisons, rounds_n=No
     subjects = [m.baseline] + m.others
     return {
         "meta": dict(machine_meta(fp, emulation), method=method, alpha=alpha,
+                     abi=run_abi.label(arch.current().name, abi_mod.BITS.get(arch.current().name)),
                      comparisons=comparisons, rounds=rounds_n or m.rounds, paired=True,
                      batch_ms=m.batch_ms,
                      iterations={str(g.key): g.iterations for g in m.groups},
@@ -276,6 +278,10 @@ def unpaired_comparison(old_path, new_path, alpha=limits.ALPHA):
     for path, emu in zip((old_path, new_path), emus):
         if emu:
             notes.append(f"{os.path.basename(path)}: {emulation_mod.describe(emu)}")
+    abis = [run_abi.of_results(d) for d in (old, new)]
+    if abis[0] != abis[1]:
+        notes.append(f"different ABIs: {abis[0] or 'unknown'} vs {abis[1] or 'unknown'}: "
+                     "each run timed its own process's vDSO (a 32-bit process maps vdso32)")
     rows, method = [], None
     for name in common:
         variant, clock, mode, cpu = results.benchmark_key(name)
@@ -285,6 +291,7 @@ def unpaired_comparison(old_path, new_path, alpha=limits.ALPHA):
                                f"{variant} (new)", res))
     # either run emulated: its times, and so every ratio, are the emulator's
     label_emulated(rows, emus[1] or emus[0])
-    return {"meta": dict(metas[1], emulation=emus[1] or emus[0], method=method, alpha=alpha,
+    return {"meta": dict(metas[1], emulation=emus[1] or emus[0], abi=abis[1], method=method,
+                         alpha=alpha,
                          comparisons=len(common), rounds=None, paired=False, notes=notes),
             "rows": rows}

@@ -152,6 +152,24 @@ class UnpairedTest(unittest.TestCase):
         # three repetitions each cannot be significant at 95%: unpaired is cautious
         self.assertEqual(verdicts["sys/vdso (new)"], "no significant difference")
 
+    def test_a_32_bit_run_against_a_64_bit_one_is_said(self):
+        # the fixture predates the ABI record: a 64-bit run of its machine's
+        new = self.fixture()
+        new["context"]["vdsobench"]["abi"] = {"name": "i386", "bits": 32, "left_out": []}
+        path = self.write("i386.json", new)
+        rc, out, err = vdsobench("compare", "--results", FIXTURE, path, "--format", "json")
+        self.assertEqual(rc, 0, err)
+        meta = json.loads(out)["meta"]
+        self.assertEqual(meta["abi"], "i386 (32-bit)")
+        self.assertIn("different ABIs: x86_64 (64-bit) vs i386 (32-bit): each run timed its "
+                      "own process's vDSO (a 32-bit process maps vdso32)", meta["notes"])
+        rc, out, err = vdsobench("compare", "--results", FIXTURE, path, "--format", "lkml")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("an i386 (32-bit) process.", " ".join(out.split()))
+        rc, out, err = vdsobench("compare", "--results", FIXTURE, FIXTURE, "--format", "json")
+        self.assertEqual(json.loads(out)["meta"]["abi"], "x86_64 (64-bit)")
+        self.assertFalse([n for n in json.loads(out)["meta"]["notes"] if "ABI" in n])
+
     def test_many_rows_cost_a_few_ratios_each(self):
         """The unpaired interval weighs each distinct resampled ratio once: a
         file of 120 rows of 3 repetitions computes a handful of ratios a row,

@@ -19,7 +19,8 @@ from vdsobench_cli.cli.errors import Failure, UsageError
 from vdsobench_cli.commands import run
 from vdsobench_cli.measure import abi, results, rounds
 from vdsobench_cli.tests.support import TESTDATA, cli, one_line
-from reports import run_table
+from reports import run_table, tables
+from vdsobench_cli.core import run_abi
 
 NO_IA32 = (False, "the kernel does not run 32-bit programs (execve: Exec format error): "
                   "no IA32 emulation here")
@@ -203,6 +204,39 @@ class RecordedAbiTest(unittest.TestCase):
         self.assertEqual(run.rounds_args(args), ["--rounds", "5", "--batch-ms", "200"])
         args = SimpleNamespace(repetitions=None, min_time="7200")
         self.assertEqual(run.rounds_args(args)[2:], ["--batch-ms", "3600"])
+
+
+class RunAbiTest(unittest.TestCase):
+    """What the readers call a results file's ABI (core/run_abi.py): its
+    record, else (a file from before it) its guest's or machine's 64 bits."""
+
+    def test_each_kind_of_file(self):
+        def ctx(**vdsobench):
+            return {"context": {"vdsobench": vdsobench}}
+        x86 = {"kernel": {"machine": "x86_64"}}
+        cases = [
+            (ctx(abi={"name": "i386", "bits": 32}, fingerprint=x86), "i386 (32-bit)"),
+            (ctx(abi={"name": "x86_64", "bits": 64, "left_out": []}), "x86_64 (64-bit)"),
+            (ctx(fingerprint=x86), "x86_64 (64-bit)"),
+            (ctx(fingerprint=x86, emulation={"guest": "aarch64"}), "arm64 (64-bit)"),
+            (ctx(abi={"name": "i386", "bits": "32"}), "i386"),
+            (ctx(abi={"name": "i386\x1b[2J", "bits": 32}), "i386\\x1b[2J (32-bit)"),
+            (ctx(abi=[1]), None), (ctx(), None), ({"context": {}}, None), ([], None),
+        ]
+        for data, want in cases:
+            with self.subTest(data=data):
+                self.assertEqual(run_abi.of_results(data), want)
+        self.assertTrue(run_abi.is_32_bit("i386 (32-bit)"))
+        self.assertFalse(run_abi.is_32_bit(None))
+
+    def test_a_32_bit_comparison_says_so_in_its_machine_line(self):
+        meta = {"cpu_model": "Rocket Lake", "kernel": "6.18", "hypervisor": "KVM"}
+        self.assertEqual(tables.machine_text(meta), "Machine: Rocket Lake, kernel 6.18, KVM guest")
+        self.assertEqual(tables.machine_text(dict(meta, abi="i386 (32-bit)")),
+                         "Machine: Rocket Lake, kernel 6.18, KVM guest, an i386 (32-bit) "
+                         "process")
+        self.assertEqual(tables.machine_text(dict(meta, abi="x86_64 (64-bit)")),
+                         tables.machine_text(meta))
 
 
 class LiveRunTest(unittest.TestCase):
