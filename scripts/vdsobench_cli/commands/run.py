@@ -168,7 +168,7 @@ def run(args):
         hargs = option_args(args, tuple(k for k in VALUED if k != "cpu_lock"), DEFAULTS)
         hargs += ["--cpu-lock", "off"]
         if not args.variants:
-            hargs += ["--variants", clocksource.SUBJECTS]
+            hargs += ["--variants", clocksource.subjects(arch.current().name)]
     names, skipped = planned(binary, hargs)
     if args.list:
         for line in skipped:

@@ -47,6 +47,13 @@ WHO = b"vdsobench run --clocksource"
 NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
 
 
+def subjects(arch_name):
+    """--clocksource's subjects unless --variants says: SUBJECTS, and in an i386
+    run sys/vdso_gettime64 (__vdso_clock_gettime64, what a y2038-safe libc
+    calls there)."""
+    return SUBJECTS + (",sys/vdso_gettime64" if arch_name == "i386" else "")
+
+
 def directory():
     return os.environ.get(DIR_ENV) or SYSFS
 

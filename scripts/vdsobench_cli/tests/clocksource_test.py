@@ -81,6 +81,11 @@ class ChosenTest(unittest.TestCase):
                          "results/r-kvm-clock.json")
         self.assertEqual(clocksource.out_path("r.out", "tsc"), "r.out-tsc")
 
+    def test_an_i386_run_times_its_64_bit_time_entry_too(self):
+        self.assertEqual(clocksource.subjects("x86_64"), "sys/vdso,sys/syscall")
+        self.assertEqual(clocksource.subjects("i386"),
+                         "sys/vdso,sys/syscall,sys/vdso_gettime64")
+
 
 class SwitchTest(unittest.TestCase):
     def setUp(self):
