@@ -253,6 +253,9 @@ def shim_after_kbuild(req, identity, shim):
         made = f"kbuild built {image} and its .dbg"
     else:
         made = f"kbuild built {image}"
+    if kbuild.line_patches(req.patches) != list(req.patches):
+        # the line is the tree's without the patches, which touch no kbuild input
+        made += " of the tree without its patches (the compiler line's)"
     return UsageError(f"import: {req.given}: {made} (Linux {shim.version[3]}, "
                       f"{rec.get('vdso_dir', kbuild.VDSO_DIR)}/), but the shim cannot build "
                       f"this tree's {shim.what}: {shim.first}; nothing imported")

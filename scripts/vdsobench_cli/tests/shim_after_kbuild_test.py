@@ -12,7 +12,7 @@ from pathlib import Path
 from unittest import mock
 
 from vdsobench_cli.cli.errors import UsageError
-from vdsobench_cli.kimport import flow, kbuild, probe, request
+from vdsobench_cli.kimport import flow, kbuild, patch_parse, probe, request
 from vdsobench_cli.tests.support import ImportsDir
 
 FIRST = ("arch/x86/include/asm/vdso/sys_call.h:10:10: fatal error: asm/cpufeatures.h: "
@@ -41,8 +41,9 @@ class ShimAfterKbuildTest(unittest.TestCase):
         self.calls.append(series)
         return {"key": "k", "vdso_dir": "arch/x86/entry/vdso/vdso64"}
 
-    def take_in(self, use_kbuild=True, line_for=None):
-        req = request.Request("t", "linux-source-7.3", self.tarball, [], "x86_64", use_kbuild)
+    def take_in(self, use_kbuild=True, line_for=None, patches=()):
+        req = request.Request("t", "linux-source-7.3", self.tarball, list(patches), "x86_64",
+                              use_kbuild)
         with mock.patch.object(flow, "make_tree", self.make_tree), \
                 mock.patch.object(flow, "cached", return_value=None), \
                 mock.patch.object(kbuild, "line_for", line_for or self.line_for), \
@@ -61,6 +62,18 @@ class ShimAfterKbuildTest(unittest.TestCase):
         self.assertIn(f"import: linux-source-7.3: kbuild built {self.cache}/k/vdso64.so and its "
                       ".dbg (Linux 7.3.4, arch/x86/entry/vdso/vdso64/)", msg)
         self.assertIn(f"but the shim cannot build this tree's vDSO data: {FIRST}", msg)
+
+    def test_a_patched_trees_line_is_said_to_be_the_unpatched_trees(self):
+        # a patch to a header the shim compiles: kbuild made the line of the tree
+        # without it, never the patched tree's image
+        for name in ("vdso64.so", "vdso64.so.dbg"):
+            (self.cache / "k" / name).write_bytes(b"\x7fELF")
+        header = "arch/x86/include/asm/vdso/gettimeofday.h"
+        patch = patch_parse.Patch(Path("p.patch"), b"p", [(header, [])], [header], "a header")
+        msg = self.take_in(patches=[patch])
+        self.assertIn(f"kbuild built {self.cache}/k/vdso64.so and its .dbg of the tree without "
+                      "its patches (the compiler line's) (Linux 7.3.4", msg)
+        self.assertNotIn("without its patches", self.take_in())
 
     def test_kbuild_that_made_no_image(self):
         msg = self.take_in()
