@@ -222,7 +222,8 @@ int harness_plan(const struct selection &sel, char *err, size_t errlen)
 			 "the selected variants and clocks (writer and timens "
 			 "are for variants, timens only for generic_timens*; "
 			 "floors run in hot, pressure, compute, cold, cold-l2 "
-			 "and warm)%s%s",
+			 "and warm; sys/vdso_gettime64 times clock_gettime's "
+			 "clocks alone, in no pointer mode)%s%s",
 			 ctx.skipped.empty() ? "" : "; skipped ",
 			 ctx.skipped.empty() ? "" : ctx.skipped[0].c_str());
 		return -1;
