@@ -45,6 +45,7 @@ extern "C" {
 #include "bench/subjects.h"
 #include "bench/vdso_agree.h"
 #include "bench/vdso_entries.h"
+#include "bench/vdso_gate.h"
 #include "bench/vdso_sym.h"
 #include "counters/perf_counters.h"
 #include "impls/kernel/sim_kernel.h"
@@ -438,6 +439,8 @@ std::string find_system_vdso(harness_context &ctx)
 			ctx, e->clock_gettime64, "clock_gettime64",
 			agree_vdso_gettime64, agree_syscall_gettime64);
 #endif
+	if (vdso_gate_of_process())
+		ctx.vdso_gate = vdso_gate_of_process();
 	vdso_image_close(img);
 	// the image stays mapped: the pointers stay valid after close
 	if (!bench_vdso_clock_gettime || !bench_vdso_clock_getres ||

@@ -51,6 +51,10 @@ struct harness_context {
 	std::string vdso_time;
 	// each entry found, against its syscall (bench/vdso_agree.h): how
 	std::vector<std::pair<std::string, std::string>> vdso_checked;
+	// a 32-bit vDSO's gate, how its __kernel_vsyscall enters the kernel
+	// (sysenter, syscall, int $0x80: impls/image/gate32.c), which an
+	// imported vdso32 image's fallbacks take too; empty: no gate (64-bit)
+	std::string vdso_gate;
 	std::vector<std::string> skipped; // "sys/vdso: reason"
 };
 

@@ -149,13 +149,16 @@ json vdso_record(const harness_context &ctx)
 		symbols[s.first] = s.second;
 	for (auto &c : ctx.vdso_checked)
 		checked[c.first] = c.second;
-	return {
+	json record = {
 		{"available", ctx.vdso_reason.empty()},
 		{"reason", json_or_null(ctx.vdso_reason)},
 		{"symbols", symbols},
 		{"time", json_or_null(ctx.vdso_time)},
 		{"checked", checked},
 	};
+	if (!ctx.vdso_gate.empty())
+		record["gate"] = ctx.vdso_gate;
+	return record;
 }
 
 // each CPU locked, and whom this run waited for: run and compare make

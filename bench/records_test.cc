@@ -112,7 +112,8 @@ void test_context()
 			   "},\"vdso\":{\"available\":true,\"reason\":null,"
 			   "\"symbols\":{\"__vdso_time\":true},\"time\":"
 			   "\"__vdso_time\",\"checked\":{"
-			   "\"__vdso_clock_gettime\":\"agrees\"}},\"skipped\":["
+			   "\"__vdso_clock_gettime\":\"agrees\"},\"gate\":"
+			   "\"sysenter\"},\"skipped\":["
 			   "\"sys/vdso: gone\"],\"planned\":0,\"cpu_lock\":{"
 			   "\"policy\":\"wait\",\"dir\":\"/run/lock/x\","
 			   "\"error\":null,\"cpus\":[],\"waited\":[]}";
@@ -142,6 +143,7 @@ void test_context()
 	ctx.vdso_symbols = {{"__vdso_time", true}};
 	ctx.vdso_time = "__vdso_time";
 	ctx.vdso_checked = {{"__vdso_clock_gettime", "agrees"}};
+	ctx.vdso_gate = "sysenter";
 	ctx.skipped = {"sys/vdso: gone"};
 	ctx.cpu_lock_policy = "wait";
 	ctx.cpu_lock_dir = "/run/lock/x";
@@ -153,12 +155,14 @@ void test_context()
 	ctx.vdso_symbols.clear();
 	ctx.vdso_checked.clear();
 	ctx.vdso_reason = "no vDSO";
+	ctx.vdso_gate.clear();
 	json j = json::parse(record_text(harness_context_record()));
 	tap_ok(j["writer_hz"] == 1000 && j["vdso"]["symbols"].is_object() &&
 		       j["vdso"]["symbols"].empty() &&
 		       j["vdso"]["checked"].is_object() &&
 		       j["vdso"]["reason"] == "no vDSO",
 	       "writer_hz a number; no symbols an empty object, not null");
+	tap_ok(!j["vdso"].contains("gate"), "no gate (a 64-bit vDSO): no gate key");
 }
 
 } // namespace

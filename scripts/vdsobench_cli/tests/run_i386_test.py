@@ -271,6 +271,8 @@ class LiveRunTest(unittest.TestCase):
         vdso = ctx["fingerprint"]["kernel"]["vdso"]
         self.assertTrue(vdso["available"], vdso)
         self.assertIn("agrees with the syscall", vdso["checked"]["__vdso_clock_gettime64"])
+        # how its gate enters, as an imported vdso32's fallbacks will (gate32.c)
+        self.assertIn(vdso["gate"], ("sysenter", "syscall", "int $0x80"))
         names = {b["name"].rsplit("/", 1)[0] for b in data["benchmarks"]}
         for row in (f"x86_gtod+{counter}+always/monotonic_raw/hot",
                     "sys/vdso/monotonic/hot", "sys/vdso_gettime64/monotonic_raw/hot"):
