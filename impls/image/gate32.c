@@ -10,8 +10,7 @@
  *	                        SYSCALL_SEQUENCE,  X86_FEATURE_SYSCALL32
  *	v7.x: ALTERNATIVE "int $0x80; ret", "", X86_FEATURE_SYSFAST32
  *	      (before the pushes), and
- *	      ALTERNATIVE SYSENTER_SEQUENCE, SYSCALL_SEQUENCE,
- *X86_FEATURE_SYSCALL32
+ *	      ALTERNATIVE SYSENTER_SEQUENCE, SYSCALL_SEQUENCE, X86_FEATURE_SYSCALL32
  *
  * with SYSENTER_SEQUENCE "movl %esp, %ebp; sysenter" (89 e5 0f 34) and
  * SYSCALL_SEQUENCE "movl %ecx, %ebp; syscall" (89 cd 0f 05). An x86-64
@@ -32,12 +31,10 @@
  */
 #include "impls/image/view.h"
 
-static const uint8_t op_int80_ret[] = {0xcd, 0x80, 0xc3}; /* int $0x80; ret */
-static const uint8_t op_sysenter[] = {0x89, 0xe5, 0x0f,
-				      0x34}; /* SYSENTER_SEQUENCE */
-static const uint8_t op_syscall[] = {0x89, 0xcd, 0x0f,
-				     0x05};	       /* SYSCALL_SEQUENCE */
-static const uint8_t op_pushes[] = {0x51, 0x52, 0x55}; /* push ecx, edx, ebp */
+static const uint8_t op_int80_ret[] = { 0xcd, 0x80, 0xc3 };	 /* int $0x80; ret */
+static const uint8_t op_sysenter[] = { 0x89, 0xe5, 0x0f, 0x34 }; /* SYSENTER_SEQUENCE */
+static const uint8_t op_syscall[] = { 0x89, 0xcd, 0x0f, 0x05 };	 /* SYSCALL_SEQUENCE */
+static const uint8_t op_pushes[] = { 0x51, 0x52, 0x55 };	 /* push ecx, edx, ebp */
 
 const char *const vdso_image_gate_names[VDSO_IMAGE_NR_GATES] = {
 	[VDSO_IMAGE_GATE_HERE] = "here",
@@ -48,8 +45,7 @@ const char *const vdso_image_gate_names[VDSO_IMAGE_NR_GATES] = {
 
 enum vdso_image_gate vdso_image_gate_of(const uint8_t *code, size_t n)
 {
-	for (size_t i = 0; i + sizeof(op_pushes) + sizeof(op_sysenter) <= n;
-	     i++) {
+	for (size_t i = 0; i + sizeof(op_pushes) + sizeof(op_sysenter) <= n; i++) {
 		const uint8_t *seq = code + i + sizeof(op_pushes);
 
 		/* v7.x's int $0x80; ret before the pushes, where SYSFAST32 is clear */
@@ -65,22 +61,19 @@ enum vdso_image_gate vdso_image_gate_of(const uint8_t *code, size_t n)
 	return VDSO_IMAGE_GATE_INT80;
 }
 
-static bool is(const uint8_t *p, unsigned int n, const uint8_t *op,
-	       unsigned int opn)
+static bool is(const uint8_t *p, unsigned int n, const uint8_t *op, unsigned int opn)
 {
 	return n == opn && !memcmp(p, op, opn);
 }
 
-enum vdso_image_alt_kind
-vdso_image_gate_kind(const struct vdso_image_info *info,
-		     const struct vdso_image_alt *a)
+enum vdso_image_alt_kind vdso_image_gate_kind(const struct vdso_image_info *info,
+					      const struct vdso_image_alt *a)
 {
 	const uint8_t *orig = info->elf + a->instr, *r = info->elf + a->repl;
 
 	if (info->elf_class != 32)
 		return VDSO_IMAGE_ALT_OTHER;
-	if (is(orig, a->instrlen, op_int80_ret, sizeof(op_int80_ret)) &&
-	    !a->replacementlen)
+	if (is(orig, a->instrlen, op_int80_ret, sizeof(op_int80_ret)) && !a->replacementlen)
 		return VDSO_IMAGE_ALT_GATE_SKIP;
 	if (is(r, a->replacementlen, op_sysenter, sizeof(op_sysenter)))
 		return VDSO_IMAGE_ALT_GATE_SYSENTER;
@@ -89,35 +82,24 @@ vdso_image_gate_kind(const struct vdso_image_info *info,
 	return VDSO_IMAGE_ALT_OTHER;
 }
 
-int vdso_image_check_gate(const struct vdso_image_info *info,
-			  const struct vdso_image_alt *a, char *why, size_t n)
+int vdso_image_check_gate(const struct vdso_image_info *info, const struct vdso_image_alt *a,
+			  char *why, size_t n)
 {
 	unsigned long long at = a->instr;
 
 	if (a->flags)
-		return fail(why, n,
-			    "its gate alternative at 0x%llx has patching flags "
-			    "0x%x: "
-			    "not applied as on every x86-64 CPU",
-			    at, a->flags);
+		return fail(why, n, "its gate alternative at 0x%llx has patching flags 0x%x: "
+			    "not applied as on every x86-64 CPU", at, a->flags);
 	if (a->kind == VDSO_IMAGE_ALT_GATE_SKIP)
 		return 0;
 	if (a->instrlen != sizeof(op_sysenter))
-		return fail(why, n,
-			    "its gate alternative at 0x%llx replaces %u bytes "
-			    "with a "
-			    "4-byte fast entry",
-			    at, a->instrlen);
+		return fail(why, n, "its gate alternative at 0x%llx replaces %u bytes with a "
+			    "4-byte fast entry", at, a->instrlen);
 	if (a->instr < sizeof(op_pushes) ||
-	    memcmp(info->elf + a->instr - sizeof(op_pushes), op_pushes,
-		   sizeof(op_pushes)))
-		return fail(why, n,
-			    "its gate alternative at 0x%llx does not follow "
-			    "push %%ecx; "
-			    "push %%edx; push %%ebp: the kernel's landing pad "
-			    "would not return "
-			    "from it",
-			    at);
+	    memcmp(info->elf + a->instr - sizeof(op_pushes), op_pushes, sizeof(op_pushes)))
+		return fail(why, n, "its gate alternative at 0x%llx does not follow push %%ecx; "
+			    "push %%edx; push %%ebp: the kernel's landing pad would not return "
+			    "from it", at);
 	return 0;
 }
 
@@ -136,8 +118,7 @@ static bool enabled(const struct vdso_image_alt *a, enum vdso_image_gate gate)
 	}
 }
 
-int vdso_image_gates(const struct vdso_image_info *info,
-		     enum vdso_image_gate gate)
+int vdso_image_gates(const struct vdso_image_info *info, enum vdso_image_gate gate)
 {
 	int applied = 0;
 
@@ -171,7 +152,6 @@ void vdso_image_patch_gate(const struct vdso_image_info *info, uint8_t *img,
 		if (!enabled(&a, gate))
 			continue;
 		memcpy(img + a.instr, info->elf + a.repl, a.replacementlen);
-		vdso_image_add_nops(img + a.instr + a.replacementlen,
-				    a.instrlen - a.replacementlen);
+		vdso_image_add_nops(img + a.instr + a.replacementlen, a.instrlen - a.replacementlen);
 	}
 }
