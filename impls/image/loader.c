@@ -134,6 +134,8 @@ int vdso_image_set_gate(struct vdso_loaded *img, const void *elf, size_t len,
 
 	if (!img->map)
 		return fail(why, n, "the image is not mapped");
+	if (img->counter == VDSO_IMAGE_KEEP)
+		return fail(why, n, "a running kernel's copy: its gate is its own, as patched");
 	if (vdso_image_check(&info, elf, len, VDSO_IMAGE_KEEP, img->vvar_start, img->vvar_pages,
 			     why, n))
 		return -1;
@@ -189,6 +191,7 @@ int vdso_image_map(struct vdso_loaded *img, const void *elf, size_t len,
 	img->base = img->map + vvar_len;
 	memcpy(img->base, elf, info.span);
 	vdso_image_patch(&info, img->base, o->counter, img->len);
+	img->counter = o->counter;
 	/* a running kernel's copy has its own gate already */
 	img->gate = resolve_gate(o->counter == VDSO_IMAGE_KEEP ? VDSO_IMAGE_GATE_INT80 : o->gate,
 				 &img->gate_why);

@@ -70,6 +70,7 @@ struct vdso_loaded {
 	/* the counter slots patched (rdtsc_ordered() sites), and how many alternatives */
 	int slots, alts;
 	int syscalls; /* v7.x vdso32's system call alternatives applied (sysfast32.c) */
+	enum vdso_image_counter counter; /* the one it was mapped with */
 	/* a vdso32's gate as mapped, its alternatives applied, and why int $0x80 */
 	enum vdso_image_gate gate;
 	int gates;
@@ -87,7 +88,8 @@ void vdso_image_unmap(struct vdso_loaded *img);
  * A mapped vdso32's gate changed to gate (the checkers trap the fallbacks'
  * int $0x80 made from the image's pages: a fast entry would return through
  * the running kernel's landing pad, outside them); elf and len are the
- * file it was mapped from. 0, or -1 with a reason.
+ * file it was mapped from. 0, or -1 with a reason (one mapped with
+ * VDSO_IMAGE_KEEP is a running kernel's copy, whose gate is its own).
  */
 int vdso_image_set_gate(struct vdso_loaded *img, const void *elf, size_t len,
 			enum vdso_image_gate gate, char *why, size_t why_len);

@@ -114,6 +114,9 @@ static void test_system(void)
 	tap_ok(img.sym[VDSO_IMAGE_GETTIMEOFDAY] && img.sym[VDSO_IMAGE_TIME],
 	       "its __vdso_gettimeofday and __vdso_time are found");
 	tap_ok(reads_between(&img), "its clock_gettime, on zeros, falls back to the real kernel");
+	tap_ok(vdso_image_set_gate(&img, copy, len, VDSO_IMAGE_GATE_INT80, why, sizeof(why)) ==
+			       -1 && strstr(why, "its gate is its own"),
+	       "its gate is not changed: %s", why);
 	vdso_image_unmap(&img);
 
 	/* hostile copies of it */
