@@ -126,7 +126,9 @@ def _caches():
 
 def gbench_context(executable, harness):
     """The context fields Google Benchmark writes (the results schema's), for a
-    harness without it: this machine's, read as Google Benchmark reads them."""
+    harness without it: this machine's, read as Google Benchmark reads them;
+    mhz_per_cpu the harness's counter's rate, library_build_type the harness's
+    own build (there is no library)."""
     hz = harness.get("counter_hz") if isinstance(harness, dict) else None
     try:
         with open("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") as f:
@@ -142,4 +144,6 @@ def gbench_context(executable, harness):
             "cpu_scaling_enabled": scaling,
             "caches": _caches(),
             "load_avg": list(os.getloadavg()),
-            "library_build_type": "release"}
+            # no library here: the harness's own build (its context's "optimized")
+            "library_build_type": ("release" if isinstance(harness, dict)
+                                   and harness.get("optimized") is True else "debug")}

@@ -161,6 +161,9 @@ class RecordedAbiTest(unittest.TestCase):
                 json.dump(data, f)
             loaded = results.load(path)
         self.assertEqual(loaded["context"]["num_cpus"], os.cpu_count())
+        # no library: the harness's own build (the recorded harness was optimized)
+        self.assertTrue(harness["optimized"])
+        self.assertEqual(loaded["context"]["library_build_type"], "release")
         self.assertEqual(loaded["context"]["vdsobench"]["abi"]["bits"], 32)
         for b in loaded["benchmarks"]:
             self.assertEqual((b["repetitions"], b["threads"]), (3, 1))
