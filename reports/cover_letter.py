@@ -49,6 +49,9 @@ from vdsobench_cli.core.text import printable
 WIDTH = 72
 MAX_LINES = 40
 ARM64_LINES, ARM64_LINES_ALONE = 6, 8  # arm64's section in a cluster's block, one machine's
+# the data page's lines a block keeps before the vdso32's clock lines and the notes:
+# its size, each clock's lines, the fields (struct_diff.page's order)
+PAGE_KEEP = 5
 # a series' lines: what a timed block's other lines leave them, less a row
 # each; never fewer than SERIES_MIN; on a cluster; where nothing was timed
 SERIES_ROOM, SERIES_MIN, SERIES_FLEET, SERIES_UNTIMED = 14, 4, 6, 16
@@ -262,7 +265,7 @@ def render(rv):
         # the page and a note leave
         target = rv.get("target", review_mod.TARGET)
         rest = 1 + len(table(rows)) + len(detectable(rows)) + len(legend(rows, target)) \
-            + (3 if rv.get("page") else 0) + len(arm64) \
+            + (1 + page_kept(rv.get("page")) if rv.get("page") else 0) + len(arm64) \
             + (1 if rv.get("notes") or rv.get("why") else 0)
         lines += cover_letter_vdso32.lines((rv.get("vdso32") or {}).get("timed"), WIDTH,
                                            MAX_LINES - len(lines) - rest)
@@ -283,9 +286,11 @@ def render(rv):
     page = [f"  {printable(p, WIDTH - 2)}" for p in rv.get("page") or []]
     room = MAX_LINES - len(lines) - len(arm64) - len(tail) - 1
     if page:
-        # the page's first lines (each clock's lines) are worth more than a
-        # note; keep at least two of them, and cut notes to make room
-        room = max(room, 2)
+        # the page's first lines (its size, each clock's lines, the fields) are
+        # worth more than a note: keep PAGE_KEEP of them (at least two), and cut
+        # notes to make room, leaving one line to say where the notes are
+        fits = MAX_LINES - len(lines) - len(arm64) - 1 - (1 if tail else 0)
+        room = max(room, min(page_kept(rv["page"]), fits), 2)
         if len(page) > room:
             page = page[:room - 1] + [f"  and {len(page) - room + 1} more lines: "
                                       "patch-review.json"]
@@ -300,6 +305,12 @@ def render(rv):
             kept += g
         out = (lines + kept)[:MAX_LINES - 1] + ["Note: more notes in patch-review.json"]
     return out
+
+
+def page_kept(page):
+    """The data page's lines a full block keeps: PAGE_KEEP, the last of them
+    saying how many more are in patch-review.json where the page is longer."""
+    return min(len(page or []), PAGE_KEEP)
 
 
 def group_lost(rows):

@@ -310,6 +310,35 @@ class BlockTest(unittest.TestCase):
                       lines)
         self.assertIn("  and 8 more lines: patch-review.json", lines)  # the page's own
 
+    def test_the_page_keeps_its_first_lines_before_the_vdso32s_clocks(self):
+        """A field's review (offs_boot, Rocket Lake, 2026-12-07) whose vdso32 had
+        six slower clocks: the block kept "6 slower" and two of them, and cut
+        the page to its size line, the field itself among what was cut. The
+        page's first PAGE_KEEP lines come before the vdso32's clock lines."""
+        page = ["struct vdso_data: 248 -> 256 bytes, 4 -> 4 lines",
+                "REALTIME_COARSE: 3 -> 2 lines per call (lines 0, 1, 2 -> lines 0, 2)",
+                "MONOTONIC_RAW: 3 -> 2 lines per call (lines 3, 4, 5 -> lines 4, 5)",
+                "offs_boot: added at 40..47 (line 0)",
+                "basetime[1].sec: 56..63 -> 64..71 (line 0 -> 1)",
+                "basetime[5].sec: 120..127 -> 128..135 (line 1 -> 2)",
+                "27 more fields changed"]
+        passed = (True, "PASS (exact, edges, concurrency); pvclock, hvclock: PASS (exact, "
+                        "edges, concurrency)")
+        lines = self.render(timed(**{c: 1.1 for c in CLOCKS[:6]}), page=page,
+                            code=[f"f{i}: 1 of 30 differ" for i in range(4)],
+                            sim=[(c, "pressure", 76, 76, 3, 2) for c in CLOCKS[:2]],
+                            measured="its kbuild's vDSO image (vdso64.so), mapped as the "
+                                     "kernel maps it",
+                            machine={"cpu": "Rocket Lake (Intel Xeon, 6/167/1)",
+                                     "microcode": "0x1", "kernel": "6.18.44-fc-v1300",
+                                     "hypervisor": "KVM", "counter": "rdtscp"},
+                            verify={"after": passed, "before": passed})
+        at = lines.index("Data page:")
+        self.assertEqual(lines[at + 1:at + 6], [f"  {x}" for x in page[:4]]
+                         + ["  and 3 more lines: patch-review.json"], lines)
+        self.assertTrue(any(x.startswith("vdso32 time (i386, natively, hot, +image): 6 slower")
+                            for x in lines), lines)
+
     def test_emulated_is_said_in_the_sentence(self):
         v = v32(verify(emulator="qemu-i386-static 7.2.22"), native_short="no IA32 emulation")
         self.assertEqual(["vdso32: built, symbols as expected; code identical; verified under "
