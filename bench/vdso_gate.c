@@ -12,11 +12,15 @@ const char *vdso_gate_of_process(void)
 {
 #ifdef __i386__
 	const uint8_t *own = (const uint8_t *)getauxval(AT_SYSINFO);
+	size_t to_end = VDSO_IMAGE_PAGE - ((uintptr_t)own & (VDSO_IMAGE_PAGE - 1));
 
 	if (!own)
 		return "none: this process has no AT_SYSINFO";
-	/* the gate is its vDSO's first routine: 32 bytes of the text page */
-	return vdso_image_gate_names[vdso_image_gate_of(own, 32)];
+	/*
+	 * its first 32 bytes (the fast entry is within its first 10), never past
+	 * the end of its page, which is mapped wherever the gate lies
+	 */
+	return vdso_image_gate_names[vdso_image_gate_of(own, to_end < 32 ? to_end : 32)];
 #else
 	return NULL;
 #endif
