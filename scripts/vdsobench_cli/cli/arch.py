@@ -45,9 +45,7 @@ from vdsobench_cli.core import emulation as emulation_mod, vocab
 NAMES = ("x86_64", "arm64", "i386", "arm")
 # what each is called by uname -m (the kernel's and Python's platform.machine())
 MACHINE = {"x86_64": "x86_64", "arm64": "aarch64", "i386": "i686", "arm": "armv8l"}
-ALIASES = {"aarch64": "arm64", "amd64": "x86_64", "x86-64": "x86_64",
-           "i686": "i386", "x86_32": "i386", "armhf": "arm", "armv7l": "arm",
-           "armv8l": "arm", "aarch32": "arm"}
+ALIASES = vocab.ARCH_ALIASES
 # GNU triplets: the cross binutils' prefix (aarch64-linux-gnu-objdump)
 TRIPLET = {"x86_64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu",
            "i386": "i686-linux-gnu", "arm": "arm-linux-gnueabihf"}

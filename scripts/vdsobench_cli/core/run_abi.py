@@ -9,11 +9,8 @@ different vDSOs (a 32-bit process maps vdso32): merge and compare --results
 say so.
 """
 
-from vdsobench_cli.core import emulation
+from vdsobench_cli.core import emulation, vocab
 from vdsobench_cli.core.text import printable
-
-# uname's and qemu's names for the architectures --arch names
-NAMES = {"aarch64": "arm64", "i686": "i386", "armv7l": "arm", "amd64": "x86_64"}
 
 
 def label(name, bits):
@@ -21,7 +18,7 @@ def label(name, bits):
     name = printable(name)
     if not name:
         return None
-    name = NAMES.get(name, name)
+    name = vocab.ARCH_ALIASES.get(name, name)
     return f"{name} ({bits}-bit)" if bits in (32, 64) else name
 
 

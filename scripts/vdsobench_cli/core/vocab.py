@@ -131,6 +131,10 @@ TIMED_COUNTER = {"x86_64": ("rdtscp", "rdtscp", "lfence_rdtsc"),
                  "arm64": ("ecv", "cntvctss", "isb_cntvct_dep")}
 # uname -m's names of those architectures
 MACHINE_ARCH = {"x86_64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}
+# other names of --arch's architectures (uname -m's, Debian's, qemu's) -> its name
+ARCH_ALIASES = {"aarch64": "arm64", "amd64": "x86_64", "x86-64": "x86_64",
+                "i686": "i386", "x86_32": "i386", "armhf": "arm", "armv7l": "arm",
+                "armv8l": "arm", "aarch32": "arm"}
 # the counter word of a merged row whose cells each read their machine's own
 # counter (merge.py: rows of a mixed cluster line up); no counter is so named
 # (impls/variants.bzl COUNTERS)
