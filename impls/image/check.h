@@ -153,6 +153,11 @@ void vdso_image_patch(const struct vdso_image_info *info, uint8_t *img,
  * $0x80 before them (v7.x's, SYSFAST32 clear)
  */
 enum vdso_image_gate vdso_image_gate_of(const uint8_t *code, size_t n);
+/*
+ * the same of a mapped gate (a process's AT_SYSINFO): its first 32 bytes,
+ * never past the end of its page, which is mapped wherever the gate lies
+ */
+enum vdso_image_gate vdso_image_gate_at(const uint8_t *gate);
 /* the gate's alternatives that gate applies */
 int vdso_image_gates(const struct vdso_image_info *info, enum vdso_image_gate gate);
 /*

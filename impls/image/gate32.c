@@ -61,6 +61,14 @@ enum vdso_image_gate vdso_image_gate_of(const uint8_t *code, size_t n)
 	return VDSO_IMAGE_GATE_INT80;
 }
 
+enum vdso_image_gate vdso_image_gate_at(const uint8_t *gate)
+{
+	size_t to_end = VDSO_IMAGE_PAGE - ((uintptr_t)gate & (VDSO_IMAGE_PAGE - 1));
+
+	/* the fast entry is within the gate's first 10 bytes; its page is mapped */
+	return vdso_image_gate_of(gate, to_end < 32 ? to_end : 32);
+}
+
 static bool is(const uint8_t *p, unsigned int n, const uint8_t *op, unsigned int opn)
 {
 	return n == opn && !memcmp(p, op, opn);

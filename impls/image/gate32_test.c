@@ -73,6 +73,27 @@ static void gated(const struct vdso_image_info *info, int version,
 	       "v%d, %s: put back to int $0x80, the file's", version, name);
 }
 
+/*
+ * A mapped gate is read no further than its page: one whose fast entry
+ * crosses into the next page says int $0x80, never reads on
+ */
+static void at_a_page_end(void)
+{
+	static unsigned char page[2 * VDSO_IMAGE_PAGE] __attribute__((aligned(VDSO_IMAGE_PAGE)));
+	static const unsigned char gate[] = { 0x51, 0x52, 0x55, 0x89, 0xe5, 0x0f, 0x34 };
+	unsigned char *end = page + VDSO_IMAGE_PAGE;
+
+	memcpy(end - sizeof(gate), gate, sizeof(gate));
+	tap_ok(vdso_image_gate_at(end - sizeof(gate)) == VDSO_IMAGE_GATE_SYSENTER,
+	       "a gate ending at its page's end: sysenter");
+	memset(page, 0, sizeof(page));
+	memcpy(end - 4, gate, sizeof(gate));
+	tap_ok(vdso_image_gate_at(end - 4) == VDSO_IMAGE_GATE_INT80,
+	       "a gate crossing its page's end: read to the end only, int $0x80");
+	tap_ok(vdso_image_gate_of(end - 4, sizeof(gate)) == VDSO_IMAGE_GATE_SYSENTER,
+	       "(the same bytes read on: sysenter)");
+}
+
 int main(void)
 {
 	const struct want v6[] = {
@@ -87,6 +108,7 @@ int main(void)
 	};
 	struct vdso_image_info info;
 
+	at_a_page_end();
 	if (load("impls/image/testdata/good-i386-gate-v6.so", &info)) {
 		tap_ok(info.gate_sites == 2, "v6: 2 gate alternatives (%d)",
 		       info.gate_sites);

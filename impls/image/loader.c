@@ -95,13 +95,6 @@ static int fake_offset(const struct vdso_image_opts *o, int32_t *off)
  * (AT_SYSINFO, the running kernel's __kernel_vsyscall, patched at its
  * boot), whose landing pad a fast entry returns through (gate32.c)
  */
-static size_t gate_bytes(const uint8_t *gate)
-{
-	size_t to_end = VDSO_IMAGE_PAGE - ((uintptr_t)gate & (VDSO_IMAGE_PAGE - 1));
-
-	return to_end < 32 ? to_end : 32;
-}
-
 static enum vdso_image_gate resolve_gate(enum vdso_image_gate want, const char **why)
 {
 	const uint8_t *own;
@@ -119,11 +112,7 @@ static enum vdso_image_gate resolve_gate(enum vdso_image_gate want, const char *
 		*why = "this process has no AT_SYSINFO: no kernel gate here (qemu-user maps no vDSO)";
 		return VDSO_IMAGE_GATE_INT80;
 	}
-	/*
-	 * its first 32 bytes (the fast entry is within its first 10), never past
-	 * the end of its page, which is mapped wherever the gate lies
-	 */
-	g = vdso_image_gate_of(own, gate_bytes(own));
+	g = vdso_image_gate_at(own);
 	if (g == VDSO_IMAGE_GATE_INT80)
 		*why = "the running kernel's own __kernel_vsyscall makes int $0x80";
 	return g;
