@@ -20,7 +20,8 @@ STAND_IN = """#!/usr/bin/env bash
 echo "$*" >>"$CALLS"
 if [ "$*" = "$HANG" ]; then
 	sleep 300 &
-	echo "$$ $!" >"$PIDS"
+	# whole or not there: the test reads it as soon as it appears
+	echo "$$ $!" >"$PIDS.part" && mv "$PIDS.part" "$PIDS"
 	wait
 fi
 [ "$*" = "$FAIL" ] && exit 1
